@@ -1,0 +1,206 @@
+# Makefile for aptix: libaptix (static and shared), the aptix command,
+# its tests and benchmarks.
+#
+#	make                      build everything
+#	make check                unit and shell tests, then again under
+#	                          ASan+UBSan (in build-asan/)
+#	make test                 the tests once, without sanitizers
+#	make install PREFIX=/usr/local DESTDIR=
+#	make deps                 install build and test dependencies (Debian)
+#	make bench                benchmarks against git
+#	make SANITIZE=address,undefined   a sanitizer build
+#	make O=dir                build into another directory
+#	make V=1                  show the commands
+#
+# Local overrides go in config.mak.
+
+all::
+
+-include config.mak
+
+PREFIX ?= /usr/local
+prefix ?= $(PREFIX)
+exec_prefix ?= $(prefix)
+bindir ?= $(exec_prefix)/bin
+libdir ?= $(exec_prefix)/lib
+includedir ?= $(prefix)/include
+mandir ?= $(prefix)/share/man
+pkgconfigdir ?= $(libdir)/pkgconfig
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+PKG_CONFIG ?= pkg-config
+INSTALL ?= install
+
+O ?= .
+VERSION = 0.1.0
+SOVERSION = 0
+
+WARNINGS = -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+	-Wold-style-definition -Wvla -Wwrite-strings -Wpointer-arith \
+	-Wformat-security -Wdeclaration-after-statement -fno-common
+ifdef DEVOPTS
+WARNINGS := $(filter-out -Werror,$(WARNINGS))
+endif
+
+BASIC_CFLAGS = -std=c11 $(WARNINGS) -D_POSIX_C_SOURCE=200809L \
+	-D_DEFAULT_SOURCE -Iinclude -fPIC -MMD -MP
+LIB_CFLAGS = -Isrc -fvisibility=hidden
+CLI_CFLAGS = -Iplumbing
+ifdef SANITIZE
+BASIC_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) \
+	-fno-omit-frame-pointer -g
+BASIC_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+LIB_DEPS_PC = lmdb zlib libcrypto jansson
+LIBS = -llmdb -lz -lcrypto -ljansson
+CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null || \
+	echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+LIB_SRCS = $(sort $(wildcard src/*.c))
+LIB_SRCS := $(filter-out src/aptix.c,$(LIB_SRCS))
+PLUMBING_SRCS = $(sort $(wildcard plumbing/*.c))
+PORCELAIN_SRCS = $(sort $(wildcard porcelain/*.c))
+UNIT_SRCS = $(sort $(wildcard t/unit/*.c))
+
+LIB_OBJS = $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
+CLI_OBJS = $(patsubst %.c,$(O)/%.o,src/aptix.c $(PLUMBING_SRCS) \
+	$(PORCELAIN_SRCS))
+UNIT_OBJS = $(patsubst %.c,$(O)/%.o,$(UNIT_SRCS))
+CLI_LIB_OBJS = $(O)/plumbing/cli.o $(O)/plumbing/parse-options.o
+
+ifneq ($(V),1)
+QUIET_CC = @echo '   ' CC $@;
+QUIET_LINK = @echo '   ' LINK $@;
+QUIET_AR = @echo '   ' AR $@;
+QUIET_GEN = @echo '   ' GEN $@;
+endif
+
+all:: $(O)/aptix $(O)/libaptix.a $(O)/libaptix.so $(O)/libaptix.pc
+
+$(O)/src/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/src/aptix.o: src/aptix.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(CFLAGS) \
+		-DAPTIX_BUILD_VERSION='"$(VERSION)"' -c -o $@ $<
+
+$(O)/plumbing/%.o: plumbing/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/porcelain/%.o: porcelain/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/t/unit/%.o: t/unit/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(filter-out -Wdeclaration-after-statement, \
+		$(BASIC_CFLAGS)) -Isrc $(CLI_CFLAGS) $(CHECK_CFLAGS) \
+		$(CFLAGS) -c -o $@ $<
+
+$(O)/libaptix.a: $(LIB_OBJS)
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/libaptix.so: $(LIB_OBJS)
+	$(QUIET_LINK)$(CC) -shared -Wl,-soname,libaptix.so.$(SOVERSION) \
+		$(BASIC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(O)/aptix: $(CLI_OBJS) $(O)/libaptix.a
+	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -Wl,--as-needed \
+		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS)
+
+$(O)/libaptix.pc: Makefile
+	$(QUIET_GEN)printf '%s\n' 'prefix=$(prefix)' \
+		'libdir=$(libdir)' 'includedir=$(includedir)' '' \
+		'Name: libaptix' \
+		'Description: git-like history of AI coding-agent sessions' \
+		'Version: $(VERSION)' 'Requires.private: $(LIB_DEPS_PC)' \
+		'Libs: -L$${libdir} -laptix' 'Cflags: -I$${includedir}' >$@
+
+$(O)/t/unit/aptix-unit: $(UNIT_OBJS) $(CLI_LIB_OBJS) $(O)/libaptix.a
+	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) \
+		$(CLI_LIB_OBJS) $(O)/libaptix.a $(LIBS) $(CHECK_LIBS)
+
+.PHONY: all check test unit-test shell-test check-asan install uninstall \
+	clean deps bench demo hdr-check valgrind lint
+
+unit-test: $(O)/t/unit/aptix-unit
+	$(O)/t/unit/aptix-unit
+
+test: all $(O)/t/unit/aptix-unit
+	APTIX_BUILD_DIR=$(abspath $(O)) $(MAKE) -C t test
+
+check: test
+	$(MAKE) O=build-asan SANITIZE=address,undefined CFLAGS='-O1 -g' test
+
+hdr-check:
+	@for h in include/aptix/*.h include/aptix/sys/*.h include/aptix.h; do \
+		echo "#include \"$$h\"" | $(CC) -std=c99 -pedantic -Werror \
+			-Wall -Iinclude -I. -x c -fsyntax-only - || exit 1; \
+	done
+
+valgrind: $(O)/t/unit/aptix-unit
+	CK_FORK=no valgrind --leak-check=full --error-exitcode=1 \
+		$(O)/t/unit/aptix-unit
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning -Iinclude \
+		src plumbing porcelain
+	shellcheck -s bash -S warning t/*.sh
+
+DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
+	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
+	valgrind
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			$$missing >/dev/null; \
+	fi
+
+demo: all
+	@sh contrib/demo.sh
+
+bench: all
+	@sh t/perf/run.sh
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) \
+		$(DESTDIR)$(includedir)/aptix/sys $(DESTDIR)$(pkgconfigdir)
+	$(INSTALL) -m 755 $(O)/aptix $(DESTDIR)$(bindir)/aptix
+	$(INSTALL) -m 644 $(O)/libaptix.a $(DESTDIR)$(libdir)/libaptix.a
+	$(INSTALL) -m 755 $(O)/libaptix.so \
+		$(DESTDIR)$(libdir)/libaptix.so.$(VERSION)
+	ln -sf libaptix.so.$(VERSION) \
+		$(DESTDIR)$(libdir)/libaptix.so.$(SOVERSION)
+	ln -sf libaptix.so.$(SOVERSION) $(DESTDIR)$(libdir)/libaptix.so
+	$(INSTALL) -m 644 include/aptix.h $(DESTDIR)$(includedir)/aptix.h
+	$(INSTALL) -m 644 include/aptix/*.h $(DESTDIR)$(includedir)/aptix/
+	$(INSTALL) -m 644 include/aptix/sys/*.h \
+		$(DESTDIR)$(includedir)/aptix/sys/
+	$(INSTALL) -m 644 $(O)/libaptix.pc $(DESTDIR)$(pkgconfigdir)/
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/aptix $(DESTDIR)$(libdir)/libaptix.* \
+		$(DESTDIR)$(pkgconfigdir)/libaptix.pc \
+		$(DESTDIR)$(includedir)/aptix.h
+	rm -rf $(DESTDIR)$(includedir)/aptix
+
+clean:
+	rm -rf aptix libaptix.a libaptix.so libaptix.pc build-asan \
+		src/*.[od] plumbing/*.[od] porcelain/*.[od] t/unit/*.[od] \
+		t/unit/aptix-unit
+	$(MAKE) -C t clean
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

@@ -1,0 +1,69 @@
+/*
+ * aptix/index.h - the session index: per-snapshot metadata (parent,
+ * generation, time, status, instruction summary), children of each
+ * snapshot, and per-conversation records. It changes in the same write
+ * transaction as the objects it describes and can be rebuilt from them.
+ */
+#ifndef APTIX_INDEX_H
+#define APTIX_INDEX_H
+
+#include "common.h"
+#include "object.h"
+#include "repo.h"
+
+#define APTIX_SUMMARY_MAX 120
+
+typedef struct {
+	aptix_oid id, parent, turn;
+	int has_parent;
+	aptix_session_status status;
+	aptix_turn_status turn_status;
+	int64_t created_at;
+	uint32_t generation;		/**< 1 for a root */
+	char conversation[65];
+	char summary[APTIX_SUMMARY_MAX + 1];	/**< instruction, 1st line */
+} aptix_session_info;
+
+typedef struct {
+	char id[65];
+	aptix_oid head;			/**< last committed snapshot */
+	int has_head;
+	int archived;
+	int64_t created_at, updated_at;
+	uint32_t turns;			/**< snapshots, failed ones too */
+	aptix_session_status last_status;
+	char title[APTIX_SUMMARY_MAX + 1];
+	char workspace[129];
+} aptix_conv_info;
+
+/** ENOTFOUND when the session is not indexed. */
+APTIX_EXTERN(int) aptix_index_session(aptix_session_info *out,
+				      aptix_repo *repo, const aptix_oid *id);
+typedef int (*aptix_session_info_cb)(const aptix_session_info *s,
+				     void *payload);
+/** Every indexed session, in id order. */
+APTIX_EXTERN(int) aptix_index_foreach_session(aptix_repo *repo,
+					      aptix_session_info_cb cb,
+					      void *payload);
+/** Children (continuations, forks, reruns) of a session. */
+APTIX_EXTERN(int) aptix_index_children(aptix_repo *repo,
+				       const aptix_oid *parent,
+				       aptix_odb_foreach_cb cb, void *payload);
+/** ENOTFOUND when unknown. */
+APTIX_EXTERN(int) aptix_index_conversation(aptix_conv_info *out,
+					   aptix_repo *repo, const char *id);
+typedef int (*aptix_conv_info_cb)(const aptix_conv_info *c, void *payload);
+APTIX_EXTERN(int) aptix_index_foreach_conversation(aptix_repo *repo,
+						   aptix_conv_info_cb cb,
+						   void *payload);
+/**
+ * @brief Rebuild the index from the objects and refs (`aptix reindex`).
+ * @param[out] nsessions number of sessions indexed (may be NULL)
+ */
+APTIX_EXTERN(int) aptix_index_rebuild(aptix_repo *repo, size_t *nsessions);
+
+/** First line of text, at most max bytes cut at a UTF-8 boundary. */
+APTIX_EXTERN(void) aptix_summary_line(char *out, size_t max,
+				      const char *text, size_t len);
+
+#endif

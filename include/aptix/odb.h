@@ -1,0 +1,72 @@
+/*
+ * aptix/odb.h - the object database front end.
+ *
+ * The front end computes ids and owns the object format; backends (see
+ * aptix/sys/odb_backend.h) only store and fetch bytes by id. Backends are
+ * tried in priority order.
+ */
+#ifndef APTIX_ODB_H
+#define APTIX_ODB_H
+
+#include "common.h"
+#include "buf.h"
+#include "oid.h"
+#include "object.h"
+
+typedef struct aptix_odb aptix_odb;
+struct aptix_odb_backend;
+
+/** Create an empty object database with no backend. */
+APTIX_EXTERN(int) aptix_odb_new(aptix_odb **out);
+/** Free the database and its backends. Accepts NULL. */
+APTIX_EXTERN(void) aptix_odb_free(aptix_odb *odb);
+/**
+ * Add a backend; the odb takes ownership. Higher priority is tried first.
+ * A read-only (alternate) backend is never written to.
+ */
+APTIX_EXTERN(int) aptix_odb_add_backend(aptix_odb *odb,
+					struct aptix_odb_backend *b,
+					int priority, int read_only);
+
+enum aptix_odb_read_flags {
+	APTIX_ODB_READ_VERIFY = (1 << 0)	/**< re-hash, EMISMATCH if off */
+};
+
+/**
+ * @brief Read an object's content into out (replacing what it held).
+ * @return 0; APTIX_ENOTFOUND; APTIX_ECORRUPT when the stored bytes are
+ *         damaged; APTIX_EMISMATCH (with VERIFY) when they do not hash
+ *         to the id.
+ */
+APTIX_EXTERN(int) aptix_odb_read(aptix_buf *out, aptix_otype *type_out,
+				 aptix_odb *odb, const aptix_oid *id,
+				 unsigned flags);
+/** Type and size without reading the content. */
+APTIX_EXTERN(int) aptix_odb_read_header(size_t *size_out,
+					aptix_otype *type_out,
+					aptix_odb *odb, const aptix_oid *id);
+/** 1 if present, 0 if not. */
+APTIX_EXTERN(int) aptix_odb_exists(aptix_odb *odb, const aptix_oid *id);
+/**
+ * @brief Hash and store an object; storing one that exists is a no-op.
+ * @param[out] out the id (may be NULL)
+ */
+APTIX_EXTERN(int) aptix_odb_write(aptix_oid *out, aptix_odb *odb,
+				  aptix_otype type, const void *data,
+				  size_t len);
+/**
+ * @brief Expand an abbreviated id of hexlen (>= 4) hex digits.
+ * @return 0; APTIX_ENOTFOUND; APTIX_EAMBIGUOUS when several match.
+ */
+APTIX_EXTERN(int) aptix_odb_resolve_prefix(aptix_oid *out, aptix_odb *odb,
+					   const char *hex, size_t hexlen);
+
+typedef int (*aptix_odb_foreach_cb)(const aptix_oid *id, void *payload);
+/** Call cb for every object in id order; a non-zero return stops. */
+APTIX_EXTERN(int) aptix_odb_foreach(aptix_odb *odb, aptix_odb_foreach_cb cb,
+				    void *payload);
+
+/** An in-memory backend, for tests and scratch work. */
+APTIX_EXTERN(int) aptix_odb_backend_mem(struct aptix_odb_backend **out);
+
+#endif

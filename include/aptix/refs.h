@@ -1,0 +1,64 @@
+/*
+ * aptix/refs.h - named pointers into the DAG: HEAD (symbolic, names the
+ * current conversation) and refs/conversations/<id>, with a reflog.
+ * Writes go through a transaction (aptix/repo.h) as compare-and-swap.
+ */
+#ifndef APTIX_REFS_H
+#define APTIX_REFS_H
+
+#include "common.h"
+#include "oid.h"
+#include "repo.h"
+
+#define APTIX_REF_MAXLEN 255
+#define APTIX_CONV_PREFIX "refs/conversations/"
+/** Longest conversation id. */
+#define APTIX_CONV_MAXLEN 64
+
+typedef struct {
+	char *name;
+	aptix_oid oid;		/**< for direct refs */
+	char *target;		/**< for symbolic refs, else NULL */
+} aptix_ref;
+
+APTIX_EXTERN(void) aptix_ref_release(aptix_ref *ref);
+
+/**
+ * @brief Check a ref name: "HEAD" or "refs/..." with no empty, "."-led or
+ *        "-"-led component, no "..", "@{", control characters, space or
+ *        any of ~^:?*[\, no trailing "/", "." or ".lock".
+ * @return 0 or APTIX_EINVALID with a message saying why.
+ */
+APTIX_EXTERN(int) aptix_ref_check_name(const char *name);
+/** A conversation id: 1 to 64 of [A-Za-z0-9._-], not starting with . or -. */
+APTIX_EXTERN(int) aptix_conv_check_id(const char *id);
+
+/** Read a ref as stored (no peeling). ENOTFOUND when absent. */
+APTIX_EXTERN(int) aptix_ref_read(aptix_ref *out, aptix_repo *repo,
+				 const char *name);
+/**
+ * @brief Follow symbolic refs to an id.
+ * @param[out] resolved name of the last ref in the chain, malloc'd; the
+ *        caller frees it (may be NULL). Set even when the ref is unborn.
+ * @return 0; APTIX_ENOTFOUND for a missing or unborn ref.
+ */
+APTIX_EXTERN(int) aptix_ref_resolve(aptix_oid *out, char **resolved,
+				    aptix_repo *repo, const char *name);
+
+typedef int (*aptix_ref_foreach_cb)(const aptix_ref *ref, void *payload);
+/** Refs whose names start with prefix (NULL: all), sorted by name. */
+APTIX_EXTERN(int) aptix_ref_foreach(aptix_repo *repo, const char *prefix,
+				    aptix_ref_foreach_cb cb, void *payload);
+
+typedef struct {
+	aptix_oid old_id, new_id;
+	int64_t time_ms;
+	const char *message;	/**< valid during the callback */
+} aptix_reflog_entry;
+
+typedef int (*aptix_reflog_cb)(const aptix_reflog_entry *e, void *payload);
+/** Entries of one ref, newest first. */
+APTIX_EXTERN(int) aptix_reflog_foreach(aptix_repo *repo, const char *name,
+				       aptix_reflog_cb cb, void *payload);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * aptix/repo.h - a store: the .aptix directory with its LMDB environment.
+ */
+#ifndef APTIX_REPO_H
+#define APTIX_REPO_H
+
+#include "common.h"
+#include "buf.h"
+#include "odb.h"
+
+typedef struct aptix_repo aptix_repo;
+
+/** Name of the store directory inside a work tree. */
+#define APTIX_DIR_NAME ".aptix"
+
+/**
+ * @brief Create a store in <workdir>/.aptix (mode 0700, files 0600).
+ * @param[out] existed set to 1 when a store was already there (it is
+ *             then opened, like `git init` re-run); may be NULL.
+ */
+APTIX_EXTERN(int) aptix_repo_init(aptix_repo **out, const char *workdir,
+				  int *existed);
+/**
+ * @brief Open the store whose .aptix directory is dir.
+ * @return 0; APTIX_ENOTFOUND when dir is not a store; APTIX_EVERSION
+ *         when it was written by a newer format version.
+ */
+APTIX_EXTERN(int) aptix_repo_open(aptix_repo **out, const char *dir);
+/**
+ * @brief Find the store for start: $APTIX_DIR if set, else the nearest
+ *        .aptix directory from start up to the root. The path goes to out.
+ */
+APTIX_EXTERN(int) aptix_repo_discover(aptix_buf *out, const char *start);
+APTIX_EXTERN(void) aptix_repo_free(aptix_repo *repo);
+
+/** @note Borrowed, valid until aptix_repo_free(). */
+APTIX_EXTERN(const char *) aptix_repo_path(const aptix_repo *repo);
+/** The directory that holds .aptix (the workspace root). */
+APTIX_EXTERN(const char *) aptix_repo_workdir(const aptix_repo *repo);
+/** @note Borrowed, valid until aptix_repo_free(). */
+APTIX_EXTERN(aptix_odb *) aptix_repo_odb(aptix_repo *repo);
+
+/** Bytes the store's files take on disk (data.mdb actually allocated). */
+APTIX_EXTERN(int) aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo);
+
+/*
+ * Write transactions: everything a command changes (objects, index
+ * records, refs) is queued in memory and applied in one short LMDB write
+ * transaction by aptix_txn_commit(), so it all lands or none of it does.
+ * A map that fills up is grown and the batch replayed.
+ */
+typedef struct aptix_txn aptix_txn;
+
+APTIX_EXTERN(int) aptix_txn_new(aptix_txn **out, aptix_repo *repo);
+/** Discards what was not committed. Accepts NULL. */
+APTIX_EXTERN(void) aptix_txn_free(aptix_txn *tx);
+/**
+ * @brief Queue an object; sessions also queue their index records.
+ * @return 0, APTIX_EINVALID when a turn/session is malformed or a
+ *         session's parent or turn is missing.
+ */
+APTIX_EXTERN(int) aptix_txn_write_object(aptix_oid *out, aptix_txn *tx,
+					 aptix_otype type, const void *data,
+					 size_t len);
+/**
+ * @brief Queue a compare-and-swap ref update.
+ * @param new_id NULL deletes the ref
+ * @param old_id NULL: whatever it holds; a zero id: must not exist;
+ *        else it must hold exactly that id
+ * @param reason reflog message
+ */
+APTIX_EXTERN(int) aptix_txn_ref_update(aptix_txn *tx, const char *name,
+				       const aptix_oid *new_id,
+				       const aptix_oid *old_id,
+				       const char *reason);
+/** Queue a symbolic ref (name -> target ref). */
+APTIX_EXTERN(int) aptix_txn_symref_update(aptix_txn *tx, const char *name,
+					  const char *target,
+					  const char *reason);
+/** Number of queued operations. */
+APTIX_EXTERN(size_t) aptix_txn_size(const aptix_txn *tx);
+/**
+ * @brief Apply the batch atomically and durably; the txn is emptied.
+ * @return 0; APTIX_EMISMATCH (a ref CAS failed: nothing applied);
+ *         APTIX_EFULL (disk full: nothing applied); APTIX_ERROR.
+ */
+APTIX_EXTERN(int) aptix_txn_commit(aptix_txn *tx);
+
+/** Read an object, looking first at what tx has queued. */
+APTIX_EXTERN(int) aptix_txn_read_object(aptix_buf *out, aptix_otype *type,
+					aptix_txn *tx, const aptix_oid *id);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * aptix/sys/store_backend.h - the transactional key-value store under
+ * the object database, the refs and the index.
+ *
+ * A store keeps a fixed set of tables of byte keys and values, sorted by
+ * key. Reads see a consistent snapshot; writes run a callback inside one
+ * atomic transaction, which the store may run again (for instance after
+ * growing a full LMDB map), so the callback must only depend on its
+ * payload and on what it reads through the transaction. LMDB is the
+ * first implementation; a shared store (PostgreSQL) implements the same
+ * slots to slot in under every command unchanged.
+ */
+#ifndef APTIX_SYS_STORE_BACKEND_H
+#define APTIX_SYS_STORE_BACKEND_H
+
+#include "../common.h"
+#include "../buf.h"
+
+#define APTIX_STORE_BACKEND_VERSION 1
+
+typedef enum {
+	APTIX_TABLE_META = 0,	/**< store-wide settings: format version */
+	APTIX_TABLE_OBJECTS,	/**< raw id -> type, size, zlib content */
+	APTIX_TABLE_REFS,	/**< ref name -> hex id or "ref: <name>" */
+	APTIX_TABLE_REFLOG,	/**< name NUL be64 seq -> entry */
+	APTIX_TABLE_SESSIONS,	/**< session id -> index record */
+	APTIX_TABLE_CHILDREN,	/**< parent id, child id -> "" */
+	APTIX_TABLE_CONVS,	/**< conversation id -> index record */
+	APTIX_TABLE_RUNNING,	/**< conversation id -> running turn */
+	APTIX_TABLE_RAG,	/**< retrieval index (rag.c) */
+	APTIX_TABLE__COUNT
+} aptix_table;
+
+typedef struct aptix_store aptix_store;
+typedef struct aptix_store_wtxn aptix_store_wtxn;
+
+/**
+ * Iteration callback: keys from start upwards. Return 0 to go on,
+ * APTIX_ITEROVER to stop quietly, any other value to stop and return it.
+ * @note key and val are valid only during the call.
+ */
+typedef int (*aptix_store_iter_cb)(const void *key, size_t klen,
+				   const void *val, size_t vlen,
+				   void *payload);
+
+typedef int (*aptix_store_write_fn)(aptix_store_wtxn *w, void *payload);
+
+struct aptix_store {
+	unsigned version;
+	/** Read one value into out. ENOTFOUND when absent. */
+	int (*get)(aptix_buf *out, aptix_store *s, aptix_table t,
+		   const void *key, size_t klen);
+	/** Zero-copy read: valid until the next call on the store. */
+	int (*peek)(const void **val, size_t *vlen, aptix_store *s,
+		    aptix_table t, const void *key, size_t klen);
+	/** Iterate ascending from the first key >= start (NULL: first). */
+	int (*iter)(aptix_store *s, aptix_table t, const void *start,
+		    size_t slen, aptix_store_iter_cb cb, void *payload);
+	/** Iterate descending from the last key <= start (NULL: last). */
+	int (*iter_rev)(aptix_store *s, aptix_table t, const void *start,
+			size_t slen, aptix_store_iter_cb cb, void *payload);
+	/** Run fn inside one atomic, durable write transaction. */
+	int (*write)(aptix_store *s, aptix_store_write_fn fn, void *payload);
+	/*
+	 * Inside write(). A backend's aptix_store_wtxn must start with a
+	 * pointer to its aptix_store.
+	 */
+	int (*wget)(aptix_buf *out, aptix_store_wtxn *w, aptix_table t,
+		    const void *key, size_t klen);
+	int (*wput)(aptix_store_wtxn *w, aptix_table t, const void *key,
+		    size_t klen, const void *val, size_t vlen);
+	/** ENOTFOUND when absent. */
+	int (*wdel)(aptix_store_wtxn *w, aptix_table t, const void *key,
+		    size_t klen);
+	int (*witer_rev)(aptix_store_wtxn *w, aptix_table t,
+			 const void *start, size_t slen,
+			 aptix_store_iter_cb cb, void *payload);
+	/** Bytes used on disk. */
+	int (*disk_usage)(uint64_t *out, aptix_store *s);
+	void (*free)(aptix_store *s);
+};
+
+enum aptix_store_open_flags {
+	APTIX_STORE_CREATE = (1 << 0),
+	APTIX_STORE_RDONLY = (1 << 1)
+};
+
+/**
+ * @brief Open (or create) the LMDB store in directory dir.
+ * @return 0; APTIX_ENOTFOUND when dir holds no store and CREATE is not
+ *         given; APTIX_ERROR with a message otherwise.
+ */
+APTIX_EXTERN(int) aptix_store_lmdb_open(aptix_store **out, const char *dir,
+					unsigned flags);
+
+#endif

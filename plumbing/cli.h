@@ -1,0 +1,76 @@
+/*
+ * cli.h - error reporting and terminal helpers for the aptix command
+ * line tool (the CLI counterpart of git's usage.c).
+ *
+ * This layer is for the executable only: library code reports errors
+ * through its own error objects and must never call die().
+ *
+ * Message conventions: messages start lowercase, carry no trailing
+ * period and no trailing newline; the "fatal: ", "error: " or
+ * "warning: " prefix and the newline are added here.
+ */
+#ifndef APTIX_CLI_H
+#define APTIX_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit status of die(): a fatal runtime error. */
+#define EXIT_FATAL 128
+/* Exit status for bad command line usage (and for -h, as in git). */
+#define EXIT_USAGE 129
+
+#if defined(__GNUC__) || defined(__clang__)
+# define CLI_NORETURN __attribute__((noreturn))
+# define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+# define CLI_NORETURN
+# define CLI_PRINTF(f, a)
+#endif
+
+/* Print "fatal: <msg>\n" to stderr and exit(EXIT_FATAL). */
+void die(const char *fmt, ...) CLI_NORETURN CLI_PRINTF(1, 2);
+
+/* Like die(), appending ": <strerror(errno)>" to the message. */
+void die_errno(const char *fmt, ...) CLI_NORETURN CLI_PRINTF(1, 2);
+
+/* Print "error: <msg>\n" to stderr; returns -1. */
+int error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Like error(), appending ": <strerror(errno)>"; returns -1. */
+int error_errno(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Print "warning: <msg>\n" to stderr. */
+void warning(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Non-zero when stdout is a terminal; computed once and cached. */
+int cli_isatty_stdout(void);
+
+/*
+ * Non-zero when colored output should be written to fd: fd is a
+ * terminal, TERM is set and is not "dumb", and NO_COLOR is unset
+ * (or empty, as https://no-color.org specifies).
+ */
+int cli_color_enabled(int fd);
+
+/*
+ * Write len bytes of s to fp.  When fp is a terminal, bytes that could
+ * drive the terminal are made harmless: C0 control characters other
+ * than '\n' and '\t' (including ESC and '\r') and DEL are shown in
+ * caret notation ("^[", "^M", "^?"), and UTF-8 encoded C1 controls
+ * (U+0080..U+009F) as "\u00XX".  Otherwise the bytes are written
+ * unchanged.  Use it for any untrusted text (paths, object contents,
+ * commit messages) that goes to a terminal.
+ */
+void cli_print_sanitized(FILE *fp, const char *s, size_t len);
+
+
+/*
+ * Library errors, shown the git way. The library records a message for
+ * every failure (aptix_error_last()); these print it with the prefix.
+ */
+/* Print "error: <last library error>"; returns -1. */
+int error_aptix(void);
+/* Print "fatal: <last library error>" and exit(EXIT_FATAL). */
+void die_aptix(void) CLI_NORETURN;
+#endif

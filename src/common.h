@@ -1,0 +1,66 @@
+/*
+ * src/common.h - included first by every library source file.
+ */
+#ifndef APTIX_SRC_COMMON_H
+#define APTIX_SRC_COMMON_H
+
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#ifndef _DEFAULT_SOURCE
+# define _DEFAULT_SOURCE 1
+#endif
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aptix/common.h"
+#include "aptix/errors.h"
+#include "aptix/buf.h"
+
+#define UNUSED APTIX_UNUSED
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define APTIX_ASSERT_ARG(x) do { \
+	if (!(x)) { \
+		aptix_error_set(APTIX_ERROR_INVALID, \
+				"invalid argument: '%s'", #x); \
+		return APTIX_EINVALID; \
+	} \
+} while (0)
+
+/* Allocation helpers that record an OOM error on failure. */
+void *aptix__malloc(size_t n);
+void *aptix__calloc(size_t n, size_t sz);
+void *aptix__realloc(void *p, size_t n);
+char *aptix__strdup(const char *s);
+char *aptix__strndup(const char *s, size_t n);
+
+/* Big-endian integer encoding for keys that must sort numerically. */
+static inline void aptix__put_be64(unsigned char *p, uint64_t v)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--) {
+		p[i] = (unsigned char)(v & 0xff);
+		v >>= 8;
+	}
+}
+
+static inline uint64_t aptix__get_be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+#include "banned.h"
+
+#endif

@@ -1,0 +1,126 @@
+/*
+ * src/error.c - the thread-local last error.
+ */
+#include "common.h"
+
+static _Thread_local aptix_error last_error;
+static _Thread_local int last_error_set;
+static char oom_message[] = "out of memory";
+
+const aptix_error *aptix_error_last(void)
+{
+	static const aptix_error none = { (char *)"no error", 0 };
+
+	if (!last_error_set)
+		return &none;
+	return &last_error;
+}
+
+void aptix_error_clear(void)
+{
+	if (last_error.message != oom_message)
+		free(last_error.message);
+	last_error.message = NULL;
+	last_error.klass = 0;
+	last_error_set = 0;
+}
+
+static void set_message(int klass, char *msg)
+{
+	aptix_error_clear();
+	last_error.message = msg ? msg : oom_message;
+	last_error.klass = msg ? klass : APTIX_ERROR_NOMEMORY;
+	last_error_set = 1;
+}
+
+static char *vformat(const char *fmt, va_list ap, const char *suffix)
+{
+	va_list cp;
+	int n;
+	size_t slen = suffix ? strlen(suffix) + 2 : 0;
+	char *msg;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return NULL;
+	msg = malloc((size_t)n + slen + 1);
+	if (!msg)
+		return NULL;
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	if (suffix) {
+		memcpy(msg + n, ": ", 2);
+		memcpy(msg + n + 2, suffix, slen - 1);
+	}
+	return msg;
+}
+
+void aptix_error_set(int klass, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_message(klass, vformat(fmt, ap, NULL));
+	va_end(ap);
+}
+
+void aptix_error_set_os(const char *fmt, ...)
+{
+	va_list ap;
+	int saved = errno;
+
+	va_start(ap, fmt);
+	set_message(APTIX_ERROR_OS, vformat(fmt, ap, strerror(saved)));
+	va_end(ap);
+	errno = saved;
+}
+
+int aptix_error_oom(void)
+{
+	set_message(APTIX_ERROR_NOMEMORY, NULL);
+	return APTIX_ERROR;
+}
+
+void *aptix__malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		aptix_error_oom();
+	return p;
+}
+
+void *aptix__calloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+
+	if (!p)
+		aptix_error_oom();
+	return p;
+}
+
+void *aptix__realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		aptix_error_oom();
+	return q;
+}
+
+char *aptix__strdup(const char *s)
+{
+	return s ? aptix__strndup(s, strlen(s)) : NULL;
+}
+
+char *aptix__strndup(const char *s, size_t n)
+{
+	char *p = aptix__malloc(n + 1);
+
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}

@@ -1,0 +1,720 @@
+/*
+ * src/index.c - the session index (see aptix/index.h): records in the
+ * store's sessions, children and conversations tables.
+ *
+ * Session record: u8 version, u8 session status, u8 turn status, u8 flags
+ * (1: has parent), parent id, turn id, be64 created (ms), be32 generation,
+ * u8 length + conversation id, u8 length + summary.
+ * Conversation record: u8 version, u8 flags (1: has head, 2: archived),
+ * u8 last status, u8 0, head id, be64 created, be64 updated, be32 turns,
+ * u8 length + title, u8 length + workspace.
+ */
+#include "common.h"
+#include "repo.h"
+#include "aptix/index.h"
+#include "aptix/refs.h"
+
+#define REC_VERSION 1
+
+void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
+{
+	size_t i, n = 0;
+
+	while (len && (*text == '\n' || *text == ' ' || *text == '\t' ||
+		       *text == '\r')) {
+		text++;
+		len--;
+	}
+	for (i = 0; i < len && text[i] != '\n' && text[i] != '\r'; i++)
+		;
+	n = i < max ? i : max;
+	/* do not cut a UTF-8 sequence in two */
+	if (n < i)
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		out[i] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+	}
+	out[n] = '\0';
+}
+
+static void put_str8(aptix_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	unsigned char c;
+
+	if (n > 255)
+		n = 255;
+	c = (unsigned char)n;
+	aptix_buf_put(b, &c, 1);
+	aptix_buf_put(b, s ? s : "", n);
+}
+
+static int get_str8(char *out, size_t outsz, const unsigned char **p,
+		    const unsigned char *end)
+{
+	size_t n, keep;
+
+	if (*p >= end)
+		return -1;
+	n = **p;
+	(*p)++;
+	if ((size_t)(end - *p) < n)
+		return -1;
+	keep = n < outsz ? n : outsz - 1;
+	memcpy(out, *p, keep);
+	out[keep] = '\0';
+	*p += n;
+	return 0;
+}
+
+static int corrupt_record(const char *what)
+{
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "index record of %s is "
+			"corrupt: run 'aptix reindex'", what);
+	return APTIX_ECORRUPT;
+}
+
+static int encode_session(aptix_buf *b, const aptix_session_info *si)
+{
+	unsigned char h[4], t[8];
+
+	h[0] = REC_VERSION;
+	h[1] = (unsigned char)si->status;
+	h[2] = (unsigned char)si->turn_status;
+	h[3] = si->has_parent ? 1 : 0;
+	aptix_buf_put(b, h, 4);
+	aptix_buf_put(b, si->parent.id, 32);
+	aptix_buf_put(b, si->turn.id, 32);
+	aptix__put_be64(t, (uint64_t)si->created_at);
+	aptix_buf_put(b, t, 8);
+	t[0] = (unsigned char)(si->generation >> 24);
+	t[1] = (unsigned char)(si->generation >> 16);
+	t[2] = (unsigned char)(si->generation >> 8);
+	t[3] = (unsigned char)si->generation;
+	aptix_buf_put(b, t, 4);
+	put_str8(b, si->conversation);
+	put_str8(b, si->summary);
+	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+}
+
+static int decode_session(aptix_session_info *si, const aptix_oid *id,
+			  const void *val, size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+
+	memset(si, 0, sizeof(*si));
+	if (vlen < 80 || p[0] != REC_VERSION)
+		return corrupt_record(aptix_oid_hex(id));
+	si->id = *id;
+	si->status = (aptix_session_status)p[1];
+	si->turn_status = (aptix_turn_status)p[2];
+	si->has_parent = p[3] & 1;
+	memcpy(si->parent.id, p + 4, 32);
+	memcpy(si->turn.id, p + 36, 32);
+	si->created_at = (int64_t)aptix__get_be64(p + 68);
+	si->generation = (uint32_t)p[76] << 24 | (uint32_t)p[77] << 16 |
+		(uint32_t)p[78] << 8 | p[79];
+	p += 80;
+	if (get_str8(si->conversation, sizeof(si->conversation), &p, end) ||
+	    get_str8(si->summary, sizeof(si->summary), &p, end))
+		return corrupt_record(aptix_oid_hex(id));
+	return 0;
+}
+
+static int encode_conv(aptix_buf *b, const aptix_conv_info *ci)
+{
+	unsigned char h[4], t[8];
+
+	h[0] = REC_VERSION;
+	h[1] = (unsigned char)((ci->has_head ? 1 : 0) |
+			       (ci->archived ? 2 : 0));
+	h[2] = (unsigned char)ci->last_status;
+	h[3] = 0;
+	aptix_buf_put(b, h, 4);
+	aptix_buf_put(b, ci->head.id, 32);
+	aptix__put_be64(t, (uint64_t)ci->created_at);
+	aptix_buf_put(b, t, 8);
+	aptix__put_be64(t, (uint64_t)ci->updated_at);
+	aptix_buf_put(b, t, 8);
+	t[0] = (unsigned char)(ci->turns >> 24);
+	t[1] = (unsigned char)(ci->turns >> 16);
+	t[2] = (unsigned char)(ci->turns >> 8);
+	t[3] = (unsigned char)ci->turns;
+	aptix_buf_put(b, t, 4);
+	put_str8(b, ci->title);
+	put_str8(b, ci->workspace);
+	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+}
+
+static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
+		       const void *val, size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+
+	memset(ci, 0, sizeof(*ci));
+	if (idlen >= sizeof(ci->id))
+		idlen = sizeof(ci->id) - 1;
+	memcpy(ci->id, id, idlen);
+	ci->id[idlen] = '\0';
+	if (vlen < 56 || p[0] != REC_VERSION)
+		return corrupt_record(ci->id);
+	ci->has_head = p[1] & 1;
+	ci->archived = (p[1] & 2) != 0;
+	ci->last_status = (aptix_session_status)p[2];
+	memcpy(ci->head.id, p + 4, 32);
+	ci->created_at = (int64_t)aptix__get_be64(p + 36);
+	ci->updated_at = (int64_t)aptix__get_be64(p + 44);
+	ci->turns = (uint32_t)p[52] << 24 | (uint32_t)p[53] << 16 |
+		(uint32_t)p[54] << 8 | p[55];
+	p += 56;
+	if (get_str8(ci->title, sizeof(ci->title), &p, end) ||
+	    get_str8(ci->workspace, sizeof(ci->workspace), &p, end))
+		return corrupt_record(ci->id);
+	return 0;
+}
+
+int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
+			 int strict, const aptix_oid *id, const void *data,
+			 size_t len)
+{
+	aptix_buf buf = APTIX_BUF_INIT;
+	aptix_otype type;
+	aptix_turn turn;
+	int r;
+
+	op->id = *id;
+	if ((r = aptix_session_parse(&op->session, data, len)) < 0)
+		return r == APTIX_ECORRUPT ? APTIX_EINVALID : r;
+	if ((r = aptix_conv_check_id(op->session.conversation)) < 0)
+		return APTIX_EINVALID;
+	if (op->session.has_parent) {
+		r = aptix_txn_read_object(&buf, &type, tx,
+					  &op->session.parent);
+		if (strict && (r < 0 || type != APTIX_OBJ_SESSION)) {
+			aptix_error_set(APTIX_ERROR_OBJECT, "parent '%s' of "
+					"the session is %s",
+					aptix_oid_hex(&op->session.parent),
+					r < 0 ? "missing" : "not a session");
+			r = APTIX_EINVALID;
+			goto done;
+		}
+	}
+	r = aptix_txn_read_object(&buf, &type, tx, &op->session.turn);
+	if (r < 0 || type != APTIX_OBJ_TURN ||
+	    aptix_turn_parse(&turn, buf.ptr, buf.len) < 0) {
+		if (strict) {
+			aptix_error_set(APTIX_ERROR_OBJECT, "turn '%s' of the "
+					"session is %s",
+					aptix_oid_hex(&op->session.turn),
+					r < 0 ? "missing" : "not a valid turn");
+			r = APTIX_EINVALID;
+			goto done;
+		}
+		op->turn_status = APTIX_TURN_FAILED;
+		r = 0;
+		goto done;
+	}
+	op->turn_status = turn.status;
+	if (strict && strcmp(turn.conversation, op->session.conversation) &&
+	    !op->session.forked_from) {
+		aptix_error_set(APTIX_ERROR_OBJECT, "the turn belongs to "
+				"conversation '%s', the session to '%s'",
+				turn.conversation, op->session.conversation);
+		aptix_turn_release(&turn);
+		r = APTIX_EINVALID;
+		goto done;
+	}
+	r = aptix_txn_read_object(&buf, &type, tx, &turn.instruction);
+	if (r == 0 && type == APTIX_OBJ_BLOB)
+		aptix_summary_line(op->summary, APTIX_SUMMARY_MAX, buf.ptr,
+				   buf.len);
+	else if (strict) {
+		aptix_error_set(APTIX_ERROR_OBJECT, "instruction '%s' of the "
+				"turn is missing",
+				aptix_oid_hex(&turn.instruction));
+		aptix_turn_release(&turn);
+		r = APTIX_EINVALID;
+		goto done;
+	}
+	r = 0;
+	aptix_turn_release(&turn);
+done:
+	aptix_buf_release(&buf);
+	return r;
+}
+
+static int conv_load(aptix_conv_info *ci, aptix_store_wtxn *w, aptix_store *s,
+		     const char *conv, int *exists)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = s->wget(&v, w, APTIX_TABLE_CONVS, conv, strlen(conv));
+
+	*exists = r == 0;
+	if (r == 0)
+		r = decode_conv(ci, conv, strlen(conv), v.ptr, v.len);
+	else if (r == APTIX_ENOTFOUND) {
+		memset(ci, 0, sizeof(*ci));
+		snprintf(ci->id, sizeof(ci->id), "%s", conv);
+		r = 0;
+	}
+	aptix_buf_release(&v);
+	return r;
+}
+
+static int conv_store(aptix_store_wtxn *w, aptix_store *s,
+		      const aptix_conv_info *ci)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = encode_conv(&v, ci);
+
+	if (!r)
+		r = s->wput(w, APTIX_TABLE_CONVS, ci->id, strlen(ci->id),
+			    v.ptr, v.len);
+	aptix_buf_release(&v);
+	return r;
+}
+
+int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
+			       const struct aptix_index_session_op *op)
+{
+	const aptix_session *ss = &op->session;
+	aptix_session_info si, pi;
+	aptix_conv_info ci;
+	aptix_buf v = APTIX_BUF_INIT;
+	unsigned char ckey[64];
+	int r, exists;
+
+	r = s->wget(&v, w, APTIX_TABLE_SESSIONS, op->id.id, 32);
+	if (r == 0 || r != APTIX_ENOTFOUND)
+		goto done;	/* indexed already (or an error) */
+	memset(&si, 0, sizeof(si));
+	si.id = op->id;
+	si.parent = ss->parent;
+	si.has_parent = ss->has_parent;
+	si.turn = ss->turn;
+	si.status = ss->status;
+	si.turn_status = op->turn_status;
+	si.created_at = ss->created_at;
+	si.generation = 1;
+	snprintf(si.conversation, sizeof(si.conversation), "%s",
+		 ss->conversation);
+	snprintf(si.summary, sizeof(si.summary), "%s", op->summary);
+	if (ss->has_parent) {
+		r = s->wget(&v, w, APTIX_TABLE_SESSIONS, ss->parent.id, 32);
+		if (r == APTIX_ENOTFOUND) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY, "parent '%s' "
+					"is not in the index: run 'aptix "
+					"reindex'", aptix_oid_hex(&ss->parent));
+			r = APTIX_ECORRUPT;
+		}
+		if (r < 0 || (r = decode_session(&pi, &ss->parent, v.ptr,
+						 v.len)) < 0)
+			goto done;
+		si.generation = pi.generation + 1;
+		memcpy(ckey, ss->parent.id, 32);
+		memcpy(ckey + 32, op->id.id, 32);
+		if ((r = s->wput(w, APTIX_TABLE_CHILDREN, ckey, 64, "", 0)) < 0)
+			goto done;
+	}
+	aptix_buf_clear(&v);
+	if ((r = encode_session(&v, &si)) < 0 ||
+	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, v.ptr,
+			 v.len)) < 0)
+		goto done;
+	if ((r = conv_load(&ci, w, s, ss->conversation, &exists)) < 0)
+		goto done;
+	if (!exists) {
+		ci.created_at = ss->created_at;
+		snprintf(ci.title, sizeof(ci.title), "%s",
+			 ss->title ? ss->title : op->summary);
+		if (ss->workspace)
+			snprintf(ci.workspace, sizeof(ci.workspace), "%s",
+				 ss->workspace);
+	}
+	ci.turns++;
+	if (ss->created_at >= ci.updated_at) {
+		ci.updated_at = ss->created_at;
+		ci.last_status = ss->status;
+	}
+	r = conv_store(w, s, &ci);
+done:
+	aptix_buf_release(&v);
+	return r;
+}
+
+int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
+			  const char *conv, const aptix_oid *head,
+			  int64_t now UNUSED)
+{
+	aptix_conv_info ci;
+	int r, exists;
+
+	if ((r = conv_load(&ci, w, s, conv, &exists)) < 0)
+		return r;
+	if (head) {
+		ci.head = *head;
+		ci.has_head = 1;
+	} else {
+		memset(&ci.head, 0, sizeof(ci.head));
+		ci.has_head = 0;
+	}
+	return conv_store(w, s, &ci);
+}
+
+int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
+			const aptix_oid *id)
+{
+	const void *val;
+	size_t vlen;
+	int r = repo->store->peek(&val, &vlen, repo->store,
+				  APTIX_TABLE_SESSIONS, id->id, 32);
+
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "session '%s' is not "
+				"in the index", aptix_oid_hex(id));
+		return r;
+	}
+	if (r < 0)
+		return r;
+	return decode_session(out, id, val, vlen);
+}
+
+struct sess_walk {
+	aptix_session_info_cb cb;
+	void *payload;
+};
+
+static int sess_walk_cb(const void *key, size_t klen, const void *val,
+			size_t vlen, void *payload)
+{
+	struct sess_walk *sw = payload;
+	aptix_session_info si;
+	aptix_oid id;
+	int r;
+
+	if (klen != 32)
+		return corrupt_record("a session");
+	memcpy(id.id, key, 32);
+	if ((r = decode_session(&si, &id, val, vlen)) < 0)
+		return r;
+	return sw->cb(&si, sw->payload);
+}
+
+int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
+				void *payload)
+{
+	struct sess_walk sw = { cb, payload };
+
+	return repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+				 sess_walk_cb, &sw);
+}
+
+struct child_walk {
+	const aptix_oid *parent;
+	aptix_odb_foreach_cb cb;
+	void *payload;
+};
+
+static int child_walk_cb(const void *key, size_t klen, const void *val UNUSED,
+			 size_t vlen UNUSED, void *payload)
+{
+	struct child_walk *cw = payload;
+	aptix_oid child;
+
+	if (klen != 64 || memcmp(key, cw->parent->id, 32))
+		return APTIX_ITEROVER;
+	memcpy(child.id, (const unsigned char *)key + 32, 32);
+	return cw->cb(&child, cw->payload);
+}
+
+int aptix_index_children(aptix_repo *repo, const aptix_oid *parent,
+			 aptix_odb_foreach_cb cb, void *payload)
+{
+	struct child_walk cw = { parent, cb, payload };
+
+	return repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
+				 parent->id, 32, child_walk_cb, &cw);
+}
+
+int aptix_index_conversation(aptix_conv_info *out, aptix_repo *repo,
+			     const char *id)
+{
+	const void *val;
+	size_t vlen;
+	int r;
+
+	if (!*id)
+		return APTIX_ENOTFOUND;
+	r = repo->store->peek(&val, &vlen, repo->store, APTIX_TABLE_CONVS,
+			      id, strlen(id));
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY,
+				"conversation '%s' not found", id);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	return decode_conv(out, id, strlen(id), val, vlen);
+}
+
+struct conv_walk {
+	aptix_conv_info_cb cb;
+	void *payload;
+};
+
+static int conv_walk_cb(const void *key, size_t klen, const void *val,
+			size_t vlen, void *payload)
+{
+	struct conv_walk *cw = payload;
+	aptix_conv_info ci;
+	int r;
+
+	if ((r = decode_conv(&ci, key, klen, val, vlen)) < 0)
+		return r;
+	return cw->cb(&ci, cw->payload);
+}
+
+int aptix_index_foreach_conversation(aptix_repo *repo, aptix_conv_info_cb cb,
+				     void *payload)
+{
+	struct conv_walk cw = { cb, payload };
+
+	return repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
+				 conv_walk_cb, &cw);
+}
+
+/* --- Rebuild ---------------------------------------------------------- */
+
+struct rebuild {
+	aptix_repo *repo;
+	aptix_txn *tx;
+	struct aptix_index_session_op **ops;
+	size_t n, alloc;
+	struct { unsigned char key[512]; size_t len; int table; } *dels;
+	size_t ndels, adels;
+	char **convs;		/* conversation refs: name, hex */
+	aptix_oid *heads;
+	size_t nconvs;
+};
+
+static int collect_session(const aptix_oid *id, void *payload)
+{
+	struct rebuild *rb = payload;
+	aptix_buf data = APTIX_BUF_INIT;
+	struct aptix_index_session_op *op;
+	aptix_otype type;
+	int r;
+	size_t hsize;
+
+	if ((r = aptix_odb_read_header(&hsize, &type, rb->repo->odb, id)) < 0)
+		return r == APTIX_ECORRUPT ? 0 : r;
+	if (type != APTIX_OBJ_SESSION)
+		return 0;
+	if ((r = aptix_odb_read(&data, &type, rb->repo->odb, id, 0)) < 0)
+		return r == APTIX_ECORRUPT ? 0 : r;
+	if (rb->n == rb->alloc) {
+		size_t na = rb->alloc ? rb->alloc * 2 : 64;
+		void *p = aptix__realloc(rb->ops, na * sizeof(*rb->ops));
+
+		if (!p) {
+			aptix_buf_release(&data);
+			return APTIX_ERROR;
+		}
+		rb->ops = p;
+		rb->alloc = na;
+	}
+	if (!(op = aptix__calloc(1, sizeof(*op)))) {
+		aptix_buf_release(&data);
+		return APTIX_ERROR;
+	}
+	r = aptix_index__prepare(op, rb->tx, 0, id, data.ptr, data.len);
+	aptix_buf_release(&data);
+	if (r < 0) {	/* an unreadable session: fsck reports it */
+		aptix_session_release(&op->session);
+		free(op);
+		return 0;
+	}
+	rb->ops[rb->n++] = op;
+	return 0;
+}
+
+static int collect_key(struct rebuild *rb, int table, const void *key,
+		       size_t klen)
+{
+	if (rb->ndels == rb->adels) {
+		size_t na = rb->adels ? rb->adels * 2 : 64;
+		void *p = aptix__realloc(rb->dels, na * sizeof(*rb->dels));
+
+		if (!p)
+			return APTIX_ERROR;
+		rb->dels = p;
+		rb->adels = na;
+	}
+	if (klen > sizeof(rb->dels[0].key))
+		return 0;
+	memcpy(rb->dels[rb->ndels].key, key, klen);
+	rb->dels[rb->ndels].len = klen;
+	rb->dels[rb->ndels].table = table;
+	rb->ndels++;
+	return 0;
+}
+
+static int collect_sessions_key(const void *k, size_t kl,
+				const void *v UNUSED, size_t vl UNUSED,
+				void *p)
+{
+	return collect_key(p, APTIX_TABLE_SESSIONS, k, kl);
+}
+
+static int collect_children_key(const void *k, size_t kl,
+				const void *v UNUSED, size_t vl UNUSED,
+				void *p)
+{
+	return collect_key(p, APTIX_TABLE_CHILDREN, k, kl);
+}
+
+static int collect_convs_key(const void *k, size_t kl,
+			     const void *v UNUSED, size_t vl UNUSED, void *p)
+{
+	return collect_key(p, APTIX_TABLE_CONVS, k, kl);
+}
+
+static int collect_conv_ref(const aptix_ref *ref, void *payload)
+{
+	struct rebuild *rb = payload;
+	char **c;
+	aptix_oid *h;
+
+	if (ref->target)
+		return 0;
+	c = aptix__realloc(rb->convs, (rb->nconvs + 1) * sizeof(char *));
+	if (!c)
+		return APTIX_ERROR;
+	rb->convs = c;
+	h = aptix__realloc(rb->heads, (rb->nconvs + 1) * sizeof(aptix_oid));
+	if (!h)
+		return APTIX_ERROR;
+	rb->heads = h;
+	if (!(c[rb->nconvs] = aptix__strdup(ref->name +
+					    strlen(APTIX_CONV_PREFIX))))
+		return APTIX_ERROR;
+	h[rb->nconvs++] = ref->oid;
+	return 0;
+}
+
+/* Order sessions so that every parent comes before its children. */
+static int by_created(const void *a, const void *b)
+{
+	const struct aptix_index_session_op *x =
+		*(struct aptix_index_session_op *const *)a;
+	const struct aptix_index_session_op *y =
+		*(struct aptix_index_session_op *const *)b;
+
+	if (x->session.created_at != y->session.created_at)
+		return x->session.created_at < y->session.created_at ? -1 : 1;
+	return aptix_oid_cmp(&x->id, &y->id);
+}
+
+static int rebuild_fn(aptix_store_wtxn *w, void *payload)
+{
+	struct rebuild *rb = payload;
+	aptix_store *s = rb->repo->store;
+	aptix_buf tmp = APTIX_BUF_INIT;
+	size_t i, done = 0;
+	char *applied;
+	int r = 0;
+
+	for (i = 0; i < rb->ndels && !r; i++) {
+		r = s->wdel(w, rb->dels[i].table, rb->dels[i].key,
+			    rb->dels[i].len);
+		if (r == APTIX_ENOTFOUND)
+			r = 0;
+	}
+	if (r)
+		return r;
+	if (!(applied = aptix__calloc(rb->n + 1, 1)))
+		return APTIX_ERROR;
+	/*
+	 * Apply in rounds: a session whose parent is not indexed yet waits
+	 * for a later round. When a round makes no progress, the first
+	 * waiting session's parent is missing: it is indexed as a root.
+	 */
+	while (done < rb->n && !r) {
+		size_t before = done;
+
+		for (i = 0; i < rb->n && !r; i++) {
+			struct aptix_index_session_op *op = rb->ops[i];
+
+			if (applied[i])
+				continue;
+			if (op->session.has_parent) {
+				int pr = s->wget(&tmp, w, APTIX_TABLE_SESSIONS,
+						 op->session.parent.id, 32);
+
+				if (pr == APTIX_ENOTFOUND)
+					continue;
+				if (pr < 0) {
+					r = pr;
+					break;
+				}
+			}
+			r = aptix_index__apply_session(w, s, op);
+			applied[i] = 1;
+			done++;
+		}
+		if (!r && done == before)
+			for (i = 0; i < rb->n; i++)
+				if (!applied[i]) {
+					rb->ops[i]->session.has_parent = 0;
+					break;
+				}
+	}
+	free(applied);
+	aptix_buf_release(&tmp);
+	for (i = 0; i < rb->nconvs && !r; i++)
+		r = aptix_index__set_head(w, s, rb->convs[i], &rb->heads[i], 0);
+	return r;
+}
+
+int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
+{
+	struct rebuild rb;
+	size_t i;
+	int r;
+
+	memset(&rb, 0, sizeof(rb));
+	rb.repo = repo;
+	if ((r = aptix_txn_new(&rb.tx, repo)) < 0)
+		return r;
+	if ((r = aptix_odb_foreach(repo->odb, collect_session, &rb)) < 0)
+		goto done;
+	qsort(rb.ops, rb.n, sizeof(*rb.ops), by_created);
+	if ((r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+				   collect_sessions_key, &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN, NULL, 0,
+				   collect_children_key, &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
+				   collect_convs_key, &rb)) < 0 ||
+	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
+				   &rb)) < 0)
+		goto done;
+	r = repo->store->write(repo->store, rebuild_fn, &rb);
+	if (!r && nsessions)
+		*nsessions = rb.n;
+done:
+	for (i = 0; i < rb.n; i++) {
+		aptix_session_release(&rb.ops[i]->session);
+		free(rb.ops[i]);
+	}
+	free(rb.ops);
+	free(rb.dels);
+	for (i = 0; i < rb.nconvs; i++)
+		free(rb.convs[i]);
+	free(rb.convs);
+	free(rb.heads);
+	aptix_txn_free(rb.tx);
+	return r;
+}

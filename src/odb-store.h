@@ -1,0 +1,18 @@
+/*
+ * src/odb-store.h - the object backend over a store (internal).
+ */
+#ifndef APTIX_ODB_STORE_H
+#define APTIX_ODB_STORE_H
+
+#include "aptix/sys/odb_backend.h"
+#include "aptix/sys/store_backend.h"
+
+/** A backend reading and writing the store's objects table. */
+int aptix_odb_backend_store(aptix_odb_backend **out, aptix_store *store);
+/** Inside a write: put an encoded object unless it is there already. */
+int aptix_odb_store_put(aptix_store_wtxn *w, const aptix_oid *id,
+			const aptix_buf *val);
+/** The store a write transaction belongs to. */
+aptix_store *aptix_store_of_wtxn(aptix_store_wtxn *w);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * src/oid.c - object ids and SHA-256 (OpenSSL EVP).
+ */
+#include "common.h"
+#include "aptix/oid.h"
+#include "aptix/object.h"
+#include <openssl/evp.h>
+
+static const char hexdigits[] = "0123456789abcdef";
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int aptix_is_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (hexval((unsigned char)s[i]) < 0)
+			return 0;
+	return 1;
+}
+
+int aptix_oid_fromstrn(aptix_oid *out, const char *hex, size_t len)
+{
+	size_t i;
+
+	if (len > APTIX_OID_HEXSZ || !aptix_is_hex(hex, len)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "not an object id: '%.*s'",
+				(int)(len > 80 ? 80 : len), hex);
+		return APTIX_EINVALID;
+	}
+	memset(out->id, 0, sizeof(out->id));
+	for (i = 0; i < len; i++) {
+		int v = hexval((unsigned char)hex[i]);
+
+		out->id[i / 2] |= (unsigned char)(i % 2 ? v : v << 4);
+	}
+	return 0;
+}
+
+int aptix_oid_fromstr(aptix_oid *out, const char *hex)
+{
+	size_t n = strnlen(hex, APTIX_OID_HEXSZ + 1);
+
+	if (n != APTIX_OID_HEXSZ) {
+		aptix_error_set(APTIX_ERROR_INVALID, "not an object id: '%.*s'",
+				(int)(n > 80 ? 80 : n), hex);
+		return APTIX_EINVALID;
+	}
+	return aptix_oid_fromstrn(out, hex, n);
+}
+
+char *aptix_oid_tostr(char out[APTIX_OID_HEXSZ + 1], const aptix_oid *id)
+{
+	int i;
+
+	for (i = 0; i < APTIX_OID_RAWSZ; i++) {
+		out[2 * i] = hexdigits[id->id[i] >> 4];
+		out[2 * i + 1] = hexdigits[id->id[i] & 0xf];
+	}
+	out[APTIX_OID_HEXSZ] = '\0';
+	return out;
+}
+
+const char *aptix_oid_hex(const aptix_oid *id)
+{
+	static _Thread_local char slots[4][APTIX_OID_HEXSZ + 1];
+	static _Thread_local int next;
+
+	next = (next + 1) % 4;
+	return aptix_oid_tostr(slots[next], id);
+}
+
+int aptix_oid_cmp(const aptix_oid *a, const aptix_oid *b)
+{
+	return memcmp(a->id, b->id, APTIX_OID_RAWSZ);
+}
+
+int aptix_oid_is_zero(const aptix_oid *id)
+{
+	int i;
+
+	for (i = 0; i < APTIX_OID_RAWSZ; i++)
+		if (id->id[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * One digest context for the process, made on first use: the fetch of
+ * the SHA-256 implementation is OpenSSL 3's costly step, so read paths
+ * that never hash never pay for it.
+ */
+static EVP_MD_CTX *hash_ctx;
+static EVP_MD *hash_md;
+
+static int hash_begin(void)
+{
+	if (!hash_md) {
+		hash_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+		if (!hash_md) {
+			aptix_error_set(APTIX_ERROR_OS,
+					"OpenSSL has no SHA-256");
+			return APTIX_ERROR;
+		}
+	}
+	if (!hash_ctx && !(hash_ctx = EVP_MD_CTX_new()))
+		return aptix_error_oom();
+	if (!EVP_DigestInit_ex(hash_ctx, hash_md, NULL)) {
+		aptix_error_set(APTIX_ERROR_OS, "SHA-256 init failed");
+		return APTIX_ERROR;
+	}
+	return 0;
+}
+
+static int hash_end(aptix_oid *out)
+{
+	unsigned int n = 0;
+
+	if (!EVP_DigestFinal_ex(hash_ctx, out->id, &n) ||
+	    n != APTIX_OID_RAWSZ) {
+		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
+		return APTIX_ERROR;
+	}
+	return 0;
+}
+
+int aptix_sha256(aptix_oid *out, const void *data, size_t len)
+{
+	int r = hash_begin();
+
+	if (r < 0)
+		return r;
+	if (!EVP_DigestUpdate(hash_ctx, data, len)) {
+		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
+		return APTIX_ERROR;
+	}
+	return hash_end(out);
+}
+
+int aptix_object_hash(aptix_oid *out, aptix_otype type, const void *data,
+		      size_t len)
+{
+	char hdr[64];
+	const char *name = aptix_otype_name(type);
+	int n, r;
+
+	if (!name) {
+		aptix_error_set(APTIX_ERROR_INVALID, "invalid object type %d",
+				(int)type);
+		return APTIX_EINVALID;
+	}
+	n = snprintf(hdr, sizeof(hdr), "%s %zu", name, len);
+	if ((r = hash_begin()) < 0)
+		return r;
+	if (!EVP_DigestUpdate(hash_ctx, hdr, (size_t)n + 1) ||
+	    !EVP_DigestUpdate(hash_ctx, data, len)) {
+		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
+		return APTIX_ERROR;
+	}
+	return hash_end(out);
+}

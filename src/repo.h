@@ -1,0 +1,45 @@
+/*
+ * src/repo.h - the repository handle (internal).
+ */
+#ifndef APTIX_SRC_REPO_H
+#define APTIX_SRC_REPO_H
+
+#include "aptix/repo.h"
+#include "aptix/sys/store_backend.h"
+
+struct aptix_repo {
+	char *path;		/* the .aptix directory */
+	char *workdir;		/* the directory holding it */
+	aptix_store *store;
+	aptix_odb *odb;
+};
+
+/* Index maintenance inside a write (index.c). */
+struct aptix_index_session_op {
+	aptix_oid id;
+	aptix_session session;	/* parsed */
+	aptix_turn_status turn_status;
+	char summary[121];
+};
+int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
+			       const struct aptix_index_session_op *op);
+int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
+			  const char *conv, const aptix_oid *head,
+			  int64_t now);
+/* Compute the summary and turn status of a session, reading via tx. */
+int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
+			 int strict,
+			 const aptix_oid *id, const void *data, size_t len);
+
+/* Refs inside a write (refs.c). */
+int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
+		      const char *newval, int old_mode,
+		      const aptix_oid *old_id, const aptix_oid *log_new,
+		      const char *reason, int64_t now);
+
+enum { OLD_ANY = 0, OLD_ABSENT, OLD_EXACT };
+
+/* Random conversation id (UUID v4 form) into out[37]. */
+int aptix__new_conv_id(char out[37]);
+
+#endif

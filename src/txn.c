@@ -1,0 +1,324 @@
+/*
+ * src/txn.c - write transactions: a batch of object writes, index
+ * records and ref updates, applied in one store write.
+ */
+#include "common.h"
+#include "repo.h"
+#include "zstream.h"
+#include "odb-store.h"
+#include "aptix/refs.h"
+
+enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF };
+
+struct op {
+	enum op_kind kind;
+	aptix_oid id;
+	aptix_buf val;			/* OP_OBJECT: stored form */
+	struct aptix_index_session_op *sess;
+	char *name;			/* OP_REF */
+	char *newval;			/* NULL: delete */
+	aptix_oid new_id;		/* for the reflog */
+	int old_mode;
+	aptix_oid old_id;
+	char *reason;
+};
+
+struct aptix_txn {
+	aptix_repo *repo;
+	struct op *ops;
+	size_t n, alloc;
+	/* open-addressing table of OP_OBJECT indices + 1, by id */
+	size_t *slots, nslots, nobjs;
+};
+
+int aptix_txn_new(aptix_txn **out, aptix_repo *repo)
+{
+	aptix_txn *tx = aptix__calloc(1, sizeof(*tx));
+
+	*out = tx;
+	if (!tx)
+		return APTIX_ERROR;
+	tx->repo = repo;
+	return 0;
+}
+
+static void clear_ops(aptix_txn *tx)
+{
+	size_t i;
+
+	for (i = 0; i < tx->n; i++) {
+		struct op *o = &tx->ops[i];
+
+		aptix_buf_release(&o->val);
+		if (o->sess) {
+			aptix_session_release(&o->sess->session);
+			free(o->sess);
+		}
+		free(o->name);
+		free(o->newval);
+		free(o->reason);
+	}
+	tx->n = 0;
+	tx->nobjs = 0;
+	if (tx->slots)
+		memset(tx->slots, 0, tx->nslots * sizeof(size_t));
+}
+
+void aptix_txn_free(aptix_txn *tx)
+{
+	if (!tx)
+		return;
+	clear_ops(tx);
+	free(tx->ops);
+	free(tx->slots);
+	free(tx);
+}
+
+size_t aptix_txn_size(const aptix_txn *tx)
+{
+	return tx->n;
+}
+
+static struct op *new_op(aptix_txn *tx, enum op_kind kind)
+{
+	struct op *o;
+
+	if (tx->n == tx->alloc) {
+		size_t na = tx->alloc ? tx->alloc * 2 : 16;
+		struct op *p = aptix__realloc(tx->ops, na * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		tx->ops = p;
+		tx->alloc = na;
+	}
+	o = &tx->ops[tx->n++];
+	memset(o, 0, sizeof(*o));
+	aptix_buf_init(&o->val, 0);
+	o->kind = kind;
+	return o;
+}
+
+static size_t slot_of(const aptix_oid *id, size_t nslots)
+{
+	uint64_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return (size_t)(h & (nslots - 1));
+}
+
+static struct op *find_object(aptix_txn *tx, const aptix_oid *id)
+{
+	size_t i;
+
+	if (!tx->nslots)
+		return NULL;
+	for (i = slot_of(id, tx->nslots); tx->slots[i];
+	     i = (i + 1) & (tx->nslots - 1)) {
+		struct op *o = &tx->ops[tx->slots[i] - 1];
+
+		if (!aptix_oid_cmp(&o->id, id))
+			return o;
+	}
+	return NULL;
+}
+
+static int remember_object(aptix_txn *tx, size_t opindex)
+{
+	size_t i;
+
+	if ((tx->nobjs + 1) * 2 > tx->nslots) {
+		size_t ns = tx->nslots ? tx->nslots * 2 : 64, j;
+		size_t *s = aptix__calloc(ns, sizeof(size_t));
+
+		if (!s)
+			return APTIX_ERROR;
+		for (j = 0; j < tx->nslots; j++) {
+			size_t k;
+
+			if (!tx->slots[j])
+				continue;
+			k = slot_of(&tx->ops[tx->slots[j] - 1].id, ns);
+			while (s[k])
+				k = (k + 1) & (ns - 1);
+			s[k] = tx->slots[j];
+		}
+		free(tx->slots);
+		tx->slots = s;
+		tx->nslots = ns;
+	}
+	i = slot_of(&tx->ops[opindex].id, tx->nslots);
+	while (tx->slots[i])
+		i = (i + 1) & (tx->nslots - 1);
+	tx->slots[i] = opindex + 1;
+	tx->nobjs++;
+	return 0;
+}
+
+int aptix_txn_read_object(aptix_buf *out, aptix_otype *type, aptix_txn *tx,
+			  const aptix_oid *id)
+{
+	struct op *o = find_object(tx, id);
+
+	if (o)
+		return aptix_stored_decode(out, type, o->val.ptr, o->val.len);
+	return aptix_odb_read(out, type, tx->repo->odb, id, 0);
+}
+
+int aptix_txn_write_object(aptix_oid *out, aptix_txn *tx, aptix_otype type,
+			   const void *data, size_t len)
+{
+	struct aptix_index_session_op *sess = NULL;
+	aptix_oid id;
+	struct op *o;
+	int r;
+
+	if ((r = aptix_object_validate(type, data, len)) < 0)
+		return r;
+	if ((r = aptix_object_hash(&id, type, data, len)) < 0)
+		return r;
+	if (out)
+		*out = id;
+	if (find_object(tx, &id))
+		return 0;
+	if (type == APTIX_OBJ_SESSION) {
+		if (!(sess = aptix__calloc(1, sizeof(*sess))))
+			return APTIX_ERROR;
+		if ((r = aptix_index__prepare(sess, tx, 1, &id, data,
+						 len)) < 0) {
+			aptix_session_release(&sess->session);
+			free(sess);
+			return r;
+		}
+	}
+	if (!(o = new_op(tx, OP_OBJECT))) {
+		r = APTIX_ERROR;
+		goto fail;
+	}
+	o->id = id;
+	if ((r = aptix_stored_encode(&o->val, type, data, len)) < 0 ||
+	    (r = remember_object(tx, tx->n - 1)) < 0) {
+		aptix_buf_release(&o->val);
+		tx->n--;
+		goto fail;
+	}
+	if (sess) {
+		if (!(o = new_op(tx, OP_SESSION_INDEX))) {
+			r = APTIX_ERROR;
+			goto fail;
+		}
+		o->id = id;
+		o->sess = sess;
+	}
+	return 0;
+fail:
+	if (sess) {
+		aptix_session_release(&sess->session);
+		free(sess);
+	}
+	return r;
+}
+
+static int queue_ref(aptix_txn *tx, const char *name, char *newval,
+		     const aptix_oid *new_id, int old_mode,
+		     const aptix_oid *old_id, const char *reason)
+{
+	struct op *o;
+	int r;
+
+	if ((r = aptix_ref_check_name(name)) < 0) {
+		free(newval);
+		return r;
+	}
+	if (!(o = new_op(tx, OP_REF))) {
+		free(newval);
+		return APTIX_ERROR;
+	}
+	o->name = aptix__strdup(name);
+	o->newval = newval;
+	o->reason = aptix__strdup(reason ? reason : "");
+	if (new_id)
+		o->new_id = *new_id;
+	o->old_mode = old_mode;
+	if (old_id)
+		o->old_id = *old_id;
+	if (!o->name || !o->reason)
+		return APTIX_ERROR;
+	return 0;
+}
+
+int aptix_txn_ref_update(aptix_txn *tx, const char *name,
+			 const aptix_oid *new_id, const aptix_oid *old_id,
+			 const char *reason)
+{
+	char *val = NULL;
+	int mode = OLD_ANY;
+
+	if (new_id) {
+		if (!(val = aptix__malloc(APTIX_OID_HEXSZ + 1)))
+			return APTIX_ERROR;
+		aptix_oid_tostr(val, new_id);
+	}
+	if (old_id)
+		mode = aptix_oid_is_zero(old_id) ? OLD_ABSENT : OLD_EXACT;
+	return queue_ref(tx, name, val, new_id, mode, old_id, reason);
+}
+
+int aptix_txn_symref_update(aptix_txn *tx, const char *name,
+			    const char *target, const char *reason)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	int r;
+
+	if ((r = aptix_ref_check_name(target)) < 0)
+		return r;
+	if (!strcmp(target, name)) {
+		aptix_error_set(APTIX_ERROR_REFERENCE,
+				"ref '%s' cannot point to itself", name);
+		return APTIX_EINVALID;
+	}
+	if (aptix_buf_printf(&val, "ref: %s", target) < 0)
+		return APTIX_ERROR;
+	return queue_ref(tx, name, aptix_buf_detach(&val), NULL, OLD_ANY,
+			 NULL, reason);
+}
+
+static int apply_fn(aptix_store_wtxn *w, void *payload)
+{
+	aptix_txn *tx = payload;
+	aptix_store *s = tx->repo->store;
+	int64_t now = aptix_now_ms();
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < tx->n && !r; i++) {
+		struct op *o = &tx->ops[i];
+
+		switch (o->kind) {
+		case OP_OBJECT:
+			r = aptix_odb_store_put(w, &o->id, &o->val);
+			break;
+		case OP_SESSION_INDEX:
+			r = aptix_index__apply_session(w, s, o->sess);
+			break;
+		case OP_REF:
+			r = aptix_refs__apply(w, s, o->name, o->newval,
+					      o->old_mode, &o->old_id,
+					      &o->new_id, o->reason, now);
+			break;
+		}
+	}
+	return r;
+}
+
+int aptix_txn_commit(aptix_txn *tx)
+{
+	int r;
+
+	if (!tx->n)
+		return 0;
+	r = tx->repo->store->write(tx->repo->store, apply_fn, tx);
+	if (!r)
+		clear_ops(tx);
+	return r;
+}

@@ -154,6 +154,31 @@ static int init_fn(aptix_store_wtxn *w, void *payload)
 		       strlen(ip->head));
 }
 
+/* mkdir -p */
+static int mkdir_p(const char *path)
+{
+	aptix_buf p = APTIX_BUF_INIT;
+	size_t i;
+	int r = 0;
+
+	if (aptix_buf_puts(&p, path) < 0)
+		return APTIX_ERROR;
+	for (i = 1; i <= p.len && !r; i++) {
+		if (i < p.len && p.ptr[i] != '/')
+			continue;
+		p.ptr[i] = '\0';
+		if (mkdir(p.ptr, 0777) < 0 && errno != EEXIST) {
+			aptix_error_set_os("cannot create directory '%s'",
+					   p.ptr);
+			r = APTIX_ERROR;
+		}
+		if (i < p.len)
+			p.ptr[i] = '/';
+	}
+	aptix_buf_release(&p);
+	return r;
+}
+
 int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 {
 	aptix_buf dir = APTIX_BUF_INIT, head = APTIX_BUF_INIT;
@@ -166,10 +191,8 @@ int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 	*out = NULL;
 	if (existed)
 		*existed = 0;
-	if (mkdir(workdir, 0777) < 0 && errno != EEXIST) {
-		aptix_error_set_os("cannot create directory '%s'", workdir);
+	if (mkdir_p(workdir) < 0)
 		return APTIX_ERROR;
-	}
 	aptix_buf_printf(&dir, "%s/%s", workdir, APTIX_DIR_NAME);
 	if (aptix_buf_oom(&dir))
 		return APTIX_ERROR;

@@ -662,15 +662,17 @@ test_must_fail () {
 	elif test "$test_lib_code_" = 141 && test_lib_list_has_ "$test_lib_ok_" sigpipe
 	then
 		return 0
-	elif test "$test_lib_code_" -gt 128
+	elif test "$test_lib_code_" -gt 129
 	then
+		# 128 (fatal) and 129 (usage) are aptix's own exit codes,
+		# as in git; above them, the command died by a signal
 		echo "test_must_fail: died by signal $((test_lib_code_ - 128)): $*" >&2
 		return 1
 	elif test "$test_lib_code_" = 127
 	then
 		echo "test_must_fail: command not found: $*" >&2
 		return 1
-	elif test "$test_lib_code_" -ge 126
+	elif test "$test_lib_code_" = 126
 	then
 		echo "test_must_fail: command not executable or bad exit $test_lib_code_: $*" >&2
 		return 1

@@ -1,0 +1,74 @@
+#!/bin/sh
+test_description='aptix init, store discovery and the dispatcher'
+. "$(dirname "$0")"/test-lib.sh
+
+test_expect_success 'init creates a private store' '
+	aptix init >out &&
+	grep "Initialized empty aptix store in .*/.aptix/" out &&
+	test_path_is_dir .aptix &&
+	test "$(stat -c %a .aptix)" = 700 &&
+	test "$(stat -c %a .aptix/data.mdb)" = 600 &&
+	test "$(stat -c %a .aptix/lock.mdb)" = 600
+'
+
+test_expect_success 'init again keeps the store' '
+	echo keep | aptix hash-object -w --stdin >id &&
+	aptix init >out &&
+	grep "Reinitialized existing" out &&
+	aptix cat-object -e $(cat id)
+'
+
+test_expect_success 'init into a new directory, -q' '
+	aptix init -q sub/dir >out &&
+	test_must_be_empty out &&
+	test_path_is_dir sub/dir/.aptix
+'
+
+test_expect_success 'commands find the store from a subdirectory' '
+	mkdir -p deep/er &&
+	(cd deep/er && aptix cat-object -e $(cat ../../id))
+'
+
+test_expect_success '-C and APTIX_DIR' '
+	aptix -C deep cat-object -e $(cat id) &&
+	(cd / && APTIX_DIR="$TRASH_DIRECTORY/.aptix" aptix cat-object -e $(cat "$TRASH_DIRECTORY/id"))
+'
+
+test_expect_success 'a directory that is not a store' '
+	mkdir -p /tmp/aptix-nostore-$$ &&
+	test_when_finished "rm -rf /tmp/aptix-nostore-$$" &&
+	(cd /tmp/aptix-nostore-$$ && test_must_fail aptix cat-object -p 0000 2>err &&
+	 grep "^fatal: not an aptix store" err) &&
+	test_must_fail env APTIX_DIR=/tmp/aptix-nostore-$$ aptix cat-object -p 0000 2>err &&
+	grep "^fatal: not an aptix store" err
+'
+
+test_expect_success 'a store written by a newer format version is refused' '
+	aptix init -q newer &&
+	mdb_dump -s meta newer/.aptix >meta &&
+	sed "s/^ 31$/ 39/" meta >meta2 &&
+	! cmp meta meta2 &&
+	mdb_load -s meta -f meta2 newer/.aptix &&
+	test_must_fail aptix -C newer cat-object -p 0000 2>err &&
+	grep "newer than this aptix supports" err
+'
+
+test_expect_success 'version and help' '
+	aptix --version >out &&
+	grep "^aptix version [0-9]" out &&
+	aptix help >out &&
+	grep "hash-object" out &&
+	grep "^Low-level commands" out
+'
+
+test_expect_success 'unknown command suggests the closest' '
+	test_expect_code 1 aptix cat-objekt 2>err &&
+	grep "is not an aptix command" err &&
+	grep "cat-object" err
+'
+
+test_expect_success 'unknown global option' '
+	test_expect_code 129 aptix --bogus
+'
+
+test_done

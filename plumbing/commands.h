@@ -40,5 +40,14 @@ DECLARE_CMD(reindex);
 
 /* porcelain */
 DECLARE_CMD(init);
+DECLARE_CMD(continue);
+DECLARE_CMD(fork);
+DECLARE_CMD(rerun);
+DECLARE_CMD(config);
+DECLARE_CMD(show);
+DECLARE_CMD(sessions);
+DECLARE_CMD(status);
+DECLARE_CMD(switch);
+DECLARE_CMD(log);
 
 #endif

@@ -129,7 +129,7 @@ int aptix_buf_vprintf(aptix_buf *b, const char *fmt, va_list ap)
 	if (n < 0)
 		return APTIX_ERROR;
 	if (aptix_buf_grow(b, (size_t)n) < 0)
-		return APTIX_ERROR;
+		return b->max ? APTIX_EFULL : APTIX_ERROR;
 	vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
 	return 0;
@@ -162,10 +162,28 @@ int aptix_buf_set(aptix_buf *b, const void *data, size_t len)
 
 int aptix_buf_read_fd(aptix_buf *b, int fd)
 {
+	size_t want;
 	ssize_t n;
+	char extra;
 
 	for (;;) {
-		if (aptix_buf_grow(b, 65536) < 0)
+		want = 65536;
+		if (b->max && b->len <= b->max && b->max - b->len < want)
+			want = b->max - b->len;
+		if (b->max && !want) {
+			/* at the cap: only EOF may follow */
+			n = read(fd, &extra, 1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				aptix_error_set_os("read error");
+				return APTIX_ERROR;
+			}
+			if (n > 0)
+				return buf_fail(b, 1);
+			break;
+		}
+		if (aptix_buf_grow(b, want) < 0)
 			return b->max ? APTIX_EFULL : APTIX_ERROR;
 		n = read(fd, b->ptr + b->len, b->alloc - b->len - 1);
 		if (n < 0) {

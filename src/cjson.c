@@ -135,8 +135,23 @@ int aptix_cjson_dump(aptix_buf *out, const json_t *v)
 json_t *aptix_json_parse(const char *text, size_t len, const char *what)
 {
 	json_error_t err;
-	json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+	const char *nul = len ? memchr(text, '\0', len) : NULL, *p;
+	json_t *v;
+	int line = 1, column = 1;
 
+	/* Jansson lets a raw NUL byte through in some places */
+	if (nul) {
+		for (p = text; p < nul; p++, column++)
+			if (*p == '\n') {
+				line++;
+				column = 0;
+			}
+		aptix_error_set(APTIX_ERROR_JSON, "%s: malformed JSON at "
+				"line %d column %d: NUL byte in the input",
+				what, line, column);
+		return NULL;
+	}
+	v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
 	if (!v)
 		aptix_error_set(APTIX_ERROR_JSON, "%s: malformed JSON at "
 				"line %d column %d: %s", what, err.line,

@@ -326,7 +326,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		goto done;
 	if ((r = conv_load(&ci, w, s, ss->conversation, &exists)) < 0)
 		goto done;
-	if (!exists) {
+	if (!exists || !ci.turns) {
 		ci.created_at = ss->created_at;
 		snprintf(ci.title, sizeof(ci.title), "%s",
 			 ss->title ? ss->title : op->summary);
@@ -618,6 +618,43 @@ static int by_created(const void *a, const void *b)
 	return aptix_oid_cmp(&x->id, &y->id);
 }
 
+static int waiting_has_id(struct rebuild *rb, const char *applied,
+			  const aptix_oid *id)
+{
+	size_t i;
+
+	for (i = 0; i < rb->n; i++)
+		if (!applied[i] && !aptix_oid_cmp(&rb->ops[i]->id, id))
+			return 1;
+	return 0;
+}
+
+/*
+ * No waiting session could be indexed: root those whose parent is not
+ * waiting too (it is missing). The first waiting session may wait for
+ * a parent created later (clocks go wrong), so it is not necessarily
+ * one of them.
+ */
+static void root_orphans(struct rebuild *rb, const char *applied)
+{
+	size_t i, first = rb->n;
+	int rooted = 0;
+
+	for (i = 0; i < rb->n; i++) {
+		if (applied[i])
+			continue;
+		if (first == rb->n)
+			first = i;
+		if (!waiting_has_id(rb, applied,
+				    &rb->ops[i]->session.parent)) {
+			rb->ops[i]->session.has_parent = 0;
+			rooted = 1;
+		}
+	}
+	if (!rooted && first < rb->n)	/* cannot happen: ids are hashes */
+		rb->ops[first]->session.has_parent = 0;
+}
+
 static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 {
 	struct rebuild *rb = payload;
@@ -639,8 +676,8 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 		return APTIX_ERROR;
 	/*
 	 * Apply in rounds: a session whose parent is not indexed yet waits
-	 * for a later round. When a round makes no progress, the first
-	 * waiting session's parent is missing: it is indexed as a root.
+	 * for a later round. When a round makes no progress, the waiting
+	 * sessions whose parent is missing are indexed as roots.
 	 */
 	while (done < rb->n && !r) {
 		size_t before = done;
@@ -666,11 +703,7 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 			done++;
 		}
 		if (!r && done == before)
-			for (i = 0; i < rb->n; i++)
-				if (!applied[i]) {
-					rb->ops[i]->session.has_parent = 0;
-					break;
-				}
+			root_orphans(rb, applied);
 	}
 	free(applied);
 	aptix_buf_release(&tmp);
@@ -691,7 +724,8 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 		return r;
 	if ((r = aptix_odb_foreach(repo->odb, collect_session, &rb)) < 0)
 		goto done;
-	qsort(rb.ops, rb.n, sizeof(*rb.ops), by_created);
+	if (rb.n)
+		qsort(rb.ops, rb.n, sizeof(*rb.ops), by_created);
 	if ((r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
 				   collect_sessions_key, &rb)) < 0 ||
 	    (r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN, NULL, 0,

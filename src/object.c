@@ -311,6 +311,11 @@ static int get_fields(void *base, const struct field *f, json_t *obj,
 			if (!json_is_integer(v))
 				return bad_field(what, f->key,
 						 "must be an integer");
+			/* what canonical JSON can hold (cjson.c) */
+			if (json_integer_value(v) > 9007199254740991LL ||
+			    json_integer_value(v) < -9007199254740991LL)
+				return bad_field(what, f->key,
+						 "is out of range");
 			if (f->kind == F_I64)
 				*(int64_t *)p = json_integer_value(v);
 			else
@@ -494,6 +499,7 @@ static int validate_turn(const aptix_turn *t)
 
 static int dump_object(aptix_buf *out, json_t *o)
 {
+	size_t start = out->len;
 	int r;
 
 	if (!o)
@@ -502,6 +508,8 @@ static int dump_object(aptix_buf *out, json_t *o)
 	r = aptix_cjson_dump(out, o);
 	if (!r)
 		r = aptix_buf_putc(out, '\n');
+	if (r < 0)
+		aptix_buf_truncate(out, start);	/* no partial object */
 	json_decref(o);
 	return r;
 }
@@ -545,6 +553,11 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 	}
 	if (strict && (r = check_unknown(o, turn_fields, extra, "turn")) < 0)
 		return r;
+	/* loose input: status_at defaults to created_at */
+	if (strict && !json_object_get(o, "status_at") &&
+	    (v = json_object_get(o, "created_at")) &&
+	    json_object_set(o, "status_at", v) < 0)
+		return aptix_error_oom();
 	if ((r = get_fields(t, turn_fields, o, "turn")) < 0)
 		return r;
 	v = json_object_get(o, "status");

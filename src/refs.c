@@ -60,24 +60,30 @@ int aptix_ref_check_name(const char *name)
 	return 0;
 }
 
-int aptix_conv_check_id(const char *id)
+/* aptix_conv_check_id() without the error message */
+static int conv_id_ok(const char *id)
 {
 	size_t i, n = strnlen(id, APTIX_CONV_MAXLEN + 1);
 
 	if (!n || n > APTIX_CONV_MAXLEN || id[0] == '.' || id[0] == '-')
-		goto bad;
+		return 0;
 	for (i = 0; i < n; i++) {
 		char c = id[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
 		      c == '-'))
-			goto bad;
+			return 0;
 	}
 	if (strstr(id, "..") || (n >= 5 && !strcmp(id + n - 5, ".lock")))
-		goto bad;
-	return 0;
-bad:
+		return 0;
+	return 1;
+}
+
+int aptix_conv_check_id(const char *id)
+{
+	if (conv_id_ok(id))
+		return 0;
 	aptix_error_set(APTIX_ERROR_REFERENCE, "invalid conversation id "
 			"'%.*s': use 1 to %d letters, digits, '.', '_' or '-'",
 			(int)strnlen(id, 80), id, APTIX_CONV_MAXLEN);
@@ -323,7 +329,14 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 	if (r < 0)
 		goto done;
 	r = reflog_append(w, s, name, &cur_id, log_new, now, reason);
+	/*
+	 * Only refs/conversations/<id> heads a conversation: another name
+	 * there (refs/conversations/a/b, or one longer than an id, which
+	 * the index would truncate onto another conversation) is a plain
+	 * ref.
+	 */
 	if (!r && !strncmp(name, APTIX_CONV_PREFIX, strlen(APTIX_CONV_PREFIX))
+	    && conv_id_ok(name + strlen(APTIX_CONV_PREFIX))
 	    && (!newval || strncmp(newval, "ref: ", 5)))
 		r = aptix_index__set_head(w, s,
 					  name + strlen(APTIX_CONV_PREFIX),

@@ -39,6 +39,15 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 
 enum { OLD_ANY = 0, OLD_ABSENT, OLD_EXACT };
 
+/* The running table (txn.c, run.c). */
+int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
+			     const char *record);
+int aptix_txn__running_release(aptix_txn *tx, const char *conv,
+			       const aptix_oid *pending_turn);
+/* APTIX_ELOCKED if the record's process lives, APTIX_EEXISTS if dead. */
+int aptix_run__check_claim(const char *conv, const char *record,
+			   size_t len);
+
 /* Random conversation id (UUID v4 form) into out[37]. */
 int aptix__new_conv_id(char out[37]);
 

@@ -227,6 +227,9 @@ int aptix_revparse(aptix_oid *out, aptix_repo *repo, const char *name)
 		unsigned long n = 1;
 		char *end;
 
+		/* after ^0 or ^{...}: only another suffix may follow */
+		if (*p != '~' && *p != '^')
+			goto malformed;
 		if (*p == '^' && p[1] == '{') {
 			const char *close = strchr(p, '}');
 

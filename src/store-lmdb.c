@@ -26,6 +26,7 @@ typedef struct {
 	MDB_dbi dbi[APTIX_TABLE__COUNT];
 	MDB_txn *rtxn;		/* reused read transaction */
 	int rtxn_live;
+	int iter_depth;		/* iterations running on rtxn */
 	size_t max_mapsize;
 	char *dir;
 } lmdb_store;
@@ -63,6 +64,13 @@ static int rtxn_begin(lmdb_store *st)
 {
 	int rc;
 
+	/*
+	 * Reads made by an iteration's callback use the iteration's
+	 * snapshot: resetting the transaction would pull it from under
+	 * the cursor.
+	 */
+	if (st->iter_depth && st->rtxn_live)
+		return 0;
 	if (st->rtxn_live) {
 		mdb_txn_reset(st->rtxn);
 		st->rtxn_live = 0;
@@ -96,7 +104,7 @@ static int rtxn_begin(lmdb_store *st)
 
 static void rtxn_end(lmdb_store *st)
 {
-	if (st->rtxn_live) {
+	if (st->rtxn_live && !st->iter_depth) {
 		mdb_txn_reset(st->rtxn);
 		st->rtxn_live = 0;
 	}
@@ -125,8 +133,8 @@ static int st_peek(const void **val, size_t *vlen, aptix_store *s,
 static int st_get(aptix_buf *out, aptix_store *s, aptix_table t,
 		  const void *key, size_t klen)
 {
-	const void *v;
-	size_t vlen;
+	const void *v = NULL;
+	size_t vlen = 0;
 	int rc = st_peek(&v, &vlen, s, t, key, klen);
 
 	if (rc == 0)
@@ -187,8 +195,10 @@ static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
 
 	if ((rc = rtxn_begin(st)) < 0)
 		return rc;
+	st->iter_depth++;
 	rc = cursor_walk(st->rtxn, st->dbi[t], start, slen, reverse, cb,
 			 payload);
+	st->iter_depth--;
 	rtxn_end(st);
 	return rc;
 }

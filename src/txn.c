@@ -8,7 +8,8 @@
 #include "odb-store.h"
 #include "aptix/refs.h"
 
-enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF };
+enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF, OP_RUNNING_CLAIM,
+	OP_RUNNING_RELEASE };
 
 struct op {
 	enum op_kind kind;
@@ -283,6 +284,72 @@ int aptix_txn_symref_update(aptix_txn *tx, const char *name,
 			 NULL, reason);
 }
 
+/*
+ * The running table: conversation -> JSON record of the turn being run
+ * (see run.c). A claim fails with APTIX_ELOCKED while the record's
+ * process lives, with APTIX_EEXISTS when it died (recover, then retry).
+ */
+static int running_claim(aptix_store_wtxn *w, aptix_store *s, struct op *o)
+{
+	aptix_buf cur = APTIX_BUF_INIT;
+	int r = s->wget(&cur, w, APTIX_TABLE_RUNNING, o->name,
+			strlen(o->name));
+
+	if (r == 0) {
+		r = aptix_run__check_claim(o->name, cur.ptr, cur.len);
+		aptix_buf_release(&cur);
+		return r;
+	}
+	aptix_buf_release(&cur);
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	return s->wput(w, APTIX_TABLE_RUNNING, o->name, strlen(o->name),
+		       o->newval, strlen(o->newval));
+}
+
+static int running_release(aptix_store_wtxn *w, aptix_store *s,
+			   struct op *o)
+{
+	aptix_buf cur = APTIX_BUF_INIT;
+	char hex[APTIX_OID_HEXSZ + 1];
+	int r = s->wget(&cur, w, APTIX_TABLE_RUNNING, o->name,
+			strlen(o->name));
+
+	/* only our own claim: the pending turn's id is in the record */
+	aptix_oid_tostr(hex, &o->old_id);
+	if (r == 0 && strstr(cur.ptr, hex))
+		r = s->wdel(w, APTIX_TABLE_RUNNING, o->name,
+			    strlen(o->name));
+	else if (r == 0 || r == APTIX_ENOTFOUND)
+		r = 0;
+	aptix_buf_release(&cur);
+	return r;
+}
+
+int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
+			     const char *record)
+{
+	struct op *o = new_op(tx, OP_RUNNING_CLAIM);
+
+	if (!o)
+		return APTIX_ERROR;
+	o->name = aptix__strdup(conv);
+	o->newval = aptix__strdup(record);
+	return o->name && o->newval ? 0 : APTIX_ERROR;
+}
+
+int aptix_txn__running_release(aptix_txn *tx, const char *conv,
+			       const aptix_oid *pending_turn)
+{
+	struct op *o = new_op(tx, OP_RUNNING_RELEASE);
+
+	if (!o)
+		return APTIX_ERROR;
+	o->name = aptix__strdup(conv);
+	o->old_id = *pending_turn;
+	return o->name ? 0 : APTIX_ERROR;
+}
+
 static int apply_fn(aptix_store_wtxn *w, void *payload)
 {
 	aptix_txn *tx = payload;
@@ -305,6 +372,12 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 			r = aptix_refs__apply(w, s, o->name, o->newval,
 					      o->old_mode, &o->old_id,
 					      &o->new_id, o->reason, now);
+			break;
+		case OP_RUNNING_CLAIM:
+			r = running_claim(w, s, o);
+			break;
+		case OP_RUNNING_RELEASE:
+			r = running_release(w, s, o);
 			break;
 		}
 	}

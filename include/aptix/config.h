@@ -1,0 +1,95 @@
+/*
+ * aptix/config.h - settings: a git-config-style file in the store
+ * (.aptix/config), under the user's ~/.config/aptix/config, with
+ * environment overrides. Secrets (API keys) come only from the
+ * environment and are never written.
+ */
+#ifndef APTIX_CONFIG_H
+#define APTIX_CONFIG_H
+
+#include "common.h"
+#include "repo.h"
+
+typedef struct aptix_config aptix_config;
+
+/**
+ * @brief Load the user's file then the store's (repo may be NULL), the
+ *        later one winning, then environment overrides
+ *        (OPENAI_BASE_URL -> openai.base-url, APTIX_MODEL -> openai.model,
+ *        APTIX_WORKSPACE -> workspace.id).
+ * @note The user's file is $XDG_CONFIG_HOME/aptix/config, else
+ *       $HOME/.config/aptix/config; the store's is <repo path>/config.
+ *       A missing file is skipped; an empty variable counts as unset.
+ * @return 0; APTIX_EINVALID with file:line for a malformed file.
+ */
+APTIX_EXTERN(int) aptix_config_open(aptix_config **out, aptix_repo *repo);
+APTIX_EXTERN(void) aptix_config_free(aptix_config *cfg);
+
+/**
+ * The last value of key ("section.name", case-insensitive), or NULL.
+ * A key written without "= value" reads as "true". cfg may be NULL.
+ * The string is borrowed, valid until aptix_config_free().
+ */
+APTIX_EXTERN(const char *) aptix_config_get(const aptix_config *cfg,
+					    const char *key);
+/**
+ * Where the value aptix_config_get() returns comes from: "file:<path>"
+ * or "env:<VARIABLE>"; NULL when key is unset. Borrowed like the value.
+ */
+APTIX_EXTERN(const char *) aptix_config_get_origin(const aptix_config *cfg,
+						   const char *key);
+
+/*
+ * Typed getters: *out is dflt when key is unset (or cfg is NULL).
+ * A value that does not parse, or that breaks the rules of a known key
+ * (the ones aptix_config_set() validates, e.g. openai.max-attempts
+ * 1..20), gives APTIX_EINVALID "bad value 'x' for 'key': <why>" and
+ * leaves *out = dflt.
+ */
+/** Value or dflt; the value must be an integer (k, m, g suffixes ok). */
+APTIX_EXTERN(int) aptix_config_get_long(long *out, const aptix_config *cfg,
+					const char *key, long dflt);
+/** true/false/yes/no/on/off/1/0. */
+APTIX_EXTERN(int) aptix_config_get_bool(int *out, const aptix_config *cfg,
+					const char *key, int dflt);
+/** A duration: "30d", "12h", "15m", "90s", "500ms", or plain seconds. */
+APTIX_EXTERN(int) aptix_config_get_duration_ms(int64_t *out,
+					       const aptix_config *cfg,
+					       const char *key, int64_t dflt);
+/** A real number such as a temperature. */
+APTIX_EXTERN(int) aptix_config_get_double(double *out,
+					  const aptix_config *cfg,
+					  const char *key, double dflt);
+
+typedef int (*aptix_config_cb)(const char *key, const char *value,
+			       const char *origin, void *payload);
+/**
+ * Every setting in load order, with where it came from (origin as for
+ * aptix_config_get_origin()). Keys are canonical: section and name
+ * lowercased, a subsection ([section "sub"]) as written. A non-zero
+ * return from cb stops the walk and is returned.
+ */
+APTIX_EXTERN(int) aptix_config_foreach(const aptix_config *cfg,
+				       aptix_config_cb cb, void *payload);
+
+/**
+ * @brief Set (value != NULL) or unset a key in the store's config file,
+ *        atomically (lock file, write, fsync, rename). Refuses secrets
+ *        (keys whose name contains "api-key", "apikey", "token",
+ *        "secret" or "password") and malformed keys or values of known
+ *        keys.
+ * @note Other lines and comments are kept. Setting replaces the last
+ *       occurrence of key or adds it at the end of its section (created
+ *       at the end of the file when missing); only "section.name" keys
+ *       made of a-z, 0-9 and '-' can be set (the name starting with a
+ *       letter). Unsetting removes every occurrence; it also accepts
+ *       "section.subsection.name" and secret-looking keys, so that one
+ *       written by hand can be removed. The file is parsed first: a
+ *       malformed one is left alone (APTIX_EINVALID with file:line).
+ * @return 0; APTIX_EINVALID; APTIX_ELOCKED when another process holds
+ *         the lock; APTIX_ENOTFOUND when unsetting an absent key.
+ */
+APTIX_EXTERN(int) aptix_config_set(aptix_repo *repo, const char *key,
+				   const char *value);
+
+#endif

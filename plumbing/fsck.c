@@ -1,0 +1,655 @@
+/*
+ * plumbing/fsck.c - verify the store, like git fsck.
+ *
+ * Every object is read (its header, then its content), optionally
+ * re-hashed (--full), turns and sessions are parsed, and every id an
+ * object references must exist with the right type. Refs must point at
+ * sessions. Sessions reachable from the refs (through their parents)
+ * and what they reference are reachable; the other objects that no
+ * object references are reported as dangling, which is not an error.
+ * The session index must agree with the session objects.
+ *
+ * Reports go to stdout, one per line:
+ *	corrupt <type> <id>: <why>	(type "object": the header is bad)
+ *	hash mismatch <id>
+ *	broken link from    <type> <id>
+ *	              to    <type> <id>
+ *	missing <type> <id>
+ *	wrong type <type> <id>: expected <type>
+ *	index mismatch <id>: <why>
+ *	index mismatch conversation <id>: <why>
+ *	dangling <type> <id>		(unreachable <type> <id> with
+ *					 --unreachable)
+ * Problems with refs are errors on stderr, and --verbose says there what
+ * is being checked. The exit code is 1 when anything but dangling
+ * objects was found, else 0.
+ *
+ * As in git, "dangling" objects are the unreachable ones that no other
+ * object references (the tips of what is unreachable); --unreachable
+ * lists them all. --connectivity-only reads only the headers of blobs,
+ * does not re-hash and skips the index.
+ *
+ * Ids, refs and index records are collected before they are checked:
+ * nothing is read from the store while one of its tables is iterated.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <aptix.h>
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+
+static const char *const fsck_usage[] = {
+	"aptix fsck [--full] [--no-dangling] [--unreachable] "
+	"[--connectivity-only] [--verbose]",
+	NULL
+};
+
+enum {
+	F_CORRUPT = 1,		/* cannot be read or parsed */
+	F_REACHABLE = 2,
+	F_USED = 4,		/* referenced by some object */
+	F_ROOT = 8		/* a ref points at it */
+};
+
+struct obj {
+	aptix_oid id;
+	unsigned char type;	/* APTIX_OBJ_BAD when unknown */
+	unsigned char flags;
+};
+
+struct link {
+	size_t from, to;
+};
+
+struct missing {
+	aptix_oid id;
+	aptix_otype type;
+};
+
+struct fsck {
+	aptix_repo *repo;
+	aptix_odb *odb;
+	int full, connectivity_only, verbose;
+	int errors;
+	struct obj *objs;
+	size_t nobjs, aobjs;
+	struct link *links;
+	size_t nlinks, alinks;
+	struct missing *missing;
+	size_t nmissing, amissing;
+	size_t cur;		/* object being checked */
+	int refs_incomplete;	/* a ref could not be listed */
+	aptix_buf data;
+};
+
+static void *grow(void *p, size_t *alloc, size_t n, size_t size)
+{
+	if (n < *alloc)
+		return p;
+	*alloc = *alloc ? *alloc * 2 : 64;
+	if (!(p = realloc(p, *alloc * size)))
+		die("out of memory");
+	return p;
+}
+
+static int collect_obj(const aptix_oid *id, void *payload)
+{
+	struct fsck *f = payload;
+
+	f->objs = grow(f->objs, &f->aobjs, f->nobjs, sizeof(*f->objs));
+	f->objs[f->nobjs].id = *id;
+	f->objs[f->nobjs].type = APTIX_OBJ_BAD;
+	f->objs[f->nobjs].flags = 0;
+	f->nobjs++;
+	return 0;
+}
+
+static int obj_cmp(const void *a, const void *b)
+{
+	return aptix_oid_cmp(&((const struct obj *)a)->id,
+			     &((const struct obj *)b)->id);
+}
+
+/* Index of id in f->objs, or -1. */
+static long find_obj(const struct fsck *f, const aptix_oid *id)
+{
+	size_t lo = 0, hi = f->nobjs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = aptix_oid_cmp(&f->objs[mid].id, id);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static const char *type_name(int type)
+{
+	const char *n = aptix_otype_name((aptix_otype)type);
+
+	return n ? n : "object";
+}
+
+static void report(struct fsck *f, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void report(struct fsck *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	f->errors++;
+}
+
+/* --- Objects ----------------------------------------------------------- */
+
+static int check_link(const aptix_oid *id, aptix_otype want,
+		      const char *field, void *payload)
+{
+	struct fsck *f = payload;
+	const struct obj *from = &f->objs[f->cur];
+	long j = find_obj(f, id);
+	char a[APTIX_OID_HEXSZ + 1], b[APTIX_OID_HEXSZ + 1];
+
+	(void)field;
+	aptix_oid_tostr(a, &from->id);
+	aptix_oid_tostr(b, id);
+	if (j < 0 || (f->objs[j].type != APTIX_OBJ_BAD &&
+		      f->objs[j].type != want)) {
+		printf("broken link from %7s %s\n", type_name(from->type), a);
+		printf("              to %7s %s\n", type_name(want), b);
+		f->errors++;
+		if (j < 0) {
+			f->missing = grow(f->missing, &f->amissing,
+					  f->nmissing, sizeof(*f->missing));
+			f->missing[f->nmissing].id = *id;
+			f->missing[f->nmissing].type = want;
+			f->nmissing++;
+		} else {
+			report(f, "wrong type %s %s: expected %s",
+			       type_name(f->objs[j].type), b,
+			       type_name(want));
+		}
+		return 0;
+	}
+	f->objs[j].flags |= F_USED;
+	f->links = grow(f->links, &f->alinks, f->nlinks, sizeof(*f->links));
+	f->links[f->nlinks].from = f->cur;
+	f->links[f->nlinks].to = (size_t)j;
+	f->nlinks++;
+	return 0;
+}
+
+static void index_field(struct fsck *f, const char *hex, const char *field,
+			const char *in_index, const char *in_object)
+{
+	report(f, "index mismatch %s: %s is %s in the index, %s in the object",
+	       hex, field, in_index, in_object);
+}
+
+/* The index record of a session must say what the object says. */
+static void check_session_index(struct fsck *f, const aptix_oid *id,
+				const aptix_session *s)
+{
+	aptix_session_info si;
+	char hex[APTIX_OID_HEXSZ + 1];
+	char x[APTIX_OID_HEXSZ + 1], y[APTIX_OID_HEXSZ + 1];
+	int r = aptix_index_session(&si, f->repo, id);
+
+	aptix_oid_tostr(hex, id);
+	if (r == APTIX_ENOTFOUND) {
+		report(f, "index mismatch %s: not in the index", hex);
+		return;
+	}
+	if (r < 0) {
+		report(f, "index mismatch %s: %s", hex,
+		       aptix_error_last()->message);
+		return;
+	}
+	if (si.has_parent != s->has_parent ||
+	    (s->has_parent && aptix_oid_cmp(&si.parent, &s->parent)))
+		index_field(f, hex, "parent",
+			    si.has_parent ? aptix_oid_tostr(x, &si.parent) :
+			    "none",
+			    s->has_parent ? aptix_oid_tostr(y, &s->parent) :
+			    "none");
+	if (aptix_oid_cmp(&si.turn, &s->turn))
+		index_field(f, hex, "turn", aptix_oid_tostr(x, &si.turn),
+			    aptix_oid_tostr(y, &s->turn));
+	if (strcmp(si.conversation, s->conversation))
+		index_field(f, hex, "conversation", si.conversation,
+			    s->conversation);
+	if (si.status != s->status)
+		index_field(f, hex, "status",
+			    aptix_session_status_name(si.status),
+			    aptix_session_status_name(s->status));
+	if (si.created_at != s->created_at) {
+		snprintf(x, sizeof(x), "%lld", (long long)si.created_at);
+		snprintf(y, sizeof(y), "%lld", (long long)s->created_at);
+		index_field(f, hex, "created_at", x, y);
+	}
+}
+
+static void check_object(struct fsck *f, size_t i)
+{
+	struct obj *o = &f->objs[i];
+	char hex[APTIX_OID_HEXSZ + 1];
+	aptix_session s;
+	aptix_otype type;
+	int r;
+
+	aptix_session_init(&s);
+	aptix_oid_tostr(hex, &o->id);
+	if (o->flags & F_CORRUPT)
+		return;
+	if (f->verbose)
+		fprintf(stderr, "Checking %s %s\n", type_name(o->type), hex);
+	if (f->connectivity_only && o->type == APTIX_OBJ_BLOB)
+		return;
+	r = aptix_odb_read(&f->data, &type, f->odb, &o->id,
+			   f->full ? APTIX_ODB_READ_VERIFY : 0);
+	if (r == APTIX_EMISMATCH) {
+		report(f, "hash mismatch %s", hex);
+	} else if (r == APTIX_ECORRUPT) {
+		report(f, "corrupt %s %s: stored data is damaged or "
+		       "truncated", type_name(o->type), hex);
+		o->flags |= F_CORRUPT;
+		return;
+	} else if (r < 0) {
+		report(f, "corrupt %s %s: %s", type_name(o->type), hex,
+		       aptix_error_last()->message);
+		o->flags |= F_CORRUPT;
+		return;
+	}
+	if (type == APTIX_OBJ_TURN) {
+		aptix_turn t;
+
+		if (aptix_turn_parse(&t, f->data.ptr, f->data.len) < 0) {
+			report(f, "corrupt turn %s: %s", hex,
+			       aptix_error_last()->message);
+			o->flags |= F_CORRUPT;
+			return;
+		}
+		aptix_turn_release(&t);
+	} else if (type == APTIX_OBJ_SESSION) {
+		if (aptix_session_parse(&s, f->data.ptr, f->data.len) < 0) {
+			report(f, "corrupt session %s: %s", hex,
+			       aptix_error_last()->message);
+			o->flags |= F_CORRUPT;
+			return;
+		}
+	}
+	f->cur = i;
+	if (aptix_object_foreach_ref(type, f->data.ptr, f->data.len,
+				     check_link, f) < 0) {
+		report(f, "corrupt %s %s: %s", type_name(type), hex,
+		       aptix_error_last()->message);
+		o->flags |= F_CORRUPT;
+	}
+	if (type == APTIX_OBJ_SESSION) {
+		if (!f->connectivity_only)
+			check_session_index(f, &o->id, &s);
+		aptix_session_release(&s);
+	}
+}
+
+static void check_objects(struct fsck *f)
+{
+	size_t i, size;
+	aptix_otype type;
+	int r;
+
+	if (aptix_odb_foreach(f->odb, collect_obj, f) < 0) {
+		error_aptix();
+		f->errors++;
+	}
+	if (f->nobjs)
+		qsort(f->objs, f->nobjs, sizeof(*f->objs), obj_cmp);
+	/* types first, so that links can be checked in one pass */
+	for (i = 0; i < f->nobjs; i++) {
+		struct obj *o = &f->objs[i];
+
+		r = aptix_odb_read_header(&size, &type, f->odb, &o->id);
+		if (r < 0) {
+			report(f, "corrupt object %s: %s",
+			       aptix_oid_hex(&o->id),
+			       r == APTIX_ECORRUPT ? "stored header is "
+			       "damaged" : aptix_error_last()->message);
+			o->flags |= F_CORRUPT;
+		} else {
+			o->type = (unsigned char)type;
+		}
+	}
+	for (i = 0; i < f->nobjs; i++)
+		check_object(f, i);
+}
+
+static int missing_cmp(const void *a, const void *b)
+{
+	return aptix_oid_cmp(&((const struct missing *)a)->id,
+			     &((const struct missing *)b)->id);
+}
+
+static void print_missing(struct fsck *f)
+{
+	size_t i;
+
+	if (f->nmissing)
+		qsort(f->missing, f->nmissing, sizeof(*f->missing),
+		      missing_cmp);
+	for (i = 0; i < f->nmissing; i++) {
+		if (i && !aptix_oid_cmp(&f->missing[i].id,
+					&f->missing[i - 1].id))
+			continue;
+		printf("missing %s %s\n", type_name(f->missing[i].type),
+		       aptix_oid_hex(&f->missing[i].id));
+	}
+}
+
+/* --- Refs -------------------------------------------------------------- */
+
+struct ref_list {
+	aptix_ref *refs;
+	size_t n, alloc;
+};
+
+static int collect_ref(const aptix_ref *ref, void *payload)
+{
+	struct ref_list *l = payload;
+	aptix_ref *r;
+
+	l->refs = grow(l->refs, &l->alloc, l->n, sizeof(*l->refs));
+	r = &l->refs[l->n++];
+	r->name = strdup(ref->name);
+	r->target = ref->target ? strdup(ref->target) : NULL;
+	r->oid = ref->oid;
+	if (!r->name || (ref->target && !r->target))
+		die("out of memory");
+	return 0;
+}
+
+static void check_refs(struct fsck *f, struct ref_list *refs)
+{
+	size_t i;
+
+	if (f->verbose)
+		fprintf(stderr, "Checking refs\n");
+	if (aptix_ref_foreach(f->repo, NULL, collect_ref, refs) < 0) {
+		error_aptix();
+		f->errors++;
+		f->refs_incomplete = 1;
+	}
+	for (i = 0; i < refs->n; i++) {
+		const aptix_ref *ref = &refs->refs[i];
+		char *resolved = NULL;
+		aptix_oid id;
+		long j;
+		int r;
+
+		if (ref->target) {
+			r = aptix_ref_resolve(&id, &resolved, f->repo,
+					      ref->name);
+			if (r == APTIX_ENOTFOUND)
+				fprintf(stderr, "notice: %s points to an "
+					"unborn conversation (%s)\n",
+					ref->name, resolved ? resolved : "?");
+			else if (r < 0) {
+				error("%s: %s", ref->name,
+				      aptix_error_last()->message);
+				f->errors++;
+			}
+			free(resolved);
+			continue;	/* the target ref is checked itself */
+		}
+		j = find_obj(f, &ref->oid);
+		if (j < 0) {
+			error("%s: invalid target %s", ref->name,
+			      aptix_oid_hex(&ref->oid));
+			f->errors++;
+		} else if (f->objs[j].type != APTIX_OBJ_BAD &&
+			   f->objs[j].type != APTIX_OBJ_SESSION) {
+			error("%s: %s is a %s, not a session", ref->name,
+			      aptix_oid_hex(&ref->oid),
+			      type_name(f->objs[j].type));
+			f->errors++;
+		} else {
+			f->objs[j].flags |= F_ROOT;
+		}
+	}
+}
+
+/* --- Reachability ------------------------------------------------------ */
+
+static int link_cmp(const void *a, const void *b)
+{
+	const struct link *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->to < y->to ? -1 : x->to > y->to;
+}
+
+static void mark_reachable(struct fsck *f)
+{
+	size_t *start, *stack, n = 0, i, k;
+
+	if (f->verbose)
+		fprintf(stderr, "Checking connectivity (%zu objects)\n",
+			f->nobjs);
+	if (f->nlinks)
+		qsort(f->links, f->nlinks, sizeof(*f->links), link_cmp);
+	start = calloc(f->nobjs + 1, sizeof(*start));
+	stack = malloc((f->nobjs + 1) * sizeof(*stack));
+	if (!start || !stack)
+		die("out of memory");
+	for (k = 0; k < f->nlinks; k++)
+		start[f->links[k].from + 1]++;
+	for (i = 0; i < f->nobjs; i++)
+		start[i + 1] += start[i];
+	for (i = 0; i < f->nobjs; i++) {
+		if (!(f->objs[i].flags & F_ROOT) ||
+		    (f->objs[i].flags & F_REACHABLE))
+			continue;
+		f->objs[i].flags |= F_REACHABLE;
+		stack[n++] = i;
+		while (n) {
+			size_t cur = stack[--n];
+
+			for (k = start[cur]; k < start[cur + 1]; k++) {
+				size_t to = f->links[k].to;
+
+				if (f->objs[to].flags & F_REACHABLE)
+					continue;
+				f->objs[to].flags |= F_REACHABLE;
+				stack[n++] = to;
+			}
+		}
+	}
+	free(start);
+	free(stack);
+}
+
+static void print_unreachable(struct fsck *f, int all)
+{
+	size_t i;
+
+	for (i = 0; i < f->nobjs; i++) {
+		const struct obj *o = &f->objs[i];
+
+		if (o->flags & (F_REACHABLE | F_CORRUPT))
+			continue;
+		if (all)
+			printf("unreachable %s %s\n", type_name(o->type),
+			       aptix_oid_hex(&o->id));
+		else if (!(o->flags & F_USED))
+			printf("dangling %s %s\n", type_name(o->type),
+			       aptix_oid_hex(&o->id));
+	}
+}
+
+/* --- Index ------------------------------------------------------------- */
+
+struct id_list {
+	aptix_oid *ids;
+	size_t n, alloc;
+};
+
+static int collect_indexed(const aptix_session_info *si, void *payload)
+{
+	struct id_list *l = payload;
+
+	l->ids = grow(l->ids, &l->alloc, l->n, sizeof(*l->ids));
+	l->ids[l->n++] = si->id;
+	return 0;
+}
+
+struct conv_list {
+	aptix_conv_info *convs;
+	size_t n, alloc;
+};
+
+static int collect_conv(const aptix_conv_info *ci, void *payload)
+{
+	struct conv_list *l = payload;
+
+	l->convs = grow(l->convs, &l->alloc, l->n, sizeof(*l->convs));
+	l->convs[l->n++] = *ci;
+	return 0;
+}
+
+static const aptix_ref *find_ref(const struct ref_list *refs,
+				 const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < refs->n; i++)
+		if (!strcmp(refs->refs[i].name, name))
+			return &refs->refs[i];
+	return NULL;
+}
+
+static void check_index(struct fsck *f, const struct ref_list *refs)
+{
+	struct id_list ids = { NULL, 0, 0 };
+	struct conv_list convs = { NULL, 0, 0 };
+	size_t plen = strlen(APTIX_CONV_PREFIX), i;
+
+	if (f->verbose)
+		fprintf(stderr, "Checking index\n");
+	if (aptix_index_foreach_session(f->repo, collect_indexed, &ids) < 0) {
+		report(f, "index mismatch: %s", aptix_error_last()->message);
+	}
+	for (i = 0; i < ids.n; i++) {
+		long j = find_obj(f, &ids.ids[i]);
+
+		if (j < 0)
+			report(f, "index mismatch %s: indexed session does "
+			       "not exist", aptix_oid_hex(&ids.ids[i]));
+		else if (f->objs[j].type != APTIX_OBJ_BAD &&
+			 f->objs[j].type != APTIX_OBJ_SESSION)
+			report(f, "index mismatch %s: indexed session is a %s",
+			       aptix_oid_hex(&ids.ids[i]),
+			       type_name(f->objs[j].type));
+	}
+	/* conversation heads follow the conversation refs */
+	if (f->refs_incomplete)
+		goto done;
+	if (aptix_index_foreach_conversation(f->repo, collect_conv,
+					     &convs) < 0)
+		report(f, "index mismatch: %s", aptix_error_last()->message);
+	for (i = 0; i < convs.n; i++) {
+		const aptix_conv_info *ci = &convs.convs[i];
+		aptix_buf name = APTIX_BUF_INIT;
+		const aptix_ref *ref;
+
+		aptix_buf_printf(&name, "%s%s", APTIX_CONV_PREFIX, ci->id);
+		ref = find_ref(refs, name.ptr);
+		if (ci->has_head && (!ref || ref->target))
+			report(f, "index mismatch conversation %s: head is "
+			       "%s, but %s does not exist", ci->id,
+			       aptix_oid_hex(&ci->head), name.ptr);
+		else if (ci->has_head && aptix_oid_cmp(&ci->head, &ref->oid))
+			report(f, "index mismatch conversation %s: head is "
+			       "%s, %s is %s", ci->id,
+			       aptix_oid_hex(&ci->head), name.ptr,
+			       aptix_oid_hex(&ref->oid));
+		else if (!ci->has_head && ref && !ref->target)
+			report(f, "index mismatch conversation %s: no head, "
+			       "%s is %s", ci->id, name.ptr,
+			       aptix_oid_hex(&ref->oid));
+		aptix_buf_release(&name);
+	}
+	for (i = 0; i < refs->n; i++) {
+		const aptix_ref *ref = &refs->refs[i];
+		size_t k;
+
+		if (ref->target || strncmp(ref->name, APTIX_CONV_PREFIX, plen))
+			continue;
+		for (k = 0; k < convs.n; k++)
+			if (!strcmp(convs.convs[k].id, ref->name + plen))
+				break;
+		if (k == convs.n)
+			report(f, "index mismatch conversation %s: not in "
+			       "the index, %s is %s", ref->name + plen,
+			       ref->name, aptix_oid_hex(&ref->oid));
+	}
+done:
+	free(ids.ids);
+	free(convs.convs);
+}
+
+int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
+{
+	struct fsck f;
+	struct ref_list refs = { NULL, 0, 0 };
+	int no_dangling = 0, unreachable = 0;
+	size_t i;
+	struct option options[] = {
+		OPT_BOOL(0, "full", &f.full, "also re-hash every object"),
+		OPT_BOOL(0, "no-dangling", &no_dangling, "do not report "
+			 "dangling objects"),
+		OPT_BOOL(0, "unreachable", &unreachable, "report every "
+			 "unreachable object, not only dangling ones"),
+		OPT_BOOL(0, "connectivity-only", &f.connectivity_only,
+			 "check only that referenced objects exist (do "
+			 "not read blobs, do not check the index)"),
+		OPT__VERBOSE(&f.verbose, "say what is being checked"),
+		OPT_END()
+	};
+
+	memset(&f, 0, sizeof(f));
+	argc = parse_options(argc, argv, options, fsck_usage, 0);
+	if (argc)
+		usage_with_options(fsck_usage, options);
+	f.repo = repo;
+	f.odb = aptix_repo_odb(repo);
+	aptix_buf_init(&f.data, 0);
+
+	check_objects(&f);
+	check_refs(&f, &refs);
+	mark_reachable(&f);
+	if (!f.connectivity_only)
+		check_index(&f, &refs);
+	print_missing(&f);
+	if (unreachable || !no_dangling)
+		print_unreachable(&f, unreachable);
+
+	for (i = 0; i < refs.n; i++)
+		aptix_ref_release(&refs.refs[i]);
+	free(refs.refs);
+	free(f.objs);
+	free(f.links);
+	free(f.missing);
+	aptix_buf_release(&f.data);
+	return f.errors ? 1 : 0;
+}

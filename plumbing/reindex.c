@@ -1,0 +1,33 @@
+/*
+ * plumbing/reindex.c - rebuild the session index from the objects and
+ * the refs.
+ */
+#include <stdio.h>
+#include <aptix.h>
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+
+static const char *const reindex_usage[] = {
+	"aptix reindex [-q | --quiet]",
+	NULL
+};
+
+int cmd_reindex(int argc, const char **argv, struct aptix_repo *repo)
+{
+	int quiet = 0;
+	size_t n = 0;
+	struct option options[] = {
+		OPT__QUIET(&quiet, "do not print the number of sessions"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, reindex_usage, 0);
+	if (argc)
+		usage_with_options(reindex_usage, options);
+	if (aptix_index_rebuild(repo, &n) < 0)
+		die_aptix();
+	if (!quiet)
+		printf("reindexed %zu session%s\n", n, n == 1 ? "" : "s");
+	return 0;
+}

@@ -1,0 +1,50 @@
+/*
+ * porcelain/continue.c - aptix continue: run one turn as a child of the
+ * head of the current conversation.
+ */
+#include <aptix.h>
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+#include "turn-cli.h"
+
+static const char *const continue_usage[] = {
+	"aptix continue [-m <text> | -F <file>] [--model <model>] "
+	"[--no-stream] [--dry-run] [--json] [--conversation <id>]",
+	"",
+	"Reads the instruction from -m, from -F <file> (- for stdin), or "
+	"from stdin.",
+	NULL
+};
+
+int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
+{
+	struct turn_cli c = { 0 };
+	aptix_buf instr = APTIX_BUF_INIT;
+	int rc;
+	struct option options[] = {
+		OPT_STRING('m', "message", &c.message, "text",
+			   "the instruction"),
+		OPT_STRING('F', "file", &c.file, "file",
+			   "read the instruction from a file"),
+		OPT_STRING(0, "model", &c.model, "model",
+			   "model to use (default: openai.model)"),
+		OPT_STRING(0, "conversation", &c.conversation, "id",
+			   "continue this conversation instead of HEAD's"),
+		OPT_BOOL(0, "no-stream", &c.no_stream,
+			 "wait for the whole answer"),
+		OPT_BOOL(0, "dry-run", &c.dry_run, "print the request that "
+			 "would be sent; change nothing"),
+		OPT_BOOL(0, "json", &c.json, "print one JSON object"),
+		OPT__QUIET(&c.quiet, "no summary line"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, continue_usage, 0);
+	if (argc)
+		usage_with_options(continue_usage, options);
+	turn_cli_read_instruction(&instr, &c, 1);
+	rc = turn_cli_run(repo, APTIX_RUN_CONTINUE, NULL, &instr, &c);
+	aptix_buf_release(&instr);
+	return rc;
+}

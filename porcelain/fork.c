@@ -1,0 +1,105 @@
+/*
+ * porcelain/fork.c - aptix fork: a new conversation from any snapshot.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <aptix.h>
+#include <aptix/run.h>
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+#include "turn-cli.h"
+
+static const char *const fork_usage[] = {
+	"aptix fork [-m <text> | -F <file>] [--model <model>] [--no-stream] "
+	"[--json] <session>",
+	"",
+	"Without -m, HEAD switches to a new conversation starting at "
+	"<session>,",
+	"so that the next 'aptix continue' commits there.",
+	NULL
+};
+
+/* The new conversation's ref points at the session it forks from. */
+static int fork_only(struct aptix_repo *repo, const aptix_oid *from,
+		     const char *spec)
+{
+	aptix_txn *tx = NULL;
+	aptix_buf ref = APTIX_BUF_INIT, reason = APTIX_BUF_INIT;
+	aptix_session_info si;
+	aptix_oid zero;
+	char conv[65];
+	FILE *fp;
+	int r;
+
+	memset(&zero, 0, sizeof(zero));
+	fp = fopen("/proc/sys/kernel/random/uuid", "r");
+	if (!fp || !fgets(conv, sizeof(conv), fp))
+		die_errno("cannot make a conversation id");
+	fclose(fp);
+	conv[strcspn(conv, "\n")] = '\0';
+	if (aptix_index_session(&si, repo, from) < 0)
+		die("'%s' is not a session", spec);
+	aptix_buf_printf(&ref, "refs/conversations/%s", conv);
+	aptix_buf_printf(&reason, "fork: from %s", aptix_oid_hex(from));
+	if ((r = aptix_txn_new(&tx, repo)) < 0 ||
+	    (r = aptix_txn_ref_update(tx, ref.ptr, from, &zero,
+				      reason.ptr)) < 0 ||
+	    (r = aptix_txn_symref_update(tx, "HEAD", ref.ptr,
+					 reason.ptr)) < 0 ||
+	    (r = aptix_txn_commit(tx)) < 0)
+		die_aptix();
+	printf("Switched to new conversation '%s', forked from session %.12s "
+	       "(%s)\n", conv, aptix_oid_hex(from), si.summary);
+	fprintf(stderr, "The next 'aptix continue' commits there.\n");
+	aptix_txn_free(tx);
+	aptix_buf_release(&ref);
+	aptix_buf_release(&reason);
+	return 0;
+}
+
+int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
+{
+	struct turn_cli c = { 0 };
+	aptix_buf instr = APTIX_BUF_INIT;
+	aptix_oid from;
+	char type[16];
+	int rc;
+	struct option options[] = {
+		OPT_STRING('m', "message", &c.message, "text",
+			   "run this instruction as the fork's first turn"),
+		OPT_STRING('F', "file", &c.file, "file",
+			   "read the instruction from a file"),
+		OPT_STRING(0, "model", &c.model, "model", "model to use"),
+		OPT_BOOL(0, "no-stream", &c.no_stream,
+			 "wait for the whole answer"),
+		OPT_BOOL(0, "dry-run", &c.dry_run, "print the request that "
+			 "would be sent; change nothing"),
+		OPT_BOOL(0, "json", &c.json, "print one JSON object"),
+		OPT__QUIET(&c.quiet, "no summary line"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, fork_usage, 0);
+	if (argc != 1)
+		usage_with_options(fork_usage, options);
+	if (aptix_revparse(&from, repo, argv[0]) < 0)
+		die_aptix();
+	{
+		size_t sz;
+		aptix_otype t;
+
+		if (aptix_odb_read_header(&sz, &t, aptix_repo_odb(repo),
+					  &from) < 0)
+			die_aptix();
+		snprintf(type, sizeof(type), "%s", aptix_otype_name(t));
+		if (t != APTIX_OBJ_SESSION)
+			die("'%s' is a %s, not a session", argv[0], type);
+	}
+	if (!c.message && !c.file)
+		return fork_only(repo, &from, argv[0]);
+	turn_cli_read_instruction(&instr, &c, 1);
+	rc = turn_cli_run(repo, APTIX_RUN_FORK, &from, &instr, &c);
+	aptix_buf_release(&instr);
+	return rc;
+}

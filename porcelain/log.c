@@ -1,0 +1,1742 @@
+/*
+ * porcelain/log.c - aptix log: the history of conversations, newest
+ * first, drawn from the session index alone (no object is inflated).
+ *
+ * Two walks, both ordered by created_at (newest first), ties broken by
+ * generation (higher first) then by id:
+ *
+ *  - From start points (named sessions, conversation heads; HEAD by
+ *    default): a lazy walk over a priority queue, as git's revision
+ *    walk. A session's parent is looked up in the index only when the
+ *    session is shown, so `log -n 50` costs about fifty index lookups
+ *    whatever the size of the store. When a session is discovered its
+ *    children are listed too, and the failed ones (which no ref reaches)
+ *    are queued, marked, unless --no-failed.
+ *
+ *  - --all: every indexed session, loaded with one pass over the index
+ *    and shown in topological date order (git's --date-order: a session
+ *    only after all of its shown children), so the graph never breaks
+ *    even when clocks are skewed.
+ *
+ * The graph follows git's graph.c state machine, reduced to sessions
+ * with at most one parent: columns of expected sessions, '*' for the
+ * shown one, and branches that only ever join ("|/"), one column per
+ * line, crossing other branches with '_' as git does. Lines that carry
+ * no text have their trailing blanks removed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <aptix.h>
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+
+static const char *const log_usage[] = {
+	"aptix log [<options>] [<session> | <conversation>...]",
+	"",
+	"Formats (--format): oneline, short, medium, or a string with",
+	"%H %h (session), %P %p (parent), %T %t (turn), %c (conversation),",
+	"%s (summary), %S (status), %d %D (decorations), %ad %ai %aI (date),",
+	"%at (seconds), %am (milliseconds), %g (generation), %n, %%, %x00,",
+	"%Cred %Cgreen %Cblue %Creset %C(<color>)",
+	NULL
+};
+
+#define NONE UINT32_MAX
+#define SHORT_ID 12
+#define SHORT_CONV 8
+
+#define C_RESET "\033[m"
+#define C_ID "\033[33m"
+#define C_HEAD "\033[1;36m"
+#define C_CONV "\033[1;32m"
+#define C_FAILED "\033[31m"
+
+/* One session, compact: no per-session allocation. */
+struct rec {
+	aptix_oid id, parent, turn;
+	int64_t created_at;
+	uint32_t generation;
+	uint32_t conv;		/* offset of the conversation id in text */
+	uint32_t summary;	/* offset of the summary in text */
+	uint32_t parent_idx;	/* the parent's record, NONE if not shown */
+	uint32_t pending;	/* --all: children not shown yet */
+	unsigned char status, has_parent, shown;
+};
+
+/* A conversation head, for decorations. */
+struct head {
+	aptix_oid id;
+	char conv[APTIX_CONV_MAXLEN + 1];
+};
+
+enum gstate { G_PADDING, G_COMMIT, G_COLLAPSING };
+
+struct graph {
+	uint32_t *cols, *newcols;	/* records expected in each column */
+	int ncols, nnew, cap;
+	int *map, *oldmap;		/* screen position -> target column */
+	int map_size, width, commit_index;
+	enum gstate state, prev_state;
+	char *line, *pad;		/* the last line; the padding line */
+	int pad_len;			/* < 0: to be drawn */
+};
+
+enum fmt_kind { FMT_MEDIUM, FMT_SHORT, FMT_ONELINE, FMT_USER };
+
+/* A queued session, with its sort key at hand (fewer cache misses). */
+struct qent {
+	int64_t created_at;
+	uint32_t generation, k;
+};
+
+struct log {
+	aptix_repo *repo;
+
+	struct rec *v;
+	uint32_t nr, alloc;
+	uint32_t *hash;			/* open addressing on v by id */
+	uint32_t hmask;
+	aptix_buf text;			/* NUL-terminated strings */
+	uint32_t *convs;		/* interned conversation ids */
+	uint32_t cmask, nconvs;
+	struct qent *heap;
+	uint32_t nheap, aheap;
+	aptix_oid *kids;		/* scratch: children of a session */
+	size_t nkids, akids;
+	uint32_t *order;		/* --reverse: what to show */
+	uint32_t norder, aorder;
+
+	struct head *heads;
+	size_t nheads, aheads;
+	unsigned char head_bits[8192];	/* 16 bits of the ids of heads */
+	char head_conv[APTIX_CONV_MAXLEN + 1];
+	int head_detached;
+	aptix_oid head_id;
+
+	int show_failed, all, max_count, reverse, color, use_graph;
+	enum fmt_kind kind;
+	const char *user_fmt;
+
+	struct graph g;
+	char *ob;			/* output, written in big chunks */
+	size_t oblen, obcap;
+	int tty;
+	int bol;			/* nothing written on this line yet */
+	uint32_t lines;			/* lines ended in this entry */
+	uint32_t nshown;
+};
+
+static void *xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		die("out of memory");
+	p = realloc(p, n * size > 0 ? n * size : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+/* --- Records ------------------------------------------------------------ */
+
+static uint32_t oid_hash(const aptix_oid *id)
+{
+	uint32_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return h;
+}
+
+static uint32_t lookup(const struct log *lg, const aptix_oid *id)
+{
+	uint32_t i, k;
+
+	if (!lg->hash)
+		return NONE;
+	for (i = oid_hash(id) & lg->hmask;; i = (i + 1) & lg->hmask) {
+		k = lg->hash[i];
+		if (k == NONE || !memcmp(lg->v[k].id.id, id->id, APTIX_OID_RAWSZ))
+			return k;
+	}
+}
+
+static void hash_insert(uint32_t *hash, uint32_t mask, const struct rec *v,
+			uint32_t k)
+{
+	uint32_t i;
+
+	for (i = oid_hash(&v[k].id) & mask; hash[i] != NONE;
+	     i = (i + 1) & mask)
+		;
+	hash[i] = k;
+}
+
+static void hash_grow(struct log *lg)
+{
+	uint32_t size = lg->hash ? (lg->hmask + 1) * 2 : 1024, k;
+
+	if (size == 0)
+		die("too many sessions");
+	free(lg->hash);
+	lg->hash = xrealloc(NULL, size, sizeof(*lg->hash));
+	memset(lg->hash, 0xff, (size_t)size * sizeof(*lg->hash));
+	lg->hmask = size - 1;
+	for (k = 0; k < lg->nr; k++)
+		hash_insert(lg->hash, lg->hmask, lg->v, k);
+}
+
+static uint32_t text_add(struct log *lg, const char *s)
+{
+	size_t off = lg->text.len;
+
+	if (off >= UINT32_MAX - 256)
+		die("too much text to show");
+	aptix_buf_put(&lg->text, s, strlen(s) + 1);
+	if (aptix_buf_oom(&lg->text))
+		die("out of memory");
+	return (uint32_t)off;
+}
+
+static const char *text_at(const struct log *lg, uint32_t off)
+{
+	return lg->text.ptr + off;
+}
+
+static uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* Conversation ids repeat: keep one copy of each. */
+static uint32_t conv_intern(struct log *lg, const char *conv)
+{
+	uint32_t i, k, size;
+
+	if (2 * (lg->nconvs + 1) > lg->cmask + 1 || !lg->convs) {
+		uint32_t *old = lg->convs, oldsize = old ? lg->cmask + 1 : 0;
+
+		size = old ? oldsize * 2 : 64;
+		lg->convs = xrealloc(NULL, size, sizeof(*lg->convs));
+		memset(lg->convs, 0xff, (size_t)size * sizeof(*lg->convs));
+		lg->cmask = size - 1;
+		for (k = 0; k < oldsize; k++) {
+			if (old[k] == NONE)
+				continue;
+			for (i = str_hash(text_at(lg, old[k])) & lg->cmask;
+			     lg->convs[i] != NONE; i = (i + 1) & lg->cmask)
+				;
+			lg->convs[i] = old[k];
+		}
+		free(old);
+	}
+	for (i = str_hash(conv) & lg->cmask; lg->convs[i] != NONE;
+	     i = (i + 1) & lg->cmask)
+		if (!strcmp(text_at(lg, lg->convs[i]), conv))
+			return lg->convs[i];
+	lg->nconvs++;
+	return lg->convs[i] = text_add(lg, conv);
+}
+
+static uint32_t add_rec(struct log *lg, const aptix_session_info *si)
+{
+	struct rec *r;
+	uint32_t k;
+
+	if (lg->nr == NONE - 1)
+		die("too many sessions");
+	if (lg->nr == lg->alloc) {
+		lg->alloc = lg->alloc ? lg->alloc * 2 : 256;
+		lg->v = xrealloc(lg->v, lg->alloc, sizeof(*lg->v));
+	}
+	k = lg->nr++;
+	r = &lg->v[k];
+	r->id = si->id;
+	r->parent = si->parent;
+	r->turn = si->turn;
+	r->has_parent = !!si->has_parent;
+	r->status = (unsigned char)si->status;
+	r->created_at = si->created_at;
+	r->generation = si->generation;
+	r->parent_idx = NONE;
+	r->pending = 0;
+	r->shown = 0;
+	r->conv = conv_intern(lg, si->conversation);
+	r->summary = text_add(lg, si->summary);
+	if (2 * lg->nr > lg->hmask + 1 || !lg->hash)
+		hash_grow(lg);
+	else
+		hash_insert(lg->hash, lg->hmask, lg->v, k);
+	return k;
+}
+
+/* --- Priority queue: newest first --------------------------------------- */
+
+static int before(const struct log *lg, const struct qent *a,
+		  const struct qent *b)
+{
+	if (a->created_at != b->created_at)
+		return a->created_at > b->created_at;
+	if (a->generation != b->generation)
+		return a->generation > b->generation;
+	return memcmp(lg->v[a->k].id.id, lg->v[b->k].id.id,
+		      APTIX_OID_RAWSZ) < 0;
+}
+
+static void sift_down(struct log *lg, uint32_t i)
+{
+	struct qent *h = lg->heap, t;
+	uint32_t n = lg->nheap, c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && before(lg, &h[c + 1], &h[c]))
+			c++;
+		if (!before(lg, &h[c], &h[i]))
+			break;
+		t = h[c];
+		h[c] = h[i];
+		h[i] = t;
+		i = c;
+	}
+}
+
+static void heap_set(const struct log *lg, struct qent *e, uint32_t k)
+{
+	e->created_at = lg->v[k].created_at;
+	e->generation = lg->v[k].generation;
+	e->k = k;
+}
+
+static void heap_push(struct log *lg, uint32_t k)
+{
+	struct qent *h, t;
+	uint32_t i, p;
+
+	if (lg->nheap == lg->aheap) {
+		lg->aheap = lg->aheap ? lg->aheap * 2 : 64;
+		lg->heap = xrealloc(lg->heap, lg->aheap, sizeof(*lg->heap));
+	}
+	h = lg->heap;
+	i = lg->nheap++;
+	heap_set(lg, &h[i], k);
+	while (i) {
+		p = (i - 1) / 2;
+		if (!before(lg, &h[i], &h[p]))
+			break;
+		t = h[p];
+		h[p] = h[i];
+		h[i] = t;
+		i = p;
+	}
+}
+
+static uint32_t heap_pop(struct log *lg)
+{
+	uint32_t top;
+
+	if (!lg->nheap)
+		return NONE;
+	top = lg->heap[0].k;
+	lg->heap[0] = lg->heap[--lg->nheap];
+	sift_down(lg, 0);
+	return top;
+}
+
+/* --- Lazy walk ------------------------------------------------------------ */
+
+static int collect_kid(const aptix_oid *id, void *payload)
+{
+	struct log *lg = payload;
+
+	if (lg->nkids == lg->akids) {
+		lg->akids = lg->akids ? lg->akids * 2 : 16;
+		lg->kids = xrealloc(lg->kids, lg->akids, sizeof(*lg->kids));
+	}
+	lg->kids[lg->nkids++] = *id;
+	return 0;
+}
+
+static void queue_failed_children(struct log *lg, uint32_t k);
+
+/* Take a session into the walk (once) and queue it. */
+static uint32_t take(struct log *lg, const aptix_session_info *si)
+{
+	uint32_t k = lookup(lg, &si->id);
+
+	if (k != NONE)
+		return k;
+	k = add_rec(lg, si);
+	heap_push(lg, k);
+	if (lg->show_failed)
+		queue_failed_children(lg, k);
+	return k;
+}
+
+/* Failed snapshots hang off the history without any ref: find them. */
+static void queue_failed_children(struct log *lg, uint32_t k)
+{
+	size_t start = lg->nkids, i;
+	aptix_oid parent = lg->v[k].id;
+	aptix_session_info si;
+
+	if (aptix_index_children(lg->repo, &parent, collect_kid, lg) < 0)
+		die_aptix();
+	for (i = start; i < lg->nkids; i++) {
+		aptix_oid kid = lg->kids[i];
+
+		if (lookup(lg, &kid) != NONE)
+			continue;
+		if (aptix_index_session(&si, lg->repo, &kid) < 0)
+			die_aptix();
+		if (si.status == APTIX_SESSION_FAILED)
+			take(lg, &si);
+	}
+	lg->nkids = start;
+}
+
+/* The record of a session, taking it into the walk; NONE if unindexed. */
+static uint32_t discover(struct log *lg, const aptix_oid *id)
+{
+	aptix_session_info si;
+	uint32_t k = lookup(lg, id);
+	int r;
+
+	if (k != NONE)
+		return k;
+	r = aptix_index_session(&si, lg->repo, id);
+	if (r == APTIX_ENOTFOUND)
+		return NONE;
+	if (r < 0)
+		die_aptix();
+	return take(lg, &si);
+}
+
+/* --- Decorations ---------------------------------------------------------- */
+
+static int head_cmp(const void *a, const void *b)
+{
+	const struct head *x = a, *y = b;
+	int c = memcmp(x->id.id, y->id.id, APTIX_OID_RAWSZ);
+
+	return c ? c : strcmp(x->conv, y->conv);
+}
+
+static int collect_head(const aptix_ref *ref, void *payload)
+{
+	struct log *lg = payload;
+	const char *conv = ref->name + strlen(APTIX_CONV_PREFIX);
+	struct head *h;
+
+	if (ref->target || strlen(conv) > APTIX_CONV_MAXLEN)
+		return 0;
+	if (lg->nheads == lg->aheads) {
+		lg->aheads = lg->aheads ? lg->aheads * 2 : 16;
+		lg->heads = xrealloc(lg->heads, lg->aheads,
+				     sizeof(*lg->heads));
+	}
+	h = &lg->heads[lg->nheads++];
+	h->id = ref->oid;
+	snprintf(h->conv, sizeof(h->conv), "%s", conv);
+	return 0;
+}
+
+static unsigned head_bit(const aptix_oid *id)
+{
+	return (unsigned)id->id[0] << 8 | id->id[1];
+}
+
+static void head_bit_set(struct log *lg, const aptix_oid *id)
+{
+	lg->head_bits[head_bit(id) >> 3] |= 1u << (head_bit(id) & 7);
+}
+
+static void load_heads(struct log *lg)
+{
+	size_t i;
+	aptix_ref ref;
+	size_t plen = strlen(APTIX_CONV_PREFIX);
+	int r;
+
+	if (aptix_ref_foreach(lg->repo, APTIX_CONV_PREFIX, collect_head,
+			      lg) < 0)
+		die_aptix();
+	if (lg->nheads > 1)
+		qsort(lg->heads, lg->nheads, sizeof(*lg->heads), head_cmp);
+	for (i = 0; i < lg->nheads; i++)
+		head_bit_set(lg, &lg->heads[i].id);
+	r = aptix_ref_read(&ref, lg->repo, "HEAD");
+	if (r == APTIX_ENOTFOUND)
+		return;
+	if (r < 0)
+		die_aptix();
+	if (ref.target && !strncmp(ref.target, APTIX_CONV_PREFIX, plen))
+		snprintf(lg->head_conv, sizeof(lg->head_conv), "%s",
+			 ref.target + plen);
+	else if (!ref.target) {
+		lg->head_detached = 1;
+		lg->head_id = ref.oid;
+		head_bit_set(lg, &ref.oid);
+	}
+	aptix_ref_release(&ref);
+}
+
+/* The heads at id: [*first, *first + n). */
+static size_t find_heads(const struct log *lg, const aptix_oid *id,
+			 size_t *first)
+{
+	size_t lo = 0, hi = lg->nheads, mid, n = 0;
+
+	*first = 0;
+	if (!(lg->head_bits[head_bit(id) >> 3] & (1u << (head_bit(id) & 7))))
+		return 0;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (memcmp(lg->heads[mid].id.id, id->id, APTIX_OID_RAWSZ) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	while (lo + n < lg->nheads &&
+	       !memcmp(lg->heads[lo + n].id.id, id->id, APTIX_OID_RAWSZ))
+		n++;
+	return n;
+}
+
+/* --- Graph ---------------------------------------------------------------- */
+
+static void graph_ensure(struct graph *g, int n)
+{
+	int cap = g->cap ? g->cap : 8, i;
+
+	if (n <= g->cap)
+		return;
+	while (cap < n)
+		cap *= 2;
+	g->cols = xrealloc(g->cols, cap, sizeof(*g->cols));
+	g->newcols = xrealloc(g->newcols, cap, sizeof(*g->newcols));
+	g->map = xrealloc(g->map, 2 * (size_t)cap, sizeof(*g->map));
+	g->oldmap = xrealloc(g->oldmap, 2 * (size_t)cap, sizeof(*g->oldmap));
+	/* no line is wider than 2 * (columns + 1) */
+	g->line = xrealloc(g->line, 2 * (size_t)cap + 8, 1);
+	g->pad = xrealloc(g->pad, 2 * (size_t)cap + 8, 1);
+	for (i = 2 * g->cap; i < 2 * cap; i++)
+		g->map[i] = g->oldmap[i] = -1;
+	g->cap = cap;
+}
+
+static void graph_set_state(struct graph *g, enum gstate s)
+{
+	g->prev_state = g->state;
+	g->state = s;
+}
+
+/* Put c into the next row and record where its branch goes. */
+static void graph_insert(struct graph *g, uint32_t c, uint32_t parent,
+			 int *parent_col)
+{
+	int i;
+
+	if (c == parent && *parent_col >= 0) {
+		i = *parent_col;
+	} else {
+		i = g->nnew++;
+		g->newcols[i] = c;
+		if (c == parent)
+			*parent_col = i;
+	}
+	g->map[g->width] = i;
+	g->width += 2;
+}
+
+/*
+ * Make x the session to draw; parent is its parent when the parent is
+ * still to be shown, else NONE (the branch ends at x).
+ */
+static void graph_update(struct graph *g, uint32_t x, uint32_t parent)
+{
+	uint32_t *tmp = g->cols, c;
+	int i, seen = 0, parent_col = -1;
+
+	g->cols = g->newcols;
+	g->newcols = tmp;
+	g->ncols = g->nnew;
+	g->nnew = 0;
+	graph_ensure(g, g->ncols + 1);
+	g->map_size = 2 * (g->ncols + 1);
+	for (i = 0; i < g->map_size; i++)
+		g->map[i] = -1;
+	g->width = 0;
+	for (i = 0; i <= g->ncols; i++) {
+		if (i == g->ncols) {
+			if (seen)
+				break;
+			c = x;
+		} else {
+			c = g->cols[i];
+		}
+		if (c == x && !seen) {
+			seen = 1;
+			g->commit_index = i;
+			if (parent != NONE)
+				graph_insert(g, parent, parent, &parent_col);
+			else
+				g->width += 2;
+		} else {
+			graph_insert(g, c, parent, &parent_col);
+		}
+	}
+	while (g->map_size > 1 && g->map[g->map_size - 1] < 0)
+		g->map_size--;
+	g->pad_len = -1;
+	/* like git, entering the commit state does not touch prev_state */
+	g->state = G_COMMIT;
+}
+
+static int graph_mapping_correct(const struct graph *g)
+{
+	int i;
+
+	for (i = 0; i < g->map_size; i++)
+		if (g->map[i] >= 0 && g->map[i] != i / 2)
+			return 0;
+	return 1;
+}
+
+static int graph_commit_line(struct graph *g, char *b)
+{
+	int i, n = 0;
+
+	for (i = 0; i <= g->ncols; i++) {
+		if (i == g->ncols && g->commit_index < g->ncols)
+			break;
+		if (i == g->commit_index)
+			b[n++] = '*';
+		else if (g->prev_state == G_COLLAPSING &&
+			 g->oldmap[2 * i + 1] == i && g->map[2 * i] < i)
+			b[n++] = '/';
+		else
+			b[n++] = '|';
+		b[n++] = ' ';
+	}
+	graph_set_state(g, graph_mapping_correct(g) ? G_PADDING :
+			G_COLLAPSING);
+	return n;
+}
+
+/*
+ * One row of branches moving left, each by at most one position; one
+ * branch may cross others with '_' (git's collapsing line).
+ */
+static int graph_collapsing_line(struct graph *g, char *b)
+{
+	int *tmp = g->map, i, j, t, n = 0;
+	int horiz = -1, horiz_target = -1, used_horiz = 0;
+
+	g->map = g->oldmap;
+	g->oldmap = tmp;
+	for (i = 0; i < g->map_size; i++)
+		g->map[i] = -1;
+	for (i = 0; i < g->map_size; i++) {
+		t = g->oldmap[i];
+		if (t < 0)
+			continue;
+		if (2 * t == i) {
+			g->map[i] = t;
+		} else if (g->map[i - 1] < 0) {
+			g->map[i - 1] = t;
+			if (horiz < 0) {
+				horiz = i;
+				horiz_target = t;
+				for (j = 2 * t + 3; j < i - 2; j += 2)
+					g->map[j] = t;
+			}
+		} else if (g->map[i - 1] == t) {
+			/* joins the branch to its left: same parent */
+		} else if (i >= 2) {
+			/* cross the branch to the left */
+			g->map[i - 2] = t;
+			if (horiz < 0) {
+				horiz = i - 1;
+				horiz_target = t;
+				for (j = 2 * t + 3; j < i - 2; j += 2)
+					g->map[j] = t;
+			}
+		}
+	}
+	memcpy(g->oldmap, g->map, (size_t)g->map_size * sizeof(*g->map));
+	if (g->map_size > 0 && g->map[g->map_size - 1] < 0)
+		g->map_size--;
+	for (i = 0; i < g->map_size; i++) {
+		t = g->map[i];
+		if (t < 0) {
+			b[n++] = ' ';
+		} else if (2 * t == i) {
+			b[n++] = '|';
+		} else if (t == horiz_target && i != horiz - 1) {
+			/* only the first segment goes on to the next row */
+			if (i != 2 * t + 3)
+				g->map[i] = -1;
+			used_horiz = 1;
+			b[n++] = '_';
+		} else {
+			if (used_horiz && i < horiz)
+				g->map[i] = -1;
+			b[n++] = '/';
+		}
+	}
+	if (graph_mapping_correct(g))
+		graph_set_state(g, G_PADDING);
+	return n;
+}
+
+static int graph_pad(const struct graph *g, char *b, int n)
+{
+	while (n < g->width)
+		b[n++] = ' ';
+	return n;
+}
+
+/* The graph part of the next line: *out, returns its length. */
+static int graph_next_line(struct graph *g, const char **out)
+{
+	int i, n;
+
+	if (g->state == G_PADDING) {
+		/* the same until the next session: drawn once */
+		if (g->pad_len < 0) {
+			for (i = n = 0; i < g->nnew; i++) {
+				g->pad[n++] = '|';
+				g->pad[n++] = ' ';
+			}
+			g->pad_len = graph_pad(g, g->pad, n);
+		}
+		*out = g->pad;
+		return g->pad_len;
+	}
+	if (g->state == G_COMMIT)
+		n = graph_commit_line(g, g->line);
+	else
+		n = graph_collapsing_line(g, g->line);
+	*out = g->line;
+	return graph_pad(g, g->line, n);
+}
+
+static void graph_release(struct graph *g)
+{
+	free(g->cols);
+	free(g->newcols);
+	free(g->map);
+	free(g->oldmap);
+	free(g->line);
+	free(g->pad);
+}
+
+/* --- Output --------------------------------------------------------------- */
+
+static void ob_flush(struct log *lg)
+{
+	if (lg->oblen)
+		fwrite(lg->ob, 1, lg->oblen, stdout);
+	lg->oblen = 0;
+}
+
+static char *ob_reserve(struct log *lg, size_t n)
+{
+	if (lg->oblen + n > lg->obcap) {
+		ob_flush(lg);
+		if (n > lg->obcap) {
+			lg->obcap = n;
+			lg->ob = xrealloc(lg->ob, n, 1);
+		}
+	}
+	return lg->ob + lg->oblen;
+}
+
+static void ob_put(struct log *lg, const char *s, size_t n)
+{
+	memcpy(ob_reserve(lg, n), s, n);
+	lg->oblen += n;
+}
+
+static void start_line(struct log *lg, int empty)
+{
+	const char *b;
+	int len;
+
+	lg->bol = 0;
+	if (!lg->use_graph)
+		return;
+	len = graph_next_line(&lg->g, &b);
+	if (empty)
+		while (len && b[len - 1] == ' ')
+			len--;
+	ob_put(lg, b, (size_t)len);
+}
+
+static void out(struct log *lg, const char *s, size_t len)
+{
+	if (lg->bol)
+		start_line(lg, 0);
+	ob_put(lg, s, len);
+}
+
+static void outs(struct log *lg, const char *s)
+{
+	out(lg, s, strlen(s));
+}
+
+/* A string literal, without strlen(). */
+#define OUTL(lg, lit) out((lg), (lit), sizeof(lit) - 1)
+
+/* Text from the agent or the user: made harmless on a terminal. */
+static void out_untrusted(struct log *lg, const char *s)
+{
+	if (lg->bol)
+		start_line(lg, 0);
+	if (!lg->tty) {
+		ob_put(lg, s, strlen(s));
+		return;
+	}
+	ob_flush(lg);
+	cli_print_sanitized(stdout, s, strlen(s));
+}
+
+#define color(lg, c) do { if ((lg)->color) OUTL(lg, c); } while (0)
+
+static void nl(struct log *lg)
+{
+	if (lg->bol)
+		start_line(lg, 1);
+	ob_put(lg, "\n", 1);
+	lg->bol = 1;
+	lg->lines++;
+}
+
+/* The first n hex digits of an id. */
+static void out_hex(struct log *lg, const aptix_oid *id, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *p;
+	size_t i;
+
+	if (lg->bol)
+		start_line(lg, 0);
+	p = ob_reserve(lg, n + 1);
+	for (i = 0; i < (n + 1) / 2; i++) {
+		p[2 * i] = digits[id->id[i] >> 4];
+		p[2 * i + 1] = digits[id->id[i] & 15];
+	}
+	lg->oblen += n;
+}
+
+static void out_conv_short(struct log *lg, const char *conv)
+{
+	out(lg, conv, strnlen(conv, SHORT_CONV));
+}
+
+/* "HEAD -> c1, c2" (parens: " (" ... ")"); nothing when no ref. */
+static void out_decorations(struct log *lg, uint32_t k, int parens)
+{
+	const struct rec *r = &lg->v[k];
+	size_t first, n, i;
+	int any = 0, head_here = 0;
+
+	n = find_heads(lg, &r->id, &first);
+	for (i = first; i < first + n; i++)
+		if (!strcmp(lg->heads[i].conv, lg->head_conv))
+			head_here = 1;
+	if (!n && !(lg->head_detached &&
+		    !aptix_oid_cmp(&lg->head_id, &r->id)))
+		return;
+	if (parens) {
+		color(lg, C_ID);
+		OUTL(lg, " (");
+		color(lg, C_RESET);
+	}
+	if (head_here) {
+		color(lg, C_HEAD);
+		OUTL(lg, "HEAD -> ");
+		color(lg, C_RESET);
+		color(lg, C_CONV);
+		out_conv_short(lg, lg->head_conv);
+		color(lg, C_RESET);
+		any = 1;
+	} else if (lg->head_detached &&
+		   !aptix_oid_cmp(&lg->head_id, &r->id)) {
+		color(lg, C_HEAD);
+		OUTL(lg, "HEAD");
+		color(lg, C_RESET);
+		any = 1;
+	}
+	for (i = first; i < first + n; i++) {
+		if (head_here && !strcmp(lg->heads[i].conv, lg->head_conv))
+			continue;
+		if (any) {
+			color(lg, C_ID);
+			OUTL(lg, ", ");
+			color(lg, C_RESET);
+		}
+		color(lg, C_CONV);
+		out_conv_short(lg, lg->heads[i].conv);
+		color(lg, C_RESET);
+		any = 1;
+	}
+	if (parens) {
+		color(lg, C_ID);
+		OUTL(lg, ")");
+		color(lg, C_RESET);
+	}
+}
+
+static int is_failed(const struct rec *r)
+{
+	return r->status == APTIX_SESSION_FAILED;
+}
+
+static void out_failed_mark(struct log *lg)
+{
+	color(lg, C_FAILED);
+	OUTL(lg, "[failed]");
+	color(lg, C_RESET);
+}
+
+static void show_medium(struct log *lg, uint32_t k, int full)
+{
+	const struct rec *r = &lg->v[k];
+	char date[32];
+
+	color(lg, C_ID);
+	OUTL(lg, "session ");
+	out_hex(lg, &r->id, APTIX_OID_HEXSZ);
+	color(lg, C_RESET);
+	out_decorations(lg, k, 1);
+	if (is_failed(r)) {
+		OUTL(lg, " ");
+		out_failed_mark(lg);
+	}
+	nl(lg);
+	OUTL(lg, "Conversation: ");
+	outs(lg, text_at(lg, r->conv));
+	nl(lg);
+	if (full) {
+		OUTL(lg, "Date:   ");
+		outs(lg, aptix_time_fmt(date, r->created_at));
+		nl(lg);
+		OUTL(lg, "Status: ");
+		outs(lg, aptix_session_status_name(
+			     (aptix_session_status)r->status));
+		nl(lg);
+	}
+	nl(lg);
+	if (*text_at(lg, r->summary)) {
+		OUTL(lg, "    ");
+		out_untrusted(lg, text_at(lg, r->summary));
+	}
+}
+
+static void show_oneline(struct log *lg, uint32_t k)
+{
+	const struct rec *r = &lg->v[k];
+
+	color(lg, C_ID);
+	out_hex(lg, &r->id, SHORT_ID);
+	color(lg, C_RESET);
+	out_decorations(lg, k, 1);
+	OUTL(lg, " ");
+	if (is_failed(r)) {
+		out_failed_mark(lg);
+		OUTL(lg, " ");
+	}
+	out_untrusted(lg, text_at(lg, r->summary));
+}
+
+static const char *color_code(const char *name, size_t len)
+{
+	static const struct { const char *name, *code; } colors[] = {
+		{ "reset", C_RESET }, { "normal", "" },
+		{ "red", "\033[31m" }, { "green", "\033[32m" },
+		{ "yellow", "\033[33m" }, { "blue", "\033[34m" },
+		{ "magenta", "\033[35m" }, { "cyan", "\033[36m" },
+		{ "white", "\033[37m" }, { "bold", "\033[1m" },
+		{ "dim", "\033[2m" }, { "ul", "\033[4m" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(colors) / sizeof(colors[0]); i++)
+		if (strlen(colors[i].name) == len &&
+		    !strncmp(colors[i].name, name, len))
+			return colors[i].code;
+	return NULL;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Expand one placeholder at p (after '%'); returns its length, 0 if none. */
+static size_t expand(struct log *lg, uint32_t k, const char *p)
+{
+	const struct rec *r = &lg->v[k];
+	char num[32];
+	const char *code, *end;
+
+	switch (p[0]) {
+	case 'H':
+	case 'h':
+		out_hex(lg, &r->id, p[0] == 'H' ? APTIX_OID_HEXSZ : SHORT_ID);
+		return 1;
+	case 'P':
+	case 'p':
+		if (r->has_parent)
+			out_hex(lg, &r->parent, p[0] == 'P' ? APTIX_OID_HEXSZ :
+				SHORT_ID);
+		return 1;
+	case 'T':
+	case 't':
+		out_hex(lg, &r->turn, p[0] == 'T' ? APTIX_OID_HEXSZ : SHORT_ID);
+		return 1;
+	case 'c':
+		outs(lg, text_at(lg, r->conv));
+		return 1;
+	case 's':
+		out_untrusted(lg, text_at(lg, r->summary));
+		return 1;
+	case 'S':
+		outs(lg, aptix_session_status_name(
+			     (aptix_session_status)r->status));
+		return 1;
+	case 'g':
+		snprintf(num, sizeof(num), "%u", (unsigned)r->generation);
+		outs(lg, num);
+		return 1;
+	case 'd':
+		out_decorations(lg, k, 1);
+		return 1;
+	case 'D':
+		out_decorations(lg, k, 0);
+		return 1;
+	case 'n':
+		nl(lg);
+		return 1;
+	case '%':
+		OUTL(lg, "%");
+		return 1;
+	case 'a':
+		switch (p[1]) {
+		case 'd':
+		case 'i':
+		case 'I':
+			outs(lg, aptix_time_fmt(num, r->created_at));
+			return 2;
+		case 't':
+			snprintf(num, sizeof(num), "%lld",
+				 (long long)(r->created_at / 1000));
+			outs(lg, num);
+			return 2;
+		case 'm':
+			snprintf(num, sizeof(num), "%lld",
+				 (long long)r->created_at);
+			outs(lg, num);
+			return 2;
+		}
+		return 0;
+	case 'x':
+		if (hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+			char c = (char)(hexval(p[1]) * 16 + hexval(p[2]));
+
+			if (c == '\n')
+				nl(lg);
+			else
+				out(lg, &c, 1);
+			return 3;
+		}
+		return 0;
+	case 'C':
+		if (!strncmp(p + 1, "red", 3)) {
+			color(lg, "\033[31m");
+			return 4;
+		}
+		if (!strncmp(p + 1, "green", 5)) {
+			color(lg, "\033[32m");
+			return 6;
+		}
+		if (!strncmp(p + 1, "blue", 4)) {
+			color(lg, "\033[34m");
+			return 5;
+		}
+		if (!strncmp(p + 1, "reset", 5)) {
+			color(lg, C_RESET);
+			return 6;
+		}
+		if (p[1] == '(' && (end = strchr(p + 2, ')'))) {
+			const char *name = p + 2;
+
+			if ((size_t)(end - name) > 5 &&
+			    !strncmp(name, "auto,", 5))
+				name += 5;
+			code = color_code(name, (size_t)(end - name));
+			if (!code && (size_t)(end - name) == 4 &&
+			    !strncmp(name, "auto", 4))
+				code = "";
+			if (!code)
+				return 0;
+			if (lg->color)
+				outs(lg, code);
+			return (size_t)(end - p) + 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static void show_user(struct log *lg, uint32_t k)
+{
+	const char *p = lg->user_fmt, *q;
+	size_t n;
+
+	while (*p) {
+		q = p;
+		while (*q && *q != '%' && *q != '\n')
+			q++;
+		if (q > p)
+			out(lg, p, (size_t)(q - p));
+		p = q;
+		if (*p == '\n') {
+			nl(lg);
+			p++;
+		} else if (*p == '%') {
+			n = expand(lg, k, p + 1);
+			if (n) {
+				p += 1 + n;
+			} else {
+				OUTL(lg, "%");
+				p++;
+			}
+		}
+	}
+}
+
+static void show(struct log *lg, uint32_t k)
+{
+	uint32_t parent = lg->v[k].parent_idx;
+
+	if (lg->nshown && (lg->kind == FMT_MEDIUM || lg->kind == FMT_SHORT)) {
+		nl(lg);		/* separator, with the branches going on */
+		lg->g.prev_state = G_PADDING;
+	}
+	if (lg->use_graph) {
+		if (parent != NONE && lg->v[parent].shown)
+			parent = NONE;	/* skewed clocks: the branch ends */
+		graph_update(&lg->g, k, parent);
+	}
+	lg->v[k].shown = 1;
+	lg->bol = 1;
+	lg->lines = 0;
+	switch (lg->kind) {
+	case FMT_MEDIUM:
+		show_medium(lg, k, 1);
+		break;
+	case FMT_SHORT:
+		show_medium(lg, k, 0);
+		break;
+	case FMT_ONELINE:
+		show_oneline(lg, k);
+		break;
+	case FMT_USER:
+		show_user(lg, k);
+		break;
+	}
+	/*
+	 * The rest of the branch moves on lines of their own; as in git, a
+	 * format ending with a newline gets its last (empty) line after them.
+	 */
+	if (lg->bol && lg->lines) {
+		while (lg->use_graph && lg->g.state == G_COLLAPSING)
+			nl(lg);
+		nl(lg);
+	} else {
+		nl(lg);
+		while (lg->use_graph && lg->g.state == G_COLLAPSING)
+			nl(lg);
+	}
+	lg->nshown++;
+}
+
+/* Show now, or keep for --reverse. */
+static void emit(struct log *lg, uint32_t k)
+{
+	if (!lg->reverse) {
+		show(lg, k);
+		return;
+	}
+	if (lg->norder == lg->aorder) {
+		lg->aorder = lg->aorder ? lg->aorder * 2 : 256;
+		lg->order = xrealloc(lg->order, lg->aorder,
+				     sizeof(*lg->order));
+	}
+	lg->order[lg->norder++] = k;
+}
+
+static int limit_reached(const struct log *lg, uint32_t emitted)
+{
+	return lg->max_count >= 0 && emitted >= (uint32_t)lg->max_count;
+}
+
+static void walk_lazy(struct log *lg)
+{
+	uint32_t k, p, emitted = 0;
+
+	while (!limit_reached(lg, emitted) && (k = heap_pop(lg)) != NONE) {
+		if (lg->v[k].has_parent) {
+			aptix_oid parent = lg->v[k].parent;
+
+			p = discover(lg, &parent);
+			lg->v[k].parent_idx = p;
+		}
+		emit(lg, k);
+		emitted++;
+	}
+}
+
+static int load_cb(const aptix_session_info *si, void *payload)
+{
+	struct log *lg = payload;
+
+	if (!lg->show_failed && si->status == APTIX_SESSION_FAILED)
+		return 0;
+	add_rec(lg, si);
+	return 0;
+}
+
+static int count_cb(const aptix_conv_info *c, void *payload)
+{
+	*(uint64_t *)payload += c->turns;
+	return 0;
+}
+
+static void walk_all(struct log *lg)
+{
+	uint32_t k, p, emitted = 0;
+	uint64_t n = 0;
+
+	/* every session counts in its conversation: size things once */
+	if (aptix_index_foreach_conversation(lg->repo, count_cb, &n) < 0)
+		die_aptix();
+	if (n > lg->alloc && n < NONE / 4) {
+		lg->alloc = (uint32_t)n + 16;
+		lg->v = xrealloc(lg->v, lg->alloc, sizeof(*lg->v));
+		while ((uint64_t)lg->hmask + 1 < 2 * (n + 16))
+			hash_grow(lg);
+		aptix_buf_grow(&lg->text, (size_t)n * 48);
+	}
+	if (aptix_index_foreach_session(lg->repo, load_cb, lg) < 0)
+		die_aptix();
+	for (k = 0; k < lg->nr; k++) {
+		if (!lg->v[k].has_parent)
+			continue;
+		p = lookup(lg, &lg->v[k].parent);
+		lg->v[k].parent_idx = p;
+		if (p != NONE)
+			lg->v[p].pending++;
+	}
+	lg->aheap = lg->nr ? lg->nr : 1;
+	lg->heap = xrealloc(lg->heap, lg->aheap, sizeof(*lg->heap));
+	lg->nheap = 0;
+	for (k = 0; k < lg->nr; k++)
+		if (!lg->v[k].pending)
+			heap_set(lg, &lg->heap[lg->nheap++], k);
+	for (k = lg->nheap / 2; k-- > 0;)
+		sift_down(lg, k);
+	while (!limit_reached(lg, emitted) && (k = heap_pop(lg)) != NONE) {
+		emit(lg, k);
+		emitted++;
+		p = lg->v[k].parent_idx;
+		if (p != NONE && !--lg->v[p].pending)
+			heap_push(lg, p);
+	}
+}
+
+/* --- Start points --------------------------------------------------------- */
+
+struct conv_scan {
+	const char *conv;
+	aptix_session_info *found;
+	size_t n, alloc;
+};
+
+static int conv_scan_cb(const aptix_session_info *si, void *payload)
+{
+	struct conv_scan *cs = payload;
+
+	if (strcmp(si->conversation, cs->conv))
+		return 0;
+	if (cs->n == cs->alloc) {
+		cs->alloc = cs->alloc ? cs->alloc * 2 : 8;
+		cs->found = xrealloc(cs->found, cs->alloc, sizeof(*cs->found));
+	}
+	cs->found[cs->n++] = *si;
+	return 0;
+}
+
+/*
+ * A conversation without a head (its first turn failed, or its ref was
+ * deleted): start from every session it has.
+ */
+static size_t start_headless(struct log *lg, const char *conv)
+{
+	struct conv_scan cs = { conv, NULL, 0, 0 };
+	size_t i, n;
+
+	if (aptix_index_foreach_session(lg->repo, conv_scan_cb, &cs) < 0)
+		die_aptix();
+	for (i = 0; i < cs.n; i++)
+		if (lg->show_failed ||
+		    cs.found[i].status != APTIX_SESSION_FAILED)
+			take(lg, &cs.found[i]);
+	n = cs.n;
+	free(cs.found);
+	return n;
+}
+
+static void start_session(struct log *lg, const char *name,
+			  const aptix_oid *id)
+{
+	aptix_session_info si;
+	aptix_otype type;
+	size_t size;
+	int r = aptix_index_session(&si, lg->repo, id);
+
+	if (r == 0) {
+		/* --all shows everything: names are only checked */
+		if (!lg->all)
+			take(lg, &si);
+		return;
+	}
+	if (r != APTIX_ENOTFOUND)
+		die_aptix();
+	if (aptix_odb_read_header(&size, &type, aptix_repo_odb(lg->repo),
+				  id) == 0 && type != APTIX_OBJ_SESSION)
+		die("'%s' is a %s, not a session", name,
+		    aptix_otype_name(type));
+	die("session '%s' is not in the index: run 'aptix reindex'",
+	    aptix_oid_hex(id));
+}
+
+static void add_start(struct log *lg, const char *name, int implicit)
+{
+	char conv[APTIX_CONV_MAXLEN + 1];
+	aptix_buf ref = APTIX_BUF_INIT;
+	aptix_oid id;
+	int r;
+
+	r = aptix_revparse(&id, lg->repo, name);
+	if (r == 0) {
+		start_session(lg, name, &id);
+		return;
+	}
+	/* not a session: a conversation, perhaps without a head */
+	if (r != APTIX_ENOTFOUND && r != APTIX_EINVALID)
+		die_aptix();
+	r = aptix_conv_resolve(conv, lg->repo, name);
+	if (r == APTIX_EAMBIGUOUS)
+		die_aptix();
+	if (r < 0) {
+		if (implicit)
+			die_aptix();
+		die("unknown session or conversation '%s'", name);
+	}
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, conv);
+	if (aptix_buf_oom(&ref))
+		die("out of memory");
+	r = aptix_ref_resolve(&id, NULL, lg->repo, ref.ptr);
+	aptix_buf_release(&ref);
+	if (r == 0) {
+		start_session(lg, name, &id);
+		return;
+	}
+	if (r != APTIX_ENOTFOUND)
+		die_aptix();
+	if (lg->all || start_headless(lg, conv))
+		return;
+	if (implicit)
+		die("your current conversation '%s' does not have any "
+		    "sessions yet", conv);
+	die("conversation '%s' does not have any sessions yet", conv);
+}
+
+/* --- Pager ---------------------------------------------------------------- */
+
+static pid_t pager_pid = -1;
+static int pager_has_stderr;
+
+static void close_pager_fds(void)
+{
+	close(STDOUT_FILENO);
+	if (pager_has_stderr)
+		close(STDERR_FILENO);
+}
+
+static void wait_for_pager(void)
+{
+	if (pager_pid < 0)
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	close_pager_fds();
+	while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	pager_pid = -1;
+}
+
+static void wait_for_pager_signal(int sig)
+{
+	if (pager_pid >= 0) {
+		close_pager_fds();
+		while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* A program the pager command can run: on PATH, or a path. */
+static int runnable(const char *name)
+{
+	const char *path = getenv("PATH"), *end;
+	char buf[4096];
+	size_t len;
+
+	if (strchr(name, '/'))
+		return !access(name, X_OK);
+	if (!path)
+		path = "/usr/bin:/bin";
+	for (; path; path = *end ? end + 1 : NULL) {
+		end = strchr(path, ':');
+		if (!end)
+			end = path + strlen(path);
+		len = (size_t)(end - path);
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path,
+			     len ? "/" : "", name) < (int)sizeof(buf) &&
+		    !access(buf, X_OK))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Split a pager command of plain words (run without a shell, as git
+ * does); NULL when it needs a shell. The words live in *copy.
+ */
+static int split_pager(char **argv, int max, char *copy)
+{
+	char *p;
+	int n = 0;
+
+	for (p = copy; *p && n < max - 1;) {
+		while (*p == ' ' || *p == '\t')
+			*p++ = '\0';
+		if (!*p)
+			break;
+		argv[n++] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+static void setup_pager(void)
+{
+	const char *pager = getenv("APTIX_PAGER");
+	char *copy = NULL, *words[32];
+	int fds[2], errfds[2], err = 0, shell;
+	ssize_t n;
+	pid_t pid;
+
+	if (!pager)
+		pager = getenv("PAGER");
+	if (!pager)
+		pager = "less -FRX";
+	if (!*pager || !strcmp(pager, "cat"))
+		return;
+	shell = strcspn(pager, "|&;<>()$`\\\"'*?[#~=%\n") != strlen(pager);
+	if (!shell) {
+		if (!(copy = strdup(pager)))
+			return;
+		/* a pager that is not there: write directly */
+		if (!split_pager(words, 32, copy) || !runnable(words[0])) {
+			free(copy);
+			return;
+		}
+	}
+	if (pipe(fds) < 0)
+		goto out;
+	if (pipe(errfds) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		goto out;
+	}
+	fcntl(errfds[1], F_SETFD, FD_CLOEXEC);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		close(errfds[0]);
+		close(errfds[1]);
+		goto out;
+	}
+	if (!pid) {
+		close(errfds[0]);
+		dup2(fds[0], STDIN_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		if (!getenv("LESS"))
+			setenv("LESS", "FRX", 1);
+		if (!getenv("LV"))
+			setenv("LV", "-c", 1);
+		if (shell)
+			execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
+		else
+			execvp(words[0], words);
+		err = errno ? errno : ENOENT;
+		n = write(errfds[1], &err, sizeof(err));
+		(void)n;
+		_exit(127);
+	}
+	close(errfds[1]);
+	close(fds[0]);
+	while ((n = read(errfds[0], &err, sizeof(err))) < 0 && errno == EINTR)
+		;
+	close(errfds[0]);
+	if (n > 0) {
+		/* it could not start: write directly */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		close(fds[1]);
+		goto out;
+	}
+	dup2(fds[1], STDOUT_FILENO);
+	if (isatty(STDERR_FILENO)) {
+		dup2(fds[1], STDERR_FILENO);
+		pager_has_stderr = 1;
+	}
+	close(fds[1]);
+	pager_pid = pid;
+	atexit(wait_for_pager);
+	signal(SIGINT, wait_for_pager_signal);
+	signal(SIGHUP, wait_for_pager_signal);
+	signal(SIGTERM, wait_for_pager_signal);
+	signal(SIGQUIT, wait_for_pager_signal);
+	signal(SIGPIPE, wait_for_pager_signal);
+out:
+	free(copy);
+}
+
+/* --- Command -------------------------------------------------------------- */
+
+struct fmt_opt {
+	enum fmt_kind *kind;
+	const char **user_fmt;
+};
+
+static int set_format(enum fmt_kind *kind, const char **user,
+		      const char *arg)
+{
+	if (!strcmp(arg, "oneline"))
+		*kind = FMT_ONELINE;
+	else if (!strcmp(arg, "medium"))
+		*kind = FMT_MEDIUM;
+	else if (!strcmp(arg, "short"))
+		*kind = FMT_SHORT;
+	else if (!strncmp(arg, "format:", 7) || !strncmp(arg, "tformat:", 8)) {
+		*kind = FMT_USER;
+		*user = strchr(arg, ':') + 1;
+	} else if (strchr(arg, '%')) {
+		*kind = FMT_USER;
+		*user = arg;
+	} else {
+		return error("invalid --format: '%s'", arg);
+	}
+	return 0;
+}
+
+static struct fmt_opt *fmt_target;
+
+static int format_cb(const struct option *opt, const char *arg, int unset)
+{
+	(void)opt;
+	if (unset) {
+		*fmt_target->kind = FMT_MEDIUM;
+		return 0;
+	}
+	return set_format(fmt_target->kind, fmt_target->user_fmt, arg);
+}
+
+static int oneline_cb(const struct option *opt, const char *arg, int unset)
+{
+	(void)opt;
+	(void)arg;
+	*fmt_target->kind = unset ? FMT_MEDIUM : FMT_ONELINE;
+	return 0;
+}
+
+static int color_cb(const struct option *opt, const char *arg, int unset)
+{
+	int *when = opt->value;
+
+	if (unset || (arg && !strcmp(arg, "never")))
+		*when = 0;
+	else if (!arg || !strcmp(arg, "always"))
+		*when = 1;
+	else if (!strcmp(arg, "auto"))
+		*when = -1;
+	else
+		return error("invalid --color value '%s': expected always, "
+			     "never or auto", arg);
+	return 0;
+}
+
+/* git's "-<n>" for "-n <n>" */
+static int take_dash_number(int argc, const char **argv, int *max_count)
+{
+	int i, j = 1;
+	unsigned long n;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if ((!strcmp(argv[i], "-n") || !strcmp(argv[i], "--max-count"))
+		    && i + 1 < argc) {
+			argv[j++] = argv[i++];
+			argv[j++] = argv[i];
+			continue;
+		}
+		if (argv[i][0] == '-' && argv[i][1] >= '0' &&
+		    argv[i][1] <= '9' && !cli_parse_ulong(argv[i] + 1, &n) &&
+		    n <= INT32_MAX) {
+			*max_count = (int)n;
+			continue;
+		}
+		argv[j++] = argv[i];
+	}
+	argv[j] = NULL;
+	return j;
+}
+
+static void log_release(struct log *lg)
+{
+	free(lg->v);
+	free(lg->hash);
+	free(lg->convs);
+	free(lg->heap);
+	free(lg->kids);
+	free(lg->order);
+	free(lg->heads);
+	free(lg->ob);
+	aptix_buf_release(&lg->text);
+	graph_release(&lg->g);
+}
+
+int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
+{
+	struct log lg;
+	struct fmt_opt fo;
+	int when = -1, no_pager = 0, i;
+	uint32_t k;
+	struct option options[] = {
+		OPT_BOOL(0, "graph", &lg.use_graph, "draw the history as a "
+			 "graph of branches"),
+		OPT_CALLBACK_F(0, "oneline", NULL, NULL, "one line per "
+			       "session: short id, decorations, summary",
+			       PARSE_OPT_NOARG, oneline_cb),
+		OPT_BOOL(0, "all", &lg.all, "every session of every "
+			 "conversation, failed ones too"),
+		OPT_INTEGER('n', "max-count", &lg.max_count, "show at most "
+			    "<n> sessions"),
+		OPT_BOOL(0, "failed", &lg.show_failed, "show failed snapshots "
+			 "next to their parent (default)"),
+		OPT_BOOL(0, "reverse", &lg.reverse, "oldest first"),
+		OPT_CALLBACK(0, "format", NULL, "format", "oneline, short, "
+			     "medium or a format string (see above)",
+			     format_cb),
+		OPT_CALLBACK_F(0, "color", &when, "when", "use colors: "
+			       "always, never or auto (default)",
+			       PARSE_OPT_OPTARG, color_cb),
+		OPT_BOOL(0, "no-pager", &no_pager, "do not pipe the output "
+			 "into a pager"),
+		OPT_END()
+	};
+
+	memset(&lg, 0, sizeof(lg));
+	aptix_buf_init(&lg.text, 0);
+	lg.repo = repo;
+	lg.show_failed = 1;
+	lg.max_count = -1;
+	lg.kind = FMT_MEDIUM;
+	fo.kind = &lg.kind;
+	fo.user_fmt = &lg.user_fmt;
+	fmt_target = &fo;
+
+	argc = take_dash_number(argc, argv, &lg.max_count);
+	argc = parse_options(argc, argv, options, log_usage, 0);
+	if (lg.use_graph && lg.reverse)
+		die("options '--reverse' and '--graph' cannot be used "
+		    "together");
+	lg.color = when < 0 ? cli_color_enabled(STDOUT_FILENO) : when;
+	(void)cli_isatty_stdout();	/* decided before any pager */
+
+	load_heads(&lg);
+	if (!argc && !lg.all) {
+		add_start(&lg, "HEAD", 1);
+	} else {
+		for (i = 0; i < argc; i++)
+			add_start(&lg, argv[i], 0);
+	}
+
+	if (cli_isatty_stdout() && !no_pager)
+		setup_pager();
+	lg.tty = cli_isatty_stdout();
+	lg.obcap = 1 << 16;
+	lg.ob = xrealloc(NULL, lg.obcap, 1);
+	lg.bol = 1;
+	lg.g.state = lg.g.prev_state = G_PADDING;
+
+	if (lg.all)
+		walk_all(&lg);
+	else
+		walk_lazy(&lg);
+	for (k = lg.norder; k-- > 0;)
+		show(&lg, lg.order[k]);
+
+	ob_flush(&lg);
+	fflush(stdout);
+	log_release(&lg);
+	/* names tried as sessions before conversations left a message */
+	aptix_error_clear();
+	return 0;
+}

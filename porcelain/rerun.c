@@ -1,0 +1,46 @@
+/*
+ * porcelain/rerun.c - aptix rerun: the same instruction again, as a new
+ * turn whose parent is the session's parent: a sibling branch; the old
+ * turn stays as it was (seed 001, DD-006).
+ */
+#include <stdio.h>
+#include <aptix.h>
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+#include "turn-cli.h"
+
+static const char *const rerun_usage[] = {
+	"aptix rerun [--model <model>] [--no-stream] [--dry-run] [--json] "
+	"<session>",
+	NULL
+};
+
+int cmd_rerun(int argc, const char **argv, struct aptix_repo *repo)
+{
+	struct turn_cli c = { 0 };
+	aptix_oid from;
+	size_t sz;
+	aptix_otype t;
+	struct option options[] = {
+		OPT_STRING(0, "model", &c.model, "model", "model to use"),
+		OPT_BOOL(0, "no-stream", &c.no_stream,
+			 "wait for the whole answer"),
+		OPT_BOOL(0, "dry-run", &c.dry_run, "print the request that "
+			 "would be sent; change nothing"),
+		OPT_BOOL(0, "json", &c.json, "print one JSON object"),
+		OPT__QUIET(&c.quiet, "no summary line"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, rerun_usage, 0);
+	if (argc != 1)
+		usage_with_options(rerun_usage, options);
+	if (aptix_revparse(&from, repo, argv[0]) < 0 ||
+	    aptix_odb_read_header(&sz, &t, aptix_repo_odb(repo), &from) < 0)
+		die_aptix();
+	if (t != APTIX_OBJ_SESSION)
+		die("'%s' is a %s, not a session", argv[0],
+		    aptix_otype_name(t));
+	return turn_cli_run(repo, APTIX_RUN_RERUN, &from, NULL, &c);
+}

@@ -1,0 +1,258 @@
+/*
+ * porcelain/sessions.c - aptix sessions: the conversations, most
+ * recently updated first, one per line, '*' marking HEAD's.
+ *
+ * With workspace.id set (config, or APTIX_WORKSPACE), only the
+ * conversations of that workspace are listed unless --all-workspaces.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <aptix/config.h>
+
+#include "view.h"
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+
+static const char *const sessions_usage[] = {
+	"aptix sessions [--json] [--all-workspaces] [-n <n>]",
+	"",
+	"Lists the conversations, most recently updated first; '*' marks",
+	"the current one (HEAD's).",
+	NULL
+};
+
+/* Width of a line, the title being cut to fit. */
+#define LINE_WIDTH 72
+/* The title keeps at least this many columns. */
+#define TITLE_MIN 16
+
+struct conv_row {
+	aptix_conv_info ci;
+	/* the most recent snapshot of the conversation */
+	int has_last;
+	int64_t last_at;
+	aptix_session_status last_status;
+	aptix_turn_status last_turn_status;
+};
+
+struct rows {
+	struct conv_row *v;
+	size_t nr, alloc;
+};
+
+static int collect_conv(const aptix_conv_info *ci, void *payload)
+{
+	struct rows *rows = payload;
+
+	if (rows->nr == rows->alloc) {
+		size_t alloc = rows->alloc ? 2 * rows->alloc : 16;
+		struct conv_row *v = realloc(rows->v, alloc * sizeof(*v));
+
+		if (!v)
+			die("out of memory");
+		rows->v = v;
+		rows->alloc = alloc;
+	}
+	memset(&rows->v[rows->nr], 0, sizeof(rows->v[0]));
+	rows->v[rows->nr++].ci = *ci;
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	return strcmp(((const struct conv_row *)a)->ci.id,
+		      ((const struct conv_row *)b)->ci.id);
+}
+
+static int by_key(const void *key, const void *row)
+{
+	return strcmp(key, ((const struct conv_row *)row)->ci.id);
+}
+
+/* Most recently updated first; then by id, for a stable order. */
+static int by_updated(const void *a, const void *b)
+{
+	const struct conv_row *x = a, *y = b;
+
+	if (x->ci.updated_at != y->ci.updated_at)
+		return x->ci.updated_at > y->ci.updated_at ? -1 : 1;
+	return strcmp(x->ci.id, y->ci.id);
+}
+
+/* Remember the latest snapshot of each listed conversation. */
+static int scan_session(const aptix_session_info *si, void *payload)
+{
+	struct rows *rows = payload;
+	struct conv_row *row = bsearch(si->conversation, rows->v, rows->nr,
+				       sizeof(*rows->v), by_key);
+
+	if (!row)
+		return 0;
+	/* on a tie, prefer the one the conversation record names */
+	if (!row->has_last || si->created_at > row->last_at ||
+	    (si->created_at == row->last_at &&
+	     si->status == row->ci.last_status)) {
+		row->has_last = 1;
+		row->last_at = si->created_at;
+		row->last_status = si->status;
+		row->last_turn_status = si->turn_status;
+	}
+	return 0;
+}
+
+static const char *workspace_scope(aptix_repo *repo, aptix_config **cfg)
+{
+	const char *ws = getenv("APTIX_WORKSPACE");
+
+	if (ws && *ws)
+		return ws;
+	if (aptix_config_open(cfg, repo) < 0)
+		die_aptix();
+	ws = aptix_config_get(*cfg, "workspace.id");
+	return ws && *ws ? ws : NULL;
+}
+
+static void print_row(const struct conv_row *row, int current)
+{
+	const aptix_conv_info *ci = &row->ci;
+	const char *green = view_color(stdout, VIEW_GREEN);
+	const char *red = view_color(stdout, VIEW_RED);
+	const char *reset = *green ? VIEW_RESET : "";
+	const char *status = ci->turns ?
+		aptix_session_status_name(ci->last_status) : "new";
+	char date[32];
+	int cols = 0, n;
+
+	if (current)
+		printf("%s* ", green);
+	else
+		printf("  ");
+	cols += 2;
+	/* ids are [A-Za-z0-9._-]: safe to print as they are */
+	n = printf("%-8.8s  %s  %3lu turn%s  ", ci->id,
+		   view_date(date, ci->updated_at, 0),
+		   (unsigned long)ci->turns, ci->turns == 1 ? " " : "s");
+	cols += n > 0 ? n : 0;
+	if (current)
+		printf("%s", reset);
+	if (ci->last_status == APTIX_SESSION_FAILED && ci->turns)
+		printf("%s", red);
+	n = printf("%-9s", status);
+	if (ci->last_status == APTIX_SESSION_FAILED && ci->turns)
+		printf("%s", reset);
+	cols += (n > 0 ? n : 0) + 2;
+	printf("  ");
+	if (*ci->title)
+		view_put_truncated(stdout, ci->title,
+				   cols + TITLE_MIN < LINE_WIDTH ?
+				   (size_t)(LINE_WIDTH - cols) : TITLE_MIN, 0);
+	else
+		printf("(no title)");
+	putchar('\n');
+}
+
+static json_t *row_json(const struct conv_row *row, int current)
+{
+	const aptix_conv_info *ci = &row->ci;
+	json_t *o = json_object();
+
+	if (!o)
+		die("out of memory");
+	view_json_set(o, "conversation", view_json_str(ci->id));
+	view_json_set(o, "title", *ci->title ? view_json_str(ci->title) :
+		      json_null());
+	view_json_set(o, "status", ci->turns ?
+		      view_json_str(aptix_session_status_name(
+					    ci->last_status)) : json_null());
+	view_json_set(o, "last_turn_status", row->has_last ?
+		      view_json_str(aptix_turn_status_name(
+					    row->last_turn_status)) :
+		      json_null());
+	view_json_set(o, "last_turn_date", row->has_last ?
+		      view_json_time(row->last_at) : json_null());
+	view_json_set(o, "created", view_json_time(ci->created_at));
+	view_json_set(o, "updated", view_json_time(ci->updated_at));
+	view_json_set(o, "turns", view_json_int(ci->turns));
+	view_json_set(o, "head", ci->has_head ? view_json_id(&ci->head) :
+		      json_null());
+	view_json_set(o, "current", json_boolean(current));
+	view_json_set(o, "archived", json_boolean(ci->archived));
+	view_json_set(o, "workspace", *ci->workspace ?
+		      view_json_str(ci->workspace) : json_null());
+	return o;
+}
+
+int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
+{
+	int json = 0, all_ws = 0;
+	unsigned long limit = ULONG_MAX;
+	struct rows rows = { NULL, 0, 0 };
+	aptix_config *cfg = NULL;
+	char cur[APTIX_CONV_MAXLEN + 1];
+	const char *ws = NULL;
+	size_t i, shown = 0, hidden = 0;
+	json_t *arr = NULL;
+	struct option options[] = {
+		OPT_BOOL(0, "json", &json, "print a JSON array"),
+		OPT_BOOL(0, "all-workspaces", &all_ws,
+			 "list the conversations of every workspace"),
+		OPT_ULONG('n', "max-count", &limit,
+			  "list at most <n> conversations"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, sessions_usage, 0);
+	if (argc)
+		usage_with_options(sessions_usage, options);
+	if (!all_ws)
+		ws = workspace_scope(repo, &cfg);
+	if (aptix_conv_resolve(cur, repo, "HEAD") < 0) {
+		*cur = '\0';	/* HEAD names no conversation */
+		aptix_error_clear();
+	}
+
+	if (aptix_index_foreach_conversation(repo, collect_conv, &rows) < 0)
+		die_aptix();
+	if (rows.nr) {
+		qsort(rows.v, rows.nr, sizeof(*rows.v), by_id);
+		if (aptix_index_foreach_session(repo, scan_session, &rows) < 0)
+			die_aptix();
+		qsort(rows.v, rows.nr, sizeof(*rows.v), by_updated);
+	}
+
+	if (json && !(arr = json_array()))
+		die("out of memory");
+	for (i = 0; i < rows.nr; i++) {
+		const struct conv_row *row = &rows.v[i];
+		int current = !strcmp(row->ci.id, cur);
+
+		if (ws && strcmp(row->ci.workspace, ws)) {
+			hidden++;
+			continue;
+		}
+		if (shown >= limit)
+			break;
+		shown++;
+		if (!json)
+			print_row(row, current);
+		else if (json_array_append_new(arr, row_json(row, current)))
+			die("out of memory");
+	}
+	if (json)
+		view_json_print(arr);
+	else if (!shown && hidden) {
+		fprintf(stderr, "No conversation in workspace '");
+		view_puts(stderr, ws);
+		fprintf(stderr, "' (%lu in others: see --all-workspaces).\n",
+			(unsigned long)hidden);
+	}
+
+	free(rows.v);
+	aptix_config_free(cfg);
+	return 0;
+}

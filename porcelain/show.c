@@ -1,0 +1,498 @@
+/*
+ * porcelain/show.c - aptix show: explain one turn to a person.
+ *
+ * Prints a session's header (status, parent, conversation, times,
+ * model, chain, usage), then the full instruction and answer, the RAG
+ * sources, the active files, warnings and errors. Failed turns put their
+ * errors right under the header. --json prints the same as one object;
+ * --raw adds the raw payloads.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view.h"
+#include "cli.h"
+#include "pretty.h"
+#include "commands.h"
+#include "parse-options.h"
+
+static const char *const show_usage[] = {
+	"aptix show [--json] [--raw] [<session>]",
+	"",
+	"Explains one turn (default: HEAD): status, times, model, usage, the",
+	"full instruction and answer, sources, active files, warnings and",
+	"errors.",
+	NULL
+};
+
+#define LABEL_WIDTH 22
+
+struct show {
+	aptix_repo *repo;
+	aptix_oid id;
+	aptix_session s;
+	aptix_turn t;
+	char title[APTIX_SUMMARY_MAX + 1];
+	int has_title;
+	aptix_buf instruction, answer;
+	int has_answer;
+	int raw;
+	int64_t now;
+};
+
+static void label(const char *name)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s:", name);
+	printf("%-*s", LABEL_WIDTH, buf);
+}
+
+/* label and an untrusted value; nothing for NULL */
+static void field(const char *name, const char *val)
+{
+	if (!val)
+		return;
+	label(name);
+	view_puts(stdout, val);
+	putchar('\n');
+}
+
+static void field_time(const char *name, int64_t ms)
+{
+	char buf[32];
+
+	if (!ms)
+		return;
+	label(name);
+	printf("%s\n", aptix_time_fmt(buf, ms));
+}
+
+static const char *file_state(const aptix_file_ref *f)
+{
+	if (f->binary)
+		return "binary";
+	if (f->too_large)
+		return "too large";
+	return f->sent ? "sent" : "unchanged";
+}
+
+/* Does the turn status say something the session status does not? */
+static int turn_status_differs(const struct show *sh)
+{
+	switch (sh->s.status) {
+	case APTIX_SESSION_COMMITTED:
+		return sh->t.status != APTIX_TURN_COMPLETED;
+	case APTIX_SESSION_FAILED:
+		return sh->t.status != APTIX_TURN_FAILED;
+	default:
+		return 1;
+	}
+}
+
+static int is_failed(const struct show *sh)
+{
+	return sh->s.status == APTIX_SESSION_FAILED ||
+		sh->t.status == APTIX_TURN_FAILED;
+}
+
+static void print_list(const char *heading, char **items, size_t n,
+		       const char *color)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	printf("\n%s%s:%s\n", view_color(stdout, color), heading,
+	       *view_color(stdout, color) ? VIEW_RESET : "");
+	for (i = 0; i < n; i++)
+		view_put_indented(stdout, "    ", items[i], strlen(items[i]));
+}
+
+static void print_request(struct show *sh)
+{
+	aptix_buf req = APTIX_BUF_INIT;
+	json_error_t jerr;
+	json_t *v;
+	char *pretty;
+
+	if (aptix_oid_is_zero(&sh->t.request))
+		return;
+	view_read_blob(&req, sh->repo, &sh->t.request);
+	printf("\nRequest:\n");
+	v = json_loadb(req.ptr, req.len, JSON_DECODE_ANY, &jerr);
+	pretty = v ? json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY) : NULL;
+	if (pretty)
+		view_put_indented(stdout, "    ", pretty, strlen(pretty));
+	else
+		view_put_indented(stdout, "    ", req.ptr, req.len);
+	free(pretty);
+	json_decref(v);
+	aptix_buf_release(&req);
+}
+
+static void print_text(struct show *sh)
+{
+	const aptix_turn *t = &sh->t;
+	const char *red = view_color(stdout, VIEW_RED);
+	const char *bold = view_color(stdout, VIEW_BOLD);
+	const char *reset = *red ? VIEW_RESET : "";
+	char buf[32];
+	size_t i;
+
+	printf("%ssession %s%s\n", view_color(stdout, VIEW_YELLOW),
+	       aptix_oid_hex(&sh->id), reset);
+	label("Status");
+	if (is_failed(sh))
+		printf("%s%s%s%s", bold, red,
+		       aptix_session_status_name(sh->s.status), reset);
+	else
+		printf("%s", aptix_session_status_name(sh->s.status));
+	if (turn_status_differs(sh))
+		printf(" (turn %s)", aptix_turn_status_name(t->status));
+	putchar('\n');
+	label("Parent");
+	if (sh->s.has_parent)
+		printf("%s\n", aptix_oid_hex(&sh->s.parent));
+	else
+		printf("none (first turn of the conversation)\n");
+	label("Conversation");
+	view_puts(stdout, sh->s.conversation);
+	if (sh->has_title && *sh->title) {
+		printf(" (");
+		view_puts(stdout, sh->title);
+		putchar(')');
+	}
+	putchar('\n');
+	field("Forked from", sh->s.forked_from);
+	label("Turn");
+	printf("#%ld %s\n", t->seq, aptix_oid_hex(&sh->s.turn));
+	field("Mode", t->mode);
+	field_time("Created", t->created_at);
+	field_time("Response", t->response_at);
+	label("Duration");
+	printf("%s\n", view_duration(buf, sh->s.duration_ms));
+	field("Model", t->model);
+	field("Response id", t->response_id);
+	field("Previous response id", t->previous_response_id);
+	if (t->chain_expires_at) {
+		label("Chain expires");
+		printf("%s%s\n", aptix_time_fmt(buf, t->chain_expires_at),
+		       t->chain_expires_at <= sh->now ? " (expired)" : "");
+	}
+	if (t->chain_restarted)
+		field("Chain restarted", "yes (context sent again)");
+	label("Usage");
+	printf("input %ld (cached %ld), output %ld (reasoning %ld), "
+	       "total %ld tokens; %ld request%s\n", t->usage.input_tokens,
+	       t->usage.cached_tokens, t->usage.output_tokens,
+	       t->usage.reasoning_tokens, t->usage.total_tokens,
+	       t->usage.model_requests,
+	       t->usage.model_requests == 1 ? "" : "s");
+	field("Workspace", t->workspace ? t->workspace : sh->s.workspace);
+	field("Repository", t->repo);
+	field("Transport", sh->s.transport);
+	if (sh->raw) {
+		if (!aptix_oid_is_zero(&t->request)) {
+			label("Request payload");
+			printf("%s\n", aptix_oid_hex(&t->request));
+		}
+		if (!aptix_oid_is_zero(&t->response)) {
+			label("Response payload");
+			printf("%s\n", aptix_oid_hex(&t->response));
+		}
+	}
+
+	if (is_failed(sh)) {
+		if (t->nerrors)
+			print_list("Errors", t->errors, t->nerrors, VIEW_RED);
+		else
+			printf("\n%sThe turn failed; no error was "
+			       "recorded.%s\n", red, reset);
+	}
+
+	printf("\nInstruction:\n");
+	view_put_indented(stdout, "    ", sh->instruction.ptr,
+			  sh->instruction.len);
+	if (sh->has_answer) {
+		printf("\nAnswer:\n");
+		view_put_indented(stdout, "    ", sh->answer.ptr,
+				  sh->answer.len);
+	} else if (!is_failed(sh)) {
+		printf("\nNo answer (turn %s).\n",
+		       aptix_turn_status_name(t->status));
+	}
+
+	if (t->nchunks)
+		printf("\nSources:\n");
+	for (i = 0; i < t->nchunks; i++) {
+		const aptix_chunk_ref *c = &t->chunks[i];
+
+		printf("    ");
+		view_puts(stdout, c->path);
+		printf(":%ld-%ld  score %.3f  %s\n", c->start_line,
+		       c->end_line, c->score / 1e6,
+		       c->sent ? "sent" : "already sent");
+	}
+	if (t->nfiles)
+		printf("\nActive files:\n");
+	for (i = 0; i < t->nfiles; i++) {
+		const aptix_file_ref *f = &t->files[i];
+
+		printf("    ");
+		view_puts(stdout, f->path);
+		printf("  %s  sha256 %.12s  %s%s\n",
+		       pretty_size(buf, (uint64_t)(f->size > 0 ? f->size : 0)), f->sha256 ? f->sha256 :
+		       "", file_state(f), f->touched ? ", touched" : "");
+	}
+	print_list("Warnings", t->warnings, t->nwarnings, VIEW_YELLOW);
+	if (!is_failed(sh))
+		print_list("Errors", t->errors, t->nerrors, VIEW_RED);
+	if (sh->raw)
+		print_request(sh);
+}
+
+static json_t *usage_json(const aptix_usage *u)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		die("out of memory");
+	view_json_set(o, "input_tokens", view_json_int(u->input_tokens));
+	view_json_set(o, "cached_tokens", view_json_int(u->cached_tokens));
+	view_json_set(o, "output_tokens", view_json_int(u->output_tokens));
+	view_json_set(o, "reasoning_tokens",
+		      view_json_int(u->reasoning_tokens));
+	view_json_set(o, "total_tokens", view_json_int(u->total_tokens));
+	view_json_set(o, "model_requests", view_json_int(u->model_requests));
+	return o;
+}
+
+static json_t *new_object(void)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		die("out of memory");
+	return o;
+}
+
+static json_t *new_array(void)
+{
+	json_t *a = json_array();
+
+	if (!a)
+		die("out of memory");
+	return a;
+}
+
+static void append(json_t *a, json_t *v)
+{
+	if (!v || json_array_append_new(a, v) < 0)
+		die("out of memory");
+}
+
+static json_t *strings_json(char **items, size_t n)
+{
+	json_t *a = new_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		append(a, view_json_str(items[i]));
+	return a;
+}
+
+static json_t *time_ms(int64_t ms)
+{
+	return ms ? view_json_int(ms) : json_null();
+}
+
+static json_t *request_json(struct show *sh)
+{
+	aptix_buf req = APTIX_BUF_INIT;
+	json_t *v;
+
+	if (aptix_oid_is_zero(&sh->t.request))
+		return json_null();
+	view_read_blob(&req, sh->repo, &sh->t.request);
+	v = json_loadb(req.ptr, req.len, JSON_DECODE_ANY, NULL);
+	if (!v)
+		v = view_json_text(req.ptr, req.len);
+	aptix_buf_release(&req);
+	return v;
+}
+
+static void print_json(struct show *sh)
+{
+	const aptix_turn *t = &sh->t;
+	json_t *o = new_object(), *a, *x, *summary;
+	size_t i;
+
+	view_json_set(o, "session", view_json_id(&sh->id));
+	view_json_set(o, "status", view_json_str(
+			      aptix_session_status_name(sh->s.status)));
+	view_json_set(o, "failed", json_boolean(is_failed(sh)));
+	view_json_set(o, "parent", sh->s.has_parent ?
+		      view_json_id(&sh->s.parent) : json_null());
+	view_json_set(o, "conversation", view_json_str(sh->s.conversation));
+	view_json_set(o, "title", sh->has_title && *sh->title ?
+		      view_json_str(sh->title) : json_null());
+	view_json_set(o, "forked_from", view_json_str(sh->s.forked_from));
+	view_json_set(o, "session_created", view_json_time(sh->s.created_at));
+	view_json_set(o, "session_created_ms", time_ms(sh->s.created_at));
+	view_json_set(o, "turn", view_json_id(&sh->s.turn));
+	view_json_set(o, "turn_status", view_json_str(
+			      aptix_turn_status_name(t->status)));
+	view_json_set(o, "seq", view_json_int(t->seq));
+	view_json_set(o, "mode", view_json_str(t->mode));
+	view_json_set(o, "created", view_json_time(t->created_at));
+	view_json_set(o, "created_ms", time_ms(t->created_at));
+	view_json_set(o, "response_at", view_json_time(t->response_at));
+	view_json_set(o, "response_at_ms", time_ms(t->response_at));
+	view_json_set(o, "status_at", view_json_time(t->status_at));
+	view_json_set(o, "status_at_ms", time_ms(t->status_at));
+	view_json_set(o, "duration_ms", view_json_int(sh->s.duration_ms));
+	view_json_set(o, "model", view_json_str(t->model));
+	view_json_set(o, "response_id", view_json_str(t->response_id));
+	view_json_set(o, "previous_response_id",
+		      view_json_str(t->previous_response_id));
+	view_json_set(o, "chain_expires_at",
+		      view_json_time(t->chain_expires_at));
+	view_json_set(o, "chain_expires_at_ms", time_ms(t->chain_expires_at));
+	view_json_set(o, "chain_expired", t->chain_expires_at ?
+		      json_boolean(t->chain_expires_at <= sh->now) :
+		      json_null());
+	view_json_set(o, "chain_restarted", json_boolean(t->chain_restarted));
+	view_json_set(o, "usage", usage_json(&t->usage));
+	summary = new_object();
+	view_json_set(summary, "duration_ms", view_json_int(sh->s.duration_ms));
+	view_json_set(summary, "prompt_tokens",
+		      view_json_int(sh->s.usage.input_tokens));
+	view_json_set(summary, "completion_tokens",
+		      view_json_int(sh->s.usage.output_tokens));
+	view_json_set(summary, "total_tokens",
+		      view_json_int(sh->s.usage.total_tokens));
+	view_json_set(summary, "model_requests",
+		      view_json_int(sh->s.usage.model_requests));
+	view_json_set(o, "run_summary", summary);
+	view_json_set(o, "workspace", view_json_str(t->workspace ?
+						    t->workspace :
+						    sh->s.workspace));
+	view_json_set(o, "repo", view_json_str(t->repo));
+	view_json_set(o, "transport", view_json_str(sh->s.transport));
+	view_json_set(o, "instruction_id", view_json_id(&t->instruction));
+	view_json_set(o, "instruction", view_json_text(sh->instruction.ptr,
+						       sh->instruction.len));
+	view_json_set(o, "answer_id", view_json_id(&t->answer));
+	view_json_set(o, "answer", sh->has_answer ?
+		      view_json_text(sh->answer.ptr, sh->answer.len) :
+		      json_null());
+	view_json_set(o, "request", view_json_id(&t->request));
+	view_json_set(o, "response", view_json_id(&t->response));
+	if (sh->raw)
+		view_json_set(o, "request_payload", request_json(sh));
+
+	a = new_array();
+	for (i = 0; i < t->nchunks; i++) {
+		const aptix_chunk_ref *c = &t->chunks[i];
+
+		x = new_object();
+		view_json_set(x, "path", view_json_str(c->path));
+		view_json_set(x, "start_line", view_json_int(c->start_line));
+		view_json_set(x, "end_line", view_json_int(c->end_line));
+		view_json_set(x, "score", json_real(c->score / 1e6));
+		view_json_set(x, "score_micro", view_json_int(c->score));
+		view_json_set(x, "sent", json_boolean(c->sent));
+		view_json_set(x, "chunk_id", view_json_str(c->chunk_id));
+		view_json_set(x, "content_hash",
+			      view_json_str(c->content_hash));
+		view_json_set(x, "snippet", view_json_id(&c->snippet));
+		append(a, x);
+	}
+	view_json_set(o, "sources", a);
+
+	a = new_array();
+	for (i = 0; i < t->nfiles; i++) {
+		const aptix_file_ref *f = &t->files[i];
+
+		x = new_object();
+		view_json_set(x, "path", view_json_str(f->path));
+		view_json_set(x, "size", view_json_int(f->size));
+		view_json_set(x, "sha256", view_json_str(f->sha256));
+		view_json_set(x, "state", view_json_str(file_state(f)));
+		view_json_set(x, "sent", json_boolean(f->sent));
+		view_json_set(x, "touched", json_boolean(f->touched));
+		view_json_set(x, "too_large", json_boolean(f->too_large));
+		view_json_set(x, "binary", json_boolean(f->binary));
+		view_json_set(x, "content", f->has_content ?
+			      view_json_id(&f->content) : json_null());
+		append(a, x);
+	}
+	view_json_set(o, "files", a);
+	view_json_set(o, "warnings", strings_json(t->warnings, t->nwarnings));
+	view_json_set(o, "errors", strings_json(t->errors, t->nerrors));
+	view_json_print(o);
+}
+
+int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
+{
+	struct show sh;
+	int json = 0;
+	const char *name = "HEAD";
+	aptix_conv_info ci;
+	aptix_otype type;
+	size_t size;
+	struct option options[] = {
+		OPT_BOOL(0, "json", &json, "print one JSON object"),
+		OPT_BOOL(0, "raw", &sh.raw, "add the raw request and response "
+			 "payloads"),
+		OPT_END()
+	};
+
+	memset(&sh, 0, sizeof(sh));
+	argc = parse_options(argc, argv, options, show_usage, 0);
+	if (argc > 1)
+		usage_with_options(show_usage, options);
+	if (argc == 1)
+		name = argv[0];
+	sh.repo = repo;
+	sh.now = aptix_now_ms();
+	if (aptix_revparse(&sh.id, repo, name) < 0)
+		die_aptix();
+	if (aptix_odb_read_header(&size, &type, aptix_repo_odb(repo),
+				  &sh.id) < 0)
+		die_aptix();
+	if (type != APTIX_OBJ_SESSION)
+		die("'%s' is a %s, not a session", name,
+		    aptix_otype_name(type) ? aptix_otype_name(type) :
+		    "bad object");
+	view_load_session(&sh.s, repo, &sh.id);
+	view_load_turn(&sh.t, repo, &sh.s.turn);
+	if (aptix_index_conversation(&ci, repo, sh.s.conversation) == 0) {
+		memcpy(sh.title, ci.title, sizeof(sh.title));
+		sh.has_title = 1;
+	} else if (sh.s.title) {
+		snprintf(sh.title, sizeof(sh.title), "%s", sh.s.title);
+		sh.has_title = 1;
+	}
+	view_read_blob(&sh.instruction, repo, &sh.t.instruction);
+	if (!aptix_oid_is_zero(&sh.t.answer)) {
+		view_read_blob(&sh.answer, repo, &sh.t.answer);
+		sh.has_answer = 1;
+	}
+
+	if (json)
+		print_json(&sh);
+	else
+		print_text(&sh);
+
+	aptix_buf_release(&sh.instruction);
+	aptix_buf_release(&sh.answer);
+	aptix_turn_release(&sh.t);
+	aptix_session_release(&sh.s);
+	return 0;
+}

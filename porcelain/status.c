@@ -1,0 +1,381 @@
+/*
+ * porcelain/status.c - aptix status: where am I?
+ *
+ * The current conversation and its head, the turns in flight in the
+ * store (or left behind by a dead process), and the last failed turn of
+ * the current conversation when it came after the head, with a hint to
+ * run it again.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <stdlib.h>
+#include <string.h>
+#include <aptix/run.h>
+
+#include "view.h"
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+
+static const char *const status_usage[] = {
+	"aptix status [--json]",
+	"",
+	"Shows the current conversation and its head, the turns running",
+	"now, and the last failed turn of the conversation.",
+	NULL
+};
+
+struct running {
+	aptix_running_info info;
+	char summary[APTIX_SUMMARY_MAX + 1];
+	int has_summary;
+};
+
+struct status {
+	aptix_repo *repo;
+	/* HEAD */
+	char conv[APTIX_CONV_MAXLEN + 1];
+	int on_conv;
+	char *head_target;		/* HEAD's target when not a conv */
+	aptix_oid detached;
+	int is_detached;
+	/* the conversation */
+	char title[APTIX_SUMMARY_MAX + 1];
+	aptix_session_info head;
+	int has_head;
+	/* the last failed turn after the head */
+	aptix_session_info failed;
+	int has_failed;
+	char **errors;
+	size_t nerrors;
+	aptix_turn failed_turn;
+	int has_failed_turn;
+	/* turns in flight */
+	struct running *run;
+	size_t nrun, allocrun;
+};
+
+/* The instruction's first line; 0 when it cannot be read. */
+static int turn_summary(char *out, aptix_repo *repo, const aptix_oid *turn)
+{
+	aptix_buf blob = APTIX_BUF_INIT;
+	aptix_otype type;
+	aptix_turn t;
+	int ok = 0;
+
+	if (view_load_turn_try(&t, repo, turn) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	if (aptix_odb_read(&blob, &type, aptix_repo_odb(repo),
+			   &t.instruction, 0) == 0 && type == APTIX_OBJ_BLOB) {
+		aptix_summary_line(out, APTIX_SUMMARY_MAX, blob.ptr, blob.len);
+		ok = 1;
+	} else {
+		aptix_error_clear();
+	}
+	aptix_buf_release(&blob);
+	aptix_turn_release(&t);
+	return ok;
+}
+
+static int collect_running(const aptix_running_info *r, void *payload)
+{
+	struct status *st = payload;
+	struct running *e;
+
+	if (st->nrun == st->allocrun) {
+		size_t alloc = st->allocrun ? 2 * st->allocrun : 4;
+		struct running *v = realloc(st->run, alloc * sizeof(*v));
+
+		if (!v)
+			die("out of memory");
+		st->run = v;
+		st->allocrun = alloc;
+	}
+	e = &st->run[st->nrun++];
+	memset(e, 0, sizeof(*e));
+	e->info = *r;
+	e->has_summary = turn_summary(e->summary, st->repo, &r->turn);
+	return 0;
+}
+
+static int find_failed(const aptix_session_info *si, void *payload)
+{
+	struct status *st = payload;
+
+	if (strcmp(si->conversation, st->conv))
+		return 0;
+	if (si->status != APTIX_SESSION_FAILED &&
+	    si->turn_status != APTIX_TURN_FAILED)
+		return 0;
+	if (st->has_head && si->created_at <= st->head.created_at)
+		return 0;
+	if (st->has_failed && si->created_at < st->failed.created_at)
+		return 0;
+	if (st->has_failed && si->created_at == st->failed.created_at &&
+	    si->generation <= st->failed.generation)
+		return 0;
+	st->failed = *si;
+	st->has_failed = 1;
+	return 0;
+}
+
+/* The head when the index does not know it (never in a sane store). */
+static void head_from_objects(struct status *st, const aptix_oid *id)
+{
+	aptix_session s;
+
+	view_load_session(&s, st->repo, id);
+	memset(&st->head, 0, sizeof(st->head));
+	st->head.id = *id;
+	st->head.status = s.status;
+	st->head.created_at = s.created_at;
+	st->head.turn = s.turn;
+	turn_summary(st->head.summary, st->repo, &s.turn);
+	aptix_session_release(&s);
+}
+
+static void gather(struct status *st)
+{
+	aptix_ref ref;
+	aptix_conv_info ci;
+	aptix_oid id;
+	char name[sizeof(APTIX_CONV_PREFIX) + APTIX_CONV_MAXLEN];
+	size_t plen = strlen(APTIX_CONV_PREFIX);
+	int r;
+
+	if (aptix_ref_read(&ref, st->repo, "HEAD") < 0)
+		die_aptix();
+	if (!ref.target) {
+		st->is_detached = 1;
+		st->detached = ref.oid;
+	} else if (strncmp(ref.target, APTIX_CONV_PREFIX, plen) ||
+		   aptix_conv_check_id(ref.target + plen) < 0) {
+		aptix_error_clear();
+		st->head_target = strdup(ref.target);
+		if (!st->head_target)
+			die("out of memory");
+	} else {
+		snprintf(st->conv, sizeof(st->conv), "%s",
+			 ref.target + plen);
+		st->on_conv = 1;
+	}
+	aptix_ref_release(&ref);
+
+	if (st->on_conv) {
+		if (aptix_index_conversation(&ci, st->repo, st->conv) == 0)
+			memcpy(st->title, ci.title, sizeof(st->title));
+		else
+			aptix_error_clear();
+		snprintf(name, sizeof(name), "%s%s", APTIX_CONV_PREFIX,
+			 st->conv);
+		r = aptix_ref_resolve(&id, NULL, st->repo, name);
+		if (r == 0) {
+			st->has_head = 1;
+			if (aptix_index_session(&st->head, st->repo, &id) < 0) {
+				aptix_error_clear();
+				head_from_objects(st, &id);
+			}
+		} else if (r == APTIX_ENOTFOUND) {
+			aptix_error_clear();
+		} else {
+			die_aptix();
+		}
+		if (aptix_index_foreach_session(st->repo, find_failed, st) < 0)
+			die_aptix();
+	}
+	if (st->has_failed) {
+		aptix_session s;
+
+		view_load_session(&s, st->repo, &st->failed.id);
+		if (view_load_turn_try(&st->failed_turn, st->repo,
+				       &s.turn) == 0) {
+			st->has_failed_turn = 1;
+			st->errors = st->failed_turn.errors;
+			st->nerrors = st->failed_turn.nerrors;
+		} else {
+			aptix_error_clear();
+		}
+		aptix_session_release(&s);
+	}
+	if (aptix_run_foreach_running(st->repo, collect_running, st) < 0)
+		die_aptix();
+}
+
+static void print_text(struct status *st)
+{
+	const char *red = view_color(stdout, VIEW_RED);
+	const char *yellow = view_color(stdout, VIEW_YELLOW);
+	const char *green = view_color(stdout, VIEW_GREEN);
+	const char *reset = *red ? VIEW_RESET : "";
+	char date[32];
+	size_t i;
+
+	if (st->is_detached) {
+		printf("HEAD detached at %s\n", view_short_id(&st->detached));
+	} else if (!st->on_conv) {
+		printf("HEAD points to ");
+		view_puts(stdout, st->head_target);
+		printf(", not to a conversation\n");
+	} else {
+		printf("On conversation %s", st->conv);
+		if (*st->title) {
+			printf(" (");
+			view_puts(stdout, st->title);
+			putchar(')');
+		}
+		putchar('\n');
+		if (st->has_head) {
+			printf("Head: %s%s%s ", yellow,
+			       view_short_id(&st->head.id), reset);
+			view_puts(stdout, st->head.summary);
+			printf("  (%s)\n", view_date(date, st->head.created_at,
+						     1));
+		} else {
+			printf("No turns yet.\n");
+		}
+	}
+
+	if (st->nrun) {
+		printf("\nTurns in flight:\n");
+		for (i = 0; i < st->nrun; i++) {
+			const struct running *e = &st->run[i];
+
+			printf("  %s  pid %ld  since %s  ",
+			       e->info.conversation, e->info.pid,
+			       aptix_time_fmt(date, e->info.since_ms));
+			if (e->info.alive)
+				printf("%srunning%s\n", green, reset);
+			else
+				printf("%sinterrupted (process gone)%s\n",
+				       red, reset);
+			if (e->has_summary) {
+				printf("      ");
+				view_puts(stdout, e->summary);
+				putchar('\n');
+			}
+		}
+	}
+
+	if (st->has_failed) {
+		printf("\n%sLast turn failed%s (%s):\n", red, reset,
+		       view_date(date, st->failed.created_at, 1));
+		printf("  session %s  ", view_short_id(&st->failed.id));
+		view_puts(stdout, st->failed.summary);
+		putchar('\n');
+		for (i = 0; i < st->nerrors; i++) {
+			printf("  %serror:%s ", red, reset);
+			view_puts(stdout, st->errors[i]);
+			putchar('\n');
+		}
+		printf("  retry it with: aptix rerun %s\n",
+		       view_short_id(&st->failed.id));
+	}
+}
+
+static void print_json(struct status *st)
+{
+	json_t *o = json_object(), *x, *a;
+	char cmd[64];
+	size_t i;
+
+	if (!o)
+		die("out of memory");
+	view_json_set(o, "conversation", st->on_conv ?
+		      view_json_str(st->conv) : json_null());
+	view_json_set(o, "title", st->on_conv && *st->title ?
+		      view_json_str(st->title) : json_null());
+	view_json_set(o, "detached", st->is_detached ?
+		      view_json_id(&st->detached) : json_null());
+	if (st->has_head) {
+		x = json_object();
+		if (!x)
+			die("out of memory");
+		view_json_set(x, "session", view_json_id(&st->head.id));
+		view_json_set(x, "summary", view_json_str(st->head.summary));
+		view_json_set(x, "status", view_json_str(
+				      aptix_session_status_name(
+					      st->head.status)));
+		view_json_set(x, "created",
+			      view_json_time(st->head.created_at));
+		view_json_set(o, "head", x);
+	} else {
+		view_json_set(o, "head", json_null());
+	}
+
+	if (!(a = json_array()))
+		die("out of memory");
+	for (i = 0; i < st->nrun; i++) {
+		const struct running *e = &st->run[i];
+
+		if (!(x = json_object()))
+			die("out of memory");
+		view_json_set(x, "conversation",
+			      view_json_str(e->info.conversation));
+		view_json_set(x, "state", view_json_str(
+				      e->info.alive ? "running" :
+				      "interrupted"));
+		view_json_set(x, "pid", view_json_int(e->info.pid));
+		view_json_set(x, "host", view_json_str(e->info.host));
+		view_json_set(x, "since", view_json_time(e->info.since_ms));
+		view_json_set(x, "since_ms", view_json_int(e->info.since_ms));
+		view_json_set(x, "turn", view_json_id(&e->info.turn));
+		view_json_set(x, "parent", e->info.has_parent ?
+			      view_json_id(&e->info.parent) : json_null());
+		view_json_set(x, "instruction", e->has_summary ?
+			      view_json_str(e->summary) : json_null());
+		if (json_array_append_new(a, x) < 0)
+			die("out of memory");
+	}
+	view_json_set(o, "running", a);
+
+	if (st->has_failed) {
+		if (!(x = json_object()) || !(a = json_array()))
+			die("out of memory");
+		view_json_set(x, "session", view_json_id(&st->failed.id));
+		view_json_set(x, "created",
+			      view_json_time(st->failed.created_at));
+		view_json_set(x, "instruction",
+			      view_json_str(st->failed.summary));
+		for (i = 0; i < st->nerrors; i++)
+			if (json_array_append_new(a, view_json_str(
+							  st->errors[i])) < 0)
+				die("out of memory");
+		view_json_set(x, "errors", a);
+		snprintf(cmd, sizeof(cmd), "aptix rerun %s",
+			 view_short_id(&st->failed.id));
+		view_json_set(x, "retry", view_json_str(cmd));
+		view_json_set(o, "last_failed", x);
+	} else {
+		view_json_set(o, "last_failed", json_null());
+	}
+	view_json_print(o);
+}
+
+int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
+{
+	struct status st;
+	int json = 0;
+	struct option options[] = {
+		OPT_BOOL(0, "json", &json, "print one JSON object"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, status_usage, 0);
+	if (argc)
+		usage_with_options(status_usage, options);
+	memset(&st, 0, sizeof(st));
+	st.repo = repo;
+	gather(&st);
+	if (json)
+		print_json(&st);
+	else
+		print_text(&st);
+	if (st.has_failed_turn)
+		aptix_turn_release(&st.failed_turn);
+	free(st.run);
+	free(st.head_target);
+	return 0;
+}

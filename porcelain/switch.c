@@ -1,0 +1,139 @@
+/*
+ * porcelain/switch.c - aptix switch: make a conversation the current
+ * one (HEAD -> refs/conversations/<id>), or create a new empty one.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "view.h"
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+
+static const char *const switch_usage[] = {
+	"aptix switch <conversation>",
+	"aptix switch (-c | --create) [<new-conversation>]",
+	"",
+	"Makes a conversation (an id or a unique prefix of one) current.",
+	"With -c, starts a new empty conversation (a random id unless one",
+	"is given) and makes it current.",
+	NULL
+};
+
+/* A random UUID v4 from /dev/urandom. */
+static void new_uuid(char out[37])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char r[16];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC), i, o = 0;
+	ssize_t n = fd < 0 ? -1 : read(fd, r, sizeof(r));
+
+	if (n != (ssize_t)sizeof(r))
+		die_errno("cannot read /dev/urandom");
+	close(fd);
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+	for (i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[r[i] >> 4];
+		out[o++] = hex[r[i] & 0xf];
+	}
+	out[o] = '\0';
+}
+
+/* Does anything already use the conversation id? */
+static int conv_exists(aptix_repo *repo, const char *id)
+{
+	aptix_conv_info ci;
+	aptix_ref ref;
+	char name[sizeof(APTIX_CONV_PREFIX) + APTIX_CONV_MAXLEN];
+
+	if (aptix_index_conversation(&ci, repo, id) == 0)
+		return 1;
+	snprintf(name, sizeof(name), "%s%s", APTIX_CONV_PREFIX, id);
+	if (aptix_ref_read(&ref, repo, name) == 0) {
+		aptix_ref_release(&ref);
+		return 1;
+	}
+	aptix_error_clear();
+	return 0;
+}
+
+static void set_head(aptix_repo *repo, const char *id)
+{
+	char target[sizeof(APTIX_CONV_PREFIX) + APTIX_CONV_MAXLEN];
+	char reason[16 + APTIX_CONV_MAXLEN];
+	aptix_txn *tx;
+
+	snprintf(target, sizeof(target), "%s%s", APTIX_CONV_PREFIX, id);
+	snprintf(reason, sizeof(reason), "switch: to %s", id);
+	if (aptix_txn_new(&tx, repo) < 0 ||
+	    aptix_txn_symref_update(tx, "HEAD", target, reason) < 0 ||
+	    aptix_txn_commit(tx) < 0)
+		die_aptix();
+	aptix_txn_free(tx);
+}
+
+static void print_title(aptix_repo *repo, const char *id)
+{
+	aptix_conv_info ci;
+
+	if (aptix_index_conversation(&ci, repo, id) == 0 && *ci.title) {
+		printf(" (");
+		view_puts(stdout, ci.title);
+		putchar(')');
+	} else {
+		aptix_error_clear();
+	}
+}
+
+int cmd_switch(int argc, const char **argv, struct aptix_repo *repo)
+{
+	int create = 0;
+	char id[APTIX_CONV_MAXLEN + 1], cur[APTIX_CONV_MAXLEN + 1];
+	struct option options[] = {
+		OPT_BOOL('c', "create", &create,
+			 "start a new empty conversation"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, switch_usage, 0);
+	if (argc > 1 || (!create && argc != 1))
+		usage_with_options(switch_usage, options);
+
+	if (create) {
+		if (argc) {
+			if (aptix_conv_check_id(argv[0]) < 0)
+				die_aptix();
+			if (conv_exists(repo, argv[0]))
+				die("conversation '%s' already exists",
+				    argv[0]);
+			snprintf(id, sizeof(id), "%s", argv[0]);
+		} else {
+			new_uuid(id);
+		}
+		set_head(repo, id);
+		printf("Switched to a new conversation '%s'\n", id);
+		return 0;
+	}
+
+	if (aptix_conv_resolve(id, repo, argv[0]) < 0)
+		die_aptix();
+	if (aptix_conv_resolve(cur, repo, "HEAD") == 0 && !strcmp(cur, id)) {
+		printf("Already on conversation '%s'", id);
+		print_title(repo, id);
+		putchar('\n');
+		return 0;
+	}
+	aptix_error_clear();
+	set_head(repo, id);
+	printf("Switched to conversation '%s'", id);
+	print_title(repo, id);
+	putchar('\n');
+	return 0;
+}

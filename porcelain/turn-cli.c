@@ -1,0 +1,264 @@
+/*
+ * porcelain/turn-cli.c - the shared half of continue, fork and rerun.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "turn-cli.h"
+#include "cli.h"
+
+static volatile sig_atomic_t cancelled;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	cancelled = 1;
+}
+
+int turn_cli_read_instruction(aptix_buf *out, const struct turn_cli *c,
+			      int need)
+{
+	int fd;
+
+	if (c->message && c->file)
+		die("-m and -F cannot be used together");
+	if (c->message)
+		return aptix_buf_puts(out, c->message) < 0 ? (die_aptix(), 0) :
+			1;
+	if (c->file && strcmp(c->file, "-")) {
+		if (aptix_buf_read_file(out, c->file) < 0)
+			die_aptix();
+		return 1;
+	}
+	if (!c->file && isatty(0)) {
+		if (!need)
+			return 0;
+		fprintf(stderr, "Type the instruction, then Ctrl-D:\n");
+	}
+	fd = 0;
+	if (aptix_buf_read_fd(out, fd) < 0)
+		die_aptix();
+	return 1;
+}
+
+struct stream_state {
+	int tty;
+	int json;
+	int printed;
+	int last_newline;
+};
+
+static int on_delta(const char *text, size_t len, void *payload)
+{
+	struct stream_state *st = payload;
+
+	if (st->json || !len)
+		return 0;
+	if (st->tty)
+		cli_print_sanitized(stdout, text, len);
+	else
+		fwrite(text, 1, len, stdout);
+	fflush(stdout);
+	st->printed = 1;
+	st->last_newline = text[len - 1] == '\n';
+	return 0;
+}
+
+static void on_retry(int attempt, long wait_ms, const char *why,
+		     void *payload)
+{
+	(void)payload;
+	fprintf(stderr, "aptix: %s; retrying in %.1f s (attempt %d)\n", why,
+		wait_ms / 1000.0, attempt + 1);
+}
+
+static const char *short_id(const aptix_oid *id)
+{
+	static char buf[13];
+
+	snprintf(buf, sizeof(buf), "%.12s", aptix_oid_hex(id));
+	return buf;
+}
+
+static json_t *usage_json(const aptix_usage *u)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I}",
+			 "input_tokens", (json_int_t)u->input_tokens,
+			 "cached_tokens", (json_int_t)u->cached_tokens,
+			 "output_tokens", (json_int_t)u->output_tokens,
+			 "reasoning_tokens", (json_int_t)u->reasoning_tokens,
+			 "total_tokens", (json_int_t)u->total_tokens);
+}
+
+static void print_json(const aptix_run_result *res, int rc)
+{
+	json_t *o = json_object(), *w = json_array();
+	char *s;
+	size_t i;
+
+	json_object_set_new(o, "kind", json_string(rc ? "error" : "answer"));
+	json_object_set_new(o, "text", json_stringn(res->api.text.ptr,
+						    res->api.text.len));
+	json_object_set_new(o, "sources", json_array());
+	for (i = 0; i < res->nwarnings; i++)
+		json_array_append_new(w, json_string(res->warnings[i]));
+	json_object_set_new(o, "warnings", w);
+	json_object_set_new(o, "error_code", res->error_code ?
+			    json_string(res->error_code) : json_null());
+	json_object_set_new(o, "error_message", rc ?
+			    json_string(res->error_message ?
+					res->error_message :
+					aptix_error_last()->message) :
+			    json_null());
+	json_object_set_new(o, "session", res->committed ?
+			    json_string(aptix_oid_hex(&res->session)) :
+			    json_null());
+	json_object_set_new(o, "conversation",
+			    json_string(res->conversation));
+	json_object_set_new(o, "parent", res->has_parent ?
+			    json_string(aptix_oid_hex(&res->parent)) :
+			    json_null());
+	json_object_set_new(o, "response_id", res->api.response_id ?
+			    json_string(res->api.response_id) : json_null());
+	json_object_set_new(o, "chain_restarted",
+			    json_boolean(res->chain_restarted));
+	json_object_set_new(o, "usage", usage_json(&res->api.usage));
+	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(o);
+}
+
+static void print_dry_run(const aptix_run_result *res, const char *base)
+{
+	json_t *req = json_loadb(res->request.ptr, res->request.len, 0, NULL);
+	char *s = req ? json_dumps(req, JSON_INDENT(2) |
+				   JSON_PRESERVE_ORDER) : NULL;
+
+	printf("POST %s/responses\n", base);
+	printf("Authorization: Bearer <redacted>\n");
+	printf("Content-Type: application/json\n\n");
+	printf("%s\n", s ? s : res->request.ptr);
+	free(s);
+	json_decref(req);
+}
+
+int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
+		 const aptix_oid *from, const aptix_buf *instruction,
+		 const struct turn_cli *c)
+{
+	aptix_run_options opts = APTIX_RUN_OPTIONS_INIT;
+	aptix_run_result res;
+	aptix_config *cfg = NULL;
+	struct stream_state st;
+	struct sigaction sa, old_int, old_term;
+	const char *base;
+	size_t i;
+	int r, rc;
+
+	if (aptix_config_open(&cfg, repo) < 0)
+		die_aptix();
+	memset(&st, 0, sizeof(st));
+	st.tty = isatty(1);
+	st.json = c->json;
+	base = aptix_config_get(cfg, "openai.base-url");
+	if (!base || !*base)
+		base = APTIX_OPENAI_DEFAULT_BASE;
+	opts.kind = kind;
+	opts.from = from;
+	opts.instruction = instruction ? instruction->ptr : NULL;
+	opts.instruction_len = instruction ? instruction->len : 0;
+	opts.conversation = c->conversation;
+	opts.model = c->model;
+	opts.no_stream = c->no_stream;
+	opts.dry_run = c->dry_run;
+	opts.cfg = cfg;
+	opts.http.base_url = base;
+	opts.http.api_key = getenv("OPENAI_API_KEY");
+	opts.http.cancel = &cancelled;
+	opts.http.on_delta = on_delta;
+	opts.http.on_retry = c->quiet ? NULL : on_retry;
+	opts.http.payload = &st;
+	{
+		long attempts = 0;
+		int64_t timeout = 0;
+
+		if (aptix_config_get_long(&attempts, cfg,
+					  "openai.max-attempts", 0) < 0 ||
+		    aptix_config_get_duration_ms(&timeout, cfg,
+						 "openai.timeout", 0) < 0)
+			die_aptix();
+		opts.http.max_attempts = (int)attempts;
+		opts.http.total_timeout_ms = (long)timeout;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	aptix_run_result_init(&res);
+	r = aptix_run_turn(&res, repo, &opts);
+
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+
+	if (c->dry_run && r == 0) {
+		print_dry_run(&res, base);
+		rc = 0;
+		goto done;
+	}
+	if (!res.committed) {
+		/* nothing recorded: a fatal error before or at the store */
+		if (c->json) {
+			print_json(&res, r);
+		}
+		die_aptix();
+	}
+	rc = r ? 1 : 0;
+	if (st.printed && !st.last_newline)
+		putchar('\n');
+	if (!c->json && !st.printed && !r && res.api.text.len) {
+		/* not streamed (--no-stream): print it now */
+		if (st.tty)
+			cli_print_sanitized(stdout, res.api.text.ptr,
+					    res.api.text.len);
+		else
+			fwrite(res.api.text.ptr, 1, res.api.text.len, stdout);
+		if (res.api.text.ptr[res.api.text.len - 1] != '\n')
+			putchar('\n');
+	}
+	fflush(stdout);
+	if (c->json)
+		print_json(&res, r);
+	for (i = 0; i < res.nwarnings && !c->quiet; i++)
+		warning("%s", res.warnings[i]);
+	if (r) {
+		error("%s", res.error_message ? res.error_message :
+		      aptix_error_last()->message);
+		fprintf(stderr, "[%.8s %s] failed; the instruction is kept: "
+			"retry with 'aptix rerun %s'\n", res.conversation,
+			short_id(&res.session), short_id(&res.session));
+	} else if (!c->quiet) {
+		fprintf(stderr, "[%.8s %s] %ld tokens (%ld in, %ld out), "
+			"%.1f s\n", res.conversation, short_id(&res.session),
+			res.api.usage.total_tokens, res.api.usage.input_tokens,
+			res.api.usage.output_tokens,
+			res.duration_ms / 1000.0);
+	}
+done:
+	aptix_run_result_release(&res);
+	aptix_config_free(cfg);
+	return rc;
+}

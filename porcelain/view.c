@@ -1,0 +1,288 @@
+/*
+ * porcelain/view.c - helpers for the commands that show sessions (see
+ * view.h).
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "view.h"
+#include "cli.h"
+
+const char *view_short_id(const aptix_oid *id)
+{
+	static char slots[4][VIEW_SHORT_ID + 1];
+	static unsigned next;
+	char *out = slots[next++ % 4];
+
+	memcpy(out, aptix_oid_hex(id), VIEW_SHORT_ID);
+	out[VIEW_SHORT_ID] = '\0';
+	return out;
+}
+
+void view_putn(FILE *fp, const char *s, size_t len)
+{
+	cli_print_sanitized(fp, s, len);
+}
+
+void view_puts(FILE *fp, const char *s)
+{
+	if (s)
+		cli_print_sanitized(fp, s, strlen(s));
+}
+
+void view_put_indented(FILE *fp, const char *indent, const char *text,
+		       size_t len)
+{
+	size_t start = 0, i;
+
+	for (i = 0; i <= len; i++) {
+		if (i < len && text[i] != '\n')
+			continue;
+		if (i == len && i == start)
+			break;	/* text ended with a newline */
+		if (i > start) {
+			fputs(indent, fp);
+			cli_print_sanitized(fp, text + start, i - start);
+		}
+		fputc('\n', fp);
+		start = i + 1;
+	}
+}
+
+/* Length of the UTF-8 sequence starting at s (1 for a stray byte). */
+static size_t utf8_len(const unsigned char *s, size_t avail)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (n > avail)
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong, surrogate and beyond-U+10FFFF forms */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+size_t view_put_truncated(FILE *fp, const char *s, size_t max, int pad)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0, cols = 0, n, end;
+
+	/* does it fit? */
+	while (i < len && cols <= max) {
+		n = utf8_len(u + i, len - i);
+		i += n ? n : 1;
+		cols++;
+	}
+	if (cols <= max) {
+		cli_print_sanitized(fp, s, len);
+		end = cols;
+	} else {
+		size_t keep = max > 3 ? max - 3 : 0;
+
+		for (i = 0, cols = 0; cols < keep; cols++) {
+			n = utf8_len(u + i, len - i);
+			i += n ? n : 1;
+		}
+		cli_print_sanitized(fp, s, i);
+		fputs(max >= 3 ? "..." : "", fp);
+		end = cols + (max >= 3 ? 3 : 0);
+	}
+	for (; pad && end < max; end++)
+		fputc(' ', fp);
+	return end;
+}
+
+const char *view_color(FILE *fp, const char *code)
+{
+	int fd = fileno(fp);
+
+	return fd >= 0 && cli_color_enabled(fd) ? code : "";
+}
+
+char *view_date(char out[32], int64_t ms, int with_time)
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms <= 0 || !gmtime_r(&secs, &tm)) {
+		snprintf(out, 32, "-");
+		return out;
+	}
+	if (!strftime(out, 32, with_time ? "%Y-%m-%d %H:%M UTC" :
+		      "%Y-%m-%d", &tm))
+		snprintf(out, 32, "-");
+	return out;
+}
+
+char *view_duration(char out[32], int64_t ms)
+{
+	if (ms < 0)
+		ms = 0;
+	if (ms < 1000)
+		snprintf(out, 32, "%" PRId64 " ms", ms);
+	else if (ms < 60000)
+		snprintf(out, 32, "%" PRId64 ".%" PRId64 " s", ms / 1000,
+			 ms % 1000 / 100);
+	else if (ms < 3600000)
+		snprintf(out, 32, "%" PRId64 " min %02" PRId64 " s",
+			 ms / 60000, ms / 1000 % 60);
+	else
+		snprintf(out, 32, "%" PRId64 " h %02" PRId64 " min",
+			 ms / 3600000, ms / 60000 % 60);
+	return out;
+}
+
+void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
+{
+	aptix_otype type;
+
+	if (aptix_odb_read(out, &type, aptix_repo_odb(repo), id, 0) < 0)
+		die_aptix();
+	if (type != APTIX_OBJ_BLOB)
+		die("object %s is a %s, not a blob", aptix_oid_hex(id),
+		    aptix_otype_name(type));
+}
+
+static int load_typed(aptix_buf *data, aptix_repo *repo, const aptix_oid *id,
+		      aptix_otype want)
+{
+	aptix_otype type;
+	int r;
+
+	if ((r = aptix_odb_read(data, &type, aptix_repo_odb(repo), id, 0)) < 0)
+		return r;
+	if (type != want) {
+		aptix_error_set(APTIX_ERROR_OBJECT, "object %s is a %s, not "
+				"a %s", aptix_oid_hex(id),
+				aptix_otype_name(type) ? aptix_otype_name(type) :
+				"bad object", aptix_otype_name(want));
+		return APTIX_EINVALID;
+	}
+	return 0;
+}
+
+void view_load_session(aptix_session *out, aptix_repo *repo,
+		       const aptix_oid *id)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+
+	if (load_typed(&data, repo, id, APTIX_OBJ_SESSION) < 0 ||
+	    aptix_session_parse(out, data.ptr, data.len) < 0)
+		die_aptix();
+	aptix_buf_release(&data);
+}
+
+int view_load_turn_try(aptix_turn *out, aptix_repo *repo,
+		       const aptix_oid *id)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+	int r;
+
+	if ((r = load_typed(&data, repo, id, APTIX_OBJ_TURN)) == 0)
+		r = aptix_turn_parse(out, data.ptr, data.len);
+	aptix_buf_release(&data);
+	return r;
+}
+
+void view_load_turn(aptix_turn *out, aptix_repo *repo, const aptix_oid *id)
+{
+	if (view_load_turn_try(out, repo, id) < 0)
+		die_aptix();
+}
+
+static json_t *check(json_t *v)
+{
+	if (!v)
+		die("out of memory");
+	return v;
+}
+
+json_t *view_json_text(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	aptix_buf clean = APTIX_BUF_INIT;
+	size_t i = 0, n;
+	json_t *v;
+
+	if (!s)
+		return json_null();
+	while (i < len) {
+		n = utf8_len(u + i, len - i);
+		if (n)
+			aptix_buf_put(&clean, s + i, n);
+		else
+			aptix_buf_puts(&clean, "\xef\xbf\xbd");
+		i += n ? n : 1;
+	}
+	if (aptix_buf_oom(&clean))
+		die("out of memory");
+	v = check(json_stringn(clean.ptr, clean.len));
+	aptix_buf_release(&clean);
+	return v;
+}
+
+json_t *view_json_str(const char *s)
+{
+	return s ? view_json_text(s, strlen(s)) : json_null();
+}
+
+json_t *view_json_id(const aptix_oid *id)
+{
+	if (!id || aptix_oid_is_zero(id))
+		return json_null();
+	return check(json_string(aptix_oid_hex(id)));
+}
+
+json_t *view_json_time(int64_t ms)
+{
+	char buf[32];
+
+	if (!ms)
+		return json_null();
+	return check(json_string(aptix_time_fmt(buf, ms)));
+}
+
+json_t *view_json_int(int64_t v)
+{
+	return check(json_integer((json_int_t)v));
+}
+
+void view_json_set(json_t *obj, const char *key, json_t *v)
+{
+	if (json_object_set_new(obj, key, check(v)) < 0)
+		die("out of memory");
+}
+
+void view_json_print(json_t *v)
+{
+	char *s = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY |
+			     JSON_REAL_PRECISION(10));
+
+	if (!s)
+		die("out of memory");
+	else
+		/* the JSON escapes C0 controls; on a terminal, C1 too */
+		cli_print_sanitized(stdout, s, strlen(s));
+	fputc('\n', stdout);
+	free(s);
+	json_decref(v);
+}

@@ -1,0 +1,77 @@
+/*
+ * porcelain/view.h - helpers shared by the commands that show sessions
+ * to people (show, sessions, status, switch): loading objects, printing
+ * untrusted text safely, short ids, dates, and JSON output.
+ *
+ * Every function dies (fatal:) on errors it cannot report otherwise;
+ * the *_try variants return a library error code instead.
+ */
+#ifndef APTIX_VIEW_H
+#define APTIX_VIEW_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include <aptix.h>
+
+/* Length of the short ids shown to people. */
+#define VIEW_SHORT_ID 12
+
+/* The first VIEW_SHORT_ID hex digits of id (4 rotating static slots). */
+const char *view_short_id(const aptix_oid *id);
+
+/* Untrusted text: sanitized on a terminal, raw otherwise. */
+void view_puts(FILE *fp, const char *s);
+void view_putn(FILE *fp, const char *s, size_t len);
+/*
+ * Print text line by line, each non-empty line after indent, with a
+ * final newline (added when the text lacks one). Nothing for an empty
+ * text.
+ */
+void view_put_indented(FILE *fp, const char *indent, const char *text,
+		       size_t len);
+/*
+ * Print at most max columns of s (one column per UTF-8 character),
+ * ending with "..." when it had to be cut; pads with spaces to max when
+ * pad is set. Returns the columns written.
+ */
+size_t view_put_truncated(FILE *fp, const char *s, size_t max, int pad);
+
+/* Colors (empty strings when color is off for fp's descriptor). */
+const char *view_color(FILE *fp, const char *code);
+#define VIEW_RED "\033[31m"
+#define VIEW_GREEN "\033[32m"
+#define VIEW_YELLOW "\033[33m"
+#define VIEW_BOLD "\033[1m"
+#define VIEW_RESET "\033[m"
+
+/* "2023-11-14" (with_time: "2023-11-14 22:13 UTC"); "-" for 0. */
+char *view_date(char out[32], int64_t ms, int with_time);
+/* "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min". */
+char *view_duration(char out[32], int64_t ms);
+
+/* Read a blob; dies when it is missing or not a blob. */
+void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id);
+/* Load a session / turn; dies naming the object when it cannot. */
+void view_load_session(aptix_session *out, aptix_repo *repo,
+		       const aptix_oid *id);
+void view_load_turn(aptix_turn *out, aptix_repo *repo, const aptix_oid *id);
+/* Same, returning a library error code (message recorded) instead. */
+int view_load_turn_try(aptix_turn *out, aptix_repo *repo,
+		       const aptix_oid *id);
+
+/*
+ * JSON values; each returns a new reference (json_null() for an absent
+ * value) and dies when out of memory.
+ */
+/* A string; invalid UTF-8 bytes become U+FFFD. */
+json_t *view_json_text(const char *s, size_t len);
+json_t *view_json_str(const char *s);
+json_t *view_json_id(const aptix_oid *id);	/* null for a zero id */
+json_t *view_json_time(int64_t ms);		/* ISO string, null for 0 */
+json_t *view_json_int(int64_t v);
+/* obj[key] = v, stealing the reference; dies when out of memory. */
+void view_json_set(json_t *obj, const char *key, json_t *v);
+/* Print v, indented, and a newline to stdout; frees v. */
+void view_json_print(json_t *v);
+
+#endif

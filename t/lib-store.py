@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""lib-store.py - edit an aptix store behind aptix's back, for tests.
+
+Usage: lib-store.py <store-dir> <command> [<args>]
+
+  get <table> <key>            print the value (hex); exit 1 if absent
+  put <table> <key> <value>    add or replace a record
+  del <table> <key>            delete a record; exit 1 if absent
+  keys <table>                 print every key (hex)
+  put-object <type> <file>     store the file as an object of that type,
+                               stored raw (type byte | 0x80), whatever it
+                               holds; print its id
+  corrupt <id> <how>           damage a stored object: "flip" a byte in
+                               the middle of its data, "truncate" it by
+                               4 bytes, "header" (value 0xff 0xff)
+
+A key or value is text, or "hex:<digits>" for raw bytes. Keys of the
+objects table are the 32 raw id bytes: "hex:<id>" (or just the id for
+corrupt). Edits go through mdb_dump and mdb_load (lmdb-utils); a delete
+reloads every table into a fresh environment. No aptix process may have
+the store open meanwhile.
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def arg_bytes(s):
+    if s.startswith("hex:"):
+        return bytes.fromhex(s[4:])
+    return s.encode()
+
+
+def dump(store, table=None):
+    """Sections of `mdb_dump` output: [(header lines, [(key, val)])]."""
+    cmd = ["mdb_dump"] + (["-s", table] if table else ["-a"]) + [store]
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout
+    sections, header, records, in_data, pending = [], [], [], False, None
+    for line in out.split("\n"):
+        if not in_data:
+            if not line:
+                continue
+            header.append(line)
+            if line == "HEADER=END":
+                in_data = True
+            continue
+        if line == "DATA=END":
+            sections.append((header, records))
+            header, records, in_data = [], [], False
+            continue
+        value = bytes.fromhex(line[1:])
+        if pending is None:
+            pending = value
+        else:
+            records.append((pending, value))
+            pending = None
+    return sections
+
+
+def section_name(header):
+    for line in header:
+        if line.startswith("database="):
+            return line[len("database="):]
+    return None
+
+
+def write_dump(path, sections):
+    with open(path, "w") as f:
+        for header, records in sections:
+            for line in header:
+                if line.startswith("format="):
+                    line = "format=bytevalue"
+                if line.startswith("db_pagesize="):
+                    continue
+                f.write(line + "\n")
+            for k, v in records:
+                f.write(" " + k.hex() + "\n " + v.hex() + "\n")
+            f.write("DATA=END\n")
+
+
+def load(store, sections, table=None):
+    fd, path = tempfile.mkstemp(suffix=".dump")
+    os.close(fd)
+    try:
+        write_dump(path, sections)
+        cmd = ["mdb_load", "-f", path] + (["-s", table] if table else [])
+        subprocess.run(cmd + [store], check=True,
+                       stderr=subprocess.DEVNULL)
+    finally:
+        os.unlink(path)
+
+
+def table_records(store, table):
+    return dump(store, table)[0]
+
+
+def get(store, table, key):
+    for k, v in table_records(store, table)[1]:
+        if k == key:
+            return v
+    return None
+
+
+def put(store, table, key, value):
+    header, _ = table_records(store, table)
+    load(store, [(header, [(key, value)])], table)
+
+
+def delete(store, table, key):
+    sections = dump(store)
+    found = False
+    for header, records in sections:
+        if section_name(header) != table:
+            continue
+        for i, (k, _) in enumerate(records):
+            if k == key:
+                del records[i]
+                found = True
+                break
+    if not found:
+        return False
+    fresh = tempfile.mkdtemp(dir=store)
+    try:
+        load(fresh, sections)
+        os.replace(os.path.join(fresh, "data.mdb"),
+                   os.path.join(store, "data.mdb"))
+        lock = os.path.join(store, "lock.mdb")
+        if os.path.exists(lock):
+            os.unlink(lock)
+    finally:
+        shutil.rmtree(fresh)
+    return True
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+TYPES = {"blob": 1, "turn": 2, "session": 3}
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.stderr.write(__doc__)
+        return 2
+    store, cmd, args = argv[1], argv[2], argv[3:]
+    if cmd == "get" and len(args) == 2:
+        v = get(store, args[0], arg_bytes(args[1]))
+        if v is None:
+            return 1
+        print(v.hex())
+    elif cmd == "put" and len(args) == 3:
+        put(store, args[0], arg_bytes(args[1]), arg_bytes(args[2]))
+    elif cmd == "del" and len(args) == 2:
+        return 0 if delete(store, args[0], arg_bytes(args[1])) else 1
+    elif cmd == "keys" and len(args) == 1:
+        for k, _ in table_records(store, args[0])[1]:
+            print(k.hex())
+    elif cmd == "put-object" and len(args) == 2:
+        with open(args[1], "rb") as f:
+            data = f.read()
+        t = args[0]
+        oid = hashlib.sha256(b"%s %d\0" % (t.encode(), len(data)) +
+                             data).digest()
+        put(store, "objects", oid,
+            bytes([TYPES[t] | 0x80]) + varint(len(data)) + data)
+        print(oid.hex())
+    elif cmd == "corrupt" and len(args) == 2:
+        key = bytes.fromhex(args[0])
+        v = get(store, "objects", key)
+        if v is None:
+            return 1
+        if args[1] == "flip":
+            i = len(v) // 2
+            v = v[:i] + bytes([v[i] ^ 0x55]) + v[i + 1:]
+        elif args[1] == "truncate":
+            v = v[:-4]
+        elif args[1] == "header":
+            v = b"\xff\xff"
+        else:
+            return 2
+        put(store, "objects", key, v)
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,298 @@
+#!/bin/sh
+test_description='aptix config: get, set, unset, list, origins, environment
+overrides, malformed files, secrets and the lock'
+. "$(dirname "$0")"/test-lib.sh
+
+test_expect_success 'setup' '
+	aptix init -q &&
+	store=$(cd .aptix && pwd -P) &&
+	test_path_is_dir "$store"
+'
+
+test_expect_success 'an unset key: exit 1, no output' '
+	test_expect_code 1 aptix config openai.model >out &&
+	test_must_be_empty out &&
+	test_expect_code 1 aptix config --get openai.model >out &&
+	test_must_be_empty out &&
+	test_path_is_missing .aptix/config
+'
+
+test_expect_success 'set then get' '
+	aptix config openai.model gpt-4o &&
+	echo gpt-4o >expect &&
+	aptix config openai.model >actual &&
+	test_cmp expect actual &&
+	aptix config --get openai.model >actual &&
+	test_cmp expect actual &&
+	aptix config OpenAI.MODEL >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'the store file is git-config style and private' '
+	aptix config openai.temperature 0.2 &&
+	aptix config rag.backend local &&
+	printf "[openai]\n\tmodel = gpt-4o\n\ttemperature = 0.2\n[rag]\n\tbackend = local\n" >expect &&
+	test_cmp expect .aptix/config &&
+	test "$(stat -c %a .aptix/config)" = 600 &&
+	test_path_is_missing .aptix/config.lock
+'
+
+test_expect_success 'set replaces the value and keeps comments' '
+	{
+		echo "# my settings" &&
+		cat .aptix/config &&
+		echo "; the end"
+	} >tmp &&
+	mv tmp .aptix/config &&
+	aptix config openai.model gpt-5 &&
+	aptix config openai.timeout 90s &&
+	printf "# my settings\n[openai]\n\tmodel = gpt-5\n\ttemperature = 0.2\n\ttimeout = 90s\n[rag]\n\tbackend = local\n; the end\n" >expect &&
+	test_cmp expect .aptix/config
+'
+
+test_expect_success 'a value that needs quoting comes back intact' '
+	aptix config openai.instructions "  be brief; #1 \"rule\"  " &&
+	printf "%s\n" "  be brief; #1 \"rule\"  " >expect &&
+	aptix config openai.instructions >actual &&
+	test_cmp expect actual &&
+	aptix config --unset openai.instructions
+'
+
+test_expect_success '--list in load order' '
+	cat >expect <<-\EOF &&
+	openai.model=gpt-5
+	openai.temperature=0.2
+	openai.timeout=90s
+	rag.backend=local
+	EOF
+	aptix config --list >actual &&
+	test_cmp expect actual &&
+	aptix config -l >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'the user file comes first, the store wins' '
+	mkdir -p .config/aptix &&
+	printf "[openai]\n\tmodel = user-model\n[workspace]\n\tid = ws-user\n" >.config/aptix/config &&
+	user=$(cd .config/aptix && pwd -P)/config &&
+	aptix config openai.model >actual &&
+	echo gpt-5 >expect &&
+	test_cmp expect actual &&
+	aptix config workspace.id >actual &&
+	echo ws-user >expect &&
+	test_cmp expect actual &&
+	printf "file:%s\t%s\n" \
+		"$user" openai.model=user-model \
+		"$user" workspace.id=ws-user \
+		"$store/config" openai.model=gpt-5 \
+		"$store/config" openai.temperature=0.2 \
+		"$store/config" openai.timeout=90s \
+		"$store/config" rag.backend=local >expect &&
+	aptix config --list --show-origin >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'XDG_CONFIG_HOME replaces ~/.config' '
+	mkdir -p xdg/aptix &&
+	printf "[workspace]\n\tid = ws-xdg\n" >xdg/aptix/config &&
+	echo ws-xdg >expect &&
+	XDG_CONFIG_HOME="$TRASH_DIRECTORY/xdg" aptix config workspace.id >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success '--show-origin with a single key' '
+	printf "file:%s\tgpt-5\n" "$store/config" >expect &&
+	aptix config --show-origin openai.model >actual &&
+	test_cmp expect actual &&
+	printf "file:%s\tws-user\n" "$user" >expect &&
+	aptix config --show-origin --get workspace.id >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'environment overrides' '
+	echo https://proxy.example/v1 >expect &&
+	OPENAI_BASE_URL=https://proxy.example/v1 aptix config openai.base-url >actual &&
+	test_cmp expect actual &&
+	echo env-model >expect &&
+	APTIX_MODEL=env-model aptix config openai.model >actual &&
+	test_cmp expect actual &&
+	echo ws-env >expect &&
+	APTIX_WORKSPACE=ws-env aptix config workspace.id >actual &&
+	test_cmp expect actual &&
+	APTIX_MODEL=env-model OPENAI_BASE_URL=http://localhost:1 \
+		aptix config --list --show-origin >actual &&
+	printf "env:APTIX_MODEL\topenai.model=env-model\n" >expect.model &&
+	printf "env:OPENAI_BASE_URL\topenai.base-url=http://localhost:1\n" >expect.url &&
+	tail -n 2 actual >last2 &&
+	cat expect.url expect.model >expect &&
+	test_cmp expect last2 &&
+	APTIX_MODEL=env-model aptix config --show-origin openai.model >actual &&
+	printf "env:APTIX_MODEL\tenv-model\n" >expect &&
+	test_cmp expect actual &&
+	echo gpt-5 >expect &&
+	APTIX_MODEL= aptix config openai.model >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'environment overrides are never written' '
+	cp .aptix/config before &&
+	APTIX_MODEL=env-model aptix config rag.top-k 5 &&
+	grep -v top-k .aptix/config >after &&
+	test_cmp before after &&
+	aptix config --unset rag.top-k &&
+	test_cmp before .aptix/config
+'
+
+test_expect_success '--unset' '
+	aptix config --unset openai.temperature &&
+	test_expect_code 1 aptix config openai.temperature &&
+	! grep temperature .aptix/config &&
+	test_expect_code 5 aptix config --unset openai.temperature 2>err &&
+	grep "^error: key .openai.temperature. is not set in" err
+'
+
+test_expect_success 'bad values are refused with the reason' '
+	cp .aptix/config before &&
+	test_must_fail aptix config openai.max-attempts 50 2>err &&
+	echo "fatal: bad value '\''50'\'' for '\''openai.max-attempts'\'': must be between 1 and 20" >expect &&
+	test_cmp expect err &&
+	test_must_fail aptix config openai.chain-ttl 3x 2>err &&
+	grep "^fatal: bad value .3x. for .openai.chain-ttl.: not a duration" err &&
+	test_must_fail aptix config openai.temperature 3 2>err &&
+	test_must_fail aptix config openai.base-url ftp://x 2>err &&
+	test_must_fail aptix config rag.backend pinecone 2>err &&
+	test_must_fail aptix config rag.top-k 0 2>err &&
+	test_must_fail aptix config rag.required maybe 2>err &&
+	test_must_fail aptix config context.window-turns 5000 2>err &&
+	test_must_fail aptix config openai.model "" 2>err &&
+	test_cmp before .aptix/config &&
+	aptix config openai.chain-ttl 30d &&
+	aptix config files.max-size 2m &&
+	aptix config rag.required yes
+'
+
+test_expect_success 'unknown keys are accepted, malformed keys are not' '
+	aptix config my-tool.some-option "any thing" &&
+	echo "any thing" >expect &&
+	aptix config my-tool.some-option >actual &&
+	test_cmp expect actual &&
+	test_must_fail aptix config a.b.c v 2>err &&
+	grep "invalid key" err &&
+	test_must_fail aptix config my_tool.x v 2>err &&
+	grep "invalid key" err &&
+	test_expect_code 2 aptix config nosection v 2>err &&
+	grep "key does not contain a section: nosection" err &&
+	test_expect_code 2 aptix config nosection 2>err &&
+	grep "key does not contain a section" err
+'
+
+test_expect_success 'a secret is refused and never written' '
+	cp .aptix/config before &&
+	test_must_fail aptix config openai.api-key sk-test-0123456789 2>err &&
+	echo "fatal: refusing to store a secret in the config: set OPENAI_API_KEY in the environment" >expect &&
+	test_cmp expect err &&
+	test_must_fail aptix config github.token tok-0123456789 2>err &&
+	test_must_fail aptix config db.password hunter2-0123456789 2>err &&
+	test_must_fail aptix config my.secret s3cr3t-0123456789 2>err &&
+	test_cmp before .aptix/config &&
+	! grep -r sk-test-0123456789 .aptix &&
+	! grep -r 0123456789 .aptix &&
+	! grep -ri api-key .aptix &&
+	test_path_is_missing .aptix/config.lock
+'
+
+test_expect_success 'a secret written by hand can be unset' '
+	cp .aptix/config before &&
+	printf "[openai]\n\tapi-key = sk-by-hand\n" >>.aptix/config &&
+	aptix config --unset openai.api-key &&
+	printf "[openai]\n" >>before &&
+	test_cmp before .aptix/config &&
+	! grep -r sk-by-hand .aptix
+'
+
+test_expect_success 'a malformed store file is fatal, naming file and line' '
+	cp .aptix/config good &&
+	test_when_finished "cp good .aptix/config" &&
+	printf "[openai]\n\tmodel = x\n\tthis is not valid\n" >.aptix/config &&
+	test_must_fail aptix config --list >out 2>err &&
+	test_must_be_empty out &&
+	echo "fatal: bad config line 3 in file '\''$store/config'\''" >expect &&
+	test_cmp expect err &&
+	test_must_fail aptix config openai.model 2>err &&
+	test_cmp expect err &&
+	cp .aptix/config broken &&
+	test_must_fail aptix config openai.model y 2>err &&
+	test_cmp expect err &&
+	test_cmp broken .aptix/config &&
+	test_path_is_missing .aptix/config.lock
+'
+
+test_expect_success 'an unterminated quote names its line' '
+	cp .aptix/config good &&
+	test_when_finished "cp good .aptix/config" &&
+	printf "[a]\n\tb = 1\n\n\tc = \"open\n" >.aptix/config &&
+	test_must_fail aptix config a.b 2>err &&
+	grep "^fatal: bad config line 4 in file" err
+'
+
+test_expect_success 'a malformed user file is fatal too' '
+	cp .config/aptix/config good-user &&
+	test_when_finished "cp good-user .config/aptix/config" &&
+	printf "[ok]\n\tk = v\n[broken\n" >.config/aptix/config &&
+	test_must_fail aptix config --list 2>err &&
+	echo "fatal: bad config line 3 in file '\''$user'\''" >expect &&
+	test_cmp expect err
+'
+
+test_expect_success 'a stale config.lock gives a clear error' '
+	cp .aptix/config before &&
+	>.aptix/config.lock &&
+	test_when_finished "rm -f .aptix/config.lock" &&
+	test_must_fail aptix config openai.model locked 2>err &&
+	echo "fatal: config is locked by another process (config.lock exists)" >expect &&
+	test_cmp expect err &&
+	test_must_fail aptix config --unset openai.model 2>err &&
+	test_cmp expect err &&
+	test_path_is_file .aptix/config.lock &&
+	test_cmp before .aptix/config &&
+	aptix config openai.model >actual &&
+	echo gpt-5 >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'after the lock is gone, set works again' '
+	test_path_is_missing .aptix/config.lock &&
+	aptix config openai.model unlocked &&
+	echo unlocked >expect &&
+	aptix config openai.model >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'works from a subdirectory and with -C' '
+	mkdir -p sub/dir &&
+	(cd sub/dir && aptix config openai.model >../../actual) &&
+	test_cmp expect actual &&
+	aptix -C sub config openai.model >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'usage errors' '
+	test_expect_code 129 aptix config &&
+	test_expect_code 129 aptix config a.b c d &&
+	test_expect_code 129 aptix config --list extra &&
+	test_expect_code 129 aptix config --get a.b extra &&
+	test_expect_code 129 aptix config --unset a.b extra &&
+	test_expect_code 129 aptix config --list --unset a.b &&
+	test_expect_code 129 aptix config --get a.b --unset a.b &&
+	test_expect_code 129 aptix config --show-origin a.b c &&
+	test_expect_code 129 aptix config --show-origin --unset a.b
+'
+
+test_expect_success 'outside a store' '
+	mkdir -p /tmp/aptix-config-nostore-$$ &&
+	test_when_finished "rm -rf /tmp/aptix-config-nostore-$$" &&
+	(cd /tmp/aptix-config-nostore-$$ && test_must_fail aptix config --list 2>err &&
+	 grep "^fatal: not an aptix store" err)
+'
+
+test_done

@@ -1,0 +1,340 @@
+#!/bin/sh
+
+test_description='aptix fsck: objects, links, refs, reachability, index
+
+A good store is clean. Each kind of damage, made behind aptix'"'"'s back
+with t/lib-store.py (mdb_dump/mdb_load) on a fresh copy of the good
+store, is reported and makes fsck exit 1; dangling objects alone do not.'
+
+. "$(dirname "$0")"/test-lib.sh
+
+test_lazy_prereq STORE_EDIT '
+	python3 -c "import sys" &&
+	command -v mdb_dump && command -v mdb_load
+'
+if ! test_have_prereq STORE_EDIT
+then
+	# shellcheck disable=SC2034 # read by test_done
+	skip_all='needs python3 and lmdb-utils (mdb_dump, mdb_load)'
+	test_done
+fi
+
+store () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix "$@"
+}
+
+# fresh <dir>: a copy of the good store in <dir>, and cd there
+fresh () {
+	rm -rf "$1" &&
+	cp -R good "$1" &&
+	cd "$1" || return 1
+}
+
+test_expect_success '-h shows the usage' '
+	test_expect_code 129 aptix fsck -h >out &&
+	grep "^usage: aptix fsck" out &&
+	grep -e "--connectivity-only" out
+'
+
+test_expect_success 'setup: a good store' '
+	aptix init -q good &&
+	cd good &&
+	big=$(test_seq 1 300 | aptix hash-object -w --stdin) &&
+	small=$(echo small | aptix hash-object -w --stdin) &&
+	other=$(echo other | aptix hash-object -w --stdin) &&
+	store get objects hex:$big | grep "^01" &&
+	store get objects hex:$small | grep "^81" &&
+	t1=$(aptix write-turn --conversation c1 --seq 1 --instruction $big \
+		--created-at 1700000000000) &&
+	s1=$(aptix commit-session --created-at 1700000001000 $t1) &&
+	cat >turn2.json <<-EOF &&
+	{"conversation": "c1", "seq": 2, "status": "completed",
+	 "instruction": "$small", "answer": "$other",
+	 "created_at": 1700000060000}
+	EOF
+	t2=$(aptix write-turn -F turn2.json) &&
+	rm turn2.json &&
+	s2=$(aptix commit-session -p $s1 --created-at 1700000061000 $t2) &&
+	store put refs refs/conversations/c1 $s2 &&
+	store put refs HEAD "ref: refs/conversations/c1" &&
+	aptix reindex &&
+	nowhere=$(echo nowhere | aptix hash-object --stdin)
+'
+
+test_expect_success 'a good store is clean' '
+	cd good &&
+	aptix fsck >out 2>err &&
+	test_must_be_empty out &&
+	test_must_be_empty err &&
+	aptix fsck --full >out 2>err &&
+	test_must_be_empty out &&
+	test_must_be_empty err &&
+	aptix fsck --connectivity-only --no-dangling >out 2>err &&
+	test_must_be_empty out &&
+	test_must_be_empty err &&
+	aptix fsck --unreachable >out &&
+	test_must_be_empty out &&
+	rm -f out err
+'
+
+test_expect_success '--verbose says what it checks' '
+	cd good &&
+	aptix fsck --verbose >out 2>err &&
+	test_must_be_empty out &&
+	grep "^Checking session $s1$" err &&
+	grep "^Checking turn $t2$" err &&
+	grep "^Checking blob $big$" err &&
+	grep "^Checking refs$" err &&
+	grep "^Checking connectivity (7 objects)$" err &&
+	grep "^Checking index$" err &&
+	rm -f out err
+'
+
+test_expect_success 'dangling objects are reported, and are not errors' '
+	fresh dangling &&
+	t3=$(aptix write-turn --conversation c1 --seq 3 \
+		--instruction-text "third" --created-at 1700000120000) &&
+	failed=$(aptix commit-session -p $s2 --status failed \
+		--created-at 1700000121000 $t3) &&
+	lone=$(echo lone | aptix hash-object -w --stdin) &&
+	u1=$(aptix write-turn --conversation c2 --seq 1 \
+		--instruction $small --created-at 1700000200000) &&
+	r1=$(aptix commit-session --created-at 1700000201000 $u1) &&
+	u2=$(aptix write-turn --conversation c2 --seq 2 \
+		--instruction $small --created-at 1700000260000) &&
+	r2=$(aptix commit-session -p $r1 --created-at 1700000261000 $u2) &&
+	{
+		echo "dangling blob $lone" &&
+		echo "dangling session $failed" &&
+		echo "dangling session $r2"
+	} | sort -k3 >expect &&
+	aptix fsck >actual 2>err &&
+	test_cmp expect actual &&
+	test_must_be_empty err &&
+	aptix fsck --no-dangling >actual &&
+	test_must_be_empty actual
+'
+
+test_expect_success '--unreachable lists every unreachable object' '
+	cd dangling &&
+	third=$(printf third | aptix hash-object --stdin) &&
+	{
+		echo "unreachable blob $lone" &&
+		echo "unreachable blob $third" &&
+		echo "unreachable session $failed" &&
+		echo "unreachable session $r1" &&
+		echo "unreachable session $r2" &&
+		echo "unreachable turn $t3" &&
+		echo "unreachable turn $u1" &&
+		echo "unreachable turn $u2"
+	} | sort -k3 >expect &&
+	aptix fsck --unreachable >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a corrupted compressed object' '
+	fresh flipped &&
+	store corrupt $big flip &&
+	echo "corrupt blob $big: stored data is damaged or truncated" >expect &&
+	test_expect_code 1 aptix fsck --no-dangling >actual &&
+	test_cmp expect actual &&
+	aptix fsck --connectivity-only --no-dangling >actual &&
+	test_must_be_empty actual
+'
+
+test_expect_success 'a truncated object' '
+	fresh truncated &&
+	store corrupt $big truncate &&
+	store corrupt $small truncate &&
+	{
+		echo "corrupt blob $big: stored data is damaged or truncated" &&
+		echo "corrupt blob $small: stored data is damaged or truncated"
+	} | sort -k3 >expect &&
+	test_expect_code 1 aptix fsck >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a damaged object header' '
+	fresh header &&
+	store corrupt $t1 header &&
+	echo "corrupt object $t1: stored header is damaged" >expect &&
+	test_expect_code 1 aptix fsck --no-dangling >actual &&
+	test_cmp expect actual &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^dangling blob $big$" actual
+'
+
+test_expect_success 'content that does not match its id (--full)' '
+	fresh mismatch &&
+	store put objects hex:$small hex:$(store get objects hex:$other) &&
+	aptix fsck >actual &&
+	test_must_be_empty actual &&
+	echo "hash mismatch $small" >expect &&
+	test_expect_code 1 aptix fsck --full >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a turn stored under the id of another' '
+	fresh swapped &&
+	store put objects hex:$t1 hex:$(store get objects hex:$t2) &&
+	echo "hash mismatch $t1" >expect &&
+	test_expect_code 1 aptix fsck --full --no-dangling >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a missing blob' '
+	fresh missing-blob &&
+	store del objects hex:$small &&
+	test_must_fail aptix cat-object -e $small &&
+	cat >expect <<-EOF &&
+	broken link from    turn $t2
+	              to    blob $small
+	missing blob $small
+	EOF
+	test_expect_code 1 aptix fsck >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a missing turn' '
+	fresh missing-turn &&
+	store del objects hex:$t1 &&
+	cat >expect <<-EOF &&
+	broken link from session $s1
+	              to    turn $t1
+	missing turn $t1
+	dangling blob $big
+	EOF
+	test_expect_code 1 aptix fsck >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a missing parent session' '
+	fresh missing-parent &&
+	store del objects hex:$s1 &&
+	cat >expect <<-EOF &&
+	broken link from session $s2
+	              to session $s1
+	index mismatch $s1: indexed session does not exist
+	missing session $s1
+	EOF
+	test_expect_code 1 aptix fsck --no-dangling >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a link to an object of the wrong type' '
+	fresh wrong-type &&
+	aptix cat-object turn $t2 | sed "s/$small/$t1/" >bad-turn &&
+	bad=$(aptix hash-object -w -t turn bad-turn) &&
+	cat >expect <<-EOF &&
+	broken link from    turn $bad
+	              to    blob $t1
+	wrong type turn $t1: expected blob
+	EOF
+	test_expect_code 1 aptix fsck --no-dangling >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a turn or session that does not parse' '
+	fresh bad-content &&
+	echo "{\"seq\":1}" >not-a-turn &&
+	bt=$(store put-object turn not-a-turn) &&
+	printf "garbage" >not-a-session &&
+	bs=$(store put-object session not-a-session) &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^corrupt turn $bt: turn: field .v. is missing$" actual &&
+	grep "^corrupt session $bs: session is not canonical" actual &&
+	test_line_count = 2 actual
+'
+
+test_expect_success 'a ref to a missing object' '
+	fresh bad-ref &&
+	store put refs refs/conversations/c9 $nowhere &&
+	test_expect_code 1 aptix fsck --no-dangling >out 2>err &&
+	echo "error: refs/conversations/c9: invalid target $nowhere" >expect &&
+	test_cmp expect err &&
+	grep "^index mismatch conversation c9: not in the index" out
+'
+
+test_expect_success 'a ref to an object that is not a session' '
+	fresh blob-ref &&
+	store put refs refs/conversations/c1 $t2 &&
+	test_expect_code 1 aptix fsck --no-dangling >out 2>err &&
+	echo "error: refs/conversations/c1: $t2 is a turn, not a session" >expect &&
+	test_cmp expect err
+'
+
+test_expect_success 'a corrupt ref' '
+	fresh corrupt-ref &&
+	store put refs refs/conversations/c1 garbage &&
+	test_expect_code 1 aptix fsck --no-dangling >out 2>err &&
+	grep "^error: ref .refs/conversations/c1. is corrupt" err &&
+	test_must_be_empty out
+'
+
+test_expect_success 'an unborn HEAD is only a notice' '
+	fresh unborn &&
+	store put refs HEAD "ref: refs/conversations/none" &&
+	aptix fsck >out 2>err &&
+	echo "notice: HEAD points to an unborn conversation (refs/conversations/none)" >expect &&
+	test_cmp expect err &&
+	test_must_be_empty out
+'
+
+test_expect_success 'sessions reachable only through a deleted ref are dangling' '
+	fresh no-ref &&
+	store del refs refs/conversations/c1 &&
+	aptix reindex -q &&
+	echo "dangling session $s2" >expect &&
+	aptix fsck >actual 2>err &&
+	test_cmp expect actual &&
+	grep "^notice: HEAD points to an unborn conversation" err
+'
+
+test_expect_success 'a session missing from the index' '
+	fresh unindexed &&
+	store del sessions hex:$s1 &&
+	echo "index mismatch $s1: not in the index" >expect &&
+	test_expect_code 1 aptix fsck >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'an index record that disagrees with its session' '
+	fresh disagree &&
+	store put sessions hex:$s1 hex:$(store get sessions hex:$s2) &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^index mismatch $s1: parent is $s1 in the index, none in the object$" actual &&
+	grep "^index mismatch $s1: turn is $t2 in the index, $t1 in the object$" actual &&
+	grep "^index mismatch $s1: created_at is 1700000061000 in the index, 1700000001000 in the object$" actual &&
+	test_line_count = 3 actual
+'
+
+test_expect_success 'a corrupt index record' '
+	fresh bad-record &&
+	store put sessions hex:$s2 hex:00 &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^index mismatch $s2: index record of $s2 is corrupt" actual
+'
+
+test_expect_success 'an index record without a session' '
+	fresh extra-record &&
+	store put sessions hex:$nowhere hex:$(store get sessions hex:$s1) &&
+	echo "index mismatch $nowhere: indexed session does not exist" >expect &&
+	test_expect_code 1 aptix fsck >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a conversation head that disagrees with its ref' '
+	fresh head &&
+	store put refs refs/conversations/c1 $s1 &&
+	echo "index mismatch conversation c1: head is $s2, refs/conversations/c1 is $s1" >expect &&
+	test_expect_code 1 aptix fsck --no-dangling >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'usage errors' '
+	cd good &&
+	test_expect_code 129 aptix fsck extra &&
+	test_expect_code 129 aptix fsck --no-such-option
+'
+
+test_done

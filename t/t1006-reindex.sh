@@ -1,0 +1,182 @@
+#!/bin/sh
+
+test_description='aptix reindex: rebuild the session index
+
+The index is damaged behind aptix'"'"'s back (t/lib-store.py); fsck sees
+it, reindex repairs it and fsck is clean again.'
+
+. "$(dirname "$0")"/test-lib.sh
+
+test_lazy_prereq STORE_EDIT '
+	python3 -c "import sys" &&
+	command -v mdb_dump && command -v mdb_load
+'
+
+store () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix "$@"
+}
+
+# fsck_clean: fsck finds nothing at all
+fsck_clean () {
+	aptix fsck >fsck.out 2>fsck.err &&
+	test_must_be_empty fsck.out &&
+	test_must_be_empty fsck.err
+}
+
+test_expect_success '-h shows the usage' '
+	test_expect_code 129 aptix reindex -h >out &&
+	grep "^usage: aptix reindex" out
+'
+
+test_expect_success 'an empty store' '
+	aptix init -q empty &&
+	echo "reindexed 0 sessions" >expect &&
+	aptix -C empty reindex >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'setup' '
+	aptix init -q &&
+	t1=$(aptix write-turn --conversation c1 --seq 1 \
+		--instruction-text "first" --created-at 1700000000000) &&
+	s1=$(aptix commit-session --created-at 1700000001000 $t1) &&
+	t2=$(aptix write-turn --conversation c1 --seq 2 \
+		--instruction-text "second" --created-at 1700000060000) &&
+	s2=$(aptix commit-session -p $s1 --created-at 1700000061000 $t2) &&
+	t3=$(aptix write-turn --conversation c2 --seq 1 \
+		--instruction-text "other" --created-at 1700000120000) &&
+	s3=$(aptix commit-session --title "Other" --created-at 1700000121000 $t3)
+'
+
+test_expect_success 'reindex counts the sessions; -q is quiet' '
+	echo "reindexed 3 sessions" >expect &&
+	aptix reindex >actual &&
+	test_cmp expect actual &&
+	aptix reindex -q >actual &&
+	test_must_be_empty actual &&
+	aptix reindex --quiet >actual &&
+	test_must_be_empty actual
+'
+
+test_expect_success STORE_EDIT 'refs set behind the index: reindex follows them' '
+	store put refs refs/conversations/c1 $s2 &&
+	store put refs refs/conversations/c2 $s3 &&
+	store put refs HEAD "ref: refs/conversations/c1" &&
+	test_expect_code 1 aptix fsck >out &&
+	grep "^index mismatch conversation c1: no head" out &&
+	grep "^index mismatch conversation c2: no head" out &&
+	aptix reindex -q &&
+	fsck_clean
+'
+
+test_expect_success STORE_EDIT 'a deleted session record' '
+	store del sessions hex:$s1 &&
+	test_expect_code 1 aptix fsck >out &&
+	echo "index mismatch $s1: not in the index" >expect &&
+	test_cmp expect out &&
+	echo "reindexed 3 sessions" >expect &&
+	aptix reindex >actual &&
+	test_cmp expect actual &&
+	fsck_clean
+'
+
+test_expect_success STORE_EDIT 'a corrupt session record' '
+	store put sessions hex:$s2 hex:0102 &&
+	test_expect_code 1 aptix fsck >out &&
+	grep "^index mismatch $s2: index record of $s2 is corrupt" out &&
+	aptix reindex -q &&
+	fsck_clean
+'
+
+test_expect_success STORE_EDIT 'a record that disagrees with its session' '
+	store put sessions hex:$s3 hex:$(store get sessions hex:$s2) &&
+	test_expect_code 1 aptix fsck >out &&
+	grep "^index mismatch $s3: turn is $t2 in the index, $t3 in the object$" out &&
+	grep "^index mismatch $s3: conversation is c1 in the index, c2 in the object$" out &&
+	aptix reindex -q &&
+	fsck_clean
+'
+
+test_expect_success STORE_EDIT 'a record of a session that does not exist' '
+	nowhere=$(echo nowhere | aptix hash-object --stdin) &&
+	store put sessions hex:$nowhere hex:$(store get sessions hex:$s1) &&
+	test_expect_code 1 aptix fsck >out &&
+	echo "index mismatch $nowhere: indexed session does not exist" >expect &&
+	test_cmp expect out &&
+	aptix reindex -q &&
+	fsck_clean
+'
+
+test_expect_success STORE_EDIT 'damaged conversation and children records' '
+	store del conversations c2 &&
+	store put conversations c1 garbage &&
+	store put children hex:$s3$s1 "" &&
+	test_expect_code 1 aptix fsck >out &&
+	aptix reindex -q &&
+	fsck_clean &&
+	store keys children >actual &&
+	echo $s1$s2 >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success STORE_EDIT 'the whole index lost' '
+	for k in $(store keys sessions)
+	do
+		store del sessions hex:$k || return 1
+	done &&
+	store del conversations c1 &&
+	store del conversations c2 &&
+	store keys sessions >keys &&
+	test_must_be_empty keys &&
+	test_expect_code 1 aptix fsck >out &&
+	test_line_count = 5 out &&
+	echo "reindexed 3 sessions" >expect &&
+	aptix reindex >actual &&
+	test_cmp expect actual &&
+	fsck_clean
+'
+
+test_expect_success STORE_EDIT 'reindex with a missing blob and a missing turn' '
+	cp -R .aptix saved &&
+	test_when_finished "rm -rf .aptix && mv saved .aptix" &&
+	first=$(printf first | aptix hash-object --stdin) &&
+	store del objects hex:$first &&
+	store del objects hex:$t3 &&
+	store del sessions hex:$s2 &&
+	echo "reindexed 3 sessions" >expect &&
+	aptix reindex >actual &&
+	test_cmp expect actual &&
+	test_expect_code 1 aptix fsck --no-dangling >out &&
+	! grep "index mismatch" out &&
+	grep "^missing blob $first$" out &&
+	grep "^missing turn $t3$" out
+'
+
+test_expect_success STORE_EDIT 'reindex with a missing parent and clocks gone wrong' '
+	p1=$(aptix write-turn --conversation c3 --seq 1 \
+		--instruction-text p --created-at 1000) &&
+	P=$(aptix commit-session --created-at 1000 $p1) &&
+	a1=$(aptix write-turn --conversation c3 --seq 2 \
+		--instruction-text a --created-at 2000) &&
+	A=$(aptix commit-session -p $P --created-at 2000 $a1) &&
+	b1=$(aptix write-turn --conversation c3 --seq 3 \
+		--instruction-text b --created-at 500) &&
+	B=$(aptix commit-session -p $A --created-at 500 $b1) &&
+	store del objects hex:$P &&
+	aptix reindex -q &&
+	test_expect_code 1 aptix fsck --no-dangling >out &&
+	cat >expect <<-EOF &&
+	broken link from session $A
+	              to session $P
+	index mismatch $A: parent is none in the index, $P in the object
+	missing session $P
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'usage errors' '
+	test_expect_code 129 aptix reindex extra &&
+	test_expect_code 129 aptix reindex --no-such-option
+'
+
+test_done

@@ -1,0 +1,338 @@
+#!/bin/sh
+test_description='aptix log: the history of conversations'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-objects.sh
+
+# shellcheck disable=SC2034 # used in the test bodies
+ESC=$(printf '\033')
+
+# make_failed <conv> <instruction> [<parent>]: a failed snapshot (no ref
+# moves to it), at the time of the fake clock
+make_failed () {
+	local blob turn ms=${APTIX_TEST_DATE}000 parent=
+	test -n "${3-}" && parent="\"parent\":\"$3\","
+	blob=$(make_blob "$2") &&
+	turn=$(printf '{"conversation":"%s","created_at":%s,"instruction":"%s","seq":1,"status":"failed","status_at":%s,"usage":{"cached_tokens":0,"input_tokens":0,"model_requests":0,"output_tokens":0,"reasoning_tokens":0,"total_tokens":0},"v":1}\n' \
+		"$1" "$ms" "$blob" "$ms" |
+		aptix hash-object -w -t turn --stdin) &&
+	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":0,"model_requests":0,"prompt_tokens":0,"total_tokens":0}},"status":"failed","turn":"%s","v":1}\n' \
+		"$1" "$ms" "$parent" "$turn" |
+	aptix hash-object -w -t session --stdin
+}
+
+# short <id>: the 12-digit abbreviation log uses
+short () {
+	printf '%s\n' "$1" | cut -c1-12
+}
+
+# run_tty <command>: run a shell command on a terminal (util-linux
+# script), output without carriage returns
+run_tty () {
+	script -qec "$1" /dev/null </dev/null | tr -d '\r'
+}
+
+test_lazy_prereq TTY '
+	script -qec "test -t 1" /dev/null </dev/null
+'
+
+#   c3:  b1 --- b2                         (c3)
+#   c1:  a1 --- a2 --- a3 --- x [failed]   (HEAD -> c1; longconversation
+#                 \                          points at a2)
+#   c2:            f1 --- f2               (c2, a fork of c1 at a2)
+#   c5:  r [failed], the conversation's only turn: it has no head
+test_expect_success setup '
+	aptix init -q &&
+	test_tick && a1=$(make_session c1 "first instruction") &&
+	test_tick && b1=$(make_session c3 "unrelated start") &&
+	test_tick && a2=$(make_session c1 "second instruction" $a1) &&
+	test_tick && b2=$(make_session c3 "unrelated end" $b1) &&
+	test_tick && a3=$(make_session c1 "third instruction" $a2) &&
+	test_tick && f1=$(make_session c2 "fork from the second" $a2) &&
+	test_tick && x=$(make_failed c1 "broken instruction" $a3) &&
+	test_tick && f2=$(make_session c2 "more fork work" $f1) &&
+	test_tick && r=$(make_failed c5 "failed first turn") &&
+	aptix update-ref refs/conversations/c1 $a3 &&
+	aptix update-ref refs/conversations/c2 $f2 &&
+	aptix update-ref refs/conversations/c3 $b2 &&
+	aptix update-ref refs/conversations/longconversation $a2 &&
+	aptix symbolic-ref HEAD refs/conversations/c1
+'
+
+test_expect_success 'the history of HEAD, failed snapshots marked' '
+	aptix log >actual &&
+	cat >expect <<-EOF &&
+	session $x [failed]
+	Conversation: c1
+	Date:   2023-11-14T22:19:20.000Z
+	Status: failed
+
+	    broken instruction
+
+	session $a3 (HEAD -> c1)
+	Conversation: c1
+	Date:   2023-11-14T22:17:20.000Z
+	Status: committed
+
+	    third instruction
+
+	session $a2 (longconv)
+	Conversation: c1
+	Date:   2023-11-14T22:15:20.000Z
+	Status: committed
+
+	    second instruction
+
+	session $a1
+	Conversation: c1
+	Date:   2023-11-14T22:13:20.000Z
+	Status: committed
+
+	    first instruction
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success 'HEAD, c1 and a session name the same history' '
+	aptix log HEAD >actual &&
+	test_cmp expect actual &&
+	aptix log c1 >actual &&
+	test_cmp expect actual &&
+	aptix log refs/conversations/c1 >actual &&
+	test_cmp expect actual &&
+	aptix log $(short $a3) >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success '--oneline and --no-failed' '
+	aptix log --oneline >actual &&
+	cat >expect <<-EOF &&
+	$(short $x) [failed] broken instruction
+	$(short $a3) (HEAD -> c1) third instruction
+	$(short $a2) (longconv) second instruction
+	$(short $a1) first instruction
+	EOF
+	test_cmp expect actual &&
+	aptix log --oneline --no-failed >actual &&
+	sed 1d expect >expect.nofail &&
+	test_cmp expect.nofail actual
+'
+
+test_expect_success '-n, --max-count and -<n> limit the sessions shown' '
+	aptix log --oneline -n 2 >actual &&
+	head -n 2 expect >expect.2 &&
+	test_cmp expect.2 actual &&
+	aptix log --oneline --max-count=2 >actual &&
+	test_cmp expect.2 actual &&
+	aptix log --oneline -2 >actual &&
+	test_cmp expect.2 actual &&
+	aptix log --oneline -n 0 >actual &&
+	test_must_be_empty actual &&
+	aptix log -n 1 >actual &&
+	test_line_count = 6 actual
+'
+
+test_expect_success '--reverse shows the oldest first, after -n' '
+	aptix log --oneline --reverse >actual &&
+	cat >expect <<-EOF &&
+	$(short $a1) first instruction
+	$(short $a2) (longconv) second instruction
+	$(short $a3) (HEAD -> c1) third instruction
+	$(short $x) [failed] broken instruction
+	EOF
+	test_cmp expect actual &&
+	aptix log --oneline --reverse -n 2 >actual &&
+	sed -n "3,4p" expect >expect.2 &&
+	test_cmp expect.2 actual
+'
+
+test_expect_success 'a fork: the history goes on into the parent conversation' '
+	aptix log --graph --oneline c2 >actual &&
+	cat >expect <<-EOF &&
+	* $(short $f2) (c2) more fork work
+	* $(short $f1) fork from the second
+	* $(short $a2) (longconv) second instruction
+	* $(short $a1) first instruction
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success 'a fork in the graph joins its parent with |/' '
+	aptix log --graph --oneline c1 c2 >actual &&
+	cat >expect <<-EOF &&
+	* $(short $f2) (c2) more fork work
+	| * $(short $x) [failed] broken instruction
+	* | $(short $f1) fork from the second
+	| * $(short $a3) (HEAD -> c1) third instruction
+	|/
+	* $(short $a2) (longconv) second instruction
+	* $(short $a1) first instruction
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success '--graph with the full format' '
+	aptix log --graph c2 $a3 >actual &&
+	cat >expect <<-EOF &&
+	* session $f2 (c2)
+	| Conversation: c2
+	| Date:   2023-11-14T22:20:20.000Z
+	| Status: committed
+	|
+	|     more fork work
+	|
+	| * session $x [failed]
+	| | Conversation: c1
+	| | Date:   2023-11-14T22:19:20.000Z
+	| | Status: failed
+	| |
+	| |     broken instruction
+	| |
+	* | session $f1
+	| | Conversation: c2
+	| | Date:   2023-11-14T22:18:20.000Z
+	| | Status: committed
+	| |
+	| |     fork from the second
+	| |
+	| * session $a3 (HEAD -> c1)
+	|/  Conversation: c1
+	|   Date:   2023-11-14T22:17:20.000Z
+	|   Status: committed
+	|
+	|       third instruction
+	|
+	* session $a2 (longconv)
+	| Conversation: c1
+	| Date:   2023-11-14T22:15:20.000Z
+	| Status: committed
+	|
+	|     second instruction
+	|
+	* session $a1
+	  Conversation: c1
+	  Date:   2023-11-14T22:13:20.000Z
+	  Status: committed
+
+	      first instruction
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success '--all: every conversation, and failed snapshots' '
+	aptix log --graph --oneline --all >actual &&
+	cat >expect <<-EOF &&
+	* $(short $r) [failed] failed first turn
+	* $(short $f2) (c2) more fork work
+	| * $(short $x) [failed] broken instruction
+	* | $(short $f1) fork from the second
+	| * $(short $a3) (HEAD -> c1) third instruction
+	|/
+	| * $(short $b2) (c3) unrelated end
+	* | $(short $a2) (longconv) second instruction
+	| * $(short $b1) unrelated start
+	* $(short $a1) first instruction
+	EOF
+	test_cmp expect actual &&
+	aptix log --oneline --all >actual &&
+	sed -e "/^|\/\$/d" -e "s/^[*|/ ]*//" expect >expect.flat &&
+	test_cmp expect.flat actual &&
+	aptix log --oneline --all --no-failed >actual &&
+	grep -v failed expect.flat >expect.nofail &&
+	test_cmp expect.nofail actual
+'
+
+test_expect_success 'a conversation without a head shows its failed turn' '
+	aptix log --oneline c5 >actual &&
+	echo "$(short $r) [failed] failed first turn" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'decorations: several conversations at one session' '
+	aptix update-ref refs/conversations/c4 $b2 &&
+	aptix log --oneline -n 1 c3 >actual &&
+	echo "$(short $b2) (c3, c4) unrelated end" >expect &&
+	test_cmp expect actual &&
+	aptix symbolic-ref HEAD refs/conversations/c4 &&
+	aptix log --oneline -n 1 >actual &&
+	echo "$(short $b2) (HEAD -> c4, c3) unrelated end" >expect &&
+	test_cmp expect actual &&
+	aptix symbolic-ref HEAD refs/conversations/c1 &&
+	aptix update-ref -d refs/conversations/c4
+'
+
+test_expect_success '--format placeholders' '
+	aptix log -n 2 --format="%h %H %p%d [%S] %c %ad %g: %s" >actual &&
+	cat >expect <<-EOF &&
+	$(short $x) $x $(short $a3) [failed] c1 2023-11-14T22:19:20.000Z 4: broken instruction
+	$(short $a3) $a3 $(short $a2) (HEAD -> c1) [committed] c1 2023-11-14T22:17:20.000Z 3: third instruction
+	EOF
+	test_cmp expect actual &&
+	aptix log -n 1 --format="%D%n%at%%%x41%q" c3 >actual &&
+	printf "c3\n1700000180%%A%%q\n" >expect &&
+	test_cmp expect actual &&
+	aptix log --oneline --format=oneline -n 1 >actual &&
+	aptix log --oneline -n 1 >expect &&
+	test_cmp expect actual &&
+	test_must_fail aptix log --format=nonsense 2>err &&
+	grep "invalid --format" err
+'
+
+test_expect_success 'no colors when stdout is not a terminal' '
+	aptix log --all >actual &&
+	! grep "$ESC" actual &&
+	aptix log --graph --oneline --all --color=auto >actual &&
+	! grep "$ESC" actual &&
+	aptix log --oneline -n 2 --color=always >actual &&
+	grep "^${ESC}\[33m$(short $x)${ESC}\[m ${ESC}\[31m\[failed\]${ESC}\[m broken" actual &&
+	grep "${ESC}\[1;36mHEAD -> ${ESC}\[m${ESC}\[1;32mc1${ESC}\[m" actual &&
+	aptix log --oneline -n 2 --color=always --color=never >actual &&
+	! grep "$ESC" actual &&
+	test_must_fail aptix log --color=sometimes 2>err &&
+	grep "invalid --color" err
+'
+
+test_expect_success 'unknown names and bad options are fatal' '
+	test_must_fail aptix log nosuchthing 2>err &&
+	grep "^fatal: unknown session or conversation .nosuchthing." err &&
+	test_must_fail aptix log c1 nosuchthing 2>err &&
+	grep "^fatal: unknown session or conversation" err &&
+	test_must_fail aptix log --all nosuchthing 2>err &&
+	grep "^fatal:" err &&
+	test_must_fail aptix log --graph --reverse 2>err &&
+	grep "cannot be used together" err &&
+	test_must_fail aptix log $(aptix rev-parse "$a1^{turn}") 2>err &&
+	grep "is a turn, not a session" err
+'
+
+test_expect_success 'an empty conversation is an error' '
+	aptix symbolic-ref HEAD refs/conversations/empty &&
+	test_must_fail aptix log 2>err &&
+	grep "does not have any sessions yet" err &&
+	aptix symbolic-ref HEAD refs/conversations/c1
+'
+
+test_expect_success TTY 'on a terminal: pager, colors, sanitized summaries' '
+	test_tick &&
+	csi=$(printf "\302\233") &&
+	evil=$(make_session c1 "evil ${csi}2J summary" $a3) &&
+	aptix update-ref refs/conversations/c1 $evil &&
+	run_tty "TERM=xterm APTIX_PAGER=\"sed s/^/paged:/\" aptix log --oneline -n 1" >actual &&
+	grep "^paged:${ESC}\[33m$(short $evil)" actual &&
+	grep "evil \\\\u009b2J summary" actual &&
+	! grep "$csi" actual &&
+	run_tty "TERM=xterm APTIX_PAGER=\"sed s/^/paged:/\" aptix log --no-pager --oneline -n 1" >actual &&
+	! grep paged: actual &&
+	grep "^${ESC}\[33m$(short $evil)" actual &&
+	run_tty "TERM=dumb APTIX_PAGER=cat aptix log --oneline -n 1" >actual &&
+	! grep "${ESC}\[33m" actual &&
+	run_tty "APTIX_PAGER=no-such-pager-here aptix log --oneline -n 1" >actual &&
+	grep "$(short $evil)" actual &&
+	aptix update-ref refs/conversations/c1 $a3
+'
+
+test_expect_success 'without a terminal no pager runs' '
+	APTIX_PAGER="sed s/^/paged:/" aptix log --oneline -n 1 >actual &&
+	! grep paged: actual
+'
+
+test_done

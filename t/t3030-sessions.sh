@@ -1,0 +1,177 @@
+#!/bin/sh
+test_description='aptix sessions: the conversations, most recent first'
+. "$(dirname "$0")"/test-lib.sh
+
+# new_session <conv> <instruction> <status> [<parent>] [<metadata>]:
+# store a turn (completed, or failed for a failed session) and a session
+# made at APTIX_TEST_DATE; print the session's id.
+new_session () {
+	local conv=$1 status=$3 parent='' meta=${5:-'{"session_type":"agent"}'}
+	local ms=${APTIX_TEST_DATE}000 instr turn tstatus=completed errors=
+	test -n "${4-}" && parent="\"parent\":\"$4\","
+	if test "$status" = failed
+	then
+		tstatus=failed errors='"errors":["HTTP 500: boom"],'
+	fi
+	instr=$(printf '%s\n' "$2" | aptix hash-object -w --stdin) &&
+	turn=$(printf '{"conversation":"%s","created_at":%s,%s"instruction":"%s","seq":1,"status":"%s","status_at":%s,"usage":{"cached_tokens":0,"input_tokens":0,"model_requests":0,"output_tokens":0,"reasoning_tokens":0,"total_tokens":0},"v":1}\n' \
+		"$conv" "$ms" "$errors" "$instr" "$tstatus" "$ms" |
+		aptix hash-object -w -t turn --stdin) &&
+	printf '{"conversation":"%s","created_at":%s,"metadata":%s,%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":0,"model_requests":0,"prompt_tokens":0,"total_tokens":0}},"status":"%s","turn":"%s","v":1}\n' \
+		"$conv" "$ms" "$meta" "$parent" "$status" "$turn" |
+	aptix hash-object -w -t session --stdin
+}
+
+# shellcheck disable=SC2034 # used in the test bodies
+long_title="A very long title that goes on and on, well beyond the line"
+
+test_expect_success 'an empty store lists nothing' '
+	aptix init -q &&
+	aptix sessions >out &&
+	test_must_be_empty out &&
+	aptix sessions --json >out &&
+	echo "[]" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success setup '
+	test_tick &&
+	a1=$(new_session alpha "Alpha first" committed "" \
+		"{\"session_type\":\"agent\",\"title\":\"Alpha\"}") &&
+	aptix update-ref refs/conversations/alpha $a1 &&
+	test_tick &&
+	b1=$(new_session beta "Beta first" committed "" \
+		"{\"session_type\":\"agent\",\"title\":\"Beta work\",\"workspace\":\"ws1\"}") &&
+	aptix update-ref refs/conversations/beta $b1 &&
+	test_tick &&
+	a2=$(new_session alpha "Alpha second" committed $a1) &&
+	aptix update-ref refs/conversations/alpha $a2 $a1 &&
+	test_tick &&
+	g1=$(new_session gamma "Gamma" committed "" \
+		"{\"session_type\":\"agent\",\"title\":\"$long_title\",\"workspace\":\"ws2\"}") &&
+	aptix update-ref refs/conversations/gamma $g1 &&
+	test_tick &&
+	b2=$(new_session beta "Beta second" failed $b1) &&
+	aptix symbolic-ref HEAD refs/conversations/alpha
+'
+
+test_expect_success 'most recently updated first, the current one starred' '
+	aptix sessions >out &&
+	cat >expect <<-\EOF &&
+	  beta      2023-11-14    2 turns  failed     Beta work
+	  gamma     2023-11-14    1 turn   committed  A very long title that ...
+	* alpha     2023-11-14    2 turns  committed  Alpha
+	EOF
+	test_cmp expect out
+'
+
+test_expect_success 'lines fit in 72 columns' '
+	awk "length > 72 { bad = 1 } END { exit bad }" out
+'
+
+test_expect_success 'switching HEAD moves the star' '
+	aptix symbolic-ref HEAD refs/conversations/gamma &&
+	test_when_finished "aptix symbolic-ref HEAD refs/conversations/alpha" &&
+	aptix sessions >out &&
+	grep "^\* gamma " out &&
+	test $(grep -c "^\*" out) = 1
+'
+
+test_expect_success '-n limits the list' '
+	aptix sessions -n 2 >out &&
+	test_line_count = 2 out &&
+	grep "^  beta " out &&
+	grep "^  gamma " out &&
+	aptix sessions -n 0 >out &&
+	test_must_be_empty out &&
+	test_expect_code 129 aptix sessions -n x 2>err
+'
+
+test_expect_success 'titles are cut at character boundaries' '
+	test_tick &&
+	t=$(printf "%0.sé" $(test_seq 40)) &&
+	u1=$(new_session utf "Unicode" committed "" \
+		"{\"session_type\":\"agent\",\"title\":\"$t\"}") &&
+	aptix update-ref refs/conversations/utf $u1 &&
+	aptix sessions -n 1 >out &&
+	printf "  utf       2023-11-14    1 turn   committed  %s...\n" \
+		"$(printf "%0.sé" $(test_seq 23))" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success JQ '--json prints an array of objects' '
+	aptix sessions --json >out &&
+	jq -r ".[] | [.conversation, .title, .status, .last_turn_status,
+		.last_turn_date, .created, .updated, .turns, .head, .current,
+		.workspace] | map(tostring) | join(\"|\")" out >actual &&
+	cat >expect <<-EOF &&
+	utf|$t|committed|completed|2023-11-14T22:18:20.000Z|2023-11-14T22:18:20.000Z|2023-11-14T22:18:20.000Z|1|$u1|false|null
+	beta|Beta work|failed|failed|2023-11-14T22:17:20.000Z|2023-11-14T22:14:20.000Z|2023-11-14T22:17:20.000Z|2|$b1|false|ws1
+	gamma|$long_title|committed|completed|2023-11-14T22:16:20.000Z|2023-11-14T22:16:20.000Z|2023-11-14T22:16:20.000Z|1|$g1|false|ws2
+	alpha|Alpha|committed|completed|2023-11-14T22:15:20.000Z|2023-11-14T22:13:20.000Z|2023-11-14T22:15:20.000Z|2|$a2|true|null
+	EOF
+	test_cmp expect actual &&
+	aptix sessions --json -n 1 | jq length >actual &&
+	echo 1 >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'APTIX_WORKSPACE keeps the conversations of a workspace' '
+	APTIX_WORKSPACE=ws1 aptix sessions >out &&
+	cat >expect <<-\EOF &&
+	  beta      2023-11-14    2 turns  failed     Beta work
+	EOF
+	test_cmp expect out &&
+	APTIX_WORKSPACE=ws1 aptix sessions --all-workspaces >out &&
+	test_line_count = 4 out
+'
+
+test_expect_success 'so does workspace.id' '
+	aptix config workspace.id ws2 &&
+	test_when_finished "aptix config --unset workspace.id" &&
+	aptix sessions >out &&
+	grep "^  gamma " out &&
+	test_line_count = 1 out &&
+	aptix sessions --all-workspaces >out &&
+	test_line_count = 4 out &&
+	APTIX_WORKSPACE=ws1 aptix sessions >out &&
+	grep "^  beta " out &&
+	test_line_count = 1 out
+'
+
+test_expect_success 'an unknown workspace lists nothing, with a hint' '
+	APTIX_WORKSPACE=nowhere aptix sessions >out 2>err &&
+	test_must_be_empty out &&
+	grep "No conversation in workspace .nowhere." err &&
+	grep -- "--all-workspaces" err &&
+	APTIX_WORKSPACE=nowhere aptix sessions --json >out &&
+	echo "[]" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'titles from the store go raw to a pipe' '
+	test_tick &&
+	e1=$(new_session esc "Escape" committed "" \
+		"{\"session_type\":\"agent\",\"title\":\"bad \\u001b[2J title\"}") &&
+	aptix update-ref refs/conversations/esc $e1 &&
+	aptix sessions -n 1 >out &&
+	grep "bad $(printf "\033")\[2J title" out
+'
+
+test_lazy_prereq SCRIPT '
+	script -qc true /dev/null </dev/null >/dev/null 2>&1
+'
+
+test_expect_success SCRIPT '... and harmless to a terminal' '
+	script -qc "aptix sessions -n 1" /dev/null </dev/null >tty &&
+	grep "bad ^\[\[2J title" tty &&
+	! grep "$(printf "\033")" tty
+'
+
+test_expect_success 'usage' '
+	test_expect_code 129 aptix sessions -h >out &&
+	grep "^usage: aptix sessions" out &&
+	test_expect_code 129 aptix sessions extra 2>err
+'
+
+test_done

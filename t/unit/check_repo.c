@@ -1,0 +1,1489 @@
+/*
+ * check_repo.c - unit tests for stores (src/repo.c, src/store-lmdb.c),
+ * write transactions (src/txn.c), refs and the reflog (src/refs.c), the
+ * session index (src/index.c) and names (src/revparse.c).
+ *
+ * Every LMDB environment is opened inside a test function; the checked
+ * fixtures only make and remove the scratch directory and reset the
+ * environment variables the library reads.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aptix.h"
+#include "aptix/sys/store_backend.h"
+#include "repo.h"
+#include "zstream.h"
+#include "unit.h"
+
+#define TEST_DATE "1700000000"
+#define TEST_MS 1700000000000LL
+
+static char *tmpdir;
+static aptix_repo *repo;
+static int saved_zlib_level;
+
+static void setup(void)
+{
+	aptix_error_clear();
+	saved_zlib_level = aptix_zlib_level;
+	unsetenv("APTIX_DIR");
+	unsetenv("APTIX_STORE_MAX_MB");
+	setenv("APTIX_TEST_DATE", TEST_DATE, 1);
+	tmpdir = unit_mkdtemp();
+	repo = NULL;
+}
+
+static void teardown(void)
+{
+	aptix_repo_free(repo);
+	repo = NULL;
+	unit_rmtree(tmpdir);
+	free(tmpdir);
+	tmpdir = NULL;
+	unsetenv("APTIX_DIR");
+	unsetenv("APTIX_STORE_MAX_MB");
+	unsetenv("APTIX_TEST_DATE");
+	aptix_zlib_level = saved_zlib_level;
+	aptix_error_clear();
+}
+
+static const char *errmsg(void)
+{
+	return aptix_error_last()->message;
+}
+
+static void init_repo(void)
+{
+	int existed = -1;
+
+	ck_assert_msg(aptix_repo_init(&repo, tmpdir, &existed) == 0, "%s",
+		      errmsg());
+	ck_assert_int_eq(existed, 0);
+}
+
+static void reopen(void)
+{
+	char *dir = unit_path(tmpdir, ".aptix");
+
+	aptix_repo_free(repo);
+	repo = NULL;
+	ck_assert_msg(aptix_repo_open(&repo, dir) == 0, "%s", errmsg());
+	free(dir);
+}
+
+static void assert_oid_eq(const aptix_oid *a, const aptix_oid *b)
+{
+	ck_assert_msg(!aptix_oid_cmp(a, b), "%s != %s", aptix_oid_hex(a),
+		      aptix_oid_hex(b));
+}
+
+static aptix_oid blob_id(const char *s)
+{
+	aptix_oid id;
+
+	ck_assert_int_eq(aptix_object_hash(&id, APTIX_OBJ_BLOB, s, strlen(s)),
+			 0);
+	return id;
+}
+
+/* --- Building history ------------------------------------------------- */
+
+static aptix_oid q_blob(aptix_txn *tx, const char *s)
+{
+	aptix_oid id;
+
+	ck_assert_int_eq(aptix_txn_write_object(&id, tx, APTIX_OBJ_BLOB, s,
+						strlen(s)), 0);
+	return id;
+}
+
+static aptix_oid q_turn(aptix_txn *tx, const char *conv, long seq,
+			int64_t at, const aptix_oid *instruction)
+{
+	aptix_turn t;
+	aptix_buf b = APTIX_BUF_INIT;
+	aptix_oid id;
+
+	aptix_turn_init(&t);
+	t.conversation = (char *)conv;
+	t.seq = seq;
+	t.status = APTIX_TURN_COMPLETED;
+	t.created_at = at;
+	t.status_at = at;
+	t.instruction = *instruction;
+	ck_assert_int_eq(aptix_turn_serialize(&b, &t), 0);
+	ck_assert_int_eq(aptix_txn_write_object(&id, tx, APTIX_OBJ_TURN, b.ptr,
+						b.len), 0);
+	aptix_buf_release(&b);
+	return id;
+}
+
+static int q_session(aptix_oid *out, aptix_txn *tx, const char *conv,
+		     const aptix_oid *parent, const aptix_oid *turn,
+		     int64_t at, const char *title)
+{
+	aptix_session s;
+	aptix_buf b = APTIX_BUF_INIT;
+	int r;
+
+	aptix_session_init(&s);
+	s.conversation = (char *)conv;
+	if (parent) {
+		s.parent = *parent;
+		s.has_parent = 1;
+	}
+	s.turn = *turn;
+	s.status = APTIX_SESSION_COMMITTED;
+	s.created_at = at;
+	s.duration_ms = 10;
+	s.session_type = (char *)"agent";
+	s.title = (char *)title;
+	s.workspace = (char *)"/ws";
+	ck_assert_int_eq(aptix_session_serialize(&b, &s), 0);
+	r = aptix_txn_write_object(out, tx, APTIX_OBJ_SESSION, b.ptr, b.len);
+	aptix_buf_release(&b);
+	return r;
+}
+
+struct step {
+	aptix_oid session, turn, instruction;
+};
+
+/*
+ * Commit one turn of conv in one transaction: instruction, turn,
+ * session on parent, and (when move) the conversation ref moved from
+ * parent (or created when parent is NULL).
+ */
+static struct step commit_step(const char *conv, const struct step *parent,
+			       long seq, int64_t at, const char *instruction,
+			       const char *title, int move)
+{
+	struct step st;
+	aptix_txn *tx;
+	aptix_oid zero;
+	char ref[128];
+
+	memset(&zero, 0, sizeof(zero));
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	st.instruction = q_blob(tx, instruction);
+	st.turn = q_turn(tx, conv, seq, at, &st.instruction);
+	ck_assert_msg(q_session(&st.session, tx, conv,
+				parent ? &parent->session : NULL, &st.turn,
+				at, title) == 0, "%s", errmsg());
+	if (move) {
+		snprintf(ref, sizeof(ref), APTIX_CONV_PREFIX "%s", conv);
+		ck_assert_int_eq(aptix_txn_ref_update(tx, ref, &st.session,
+			parent ? &parent->session : &zero, "commit"), 0);
+	}
+	ck_assert_msg(aptix_txn_commit(tx) == 0, "%s", errmsg());
+	ck_assert_uint_eq(aptix_txn_size(tx), 0);
+	aptix_txn_free(tx);
+	return st;
+}
+
+static void set_ref(const char *name, const aptix_oid *id)
+{
+	aptix_txn *tx;
+
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, name, id, NULL, "set"), 0);
+	ck_assert_msg(aptix_txn_commit(tx) == 0, "%s", errmsg());
+	aptix_txn_free(tx);
+}
+
+static void set_symref(const char *name, const char *target)
+{
+	aptix_txn *tx;
+
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_symref_update(tx, name, target, "sym"), 0);
+	ck_assert_msg(aptix_txn_commit(tx) == 0, "%s", errmsg());
+	aptix_txn_free(tx);
+}
+
+/* The history used by the index, rebuild and revparse tests. */
+static struct {
+	struct step r1, r2, r3, f2, b1;
+} h;
+
+static void build_history(void)
+{
+	init_repo();
+	h.r1 = commit_step("alpha", NULL, 1, 1000,
+			   "First line\nsecond line", "My title", 1);
+	h.r2 = commit_step("alpha", &h.r1, 2, 2000,
+			   "  \n\tSecond instruction\r\nmore", NULL, 1);
+	h.r3 = commit_step("alpha", &h.r2, 3, 3000, "third", NULL, 1);
+	/* a fork of r1 in the same conversation, the ref not moved */
+	h.f2 = commit_step("alpha", &h.r1, 2, 2500, "fork of first", NULL, 0);
+	h.b1 = commit_step("beta", NULL, 1, 4000, "Beta instruction\nbody",
+			   NULL, 1);
+	/* conversations known only by a ref */
+	set_ref(APTIX_CONV_PREFIX "gamma1", &h.r1.session);
+	set_ref(APTIX_CONV_PREFIX "gamma2", &h.r2.session);
+}
+
+/* --- Init, open, discover --------------------------------------------- */
+
+START_TEST(test_init_open)
+{
+	char *dir = unit_path(tmpdir, ".aptix"), *real = realpath(tmpdir, NULL);
+	aptix_repo *again = NULL;
+	aptix_ref head;
+	int existed = -1;
+	uint64_t bytes = 0;
+	const char *id;
+	size_t i;
+
+	ck_assert_ptr_nonnull(real);
+	init_repo();
+	ck_assert_str_eq(aptix_repo_workdir(repo), real);
+	ck_assert_ptr_nonnull(strstr(aptix_repo_path(repo), "/.aptix"));
+	ck_assert_str_eq(aptix_repo_path(repo) + strlen(real), "/.aptix");
+	ck_assert_ptr_nonnull(aptix_repo_odb(repo));
+	ck_assert_int_eq(aptix_repo_disk_usage(&bytes, repo), 0);
+	ck_assert_uint_gt(bytes, 0);
+
+	/* HEAD names a fresh conversation, a UUID v4 */
+	ck_assert_int_eq(aptix_ref_read(&head, repo, "HEAD"), 0);
+	ck_assert_ptr_nonnull(head.target);
+	ck_assert_int_eq(strncmp(head.target, APTIX_CONV_PREFIX,
+				 strlen(APTIX_CONV_PREFIX)), 0);
+	id = head.target + strlen(APTIX_CONV_PREFIX);
+	ck_assert_uint_eq(strlen(id), 36);
+	for (i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+			ck_assert_int_eq(id[i], '-');
+		else
+			ck_assert(aptix_is_hex(id + i, 1));
+	}
+	ck_assert_int_eq(id[14], '4');
+	ck_assert_int_eq(aptix_conv_check_id(id), 0);
+	aptix_ref_release(&head);
+
+	/* init again: opened, not recreated */
+	ck_assert_int_eq(aptix_repo_init(&again, tmpdir, &existed), 0);
+	ck_assert_int_eq(existed, 1);
+	ck_assert_str_eq(aptix_repo_path(again), aptix_repo_path(repo));
+	aptix_repo_free(again);
+	again = NULL;
+
+	/* open by path, from several handles at once */
+	ck_assert_int_eq(aptix_repo_open(&again, dir), 0);
+	ck_assert_str_eq(aptix_repo_workdir(again), real);
+	aptix_repo_free(again);
+	aptix_repo_free(NULL);
+
+	/* init creates the work tree directory and missing parents */
+	{
+		char *deep = unit_path(tmpdir, "no/such/dir"), *store;
+		struct stat st;
+
+		aptix_repo_free(repo);
+		repo = NULL;
+		ck_assert_msg(aptix_repo_init(&repo, deep, &existed) == 0,
+			      "%s", errmsg());
+		ck_assert_int_eq(existed, 0);
+		store = unit_path(deep, ".aptix/data.mdb");
+		ck_assert_int_eq(stat(store, &st), 0);
+		free(store);
+		free(deep);
+		/* but not through a file */
+		aptix_repo_free(repo);
+		repo = NULL;
+		deep = unit_path(tmpdir, "no/such/dir/.aptix/data.mdb/x");
+		ck_assert_int_lt(aptix_repo_init(&repo, deep, NULL), 0);
+		ck_assert_ptr_null(repo);
+		free(deep);
+	}
+	free(real);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_modes)
+{
+	static const char *const files[] = { "data.mdb", "lock.mdb" };
+	char *dir = unit_path(tmpdir, ".aptix");
+	struct stat st;
+	mode_t old = umask(0);	/* the library must not rely on umask */
+	size_t i;
+	int r;
+
+	r = aptix_repo_init(&repo, tmpdir, NULL);
+	umask(old);
+	ck_assert_msg(r == 0, "%s", errmsg());
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_msg((st.st_mode & 07777) == 0700, "mode %o",
+		      (unsigned)(st.st_mode & 07777));
+	for (i = 0; i < 2; i++) {
+		char *f = unit_path(dir, files[i]);
+
+		ck_assert_int_eq(stat(f, &st), 0);
+		ck_assert_msg((st.st_mode & 07777) == 0600, "%s: mode %o",
+			      files[i], (unsigned)(st.st_mode & 07777));
+		free(f);
+	}
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_discover)
+{
+	aptix_buf out = APTIX_BUF_INIT;
+	char *work = unit_path(tmpdir, "work"), *sub, *other, *real, *expect;
+
+	ck_assert_int_eq(aptix_repo_init(&repo, work, NULL), 0);
+	sub = unit_path(work, "a");
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	free(sub);
+	sub = unit_path(work, "a/b");
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	free(sub);
+	sub = unit_path(work, "a/b/c");
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	real = realpath(work, NULL);
+	ck_assert_ptr_nonnull(real);
+	expect = unit_path(real, ".aptix");
+
+	/* from the work tree, a subdirectory, and the store itself */
+	ck_assert_int_eq(aptix_repo_discover(&out, work), 0);
+	ck_assert_str_eq(out.ptr, expect);
+	ck_assert_int_eq(aptix_repo_discover(&out, sub), 0);
+	ck_assert_str_eq(out.ptr, expect);
+	ck_assert_int_eq(aptix_repo_discover(&out, expect), 0);
+	ck_assert_str_eq(out.ptr, expect);
+	{
+		aptix_repo *r2;
+
+		ck_assert_int_eq(aptix_repo_open(&r2, out.ptr), 0);
+		aptix_repo_free(r2);
+	}
+
+	/* outside any store */
+	other = unit_path(tmpdir, "elsewhere");
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	aptix_buf_set(&out, "untouched", 9);
+	ck_assert_int_eq(aptix_repo_discover(&out, other), APTIX_ENOTFOUND);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "not an aptix store"));
+	ck_assert_int_eq(aptix_repo_discover(&out, "/"), APTIX_ENOTFOUND);
+
+	/* APTIX_DIR wins, as given */
+	setenv("APTIX_DIR", "/some/where/.aptix", 1);
+	ck_assert_int_eq(aptix_repo_discover(&out, other), 0);
+	ck_assert_str_eq(out.ptr, "/some/where/.aptix");
+	setenv("APTIX_DIR", "", 1);	/* empty: ignored */
+	ck_assert_int_eq(aptix_repo_discover(&out, sub), 0);
+	ck_assert_str_eq(out.ptr, expect);
+	unsetenv("APTIX_DIR");
+
+	/* a start that does not exist */
+	free(other);
+	other = unit_path(tmpdir, "missing");
+	ck_assert_int_eq(aptix_repo_discover(&out, other), APTIX_ERROR);
+
+	aptix_buf_release(&out);
+	free(work);
+	free(sub);
+	free(other);
+	free(real);
+	free(expect);
+}
+END_TEST
+
+START_TEST(test_not_a_store)
+{
+	char *plain = unit_path(tmpdir, "plain");
+	char *missing = unit_path(tmpdir, "missing");
+	char *file = unit_path(tmpdir, "file");
+	aptix_store *st;
+
+	ck_assert_int_eq(mkdir(plain, 0700), 0);
+	{
+		aptix_repo *r = (aptix_repo *)&st;	/* must be reset */
+
+		ck_assert_int_eq(aptix_repo_open(&r, plain), APTIX_ENOTFOUND);
+		ck_assert_ptr_null(r);
+	}
+	ck_assert_ptr_nonnull(strstr(errmsg(), "not an aptix store"));
+	ck_assert_int_eq(aptix_repo_open(&repo, missing), APTIX_ENOTFOUND);
+	ck_assert_ptr_null(repo);
+	unit_write_file(file, "x", 1);
+	ck_assert_int_lt(aptix_repo_open(&repo, file), 0);
+	ck_assert_ptr_null(repo);
+
+	/* an LMDB environment without aptix's format record */
+	ck_assert_int_eq(aptix_store_lmdb_open(&st, plain, APTIX_STORE_CREATE),
+			 0);
+	st->free(st);
+	ck_assert_int_eq(aptix_repo_open(&repo, plain), APTIX_ECORRUPT);
+	ck_assert_ptr_null(repo);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "not an aptix store"));
+	ck_assert_int_eq(aptix_store_lmdb_open(&st, missing, 0),
+			 APTIX_ENOTFOUND);
+	free(plain);
+	free(missing);
+	free(file);
+}
+END_TEST
+
+static int put_format(aptix_store_wtxn *w, void *payload)
+{
+	aptix_store *s = *(aptix_store **)(void *)w;
+	const char *v = payload;
+
+	return s->wput(w, APTIX_TABLE_META, "format", 6, v, strlen(v));
+}
+
+/* Store a format value through the store vtable, then open. */
+static int set_format(const char *value)
+{
+	char *dir = unit_path(tmpdir, ".aptix");
+	aptix_store *st;
+	int r;
+
+	aptix_repo_free(repo);
+	repo = NULL;
+	ck_assert_int_eq(aptix_store_lmdb_open(&st, dir, 0), 0);
+	ck_assert_int_eq(st->write(st, put_format, (void *)value), 0);
+	st->free(st);
+	r = aptix_repo_open(&repo, dir);
+	free(dir);
+	return r;
+}
+
+START_TEST(test_format_version)
+{
+	int existed;
+
+	init_repo();
+	ck_assert_int_eq(set_format("2"), APTIX_EVERSION);
+	ck_assert_ptr_null(repo);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "upgrade"));
+	/* init of such a store fails the same way */
+	ck_assert_int_eq(aptix_repo_init(&repo, tmpdir, &existed),
+			 APTIX_EVERSION);
+	ck_assert_int_eq(existed, 1);
+	ck_assert_ptr_null(repo);
+	ck_assert_int_eq(set_format("999"), APTIX_EVERSION);
+	ck_assert_int_eq(set_format("0"), APTIX_ECORRUPT);
+	ck_assert_int_eq(set_format("x"), APTIX_ECORRUPT);
+	ck_assert_int_eq(set_format("1"), 0);
+	ck_assert_ptr_nonnull(repo);
+}
+END_TEST
+
+/* --- Transactions ------------------------------------------------------ */
+
+START_TEST(test_txn_atomic)
+{
+	aptix_txn *tx;
+	aptix_oid x, y, v, junk, zero;
+	aptix_ref ref;
+	aptix_buf buf = APTIX_BUF_INIT;
+	aptix_conv_info ci;
+	aptix_otype t;
+
+	init_repo();
+	memset(&zero, 0, sizeof(zero));
+	memset(&junk, 0x42, sizeof(junk));
+
+	/* CAS on an absent ref expecting a value: nothing is applied */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_uint_eq(aptix_txn_size(tx), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);	/* empty: no-op */
+	x = q_blob(tx, "object x");
+	y = q_blob(tx, "object y");
+	ck_assert_uint_eq(aptix_txn_size(tx), 2);
+	q_blob(tx, "object x");				/* queued once */
+	ck_assert_uint_eq(aptix_txn_size(tx), 2);
+	/* queued objects can be read back before the commit */
+	ck_assert_int_eq(aptix_txn_read_object(&buf, &t, tx, &x), 0);
+	ck_assert_str_eq(buf.ptr, "object x");
+	ck_assert_int_eq(t, APTIX_OBJ_BLOB);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/conversations/t", &x,
+					      &junk, "cas"), 0);
+	ck_assert_uint_eq(aptix_txn_size(tx), 3);
+	ck_assert_int_eq(aptix_txn_commit(tx), APTIX_EMISMATCH);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "refs/conversations/t"));
+	aptix_txn_free(tx);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &x), 0);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &y), 0);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/conversations/t"),
+			 APTIX_ENOTFOUND);
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "t"),
+			 APTIX_ENOTFOUND);
+
+	/* create (must not exist), then a second create fails */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	x = q_blob(tx, "object x");
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/conversations/t", &x,
+					      &zero, "create"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	ck_assert_uint_eq(aptix_txn_size(tx), 0);
+	v = q_blob(tx, "object v");
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/conversations/t", &v,
+					      &zero, "create again"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), APTIX_EMISMATCH);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "already exists"));
+	aptix_txn_free(tx);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &x), 1);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &v), 0);
+
+	/* a good update and a failing one in one batch: neither lands */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	v = q_blob(tx, "object v");
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/one", &v,
+					      &zero, "one"), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/conversations/t", &v,
+					      &v, "stale"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), APTIX_EMISMATCH);
+	aptix_txn_free(tx);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/heads/one"),
+			 APTIX_ENOTFOUND);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &v), 0);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/conversations/t"),
+			 0);
+	assert_oid_eq(&ref.oid, &x);
+	aptix_ref_release(&ref);
+
+	/* the right old value: applied; any old value (NULL): applied */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	v = q_blob(tx, "object v");
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/conversations/t", &v,
+					      &x, "move"), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/one", &x, NULL,
+					      "any"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &v), 1);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/conversations/t"),
+			 0);
+	assert_oid_eq(&ref.oid, &v);
+	aptix_ref_release(&ref);
+
+	/* delete: with the right old value, then of an absent ref */
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/one", NULL, &x,
+					      "delete"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/heads/one"),
+			 APTIX_ENOTFOUND);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/one", NULL, NULL,
+					      "delete"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), APTIX_ENOTFOUND);
+	aptix_txn_free(tx);
+
+	/* bad names are refused when queued */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/bad..name", &x, NULL,
+					      "r"), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_txn_symref_update(tx, "HEAD", "nope", "r"),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(aptix_txn_symref_update(tx, "refs/a", "refs/a", "r"),
+			 APTIX_EINVALID);
+	ck_assert_uint_eq(aptix_txn_size(tx), 0);
+	/* malformed objects too */
+	ck_assert_int_eq(aptix_txn_write_object(&v, tx, APTIX_OBJ_TURN, "{}\n",
+						3), APTIX_ECORRUPT);
+	ck_assert_uint_eq(aptix_txn_size(tx), 0);
+	/* freeing a txn discards what it queued */
+	v = q_blob(tx, "discarded");
+	aptix_txn_free(tx);
+	aptix_txn_free(NULL);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &v), 0);
+
+	/* all of it survives reopening */
+	reopen();
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/conversations/t"),
+			 0);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &ref.oid), 1);
+	aptix_ref_release(&ref);
+	aptix_buf_release(&buf);
+}
+END_TEST
+
+struct reflog_rec {
+	aptix_reflog_entry e[8];
+	char msg[8][32];
+	int n, stop_after;
+};
+
+static int reflog_cb(const aptix_reflog_entry *e, void *payload)
+{
+	struct reflog_rec *r = payload;
+
+	ck_assert_int_lt(r->n, 8);
+	r->e[r->n] = *e;
+	snprintf(r->msg[r->n], sizeof(r->msg[0]), "%s", e->message);
+	r->e[r->n].message = r->msg[r->n];
+	r->n++;
+	return r->stop_after && r->n == r->stop_after ? 5 : 0;
+}
+
+START_TEST(test_reflog)
+{
+	aptix_oid a = blob_id("a"), b = blob_id("b"), zero;
+	aptix_txn *tx;
+	struct reflog_rec rec;
+
+	init_repo();
+	memset(&zero, 0, sizeof(zero));
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/main", &a, &zero,
+					      "create"), 0);
+	/* neighbours whose names share a prefix */
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/mai", &b, NULL,
+					      "short"), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/main2", &b, NULL,
+					      "long"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/main", &b, &a,
+					      "update"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/main", NULL, &b,
+					      "delete"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	/* a failed update logs nothing */
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/main", &a, &b,
+					      "stale"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), APTIX_EMISMATCH);
+	aptix_txn_free(tx);
+
+	memset(&rec, 0, sizeof(rec));
+	ck_assert_int_eq(aptix_reflog_foreach(repo, "refs/heads/main",
+					      reflog_cb, &rec), 0);
+	ck_assert_int_eq(rec.n, 3);
+	/* newest first */
+	ck_assert_str_eq(rec.e[0].message, "delete");
+	assert_oid_eq(&rec.e[0].old_id, &b);
+	assert_oid_eq(&rec.e[0].new_id, &zero);
+	ck_assert_str_eq(rec.e[1].message, "update");
+	assert_oid_eq(&rec.e[1].old_id, &a);
+	assert_oid_eq(&rec.e[1].new_id, &b);
+	ck_assert_str_eq(rec.e[2].message, "create");
+	assert_oid_eq(&rec.e[2].old_id, &zero);
+	assert_oid_eq(&rec.e[2].new_id, &a);
+	ck_assert_int_eq(rec.e[0].time_ms, TEST_MS);
+	ck_assert_int_eq(rec.e[2].time_ms, TEST_MS);
+
+	memset(&rec, 0, sizeof(rec));
+	ck_assert_int_eq(aptix_reflog_foreach(repo, "refs/heads/mai",
+					      reflog_cb, &rec), 0);
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_str_eq(rec.e[0].message, "short");
+	memset(&rec, 0, sizeof(rec));
+	ck_assert_int_eq(aptix_reflog_foreach(repo, "refs/heads/main2",
+					      reflog_cb, &rec), 0);
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_str_eq(rec.e[0].message, "long");
+
+	/* HEAD's initial symref was logged by nobody; unknown refs: empty */
+	memset(&rec, 0, sizeof(rec));
+	ck_assert_int_eq(aptix_reflog_foreach(repo, "refs/heads/none",
+					      reflog_cb, &rec), 0);
+	ck_assert_int_eq(rec.n, 0);
+	/* a symref update is logged too */
+	set_symref("HEAD", "refs/heads/main2");
+	memset(&rec, 0, sizeof(rec));
+	ck_assert_int_eq(aptix_reflog_foreach(repo, "HEAD", reflog_cb, &rec),
+			 0);
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_str_eq(rec.e[0].message, "sym");
+
+	/* stopping early */
+	memset(&rec, 0, sizeof(rec));
+	rec.stop_after = 2;
+	ck_assert_int_eq(aptix_reflog_foreach(repo, "refs/heads/main",
+					      reflog_cb, &rec), 5);
+	ck_assert_int_eq(rec.n, 2);
+	ck_assert_int_eq(aptix_reflog_foreach(repo, "bad", reflog_cb, &rec),
+			 APTIX_EINVALID);
+}
+END_TEST
+
+/* --- Refs -------------------------------------------------------------- */
+
+START_TEST(test_ref_names)
+{
+	static const char *const valid[] = {
+		"HEAD", "refs/heads/main", "refs/conversations/abc-123",
+		"refs/a", "refs/a.b/c", "refs/x@y", "refs/a-b", "refs/a_b",
+		"refs/a/b/c/d", "refs/a.lockx", "refs/unicode-\xc3\xa9",
+	};
+	static const char *const invalid[] = {
+		"", "head", "HEAD/x", "refs", "refs/", "refs//a", "refs/a/",
+		"refs/a.", "refs/.a", "refs/a/.b", "refs/-a", "refs/a/-b",
+		"refs/a..b", "refs/a@{1}", "refs/a b", "refs/a~1", "refs/a^",
+		"refs/a:b", "refs/a?", "refs/a*", "refs/a[", "refs/a\\b",
+		"refs/a\tb", "refs/a\nb", "refs/a\x7f", "refs/a.lock",
+		"refs/a.lock/b", "/refs/a", "refs/a//b", "heads/main",
+		"refs/heads/main.",
+	};
+	char longname[APTIX_REF_MAXLEN + 2];
+	size_t i;
+
+	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+		ck_assert_msg(aptix_ref_check_name(valid[i]) == 0,
+			      "rejected '%s': %s", valid[i], errmsg());
+	for (i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+		aptix_error_clear();
+		ck_assert_msg(aptix_ref_check_name(invalid[i]) ==
+			      APTIX_EINVALID, "accepted '%s'", invalid[i]);
+		ck_assert_ptr_nonnull(strstr(errmsg(), "invalid ref name"));
+	}
+	/* length limit */
+	memset(longname, 'x', sizeof(longname));
+	memcpy(longname, "refs/", 5);
+	longname[APTIX_REF_MAXLEN] = '\0';
+	ck_assert_int_eq(aptix_ref_check_name(longname), 0);
+	longname[APTIX_REF_MAXLEN] = 'x';
+	longname[APTIX_REF_MAXLEN + 1] = '\0';
+	ck_assert_int_eq(aptix_ref_check_name(longname), APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "too long"));
+}
+END_TEST
+
+START_TEST(test_conv_ids)
+{
+	static const char *const valid[] = {
+		"a", "alpha", "A-9_x.y", "0b3c6c1e-5b7a-4d8e-9f00-123456789abc",
+		"a.lockx",
+		"1234567890123456789012345678901234567890123456789012345678901234",
+	};
+	static const char *const invalid[] = {
+		"", ".a", "-a", "a/b", "a b", "a..b", "a.lock", "a:b", "a~",
+		"\xc3\xa9", "HEAD^",
+		"12345678901234567890123456789012345678901234567890123456789012345",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+		ck_assert_msg(aptix_conv_check_id(valid[i]) == 0,
+			      "rejected '%s'", valid[i]);
+	for (i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+		ck_assert_msg(aptix_conv_check_id(invalid[i]) ==
+			      APTIX_EINVALID, "accepted '%s'", invalid[i]);
+}
+END_TEST
+
+struct ref_list {
+	char names[16][80];
+	int n;
+};
+
+static int list_ref(const aptix_ref *ref, void *payload)
+{
+	struct ref_list *l = payload;
+
+	ck_assert_int_lt(l->n, 16);
+	snprintf(l->names[l->n++], sizeof(l->names[0]), "%s", ref->name);
+	return 0;
+}
+
+START_TEST(test_symrefs)
+{
+	aptix_ref head, ref;
+	aptix_oid id, a = blob_id("a");
+	char *resolved = NULL, *target;
+	struct ref_list l;
+
+	init_repo();
+	/* HEAD is born unborn: it names a conversation with no snapshot */
+	ck_assert_int_eq(aptix_ref_read(&head, repo, "HEAD"), 0);
+	ck_assert_ptr_nonnull(head.target);
+	ck_assert_str_eq(head.name, "HEAD");
+	target = strdup(head.target);
+	ck_assert_ptr_nonnull(target);
+	ck_assert_int_eq(aptix_ref_resolve(&id, &resolved, repo, "HEAD"),
+			 APTIX_ENOTFOUND);
+	ck_assert_ptr_nonnull(resolved);
+	ck_assert_str_eq(resolved, target);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "no snapshot yet"));
+	free(resolved);
+	ck_assert_int_eq(aptix_ref_resolve(&id, NULL, repo, "HEAD"),
+			 APTIX_ENOTFOUND);
+	{
+		char conv[APTIX_CONV_MAXLEN + 1];
+
+		ck_assert_int_eq(aptix_conv_resolve(conv, repo, "HEAD"), 0);
+		ck_assert_str_eq(conv, target + strlen(APTIX_CONV_PREFIX));
+	}
+
+	/* born: resolves through the symref */
+	set_ref(target, &a);
+	ck_assert_int_eq(aptix_ref_resolve(&id, &resolved, repo, "HEAD"), 0);
+	assert_oid_eq(&id, &a);
+	ck_assert_str_eq(resolved, target);
+	free(resolved);
+	ck_assert_int_eq(aptix_ref_resolve(&id, &resolved, repo, target), 0);
+	ck_assert_str_eq(resolved, target);
+	free(resolved);
+	aptix_ref_release(&head);
+
+	/* chains, loops, missing refs */
+	set_symref("refs/s1", "refs/s2");
+	set_symref("refs/s2", "refs/heads/x");
+	set_ref("refs/heads/x", &a);
+	ck_assert_int_eq(aptix_ref_resolve(&id, &resolved, repo, "refs/s1"), 0);
+	ck_assert_str_eq(resolved, "refs/heads/x");
+	free(resolved);
+	set_symref("refs/heads/x", "refs/s1");
+	ck_assert_int_eq(aptix_ref_resolve(&id, &resolved, repo, "refs/s1"),
+			 APTIX_ECORRUPT);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "nests too deeply"));
+	free(resolved);
+	ck_assert_int_eq(aptix_ref_resolve(&id, &resolved, repo,
+					   "refs/nothing"), APTIX_ENOTFOUND);
+	ck_assert_str_eq(resolved, "refs/nothing");
+	free(resolved);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/bad name"),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/nothing"),
+			 APTIX_ENOTFOUND);
+
+	/* listing, sorted, by prefix */
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_ref_foreach(repo, NULL, list_ref, &l), 0);
+	ck_assert_int_eq(l.n, 5);
+	ck_assert_str_eq(l.names[0], "HEAD");
+	ck_assert_str_eq(l.names[1], target);
+	ck_assert_str_eq(l.names[2], "refs/heads/x");
+	ck_assert_str_eq(l.names[3], "refs/s1");
+	ck_assert_str_eq(l.names[4], "refs/s2");
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_ref_foreach(repo, "refs/s", list_ref, &l), 0);
+	ck_assert_int_eq(l.n, 2);
+	ck_assert_str_eq(l.names[0], "refs/s1");
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_ref_foreach(repo, "refs/z", list_ref, &l), 0);
+	ck_assert_int_eq(l.n, 0);
+	free(target);
+}
+END_TEST
+
+/* --- The session index -------------------------------------------------- */
+
+struct id_list {
+	aptix_oid ids[16];
+	int n;
+};
+
+static int list_id(const aptix_oid *id, void *payload)
+{
+	struct id_list *l = payload;
+
+	ck_assert_int_lt(l->n, 16);
+	l->ids[l->n++] = *id;
+	return 0;
+}
+
+static int count_session(const aptix_session_info *s, void *payload)
+{
+	struct id_list *l = payload;
+
+	ck_assert_int_lt(l->n, 16);
+	l->ids[l->n++] = s->id;
+	return 0;
+}
+
+static int list_conv(const aptix_conv_info *c, void *payload)
+{
+	struct ref_list *l = payload;
+
+	ck_assert_int_lt(l->n, 16);
+	snprintf(l->names[l->n++], sizeof(l->names[0]), "%s", c->id);
+	return 0;
+}
+
+START_TEST(test_index)
+{
+	aptix_session_info si;
+	aptix_conv_info ci;
+	struct id_list l;
+	struct ref_list cl;
+	int i;
+
+	build_history();
+
+	ck_assert_int_eq(aptix_index_session(&si, repo, &h.r1.session), 0);
+	assert_oid_eq(&si.id, &h.r1.session);
+	ck_assert_int_eq(si.has_parent, 0);
+	ck_assert_uint_eq(si.generation, 1);
+	ck_assert_str_eq(si.conversation, "alpha");
+	ck_assert_str_eq(si.summary, "First line");
+	ck_assert_int_eq(si.created_at, 1000);
+	ck_assert_int_eq(si.status, APTIX_SESSION_COMMITTED);
+	ck_assert_int_eq(si.turn_status, APTIX_TURN_COMPLETED);
+	assert_oid_eq(&si.turn, &h.r1.turn);
+
+	ck_assert_int_eq(aptix_index_session(&si, repo, &h.r2.session), 0);
+	ck_assert_int_eq(si.has_parent, 1);
+	assert_oid_eq(&si.parent, &h.r1.session);
+	ck_assert_uint_eq(si.generation, 2);
+	ck_assert_str_eq(si.summary, "Second instruction");
+	ck_assert_int_eq(aptix_index_session(&si, repo, &h.r3.session), 0);
+	ck_assert_uint_eq(si.generation, 3);
+	assert_oid_eq(&si.parent, &h.r2.session);
+	ck_assert_int_eq(aptix_index_session(&si, repo, &h.f2.session), 0);
+	ck_assert_uint_eq(si.generation, 2);
+	assert_oid_eq(&si.parent, &h.r1.session);
+	ck_assert_int_eq(aptix_index_session(&si, repo, &h.b1.session), 0);
+	ck_assert_uint_eq(si.generation, 1);
+	ck_assert_str_eq(si.conversation, "beta");
+
+	/* objects that are not sessions are not indexed */
+	ck_assert_int_eq(aptix_index_session(&si, repo, &h.r1.turn),
+			 APTIX_ENOTFOUND);
+
+	/* children: the continuation and the fork, in id order */
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_index_children(repo, &h.r1.session, list_id,
+					      &l), 0);
+	ck_assert_int_eq(l.n, 2);
+	ck_assert_int_lt(aptix_oid_cmp(&l.ids[0], &l.ids[1]), 0);
+	ck_assert(!aptix_oid_cmp(&l.ids[0], &h.r2.session) ||
+		  !aptix_oid_cmp(&l.ids[0], &h.f2.session));
+	ck_assert(!aptix_oid_cmp(&l.ids[1], &h.r2.session) ||
+		  !aptix_oid_cmp(&l.ids[1], &h.f2.session));
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_index_children(repo, &h.r2.session, list_id,
+					      &l), 0);
+	ck_assert_int_eq(l.n, 1);
+	assert_oid_eq(&l.ids[0], &h.r3.session);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_index_children(repo, &h.r3.session, list_id,
+					      &l), 0);
+	ck_assert_int_eq(l.n, 0);
+
+	/* conversation records */
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"), 0);
+	ck_assert_str_eq(ci.id, "alpha");
+	ck_assert_uint_eq(ci.turns, 4);
+	ck_assert_str_eq(ci.title, "My title");
+	ck_assert_int_eq(ci.has_head, 1);
+	assert_oid_eq(&ci.head, &h.r3.session);
+	ck_assert_int_eq(ci.created_at, 1000);
+	ck_assert_int_eq(ci.updated_at, 3000);
+	ck_assert_int_eq(ci.last_status, APTIX_SESSION_COMMITTED);
+	ck_assert_str_eq(ci.workspace, "/ws");
+	ck_assert_int_eq(ci.archived, 0);
+	/* no title: the instruction's first line */
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "beta"), 0);
+	ck_assert_str_eq(ci.title, "Beta instruction");
+	ck_assert_uint_eq(ci.turns, 1);
+	assert_oid_eq(&ci.head, &h.b1.session);
+	/* known only from its ref */
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "gamma1"), 0);
+	ck_assert_uint_eq(ci.turns, 0);
+	ck_assert_int_eq(ci.has_head, 1);
+	assert_oid_eq(&ci.head, &h.r1.session);
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "nope"),
+			 APTIX_ENOTFOUND);
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, ""),
+			 APTIX_ENOTFOUND);
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_index_foreach_session(repo, count_session, &l),
+			 0);
+	ck_assert_int_eq(l.n, 5);
+	for (i = 1; i < l.n; i++)
+		ck_assert_int_lt(aptix_oid_cmp(&l.ids[i - 1], &l.ids[i]), 0);
+	memset(&cl, 0, sizeof(cl));
+	ck_assert_int_eq(aptix_index_foreach_conversation(repo, list_conv,
+							  &cl), 0);
+	ck_assert_int_eq(cl.n, 4);
+	ck_assert_str_eq(cl.names[0], "alpha");
+	ck_assert_str_eq(cl.names[1], "beta");
+	ck_assert_str_eq(cl.names[2], "gamma1");
+	ck_assert_str_eq(cl.names[3], "gamma2");
+
+	/* deleting the ref clears the head */
+	{
+		aptix_txn *tx;
+
+		ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+		ck_assert_int_eq(aptix_txn_ref_update(tx, APTIX_CONV_PREFIX
+			"beta", NULL, &h.b1.session, "drop"), 0);
+		ck_assert_int_eq(aptix_txn_commit(tx), 0);
+		aptix_txn_free(tx);
+	}
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "beta"), 0);
+	ck_assert_int_eq(ci.has_head, 0);
+	ck_assert_uint_eq(ci.turns, 1);
+}
+END_TEST
+
+START_TEST(test_index_rejects)
+{
+	aptix_txn *tx;
+	aptix_oid instr, turn, other_turn, s, missing;
+
+	init_repo();
+	memset(&missing, 0x77, sizeof(missing));
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	instr = q_blob(tx, "do it");
+	turn = q_turn(tx, "conv", 1, 10, &instr);
+	other_turn = q_turn(tx, "other", 1, 10, &instr);
+
+	/* parent missing, or not a session */
+	ck_assert_int_eq(q_session(&s, tx, "conv", &missing, &turn, 10, NULL),
+			 APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "parent"));
+	ck_assert_int_eq(q_session(&s, tx, "conv", &instr, &turn, 10, NULL),
+			 APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "not a session"));
+	/* turn missing, not a turn, of another conversation */
+	ck_assert_int_eq(q_session(&s, tx, "conv", NULL, &missing, 10, NULL),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(q_session(&s, tx, "conv", NULL, &instr, 10, NULL),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(q_session(&s, tx, "conv", NULL, &other_turn, 10,
+				   NULL), APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "other"));
+	/* a conversation id that cannot be a ref */
+	ck_assert_int_eq(q_session(&s, tx, "bad..id", NULL, &turn, 10, NULL),
+			 APTIX_EINVALID);
+	ck_assert_uint_eq(aptix_txn_size(tx), 3);
+	/* the instruction blob must exist too */
+	{
+		aptix_oid lost = blob_id("never written");
+		aptix_oid t2 = q_turn(tx, "conv", 1, 11, &lost);
+
+		ck_assert_int_eq(q_session(&s, tx, "conv", NULL, &t2, 11,
+					   NULL), APTIX_EINVALID);
+		ck_assert_ptr_nonnull(strstr(errmsg(), "instruction"));
+	}
+	ck_assert_int_eq(q_session(&s, tx, "conv", NULL, &turn, 10, NULL), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+}
+END_TEST
+
+/* Every record of the index tables, as one comparable byte string. */
+static int dump_cb(const void *key, size_t klen, const void *val,
+		   size_t vlen, void *payload)
+{
+	aptix_buf *b = payload;
+
+	aptix_buf_printf(b, "%zu:", klen);
+	aptix_buf_put(b, key, klen);
+	aptix_buf_printf(b, "=%zu:", vlen);
+	aptix_buf_put(b, val, vlen);
+	aptix_buf_putc(b, '\n');
+	return 0;
+}
+
+static void dump_index(aptix_buf *b)
+{
+	static const aptix_table tables[] = {
+		APTIX_TABLE_SESSIONS, APTIX_TABLE_CHILDREN, APTIX_TABLE_CONVS
+	};
+	size_t i;
+
+	aptix_buf_clear(b);
+	for (i = 0; i < 3; i++) {
+		aptix_buf_printf(b, "table %d\n", (int)tables[i]);
+		ck_assert_int_eq(repo->store->iter(repo->store, tables[i], NULL,
+						   0, dump_cb, b), 0);
+	}
+	ck_assert(!aptix_buf_oom(b));
+}
+
+static int damage_index(aptix_store_wtxn *w, void *payload)
+{
+	aptix_store *s = *(aptix_store **)(void *)w;
+	int r;
+
+	(void)payload;
+	if ((r = s->wdel(w, APTIX_TABLE_SESSIONS, h.r2.session.id, 32)) < 0)
+		return r;
+	if ((r = s->wput(w, APTIX_TABLE_CONVS, "alpha", 5, "junk", 4)) < 0)
+		return r;
+	return s->wput(w, APTIX_TABLE_SESSIONS, "stray key", 9, "x", 1);
+}
+
+START_TEST(test_index_rebuild)
+{
+	aptix_buf before = APTIX_BUF_INIT, after = APTIX_BUF_INIT;
+	aptix_conv_info ci;
+	size_t n = 0;
+
+	build_history();
+	dump_index(&before);
+
+	ck_assert_int_eq(aptix_index_rebuild(repo, &n), 0);
+	ck_assert_uint_eq(n, 5);
+	dump_index(&after);
+	ck_assert_uint_eq(after.len, before.len);
+	ck_assert_msg(!memcmp(after.ptr, before.ptr, before.len),
+		      "rebuilt index differs");
+
+	/* damaged records are replaced */
+	ck_assert_int_eq(repo->store->write(repo->store, damage_index, NULL),
+			 0);
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"),
+			 APTIX_ECORRUPT);
+	ck_assert_int_eq(aptix_index_rebuild(repo, NULL), 0);
+	dump_index(&after);
+	ck_assert_uint_eq(after.len, before.len);
+	ck_assert(!memcmp(after.ptr, before.ptr, before.len));
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"), 0);
+	ck_assert_uint_eq(ci.turns, 4);
+
+	/* and it survives reopening */
+	reopen();
+	dump_index(&after);
+	ck_assert(!memcmp(after.ptr, before.ptr, before.len));
+	aptix_buf_release(&before);
+	aptix_buf_release(&after);
+}
+END_TEST
+
+START_TEST(test_summary_line)
+{
+	char out[APTIX_SUMMARY_MAX + 1];
+	char longtext[300];
+
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, "one\ntwo", 7);
+	ck_assert_str_eq(out, "one");
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, "\n\n  \t\r\nfirst\r\n", 14);
+	ck_assert_str_eq(out, "first");
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, "tab\there", 8);
+	ck_assert_str_eq(out, "tab here");
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, "", 0);
+	ck_assert_str_eq(out, "");
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, "  \n ", 4);
+	ck_assert_str_eq(out, "");
+	/* only len bytes are read */
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, "abcdef", 3);
+	ck_assert_str_eq(out, "abc");
+	/* long lines are cut at max, never inside a UTF-8 sequence */
+	memset(longtext, 'a', sizeof(longtext));
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, longtext, sizeof(longtext));
+	ck_assert_uint_eq(strlen(out), APTIX_SUMMARY_MAX);
+	memcpy(longtext + 119, "\xc3\xa9", 2);	/* straddles 120 */
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, longtext, sizeof(longtext));
+	ck_assert_uint_eq(strlen(out), 119);
+	memcpy(longtext + 118, "\xe2\x82\xac", 3);	/* 118..120 */
+	aptix_summary_line(out, APTIX_SUMMARY_MAX, longtext, sizeof(longtext));
+	ck_assert_uint_eq(strlen(out), 118);
+}
+END_TEST
+
+/* --- Names --------------------------------------------------------------- */
+
+static void assert_rev(const char *name, const aptix_oid *expect)
+{
+	aptix_oid id;
+	int r;
+
+	memset(&id, 0, sizeof(id));
+	r = aptix_revparse(&id, repo, name);
+	ck_assert_msg(r == 0, "'%s': %d %s", name, r, errmsg());
+	ck_assert_msg(!aptix_oid_cmp(&id, expect), "'%s' gave %s, not %s",
+		      name, aptix_oid_hex(&id), aptix_oid_hex(expect));
+}
+
+static void assert_rev_fails(const char *name, int code)
+{
+	aptix_oid id;
+	int r = aptix_revparse(&id, repo, name);
+
+	ck_assert_msg(r == code, "'%s': got %d (%s), expected %d", name, r,
+		      errmsg(), code);
+}
+
+START_TEST(test_revparse)
+{
+	char hex[APTIX_OID_HEXSZ + 1], name[128], conv[APTIX_CONV_MAXLEN + 1];
+	aptix_oid blob;
+
+	build_history();
+	/* HEAD still names the unborn conversation made by init */
+	assert_rev_fails("HEAD", APTIX_ENOTFOUND);
+	set_symref("HEAD", APTIX_CONV_PREFIX "alpha");
+
+	/* full ids and abbreviations */
+	aptix_oid_tostr(hex, &h.r2.session);
+	assert_rev(hex, &h.r2.session);
+	hex[10] = '\0';
+	assert_rev(hex, &h.r2.session);
+	hex[7] = '\0';
+	assert_rev(hex, &h.r2.session);
+	aptix_oid_tostr(hex, &h.r2.turn);
+	hex[12] = '\0';
+	assert_rev(hex, &h.r2.turn);
+	/* a full id is taken as given */
+	memset(hex, 'e', APTIX_OID_HEXSZ);
+	hex[APTIX_OID_HEXSZ] = '\0';
+	{
+		aptix_oid e;
+
+		aptix_oid_fromstr(&e, hex);
+		assert_rev(hex, &e);
+	}
+
+	/* refs and conversations */
+	assert_rev("HEAD", &h.r3.session);
+	assert_rev("alpha", &h.r3.session);
+	assert_rev(APTIX_CONV_PREFIX "alpha", &h.r3.session);
+	assert_rev("beta", &h.b1.session);
+	assert_rev("alph", &h.r3.session);		/* unique prefix */
+	assert_rev("gamma1", &h.r1.session);
+	assert_rev_fails("gamm", APTIX_EAMBIGUOUS);
+	ck_assert_int_eq(aptix_conv_resolve(conv, repo, "alph"), 0);
+	ck_assert_str_eq(conv, "alpha");
+	ck_assert_int_eq(aptix_conv_resolve(conv, repo, "HEAD"), 0);
+	ck_assert_str_eq(conv, "alpha");
+	ck_assert_int_eq(aptix_conv_resolve(conv, repo, "gamm"),
+			 APTIX_EAMBIGUOUS);
+	ck_assert_int_eq(aptix_conv_resolve(conv, repo, "zeta"),
+			 APTIX_ENOTFOUND);
+	ck_assert_int_eq(aptix_conv_resolve(conv, repo, "bad/id"),
+			 APTIX_EINVALID);
+
+	/* ancestry */
+	assert_rev("HEAD^", &h.r2.session);
+	assert_rev("HEAD^^", &h.r1.session);
+	assert_rev("HEAD^1", &h.r2.session);
+	assert_rev("HEAD^0", &h.r3.session);
+	assert_rev("HEAD~", &h.r2.session);
+	assert_rev("HEAD~0", &h.r3.session);
+	assert_rev("HEAD~1", &h.r2.session);
+	assert_rev("HEAD~2", &h.r1.session);
+	assert_rev("alpha~1^", &h.r1.session);
+	assert_rev("HEAD~1~1", &h.r1.session);
+	aptix_oid_tostr(hex, &h.f2.session);
+	snprintf(name, sizeof(name), "%.9s~1", hex);
+	assert_rev(name, &h.r1.session);
+	assert_rev_fails("HEAD~3", APTIX_ENOTFOUND);
+	assert_rev_fails("HEAD^^^", APTIX_ENOTFOUND);
+	assert_rev_fails("HEAD^2", APTIX_ENOTFOUND);
+
+	/* peeling */
+	assert_rev("HEAD^{turn}", &h.r3.turn);
+	assert_rev("HEAD~1^{turn}", &h.r2.turn);
+	assert_rev("HEAD^{session}", &h.r3.session);
+	assert_rev("beta^{turn}", &h.b1.turn);
+	aptix_oid_tostr(hex, &h.r2.turn);
+	snprintf(name, sizeof(name), "%s^{turn}", hex);
+	assert_rev(name, &h.r2.turn);
+	snprintf(name, sizeof(name), "%s^{session}", hex);
+	assert_rev_fails(name, APTIX_EINVALID);
+	snprintf(name, sizeof(name), "%s^", hex);	/* a turn's parent */
+	assert_rev_fails(name, APTIX_EINVALID);
+	blob = h.r1.instruction;
+	aptix_oid_tostr(hex, &blob);
+	snprintf(name, sizeof(name), "%s^{blob}", hex);
+	assert_rev(name, &blob);
+	snprintf(name, sizeof(name), "%s^{turn}", hex);
+	assert_rev_fails(name, APTIX_EINVALID);
+	assert_rev_fails("HEAD^{tree}", APTIX_EINVALID);
+
+	/* malformed and unknown names */
+	assert_rev_fails("HEAD^{turn", APTIX_EINVALID);
+	assert_rev_fails("HEAD~x", APTIX_EINVALID);
+	assert_rev_fails("HEAD~99999999999999999999", APTIX_EINVALID);
+	assert_rev_fails("", APTIX_ENOTFOUND);
+	assert_rev_fails("nosuch", APTIX_ENOTFOUND);
+	assert_rev_fails("refs/conversations/nosuch", APTIX_ENOTFOUND);
+	assert_rev_fails("abc", APTIX_ENOTFOUND);	/* too short an id */
+	assert_rev_fails("bad name", APTIX_ENOTFOUND);
+}
+END_TEST
+
+/* --- Map growth ------------------------------------------------------------ */
+
+static void q_random_blob(aptix_txn *tx, aptix_oid *id, size_t size,
+			  uint64_t seed)
+{
+	unsigned char *d = malloc(size);
+
+	ck_assert_ptr_nonnull(d);
+	unit_fill_random(d, size, seed);
+	ck_assert_int_eq(aptix_txn_write_object(id, tx, APTIX_OBJ_BLOB, d,
+						size), 0);
+	free(d);
+}
+
+static void assert_verified(const aptix_oid *id, size_t size)
+{
+	aptix_buf out = APTIX_BUF_INIT;
+	aptix_otype t;
+
+	ck_assert_msg(aptix_odb_read(&out, &t, aptix_repo_odb(repo), id,
+				     APTIX_ODB_READ_VERIFY) == 0, "%s",
+		      errmsg());
+	ck_assert_uint_eq(out.len, size);
+	aptix_buf_release(&out);
+}
+
+static int count_cb(const aptix_oid *id, void *payload)
+{
+	(void)id;
+	(*(size_t *)payload)++;
+	return 0;
+}
+
+START_TEST(test_map_full)
+{
+	aptix_txn *tx;
+	aptix_oid a, big[3], small, zero;
+	aptix_ref ref;
+	size_t i, n = 0;
+	unsigned char *d;
+
+	setenv("APTIX_STORE_MAX_MB", "2", 1);
+	init_repo();
+	memset(&zero, 0, sizeof(zero));
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	q_random_blob(tx, &a, 256 << 10, 1);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/a", &a, &zero,
+					      "a"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+
+	/* 3 MiB of incompressible data cannot fit a 2 MiB map */
+	for (i = 0; i < 3; i++)
+		q_random_blob(tx, &big[i], 1 << 20, 10 + i);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/big", &big[0],
+					      &zero, "big"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), APTIX_EFULL);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "full"));
+	aptix_txn_free(tx);
+
+	/* nothing of it landed; what was there is intact */
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo),
+						  &big[i]), 0);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/heads/big"),
+			 APTIX_ENOTFOUND);
+	assert_verified(&a, 256 << 10);
+	ck_assert_int_eq(aptix_odb_foreach(aptix_repo_odb(repo), count_cb, &n),
+			 0);
+	ck_assert_uint_eq(n, 1);
+
+	/* a single large write fails the same way */
+	d = malloc(3 << 20);
+	ck_assert_ptr_nonnull(d);
+	unit_fill_random(d, 3 << 20, 77);
+	ck_assert_int_eq(aptix_odb_write(&small, aptix_repo_odb(repo),
+					 APTIX_OBJ_BLOB, d, 3 << 20),
+			 APTIX_EFULL);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &small), 0);
+	free(d);
+
+	/* small writes still work, and everything survives a reopen */
+	ck_assert_int_eq(aptix_odb_write(&small, aptix_repo_odb(repo),
+					 APTIX_OBJ_BLOB, "small", 5), 0);
+	reopen();
+	assert_verified(&a, 256 << 10);
+	assert_verified(&small, 5);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "refs/heads/a"), 0);
+	assert_oid_eq(&ref.oid, &a);
+	aptix_ref_release(&ref);
+	ck_assert_int_eq(aptix_ref_read(&ref, repo, "HEAD"), 0);
+	ck_assert_ptr_nonnull(ref.target);
+	aptix_ref_release(&ref);
+}
+END_TEST
+
+#define GROW_BLOB ((size_t)14 << 20)
+
+START_TEST(test_map_grow)
+{
+	aptix_txn *tx;
+	aptix_oid ids[5];
+	struct stat st;
+	char *data = unit_path(tmpdir, ".aptix/data.mdb");
+	size_t i, n = 0;
+
+	/*
+	 * No maximum: the 64 MiB initial map must grow past 64 MiB. The
+	 * blobs are random, so they are stored raw whatever the level;
+	 * level 0 only skips a slow, useless deflate of 70 MiB (the
+	 * fixture restores it).
+	 */
+	aptix_zlib_level = 0;
+	init_repo();
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	for (i = 0; i < 2; i++)
+		q_random_blob(tx, &ids[i], GROW_BLOB, 100 + i);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	for (i = 2; i < 5; i++)
+		q_random_blob(tx, &ids[i], GROW_BLOB, 100 + i);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/heads/big", &ids[4],
+					      NULL, "big"), 0);
+	ck_assert_msg(aptix_txn_commit(tx) == 0, "%s", errmsg());
+	aptix_txn_free(tx);
+
+	ck_assert_int_eq(stat(data, &st), 0);
+	ck_assert_msg(st.st_size > (off_t)64 << 20, "data.mdb is %lld bytes",
+		      (long long)st.st_size);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo),
+						  &ids[i]), 1);
+	assert_verified(&ids[4], GROW_BLOB);
+	ck_assert_int_eq(aptix_odb_foreach(aptix_repo_odb(repo), count_cb, &n),
+			 0);
+	ck_assert_uint_eq(n, 5);
+
+	/* a new handle maps the grown file */
+	reopen();
+	assert_verified(&ids[0], GROW_BLOB);
+	ck_assert_int_eq(aptix_odb_write(NULL, aptix_repo_odb(repo),
+					 APTIX_OBJ_BLOB, "after", 5), 0);
+	free(data);
+}
+END_TEST
+
+Suite *repo_suite(void)
+{
+	Suite *s = suite_create("repo");
+	TCase *store = tcase_create("store");
+	TCase *refs = tcase_create("refs");
+	TCase *index = tcase_create("index");
+	TCase *map = tcase_create("map");
+
+	tcase_add_checked_fixture(store, setup, teardown);
+	tcase_add_test(store, test_init_open);
+	tcase_add_test(store, test_modes);
+	tcase_add_test(store, test_discover);
+	tcase_add_test(store, test_not_a_store);
+	tcase_add_test(store, test_format_version);
+	tcase_add_test(store, test_txn_atomic);
+	suite_add_tcase(s, store);
+
+	tcase_add_checked_fixture(refs, setup, teardown);
+	tcase_add_test(refs, test_reflog);
+	tcase_add_test(refs, test_ref_names);
+	tcase_add_test(refs, test_conv_ids);
+	tcase_add_test(refs, test_symrefs);
+	suite_add_tcase(s, refs);
+
+	tcase_add_checked_fixture(index, setup, teardown);
+	tcase_set_timeout(index, 20);
+	tcase_add_test(index, test_index);
+	tcase_add_test(index, test_index_rejects);
+	tcase_add_test(index, test_index_rebuild);
+	tcase_add_test(index, test_summary_line);
+	tcase_add_test(index, test_revparse);
+	suite_add_tcase(s, index);
+
+	tcase_add_checked_fixture(map, setup, teardown);
+	tcase_set_timeout(map, 60);
+	tcase_add_test(map, test_map_full);
+	tcase_add_test(map, test_map_grow);
+	suite_add_tcase(s, map);
+	return s;
+}

@@ -1,0 +1,510 @@
+/*
+ * check_zstream.c - unit tests for the stored form of objects
+ * (src/zstream.c): type byte, LEB128 size, zlib or raw content.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "aptix.h"
+#include "zstream.h"
+#include "unit.h"
+
+static void setup(void)
+{
+	aptix_error_clear();
+}
+
+static void teardown(void)
+{
+	aptix_error_clear();
+}
+
+/* Compressible text of len bytes. */
+static char *text_data(size_t len)
+{
+	static const char words[] = "the quick brown fox jumps over the "
+		"lazy dog; session turn blob snapshot\n";
+	char *p = malloc(len + 1);
+	size_t i;
+
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < len; i++)
+		p[i] = words[(i * 7 + i / 13) % (sizeof(words) - 1)];
+	p[len] = '\0';
+	return p;
+}
+
+static size_t varint_len(size_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Encode, check the header, decode, compare; returns whether raw. */
+static int round_trip(aptix_otype type, const void *data, size_t len)
+{
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT;
+	aptix_otype t = APTIX_OBJ_BAD;
+	size_t size = 12345, hlen = 0;
+	int raw;
+
+	ck_assert_int_eq(aptix_stored_encode(&enc, type, data, len), 0);
+	ck_assert_uint_ge(enc.len, 2);
+	raw = (enc.ptr[0] & APTIX_STORED_RAW) != 0;
+	ck_assert_int_eq(enc.ptr[0] & 0x7f, (int)type);
+	ck_assert_int_eq(aptix_stored_header(&t, &size, &hlen, enc.ptr,
+					     enc.len), 0);
+	ck_assert_int_eq(t, type);
+	ck_assert_uint_eq(size, len);
+	ck_assert_uint_eq(hlen, 1 + varint_len(len));
+	if (raw)
+		ck_assert_uint_eq(enc.len, hlen + len);
+	else
+		ck_assert_uint_lt(enc.len, hlen + len);
+
+	aptix_buf_puts(&dec, "stale content");
+	t = APTIX_OBJ_BAD;
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, enc.ptr, enc.len), 0);
+	ck_assert_int_eq(t, type);
+	ck_assert_uint_eq(dec.len, len);
+	if (len)
+		ck_assert_int_eq(memcmp(dec.ptr, data, len), 0);
+	ck_assert_int_eq(dec.ptr[len], '\0');
+
+	/* encoding replaces what the output buffer held */
+	ck_assert_int_eq(aptix_stored_encode(&dec, type, data, len), 0);
+	ck_assert_uint_eq(dec.len, enc.len);
+	ck_assert_int_eq(memcmp(dec.ptr, enc.ptr, enc.len), 0);
+
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+	return raw;
+}
+
+START_TEST(test_round_trip_sizes)
+{
+	static const size_t sizes[] = { 0, 1, 63, 64, 127, 128, 1000,
+					16384, 1 << 20 };
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char *d = text_data(sizes[i]);
+		int raw_blob = round_trip(APTIX_OBJ_BLOB, d, sizes[i]);
+
+		round_trip(APTIX_OBJ_TURN, d, sizes[i]);
+		round_trip(APTIX_OBJ_SESSION, d, sizes[i]);
+		/* below 64 bytes content is always stored raw; longer
+		 * text compresses */
+		if (sizes[i] < 64)
+			ck_assert_msg(raw_blob, "size %zu not raw", sizes[i]);
+		else if (sizes[i] >= 1000)
+			ck_assert_msg(!raw_blob, "size %zu raw", sizes[i]);
+		free(d);
+	}
+}
+END_TEST
+
+START_TEST(test_round_trip_binary)
+{
+	unsigned char all[256];
+	char *zeros = calloc(1, 1 << 20);
+	int i;
+
+	ck_assert_ptr_nonnull(zeros);
+	for (i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	round_trip(APTIX_OBJ_BLOB, all, sizeof(all));
+	round_trip(APTIX_OBJ_BLOB, "\0", 1);
+	ck_assert_int_eq(round_trip(APTIX_OBJ_BLOB, zeros, 1 << 20), 0);
+	ck_assert_int_eq(round_trip(APTIX_OBJ_BLOB, zeros, 64), 0);
+	free(zeros);
+}
+END_TEST
+
+START_TEST(test_incompressible_raw)
+{
+	static const size_t sizes[] = { 64, 100, 4096, 1 << 20 };
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		unsigned char *d = malloc(sizes[i]);
+
+		ck_assert_ptr_nonnull(d);
+		unit_fill_random(d, sizes[i], 7 + i);
+		ck_assert_msg(round_trip(APTIX_OBJ_BLOB, d, sizes[i]),
+			      "random data of %zu bytes was not stored raw",
+			      sizes[i]);
+		free(d);
+	}
+}
+END_TEST
+
+START_TEST(test_header_layout)
+{
+	aptix_buf enc = APTIX_BUF_INIT;
+	char *d = text_data(300);
+
+	/* raw: flag | type, LEB128 size, bytes */
+	ck_assert_int_eq(aptix_stored_encode(&enc, APTIX_OBJ_SESSION, "ab", 2),
+			 0);
+	ck_assert_uint_eq(enc.len, 4);
+	ck_assert_mem_eq(enc.ptr, "\x83\x02" "ab", 4);
+	ck_assert_int_eq(aptix_stored_encode(&enc, APTIX_OBJ_BLOB, "", 0), 0);
+	ck_assert_uint_eq(enc.len, 2);
+	ck_assert_mem_eq(enc.ptr, "\x81\x00", 2);
+	/* compressed: type, 300 = 0xac 0x02, then a zlib stream */
+	ck_assert_int_eq(aptix_stored_encode(&enc, APTIX_OBJ_TURN, d, 300), 0);
+	ck_assert_mem_eq(enc.ptr, "\x02\xac\x02\x78", 4);
+	aptix_buf_release(&enc);
+	free(d);
+}
+END_TEST
+
+/* Every proper prefix of an encoded value is detected as damaged. */
+static void assert_truncations_corrupt(const aptix_buf *enc)
+{
+	aptix_buf dec = APTIX_BUF_INIT;
+	aptix_otype t;
+	size_t len, size, hlen;
+	int r;
+
+	for (len = 0; len < enc->len; len++) {
+		/* a private copy, so that reading past len is caught */
+		char *copy = malloc(len ? len : 1);
+
+		ck_assert_ptr_nonnull(copy);
+		memcpy(copy, enc->ptr, len);
+		aptix_buf_puts(&dec, "x");
+		r = aptix_stored_decode(&dec, &t, copy, len);
+		ck_assert_msg(r == APTIX_ECORRUPT,
+			      "truncated to %zu of %zu bytes: got %d", len,
+			      enc->len, r);
+		ck_assert_int_eq(dec.ptr[dec.len], '\0');
+		ck_assert(dec.len == 0 || !strcmp(dec.ptr, "x"));
+		aptix_buf_clear(&dec);
+		r = aptix_stored_header(&t, &size, &hlen, copy, len);
+		ck_assert(r == 0 || r == APTIX_ECORRUPT);
+		if (r == 0)
+			ck_assert_uint_le(hlen, len);
+		free(copy);
+	}
+	aptix_buf_release(&dec);
+}
+
+START_TEST(test_truncation)
+{
+	aptix_buf enc = APTIX_BUF_INIT;
+	unsigned char rnd[300];
+	char *d = text_data(5000);
+
+	unit_fill_random(rnd, sizeof(rnd), 99);
+	/* raw, empty content */
+	aptix_stored_encode(&enc, APTIX_OBJ_BLOB, "", 0);
+	assert_truncations_corrupt(&enc);
+	/* raw, short text */
+	aptix_stored_encode(&enc, APTIX_OBJ_TURN, "hello\n", 6);
+	assert_truncations_corrupt(&enc);
+	/* raw, 2-byte varint */
+	aptix_stored_encode(&enc, APTIX_OBJ_BLOB, rnd, sizeof(rnd));
+	ck_assert(enc.ptr[0] & APTIX_STORED_RAW);
+	assert_truncations_corrupt(&enc);
+	/* compressed */
+	aptix_stored_encode(&enc, APTIX_OBJ_BLOB, d, 1000);
+	ck_assert(!(enc.ptr[0] & APTIX_STORED_RAW));
+	assert_truncations_corrupt(&enc);
+	aptix_stored_encode(&enc, APTIX_OBJ_SESSION, d, 5000);
+	ck_assert(!(enc.ptr[0] & APTIX_STORED_RAW));
+	assert_truncations_corrupt(&enc);
+	aptix_buf_release(&enc);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_flipped_byte)
+{
+	static const unsigned char masks[] = { 0xff, 0x01, 0x80, 0x40, 0x10 };
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT;
+	char *d = text_data(1000);
+	aptix_otype t;
+	size_t i, m, undetected = 0;
+
+	aptix_stored_encode(&enc, APTIX_OBJ_BLOB, d, 1000);
+	ck_assert(!(enc.ptr[0] & APTIX_STORED_RAW));
+	for (i = 0; i < enc.len; i++) {
+		for (m = 0; m < sizeof(masks); m++) {
+			char *copy = malloc(enc.len);
+			int r;
+
+			ck_assert_ptr_nonnull(copy);
+			memcpy(copy, enc.ptr, enc.len);
+			copy[i] = (char)(copy[i] ^ masks[m]);
+			r = aptix_stored_decode(&dec, &t, copy, enc.len);
+			/*
+			 * Detected, or harmless: the unused padding bits of
+			 * the last deflate byte carry nothing, so flipping
+			 * them still inflates to exactly the same content.
+			 */
+			if (r == 0) {
+				ck_assert_msg(i >= enc.len - 5, "byte %zu of "
+					      "%zu ^ 0x%02x not detected", i,
+					      enc.len, masks[m]);
+				ck_assert_int_eq(t, APTIX_OBJ_BLOB);
+				ck_assert_uint_eq(dec.len, 1000);
+				ck_assert_int_eq(memcmp(dec.ptr, d, 1000), 0);
+				undetected++;
+			} else {
+				ck_assert_msg(r == APTIX_ECORRUPT, "byte %zu "
+					      "of %zu ^ 0x%02x: got %d (%s)",
+					      i, enc.len, masks[m], r,
+					      aptix_error_last()->message);
+				ck_assert_uint_eq(dec.len, 0);
+			}
+			free(copy);
+		}
+	}
+	/* the adler32 trailer catches every change to the data itself */
+	ck_assert_uint_le(undetected, 3);
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_bad_type_byte)
+{
+	static const unsigned char types[] = { 0x00, 0x04, 0x05, 0x7f, 0x80,
+					       0x84, 0xff };
+	unsigned char v[8];
+	aptix_buf dec = APTIX_BUF_INIT;
+	aptix_otype t;
+	size_t size, hlen, i;
+
+	for (i = 0; i < sizeof(types); i++) {
+		v[0] = types[i];
+		v[1] = 2;
+		v[2] = 'o';
+		v[3] = 'k';
+		ck_assert_int_eq(aptix_stored_header(&t, &size, &hlen, v, 4),
+				 APTIX_ECORRUPT);
+		ck_assert_int_eq(aptix_stored_decode(&dec, &t, v, 4),
+				 APTIX_ECORRUPT);
+		ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
+					     "corrupt"));
+	}
+	/* the three valid types, raw */
+	for (i = 1; i <= 3; i++) {
+		v[0] = (unsigned char)(0x80 | i);
+		ck_assert_int_eq(aptix_stored_decode(&dec, &t, v, 4), 0);
+		ck_assert_int_eq(t, (int)i);
+		ck_assert_str_eq(dec.ptr, "ok");
+	}
+	aptix_buf_release(&dec);
+}
+END_TEST
+
+START_TEST(test_overlong_varint)
+{
+	unsigned char v[32];
+	aptix_buf dec = APTIX_BUF_INIT;
+	aptix_otype t;
+	size_t size, hlen;
+	int i;
+
+	/* ten continuation bytes and more: never terminated in time */
+	v[0] = 0x81;
+	for (i = 1; i < 32; i++)
+		v[i] = 0x80;
+	ck_assert_int_eq(aptix_stored_header(&t, &size, &hlen, v, sizeof(v)),
+			 APTIX_ECORRUPT);
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, v, sizeof(v)),
+			 APTIX_ECORRUPT);
+	/* eleven bytes of varint, the last one terminating */
+	v[11] = 0x00;
+	ck_assert_int_eq(aptix_stored_header(&t, &size, &hlen, v, 12),
+			 APTIX_ECORRUPT);
+	/* ten bytes, value 0: over-long but in range */
+	for (i = 1; i < 10; i++)
+		v[i] = 0x80;
+	v[10] = 0x00;
+	ck_assert_int_eq(aptix_stored_header(&t, &size, &hlen, v, 11), 0);
+	ck_assert_uint_eq(size, 0);
+	ck_assert_uint_eq(hlen, 11);
+	/* sizes beyond SIZE_MAX / 2 */
+	for (i = 1; i < 10; i++)
+		v[i] = 0xff;
+	v[10] = 0x01;
+	ck_assert_int_eq(aptix_stored_header(&t, &size, &hlen, v, 11),
+			 APTIX_ECORRUPT);
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, v, 11),
+			 APTIX_ECORRUPT);
+	/* the varint runs to the end of the value */
+	ck_assert_int_eq(aptix_stored_header(&t, &size, &hlen, v, 5),
+			 APTIX_ECORRUPT);
+	aptix_buf_release(&dec);
+}
+END_TEST
+
+START_TEST(test_huge_declared_size)
+{
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT;
+	unsigned char v[64];
+	char *d = text_data(1000);
+	aptix_otype t;
+	size_t hlen, i;
+
+	/*
+	 * A compressed value claiming a size its few bytes of zlib could
+	 * never inflate to (2^40 and 2^62 bytes): damaged, not "out of
+	 * memory", and no huge allocation.
+	 */
+	aptix_stored_encode(&enc, APTIX_OBJ_BLOB, d, 1000);
+	hlen = 3;
+	ck_assert_uint_ge(enc.len, hlen + 32);
+	v[0] = APTIX_OBJ_BLOB;
+	for (i = 1; i < 6; i++)
+		v[i] = 0x80;
+	v[6] = 0x20;			/* 2^40 */
+	memcpy(v + 7, enc.ptr + hlen, 32);
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, v, 39),
+			 APTIX_ECORRUPT);
+	for (i = 1; i < 9; i++)
+		v[i] = 0x80;
+	v[9] = 0x40;			/* 2^62 */
+	memcpy(v + 10, enc.ptr + hlen, 32);
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, v, 42),
+			 APTIX_ECORRUPT);
+	/* 64 MiB declared, the real zlib stream of 1000 bytes follows */
+	v[1] = 0x80;
+	v[2] = 0x80;
+	v[3] = 0x80;
+	v[4] = 0x20;
+	memcpy(v + 5, enc.ptr + hlen, 32);
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, v, 37),
+			 APTIX_ECORRUPT);
+	ck_assert_uint_eq(dec.len, 0);
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+	free(d);
+}
+END_TEST
+
+START_TEST(test_size_mismatch)
+{
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT;
+	char *d = text_data(1000), *copy;
+	aptix_otype t;
+
+	/* compressed: one more and one fewer than the content inflates to */
+	aptix_stored_encode(&enc, APTIX_OBJ_BLOB, d, 1000);
+	copy = malloc(enc.len);
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, enc.ptr, enc.len);
+	ck_assert_uint_eq((unsigned char)copy[1], 0xe8);	/* 1000 */
+	copy[1] = (char)0xe9;
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, copy, enc.len),
+			 APTIX_ECORRUPT);
+	copy[1] = (char)0xe7;
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, copy, enc.len),
+			 APTIX_ECORRUPT);
+	free(copy);
+
+	/* raw: trailing garbage */
+	aptix_stored_encode(&enc, APTIX_OBJ_BLOB, "abc", 3);
+	aptix_buf_putc(&enc, 'd');
+	ck_assert_int_eq(aptix_stored_decode(&dec, &t, enc.ptr, enc.len),
+			 APTIX_ECORRUPT);
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+	free(d);
+}
+END_TEST
+
+/*
+ * Find content whose zlib stream (level 1) is exactly len - want bytes:
+ * random bytes then a run of zeros, the run grown one byte at a time
+ * (each zero costs well under a byte, so len - clen rises by about 1).
+ */
+static unsigned char *content_saving(size_t want, size_t *len_out)
+{
+	static unsigned char buf[4096];
+	size_t k, z;
+
+	for (k = 200; k < 2000; k += 37) {
+		unit_fill_random(buf, k, k);
+		for (z = 0; k + z < sizeof(buf); z++) {
+			uLongf clen = compressBound((uLong)(k + z));
+			unsigned char *c = malloc(clen);
+			int zr;
+
+			ck_assert_ptr_nonnull(c);
+			buf[k + z] = 0;
+			zr = compress2(c, &clen, buf, (uLong)(k + z), 1);
+			free(c);
+			ck_assert_int_eq(zr, Z_OK);
+			if (clen + want == k + z) {
+				*len_out = k + z;
+				return buf;
+			}
+			if (clen + want < k + z)
+				break;
+		}
+	}
+	ck_abort_msg("no content saving exactly %zu bytes", want);
+	return NULL;
+}
+
+START_TEST(test_compression_threshold)
+{
+	aptix_buf enc = APTIX_BUF_INIT;
+	unsigned char *d;
+	size_t len;
+
+	/* zlib saving exactly 8 bytes: not worth it, stored raw */
+	d = content_saving(8, &len);
+	ck_assert_int_eq(aptix_stored_encode(&enc, APTIX_OBJ_BLOB, d, len), 0);
+	ck_assert_msg(enc.ptr[0] & APTIX_STORED_RAW, "%zu bytes saving 8 "
+		      "were compressed", len);
+	round_trip(APTIX_OBJ_BLOB, d, len);
+	/* saving 9: compressed */
+	d = content_saving(9, &len);
+	ck_assert_int_eq(aptix_stored_encode(&enc, APTIX_OBJ_BLOB, d, len), 0);
+	ck_assert_msg(!(enc.ptr[0] & APTIX_STORED_RAW), "%zu bytes saving 9 "
+		      "were stored raw", len);
+	round_trip(APTIX_OBJ_BLOB, d, len);
+	aptix_buf_release(&enc);
+}
+END_TEST
+
+Suite *zstream_suite(void)
+{
+	Suite *s = suite_create("zstream");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_round_trip_sizes);
+	tcase_add_test(tc, test_round_trip_binary);
+	tcase_add_test(tc, test_incompressible_raw);
+	tcase_add_test(tc, test_header_layout);
+	tcase_add_test(tc, test_truncation);
+	tcase_add_test(tc, test_flipped_byte);
+	tcase_add_test(tc, test_bad_type_byte);
+	tcase_add_test(tc, test_overlong_varint);
+	tcase_add_test(tc, test_huge_declared_size);
+	tcase_add_test(tc, test_size_mismatch);
+	tcase_add_test(tc, test_compression_threshold);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,41 @@
+/*
+ * unit.h - shared declarations of the aptix unit-test suites (Check).
+ *
+ * Every t/unit/check_<module>.c exports one <module>_suite(); main.c
+ * runs them all (or the one named on the command line) and also holds
+ * the small helpers below.
+ *
+ * LMDB rule: a store may only be opened inside a test function or a
+ * checked fixture, never in an unchecked fixture (Check forks after
+ * those, and an LMDB environment must not cross fork()).
+ */
+#ifndef APTIX_UNIT_H
+#define APTIX_UNIT_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+Suite *buf_suite(void);
+Suite *oid_suite(void);
+Suite *zstream_suite(void);
+Suite *object_suite(void);
+Suite *odb_suite(void);
+Suite *repo_suite(void);
+Suite *config_suite(void);
+Suite *sse_suite(void);
+Suite *openai_suite(void);
+Suite *parse_options_suite(void);
+
+/** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
+char *unit_mkdtemp(void);
+/** rm -rf path (no symlinks followed). Accepts NULL. */
+void unit_rmtree(const char *path);
+/** Deterministic pseudo-random bytes (xorshift64*) from seed. */
+void unit_fill_random(void *buf, size_t len, uint64_t seed);
+/** malloc'd "<a>/<b>". */
+char *unit_path(const char *a, const char *b);
+/** Create a file holding len bytes of data (mode 0644). */
+void unit_write_file(const char *path, const void *data, size_t len);
+
+#endif

@@ -80,6 +80,23 @@ static int turn_summary(char *out, aptix_repo *repo, const aptix_oid *turn)
 	return ok;
 }
 
+static int blob_summary(char *out, aptix_repo *repo, const aptix_oid *id)
+{
+	aptix_buf blob = APTIX_BUF_INIT;
+	aptix_otype type;
+	int ok = 0;
+
+	if (aptix_odb_read(&blob, &type, aptix_repo_odb(repo), id, 0) == 0 &&
+	    type == APTIX_OBJ_BLOB) {
+		aptix_summary_line(out, APTIX_SUMMARY_MAX, blob.ptr, blob.len);
+		ok = 1;
+	} else {
+		aptix_error_clear();
+	}
+	aptix_buf_release(&blob);
+	return ok;
+}
+
 static int collect_running(const aptix_running_info *r, void *payload)
 {
 	struct status *st = payload;
@@ -97,7 +114,8 @@ static int collect_running(const aptix_running_info *r, void *payload)
 	e = &st->run[st->nrun++];
 	memset(e, 0, sizeof(*e));
 	e->info = *r;
-	e->has_summary = turn_summary(e->summary, st->repo, &r->turn);
+	e->has_summary = blob_summary(e->summary, st->repo,
+				      &r->instruction);
 	return 0;
 }
 

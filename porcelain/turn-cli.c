@@ -78,7 +78,7 @@ static void on_retry(int attempt, long wait_ms, const char *why,
 {
 	(void)payload;
 	fprintf(stderr, "aptix: %s; retrying in %.1f s (attempt %d)\n", why,
-		wait_ms / 1000.0, attempt + 1);
+		wait_ms / 1000.0, attempt);
 }
 
 static const char *short_id(const aptix_oid *id)

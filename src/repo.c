@@ -5,6 +5,7 @@
 #include "repo.h"
 #include "odb-store.h"
 #include "aptix/refs.h"
+#include "aptix/run.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -131,6 +132,13 @@ int aptix_repo_open(aptix_repo **out, const char *dir)
 		aptix_repo_free(repo);
 		return r;
 	}
+	/*
+	 * Turns left pending by a process that died are marked failed by
+	 * the next command that opens the store. A store we cannot write
+	 * (read-only media) is still readable: the error is not fatal.
+	 */
+	if (aptix_run_recover(repo, NULL) < 0)
+		aptix_error_clear();
 	*out = repo;
 	return 0;
 }

@@ -518,23 +518,44 @@ static int write_session(aptix_oid *id, aptix_txn *tx,
 	return r;
 }
 
-static int running_record(aptix_buf *out, const aptix_oid *turn,
-			  const struct plan *p, int64_t now)
+/*
+ * The claim on the conversation: who runs the turn, and the pending turn
+ * itself (its canonical bytes), so that a crash leaves all that recovery
+ * needs to record it as failed. The pending turn is not stored as an
+ * object: the snapshot that ends the turn stores the final one.
+ */
+static int running_record(aptix_buf *out, aptix_oid *turn_id,
+			  const aptix_turn *t, const struct plan *p,
+			  int64_t now)
 {
-	json_t *o = json_object();
+	aptix_buf bytes = APTIX_BUF_INIT;
+	json_t *o;
 	char host[65];
 	char *s;
+	int r;
 
+	if ((r = aptix_turn_serialize(&bytes, t)) < 0 ||
+	    (r = aptix_object_hash(turn_id, APTIX_OBJ_TURN, bytes.ptr,
+				   bytes.len)) < 0) {
+		aptix_buf_release(&bytes);
+		return r;
+	}
 	aptix__host_name(host);
+	o = json_object();
 	json_object_set_new(o, "pid", json_integer((json_int_t)getpid()));
 	json_object_set_new(o, "start", json_integer((json_int_t)
 			    aptix__proc_starttime((long)getpid())));
 	json_object_set_new(o, "host", json_string(host));
 	json_object_set_new(o, "since", json_integer(now));
-	json_object_set_new(o, "turn", json_string(aptix_oid_hex(turn)));
+	json_object_set_new(o, "turn", json_string(aptix_oid_hex(turn_id)));
+	json_object_set_new(o, "instruction",
+			    json_string(aptix_oid_hex(&t->instruction)));
+	json_object_set_new(o, "pending", json_stringn(bytes.ptr,
+						       bytes.len));
 	if (p->has_parent)
 		json_object_set_new(o, "parent",
 				    json_string(aptix_oid_hex(&p->parent)));
+	aptix_buf_release(&bytes);
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	if (!s)
@@ -606,8 +627,10 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 					 res->api.text.len)) < 0)
 		goto done;
 	t->status = completed ? APTIX_TURN_COMPLETED : APTIX_TURN_FAILED;
-	if ((r = write_turn(&res->turn, tx, t)) < 0 ||
-	    (r = write_session(&res->session, tx, &s)) < 0)
+	if ((r = write_turn(&res->turn, tx, t)) < 0)
+		goto done;
+	s.turn = res->turn;
+	if ((r = write_session(&res->session, tx, &s)) < 0)
 		goto done;
 	if ((r = aptix_txn__running_release(tx, p->conv, pending)) < 0)
 		goto done;
@@ -758,8 +781,7 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 	if ((r = aptix_txn_new(&tx, repo)) < 0 ||
 	    (r = write_blob(&t.instruction, tx, p.instruction.ptr,
 			    p.instruction.len)) < 0 ||
-	    (r = write_turn(&pending, tx, &t)) < 0 ||
-	    (r = running_record(&rec, &pending, &p, started)) < 0 ||
+	    (r = running_record(&rec, &pending, &t, &p, started)) < 0 ||
 	    (r = aptix_txn__running_claim(tx, p.conv, rec.ptr)) < 0)
 		goto done;
 	r = aptix_txn_commit(tx);
@@ -893,13 +915,16 @@ static int collect_dead(const void *key, size_t klen, const void *val,
 	struct dead *d;
 	int bad = aptix__parse_running(&rr, val, vlen) < 0;
 
-	if (!bad && aptix__process_alive(rr.pid, rr.start, rr.host))
+	if ((!bad && aptix__process_alive(rr.pid, rr.start, rr.host)) ||
+	    klen > APTIX_CONV_MAXLEN) {
+		aptix__running_rec_release(&rr);
 		return 0;
-	if (klen > APTIX_CONV_MAXLEN)
-		return 0;
+	}
 	d = aptix__realloc(dl->v, (dl->n + 1) * sizeof(*d));
-	if (!d)
+	if (!d) {
+		aptix__running_rec_release(&rr);
 		return APTIX_ERROR;
+	}
 	dl->v = d;
 	d = &dl->v[dl->n++];
 	memcpy(d->conv, key, klen);
@@ -924,10 +949,12 @@ static int recover_one(aptix_repo *repo, const struct dead *d)
 		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn);
 		goto commit;
 	}
-	if ((r = load_turn(&t, repo, &d->rec.turn)) < 0) {
-		/* the claim went in without its turn: nothing to save */
-		aptix_txn_free(tx);
-		return 0;
+	if (!d->rec.pending ||
+	    aptix_turn_parse(&t, d->rec.pending, strlen(d->rec.pending)) < 0) {
+		/* a claim without a readable turn: just release it */
+		aptix_error_clear();
+		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn);
+		goto commit;
 	}
 	snprintf(msg, sizeof(msg), "interrupted: the process running this "
 		 "turn (pid %ld on %s) died before it finished", d->rec.pid,
@@ -975,6 +1002,8 @@ int aptix_run_recover(aptix_repo *repo, size_t *recovered)
 		if (!r && recovered)
 			(*recovered)++;
 	}
+	for (i = 0; i < dl.n; i++)
+		aptix__running_rec_release(&dl.v[i].rec);
 	free(dl.v);
 	return r;
 }

@@ -66,6 +66,12 @@ int aptix__process_alive(long pid, unsigned long long start,
 	return 1;
 }
 
+void aptix__running_rec_release(struct running_rec *rr)
+{
+	free(rr->pending);
+	rr->pending = NULL;
+}
+
 int aptix__parse_running(struct running_rec *rr, const char *data,
 			 size_t len)
 {
@@ -94,6 +100,15 @@ int aptix__parse_running(struct running_rec *rr, const char *data,
 	if (json_is_string(v) &&
 	    aptix_oid_fromstr(&rr->parent, json_string_value(v)) == 0)
 		rr->has_parent = 1;
+	v = json_object_get(o, "instruction");
+	if (json_is_string(v))
+		aptix_oid_fromstr(&rr->instruction, json_string_value(v));
+	v = json_object_get(o, "pending");
+	if (json_is_string(v) &&
+	    !(rr->pending = aptix__strdup(json_string_value(v)))) {
+		json_decref(o);
+		return APTIX_ERROR;
+	}
 	json_decref(o);
 	return 0;
 }
@@ -105,6 +120,7 @@ int aptix_run__check_claim(const char *conv, const char *record, size_t len)
 
 	if (aptix__parse_running(&rr, record, len) < 0)
 		return APTIX_EEXISTS;	/* unreadable: recovery clears it */
+	aptix__running_rec_release(&rr);
 	if (!aptix__process_alive(rr.pid, rr.start, rr.host))
 		return APTIX_EEXISTS;
 	aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' is busy: "
@@ -132,6 +148,8 @@ static int running_walk_cb(const void *key, size_t klen, const void *val,
 	memset(&info, 0, sizeof(info));
 	memcpy(info.conversation, key, klen);
 	info.turn = rr.turn;
+	info.instruction = rr.instruction;
+	aptix__running_rec_release(&rr);
 	info.parent = rr.parent;
 	info.has_parent = rr.has_parent;
 	info.pid = rr.pid;

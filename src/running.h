@@ -10,10 +10,13 @@ struct running_rec {
 	long pid;
 	unsigned long long start;
 	char host[65];
-	aptix_oid turn, parent;
+	aptix_oid turn, parent, instruction;
 	int has_parent;
 	int64_t since;
+	char *pending;		/* the pending turn's canonical bytes */
 };
+
+void aptix__running_rec_release(struct running_rec *rr);
 
 unsigned long long aptix__proc_starttime(long pid);
 void aptix__host_name(char out[65]);

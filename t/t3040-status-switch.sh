@@ -174,24 +174,28 @@ test_expect_success 'failed turns of other conversations are not shown' '
 
 test_lazy_prereq LMDB_UTILS 'mdb_dump -V && python3 -c "import sys"'
 
-test_expect_success LMDB_UTILS 'status lists the turns in flight' '
+test_expect_success LMDB_UTILS 'status lists the turns in flight; a dead one is recovered' '
 	pending=$(new_turn c1 "Still thinking" pending 4) &&
 	dead=$(new_turn project-two "Left behind" pending 2) &&
+	pi=$(printf "Still thinking\n" | aptix hash-object --stdin) &&
+	di=$(printf "Left behind\n" | aptix hash-object --stdin) &&
+	pbytes=$(aptix cat-object turn $pending | sed "s/\"/\\\\\"/g") &&
+	dbytes=$(aptix cat-object turn $dead | sed "s/\"/\\\\\"/g") &&
 	host=$(uname -n) &&
 	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put running c1 \
-		"{\"host\":\"$host\",\"parent\":\"$s5\",\"pid\":$$,\"since\":1700000500000,\"start\":0,\"turn\":\"$pending\"}" &&
+		"{\"host\":\"$host\",\"instruction\":\"$pi\",\"parent\":\"$s5\",\"pending\":\"$pbytes\\n\",\"pid\":$$,\"since\":1700000500000,\"start\":0,\"turn\":\"$pending\"}" &&
 	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put running project-two \
-		"{\"host\":\"$host\",\"parent\":\"$p2\",\"pid\":$$,\"since\":1700000400000,\"start\":1,\"turn\":\"$dead\"}" &&
+		"{\"host\":\"$host\",\"instruction\":\"$di\",\"parent\":\"$p2\",\"pending\":\"$dbytes\\n\",\"pid\":$$,\"since\":1700000400000,\"start\":1,\"turn\":\"$dead\"}" &&
 	aptix status >out &&
 	sed -n "/^Turns in flight:/,\$p" out >actual &&
 	cat >expect <<-EOF &&
 	Turns in flight:
 	  c1  pid $$  since 2023-11-14T22:21:40.000Z  running
 	      Still thinking
-	  project-two  pid $$  since 2023-11-14T22:20:00.000Z  interrupted (process gone)
-	      Left behind
 	EOF
-	test_cmp expect actual
+	test_cmp expect actual &&
+	aptix log --oneline --all >log &&
+	grep "\[failed\] Left behind" log
 '
 
 test_expect_success JQ 'status --json' '
@@ -211,7 +215,6 @@ test_expect_success JQ,LMDB_UTILS 'status --json lists the turns in flight' '
 	jq -r ".running[] | [.conversation, .state, .pid, .since, .since_ms, .turn, .instruction] | map(tostring) | join(\"|\")" out >actual &&
 	cat >expect <<-EOF &&
 	c1|running|$$|2023-11-14T22:21:40.000Z|1700000500000|$pending|Still thinking
-	project-two|interrupted|$$|2023-11-14T22:20:00.000Z|1700000400000|$dead|Left behind
 	EOF
 	test_cmp expect actual
 '

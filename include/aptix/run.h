@@ -2,9 +2,9 @@
  * aptix/run.h - running one turn: the pipeline behind `aptix continue`,
  * `fork -m` and `rerun`.
  *
- *  1. the instruction blob and a pending turn are stored, and the
- *     conversation is claimed as running, in one durable write, before
- *     any network call;
+ *  1. the instruction blob is stored and the conversation claimed as
+ *     running, with the pending turn in the claim's record, in one
+ *     durable write, before any network call;
  *  2. the request is built: model, instructions, input, the
  *     previous_response_id while the chain is alive (else the context is
  *     rehydrated from the store: a rolling summary of older turns and a
@@ -100,7 +100,8 @@ APTIX_EXTERN(int) aptix_run_recover(aptix_repo *repo, size_t *recovered);
 
 typedef struct {
 	char conversation[65];
-	aptix_oid turn;			/**< the pending turn */
+	aptix_oid turn;			/**< id of the pending turn */
+	aptix_oid instruction;		/**< its instruction blob */
 	aptix_oid parent;
 	int has_parent;
 	long pid;

@@ -53,8 +53,8 @@ BASIC_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) \
 BASIC_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIB_DEPS_PC = lmdb zlib libcrypto jansson
-LIBS = -llmdb -lz -lcrypto -ljansson
+LIB_DEPS_PC = lmdb zlib jansson
+LIBS = -llmdb -lz -ljansson
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null || \
 	echo -lcheck -lsubunit -lm -lrt -lpthread)

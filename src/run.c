@@ -450,11 +450,11 @@ static int build_request(aptix_buf *out, aptix_repo *repo,
 				    json_string(p->previous));
 	else if (p->restart)
 		r = rehydrate(input, repo, h, p, rehydrated);
-	if (o->context && *o->context) {
-		aptix_buf_puts(&text, o->context);
-		if (text.len && text.ptr[text.len - 1] != '\n')
-			aptix_buf_putc(&text, '\n');
-		aptix_buf_putc(&text, '\n');
+	if ((r = aptix_context_render(&text, o->files, o->chunks)) < 0) {
+		json_decref(req);
+		json_decref(input);
+		aptix_buf_release(&text);
+		return r;
 	}
 	aptix_buf_put(&text, p->instruction.ptr, p->instruction.len);
 	add_text(input, "user", text.ptr, text.len);
@@ -565,11 +565,105 @@ static int running_record(aptix_buf *out, aptix_oid *turn_id,
 	return 0;
 }
 
-static char *dup_cfg(const aptix_config *cfg, const char *key)
+/* Plan what to send, and turn the sets' warnings into the turn's. */
+static int plan_context(aptix_run_result *res, aptix_repo *repo,
+			const struct plan *p, const aptix_run_options *o)
 {
-	const char *v = cfg_str(cfg, key);
+	size_t i;
+	int r;
 
-	return v && *v ? aptix__strdup(v) : NULL;
+	r = aptix_context_plan(repo, p->has_parent ? &p->parent : NULL,
+			       p->restart, o->files, o->chunks);
+	if (r < 0)
+		return r;
+	for (i = 0; o->files && i < o->files->nwarnings; i++)
+		add_warning(res, "%s", o->files->warnings[i]);
+	for (i = 0; o->files && i < o->files->n; i++) {
+		const aptix_active_file *f = &o->files->v[i];
+
+		if (f->action == APTIX_FILE_TOO_LARGE)
+			add_warning(res, "active file '%s' is too large to "
+				    "send (%ld bytes, over files.max-size): "
+				    "skipped", f->path, f->size);
+		else if (f->action == APTIX_FILE_BINARY)
+			add_warning(res, "active file '%s' is binary: "
+				    "skipped", f->path);
+	}
+	for (i = 0; o->chunks && i < o->chunks->nwarnings; i++)
+		add_warning(res, "%s", o->chunks->warnings[i]);
+	return 0;
+}
+
+/*
+ * The file and chunk refs of the turn, with their content stored as
+ * blobs in tx (deduplicated: the same content is one object).
+ */
+static int record_context(aptix_turn *t, aptix_txn *tx,
+			  const aptix_run_options *o)
+{
+	size_t i, n;
+	int r;
+
+	free(t->files);
+	free(t->chunks);
+	t->files = NULL;
+	t->chunks = NULL;
+	t->nfiles = t->nchunks = 0;
+	n = o->files ? o->files->n : 0;
+	if (n && !(t->files = aptix__calloc(n, sizeof(*t->files))))
+		return APTIX_ERROR;
+	for (i = 0; i < n; i++) {
+		const aptix_active_file *f = &o->files->v[i];
+		aptix_file_ref *fr = &t->files[t->nfiles];
+
+		if (f->action == APTIX_FILE_UNREADABLE)
+			continue;
+		fr->path = f->path;
+		fr->sha256 = (char *)f->sha256;
+		fr->size = f->size;
+		fr->touched = f->touched;
+		fr->sent = f->action == APTIX_FILE_SEND;
+		fr->too_large = f->action == APTIX_FILE_TOO_LARGE;
+		fr->binary = f->action == APTIX_FILE_BINARY;
+		if (!f->too_large) {
+			if ((r = write_blob(&fr->content, tx, f->content.ptr,
+					    f->content.len)) < 0)
+				return r;
+			fr->has_content = 1;
+		}
+		t->nfiles++;
+	}
+	n = o->chunks ? o->chunks->n : 0;
+	if (n && !(t->chunks = aptix__calloc(n, sizeof(*t->chunks))))
+		return APTIX_ERROR;
+	for (i = 0; i < n; i++) {
+		const aptix_rag_chunk *c = &o->chunks->v[i];
+		aptix_chunk_ref *cr = &t->chunks[i];
+
+		cr->chunk_id = c->chunk_id;
+		cr->path = c->path;
+		cr->start_line = c->start_line;
+		cr->end_line = c->end_line;
+		cr->content_hash = (char *)c->content_hash;
+		cr->score = (long)(c->score * 1e6 + (c->score < 0 ? -0.5 :
+							    0.5));
+		cr->sent = c->sent;
+		if ((r = write_blob(&cr->snippet, tx, c->text.ptr,
+				    c->text.len)) < 0)
+			return r;
+		t->nchunks++;
+	}
+	return 0;
+}
+
+/* The refs borrow the sets' strings: drop them before the turn's release. */
+static void forget_context(aptix_turn *t)
+{
+	free(t->files);
+	free(t->chunks);
+	t->files = NULL;
+	t->chunks = NULL;
+	t->nfiles = t->nchunks = 0;
 }
 
 /*
@@ -627,7 +721,11 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 					 res->api.text.len)) < 0)
 		goto done;
 	t->status = completed ? APTIX_TURN_COMPLETED : APTIX_TURN_FAILED;
-	if ((r = write_turn(&res->turn, tx, t)) < 0)
+	r = record_context(t, tx, o);
+	if (!r)
+		r = write_turn(&res->turn, tx, t);
+	forget_context(t);
+	if (r < 0)
 		goto done;
 	s.turn = res->turn;
 	if ((r = write_session(&res->session, tx, &s)) < 0)
@@ -762,8 +860,8 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 	res->parent = p.parent;
 	res->has_parent = p.has_parent;
 
-	for (i = 0; i < o->nwarnings; i++)
-		add_warning(res, "%s", o->warnings[i]);
+	if ((r = plan_context(res, repo, &p, o)) < 0)
+		goto done;
 
 	/* The pending turn, stored before any network call */
 	t.conversation = aptix__strdup(p.conv);
@@ -771,7 +869,7 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 	t.status = APTIX_TURN_PENDING;
 	t.mode = aptix__strdup("ask");
 	t.model = aptix__strdup(p.model);
-	t.workspace = dup_cfg(o->cfg, "workspace.id");
+	t.workspace = o->workspace ? aptix__strdup(o->workspace) : NULL;
 	t.created_at = started;
 	t.status_at = started;
 	if (o->dry_run) {
@@ -831,6 +929,10 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 				    res->api.error_code ?
 				    res->api.error_code : "not found");
 			p.restart = 1;
+			if ((r = aptix_context_plan(repo, p.has_parent ?
+						    &p.parent : NULL, 1,
+						    o->files, o->chunks)) < 0)
+				break;
 			continue;
 		}
 		r = call;

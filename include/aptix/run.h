@@ -22,6 +22,7 @@
 #include "object.h"
 #include "openai.h"
 #include "config.h"
+#include "context.h"
 #include "repo.h"
 
 typedef enum {
@@ -45,17 +46,21 @@ typedef struct {
 	int switch_head;		/**< point HEAD at the conversation */
 	const aptix_config *cfg;
 	aptix_openai_options http;	/**< key, callbacks, cancel flag */
-	/** Extra context blocks prepended to the instruction (RAG, files). */
-	const char *context;
-	/** Warnings collected before the run (e.g. from file scanning). */
-	const char *const *warnings;
-	size_t nwarnings;
+	/**
+	 * Active files and retrieved chunks (may be NULL). The run decides
+	 * what to send (aptix_context_plan: actions and sent flags are
+	 * updated in place), records them on the turn and stores their
+	 * content as blobs. Their warnings become the turn's.
+	 */
+	aptix_file_set *files;
+	aptix_chunk_set *chunks;
+	const char *workspace;		/**< WorkspaceId (NULL: none) */
 } aptix_run_options;
 
 #define APTIX_RUN_OPTIONS_VERSION 1
 #define APTIX_RUN_OPTIONS_INIT { APTIX_RUN_OPTIONS_VERSION, \
 	APTIX_RUN_CONTINUE, NULL, 0, NULL, NULL, NULL, 0, 0, 1, NULL, \
-	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0 }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, NULL }
 
 typedef struct {
 	aptix_oid session, turn, parent;

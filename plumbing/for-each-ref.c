@@ -122,23 +122,12 @@ static void parse_atom(struct atom *out, const char *s, size_t len)
 	    colon);
 }
 
-/* The shortest abbreviation of id, at least len digits, that is unique. */
+/* The shortest unique abbreviation of id, at least len digits. */
 static const char *unique_abbrev(char out[APTIX_OID_HEXSZ + 1],
 				 aptix_odb *odb, const aptix_oid *id, int len)
 {
-	aptix_oid found;
-	int r;
-
-	aptix_oid_tostr(out, id);
-	for (; len < APTIX_OID_HEXSZ; len++) {
-		r = aptix_odb_resolve_prefix(&found, odb, out, (size_t)len);
-		if (r == APTIX_ENOTFOUND ||
-		    (r == 0 && !aptix_oid_cmp(&found, id)))
-			break;
-		if (r < 0 && r != APTIX_EAMBIGUOUS)
-			die_aptix();
-	}
-	out[len] = '\0';
+	if (aptix_odb_abbrev(out, odb, id, len > 0 ? (size_t)len : 0) < 0)
+		die_aptix();
 	return out;
 }
 

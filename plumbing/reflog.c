@@ -137,21 +137,8 @@ static char *reflog_ref(aptix_repo *repo, const char *name, int lookup)
 static const char *abbrev(char out[APTIX_OID_HEXSZ + 1], aptix_odb *odb,
 			  const aptix_oid *id)
 {
-	aptix_oid found;
-	int len, r;
-
-	aptix_oid_tostr(out, id);
-	for (len = DEFAULT_ABBREV; len < APTIX_OID_HEXSZ; len++) {
-		if (aptix_oid_is_zero(id))
-			break;
-		r = aptix_odb_resolve_prefix(&found, odb, out, (size_t)len);
-		if (r == APTIX_ENOTFOUND ||
-		    (r == 0 && !aptix_oid_cmp(&found, id)))
-			break;
-		if (r < 0 && r != APTIX_EAMBIGUOUS)
-			die_aptix();
-	}
-	out[len] = '\0';
+	if (aptix_odb_abbrev(out, odb, id, DEFAULT_ABBREV) < 0)
+		die_aptix();
 	return out;
 }
 

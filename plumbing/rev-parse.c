@@ -19,30 +19,12 @@ static const char *const rev_parse_usage[] = {
 
 #define DEFAULT_ABBREV 7
 
-/*
- * The shortest abbreviation of id, at least len digits, that names no
- * other object (git's find_unique_abbrev()).
- */
+/* The shortest unique abbreviation of id, at least len digits. */
 static const char *unique_abbrev(char out[APTIX_OID_HEXSZ + 1],
 				 aptix_odb *odb, const aptix_oid *id, int len)
 {
-	aptix_oid found;
-	int r;
-
-	aptix_oid_tostr(out, id);
-	if (len < APTIX_OID_MINPREFIX)
-		len = APTIX_OID_MINPREFIX;
-	if (len > APTIX_OID_HEXSZ)
-		len = APTIX_OID_HEXSZ;
-	for (; len < APTIX_OID_HEXSZ; len++) {
-		r = aptix_odb_resolve_prefix(&found, odb, out, (size_t)len);
-		if (r == APTIX_ENOTFOUND ||
-		    (r == 0 && !aptix_oid_cmp(&found, id)))
-			break;
-		if (r < 0 && r != APTIX_EAMBIGUOUS)
-			die_aptix();
-	}
-	out[len] = '\0';
+	if (aptix_odb_abbrev(out, odb, id, len > 0 ? (size_t)len : 0) < 0)
+		die_aptix();
 	return out;
 }
 

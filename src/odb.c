@@ -217,6 +217,29 @@ int aptix_odb_resolve_prefix(aptix_oid *out, aptix_odb *odb, const char *hex,
 	return 0;
 }
 
+int aptix_odb_abbrev(char out[APTIX_OID_HEXSZ + 1], aptix_odb *odb,
+		     const aptix_oid *id, size_t min)
+{
+	aptix_oid found;
+	size_t len = min < APTIX_OID_MINPREFIX ? APTIX_OID_MINPREFIX : min;
+	int r;
+
+	aptix_oid_tostr(out, id);
+	if (len > APTIX_OID_HEXSZ)
+		len = APTIX_OID_HEXSZ;
+	for (; len < APTIX_OID_HEXSZ && !aptix_oid_is_zero(id); len++) {
+		r = aptix_odb_resolve_prefix(&found, odb, out, len);
+		if (r == APTIX_ENOTFOUND ||
+		    (r == 0 && !aptix_oid_cmp(&found, id)))
+			break;
+		if (r < 0 && r != APTIX_EAMBIGUOUS)
+			return r;
+	}
+	out[len] = '\0';
+	aptix_error_clear();
+	return 0;
+}
+
 int aptix_odb_foreach(aptix_odb *odb, aptix_odb_foreach_cb cb, void *payload)
 {
 	size_t i;

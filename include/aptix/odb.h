@@ -61,6 +61,16 @@ APTIX_EXTERN(int) aptix_odb_write(aptix_oid *out, aptix_odb *odb,
 APTIX_EXTERN(int) aptix_odb_resolve_prefix(aptix_oid *out, aptix_odb *odb,
 					   const char *hex, size_t hexlen);
 
+/**
+ * @brief The shortest abbreviation of id, at least min (>= 4) digits,
+ *        that names no other object (git's find_unique_abbrev()).
+ * @param[out] out NUL-terminated hex digits
+ * @return 0, or an error of the backends.
+ */
+APTIX_EXTERN(int) aptix_odb_abbrev(char out[APTIX_OID_HEXSZ + 1],
+				   aptix_odb *odb, const aptix_oid *id,
+				   size_t min);
+
 typedef int (*aptix_odb_foreach_cb)(const aptix_oid *id, void *payload);
 /** Call cb for every object in id order; a non-zero return stops. */
 APTIX_EXTERN(int) aptix_odb_foreach(aptix_odb *odb, aptix_odb_foreach_cb cb,

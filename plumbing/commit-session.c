@@ -27,30 +27,6 @@ static const char *const commit_session_usage[] = {
 	NULL
 };
 
-struct num_opt {
-	int given;
-	unsigned long value;
-};
-
-static int num_cb(const struct option *opt, const char *arg, int unset)
-{
-	struct num_opt *n = opt->value;
-
-	if (unset) {
-		n->given = 0;
-		return 0;
-	}
-	if (cli_parse_ulong(arg, &n->value) < 0) {
-		if (errno == ERANGE)
-			return error("value '%s' of option '%s' is out of "
-				     "range", arg, opt->long_name);
-		return error("option '%s' expects a numerical value",
-			     opt->long_name);
-	}
-	n->given = 1;
-	return 0;
-}
-
 struct usage_opt {
 	int given;
 	unsigned long v[4];	/* prompt, completion, total, requests */
@@ -184,7 +160,7 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 	int use_stdin = 0;
 	const char *parent = NULL, *conversation = NULL, *status = NULL;
 	const char *title = NULL, *workspace = NULL, *forked_from = NULL;
-	struct num_opt duration = { 0, 0 }, created_at = { 0, 0 };
+	struct opt_ulong_given duration = { 0, 0 }, created_at = { 0, 0 };
 	struct usage_opt usage;
 	aptix_buf in = APTIX_BUF_INIT, data = APTIX_BUF_INIT;
 	aptix_buf canon = APTIX_BUF_INIT;
@@ -206,8 +182,8 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_STRING(0, "status", &status, "status", "snapshot status "
 			   "(default: committed)"),
 		OPT_STRING(0, "title", &title, "title", "conversation title"),
-		OPT_CALLBACK(0, "duration-ms", &duration, "n",
-			     "run duration in milliseconds", num_cb),
+		OPT_ULONG_GIVEN(0, "duration-ms", &duration, "n",
+				"run duration in milliseconds"),
 		OPT_CALLBACK(0, "usage", &usage, "p,c,t,r", "prompt, "
 			     "completion and total tokens, model requests",
 			     usage_cb),
@@ -215,9 +191,9 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 			   "workspace of the run"),
 		OPT_STRING(0, "forked-from", &forked_from, "conversation",
 			   "conversation this one was forked from"),
-		OPT_CALLBACK(0, "created-at", &created_at, "ms",
-			     "creation time in ms since the epoch "
-			     "(default: now)", num_cb),
+		OPT_ULONG_GIVEN(0, "created-at", &created_at, "ms",
+				"creation time in ms since the epoch "
+				"(default: now)"),
 		OPT_END()
 	};
 

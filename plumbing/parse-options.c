@@ -621,3 +621,23 @@ void usage_msg_opt(const char *msg, const char * const usagestr[],
 	fprintf(stderr, "fatal: %s\n\n", msg);
 	usage_with_options(usagestr, options);
 }
+
+int parse_opt_ulong_given(const struct option *opt, const char *arg,
+			  int unset)
+{
+	struct opt_ulong_given *n = opt->value;
+
+	if (unset) {
+		n->given = 0;
+		return 0;
+	}
+	if (cli_parse_ulong(arg, &n->value) < 0) {
+		if (errno == ERANGE)
+			return error("value '%s' of option '%s' is out of "
+				     "range", arg, opt->long_name);
+		return error("option '%s' expects a numerical value",
+			     opt->long_name);
+	}
+	n->given = 1;
+	return 0;
+}

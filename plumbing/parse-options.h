@@ -152,6 +152,19 @@ struct option {
  * Parse argv as described at the top of this file; returns the number
  * of remaining arguments, which are moved to argv[0..n-1].
  */
+/*
+ * A number that may or may not have been given: OPT_ULONG_GIVEN fills
+ * a struct opt_ulong_given (--no-<name> clears it).
+ */
+struct opt_ulong_given {
+	int given;
+	unsigned long value;
+};
+int parse_opt_ulong_given(const struct option *opt, const char *arg,
+			  int unset);
+#define OPT_ULONG_GIVEN(s, l, v, a, h) \
+	OPT_CALLBACK(s, l, v, a, h, parse_opt_ulong_given)
+
 int parse_options(int argc, const char **argv,
 		  const struct option *options,
 		  const char * const usagestr[],

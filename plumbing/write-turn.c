@@ -33,30 +33,6 @@ static const char *const write_turn_usage[] = {
 	NULL
 };
 
-struct num_opt {
-	int given;
-	unsigned long value;
-};
-
-static int num_cb(const struct option *opt, const char *arg, int unset)
-{
-	struct num_opt *n = opt->value;
-
-	if (unset) {
-		n->given = 0;
-		return 0;
-	}
-	if (cli_parse_ulong(arg, &n->value) < 0) {
-		if (errno == ERANGE)
-			return error("value '%s' of option '%s' is out of "
-				     "range", arg, opt->long_name);
-		return error("option '%s' expects a numerical value",
-			     opt->long_name);
-	}
-	n->given = 1;
-	return 0;
-}
-
 static void set_new(json_t *o, const char *key, json_t *v, const char *opt)
 {
 	if (!v)
@@ -165,7 +141,7 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	const char *instruction = NULL, *instruction_text = NULL;
 	const char *answer_text = NULL, *model = NULL, *response_id = NULL;
 	const char *previous_response_id = NULL;
-	struct num_opt seq = { 0, 0 }, created_at = { 0, 0 };
+	struct opt_ulong_given seq = { 0, 0 }, created_at = { 0, 0 };
 	struct string_list warnings = STRING_LIST_INIT;
 	struct string_list errors = STRING_LIST_INIT;
 	aptix_buf in = APTIX_BUF_INIT, canon = APTIX_BUF_INIT;
@@ -184,8 +160,8 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_GROUP("Fields (override or fill the JSON)"),
 		OPT_STRING(0, "conversation", &conversation, "id",
 			   "conversation id"),
-		OPT_CALLBACK(0, "seq", &seq, "n", "position in the chain "
-			     "(1-based)", num_cb),
+		OPT_ULONG_GIVEN(0, "seq", &seq, "n", "position in the chain "
+			     "(1-based)"),
 		OPT_STRING(0, "status", &status, "status",
 			   "pending, completed or failed"),
 		OPT_STRING(0, "instruction", &instruction, "blob",
@@ -203,9 +179,9 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 				"a warning (repeatable; replaces the JSON's)"),
 		OPT_STRING_LIST(0, "error", &errors, "text",
 				"an error (repeatable; replaces the JSON's)"),
-		OPT_CALLBACK(0, "created-at", &created_at, "ms",
+		OPT_ULONG_GIVEN(0, "created-at", &created_at, "ms",
 			     "creation time in ms since the epoch "
-			     "(default: now)", num_cb),
+			     "(default: now)"),
 		OPT_END()
 	};
 

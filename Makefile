@@ -8,6 +8,8 @@
 #	make install PREFIX=/usr/local DESTDIR=
 #	make deps                 install build and test dependencies (Debian)
 #	make bench                benchmarks against git
+#	make fuzz                 run each libFuzzer harness of t/fuzz/ for
+#	                          FUZZ_SECONDS (default 60), in build-fuzz/
 #	make SANITIZE=address,undefined   a sanitizer build
 #	make O=dir                build into another directory
 #	make V=1                  show the commands
@@ -69,6 +71,10 @@ LIB_OBJS = $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 CLI_OBJS = $(patsubst %.c,$(O)/%.o,src/aptix.c $(PLUMBING_SRCS) \
 	$(PORCELAIN_SRCS))
 UNIT_OBJS = $(patsubst %.c,$(O)/%.o,$(UNIT_SRCS))
+FUZZ_NAMES = object config sse openai_json refname revparse
+FUZZ_OBJS = $(patsubst %,$(O)/t/fuzz/fuzz_%.o,$(FUZZ_NAMES)) \
+	$(O)/t/fuzz/replay-main.o
+FUZZ_REPLAY = $(patsubst %,$(O)/t/fuzz/replay-%,$(FUZZ_NAMES))
 CLI_LIB_OBJS = $(O)/plumbing/cli.o $(O)/plumbing/parse-options.o
 
 ifneq ($(V),1)
@@ -103,6 +109,18 @@ $(O)/t/unit/%.o: t/unit/%.c
 		$(BASIC_CFLAGS)) -Isrc $(CLI_CFLAGS) $(CHECK_CFLAGS) \
 		$(CFLAGS) -c -o $@ $<
 
+# The fuzz harnesses, built with a main() that replays files (make check
+# runs them over t/fuzz/corpus and t/fuzz/regressions: t7004).
+$(O)/t/fuzz/%.o: t/fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
+
+.SECONDARY: $(FUZZ_OBJS)
+
+$(O)/t/fuzz/replay-%: $(O)/t/fuzz/fuzz_%.o $(O)/t/fuzz/replay-main.o \
+		$(O)/libaptix.a
+	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 $(O)/libaptix.a: $(LIB_OBJS)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
@@ -114,25 +132,37 @@ $(O)/aptix: $(CLI_OBJS) $(O)/libaptix.a
 	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -Wl,--as-needed \
 		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS)
 
-$(O)/libaptix.pc: Makefile
+# The prefix is recorded: a change of it regenerates the file.
+$(O)/libaptix.pc: Makefile FORCE
+	@printf '%s\n' 'prefix=$(prefix)' 'libdir=$(libdir)' \
+		'includedir=$(includedir)' >$@.prefix.new; \
+	cmp -s $@.prefix.new $@.prefix 2>/dev/null && rm -f $@.prefix.new || \
+	mv $@.prefix.new $@.prefix
+	@test -f $@ && test $@ -nt $@.prefix || $(MAKE) --no-print-directory \
+		$@.gen PC_OUT=$@
+
+$(O)/libaptix.pc.gen:
 	$(QUIET_GEN)printf '%s\n' 'prefix=$(prefix)' \
 		'libdir=$(libdir)' 'includedir=$(includedir)' '' \
 		'Name: libaptix' \
 		'Description: git-like history of AI coding-agent sessions' \
 		'Version: $(VERSION)' 'Requires.private: $(LIB_DEPS_PC)' \
-		'Libs: -L$${libdir} -laptix' 'Cflags: -I$${includedir}' >$@
+		'Libs: -L$${libdir} -laptix' 'Cflags: -I$${includedir}' \
+		>$(PC_OUT)
+
+FORCE:
 
 $(O)/t/unit/aptix-unit: $(UNIT_OBJS) $(CLI_LIB_OBJS) $(O)/libaptix.a
 	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) \
 		$(CLI_LIB_OBJS) $(O)/libaptix.a $(LIBS) $(CHECK_LIBS)
 
-.PHONY: all check test unit-test shell-test check-asan install uninstall \
-	clean deps bench demo hdr-check valgrind lint
+.PHONY: FORCE all check test unit-test shell-test check-asan install uninstall \
+	clean deps bench demo hdr-check valgrind lint fuzz
 
 unit-test: $(O)/t/unit/aptix-unit
 	$(O)/t/unit/aptix-unit
 
-test: all $(O)/t/unit/aptix-unit
+test: all $(O)/t/unit/aptix-unit $(FUZZ_REPLAY)
 	APTIX_BUILD_DIR=$(abspath $(O)) $(MAKE) -C t test
 
 check: test
@@ -155,7 +185,7 @@ lint:
 
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
-	valgrind
+	valgrind clang libclang-rt-14-dev
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -173,7 +203,7 @@ demo: all
 	@sh contrib/demo.sh
 
 bench: all
-	@sh t/perf/run.sh
+	@APTIX=$${APTIX:-$(abspath $(O))/aptix} sh t/perf/run.sh
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) \
@@ -197,10 +227,52 @@ uninstall:
 		$(DESTDIR)$(includedir)/aptix.h
 	rm -rf $(DESTDIR)$(includedir)/aptix
 
+# Fuzzing: the library and each harness built with clang and
+# -fsanitize=fuzzer,address,undefined into build-fuzz/; each harness runs
+# for FUZZ_SECONDS on a working copy of its seed corpus (new inputs go to
+# build-fuzz/corpus/<name>, crashes to build-fuzz/crashes/). A crash found
+# is fixed, and its input added to t/fuzz/regressions/<name>/.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_DIR = build-fuzz
+FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_OBJS = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRCS))
+FUZZ_BINS = $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_NAMES))
+
+.SECONDARY: $(FUZZ_LIB_OBJS)
+
+$(FUZZ_DIR)/src/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(FUZZ_CC) $(BASIC_CFLAGS) $(LIB_CFLAGS) $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_%: t/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
+	$(QUIET_LINK)$(FUZZ_CC) $(BASIC_CFLAGS) -Isrc $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(LIBS)
+
+fuzz: $(FUZZ_BINS)
+	@fail=; for n in $(FUZZ_NAMES); do \
+		mkdir -p $(FUZZ_DIR)/corpus/$$n $(FUZZ_DIR)/crashes && \
+		echo "fuzz_$$n: $(FUZZ_SECONDS) s" && \
+		$(FUZZ_DIR)/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) \
+			-print_final_stats=1 -max_len=65536 \
+			-artifact_prefix=$(FUZZ_DIR)/crashes/$$n- \
+			$(FUZZ_DIR)/corpus/$$n t/fuzz/corpus/$$n \
+			>$(FUZZ_DIR)/fuzz_$$n.log 2>&1 || \
+		{ fail="$$fail $$n"; tail -n 40 $(FUZZ_DIR)/fuzz_$$n.log; }; \
+		grep -E '^stat::number_of_executed_units|^Done' \
+			$(FUZZ_DIR)/fuzz_$$n.log; \
+	done; \
+	if test -n "$$fail"; then echo "fuzz: findings in:$$fail" \
+		"(inputs in $(FUZZ_DIR)/crashes/)"; exit 1; fi
+
 clean:
-	rm -rf aptix libaptix.a libaptix.so libaptix.pc build-asan \
+	rm -rf aptix libaptix.a libaptix.so libaptix.pc libaptix.pc.prefix \
+		build-asan build-fuzz \
 		src/*.[od] plumbing/*.[od] porcelain/*.[od] t/unit/*.[od] \
-		t/unit/aptix-unit
+		t/unit/aptix-unit t/fuzz/*.[od] t/fuzz/replay-*
 	$(MAKE) -C t clean
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d) \
+	$(FUZZ_OBJS:.o=.d)

@@ -33,5 +33,11 @@
 #include "aptix/refs.h"
 #include "aptix/index.h"
 #include "aptix/revparse.h"
+#include "aptix/config.h"
+#include "aptix/context.h"
+#include "aptix/openai.h"
+#include "aptix/run.h"
+#include "aptix/workspace.h"
+#include "aptix/rag.h"
 
 #endif

@@ -17,9 +17,9 @@
 
 /*
  * Format the message into one buffer so it reaches stderr in a single
- * write, and replace control characters (other than '\t' and '\n')
- * with '?' so that untrusted text in a message cannot drive the
- * terminal.  Overlong messages are truncated.
+ * write, and replace control characters (other than '\t' and '\n', C1
+ * controls included) with '?' so that untrusted text in a message cannot
+ * drive the terminal.  Overlong messages are truncated.
  */
 static void vreportf(const char *prefix, const char *fmt, va_list ap,
 		     int with_errno, int saved_errno)
@@ -45,6 +45,13 @@ static void vreportf(const char *prefix, const char *fmt, va_list ap,
 
 		if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
 			*p = '?';
+		/* a UTF-8 encoded C1 control, e.g. U+009B (CSI) */
+		if (c == 0xc2 && (unsigned char)p[1] >= 0x80 &&
+		    (unsigned char)p[1] <= 0x9f) {
+			p[0] = '?';
+			p[1] = '?';
+			p++;
+		}
 	}
 
 	len = strlen(msg);
@@ -180,6 +187,20 @@ void cli_print_sanitized(FILE *fp, const char *s, size_t len)
 	}
 	if (len > start)
 		fwrite(s + start, 1, len - start, fp);
+}
+
+void cli_print_oneline(FILE *fp, const char *s, size_t len)
+{
+	size_t i, start = 0;
+
+	for (i = 0; i < len; i++) {
+		if (s[i] != '\n' && s[i] != '\r')
+			continue;
+		cli_print_sanitized(fp, s + start, i - start);
+		fputs(s[i] == '\n' ? "\\n" : "\\r", fp);
+		start = i + 1;
+	}
+	cli_print_sanitized(fp, s + start, len - start);
 }
 
 #include "aptix/errors.h"

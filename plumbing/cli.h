@@ -64,6 +64,14 @@ int cli_color_enabled(int fd);
  */
 void cli_print_sanitized(FILE *fp, const char *s, size_t len);
 
+/*
+ * The same for a value that must stay on one line (a path, a title, a
+ * field): a line feed or carriage return in it is written as the two
+ * characters "\n" or "\r", on a terminal or not, so that it cannot
+ * forge a line of the output.
+ */
+void cli_print_oneline(FILE *fp, const char *s, size_t len);
+
 
 /*
  * Library errors, shown the git way. The library records a message for

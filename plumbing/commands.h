@@ -37,9 +37,11 @@ DECLARE_CMD(write_turn);
 DECLARE_CMD(commit_session);
 DECLARE_CMD(fsck);
 DECLARE_CMD(reindex);
+DECLARE_CMD(rag_query);
 
 /* porcelain */
 DECLARE_CMD(init);
+DECLARE_CMD(index);
 DECLARE_CMD(continue);
 DECLARE_CMD(fork);
 DECLARE_CMD(rerun);
@@ -49,5 +51,6 @@ DECLARE_CMD(sessions);
 DECLARE_CMD(status);
 DECLARE_CMD(switch);
 DECLARE_CMD(log);
+DECLARE_CMD(diff);
 
 #endif

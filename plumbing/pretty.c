@@ -1,6 +1,7 @@
 /*
  * plumbing/pretty.c - readable turns and sessions (see pretty.h).
- * Untrusted strings go through cli_print_sanitized().
+ * Untrusted strings go through cli_print_sanitized(), or
+ * cli_print_oneline() for one-line fields.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -12,7 +13,7 @@ static void field(FILE *fp, const char *key, const char *val)
 	if (!val)
 		return;
 	fprintf(fp, "%-22s ", key);
-	cli_print_sanitized(fp, val, strlen(val));
+	cli_print_oneline(fp, val, strlen(val));
 	fputc('\n', fp);
 }
 
@@ -63,7 +64,7 @@ void pretty_print_turn(FILE *fp, const aptix_turn *t)
 		const aptix_chunk_ref *c = &t->chunks[i];
 
 		fprintf(fp, "%-22s ", "chunk");
-		cli_print_sanitized(fp, c->path, strlen(c->path));
+		cli_print_oneline(fp, c->path, strlen(c->path));
 		fprintf(fp, ":%ld-%ld score %.3f %s id %s sha256 %s\n",
 			c->start_line, c->end_line, c->score / 1e6,
 			c->sent ? "sent" : "already-sent", c->chunk_id,
@@ -76,7 +77,7 @@ void pretty_print_turn(FILE *fp, const aptix_turn *t)
 		const aptix_file_ref *f = &t->files[i];
 
 		fprintf(fp, "%-22s ", "file");
-		cli_print_sanitized(fp, f->path, strlen(f->path));
+		cli_print_oneline(fp, f->path, strlen(f->path));
 		fprintf(fp, " %ld bytes %s%s%s%s sha256 %s\n", f->size,
 			f->sent ? "sent" : "not-sent",
 			f->touched ? " touched" : "",

@@ -20,6 +20,7 @@ static const char *const continue_usage[] = {
 int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct turn_cli c = { 0 };
+
 	aptix_buf instr = APTIX_BUF_INIT;
 	int rc;
 	struct option options[] = {
@@ -37,6 +38,7 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 			 "would be sent; change nothing"),
 		OPT_BOOL(0, "json", &c.json, "print one JSON object"),
 		OPT__QUIET(&c.quiet, "no summary line"),
+		TURN_CONTEXT_OPTIONS(c),
 		OPT_END()
 	};
 
@@ -46,5 +48,6 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 	turn_cli_read_instruction(&instr, &c, 1);
 	rc = turn_cli_run(repo, APTIX_RUN_CONTINUE, NULL, &instr, &c);
 	aptix_buf_release(&instr);
+	string_list_clear(&c.files);
 	return rc;
 }

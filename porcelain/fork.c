@@ -61,6 +61,7 @@ static int fork_only(struct aptix_repo *repo, const aptix_oid *from,
 int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct turn_cli c = { 0 };
+
 	aptix_buf instr = APTIX_BUF_INIT;
 	aptix_oid from;
 	char type[16];
@@ -77,6 +78,7 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 			 "would be sent; change nothing"),
 		OPT_BOOL(0, "json", &c.json, "print one JSON object"),
 		OPT__QUIET(&c.quiet, "no summary line"),
+		TURN_CONTEXT_OPTIONS(c),
 		OPT_END()
 	};
 
@@ -96,10 +98,13 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 		if (t != APTIX_OBJ_SESSION)
 			die("'%s' is a %s, not a session", argv[0], type);
 	}
-	if (!c.message && !c.file)
+	if (!c.message && !c.file) {
+		string_list_clear(&c.files);
 		return fork_only(repo, &from, argv[0]);
+	}
 	turn_cli_read_instruction(&instr, &c, 1);
 	rc = turn_cli_run(repo, APTIX_RUN_FORK, &from, &instr, &c);
 	aptix_buf_release(&instr);
+	string_list_clear(&c.files);
 	return rc;
 }

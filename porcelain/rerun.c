@@ -19,9 +19,11 @@ static const char *const rerun_usage[] = {
 int cmd_rerun(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct turn_cli c = { 0 };
+
 	aptix_oid from;
 	size_t sz;
 	aptix_otype t;
+	int rc;
 	struct option options[] = {
 		OPT_STRING(0, "model", &c.model, "model", "model to use"),
 		OPT_BOOL(0, "no-stream", &c.no_stream,
@@ -30,6 +32,7 @@ int cmd_rerun(int argc, const char **argv, struct aptix_repo *repo)
 			 "would be sent; change nothing"),
 		OPT_BOOL(0, "json", &c.json, "print one JSON object"),
 		OPT__QUIET(&c.quiet, "no summary line"),
+		TURN_CONTEXT_OPTIONS(c),
 		OPT_END()
 	};
 
@@ -42,5 +45,7 @@ int cmd_rerun(int argc, const char **argv, struct aptix_repo *repo)
 	if (t != APTIX_OBJ_SESSION)
 		die("'%s' is a %s, not a session", argv[0],
 		    aptix_otype_name(t));
-	return turn_cli_run(repo, APTIX_RUN_RERUN, &from, NULL, &c);
+	rc = turn_cli_run(repo, APTIX_RUN_RERUN, &from, NULL, &c);
+	string_list_clear(&c.files);
+	return rc;
 }

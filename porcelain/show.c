@@ -113,17 +113,18 @@ static void print_list(const char *heading, char **items, size_t n,
 		view_put_indented(stdout, "    ", items[i], strlen(items[i]));
 }
 
-static void print_request(struct show *sh)
+static void print_payload(struct show *sh, const char *title,
+			  const aptix_oid *id)
 {
 	aptix_buf req = APTIX_BUF_INIT;
 	json_error_t jerr;
 	json_t *v;
 	char *pretty;
 
-	if (aptix_oid_is_zero(&sh->t.request))
+	if (aptix_oid_is_zero(id))
 		return;
-	view_read_blob(&req, sh->repo, &sh->t.request);
-	printf("\nRequest:\n");
+	view_read_blob(&req, sh->repo, id);
+	printf("\n%s:\n", title);
 	v = json_loadb(req.ptr, req.len, JSON_DECODE_ANY, &jerr);
 	pretty = v ? json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY) : NULL;
 	if (pretty)
@@ -252,8 +253,10 @@ static void print_text(struct show *sh)
 	print_list("Warnings", t->warnings, t->nwarnings, VIEW_YELLOW);
 	if (!is_failed(sh))
 		print_list("Errors", t->errors, t->nerrors, VIEW_RED);
-	if (sh->raw)
-		print_request(sh);
+	if (sh->raw) {
+		print_payload(sh, "Request", &t->request);
+		print_payload(sh, "Response", &t->response);
+	}
 }
 
 static json_t *usage_json(const aptix_usage *u)
@@ -311,14 +314,14 @@ static json_t *time_ms(int64_t ms)
 	return ms ? view_json_int(ms) : json_null();
 }
 
-static json_t *request_json(struct show *sh)
+static json_t *payload_json(struct show *sh, const aptix_oid *id)
 {
 	aptix_buf req = APTIX_BUF_INIT;
 	json_t *v;
 
-	if (aptix_oid_is_zero(&sh->t.request))
+	if (aptix_oid_is_zero(id))
 		return json_null();
-	view_read_blob(&req, sh->repo, &sh->t.request);
+	view_read_blob(&req, sh->repo, id);
 	v = json_loadb(req.ptr, req.len, JSON_DECODE_ANY, NULL);
 	if (!v)
 		v = view_json_text(req.ptr, req.len);
@@ -393,8 +396,12 @@ static void print_json(struct show *sh)
 		      json_null());
 	view_json_set(o, "request", view_json_id(&t->request));
 	view_json_set(o, "response", view_json_id(&t->response));
-	if (sh->raw)
-		view_json_set(o, "request_payload", request_json(sh));
+	if (sh->raw) {
+		view_json_set(o, "request_payload",
+			      payload_json(sh, &t->request));
+		view_json_set(o, "response_payload",
+			      payload_json(sh, &t->response));
+	}
 
 	a = new_array();
 	for (i = 0; i < t->nchunks; i++) {

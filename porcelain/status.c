@@ -4,7 +4,10 @@
  * The current conversation and its head, the turns in flight in the
  * store (or left behind by a dead process), and the last failed turn of
  * the current conversation when it came after the head, with a hint to
- * run it again.
+ * run it again; then the active files of the workspace (git's dirty
+ * files) with what the next turn would do with each: send it, leave it
+ * out as unchanged in the response chain, or skip it (too large,
+ * binary, unreadable).
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
@@ -12,17 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <aptix/run.h>
+#include <aptix/workspace.h>
 
 #include "view.h"
+#include "pretty.h"
 #include "cli.h"
 #include "commands.h"
 #include "parse-options.h"
 
 static const char *const status_usage[] = {
-	"aptix status [--json]",
+	"aptix status [--json] [--file <path>]... [--files-from <file>]",
 	"",
 	"Shows the current conversation and its head, the turns running",
-	"now, and the last failed turn of the conversation.",
+	"now, the last failed turn of the conversation, and the active",
+	"files with what the next turn would do with each: the files git",
+	"reports modified, staged or untracked, and those named with --file",
+	"or --files-from (paths relative to the current directory).",
 	NULL
 };
 
@@ -54,6 +62,13 @@ struct status {
 	/* turns in flight */
 	struct running *run;
 	size_t nrun, allocrun;
+	/* the active files, planned against the head's chain */
+	aptix_file_set files;
+	const char *const *paths;	/* --file */
+	size_t npaths;
+	const char *files_from;		/* --files-from */
+	int has_files;
+	char *files_error;		/* why they could not be listed */
 };
 
 /* The instruction's first line; 0 when it cannot be read. */
@@ -222,6 +237,122 @@ static void gather(struct status *st)
 		die_aptix();
 }
 
+/* The next turn's parent: the head, or the detached HEAD. */
+static const aptix_oid *next_parent(const struct status *st)
+{
+	if (st->has_head)
+		return &st->head.id;
+	if (st->is_detached)
+		return &st->detached;
+	return NULL;
+}
+
+/*
+ * Scan the workspace and plan the files against the chain the next turn
+ * would continue (a chain that expired restarts: everything is sent).
+ * A failure is reported, not fatal: the rest of the status stands.
+ */
+static void gather_files(struct status *st)
+{
+	aptix_scan_options so = APTIX_SCAN_OPTIONS_INIT;
+	aptix_config *cfg = NULL;
+	aptix_chain_state cs;
+	const aptix_oid *parent = next_parent(st);
+	int restart = 0;
+
+	if (aptix_config_open(&cfg, st->repo) < 0)
+		goto fail;
+	so.root = aptix_repo_workdir(st->repo);
+	so.cfg = cfg;
+	so.paths = st->paths;
+	so.npaths = st->npaths;
+	so.files_from = st->files_from;
+	if (aptix_workspace_scan(&st->files, &so) < 0)
+		goto fail;
+	st->has_files = 1;
+	if (parent) {
+		if (aptix_chain_state_of(&cs, st->repo, parent,
+					 aptix_now_ms()) < 0)
+			goto fail;
+		restart = cs.expired;
+	}
+	if (aptix_context_plan(st->repo, parent, restart, &st->files,
+			       NULL) < 0)
+		goto fail;
+	aptix_config_free(cfg);
+	return;
+fail:
+	st->files_error = strdup(aptix_error_last()->message);
+	if (!st->files_error)
+		die("out of memory");
+	aptix_error_clear();
+	aptix_config_free(cfg);
+}
+
+/* "send", "too large (150.0 KiB)", "unreadable: no such file". */
+static const char *file_action_text(char *buf, size_t n,
+				    const aptix_active_file *f)
+{
+	char size[32];
+
+	switch (f->action) {
+	case APTIX_FILE_TOO_LARGE:
+		snprintf(buf, n, "too large (%s)",
+			 pretty_size(size, (uint64_t)(f->size > 0 ?
+						      f->size : 0)));
+		return buf;
+	case APTIX_FILE_UNREADABLE:
+		snprintf(buf, n, "unreadable: %s", f->note ? f->note : "?");
+		return buf;
+	default:
+		return aptix_file_action_name(f->action);
+	}
+}
+
+static void print_files(struct status *st)
+{
+	const char *red = view_color(stdout, VIEW_RED);
+	const char *yellow = view_color(stdout, VIEW_YELLOW);
+	const char *green = view_color(stdout, VIEW_GREEN);
+	const char *reset = *red ? VIEW_RESET : "";
+	size_t i, width = 0;
+	char buf[256];
+
+	if (st->files_error)
+		warning("cannot list the active files: %s", st->files_error);
+	if (!st->has_files)
+		return;
+	for (i = 0; i < st->files.nwarnings; i++) {
+		fprintf(stderr, "warning: ");
+		view_puts(stderr, st->files.warnings[i]);
+		fputc('\n', stderr);
+	}
+	if (!st->files.n)
+		return;
+	for (i = 0; i < st->files.n; i++) {
+		size_t len = strlen(st->files.v[i].path);
+
+		if (len > width)
+			width = len;
+	}
+	if (width > 40)
+		width = 40;
+	printf("\nActive files (what the next turn does with them):\n");
+	for (i = 0; i < st->files.n; i++) {
+		const aptix_active_file *f = &st->files.v[i];
+		const char *color = f->action == APTIX_FILE_SEND ? green :
+			f->action == APTIX_FILE_UNCHANGED ? "" :
+			f->action == APTIX_FILE_UNREADABLE ? red : yellow;
+		size_t len = strlen(f->path);
+
+		printf("  ");
+		view_puts(stdout, f->path);
+		printf("%*s  %s%s%s\n", (int)(len < width ? width - len : 0),
+		       "", color, file_action_text(buf, sizeof(buf), f),
+		       *color ? reset : "");
+	}
+}
+
 static void print_text(struct status *st)
 {
 	const char *red = view_color(stdout, VIEW_RED);
@@ -291,6 +422,53 @@ static void print_text(struct status *st)
 		printf("  retry it with: aptix rerun %s\n",
 		       view_short_id(&st->failed.id));
 	}
+	print_files(st);
+}
+
+static json_t *files_json(struct status *st)
+{
+	json_t *a = json_array(), *x;
+	size_t i;
+
+	if (!a)
+		die("out of memory");
+	for (i = 0; st->has_files && i < st->files.n; i++) {
+		const aptix_active_file *f = &st->files.v[i];
+		int unreadable = f->action == APTIX_FILE_UNREADABLE;
+
+		if (!(x = json_object()))
+			die("out of memory");
+		view_json_set(x, "path", view_json_str(f->path));
+		view_json_set(x, "sha256", *f->sha256 ?
+			      view_json_str(f->sha256) : json_null());
+		view_json_set(x, "size", unreadable ? json_null() :
+			      view_json_int(f->size));
+		view_json_set(x, "action", view_json_str(
+				      aptix_file_action_name(f->action)));
+		view_json_set(x, "note", f->note ? view_json_str(f->note) :
+			      json_null());
+		view_json_set(x, "touched", json_boolean(f->touched));
+		if (json_array_append_new(a, x) < 0)
+			die("out of memory");
+	}
+	return a;
+}
+
+static json_t *file_warnings_json(struct status *st)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	if (!a)
+		die("out of memory");
+	if (st->files_error &&
+	    json_array_append_new(a, view_json_str(st->files_error)) < 0)
+		die("out of memory");
+	for (i = 0; st->has_files && i < st->files.nwarnings; i++)
+		if (json_array_append_new(a, view_json_str(
+						  st->files.warnings[i])) < 0)
+			die("out of memory");
+	return a;
 }
 
 static void print_json(struct status *st)
@@ -369,15 +547,23 @@ static void print_json(struct status *st)
 	} else {
 		view_json_set(o, "last_failed", json_null());
 	}
+	view_json_set(o, "files", files_json(st));
+	view_json_set(o, "file_warnings", file_warnings_json(st));
 	view_json_print(o);
 }
 
 int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct status st;
+	struct string_list files = STRING_LIST_INIT;
+	const char *files_from = NULL;
 	int json = 0;
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
+		OPT_STRING_LIST(0, "file", &files, "path",
+				"an active file besides git's (repeatable)"),
+		OPT_STRING(0, "files-from", &files_from, "file",
+			   "read active file paths from <file> (- for stdin)"),
 		OPT_END()
 	};
 
@@ -386,7 +572,11 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 		usage_with_options(status_usage, options);
 	memset(&st, 0, sizeof(st));
 	st.repo = repo;
+	st.paths = (const char *const *)files.items;
+	st.npaths = files.nr;
+	st.files_from = files_from;
 	gather(&st);
+	gather_files(&st);
 	if (json)
 		print_json(&st);
 	else
@@ -395,5 +585,8 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 		aptix_turn_release(&st.failed_turn);
 	free(st.run);
 	free(st.head_target);
+	aptix_file_set_release(&st.files);
+	free(st.files_error);
+	string_list_clear(&files);
 	return 0;
 }

@@ -15,6 +15,8 @@
 
 #include "turn-cli.h"
 #include "cli.h"
+#include <aptix/workspace.h>
+#include <aptix/rag.h>
 
 static volatile sig_atomic_t cancelled;
 
@@ -99,7 +101,27 @@ static json_t *usage_json(const aptix_usage *u)
 			 "total_tokens", (json_int_t)u->total_tokens);
 }
 
-static void print_json(const aptix_run_result *res, int rc)
+static json_t *sources_json(const aptix_chunk_set *chunks)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; chunks && i < chunks->n; i++) {
+		const aptix_rag_chunk *c = &chunks->v[i];
+
+		json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I,s:s,s:f,"
+						   "s:b}",
+			"chunk_id", c->chunk_id, "path", c->path,
+			"start_line", (json_int_t)c->start_line,
+			"end_line", (json_int_t)c->end_line,
+			"content_hash", c->content_hash, "score", c->score,
+			"sent", c->sent));
+	}
+	return a;
+}
+
+static void print_json(const aptix_run_result *res, int rc,
+		       const aptix_chunk_set *chunks)
 {
 	json_t *o = json_object(), *w = json_array();
 	char *s;
@@ -108,7 +130,7 @@ static void print_json(const aptix_run_result *res, int rc)
 	json_object_set_new(o, "kind", json_string(rc ? "error" : "answer"));
 	json_object_set_new(o, "text", json_stringn(res->api.text.ptr,
 						    res->api.text.len));
-	json_object_set_new(o, "sources", json_array());
+	json_object_set_new(o, "sources", sources_json(chunks));
 	for (i = 0; i < res->nwarnings; i++)
 		json_array_append_new(w, json_string(res->warnings[i]));
 	json_object_set_new(o, "warnings", w);
@@ -153,6 +175,46 @@ static void print_dry_run(const aptix_run_result *res, const char *base)
 	json_decref(req);
 }
 
+/*
+ * The context of the turn: its WorkspaceId, the active files of the
+ * working copy (git's dirty files and those named) and the chunks
+ * retrieved for the instruction. Problems become warnings: the turn goes
+ * on where it sensibly can.
+ */
+static void gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
+			   aptix_buf *wsid, struct aptix_repo *repo,
+			   const aptix_config *cfg, const struct turn_cli *c,
+			   aptix_run_kind kind, const aptix_buf *instruction,
+			   const aptix_openai_options *http)
+{
+	aptix_scan_options so = APTIX_SCAN_OPTIONS_INIT;
+	aptix_rag_query q = APTIX_RAG_QUERY_INIT;
+	const char *root = aptix_repo_workdir(repo);
+	int r;
+
+	if (aptix_workspace_id(wsid, cfg, c->workspace, root) < 0)
+		die_aptix();
+	if (!c->no_files) {
+		so.root = root;
+		so.paths = (const char *const *)c->files.items;
+		so.npaths = c->files.nr;
+		so.files_from = c->files_from;
+		if (aptix_workspace_scan(files, &so) < 0)
+			die_aptix();
+	}
+	/* a rerun asks what its session asked: retrieval uses that */
+	if (c->no_rag || kind == APTIX_RUN_RERUN || !instruction)
+		return;
+	q.query = instruction->ptr;
+	q.http = *http;
+	q.http.on_delta = NULL;
+	q.http.on_retry = NULL;
+	r = aptix_rag_retrieve(chunks, repo, cfg, &q);
+	if (r < 0)
+		die("retrieval failed and rag.required is set: %s",
+		    aptix_error_last()->message);
+}
+
 int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		 const aptix_oid *from, const aptix_buf *instruction,
 		 const struct turn_cli *c)
@@ -162,6 +224,9 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	aptix_config *cfg = NULL;
 	struct stream_state st;
 	struct sigaction sa, old_int, old_term;
+	aptix_file_set files;
+	aptix_chunk_set chunks;
+	aptix_buf wsid = APTIX_BUF_INIT;
 	const char *base;
 	size_t i;
 	int r, rc;
@@ -182,6 +247,8 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.model = c->model;
 	opts.no_stream = c->no_stream;
 	opts.dry_run = c->dry_run;
+	/* a continue leaves HEAD alone; a fork or rerun moves to its branch */
+	opts.switch_head = kind != APTIX_RUN_CONTINUE;
 	opts.cfg = cfg;
 	opts.http.base_url = base;
 	opts.http.api_key = getenv("OPENAI_API_KEY");
@@ -208,6 +275,14 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 
+	aptix_file_set_init(&files);
+	aptix_chunk_set_init(&chunks);
+	gather_context(&files, &chunks, &wsid, repo, cfg, c, kind,
+		       instruction, &opts.http);
+	opts.files = &files;
+	opts.chunks = &chunks;
+	opts.workspace = wsid.len ? wsid.ptr : NULL;
+
 	aptix_run_result_init(&res);
 	r = aptix_run_turn(&res, repo, &opts);
 
@@ -222,7 +297,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	if (!res.committed) {
 		/* nothing recorded: a fatal error before or at the store */
 		if (c->json) {
-			print_json(&res, r);
+			print_json(&res, r, &chunks);
 		}
 		die_aptix();
 	}
@@ -241,7 +316,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	}
 	fflush(stdout);
 	if (c->json)
-		print_json(&res, r);
+		print_json(&res, r, &chunks);
 	for (i = 0; i < res.nwarnings && !c->quiet; i++)
 		warning("%s", res.warnings[i]);
 	if (r) {
@@ -259,6 +334,9 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	}
 done:
 	aptix_run_result_release(&res);
+	aptix_file_set_release(&files);
+	aptix_chunk_set_release(&chunks);
+	aptix_buf_release(&wsid);
 	aptix_config_free(cfg);
 	return rc;
 }

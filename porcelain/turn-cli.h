@@ -9,13 +9,31 @@
 #include <aptix.h>
 #include <aptix/run.h>
 
+#include "parse-options.h"
+
 struct turn_cli {
 	const char *message;		/* -m */
 	const char *file;		/* -F */
 	const char *model;
 	const char *conversation;
+	const char *workspace;		/* --workspace */
+	struct string_list files;	/* --file */
+	const char *files_from;		/* --files-from */
 	int no_stream, dry_run, json, quiet;
+	int no_files, no_rag;
 };
+
+/* The context options every turn command takes. */
+#define TURN_CONTEXT_OPTIONS(c) \
+	OPT_STRING_LIST(0, "file", &(c).files, "path", \
+			"also send this file (repeatable)"), \
+	OPT_STRING(0, "files-from", &(c).files_from, "file", \
+		   "read paths to send from a file (- for stdin)"), \
+	OPT_STRING(0, "workspace", &(c).workspace, "id", \
+		   "WorkspaceId (default: APTIX_WORKSPACE, workspace.id)"), \
+	OPT_BOOL(0, "no-files", &(c).no_files, \
+		 "send no active files of the working copy"), \
+	OPT_BOOL(0, "no-rag", &(c).no_rag, "retrieve no RAG context")
 
 /*
  * Read the instruction (-m, -F <file>, -F - or stdin) into out.

@@ -32,7 +32,7 @@ void view_putn(FILE *fp, const char *s, size_t len)
 void view_puts(FILE *fp, const char *s)
 {
 	if (s)
-		cli_print_sanitized(fp, s, strlen(s));
+		cli_print_oneline(fp, s, strlen(s));
 }
 
 void view_put_indented(FILE *fp, const char *indent, const char *text,

@@ -19,7 +19,10 @@
 /* The first VIEW_SHORT_ID hex digits of id (4 rotating static slots). */
 const char *view_short_id(const aptix_oid *id);
 
-/* Untrusted text: sanitized on a terminal, raw otherwise. */
+/*
+ * Untrusted one-line text (paths, titles, fields): sanitized on a
+ * terminal, raw otherwise; a line break shows as "\n" or "\r".
+ */
 void view_puts(FILE *fp, const char *s);
 void view_putn(FILE *fp, const char *s, size_t len);
 /*

@@ -26,6 +26,7 @@
 #include "common.h"
 #include "repo.h"
 #include "aptix/config.h"
+#include "test-hooks.h"
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1036,9 +1037,22 @@ static void put_entry_line(aptix_buf *out, const char *name,
 	aptix_buf_putc(out, '\n');
 }
 
+/*
+ * End the text with a whole line before a line is added after it; a
+ * last line continued by a backslash gets an empty line after it (which
+ * ends its value as the end of the file did), else the added line would
+ * join that value.
+ */
 static void ensure_newline(aptix_buf *out)
 {
+	size_t n;
+
 	if (out->len && out->ptr[out->len - 1] != '\n')
+		aptix_buf_putc(out, '\n');
+	n = out->len;
+	if (n > 2 && out->ptr[n - 2] == '\r')
+		n--;
+	if (n >= 2 && out->ptr[n - 2] == '\\')
 		aptix_buf_putc(out, '\n');
 }
 
@@ -1119,17 +1133,12 @@ static int fsync_dir(const char *dir)
 	return r;
 }
 
-int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
+/* The checks of aptix_config_set(): canon gets the canonical key. */
+static int check_setting(aptix_buf *canon, const char *key,
+			 const char *value)
 {
-	aptix_buf canon = APTIX_BUF_INIT, path = APTIX_BUF_INIT;
-	aptix_buf lock = APTIX_BUF_INIT, old = APTIX_BUF_INIT;
-	aptix_buf text = APTIX_BUF_INIT;
-	struct edit_ctx x;
-	int fd = -1, r;
+	int r;
 
-	APTIX_ASSERT_ARG(repo);
-	APTIX_ASSERT_ARG(key);
-	memset(&x, 0, sizeof(x));
 	/* unsetting one is allowed: it removes a secret written by hand */
 	if (value && is_secret_key(key)) {
 		aptix_error_set(APTIX_ERROR_CONFIG, "refusing to store a "
@@ -1137,19 +1146,52 @@ int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
 				"the environment");
 		return APTIX_EINVALID;
 	}
-	if ((r = canonical_key(&canon, key, !value)) < 0)
-		goto done;
+	if ((r = canonical_key(canon, key, !value)) < 0)
+		return r;
 	if (value) {
-		if (has_bad_control(value)) {
-			r = bad_value(canon.ptr, value, "contains a control "
-				      "character");
-			goto done;
-		}
-		if ((r = validate_known(canon.ptr, value)) < 0)
-			goto done;
+		if (has_bad_control(value))
+			return bad_value(canon->ptr, value, "contains a "
+					 "control character");
+		if ((r = validate_known(canon->ptr, value)) < 0)
+			return r;
 	}
-	x.key = canon.ptr;
-	x.section_len = (size_t)(strrchr(canon.ptr, '.') - canon.ptr);
+	return 0;
+}
+
+/* The new text of the file at path, which holds old: see edit_text(). */
+static int splice_setting(aptix_buf *text, const aptix_buf *old,
+			  const char *canon, const char *key,
+			  const char *value, const char *path)
+{
+	struct edit_ctx x;
+	int r;
+
+	memset(&x, 0, sizeof(x));
+	x.key = canon;
+	x.section_len = (size_t)(strrchr(canon, '.') - canon);
+	r = parse_config(old->ptr, old->len, path, edit_cb, &x);
+	if (r == 0 && !value && !x.nfound) {
+		aptix_error_set(APTIX_ERROR_CONFIG, "key '%s' is not set in "
+				"'%s'", key, path);
+		r = APTIX_ENOTFOUND;
+	}
+	if (r == 0)
+		r = edit_text(text, old, &x, value);
+	free(x.found);
+	return r;
+}
+
+int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
+{
+	aptix_buf canon = APTIX_BUF_INIT, path = APTIX_BUF_INIT;
+	aptix_buf lock = APTIX_BUF_INIT, old = APTIX_BUF_INIT;
+	aptix_buf text = APTIX_BUF_INIT;
+	int fd = -1, r;
+
+	APTIX_ASSERT_ARG(repo);
+	APTIX_ASSERT_ARG(key);
+	if ((r = check_setting(&canon, key, value)) < 0)
+		goto done;
 
 	aptix_buf_printf(&path, "%s/" CONFIG_FILE, repo->path);
 	aptix_buf_printf(&lock, "%s/" CONFIG_LOCK, repo->path);
@@ -1176,15 +1218,8 @@ int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
 		r = 0;
 	if (r < 0)
 		goto fail;
-	if ((r = parse_config(old.ptr, old.len, path.ptr, edit_cb, &x)) < 0)
-		goto fail;
-	if (!value && !x.nfound) {
-		aptix_error_set(APTIX_ERROR_CONFIG, "key '%s' is not set in "
-				"'%s'", key, path.ptr);
-		r = APTIX_ENOTFOUND;
-		goto fail;
-	}
-	if ((r = edit_text(&text, &old, &x, value)) < 0 ||
+	if ((r = splice_setting(&text, &old, canon.ptr, key, value,
+				  path.ptr)) < 0 ||
 	    (r = write_all(fd, text.ptr, text.len, lock.ptr)) < 0)
 		goto fail;
 	if (fsync(fd) < 0) {
@@ -1213,11 +1248,52 @@ fail:
 	fd = -1;
 	unlink(lock.ptr);
 done:
-	free(x.found);
 	aptix_buf_release(&canon);
 	aptix_buf_release(&path);
 	aptix_buf_release(&lock);
 	aptix_buf_release(&old);
 	aptix_buf_release(&text);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* For the fuzzers (src/test-hooks.h)                                   */
+/* ------------------------------------------------------------------ */
+
+int aptix_config__parse_buffer(aptix_config **out, const char *data,
+			       size_t len)
+{
+	aptix_config *cfg;
+	struct load_ctx ctx;
+	int r;
+
+	*out = NULL;
+	if (!(cfg = aptix__calloc(1, sizeof(*cfg))))
+		return APTIX_ERROR;
+	ctx.cfg = cfg;
+	if (!(ctx.origin = add_origin(cfg, "file", "<memory>")))
+		r = APTIX_ERROR;
+	else
+		r = parse_config(data, len, "<memory>", load_cb, &ctx);
+	if (r < 0) {
+		aptix_config_free(cfg);
+		return r;
+	}
+	*out = cfg;
+	return 0;
+}
+
+int aptix_config__edit_buffer(aptix_buf *out, const char *data, size_t len,
+			      const char *key, const char *value)
+{
+	aptix_buf canon = APTIX_BUF_INIT, old = APTIX_BUF_INIT;
+	int r;
+
+	if ((r = check_setting(&canon, key, value)) == 0 &&
+	    (r = aptix_buf_set(&old, data, len)) == 0)
+		r = splice_setting(out, &old, canon.ptr, key, value,
+				   "<memory>");
+	aptix_buf_release(&canon);
+	aptix_buf_release(&old);
 	return r;
 }

@@ -5,6 +5,7 @@
 #include "aptix/oid.h"
 #include "aptix/object.h"
 #include <dlfcn.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 
 static const char hexdigits[] = "0123456789abcdef";
@@ -187,6 +188,38 @@ int aptix_sha256(aptix_oid *out, const void *data, size_t len)
 		return APTIX_ERROR;
 	}
 	return hash_end(out);
+}
+
+int aptix_sha256_fd(aptix_oid *out, int fd, uint64_t *size)
+{
+	unsigned char block[65536];
+	uint64_t total = 0;
+	ssize_t n;
+	int r = hash_begin();
+
+	if (r < 0)
+		return r;
+	for (;;) {
+		n = read(fd, block, sizeof(block));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			aptix_error_set_os("read error");
+			return APTIX_ERROR;
+		}
+		if (n == 0)
+			break;
+		if (!crypto.update(hash_ctx, block, (size_t)n)) {
+			aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
+			return APTIX_ERROR;
+		}
+		total += (uint64_t)n;
+	}
+	if ((r = hash_end(out)) < 0)
+		return r;
+	if (size)
+		*size = total;
+	return 0;
 }
 
 int aptix_object_hash(aptix_oid *out, aptix_otype type, const void *data,

@@ -12,6 +12,7 @@
 #include "aptix/openai.h"
 #include "http.h"
 #include "sse.h"
+#include "test-hooks.h"
 
 #define DEFAULT_CONNECT_MS 10000L
 #define DEFAULT_IDLE_MS 120000L
@@ -763,6 +764,69 @@ int aptix_openai_respond(aptix_openai_result *out,
 			    body_wants_stream(body, len))) == 0)
 		rc = post(out, &c, body, len, respond_success, NULL);
 	call_release(&c);
+	return rc;
+}
+
+/*
+ * For the fuzzers (src/test-hooks.h): the answer handling of post() for
+ * one attempt, from memory.
+ */
+int aptix_openai__parse_answer(aptix_openai_result *out, long status,
+			       const char *content_type, const void *body,
+			       size_t len, size_t chunk, const char *api_key)
+{
+	aptix_openai_options opts;
+	aptix_http_response resp;
+	struct call c;
+	struct stream st;
+	const char *p = body;
+	size_t off, n;
+	int rc = 0;
+
+	aptix_openai_result_init(out);
+	memset(&opts, 0, sizeof(opts));
+	opts.api_key = api_key;
+	memset(&c, 0, sizeof(c));
+	c.opts = &opts;
+	aptix_http_response_init(&resp);
+	resp.status = status;
+	if (content_type && !(resp.content_type = aptix__strdup(content_type)))
+		return APTIX_ERROR;
+	memset(&st, 0, sizeof(st));
+	st.c = &c;
+	st.out = out;
+	st.resp = &resp;
+	st.keep_raw = 1;
+	aptix_sse_init(&st.sse, on_event, &st);
+	out->http_status = status;
+	out->attempts = 1;
+	if (status >= 200 && status < 300) {
+		for (off = 0; off < len && !rc; off += n) {
+			n = chunk && chunk < len - off ? chunk : len - off;
+			rc = on_data(p + off, n, &st);
+		}
+		if (!st.mode && resp.content_type)
+			st.mode = !strncasecmp(resp.content_type,
+					       "text/event-stream", 17) ? 1 : 2;
+		if (!rc && st.mode == 1) {
+			int incomplete;
+
+			rc = aptix_sse_finish(&st.sse, &incomplete);
+			if (!rc && !st.terminal)
+				rc = stream_fail(APTIX_EINVALID, "openai: %s",
+						 "stream ended before "
+						 "response.completed");
+		}
+		if (!rc)
+			rc = respond_success(out, &st, NULL);
+	} else if (aptix_buf_set(&resp.body, body, len) < 0) {
+		rc = APTIX_ERROR;
+	} else {
+		take_http_error(out, status, &resp.body, api_key);
+		rc = APTIX_EHTTP;
+	}
+	aptix_sse_release(&st.sse);
+	aptix_http_response_release(&resp);
 	return rc;
 }
 

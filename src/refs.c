@@ -17,6 +17,32 @@ static int bad_name(const char *name, const char *why)
 	return APTIX_EINVALID;
 }
 
+/*
+ * Length of the valid UTF-8 sequence at s that is not a C1 control
+ * (U+0080..U+009F, which terminals take as controls); 0 when invalid.
+ */
+static size_t utf8_ok(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xc2 && s[1] <= 0x9f) ||
+	    (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
 int aptix_ref_check_name(const char *name)
 {
 	const char *p, *comp;
@@ -35,6 +61,15 @@ int aptix_ref_check_name(const char *name)
 
 		if (c < 0x20 || c == 0x7f)
 			return bad_name(name, "it has a control character");
+		if (c >= 0x80) {
+			size_t n = utf8_ok((const unsigned char *)p);
+
+			if (!n)
+				return bad_name(name, "it is not valid UTF-8 "
+						"or has a control character");
+			p += n - 1;
+			continue;
+		}
 		if (strchr(" ~^:?*[\\", c))
 			return bad_name(name, "it has a forbidden character");
 		if (c == '.' && p[1] == '.')
@@ -75,7 +110,9 @@ static int conv_id_ok(const char *id)
 		      c == '-'))
 			return 0;
 	}
-	if (strstr(id, "..") || (n >= 5 && !strcmp(id + n - 5, ".lock")))
+	/* refs/conversations/<id> must be a valid ref name */
+	if (strstr(id, "..") || id[n - 1] == '.' ||
+	    (n >= 5 && !strcmp(id + n - 5, ".lock")))
 		return 0;
 	return 1;
 }

@@ -42,8 +42,9 @@ enum { OLD_ANY = 0, OLD_ABSENT, OLD_EXACT };
 /* The running table (txn.c, run.c). */
 int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
 			     const char *record);
+/* strict: fail with APTIX_ENOTFOUND when the claim is not there. */
 int aptix_txn__running_release(aptix_txn *tx, const char *conv,
-			       const aptix_oid *pending_turn);
+			       const aptix_oid *pending_turn, int strict);
 /* APTIX_ELOCKED if the record's process lives, APTIX_EEXISTS if dead. */
 int aptix_run__check_claim(const char *conv, const char *record,
 			   size_t len);

@@ -226,11 +226,31 @@ static const char *cfg_str(const aptix_config *cfg, const char *key)
 	return cfg ? aptix_config_get(cfg, key) : NULL;
 }
 
+/* The head of p->conv: the parent of its next turn (none when unborn). */
+static int head_of(struct plan *p, aptix_repo *repo)
+{
+	aptix_buf ref = APTIX_BUF_INIT;
+	int r;
+
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, p->conv);
+	r = aptix_ref_resolve(&p->parent, NULL, repo, ref.ptr);
+	aptix_buf_release(&ref);
+	if (r == APTIX_ENOTFOUND) {
+		p->new_conv = 1;
+		p->has_parent = 0;
+		aptix_error_clear();
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	p->has_parent = 1;
+	return 0;
+}
+
 /* Which conversation and parent: from the kind of run and the refs. */
 static int resolve_place(struct plan *p, aptix_repo *repo,
 			 const aptix_run_options *o)
 {
-	aptix_buf ref = APTIX_BUF_INIT;
 	aptix_session from;
 	aptix_turn t;
 	int r;
@@ -241,24 +261,15 @@ static int resolve_place(struct plan *p, aptix_repo *repo,
 				       o->conversation : "HEAD");
 		if (r == APTIX_ENOTFOUND && o->conversation &&
 		    aptix_conv_check_id(o->conversation) == 0) {
+			/* a new conversation, named by the caller */
 			snprintf(p->conv, sizeof(p->conv), "%s",
 				 o->conversation);
+			aptix_error_clear();
 			r = 0;
 		}
 		if (r < 0)
 			return r;
-		aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, p->conv);
-		r = aptix_ref_resolve(&p->parent, NULL, repo, ref.ptr);
-		aptix_buf_release(&ref);
-		if (r == APTIX_ENOTFOUND) {
-			p->new_conv = 1;
-			aptix_error_clear();
-			return 0;
-		}
-		if (r < 0)
-			return r;
-		p->has_parent = 1;
-		return 0;
+		return head_of(p, repo);
 	}
 	if (!o->from) {
 		aptix_error_set(APTIX_ERROR_INVALID, "fork and rerun need a "
@@ -277,6 +288,32 @@ static int resolve_place(struct plan *p, aptix_repo *repo,
 		if (r == 0)
 			r = load_blob(&p->instruction, repo, &t.instruction);
 		aptix_turn_release(&t);
+	}
+	if (r == 0 && o->kind == APTIX_RUN_RERUN &&
+	    from.status == APTIX_SESSION_FAILED) {
+		/*
+		 * Retrying a failed turn whose conversation has not moved
+		 * since: it goes where the failed one would have gone.
+		 */
+		struct plan here;
+		int same;
+
+		memset(&here, 0, sizeof(here));
+		snprintf(here.conv, sizeof(here.conv), "%s",
+			 from.conversation);
+		r = head_of(&here, repo);
+		same = r == 0 && (here.has_parent ? from.has_parent &&
+				  !aptix_oid_cmp(&here.parent, &from.parent) :
+				  !from.has_parent);
+		aptix_error_clear();
+		r = 0;
+		if (same) {
+			snprintf(p->conv, sizeof(p->conv), "%s",
+				 from.conversation);
+			p->new_conv = here.new_conv;
+			aptix_session_release(&from);
+			return 0;
+		}
 	}
 	aptix_session_release(&from);
 	if (r < 0)
@@ -390,8 +427,15 @@ static int rehydrate(json_t *input, aptix_repo *repo, struct history *h,
 					 line);
 		}
 	}
-	if (summary.len > (size_t)p->summary_chars)
-		aptix_buf_truncate(&summary, (size_t)p->summary_chars);
+	if (summary.len > (size_t)p->summary_chars) {
+		size_t cut = (size_t)p->summary_chars;
+
+		/* never split a UTF-8 sequence */
+		while (cut > 0 && ((unsigned char)summary.ptr[cut] & 0xc0) ==
+		       0x80)
+			cut--;
+		aptix_buf_truncate(&summary, cut);
+	}
 	if (summary.len) {
 		aptix_buf_clear(&b);
 		aptix_buf_printf(&b, "Summary of the earlier turns of this "
@@ -695,7 +739,7 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 		s.duration_ms = 0;
 	s.usage = t->usage;
 	s.session_type = (char *)"agent";
-	s.transport = (char *)(o->no_stream ? "stream" : "sse");
+	s.transport = (char *)(o->no_stream ? "http" : "sse");
 	s.workspace = t->workspace;
 	if (!p->has_parent || strcmp(p->parent_conv, p->conv)) {
 		aptix_summary_line(title, TITLE_MAX, p->instruction.ptr,
@@ -717,8 +761,10 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 	    (r = write_blob(&t->response, tx, res->api.raw.ptr,
 			    res->api.raw.len)) < 0)
 		goto done;
-	if (completed && (r = write_blob(&t->answer, tx, res->api.text.ptr,
-					 res->api.text.len)) < 0)
+	/* a failed turn keeps the text that did arrive */
+	if ((completed || res->api.text.len) &&
+	    (r = write_blob(&t->answer, tx, res->api.text.ptr,
+			    res->api.text.len)) < 0)
 		goto done;
 	t->status = completed ? APTIX_TURN_COMPLETED : APTIX_TURN_FAILED;
 	r = record_context(t, tx, o);
@@ -730,7 +776,7 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 	s.turn = res->turn;
 	if ((r = write_session(&res->session, tx, &s)) < 0)
 		goto done;
-	if ((r = aptix_txn__running_release(tx, p->conv, pending)) < 0)
+	if ((r = aptix_txn__running_release(tx, p->conv, pending, 0)) < 0)
 		goto done;
 	if (completed) {
 		aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, p->conv);
@@ -757,6 +803,18 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 		add_warning(res, "the conversation moved while the turn ran "
 			    "(%s); the snapshot was kept but the head was not "
 			    "moved", res->error_message);
+		{
+			char **e = aptix__realloc(t->errors, (t->nerrors + 1) *
+						  sizeof(char *));
+
+			if (e) {
+				t->errors = e;
+				e[t->nerrors] = aptix__strdup(
+					res->warnings[res->nwarnings - 1]);
+				if (e[t->nerrors])
+					t->nerrors++;
+			}
+		}
 		r = commit_end(res, repo, p, t, pending, o, 0, started);
 		if (!r)
 			r = APTIX_EMISMATCH;
@@ -775,6 +833,49 @@ done:
 }
 
 static volatile sig_atomic_t no_cancel;
+
+/* Well-formed UTF-8 without NUL (what JSON strings can carry). */
+static int utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = p[i], n, k;
+		uint32_t cp;
+
+		if (c == 0)
+			return 0;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return 0;
+		}
+		if (len - i <= n)
+			return 0;
+		for (k = 1; k <= n; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (p[i + k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += n + 1;
+	}
+	return 1;
+}
 
 static int copy_list(char ***out, size_t *n, char *const *src, size_t m)
 {
@@ -851,6 +952,18 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 		r = APTIX_EINVALID;
 		goto done;
 	}
+	if (!utf8_valid(p.instruction.ptr, p.instruction.len)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the instruction is not "
+				"valid UTF-8 text (or holds a NUL byte)");
+		r = APTIX_EINVALID;
+		goto done;
+	}
+	if (!p.model || !*p.model) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the model name is "
+				"empty");
+		r = APTIX_EINVALID;
+		goto done;
+	}
 	if (p.has_parent &&
 	    (r = load_history(&h, repo, &p.parent, (size_t)MAX_ANCESTORS)) < 0)
 		goto done;
@@ -919,7 +1032,8 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 		call = aptix_openai_respond(&res->api, &http,
 					    res->request.ptr,
 					    res->request.len);
-		t.usage.model_requests++;
+		t.usage.model_requests += res->api.attempts > 0 ?
+			res->api.attempts : 1;
 		if (call != APTIX_OK && res->api.previous_not_found &&
 		    !p.restart && attempt == 0) {
 			add_warning(res, "the server no longer knows response "
@@ -1048,14 +1162,14 @@ static int recover_one(aptix_repo *repo, const struct dead *d)
 	if ((r = aptix_txn_new(&tx, repo)) < 0)
 		return r;
 	if (d->unreadable) {
-		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn);
+		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn, 1);
 		goto commit;
 	}
 	if (!d->rec.pending ||
 	    aptix_turn_parse(&t, d->rec.pending, strlen(d->rec.pending)) < 0) {
 		/* a claim without a readable turn: just release it */
 		aptix_error_clear();
-		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn);
+		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn, 1);
 		goto commit;
 	}
 	snprintf(msg, sizeof(msg), "interrupted: the process running this "
@@ -1080,12 +1194,17 @@ static int recover_one(aptix_repo *repo, const struct dead *d)
 	if (!r)
 		r = write_session(&sid, tx, &s);
 	if (!r)
-		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn);
+		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn, 1);
 	aptix_turn_release(&t);
 commit:
 	if (!r)
 		r = aptix_txn_commit(tx);
 	aptix_txn_free(tx);
+	if (r == APTIX_ENOTFOUND) {
+		/* another process recovered it first: nothing to do */
+		aptix_error_clear();
+		r = 0;
+	}
 	return r;
 }
 

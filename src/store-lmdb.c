@@ -10,10 +10,13 @@
 #include "aptix/sys/store_backend.h"
 #include <lmdb.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define INITIAL_MAPSIZE ((size_t)64 << 20)
 #define MAX_MAPSIZE_DEFAULT ((size_t)1 << 40)
+/* Less free space than this after a short write: the disk is full. */
+#define DISK_FULL_SLACK ((uint64_t)1 << 20)
 
 static const char *const table_names[APTIX_TABLE__COUNT] = {
 	"meta", "objects", "refs", "reflog", "sessions", "children",
@@ -62,7 +65,7 @@ static int lmdb_error(int rc, const char *what)
 /* Begin (or renew) the read transaction, following a map grown by others. */
 static int rtxn_begin(lmdb_store *st)
 {
-	int rc;
+	int rc, retried = 0;
 
 	/*
 	 * Reads made by an iteration's callback use the iteration's
@@ -88,6 +91,11 @@ static int rtxn_begin(lmdb_store *st)
 			rc = mdb_env_set_mapsize(st->env, 0);
 			if (rc)
 				return lmdb_error(rc, "cannot resize map");
+			continue;
+		}
+		if (rc == MDB_READERS_FULL && !retried++) {
+			/* slots of dead processes: free them, try again */
+			mdb_reader_check(st->env, NULL);
 			continue;
 		}
 		if (rc) {
@@ -284,6 +292,19 @@ static int grow_map(lmdb_store *st)
 	return rc ? lmdb_error(rc, "cannot grow the store map") : 0;
 }
 
+/*
+ * LMDB reports a short write (what a full file system gives) as EIO:
+ * tell it from a real I/O error by the space left where the store is.
+ */
+static int disk_is_full(const lmdb_store *st)
+{
+	struct statvfs sv;
+
+	if (statvfs(st->dir, &sv) < 0)
+		return 0;
+	return (uint64_t)sv.f_bavail * sv.f_frsize < DISK_FULL_SLACK;
+}
+
 static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 {
 	lmdb_store *st = (lmdb_store *)s;
@@ -318,6 +339,8 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 				return r;
 			continue;
 		}
+		if (rc == EIO && disk_is_full(st))
+			rc = ENOSPC;
 		if (rc)
 			return lmdb_error(rc, "cannot commit to store");
 		return 0;
@@ -450,6 +473,14 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 		}
 		goto fail;
 	}
+	/*
+	 * A process that exits without closing the environment (a fatal
+	 * error, a kill) leaves its reader slot taken; while other processes
+	 * keep the lock file open, nothing frees it, and once all the slots
+	 * (126) are taken every command fails with MDB_READERS_FULL. Free
+	 * the slots of dead processes now.
+	 */
+	mdb_reader_check(st->env, NULL);
 	r = open_tables(st, 0);
 	if (r == APTIX_ENOTFOUND)
 		r = open_tables(st, 1);

@@ -320,7 +320,12 @@ static int running_release(aptix_store_wtxn *w, aptix_store *s,
 	if (r == 0 && strstr(cur.ptr, hex))
 		r = s->wdel(w, APTIX_TABLE_RUNNING, o->name,
 			    strlen(o->name));
-	else if (r == 0 || r == APTIX_ENOTFOUND)
+	else if (o->old_mode) {
+		/* strict: someone else released (recovered) it first */
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the claim on '%s' "
+				"is gone", o->name);
+		r = r == 0 || r == APTIX_ENOTFOUND ? APTIX_ENOTFOUND : r;
+	} else if (r == 0 || r == APTIX_ENOTFOUND)
 		r = 0;
 	aptix_buf_release(&cur);
 	return r;
@@ -339,7 +344,7 @@ int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
 }
 
 int aptix_txn__running_release(aptix_txn *tx, const char *conv,
-			       const aptix_oid *pending_turn)
+			       const aptix_oid *pending_turn, int strict)
 {
 	struct op *o = new_op(tx, OP_RUNNING_RELEASE);
 
@@ -347,6 +352,7 @@ int aptix_txn__running_release(aptix_txn *tx, const char *conv,
 		return APTIX_ERROR;
 	o->name = aptix__strdup(conv);
 	o->old_id = *pending_turn;
+	o->old_mode = strict;
 	return o->name ? 0 : APTIX_ERROR;
 }
 

@@ -60,18 +60,37 @@ corrupt:
 static _Thread_local z_stream dstream, istream;
 static _Thread_local int dstream_level = -1, istream_ready;
 
+/*
+ * APTIX_ZLIB_LEVEL (one digit, 0-9) overrides aptix_zlib_level, for
+ * `make bench`; read once per thread.
+ */
+static _Thread_local int env_level = -2;
+
+static int zlib_level(void)
+{
+	if (env_level == -2) {
+		const char *e = getenv("APTIX_ZLIB_LEVEL");
+
+		env_level = e && e[0] >= '0' && e[0] <= '9' && !e[1] ?
+			e[0] - '0' : -1;
+	}
+	return env_level >= 0 ? env_level : aptix_zlib_level;
+}
+
 static int deflate_into(unsigned char *out, size_t *outlen, const void *in,
 			size_t inlen)
 {
-	if (dstream_level != aptix_zlib_level) {
+	int level = zlib_level();
+
+	if (dstream_level != level) {
 		if (dstream_level >= 0)
 			deflateEnd(&dstream);
 		memset(&dstream, 0, sizeof(dstream));
-		if (deflateInit(&dstream, aptix_zlib_level) != Z_OK) {
+		if (deflateInit(&dstream, level) != Z_OK) {
 			dstream_level = -1;
 			return -1;
 		}
-		dstream_level = aptix_zlib_level;
+		dstream_level = level;
 	} else if (deflateReset(&dstream) != Z_OK) {
 		return -1;
 	}

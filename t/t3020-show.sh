@@ -175,7 +175,7 @@ test_expect_success '--raw adds the payload ids and the request' '
 	aptix show --raw $s1 >out &&
 	grep "^Request payload: *$request$" out &&
 	grep "^Response payload: *$response$" out &&
-	sed -n "/^Request:/,\$p" out >req &&
+	sed -n "/^Request:/,/^\$/p" out | sed "/^\$/d" >req &&
 	cat >expect <<-\EOF &&
 	Request:
 	    {

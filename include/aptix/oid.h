@@ -35,5 +35,11 @@ APTIX_EXTERN(int) aptix_is_hex(const char *s, size_t n);
 
 /** SHA-256 of arbitrary bytes (not an object id: no header). */
 APTIX_EXTERN(int) aptix_sha256(aptix_oid *out, const void *data, size_t len);
+/**
+ * SHA-256 of what fd yields from its current offset to EOF, read 64 KiB
+ * at a time (for files too large to load). *size (may be NULL) gets the
+ * number of bytes hashed. APTIX_ERROR on a read error.
+ */
+APTIX_EXTERN(int) aptix_sha256_fd(aptix_oid *out, int fd, uint64_t *size);
 
 #endif

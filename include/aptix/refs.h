@@ -25,12 +25,17 @@ APTIX_EXTERN(void) aptix_ref_release(aptix_ref *ref);
 
 /**
  * @brief Check a ref name: "HEAD" or "refs/..." with no empty, "."-led or
- *        "-"-led component, no "..", "@{", control characters, space or
- *        any of ~^:?*[\, no trailing "/", "." or ".lock".
+ *        "-"-led component, no "..", "@{", control characters (C1 ones
+ *        included), space or any of ~^:?*[\, no trailing "/", "." or
+ *        ".lock"; other bytes above 0x7f must be valid UTF-8.
  * @return 0 or APTIX_EINVALID with a message saying why.
  */
 APTIX_EXTERN(int) aptix_ref_check_name(const char *name);
-/** A conversation id: 1 to 64 of [A-Za-z0-9._-], not starting with . or -. */
+/**
+ * A conversation id: 1 to 64 of [A-Za-z0-9._-], not starting with . or -,
+ * not ending with . or .lock, without .. (refs/conversations/<id> is then
+ * a valid ref name).
+ */
 APTIX_EXTERN(int) aptix_conv_check_id(const char *id);
 
 /** Read a ref as stored (no peeling). ENOTFOUND when absent. */

@@ -18,6 +18,12 @@
  *        workspace.id, else derived: "<repository name>.<host name>"
  *        (repository name: the git work tree's top directory name, or
  *        root's name).
+ * @note out is replaced. Empty values count as unset; cfg and root may
+ *       be NULL (root: the current directory). The host name is cut at
+ *       its first dot ("localhost" when there is none); in a derived id
+ *       characters other than [A-Za-z0-9._-] become '-'. git runs as
+ *       `git -C <root> rev-parse --show-toplevel`; no git, or not a work
+ *       tree, is no error.
  */
 APTIX_EXTERN(int) aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 				     const char *flag, const char *root);
@@ -31,9 +37,11 @@ typedef struct {
 	int no_git;			/**< skip the git dirty check */
 	long max_size;			/**< 0: files.max-size or 100 KiB */
 	long max_count;			/**< 0: files.max-count or 500 */
+	/** where files.max-size and files.max-count are read (may be NULL) */
+	const aptix_config *cfg;
 } aptix_scan_options;
 
-#define APTIX_SCAN_OPTIONS_INIT { 1, NULL, NULL, 0, NULL, 0, 0, 0 }
+#define APTIX_SCAN_OPTIONS_INIT { 1, NULL, NULL, 0, NULL, 0, 0, 0, NULL }
 
 /**
  * @brief The active files: those git reports modified, staged or
@@ -43,6 +51,36 @@ typedef struct {
  *        binary. Bad entries (outside the workspace, missing, a symlink
  *        loop, unreadable) become UNREADABLE with a warning; more than
  *        max_count files are cut with a warning. Sorted by path.
+ * @note Details:
+ *  - root NULL: the current directory. Named paths (--file, and the
+ *    entries of --files-from) are relative to the current directory;
+ *    they are recorded relative to root. A --files-from list holds one
+ *    path a line, or one path per NUL-terminated entry when it contains
+ *    a NUL byte (`git ls-files -z`); empty entries are skipped.
+ *  - git runs as `git --no-optional-locks -C <root> status
+ *    --porcelain=v2 -z --untracked-files=all -- . ':(exclude).aptix'`:
+ *    only the files under root are taken when root is a subdirectory of
+ *    the work tree. No git, or root not in a work tree: no git files,
+ *    no warning. The store (.aptix/) is never an active file.
+ *  - Files git reports deleted are not listed: a warning names each
+ *    (the first ten, then "N more deleted files not named"). Nested
+ *    repositories and submodules are skipped with a warning.
+ *  - A path outside root, or a symlink resolving outside it, is
+ *    UNREADABLE with note "outside the workspace" and the warning
+ *    "path 'x' is outside the workspace" (x as given). Other UNREADABLE
+ *    notes: "no such file", "symlink loop", "permission denied", "not a
+ *    regular file", or the system's message. A directory is skipped
+ *    with a warning. Duplicates are merged (touched when git reported
+ *    the file).
+ *  - A file over max_size: too_large, no content, but its SHA-256 and
+ *    size (streamed). Binary files within max_size keep their content.
+ *  - action: UNREADABLE, TOO_LARGE, BINARY or else SEND; planning
+ *    (aptix_context_plan) turns SEND into UNCHANGED where it applies.
+ *  - max_count cuts the list, sorted by path, after merging and before
+ *    reading: "N more active files not considered (files.max-count)".
+ * @return 0 (problems with single files are warnings); APTIX_EINVALID
+ *         for bad options or a bad files.max-* value; APTIX_ENOTFOUND
+ *         when root or the --files-from list cannot be read.
  */
 APTIX_EXTERN(int) aptix_workspace_scan(aptix_file_set *out,
 				       const aptix_scan_options *o);

@@ -1,6 +1,7 @@
 #!/bin/sh
-# build-store.sh N_CONVS N_SESSIONS DIR: a synthetic aptix store for
-# timing history commands (aptix log, sessions, ...).
+# build-store.sh [--git GITDIR] N_CONVS N_SESSIONS DIR: a synthetic aptix
+# store for timing history commands (aptix log, sessions, ...), and with
+# --git an equivalent git repository for comparison.
 #
 # N_SESSIONS sessions in N_CONVS conversations, in time order: a few
 # conversations are active at once; a new one is a fork of a session of
@@ -8,25 +9,53 @@
 # the turns fail (a failed snapshot, no ref moves). Every conversation
 # ref points at its last committed session; HEAD at the last one
 # started. Deterministic (seeded). Objects go in with plumbing only
-# (hash-object --stdin-paths, update-ref --stdin, symbolic-ref).
+# (hash-object --stdin-paths, one process per type; update-ref --stdin,
+# symbolic-ref).
+#
+# --git GITDIR: the same history, generated from the same description,
+# as a sha256 git repository built with git fast-import: one commit per
+# session (message: the instruction, date: the session's), one branch
+# per conversation (refs/heads/<conversation>), the failed sessions
+# reachable through refs/failed/<n> (aptix log --all shows them too),
+# refs packed, HEAD on the last conversation started, a commit-graph
+# file written.
+#
+# Everything is built in a scratch directory on tmpfs (/dev/shm when
+# writable, else $TMPDIR) and copied to DIR and GITDIR at the end, so
+# that durable commits cost nothing while building. DIR/.aptix and
+# GITDIR must not exist yet.
 #
 #	t/perf/build-store.sh 1000 100000 /tmp/store
 #	cd /tmp/store && time aptix log --graph --all >/dev/null
 set -eu
+GITDIR=
+if test $# -ge 2 && test "$1" = --git
+then
+	GITDIR=$2
+	shift 2
+fi
 if test $# -ne 3
 then
-	echo "usage: $0 N_CONVS N_SESSIONS DIR" >&2
+	echo "usage: $0 [--git GITDIR] N_CONVS N_SESSIONS DIR" >&2
 	exit 129
 fi
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 test -x "$APTIX" || APTIX=aptix
-"$APTIX" init -q "$3"
-W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-store.XXXXXX")
+if test -e "$3/.aptix" || { test -n "$GITDIR" && test -e "$GITDIR"; }
+then
+	echo "$0: $3/.aptix or $GITDIR exists already" >&2
+	exit 128
+fi
+scratch=${TMPDIR:-/tmp}
+test -d /dev/shm && test -w /dev/shm && scratch=/dev/shm
+W=$(mktemp -d "$scratch/aptix-store.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-python3 - "$1" "$2" "$W" <<'PY'
+"$APTIX" init -q "$W/store"
+python3 - "$1" "$2" "$W" "${GITDIR:+yes}" <<'PY'
 import hashlib, json, os, random, sys
 
-nconvs, nsess, w = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+nconvs, nsess, w, want_git = (int(sys.argv[1]), int(sys.argv[2]),
+                              sys.argv[3], sys.argv[4] == "yes")
 rng = random.Random(1)
 ut = {"cached_tokens": 0, "input_tokens": 0, "model_requests": 0,
       "output_tokens": 0, "reasoning_tokens": 0, "total_tokens": 0}
@@ -49,13 +78,15 @@ def oid(kind, data):
 paths = {"blob": open(os.path.join(w, "blob"), "w"),
          "turn": open(os.path.join(w, "turn"), "w"),
          "session": open(os.path.join(w, "session"), "w")}
+fi = open(os.path.join(w, "fast-import"), "wb") if want_git else None
 nfile = [0]
 
 
 def store(kind, data):
     nfile[0] += 1
-    d = os.path.join(w, "o%03d" % (nfile[0] % 1000))
-    os.makedirs(d, exist_ok=True)
+    d = os.path.join(w, "o%d" % (nfile[0] // 1000))
+    if nfile[0] == 1 or nfile[0] % 1000 == 0:
+        os.mkdir(d)
     p = os.path.join(d, "%d" % nfile[0])
     with open(p, "wb") as f:
         f.write(data)
@@ -64,7 +95,10 @@ def store(kind, data):
 
 
 per_conv = max(1, nsess // max(1, nconvs))
+# heads: conversation -> (session id, git mark) of its last committed
+# session, or of the session it was forked from before its first one
 heads, seqs, started, active, history = {}, {}, [], [], []
+nfailed = 0
 t = 1700000000000
 for i in range(nsess):
     t += rng.randrange(1000, 60000)
@@ -98,24 +132,67 @@ for i in range(nsess):
          "status": "failed" if failed else "committed", "turn": turn,
          "v": 1}
     if parent:
-        s["parent"] = parent
+        s["parent"] = parent[0]
     sid = store("session", canon(s))
+    if fi:
+        msg = text.encode()
+        if failed:
+            nfailed += 1
+            ref = "refs/failed/%d" % nfailed
+        else:
+            ref = "refs/heads/" + conv
+        fi.write(b"commit %s\nmark :%d\n"
+                 b"committer Bench <bench@example.com> %d +0000\n"
+                 b"data %d\n%s" % (ref.encode(), i + 1, t // 1000,
+                                   len(msg), msg))
+        if parent:
+            fi.write(b"from :%d\n" % parent[1])
+        fi.write(b"\n")
     if not failed:
-        heads[conv] = sid
-        history.append(sid)
+        heads[conv] = (sid, i + 1)
+        history.append(heads[conv])
 for f in paths.values():
     f.close()
+if fi:
+    fi.close()
 with open(os.path.join(w, "refs"), "w") as f:
     for conv in started:
         if heads[conv]:
-            f.write("update refs/conversations/%s %s\n" % (conv, heads[conv]))
+            f.write("update refs/conversations/%s %s\n" % (conv, heads[conv][0]))
 with open(os.path.join(w, "head"), "w") as f:
     f.write(started[-1])
 PY
-cd "$3"
+conv=$(cat "$W/head")
+if test -n "$GITDIR"
+then
+	# in parallel with the aptix import: the machine has cores to spare
+	(
+		git init -q --object-format=sha256 "$W/git" &&
+		cd "$W/git" &&
+		git fast-import --quiet <"$W/fast-import" &&
+		git symbolic-ref HEAD "refs/heads/$conv" &&
+		git pack-refs --all &&
+		git commit-graph write --reachable --no-progress
+	) >"$W/git.log" 2>&1 &
+	gitpid=$!
+fi
+cd "$W/store"
 for type in blob turn session
 do
 	"$APTIX" hash-object -w -t $type --stdin-paths <"$W/$type" >/dev/null
 done
 "$APTIX" update-ref --stdin <"$W/refs"
-"$APTIX" symbolic-ref HEAD "refs/conversations/$(cat "$W/head")"
+"$APTIX" symbolic-ref HEAD "refs/conversations/$conv"
+cd /
+if test -n "$GITDIR"
+then
+	if ! wait "$gitpid"
+	then
+		cat "$W/git.log" >&2
+		exit 128
+	fi
+	mkdir -p "$(dirname "$GITDIR")"
+	cp -Rp "$W/git" "$GITDIR"
+fi
+mkdir -p "$3"
+cp -Rp "$W/store/.aptix" "$3/.aptix"

@@ -3,7 +3,8 @@
  *
  *	aptix-unit            run every suite
  *	aptix-unit <suite>    run one suite (buf, oid, zstream, object, odb,
- *	                      repo, config, sse, openai, parse_options)
+ *	                      repo, config, sse, openai, parse_options,
+ *	                      workspace)
  *
  * With APTIX_UNIT_TAP set the results are written as TAP to stdout, so
  * that prove can run t/unit/run-unit.sh. The exit status is non-zero
@@ -39,6 +40,8 @@ static const struct {
 	{ "sse", sse_suite },
 	{ "openai", openai_suite },
 	{ "parse_options", parse_options_suite },
+	{ "rag", rag_suite },
+	{ "workspace", workspace_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

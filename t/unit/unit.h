@@ -26,6 +26,8 @@ Suite *config_suite(void);
 Suite *sse_suite(void);
 Suite *openai_suite(void);
 Suite *parse_options_suite(void);
+Suite *rag_suite(void);
+Suite *workspace_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

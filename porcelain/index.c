@@ -1,0 +1,538 @@
+/*
+ * porcelain/index.c - aptix index: build or update the retrieval index
+ * (rag.backend: local BM25 in the store, or Qdrant) from the text files
+ * of the workspace.
+ *
+ * The files are those git lists (tracked, and untracked but not
+ * ignored: `git ls-files -co --exclude-standard`) in a git work tree,
+ * else every file under the workspace root; .git and .aptix are always
+ * left out. The library skips binary files and files over
+ * rag.max-file-size (1 MiB) and only re-indexes what changed.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <aptix.h>
+#include <aptix/config.h>
+#include <aptix/rag.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "parse-options.h"
+
+extern char **environ;
+
+static const char *const index_usage[] = {
+	"aptix index [--backend <backend>] [-q] [<path>...]",
+	"aptix index --reset [--backend <backend>]",
+	"",
+	"Indexes the text files of the workspace (or of the paths given) for",
+	"retrieval, incrementally: unchanged files are skipped, only new",
+	"chunks are indexed (embedded and uploaded with qdrant) and the",
+	"chunks of changed or deleted files are removed. In a git work tree",
+	"the files are those git does not ignore.",
+	NULL
+};
+
+struct list {
+	char **v;
+	size_t n, alloc;
+};
+
+static void list_add(struct list *l, const char *s, size_t n)
+{
+	char *c;
+
+	if (l->n == l->alloc) {
+		char **nv;
+
+		l->alloc = l->alloc ? l->alloc * 2 : 256;
+		if (!(nv = realloc(l->v, l->alloc * sizeof(*l->v))))
+			die("out of memory");
+		l->v = nv;
+	}
+	if (!(c = malloc(n + 1)))
+		die("out of memory");
+	memcpy(c, s, n);
+	c[n] = '\0';
+	l->v[l->n++] = c;
+}
+
+static void list_clear(struct list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Never .git or .aptix, at any depth. */
+static int path_wanted(const char *p)
+{
+	const char *c = p;
+
+	while (c) {
+		const char *e = strchr(c, '/');
+		size_t n = e ? (size_t)(e - c) : strlen(c);
+
+		if ((n == 4 && !memcmp(c, ".git", 4)) ||
+		    (n == 6 && !memcmp(c, ".aptix", 6)))
+			return 0;
+		c = e ? e + 1 : NULL;
+	}
+	return *p != '\0';
+}
+
+/* --- Paths ------------------------------------------------------------- */
+
+/* Resolve "." and ".." of an absolute path in place. */
+static void normalize(char *p)
+{
+	char *out = p, *in = p;
+
+	while (*in) {
+		char *e;
+		size_t n;
+
+		while (*in == '/')
+			in++;
+		e = strchr(in, '/');
+		n = e ? (size_t)(e - in) : strlen(in);
+		if (!n)
+			break;
+		if (n == 1 && in[0] == '.') {
+			/* nothing */
+		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
+			while (out > p && *--out != '/')
+				;
+		} else {
+			*out++ = '/';
+			memmove(out, in, n);
+			out += n;
+		}
+		in += n;
+	}
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+/* A formatted string, malloc'd (dies when out of memory). */
+static char *xstrfmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(s = malloc((size_t)n + 1)))
+		die("out of memory");
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* arg (relative to the current directory) relative to root: malloc'd. */
+static char *relative_to_root(const char *root, const char *arg)
+{
+	char cwd[PATH_MAX], *abs, *rel;
+	size_t rlen = strlen(root);
+
+	if (!(abs = realpath(arg, NULL))) {
+		/* a path that is gone: resolve it by hand */
+		char *rc;
+
+		if (!getcwd(cwd, sizeof(cwd)))
+			die_errno("cannot get the current directory");
+		rc = realpath(cwd, NULL);
+		abs = arg[0] == '/' ? xstrfmt("%s", arg) :
+			xstrfmt("%s/%s", rc ? rc : cwd, arg);
+		free(rc);
+		normalize(abs);
+	}
+	if (rlen == 1 && root[0] == '/')
+		rel = xstrfmt("%s", abs + 1);
+	else if (!strcmp(abs, root))
+		rel = xstrfmt("%s", "");
+	else if (!strncmp(abs, root, rlen) && abs[rlen] == '/')
+		rel = xstrfmt("%s", abs + rlen + 1);
+	else
+		die("'%s' is outside the workspace '%s'", arg, root);
+	free(abs);
+	return rel;
+}
+
+/* --- Listing ------------------------------------------------------------- */
+
+/* Run git with its stdout into out; its exit status, -1 if not run. */
+static int run_git(struct list *out_lines, const char *const *argv,
+		   int nul, char **out_text)
+{
+	posix_spawn_file_actions_t fa;
+	int fds[2], status = -1, r;
+	pid_t pid;
+	char *buf = NULL;
+	size_t len = 0, alloc = 0, i, s;
+	ssize_t n;
+
+	if (pipe(fds) < 0)
+		die_errno("cannot create a pipe");
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	r = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv,
+			 environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	if (r) {
+		close(fds[0]);
+		return -1;
+	}
+	for (;;) {
+		if (len + 65536 > alloc) {
+			char *nb;
+
+			alloc = alloc ? alloc * 2 : 131072;
+			if (!(nb = realloc(buf, alloc)))
+				die("out of memory");
+			buf = nb;
+		}
+		n = read(fds[0], buf + len, alloc - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	if (!buf && !(buf = malloc(1)))
+		die("out of memory");
+	buf[len] = '\0';
+	if (out_lines)
+		for (i = s = 0; i <= len; i++)
+			if (i == len || buf[i] == (nul ? '\0' : '\n')) {
+				if (i > s)
+					list_add(out_lines, buf + s, i - s);
+				s = i + 1;
+			}
+	if (out_text)
+		*out_text = buf;
+	else
+		free(buf);
+	return status;
+}
+
+static int in_git_work_tree(const char *root)
+{
+	const char *argv[] = { "git", "-C", root, "rev-parse",
+			       "--is-inside-work-tree", NULL };
+	char *out = NULL;
+	int st = run_git(NULL, argv, 0, &out), yes;
+
+	yes = st == 0 && out && !strncmp(out, "true", 4);
+	free(out);
+	return yes;
+}
+
+static void git_files(struct list *files, const char *root,
+		      const struct list *specs)
+{
+	const char **argv = calloc(specs->n + 16, sizeof(*argv));
+	struct list all;
+	size_t n = 0, i;
+	int st;
+
+	if (!argv)
+		die("out of memory");
+	memset(&all, 0, sizeof(all));
+	argv[n++] = "git";
+	argv[n++] = "-C";
+	argv[n++] = root;
+	argv[n++] = "--literal-pathspecs";
+	argv[n++] = "ls-files";
+	argv[n++] = "-z";
+	argv[n++] = "--cached";
+	argv[n++] = "--others";
+	argv[n++] = "--exclude-standard";
+	argv[n++] = "--";
+	for (i = 0; i < specs->n; i++)
+		argv[n++] = *specs->v[i] ? specs->v[i] : ".";
+	argv[n] = NULL;
+	st = run_git(&all, argv, 1, NULL);
+	if (st != 0)
+		die("'git ls-files' failed in '%s'", root);
+	for (i = 0; i < all.n; i++)
+		if (path_wanted(all.v[i]))
+			list_add(files, all.v[i], strlen(all.v[i]));
+	list_clear(&all);
+	free(argv);
+}
+
+static void walk(struct list *files, const char *root, const char *rel)
+{
+	char *dir;
+	DIR *d;
+	struct dirent *e;
+
+	dir = xstrfmt("%s%s%s", root, *rel ? "/" : "", rel);
+	if (!(d = opendir(dir))) {
+		warning("cannot read directory '%s': %s", dir,
+			strerror(errno));
+		free(dir);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char *child, *full;
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, ".git") || !strcmp(e->d_name, ".aptix"))
+			continue;
+		child = xstrfmt("%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		full = xstrfmt("%s/%s", dir, e->d_name);
+		if (lstat(full, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				walk(files, root, child);
+			else if (S_ISREG(st.st_mode))
+				list_add(files, child, strlen(child));
+		}
+		free(child);
+		free(full);
+	}
+	closedir(d);
+	free(dir);
+}
+
+static void plain_files(struct list *files, const char *root,
+			const struct list *specs)
+{
+	size_t i;
+
+	if (!specs->n) {
+		walk(files, root, "");
+		return;
+	}
+	for (i = 0; i < specs->n; i++) {
+		const char *rel = specs->v[i];
+		char *full;
+		struct stat st;
+
+		if (*rel && !path_wanted(rel))
+			continue;
+		full = xstrfmt("%s%s%s", root, *rel ? "/" : "", rel);
+		if (lstat(full, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				walk(files, root, rel);
+			else if (S_ISREG(st.st_mode))
+				list_add(files, rel, strlen(rel));
+		}
+		free(full);
+	}
+}
+
+/* --- Progress ----------------------------------------------------------- */
+
+struct progress {
+	int64_t last_ms;
+	int64_t delay_ms;	/* quicker runs show no bar */
+	int shown;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void on_progress(const aptix_rag_progress *p, void *payload)
+{
+	struct progress *pr = payload;
+	double secs = (double)p->elapsed_ms / 1000.0;
+	int done = p->finished;
+	char eta[32] = "";
+
+	if (!done && pr->shown && p->elapsed_ms - pr->last_ms < 100)
+		return;
+	if (!pr->shown && p->elapsed_ms < pr->delay_ms)
+		return;
+	pr->last_ms = p->elapsed_ms;
+	pr->shown = 1;
+	if (!done && p->files_done && secs > 0) {
+		double left = secs * (double)(p->files_total - p->files_done) /
+			(double)p->files_done;
+		long s = (long)(left + 0.5);
+
+		snprintf(eta, sizeof(eta), ", ETA %ld:%02ld", s / 60, s % 60);
+	}
+	fprintf(stderr, "\rIndexing: %3u%% (%zu/%zu files), %zu chunks, "
+		"%.0f chunks/s%s%s\033[K",
+		p->files_total ? (unsigned)(100 * p->files_done /
+					    p->files_total) : 100,
+		p->files_done, p->files_total, p->chunks_done,
+		secs > 0 ? (double)p->chunks_done / secs : 0.0, eta,
+		done ? ", done." : "");
+	if (done)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void on_retry(int attempt, long wait_ms, const char *why,
+		     void *payload)
+{
+	(void)payload;
+	fprintf(stderr, "\r\033[K");
+	warning("embeddings: %s; attempt %d in %.1f s", why, attempt,
+		(double)wait_ms / 1000.0);
+}
+
+int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
+{
+	aptix_rag_index_options o = APTIX_RAG_INDEX_OPTIONS_INIT;
+	aptix_rag_index_stats st;
+	struct list specs, files;
+	struct progress pr;
+	struct sigaction sa, old_int, old_term;
+	aptix_config *cfg = NULL;
+	const char *backend = NULL;
+	char *root = NULL;
+	int quiet = 0, reset = 0, r, rc = 0;
+	size_t i;
+	struct option options[] = {
+		OPT_STRING(0, "backend", &backend, "backend",
+			   "local or qdrant (default: rag.backend)"),
+		OPT_BOOL(0, "reset", &reset,
+			 "forget the index instead of updating it"),
+		OPT__QUIET(&quiet, "print nothing but errors"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, index_usage, 0);
+	if (reset && argc)
+		usage_msg_opt("--reset takes no path", index_usage, options);
+	memset(&specs, 0, sizeof(specs));
+	memset(&files, 0, sizeof(files));
+	memset(&pr, 0, sizeof(pr));
+	if (aptix_config_open(&cfg, repo) < 0)
+		die_aptix();
+	if (reset) {
+		if (aptix_rag_index_reset(repo, cfg, backend) < 0)
+			die_aptix();
+		if (!quiet)
+			printf("Forgot the retrieval index\n");
+		goto done;
+	}
+	if (!(root = realpath(aptix_repo_workdir(repo), NULL)))
+		die_errno("cannot resolve '%s'", aptix_repo_workdir(repo));
+
+	for (i = 0; i < (size_t)argc; i++) {
+		char *rel = relative_to_root(root, argv[i]);
+
+		if (!rel)
+			die("out of memory");
+		list_add(&specs, rel, strlen(rel));
+		free(rel);
+	}
+	for (i = 0; i < specs.n; i++)
+		if (!*specs.v[i]) {
+			/* the whole workspace: no other scope matters */
+			list_clear(&specs);
+			break;
+		}
+	if (in_git_work_tree(root))
+		git_files(&files, root, &specs);
+	else
+		plain_files(&files, root, &specs);
+
+	o.backend = backend;
+	o.files = (const char *const *)files.v;
+	o.nfiles = files.n;
+	o.scopes = (const char *const *)specs.v;
+	o.nscopes = specs.n;
+	o.http.base_url = aptix_config_get(cfg, "openai.base-url");
+	o.http.api_key = getenv("OPENAI_API_KEY");
+	o.http.on_retry = quiet ? NULL : on_retry;
+	o.cancel = &interrupted;
+	o.http.cancel = &interrupted;
+	{
+		long attempts = 0;
+		int64_t timeout = 0;
+
+		if (aptix_config_get_long(&attempts, cfg,
+					  "openai.max-attempts", 0) < 0 ||
+		    aptix_config_get_duration_ms(&timeout, cfg,
+						 "openai.timeout", 0) < 0)
+			die_aptix();
+		o.http.max_attempts = (int)attempts;
+		o.http.total_timeout_ms = (long)timeout;
+	}
+	if (!quiet && isatty(2)) {
+		/* as GIT_PROGRESS_DELAY: the bar after this many ms */
+		const char *delay = getenv("APTIX_PROGRESS_DELAY");
+
+		pr.delay_ms = delay && *delay ? strtol(delay, NULL, 10) : 250;
+		o.progress = on_progress;
+		o.payload = &pr;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	r = aptix_rag_index(&st, repo, cfg, &o);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (pr.shown && r < 0)
+		fprintf(stderr, "\n");
+	if (r < 0) {
+		if (r == APTIX_ECANCELLED) {
+			error("interrupted: the files indexed so far are kept");
+			rc = 130;
+			goto done;
+		}
+		die_aptix();
+	}
+	if (!quiet) {
+		printf("files:  %zu scanned, %zu changed, %zu unchanged, "
+		       "%zu removed, %zu skipped\n", st.files_scanned,
+		       st.files_changed, st.files_unchanged, st.files_removed,
+		       st.files_skipped);
+		printf("chunks: %zu added, %zu removed, %zu embedded; %zu in "
+		       "%zu files (%s, %.2f s)\n", st.chunks_added,
+		       st.chunks_removed, st.chunks_embedded, st.chunks_total,
+		       st.files_total, st.backend,
+		       (double)st.duration_ms / 1000.0);
+	}
+done:
+	list_clear(&specs);
+	list_clear(&files);
+	free(root);
+	aptix_config_free(cfg);
+	return rc;
+}

@@ -1,0 +1,277 @@
+#!/bin/sh
+test_description='restarting the response chain against the OpenAI stand-in
+
+When the server forgot the previous response, or the chain is older than
+openai.chain-ttl, the turn starts a new chain and sends the context of
+the earlier turns again, rebuilt from the store: a summary of the older
+turns and the most recent ones verbatim (context.window-turns...).'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-standin.sh
+
+if ! test_have_prereq PYTHON3
+then
+	skip_all='python3 is needed to run the OpenAI stand-in'
+	test_done
+fi
+
+field () {
+	aptix show --json "$1" | json_field "$2"
+}
+
+# roles <body-file>: the roles of the input items, on one line
+roles () {
+	python3 -c '
+import json, sys
+body = json.load(open(sys.argv[1]))
+print(" ".join(m["role"] for m in body["input"]))
+' "$1"
+}
+
+# content <body-file> <n>: the text of input item n
+content () {
+	json_field ".input[$2].content" <"$1"
+}
+
+test_expect_success 'setup: two turns' '
+	start_standin &&
+	aptix init -q &&
+	conv=$(aptix symbolic-ref --short HEAD) &&
+	aptix continue -m "alpha question" >out 2>err &&
+	aptix continue -m "beta question" >out 2>err &&
+	a1=$(field HEAD~1 .answer) &&
+	a2=$(field HEAD .answer) &&
+	r2=$(field HEAD .response_id) &&
+	head=$(aptix rev-parse HEAD)
+'
+
+test_expect_success 'the server forgot the previous response: the turn still succeeds' '
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix continue -m "gamma question" >out 2>err &&
+	test "$(request_count)" = $((n + 2)) &&
+	# the first try chained, and was refused
+	test "$(request_body $((n + 1)) | json_field .previous_response_id)" = "$r2" &&
+	test "$(request_log $((n + 1)) | json_field .response.status)" = 400 &&
+	test "$(request_log $((n + 1)) | json_field .response.expired)" = "$r2" &&
+	# the answer: a new chain (depth 1) carrying all three user texts
+	echo "Answer #3 to: gamma question (chain depth 1, context chars 41)" >expect &&
+	test_cmp expect out &&
+	test "$(field HEAD .parent)" = "$head" &&
+	test "$(field HEAD .status)" = committed
+'
+
+test_expect_success 'a warning on stderr says the chain restarted' '
+	grep "^warning: .*$r2" err &&
+	grep "^warning: .*started a new chain" err
+'
+
+test_expect_success 'the request that succeeded sends the earlier turns again' '
+	request_body $((n + 2)) >body &&
+	! grep previous_response_id body &&
+	test "$(roles body)" = "user assistant user assistant user" &&
+	test "$(content body 0)" = "alpha question" &&
+	test "$(content body 1)" = "$a1" &&
+	test "$(content body 2)" = "beta question" &&
+	test "$(content body 3)" = "$a2" &&
+	test "$(content body 4)" = "gamma question" &&
+	test "$(json_field .instructions <body)" = \
+		"$(request_body 1 | json_field .instructions)"
+'
+
+test_expect_success 'show lists the warning and the restart' '
+	aptix show >show &&
+	grep -A2 "^Warnings:" show >warnings &&
+	grep "started a new chain" warnings &&
+	grep "^Chain restarted: *yes" show &&
+	aptix show --json >show.json &&
+	test "$(json_field .chain_restarted <show.json)" = true &&
+	test "$(json_field .previous_response_id <show.json)" = null &&
+	json_field .warnings[0] <show.json | grep "$r2" &&
+	test "$(json_field .usage.model_requests <show.json)" = 2 &&
+	r3=$(json_field .response_id <show.json)
+'
+
+test_expect_success 'the next turn chains from the new response' '
+	aptix continue --json -m "delta question" >out.json 2>err &&
+	test "$(last_request_body | json_field .previous_response_id)" = "$r3" &&
+	test "$(last_request_body | json_field .input[1])" = null &&
+	json_field .text <out.json | grep "(chain depth 2, " &&
+	test "$(json_field .chain_restarted <out.json)" = false &&
+	test "$(json_field .warnings <out.json | tr -d " \n")" = "[]" &&
+	! grep warning err
+'
+
+test_expect_success '--json reports a restart' '
+	r4=$(field HEAD .response_id) &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix continue --json -m "epsilon question" >out.json 2>err &&
+	test "$(json_field .kind <out.json)" = answer &&
+	test "$(json_field .chain_restarted <out.json)" = true &&
+	json_field .warnings[0] <out.json | grep "$r4"
+'
+
+test_expect_success 'a fork restarting its chain sends only its own ancestry' '
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix fork "$head" -m "fork of beta" >out 2>err &&
+	grep "^warning: .*started a new chain" err &&
+	last_request_body >body &&
+	! grep previous_response_id body &&
+	test "$(roles body)" = "user assistant user assistant user" &&
+	test "$(content body 0)" = "alpha question" &&
+	test "$(content body 2)" = "beta question" &&
+	test "$(content body 4)" = "fork of beta" &&
+	! grep "gamma question" body &&
+	test "$(field HEAD .parent)" = "$head" &&
+	aptix switch $conv >/dev/null
+'
+
+test_expect_success 'expiry by time: setup a conversation under a fake clock' '
+	aptix config openai.chain-ttl 90s &&
+	aptix switch -c >/dev/null &&
+	tconv=$(aptix symbolic-ref --short HEAD) &&
+	test_tick &&
+	aptix continue -m "one" >out 2>err &&
+	t1=$(field HEAD .response_id) &&
+	test "$(field HEAD .created_ms)" = ${APTIX_TEST_DATE}000 &&
+	test "$(field HEAD .chain_expires_at_ms)" = $((APTIX_TEST_DATE + 90))000 &&
+	test_tick &&
+	aptix continue -m "two" >out 2>err &&
+	# 60 s later: the chain is alive
+	test "$(last_request_body | json_field .previous_response_id)" = "$t1" &&
+	t2=$(field HEAD .response_id) &&
+	a1=$(field HEAD~1 .answer) &&
+	a2=$(field HEAD .answer)
+'
+
+test_expect_success 'expiry by time: a turn after the TTL starts a new chain' '
+	test_tick &&
+	test_tick &&
+	n=$(request_count) &&
+	aptix continue --dry-run -m "three" >dry &&
+	! grep previous_response_id dry &&
+	grep "\"content\": \"one\"" dry &&
+	test "$(request_count)" = $n &&
+	aptix continue -m "three" >out 2>err &&
+	# one request: no round trip to learn that the chain is gone
+	test "$(request_count)" = $((n + 1)) &&
+	last_request_body >body &&
+	! grep previous_response_id body &&
+	test "$(roles body)" = "user assistant user assistant user" &&
+	test "$(content body 0)" = one &&
+	test "$(content body 1)" = "$a1" &&
+	test "$(content body 2)" = two &&
+	test "$(content body 3)" = "$a2" &&
+	test "$(content body 4)" = three &&
+	grep "(chain depth 1, context chars 11)" out &&
+	grep "^warning: the response chain expired.*$t2" err &&
+	aptix show --json >show.json &&
+	test "$(json_field .chain_restarted <show.json)" = true &&
+	json_field .warnings[0] <show.json | grep "expired" &&
+	test "$(json_field .usage.model_requests <show.json)" = 1
+'
+
+test_expect_success 'expiry by time: the chain is alive again afterwards' '
+	t3=$(field HEAD .response_id) &&
+	test_tick &&
+	aptix continue -m "four" >out 2>err &&
+	test "$(last_request_body | json_field .previous_response_id)" = "$t3" &&
+	! grep warning err
+'
+
+test_expect_success 'setup: a longer conversation for the context limits' '
+	aptix config --unset openai.chain-ttl &&
+	aptix switch -c >/dev/null &&
+	for q in "first of five" "second of five" "third of five" \
+		"fourth of five" "fifth of five"
+	do
+		test_tick &&
+		aptix continue -m "$q" >out 2>err || return 1
+	done &&
+	a5=$(field HEAD .answer)
+'
+
+test_expect_success 'context.window-turns 1: the last turn verbatim, older ones summarised' '
+	aptix config context.window-turns 1 &&
+	test_when_finished "aptix config --unset context.window-turns" &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	test_tick &&
+	aptix continue -m "sixth of six" >out 2>err &&
+	last_request_body >body &&
+	! grep previous_response_id body &&
+	test "$(roles body)" = "user user assistant user" &&
+	content body 0 >summary &&
+	grep "^Summary of the earlier turns" summary &&
+	for i in 1 2 3 4
+	do
+		grep "^- Turn $i asked: .* of five$" summary || return 1
+	done &&
+	test "$(grep -c "^  Answer began: Answer #" summary)" = 4 &&
+	! grep "fifth of five" summary &&
+	test "$(content body 1)" = "fifth of five" &&
+	test "$(content body 2)" = "$a5" &&
+	test "$(content body 3)" = "sixth of six" &&
+	grep "^warning: .*started a new chain" err
+'
+
+test_expect_success 'the summary keeps the oldest turns first' '
+	grep -n "Turn [0-9] asked" summary | cut -d: -f1 >lines &&
+	sort -n lines >sorted &&
+	test_cmp sorted lines
+'
+
+test_expect_success 'context.window-chars: at least the last turn, within the limit' '
+	aptix config context.window-chars 10 &&
+	test_when_finished "aptix config --unset context.window-chars" &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	test_tick &&
+	aptix continue -m "seventh" >out 2>err &&
+	last_request_body >body &&
+	test "$(roles body)" = "user user assistant user" &&
+	content body 0 >summary &&
+	grep "^- Turn 5 asked: fifth of five$" summary &&
+	! grep "Turn 6" summary &&
+	test "$(content body 1)" = "sixth of six" &&
+	test "$(content body 3)" = seventh
+'
+
+test_expect_success 'context.summary-chars bounds the summary' '
+	aptix config context.summary-chars 120 &&
+	aptix config context.window-turns 1 &&
+	test_when_finished "aptix config --unset context.summary-chars && aptix config --unset context.window-turns" &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	test_tick &&
+	aptix continue -m "eighth" >out 2>err &&
+	last_request_body >body &&
+	test "$(roles body)" = "user user assistant user" &&
+	content body 0 >summary &&
+	python3 -c "
+import sys
+text = open(sys.argv[1]).read().rstrip(\"\\n\")
+body = text.split(\"\\n\", 1)[1]
+sys.exit(0 if len(body) <= 120 else 1)
+" summary &&
+	grep "Turn 1 asked: first of five" summary &&
+	! grep "Turn 6 asked" summary
+'
+
+# Regression: the rolling summary is cut at context.summary-chars on a
+# UTF-8 boundary, so the restarted request stays valid JSON text.
+# "- Turn 1 asked: " is 16 bytes, so 17 would cut the first e-acute.
+test_expect_success 'a summary cut inside a UTF-8 character still makes a valid request' '
+	aptix switch -c >/dev/null &&
+	test_tick &&
+	aptix continue -m "ééééé accents first" >out 2>err &&
+	test_tick &&
+	aptix continue -m "plain second" >out 2>err &&
+	aptix config context.window-turns 1 &&
+	aptix config context.summary-chars 17 &&
+	test_when_finished "aptix config --unset context.summary-chars && aptix config --unset context.window-turns" &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	test_tick &&
+	aptix continue -m "third after restart" >out 2>err &&
+	last_request_body >body &&
+	test "$(roles body)" = "user user assistant user" &&
+	content body 0 | grep "^Summary of the earlier turns"
+'
+
+test_done

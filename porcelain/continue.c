@@ -10,7 +10,8 @@
 
 static const char *const continue_usage[] = {
 	"aptix continue [-m <text> | -F <file>] [--model <model>] "
-	"[--no-stream] [--dry-run] [--json] [--conversation <id>]",
+	"[--no-stream] [--dry-run] [--json] [--conversation <id>] "
+	"[--file <path>...] [--files-from <file>] [--no-files] [--no-rag]",
 	"",
 	"Reads the instruction from -m, from -F <file> (- for stdin), or "
 	"from stdin.",
@@ -26,7 +27,7 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 	struct option options[] = {
 		OPT_STRING('m', "message", &c.message, "text",
 			   "the instruction"),
-		OPT_STRING('F', "file", &c.file, "file",
+		OPT_STRING('F', NULL, &c.file, "file",
 			   "read the instruction from a file"),
 		OPT_STRING(0, "model", &c.model, "model",
 			   "model to use (default: openai.model)"),

@@ -12,7 +12,7 @@
 
 static const char *const fork_usage[] = {
 	"aptix fork [-m <text> | -F <file>] [--model <model>] [--no-stream] "
-	"[--json] <session>",
+	"[--json] [--file <path>...] [--no-files] [--no-rag] <session>",
 	"",
 	"Without -m, HEAD switches to a new conversation starting at "
 	"<session>,",
@@ -69,7 +69,7 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 	struct option options[] = {
 		OPT_STRING('m', "message", &c.message, "text",
 			   "run this instruction as the fork's first turn"),
-		OPT_STRING('F', "file", &c.file, "file",
+		OPT_STRING('F', NULL, &c.file, "file",
 			   "read the instruction from a file"),
 		OPT_STRING(0, "model", &c.model, "model", "model to use"),
 		OPT_BOOL(0, "no-stream", &c.no_stream,

@@ -12,7 +12,7 @@
 
 static const char *const rerun_usage[] = {
 	"aptix rerun [--model <model>] [--no-stream] [--dry-run] [--json] "
-	"<session>",
+	"[--file <path>...] [--no-files] <session>",
 	NULL
 };
 

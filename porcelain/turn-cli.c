@@ -196,6 +196,7 @@ static void gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
 		die_aptix();
 	if (!c->no_files) {
 		so.root = root;
+		so.cfg = cfg;
 		so.paths = (const char *const *)c->files.items;
 		so.npaths = c->files.nr;
 		so.files_from = c->files_from;

@@ -9,6 +9,8 @@
 # define _POSIX_C_SOURCE 200809L
 #endif
 #include <limits.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <aptix/config.h>
@@ -117,6 +119,38 @@ static const char *workspace_scope(aptix_repo *repo, aptix_config **cfg)
 	return ws && *ws ? ws : NULL;
 }
 
+static int atoi_safe(const char *s)
+{
+	long v = strtol(s, NULL, 10);
+
+	return v > 0 && v < 10000 ? (int)v : 0;
+}
+
+/*
+ * Titles fill $COLUMNS or the terminal's width; not on a terminal, they
+ * are printed whole (scripts want --json anyway).
+ */
+static int line_width(void)
+{
+	static int width = -1;
+	struct winsize ws;
+	const char *env;
+
+	if (width >= 0)
+		return width;
+	width = 0;
+	if ((env = getenv("COLUMNS")) && atoi_safe(env) > 20)
+		width = atoi_safe(env);
+	else if (!isatty(1))
+		width = 0;
+	else if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		width = ws.ws_col;
+	else
+		width = LINE_WIDTH;
+	return width;
+}
+
+
 static void print_row(const struct conv_row *row, int current)
 {
 	const aptix_conv_info *ci = &row->ci;
@@ -147,10 +181,13 @@ static void print_row(const struct conv_row *row, int current)
 		printf("%s", reset);
 	cols += (n > 0 ? n : 0) + 2;
 	printf("  ");
-	if (*ci->title)
+	if (*ci->title && !line_width())
+		view_put_truncated(stdout, ci->title, strlen(ci->title), 0);
+	else if (*ci->title)
 		view_put_truncated(stdout, ci->title,
-				   cols + TITLE_MIN < LINE_WIDTH ?
-				   (size_t)(LINE_WIDTH - cols) : TITLE_MIN, 0);
+				   cols + TITLE_MIN < line_width() - 1 ?
+				   (size_t)(line_width() - 1 - cols) :
+				   TITLE_MIN, 0);
 	else
 		printf("(no title)");
 	putchar('\n');

@@ -2,6 +2,10 @@
 test_description='aptix sessions: the conversations, most recent first'
 . "$(dirname "$0")"/test-lib.sh
 
+# titles fill the width: 73 columns leave lines of at most 72
+COLUMNS=73
+export COLUMNS
+
 # new_session <conv> <instruction> <status> [<parent>] [<metadata>]:
 # store a turn (completed, or failed for a failed session) and a session
 # made at APTIX_TEST_DATE; print the session's id.

@@ -152,7 +152,14 @@ static int plan_cb(const aptix_turn *t, void *payload)
 				break;
 			}
 	}
-	return 0;
+	/* stop walking once nothing is left to decide */
+	for (i = 0; pw->files && i < pw->files->n; i++)
+		if (!pw->seen[i] && pw->files->v[i].action == APTIX_FILE_SEND)
+			return 0;
+	for (i = 0; pw->chunks && i < pw->chunks->n; i++)
+		if (pw->chunks->v[i].sent)
+			return 0;
+	return 1;
 }
 
 int aptix_context_plan(aptix_repo *repo, const aptix_oid *parent,
@@ -168,7 +175,8 @@ int aptix_context_plan(aptix_repo *repo, const aptix_oid *parent,
 			files->v[i].action = APTIX_FILE_SEND;
 	for (i = 0; chunks && i < chunks->n; i++)
 		chunks->v[i].sent = 1;
-	if (!parent || restart)
+	if (!parent || restart || ((!files || !files->n) &&
+				   (!chunks || !chunks->n)))
 		return 0;
 	pw.files = files;
 	pw.chunks = chunks;

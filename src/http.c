@@ -103,7 +103,7 @@ static int load_locked(void)
 
 	if (!path || !*path)
 		path = "libcurl.so.4";
-	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 	if (!lib) {
 		const char *why = dlerror();
 

@@ -122,7 +122,7 @@ static int load_crypto(void)
 	if (crypto.handle)
 		return 0;
 	crypto.handle = dlopen(name && *name ? name : "libcrypto.so.3",
-			       RTLD_NOW | RTLD_LOCAL);
+			       RTLD_LAZY | RTLD_LOCAL);
 	if (!crypto.handle) {
 		aptix_error_set(APTIX_ERROR_OS, "cannot load OpenSSL's "
 				"libcrypto: %s", dlerror());

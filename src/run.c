@@ -129,6 +129,7 @@ struct past {
 struct history {
 	struct past *v;
 	size_t n;
+	int loaded;
 };
 
 static void history_release(struct history *h)
@@ -179,6 +180,8 @@ static int load_history(struct history *h, aptix_repo *repo,
 	}
 	if (r < 0)
 		history_release(h);
+	else
+		h->loaded = 1;
 	return r;
 }
 
@@ -323,12 +326,11 @@ static int resolve_place(struct plan *p, aptix_repo *repo,
 }
 
 /* Sequence number, chain and expiry, from the parent's history. */
-static int plan_chain(struct plan *p, aptix_repo *repo,
-		      struct history *h, int64_t now)
+static int plan_chain(struct plan *p, aptix_repo *repo, int64_t now)
 {
+	aptix_chain_state cs;
 	aptix_session ps;
 	aptix_turn pt;
-	size_t i;
 	int r;
 
 	p->seq = 1;
@@ -345,22 +347,17 @@ static int plan_chain(struct plan *p, aptix_repo *repo,
 	p->seq = pt.seq + 1;
 	aptix_turn_release(&pt);
 	/* the chain continues from the nearest completed turn */
-	for (i = 0; i < h->n; i++) {
-		aptix_turn *t = &h->v[i].turn;
-
-		if (!h->v[i].completed || !t->response_id)
-			continue;
-		if (t->chain_expires_at && now >= t->chain_expires_at) {
-			p->restart = 1;
-			p->expired_id = aptix__strdup(t->response_id);
-			p->expired_at = t->chain_expires_at;
-		} else {
-			p->previous = aptix__strdup(t->response_id);
-		}
-		return 0;
-	}
-	if (h->n)
+	if ((r = aptix_chain_state_of(&cs, repo, &p->parent, now)) < 0)
+		return r;
+	if (cs.has_chain && cs.expired) {
+		p->restart = 1;
+		p->expired_id = aptix__strdup(cs.response_id);
+		p->expired_at = cs.expires_at;
+	} else if (cs.has_chain) {
+		p->previous = aptix__strdup(cs.response_id);
+	} else {
 		p->restart = 1;	/* history but no usable chain */
+	}
 	return 0;
 }
 
@@ -492,8 +489,14 @@ static int build_request(aptix_buf *out, aptix_repo *repo,
 	if (p->previous)
 		json_object_set_new(req, "previous_response_id",
 				    json_string(p->previous));
-	else if (p->restart)
-		r = rehydrate(input, repo, h, p, rehydrated);
+	else if (p->restart) {
+		/* only a new chain needs the history: load it now */
+		if (!h->loaded && p->has_parent)
+			r = load_history(h, repo, &p->parent,
+					 (size_t)MAX_ANCESTORS);
+		if (!r)
+			r = rehydrate(input, repo, h, p, rehydrated);
+	}
 	if ((r = aptix_context_render(&text, o->files, o->chunks)) < 0) {
 		json_decref(req);
 		json_decref(input);
@@ -964,10 +967,7 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 		r = APTIX_EINVALID;
 		goto done;
 	}
-	if (p.has_parent &&
-	    (r = load_history(&h, repo, &p.parent, (size_t)MAX_ANCESTORS)) < 0)
-		goto done;
-	if ((r = plan_chain(&p, repo, &h, started)) < 0)
+	if ((r = plan_chain(&p, repo, started)) < 0)
 		goto done;
 	snprintf(res->conversation, sizeof(res->conversation), "%s", p.conv);
 	res->parent = p.parent;

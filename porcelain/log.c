@@ -1229,6 +1229,39 @@ static int load_cb(const aptix_session_info *si, void *payload)
 	return 0;
 }
 
+struct recent {
+	struct log *lg;
+	int n;
+};
+
+static int recent_cb(const aptix_session_info *si, void *payload)
+{
+	struct recent *rc = payload;
+
+	if (!rc->lg->show_failed && si->status == APTIX_SESSION_FAILED)
+		return 0;
+	discover(rc->lg, &si->id);
+	return ++rc->n >= rc->lg->max_count ? APTIX_ITEROVER : 0;
+}
+
+/*
+ * --all -n <N>: the newest N sessions from the timeline start a lazy walk,
+ * which shows them newest first without loading the rest of the index.
+ */
+static int walk_recent(struct log *lg)
+{
+	struct recent rc = { lg, 0 };
+
+	if (lg->max_count < 0 || lg->reverse ||
+	    !aptix_index_has_timeline(lg->repo))
+		return 0;
+	if (lg->max_count > 0 &&
+	    aptix_index_foreach_recent(lg->repo, recent_cb, &rc) < 0)
+		die_aptix();
+	walk_lazy(lg);
+	return 1;
+}
+
 static int count_cb(const aptix_conv_info *c, void *payload)
 {
 	*(uint64_t *)payload += c->turns;
@@ -1726,9 +1759,9 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	lg.bol = 1;
 	lg.g.state = lg.g.prev_state = G_PADDING;
 
-	if (lg.all)
+	if (lg.all && !walk_recent(&lg))
 		walk_all(&lg);
-	else
+	else if (!lg.all)
 		walk_lazy(&lg);
 	for (k = lg.norder; k-- > 0;)
 		show(&lg, lg.order[k]);

@@ -324,6 +324,10 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, v.ptr,
 			 v.len)) < 0)
 		goto done;
+	aptix__put_be64(ckey, (uint64_t)si.created_at);
+	memcpy(ckey + 8, op->id.id, 32);
+	if ((r = s->wput(w, APTIX_TABLE_TIMELINE, ckey, 40, "", 0)) < 0)
+		goto done;
 	if ((r = conv_load(&ci, w, s, ss->conversation, &exists)) < 0)
 		goto done;
 	if (!exists || !ci.turns) {
@@ -410,6 +414,58 @@ int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
 
 	return repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
 				 sess_walk_cb, &sw);
+}
+
+struct recent_walk {
+	aptix_repo *repo;
+	aptix_session_info_cb cb;
+	void *payload;
+};
+
+static int recent_cb(const void *key, size_t klen, const void *val UNUSED,
+		     size_t vlen UNUSED, void *payload)
+{
+	struct recent_walk *rw = payload;
+	aptix_session_info si;
+	aptix_oid id;
+	int r;
+
+	if (klen != 40)
+		return corrupt_record("the timeline");
+	memcpy(id.id, (const unsigned char *)key + 8, 32);
+	if ((r = aptix_index_session(&si, rw->repo, &id)) < 0)
+		return r == APTIX_ENOTFOUND ? 0 : r;
+	return rw->cb(&si, rw->payload);
+}
+
+int aptix_index_foreach_recent(aptix_repo *repo, aptix_session_info_cb cb,
+			       void *payload)
+{
+	struct recent_walk rw = { repo, cb, payload };
+
+	return repo->store->iter_rev(repo->store, APTIX_TABLE_TIMELINE, NULL,
+				     0, recent_cb, &rw);
+}
+
+static int any_cb(const void *k UNUSED, size_t kl UNUSED,
+		  const void *v UNUSED, size_t vl UNUSED, void *payload)
+{
+	*(int *)payload = 1;
+	return APTIX_ITEROVER;
+}
+
+int aptix_index_has_timeline(aptix_repo *repo)
+{
+	int timeline = 0, sessions = 0;
+
+	if (repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+			      any_cb, &timeline) < 0 ||
+	    repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+			      any_cb, &sessions) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	return timeline || !sessions;
 }
 
 struct child_walk {
@@ -576,6 +632,13 @@ static int collect_children_key(const void *k, size_t kl,
 	return collect_key(p, APTIX_TABLE_CHILDREN, k, kl);
 }
 
+static int collect_timeline_key(const void *k, size_t kl,
+				const void *v UNUSED, size_t vl UNUSED,
+				void *p)
+{
+	return collect_key(p, APTIX_TABLE_TIMELINE, k, kl);
+}
+
 static int collect_convs_key(const void *k, size_t kl,
 			     const void *v UNUSED, size_t vl UNUSED, void *p)
 {
@@ -730,6 +793,8 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 				   collect_sessions_key, &rb)) < 0 ||
 	    (r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN, NULL, 0,
 				   collect_children_key, &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+				   collect_timeline_key, &rb)) < 0 ||
 	    (r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
 				   collect_convs_key, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,

@@ -20,7 +20,7 @@
 
 static const char *const table_names[APTIX_TABLE__COUNT] = {
 	"meta", "objects", "refs", "reflog", "sessions", "children",
-	"conversations", "running", "rag"
+	"conversations", "running", "rag", "timeline"
 };
 
 typedef struct {

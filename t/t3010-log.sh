@@ -335,4 +335,19 @@ test_expect_success 'without a terminal no pager runs' '
 	! grep paged: actual
 '
 
+test_expect_success '--all -n starts from the timeline and shows the newest' '
+	aptix log --oneline --all >full &&
+	aptix log --oneline --all -n 3 >three &&
+	head -n 3 full >expect &&
+	test_cmp expect three &&
+	aptix log --graph --oneline --all -n 2 >g2 &&
+	test_line_count -ge 2 g2
+'
+
+test_expect_success 'the timeline comes back with reindex' '
+	aptix reindex -q &&
+	aptix log --oneline --all -n 3 >again &&
+	test_cmp three again
+'
+
 test_done

@@ -45,6 +45,17 @@ typedef int (*aptix_session_info_cb)(const aptix_session_info *s,
 APTIX_EXTERN(int) aptix_index_foreach_session(aptix_repo *repo,
 					      aptix_session_info_cb cb,
 					      void *payload);
+/**
+ * Sessions newest first (by created time, from the timeline table), as
+ * long as cb returns 0; APTIX_ITEROVER from cb stops quietly. A store
+ * indexed before the timeline existed yields nothing: see
+ * aptix_index_has_timeline().
+ */
+APTIX_EXTERN(int) aptix_index_foreach_recent(aptix_repo *repo,
+					     aptix_session_info_cb cb,
+					     void *payload);
+/** 1 when the timeline is populated (or the store has no session). */
+APTIX_EXTERN(int) aptix_index_has_timeline(aptix_repo *repo);
 /** Children (continuations, forks, reruns) of a session. */
 APTIX_EXTERN(int) aptix_index_children(aptix_repo *repo,
 				       const aptix_oid *parent,

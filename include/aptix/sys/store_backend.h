@@ -28,6 +28,7 @@ typedef enum {
 	APTIX_TABLE_CONVS,	/**< conversation id -> index record */
 	APTIX_TABLE_RUNNING,	/**< conversation id -> running turn */
 	APTIX_TABLE_RAG,	/**< retrieval index (rag.c) */
+	APTIX_TABLE_TIMELINE,	/**< be64 created ms, session id -> "" */
 	APTIX_TABLE__COUNT
 } aptix_table;
 

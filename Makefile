@@ -185,7 +185,7 @@ lint:
 
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
-	valgrind clang libclang-rt-14-dev
+	valgrind clang libclang-rt-14-dev curl jq hyperfine
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \

@@ -41,11 +41,14 @@ then
 fi
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 test -x "$APTIX" || APTIX=aptix
-if test -e "$3/.aptix" || { test -n "$GITDIR" && test -e "$GITDIR"; }
-then
-	echo "$0: $3/.aptix or $GITDIR exists already" >&2
-	exit 128
-fi
+for d in "$3/.aptix" ${GITDIR:+"$GITDIR"}
+do
+	if test -e "$d"
+	then
+		echo "$0: $d exists already" >&2
+		exit 128
+	fi
+done
 scratch=${TMPDIR:-/tmp}
 test -d /dev/shm && test -w /dev/shm && scratch=/dev/shm
 W=$(mktemp -d "$scratch/aptix-store.XXXXXX")

@@ -106,7 +106,7 @@ wait "$srv" 2>/dev/null || true
 N=${BENCH_SESSIONS:-100000}
 C=$((N / 100)); [ $C -ge 1 ] || C=1
 RES=$PERF_DIR/results
-key=history-c$C-s$N-$(cat "$PERF_DIR/build-store.sh" | sha256sum | cut -c1-12)
+key=history-c$C-s$N-$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)
 S=$RES/$key
 echo
 echo "== History over $N sessions in $C conversations with forks (issue 3) =="
@@ -119,7 +119,7 @@ if [ -d "$S" ] && valid; then
 	echo "stores: cached in t/perf/results/$key/"
 else
 	mkdir -p "$RES"
-	for old in "$RES"/history-c$C-s$N-*; do
+	for old in "$RES/history-c$C-s$N-"*; do
 		[ -e "$old" ] && rm -rf "$old"
 	done
 	s=$(now)
@@ -151,21 +151,21 @@ lines() { # dir command... -> number of output lines
 }
 hfhead "command (aptix | git), hyperfine -N" "  lines aptix | git"
 row() { # label aptix-args git-args warmup runs
-	HF_EXTRA=$(printf '  %11s | %s' "$(lines "$A" $APTIX $2)" "$(lines "$G" git $3)")
+	HF_EXTRA=$(printf '  %11s | %s' "$(lines "$A" "$APTIX" $2)" "$(lines "$G" git $3)")
 	hfrow "$1" "$A" "$APTIX $2" "$G" "git $3" "$4" "$5"
 	HF_EXTRA=
 }
-row "log --graph --all | log --graph --oneline --all" "log --graph --all" "log --graph --oneline --all" 1 5
-row "log --graph --oneline --all | (same)" "log --graph --oneline --all" "log --graph --oneline --all" 1 5
-row "log --oneline --all | (same)" "log --oneline --all" "log --oneline --all" 1 5
-row "log --oneline (HEAD) | (same)" "log --oneline" "log --oneline" 1 5
-row "log --graph --oneline --all -n 50 | (same)" "log --graph --oneline --all -n 50" "log --graph --oneline --all -n 50" 3 30
+row "log --graph --all | log --graph --oneline --all" "log --graph --all" "log --graph --oneline --all" 2 10
+row "log --graph --oneline --all | (same)" "log --graph --oneline --all" "log --graph --oneline --all" 2 10
+row "log --oneline --all | (same)" "log --oneline --all" "log --oneline --all" 2 10
+row "log --oneline (HEAD) | (same)" "log --oneline" "log --oneline" 2 10
+row "log --graph --oneline --all -n 50 | (same)" "log --graph --oneline --all -n 50" "log --graph --oneline --all -n 50" 5 50
 row "log --oneline -n 50 | (same)" "log --oneline -n 50" "log --oneline -n 50" 10 100
 row "show <session> | show <commit>" "show $sess" "show $commit" 10 100
 row "cat-object -p <session> | cat-file -p <commit>" "cat-object -p $sess" "cat-file -p $commit" 10 100
 row "rev-parse HEAD | rev-parse HEAD" "rev-parse HEAD" "rev-parse HEAD" 10 100
 HF_EXTRA=$(printf '  %11s | %s' "" "$(lines "$G" git -c core.commitGraph=false log --graph --oneline --all)")
-hfrow "git log --graph --oneline --all, no commit-graph" "" "" "$G" "git -c core.commitGraph=false log --graph --oneline --all" 1 5
+hfrow "git log --graph --oneline --all, no commit-graph" "" "" "$G" "git -c core.commitGraph=false log --graph --oneline --all" 2 10
 HF_EXTRA=
 echo "  <session> and <commit>: HEAD~20 of each ('$sg')."
 echo "  goals (issue 3): the whole graph under 200 ms, the first screen (-n 50) under 5 ms."

@@ -176,44 +176,52 @@ static void print_dry_run(const aptix_run_result *res, const char *base)
 }
 
 /*
- * The context of the turn: its WorkspaceId, the active files of the
- * working copy (git's dirty files and those named) and the chunks
- * retrieved for the instruction. Problems become warnings: the turn goes
- * on where it sensibly can.
+ * The context of the turn: the active files of the working copy (git's
+ * dirty files and those named) and the chunks retrieved for the
+ * instruction. Called by the run once the instruction is stored, so a
+ * failure here (retrieval with rag.required) still records the turn.
+ * Other problems become warnings: the turn goes on where it can.
  */
-static void gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
-			   aptix_buf *wsid, struct aptix_repo *repo,
-			   const aptix_config *cfg, const struct turn_cli *c,
-			   aptix_run_kind kind, const aptix_buf *instruction,
-			   const aptix_openai_options *http)
+struct gather {
+	struct aptix_repo *repo;
+	const aptix_config *cfg;
+	const struct turn_cli *c;
+	aptix_openai_options http;
+};
+
+static int gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
+			  const char *instruction, size_t len, void *payload)
 {
+	struct gather *g = payload;
 	aptix_scan_options so = APTIX_SCAN_OPTIONS_INIT;
 	aptix_rag_query q = APTIX_RAG_QUERY_INIT;
-	const char *root = aptix_repo_workdir(repo);
-	int r;
+	aptix_buf query = APTIX_BUF_INIT;
+	int r = 0;
 
-	if (aptix_workspace_id(wsid, cfg, c->workspace, root) < 0)
-		die_aptix();
-	if (!c->no_files) {
-		so.root = root;
-		so.cfg = cfg;
-		so.paths = (const char *const *)c->files.items;
-		so.npaths = c->files.nr;
-		so.files_from = c->files_from;
-		if (aptix_workspace_scan(files, &so) < 0)
-			die_aptix();
+	if (!g->c->no_files) {
+		so.root = aptix_repo_workdir(g->repo);
+		so.cfg = g->cfg;
+		so.paths = (const char *const *)g->c->files.items;
+		so.npaths = g->c->files.nr;
+		so.files_from = g->c->files_from;
+		if ((r = aptix_workspace_scan(files, &so)) < 0)
+			return r;
 	}
-	/* a rerun asks what its session asked: retrieval uses that */
-	if (c->no_rag || kind == APTIX_RUN_RERUN || !instruction)
-		return;
-	q.query = instruction->ptr;
-	q.http = *http;
+	if (g->c->no_rag)
+		return 0;
+	if (aptix_buf_set(&query, instruction, len) < 0)
+		return APTIX_ERROR;
+	q.query = query.ptr;
+	q.http = g->http;
 	q.http.on_delta = NULL;
 	q.http.on_retry = NULL;
-	r = aptix_rag_retrieve(chunks, repo, cfg, &q);
+	r = aptix_rag_retrieve(chunks, g->repo, g->cfg, &q);
 	if (r < 0)
-		die("retrieval failed and rag.required is set: %s",
-		    aptix_error_last()->message);
+		aptix_error_set(APTIX_ERROR_QDRANT, "retrieval failed and "
+				"rag.required is set: %s",
+				aptix_error_last()->message);
+	aptix_buf_release(&query);
+	return r;
 }
 
 int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
@@ -228,6 +236,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	aptix_file_set files;
 	aptix_chunk_set chunks;
 	aptix_buf wsid = APTIX_BUF_INIT;
+	struct gather g;
 	const char *base;
 	size_t i;
 	int r, rc;
@@ -278,10 +287,17 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 
 	aptix_file_set_init(&files);
 	aptix_chunk_set_init(&chunks);
-	gather_context(&files, &chunks, &wsid, repo, cfg, c, kind,
-		       instruction, &opts.http);
+	if (aptix_workspace_id(&wsid, cfg, c->workspace,
+			       aptix_repo_workdir(repo)) < 0)
+		die_aptix();
+	g.repo = repo;
+	g.cfg = cfg;
+	g.c = c;
+	g.http = opts.http;
 	opts.files = &files;
 	opts.chunks = &chunks;
+	opts.gather = gather_context;
+	opts.gather_payload = &g;
 	opts.workspace = wsid.len ? wsid.ptr : NULL;
 
 	aptix_run_result_init(&res);

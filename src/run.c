@@ -973,8 +973,6 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 	res->parent = p.parent;
 	res->has_parent = p.has_parent;
 
-	if ((r = plan_context(res, repo, &p, o)) < 0)
-		goto done;
 
 	/* The pending turn, stored before any network call */
 	t.conversation = aptix__strdup(p.conv);
@@ -986,6 +984,13 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 	t.created_at = started;
 	t.status_at = started;
 	if (o->dry_run) {
+		if (o->gather && (r = o->gather(o->files, o->chunks,
+						p.instruction.ptr,
+						p.instruction.len,
+						o->gather_payload)) < 0)
+			goto done;
+		if ((r = plan_context(res, repo, &p, o)) < 0)
+			goto done;
 		r = build_request(&res->request, repo, &h, &p, o, &rehydrated);
 		goto done;
 	}
@@ -1007,8 +1012,20 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 	aptix_txn_free(tx);
 	tx = NULL;
 
+	/*
+	 * The context: scanning the working copy and retrieval (which may
+	 * talk to Qdrant) come after the claim, so a kill or a failure here
+	 * leaves the instruction in a failed snapshot too.
+	 */
+	r = 0;
+	if (o->gather)
+		r = o->gather(o->files, o->chunks, p.instruction.ptr,
+			      p.instruction.len, o->gather_payload);
+	if (r == 0)
+		r = plan_context(res, repo, &p, o);
+
 	/* The call; a chain the server forgot is restarted once */
-	for (attempt = 0;; attempt++) {
+	for (attempt = 0; r == 0; attempt++) {
 		if (p.restart) {
 			t.chain_restarted = 1;
 			free(p.previous);

@@ -55,12 +55,21 @@ typedef struct {
 	aptix_file_set *files;
 	aptix_chunk_set *chunks;
 	const char *workspace;		/**< WorkspaceId (NULL: none) */
+	/**
+	 * Fills files and chunks (scanning, retrieval) once the instruction
+	 * is stored and the conversation claimed, so that a kill or a
+	 * failure there still leaves a failed snapshot. May be NULL. A
+	 * negative return fails the turn with the recorded error.
+	 */
+	int (*gather)(aptix_file_set *files, aptix_chunk_set *chunks,
+		      const char *instruction, size_t len, void *payload);
+	void *gather_payload;
 } aptix_run_options;
 
 #define APTIX_RUN_OPTIONS_VERSION 1
 #define APTIX_RUN_OPTIONS_INIT { APTIX_RUN_OPTIONS_VERSION, \
 	APTIX_RUN_CONTINUE, NULL, 0, NULL, NULL, NULL, 0, 0, 1, NULL, \
-	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, NULL }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, NULL, NULL, NULL }
 
 typedef struct {
 	aptix_oid session, turn, parent;

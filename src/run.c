@@ -388,13 +388,14 @@ static int rehydrate(json_t *input, aptix_repo *repo, struct history *h,
 	/* how many recent turns fit the window, newest first */
 	for (i = 0; i < h->n && window < (size_t)p->window_turns; i++) {
 		aptix_turn *t = &h->v[i].turn;
+		aptix_otype type;
 		size_t sz = 0, s2 = 0;
 
-		if (aptix_odb_read_header(&sz, &(aptix_otype){0}, repo->odb,
+		if (aptix_odb_read_header(&sz, &type, repo->odb,
 					  &t->instruction) < 0)
 			sz = 0;
 		if (!aptix_oid_is_zero(&t->answer) &&
-		    aptix_odb_read_header(&s2, &(aptix_otype){0}, repo->odb,
+		    aptix_odb_read_header(&s2, &type, repo->odb,
 					  &t->answer) < 0)
 			s2 = 0;
 		if (window && chars + sz + s2 > (size_t)p->window_chars)

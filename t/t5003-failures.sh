@@ -29,6 +29,7 @@ failed_from_err () {
 # the error and the rerun hint naming a failed snapshot with that
 # instruction and an error matching the regex, which log --all lists;
 # HEAD is still $head. Sets $failed.
+# shellcheck disable=SC2154 # head is set by the tests that call it
 expect_failed_turn () {
 	failed=$(failed_from_err) &&
 	test "$failed" != "$head" &&

@@ -29,16 +29,9 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 			   "the instruction"),
 		OPT_STRING('F', NULL, &c.file, "file",
 			   "read the instruction from a file"),
-		OPT_STRING(0, "model", &c.model, "model",
-			   "model to use (default: openai.model)"),
 		OPT_STRING(0, "conversation", &c.conversation, "id",
 			   "continue this conversation instead of HEAD's"),
-		OPT_BOOL(0, "no-stream", &c.no_stream,
-			 "wait for the whole answer"),
-		OPT_BOOL(0, "dry-run", &c.dry_run, "print the request that "
-			 "would be sent; change nothing"),
-		OPT_BOOL(0, "json", &c.json, "print one JSON object"),
-		OPT__QUIET(&c.quiet, "no summary line"),
+		TURN_RUN_OPTIONS(c),
 		TURN_CONTEXT_OPTIONS(c),
 		OPT_END()
 	};

@@ -395,33 +395,9 @@ static void print_text(const struct diff *d, int stat)
 
 /* --- JSON ----------------------------------------------------------------- */
 
-static json_t *new_object(void)
-{
-	json_t *o = json_object();
-
-	if (!o)
-		die("out of memory");
-	return o;
-}
-
-static json_t *new_array(void)
-{
-	json_t *a = json_array();
-
-	if (!a)
-		die("out of memory");
-	return a;
-}
-
-static void append(json_t *a, json_t *v)
-{
-	if (!v || json_array_append_new(a, v) < 0)
-		die("out of memory");
-}
-
 static json_t *pair_json(json_t *a, json_t *b)
 {
-	json_t *o = new_object();
+	json_t *o = view_json_object();
 
 	view_json_set(o, "same", json_boolean(json_equal(a, b)));
 	view_json_set(o, "a", a);
@@ -431,7 +407,7 @@ static json_t *pair_json(json_t *a, json_t *b)
 
 static json_t *file_json(const aptix_file_ref *f)
 {
-	json_t *o = new_object();
+	json_t *o = view_json_object();
 
 	view_json_set(o, "path", view_json_str(f->path));
 	view_json_set(o, "sha256", view_json_str(f->sha256));
@@ -441,7 +417,7 @@ static json_t *file_json(const aptix_file_ref *f)
 
 static json_t *chunk_json(const aptix_chunk_ref *c)
 {
-	json_t *o = new_object();
+	json_t *o = view_json_object();
 
 	view_json_set(o, "chunk_id", view_json_str(c->chunk_id));
 	view_json_set(o, "path", view_json_str(c->path));
@@ -453,7 +429,7 @@ static json_t *chunk_json(const aptix_chunk_ref *c)
 
 static void print_json(const struct diff *d)
 {
-	json_t *o = new_object(), *x, *added, *removed, *changed;
+	json_t *o = view_json_object(), *x, *added, *removed, *changed;
 	size_t i;
 
 	view_json_set(o, "a", view_json_id(&d->a.id));
@@ -472,18 +448,18 @@ static void print_json(const struct diff *d)
 			      json_boolean(d->a.t.chain_restarted),
 			      json_boolean(d->b.t.chain_restarted)));
 
-	added = new_array();
-	removed = new_array();
-	changed = new_array();
+	added = view_json_array();
+	removed = view_json_array();
+	changed = view_json_array();
 	for (i = 0; i < d->nfiles; i++) {
 		const struct file_change *fc = &d->files[i];
 
 		if (fc->what == ADDED) {
-			append(added, file_json(fc->b));
+			view_json_append(added, file_json(fc->b));
 		} else if (fc->what == REMOVED) {
-			append(removed, file_json(fc->a));
+			view_json_append(removed, file_json(fc->a));
 		} else {
-			x = new_object();
+			x = view_json_object();
 			view_json_set(x, "path", view_json_str(fc->b->path));
 			view_json_set(x, "sha256_a",
 				      view_json_str(fc->a->sha256));
@@ -491,26 +467,26 @@ static void print_json(const struct diff *d)
 				      view_json_str(fc->b->sha256));
 			view_json_set(x, "size_a", view_json_int(fc->a->size));
 			view_json_set(x, "size_b", view_json_int(fc->b->size));
-			append(changed, x);
+			view_json_append(changed, x);
 		}
 	}
-	x = new_object();
+	x = view_json_object();
 	view_json_set(x, "added", added);
 	view_json_set(x, "removed", removed);
 	view_json_set(x, "changed", changed);
 	view_json_set(o, "files", x);
 
-	added = new_array();
-	removed = new_array();
+	added = view_json_array();
+	removed = view_json_array();
 	for (i = 0; i < d->nchunks; i++)
-		append(d->chunks[i].what == ADDED ? added : removed,
+		view_json_append(d->chunks[i].what == ADDED ? added : removed,
 		       chunk_json(d->chunks[i].c));
-	x = new_object();
+	x = view_json_object();
 	view_json_set(x, "added", added);
 	view_json_set(x, "removed", removed);
 	view_json_set(o, "chunks", x);
 
-	x = new_object();
+	x = view_json_object();
 	view_json_set(x, "files_added", view_json_int((int64_t)d->nadded));
 	view_json_set(x, "files_removed",
 		      view_json_int((int64_t)d->nremoved));

@@ -71,13 +71,7 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 			   "run this instruction as the fork's first turn"),
 		OPT_STRING('F', NULL, &c.file, "file",
 			   "read the instruction from a file"),
-		OPT_STRING(0, "model", &c.model, "model", "model to use"),
-		OPT_BOOL(0, "no-stream", &c.no_stream,
-			 "wait for the whole answer"),
-		OPT_BOOL(0, "dry-run", &c.dry_run, "print the request that "
-			 "would be sent; change nothing"),
-		OPT_BOOL(0, "json", &c.json, "print one JSON object"),
-		OPT__QUIET(&c.quiet, "no summary line"),
+		TURN_RUN_OPTIONS(c),
 		TURN_CONTEXT_OPTIONS(c),
 		OPT_END()
 	};

@@ -275,37 +275,13 @@ static json_t *usage_json(const aptix_usage *u)
 	return o;
 }
 
-static json_t *new_object(void)
-{
-	json_t *o = json_object();
-
-	if (!o)
-		die("out of memory");
-	return o;
-}
-
-static json_t *new_array(void)
-{
-	json_t *a = json_array();
-
-	if (!a)
-		die("out of memory");
-	return a;
-}
-
-static void append(json_t *a, json_t *v)
-{
-	if (!v || json_array_append_new(a, v) < 0)
-		die("out of memory");
-}
-
 static json_t *strings_json(char **items, size_t n)
 {
-	json_t *a = new_array();
+	json_t *a = view_json_array();
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		append(a, view_json_str(items[i]));
+		view_json_append(a, view_json_str(items[i]));
 	return a;
 }
 
@@ -332,7 +308,7 @@ static json_t *payload_json(struct show *sh, const aptix_oid *id)
 static void print_json(struct show *sh)
 {
 	const aptix_turn *t = &sh->t;
-	json_t *o = new_object(), *a, *x, *summary;
+	json_t *o = view_json_object(), *a, *x, *summary;
 	size_t i;
 
 	view_json_set(o, "session", view_json_id(&sh->id));
@@ -371,7 +347,7 @@ static void print_json(struct show *sh)
 		      json_null());
 	view_json_set(o, "chain_restarted", json_boolean(t->chain_restarted));
 	view_json_set(o, "usage", usage_json(&t->usage));
-	summary = new_object();
+	summary = view_json_object();
 	view_json_set(summary, "duration_ms", view_json_int(sh->s.duration_ms));
 	view_json_set(summary, "prompt_tokens",
 		      view_json_int(sh->s.usage.input_tokens));
@@ -403,11 +379,11 @@ static void print_json(struct show *sh)
 			      payload_json(sh, &t->response));
 	}
 
-	a = new_array();
+	a = view_json_array();
 	for (i = 0; i < t->nchunks; i++) {
 		const aptix_chunk_ref *c = &t->chunks[i];
 
-		x = new_object();
+		x = view_json_object();
 		view_json_set(x, "path", view_json_str(c->path));
 		view_json_set(x, "start_line", view_json_int(c->start_line));
 		view_json_set(x, "end_line", view_json_int(c->end_line));
@@ -418,15 +394,15 @@ static void print_json(struct show *sh)
 		view_json_set(x, "content_hash",
 			      view_json_str(c->content_hash));
 		view_json_set(x, "snippet", view_json_id(&c->snippet));
-		append(a, x);
+		view_json_append(a, x);
 	}
 	view_json_set(o, "sources", a);
 
-	a = new_array();
+	a = view_json_array();
 	for (i = 0; i < t->nfiles; i++) {
 		const aptix_file_ref *f = &t->files[i];
 
-		x = new_object();
+		x = view_json_object();
 		view_json_set(x, "path", view_json_str(f->path));
 		view_json_set(x, "size", view_json_int(f->size));
 		view_json_set(x, "sha256", view_json_str(f->sha256));
@@ -437,7 +413,7 @@ static void print_json(struct show *sh)
 		view_json_set(x, "binary", json_boolean(f->binary));
 		view_json_set(x, "content", f->has_content ?
 			      view_json_id(&f->content) : json_null());
-		append(a, x);
+		view_json_append(a, x);
 	}
 	view_json_set(o, "files", a);
 	view_json_set(o, "warnings", strings_json(t->warnings, t->nwarnings));

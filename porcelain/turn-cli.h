@@ -23,6 +23,17 @@ struct turn_cli {
 	int no_files, no_rag;
 };
 
+/* The run options every turn command takes. */
+#define TURN_RUN_OPTIONS(c) \
+	OPT_STRING(0, "model", &(c).model, "model", \
+		   "model to use (default: openai.model)"), \
+	OPT_BOOL(0, "no-stream", &(c).no_stream, \
+		 "wait for the whole answer"), \
+	OPT_BOOL(0, "dry-run", &(c).dry_run, "print the request that " \
+		 "would be sent; change nothing"), \
+	OPT_BOOL(0, "json", &(c).json, "print one JSON object"), \
+	OPT__QUIET(&(c).quiet, "no summary line")
+
 /* The context options every turn command takes. */
 #define TURN_CONTEXT_OPTIONS(c) \
 	OPT_STRING_LIST(0, "file", &(c).files, "path", \

@@ -286,3 +286,27 @@ void view_json_print(json_t *v)
 	free(s);
 	json_decref(v);
 }
+
+json_t *view_json_object(void)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		die("out of memory");
+	return o;
+}
+
+json_t *view_json_array(void)
+{
+	json_t *a = json_array();
+
+	if (!a)
+		die("out of memory");
+	return a;
+}
+
+void view_json_append(json_t *a, json_t *v)
+{
+	if (!v || json_array_append_new(a, v) < 0)
+		die("out of memory");
+}

@@ -67,6 +67,11 @@ int view_load_turn_try(aptix_turn *out, aptix_repo *repo,
  * value) and dies when out of memory.
  */
 /* A string; invalid UTF-8 bytes become U+FFFD. */
+/* New values; out of memory is fatal. */
+json_t *view_json_object(void);
+json_t *view_json_array(void);
+/* Append v (taking it) to the array a. */
+void view_json_append(json_t *a, json_t *v);
 json_t *view_json_text(const char *s, size_t len);
 json_t *view_json_str(const char *s);
 json_t *view_json_id(const aptix_oid *id);	/* null for a zero id */

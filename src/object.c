@@ -386,6 +386,28 @@ static int check_unknown(json_t *obj, const struct field *f,
 	return 0;
 }
 
+/*
+ * The "v" field: missing only in user input (strict); a version above
+ * ours is a newer writer's: refused, never guessed at.
+ */
+static int check_version(json_t *o, const char *what, int strict)
+{
+	json_t *v = json_object_get(o, "v");
+
+	if (!v)
+		return strict ? 0 : bad_field(what, "v", "is missing");
+	if (!json_is_integer(v) || json_integer_value(v) < 1)
+		return bad_field(what, "v", "must be 1 or more");
+	if (json_integer_value(v) > APTIX_OBJECT_VERSION) {
+		aptix_error_set(APTIX_ERROR_OBJECT, "%s has format version "
+				"%lld; this aptix reads up to %d: upgrade aptix",
+				what, (long long)json_integer_value(v),
+				APTIX_OBJECT_VERSION);
+		return APTIX_EVERSION;
+	}
+	return 0;
+}
+
 /* --- Turns ------------------------------------------------------------ */
 
 void aptix_turn_init(aptix_turn *t)
@@ -536,21 +558,8 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 	int r, s;
 
 	aptix_turn_init(t);
-	v = json_object_get(o, "v");
-	if (v) {
-		if (!json_is_integer(v) || json_integer_value(v) < 1)
-			return bad_field("turn", "v", "must be 1 or more");
-		if (json_integer_value(v) > APTIX_OBJECT_VERSION) {
-			aptix_error_set(APTIX_ERROR_OBJECT, "turn has format "
-					"version %lld; this aptix reads up to "
-					"%d: upgrade aptix",
-					(long long)json_integer_value(v),
-					APTIX_OBJECT_VERSION);
-			return APTIX_EVERSION;
-		}
-	} else if (!strict) {
-		return bad_field("turn", "v", "is missing");
-	}
+	if ((r = check_version(o, "turn", strict)) < 0)
+		return r;
 	if (strict && (r = check_unknown(o, turn_fields, extra, "turn")) < 0)
 		return r;
 	/* loose input: status_at defaults to created_at */
@@ -805,21 +814,8 @@ static int session_from_obj(aptix_session *s, json_t *o, int strict)
 	int r, st;
 
 	aptix_session_init(s);
-	v = json_object_get(o, "v");
-	if (v) {
-		if (!json_is_integer(v) || json_integer_value(v) < 1)
-			return bad_field("session", "v", "must be 1 or more");
-		if (json_integer_value(v) > APTIX_OBJECT_VERSION) {
-			aptix_error_set(APTIX_ERROR_OBJECT, "session has "
-					"format version %lld; this aptix reads "
-					"up to %d: upgrade aptix",
-					(long long)json_integer_value(v),
-					APTIX_OBJECT_VERSION);
-			return APTIX_EVERSION;
-		}
-	} else if (!strict) {
-		return bad_field("session", "v", "is missing");
-	}
+	if ((r = check_version(o, "session", strict)) < 0)
+		return r;
 	if (strict && (r = check_unknown(o, session_fields, extra,
 					 "session")) < 0)
 		return r;

@@ -311,16 +311,18 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		rc = 0;
 		goto done;
 	}
+	if (st.printed && !st.last_newline)
+		putchar('\n');
+	st.last_newline = 1;
 	if (!res.committed) {
 		/* nothing recorded: a fatal error before or at the store */
+		fflush(stdout);
 		if (c->json) {
 			print_json(&res, r, &chunks);
 		}
 		die_aptix();
 	}
 	rc = r ? 1 : 0;
-	if (st.printed && !st.last_newline)
-		putchar('\n');
 	if (!c->json && !st.printed && !r && res.api.text.len) {
 		/* not streamed (--no-stream): print it now */
 		if (st.tty)

@@ -5,6 +5,7 @@
  * (rag-local.c: BM25 in the store; rag-qdrant.c: Qdrant).
  */
 #include "common.h"
+#include "secrets.h"
 #include "repo.h"
 #include "rag-int.h"
 #include "odb-store.h"
@@ -1129,8 +1130,10 @@ static int read_source(aptix_buf *out, const char *workdir, const char *path,
 	    st.st_size <= (off_t)max) {
 		aptix_buf_clear(out);
 		out->max = (size_t)max + 1;
+		/* a file holding an API key is never indexed */
 		if (aptix_buf_read_fd(out, fd) == 0 && out->len <= (size_t)max &&
-		    text_ok((const unsigned char *)out->ptr, out->len))
+		    text_ok((const unsigned char *)out->ptr, out->len) &&
+		    !aptix__holds_secret(out->ptr, out->len, NULL))
 			ok = 1;
 		out->max = 0;
 		aptix_error_clear();

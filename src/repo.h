@@ -45,6 +45,9 @@ int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
 /* strict: fail with APTIX_ENOTFOUND when the claim is not there. */
 int aptix_txn__running_release(aptix_txn *tx, const char *conv,
 			       const aptix_oid *pending_turn, int strict);
+/* Check, at commit, that a ref holds old_id (NULL: that it is absent). */
+int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
+			  const aptix_oid *old_id);
 /* APTIX_ELOCKED if the record's process lives, APTIX_EEXISTS if dead. */
 int aptix_run__check_claim(const char *conv, const char *record,
 			   size_t len);

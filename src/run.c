@@ -10,6 +10,7 @@
 #include "aptix/index.h"
 #include "aptix/revparse.h"
 #include "running.h"
+#include "secrets.h"
 #include <signal.h>
 #include <unistd.h>
 
@@ -204,6 +205,7 @@ struct plan {
 	int64_t expired_at;
 	int64_t chain_ttl;
 	long window_turns, window_chars, summary_chars;
+	int slim;			/* store no payloads: the store is full */
 };
 
 static void plan_release(struct plan *p)
@@ -613,6 +615,43 @@ static int running_record(aptix_buf *out, aptix_oid *turn_id,
 	return 0;
 }
 
+/* Files and chunks holding an API key are neither sent nor stored. */
+static void drop_secrets(aptix_run_result *res, const aptix_run_options *o)
+{
+	size_t i, j;
+
+	for (i = 0; o->files && i < o->files->n; i++) {
+		aptix_active_file *f = &o->files->v[i];
+
+		if (!f->content.len ||
+		    !aptix__holds_secret(f->content.ptr, f->content.len,
+					 o->http.api_key))
+			continue;
+		aptix_buf_release(&f->content);
+		f->action = APTIX_FILE_UNREADABLE;
+		add_warning(res, "active file '%s' holds an API key: neither "
+			    "sent nor stored", f->path);
+	}
+	for (i = j = 0; o->chunks && i < o->chunks->n; i++) {
+		aptix_rag_chunk *c = &o->chunks->v[i];
+
+		if (aptix__holds_secret(c->text.ptr, c->text.len,
+					o->http.api_key)) {
+			add_warning(res, "a chunk of '%s' holds an API key: "
+				    "neither sent nor stored", c->path);
+			free(c->chunk_id);
+			free(c->repo);
+			free(c->path);
+			free(c->language);
+			aptix_buf_release(&c->text);
+			continue;
+		}
+		o->chunks->v[j++] = *c;
+	}
+	if (o->chunks)
+		o->chunks->n = j;
+}
+
 /* Plan what to send, and turn the sets' warnings into the turn's. */
 static int plan_context(aptix_run_result *res, aptix_repo *repo,
 			const struct plan *p, const aptix_run_options *o)
@@ -620,6 +659,7 @@ static int plan_context(aptix_run_result *res, aptix_repo *repo,
 	size_t i;
 	int r;
 
+	drop_secrets(res, o);
 	r = aptix_context_plan(repo, p->has_parent ? &p->parent : NULL,
 			       p->restart, o->files, o->chunks);
 	if (r < 0)
@@ -647,7 +687,7 @@ static int plan_context(aptix_run_result *res, aptix_repo *repo,
  * blobs in tx (deduplicated: the same content is one object).
  */
 static int record_context(aptix_turn *t, aptix_txn *tx,
-			  const aptix_run_options *o)
+			  const aptix_run_options *o, int slim)
 {
 	size_t i, n;
 	int r;
@@ -673,7 +713,7 @@ static int record_context(aptix_turn *t, aptix_txn *tx,
 		fr->sent = f->action == APTIX_FILE_SEND;
 		fr->too_large = f->action == APTIX_FILE_TOO_LARGE;
 		fr->binary = f->action == APTIX_FILE_BINARY;
-		if (!f->too_large) {
+		if (!f->too_large && !slim) {
 			if ((r = write_blob(&fr->content, tx, f->content.ptr,
 					    f->content.len)) < 0)
 				return r;
@@ -696,8 +736,8 @@ static int record_context(aptix_turn *t, aptix_txn *tx,
 		cr->score = (long)(c->score * 1e6 + (c->score < 0 ? -0.5 :
 							    0.5));
 		cr->sent = c->sent;
-		if ((r = write_blob(&cr->snippet, tx, c->text.ptr,
-				    c->text.len)) < 0)
+		if (!slim && (r = write_blob(&cr->snippet, tx, c->text.ptr,
+					     c->text.len)) < 0)
 			return r;
 		t->nchunks++;
 	}
@@ -757,6 +797,8 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 	memset(&t->request, 0, sizeof(t->request));
 	memset(&t->response, 0, sizeof(t->response));
 	memset(&t->answer, 0, sizeof(t->answer));
+	if (p->slim)
+		goto objects;
 	if (res->request.len &&
 	    (r = write_blob(&t->request, tx, res->request.ptr,
 			    res->request.len)) < 0)
@@ -770,8 +812,9 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 	    (r = write_blob(&t->answer, tx, res->api.text.ptr,
 			    res->api.text.len)) < 0)
 		goto done;
+objects:
 	t->status = completed ? APTIX_TURN_COMPLETED : APTIX_TURN_FAILED;
-	r = record_context(t, tx, o);
+	r = record_context(t, tx, o, p->slim);
 	if (!r)
 		r = write_turn(&res->turn, tx, t);
 	forget_context(t);
@@ -956,6 +999,13 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 		r = APTIX_EINVALID;
 		goto done;
 	}
+	if (aptix__holds_secret(p.instruction.ptr, p.instruction.len,
+				http.api_key)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the instruction holds an "
+				"API key: refusing to store or send it");
+		r = APTIX_EINVALID;
+		goto done;
+	}
 	if (!utf8_valid(p.instruction.ptr, p.instruction.len)) {
 		aptix_error_set(APTIX_ERROR_INVALID, "the instruction is not "
 				"valid UTF-8 text (or holds a NUL byte)");
@@ -1001,12 +1051,24 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 	    (r = running_record(&rec, &pending, &t, &p, started)) < 0 ||
 	    (r = aptix_txn__running_claim(tx, p.conv, rec.ptr)) < 0)
 		goto done;
+	/* the head this turn was planned on must still be the head */
+	aptix_buf_clear(&rec);
+	aptix_buf_printf(&rec, "%s%s", APTIX_CONV_PREFIX, p.conv);
+	if ((r = aptix_txn__ref_verify(tx, rec.ptr, p.new_conv ? NULL :
+					 p.has_parent ? &p.parent : NULL)) < 0)
+		goto done;
 	r = aptix_txn_commit(tx);
 	if (r == APTIX_EEXISTS) {
 		/* a dead process left a claim: recover it, then retry */
 		if ((r = aptix_run_recover(repo, NULL)) < 0)
 			goto done;
 		r = aptix_txn_commit(tx);
+	}
+	if (r == APTIX_EMISMATCH) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' is "
+				"busy: another turn moved its head just now; "
+				"run this one again", p.conv);
+		r = APTIX_ELOCKED;
 	}
 	if (r < 0)
 		goto done;
@@ -1109,6 +1171,32 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 
 		w = commit_end(res, repo, &p, &t, &pending, o, call_r == 0,
 			       started);
+		if (w == APTIX_EFULL) {
+			/*
+			 * The store is full: keep at least the turn, failed,
+			 * without the payloads, and release the claim.
+			 */
+			char **e = aptix__realloc(t.errors, (t.nerrors + 1) *
+						  sizeof(char *));
+			char *full = aptix__strdup(aptix_error_last()->message);
+
+			if (e && full) {
+				t.errors = e;
+				e[t.nerrors] = aptix__malloc(strlen(full) + 80);
+				if (e[t.nerrors]) {
+					snprintf(e[t.nerrors], strlen(full) + 80,
+						 "%s: the answer could not be "
+						 "stored", full);
+					t.nerrors++;
+				}
+			}
+			p.slim = 1;
+			if (commit_end(res, repo, &p, &t, &pending, o, 0,
+				       started) == 0 && full)
+				aptix_error_set(APTIX_ERROR_REPOSITORY, "%s",
+						full);
+			free(full);
+		}
 		if (w < 0)
 			r = w;
 		else if (call_r < 0) {

@@ -9,7 +9,7 @@
 #include "aptix/refs.h"
 
 enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF, OP_RUNNING_CLAIM,
-	OP_RUNNING_RELEASE };
+	OP_RUNNING_RELEASE, OP_REF_VERIFY };
 
 struct op {
 	enum op_kind kind;
@@ -331,6 +331,45 @@ static int running_release(aptix_store_wtxn *w, aptix_store *s,
 	return r;
 }
 
+/* The ref holds exactly old_id (old_mode OLD_EXACT) or nothing. */
+static int ref_verify(aptix_store_wtxn *w, aptix_store *s, struct op *o)
+{
+	aptix_buf cur = APTIX_BUF_INIT;
+	aptix_oid id;
+	int r = s->wget(&cur, w, APTIX_TABLE_REFS, o->name, strlen(o->name));
+	int ok;
+
+	if (r < 0 && r != APTIX_ENOTFOUND) {
+		aptix_buf_release(&cur);
+		return r;
+	}
+	if (r == APTIX_ENOTFOUND)
+		ok = o->old_mode == OLD_ABSENT;
+	else
+		ok = o->old_mode == OLD_EXACT && cur.len == APTIX_OID_HEXSZ &&
+			aptix_oid_fromstrn(&id, cur.ptr, cur.len) == 0 &&
+			!aptix_oid_cmp(&id, &o->old_id);
+	aptix_buf_release(&cur);
+	if (ok)
+		return 0;
+	aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' moved", o->name);
+	return APTIX_EMISMATCH;
+}
+
+int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
+			  const aptix_oid *old_id)
+{
+	struct op *o = new_op(tx, OP_REF_VERIFY);
+
+	if (!o)
+		return APTIX_ERROR;
+	o->name = aptix__strdup(name);
+	o->old_mode = old_id ? OLD_EXACT : OLD_ABSENT;
+	if (old_id)
+		o->old_id = *old_id;
+	return o->name ? 0 : APTIX_ERROR;
+}
+
 int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
 			     const char *record)
 {
@@ -384,6 +423,9 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 			break;
 		case OP_RUNNING_RELEASE:
 			r = running_release(w, s, o);
+			break;
+		case OP_REF_VERIFY:
+			r = ref_verify(w, s, o);
 			break;
 		}
 	}

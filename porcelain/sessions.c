@@ -2,8 +2,9 @@
  * porcelain/sessions.c - aptix sessions: the conversations, most
  * recently updated first, one per line, '*' marking HEAD's.
  *
- * With workspace.id set (config, or APTIX_WORKSPACE), only the
- * conversations of that workspace are listed unless --all-workspaces.
+ * Only the conversations of this workspace are listed unless
+ * --all-workspaces: APTIX_WORKSPACE or workspace.id when set, else the
+ * derived WorkspaceId of the working copy.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <aptix/config.h>
+#include <aptix/workspace.h>
 
 #include "view.h"
 #include "cli.h"
@@ -107,16 +109,32 @@ static int scan_session(const aptix_session_info *si, void *payload)
 	return 0;
 }
 
-static const char *workspace_scope(aptix_repo *repo, aptix_config **cfg)
+/*
+ * The workspace to list: APTIX_WORKSPACE or workspace.id when set
+ * (explicit: conversations without a workspace are hidden too), else the
+ * derived WorkspaceId of this working copy (conversations that recorded
+ * none, made with plumbing, stay visible).
+ */
+static const char *workspace_scope(aptix_repo *repo, aptix_config **cfg,
+				   aptix_buf *derived, int *explicit_ws)
 {
 	const char *ws = getenv("APTIX_WORKSPACE");
 
+	*explicit_ws = 1;
 	if (ws && *ws)
 		return ws;
 	if (aptix_config_open(cfg, repo) < 0)
 		die_aptix();
 	ws = aptix_config_get(*cfg, "workspace.id");
-	return ws && *ws ? ws : NULL;
+	if (ws && *ws)
+		return ws;
+	*explicit_ws = 0;
+	if (aptix_workspace_id(derived, *cfg, NULL,
+			       aptix_repo_workdir(repo)) < 0) {
+		aptix_error_clear();
+		return NULL;
+	}
+	return derived->ptr;
 }
 
 static int atoi_safe(const char *s)
@@ -226,7 +244,8 @@ static json_t *row_json(const struct conv_row *row, int current)
 
 int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 {
-	int json = 0, all_ws = 0;
+	int json = 0, all_ws = 0, explicit_ws = 0;
+	aptix_buf derived = APTIX_BUF_INIT;
 	unsigned long limit = ULONG_MAX;
 	struct rows rows = { NULL, 0, 0 };
 	aptix_config *cfg = NULL;
@@ -247,7 +266,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	if (argc)
 		usage_with_options(sessions_usage, options);
 	if (!all_ws)
-		ws = workspace_scope(repo, &cfg);
+		ws = workspace_scope(repo, &cfg, &derived, &explicit_ws);
 	if (aptix_conv_resolve(cur, repo, "HEAD") < 0) {
 		*cur = '\0';	/* HEAD names no conversation */
 		aptix_error_clear();
@@ -268,7 +287,8 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		const struct conv_row *row = &rows.v[i];
 		int current = !strcmp(row->ci.id, cur);
 
-		if (ws && strcmp(row->ci.workspace, ws)) {
+		if (ws && strcmp(row->ci.workspace, ws) &&
+		    (explicit_ws || *row->ci.workspace)) {
 			hidden++;
 			continue;
 		}
@@ -290,6 +310,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	}
 
 	free(rows.v);
+	aptix_buf_release(&derived);
 	aptix_config_free(cfg);
 	return 0;
 }

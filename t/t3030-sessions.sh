@@ -60,7 +60,7 @@ test_expect_success setup '
 '
 
 test_expect_success 'most recently updated first, the current one starred' '
-	aptix sessions >out &&
+	aptix sessions --all-workspaces >out &&
 	cat >expect <<-\EOF &&
 	  beta      2023-11-14    2 turns  failed     Beta work
 	  gamma     2023-11-14    1 turn   committed  A very long title that ...
@@ -76,17 +76,17 @@ test_expect_success 'lines fit in 72 columns' '
 test_expect_success 'switching HEAD moves the star' '
 	aptix symbolic-ref HEAD refs/conversations/gamma &&
 	test_when_finished "aptix symbolic-ref HEAD refs/conversations/alpha" &&
-	aptix sessions >out &&
+	aptix sessions --all-workspaces >out &&
 	grep "^\* gamma " out &&
 	test $(grep -c "^\*" out) = 1
 '
 
 test_expect_success '-n limits the list' '
-	aptix sessions -n 2 >out &&
+	aptix sessions --all-workspaces -n 2 >out &&
 	test_line_count = 2 out &&
 	grep "^  beta " out &&
 	grep "^  gamma " out &&
-	aptix sessions -n 0 >out &&
+	aptix sessions --all-workspaces -n 0 >out &&
 	test_must_be_empty out &&
 	test_expect_code 129 aptix sessions -n x 2>err
 '
@@ -97,14 +97,14 @@ test_expect_success 'titles are cut at character boundaries' '
 	u1=$(new_session utf "Unicode" committed "" \
 		"{\"session_type\":\"agent\",\"title\":\"$t\"}") &&
 	aptix update-ref refs/conversations/utf $u1 &&
-	aptix sessions -n 1 >out &&
+	aptix sessions --all-workspaces -n 1 >out &&
 	printf "  utf       2023-11-14    1 turn   committed  %s...\n" \
 		"$(printf "%0.sé" $(test_seq 23))" >expect &&
 	test_cmp expect out
 '
 
 test_expect_success JQ '--json prints an array of objects' '
-	aptix sessions --json >out &&
+	aptix sessions --all-workspaces --json >out &&
 	jq -r ".[] | [.conversation, .title, .status, .last_turn_status,
 		.last_turn_date, .created, .updated, .turns, .head, .current,
 		.workspace] | map(tostring) | join(\"|\")" out >actual &&
@@ -176,6 +176,15 @@ test_expect_success 'usage' '
 	test_expect_code 129 aptix sessions -h >out &&
 	grep "^usage: aptix sessions" out &&
 	test_expect_code 129 aptix sessions extra 2>err
+'
+
+test_expect_success 'by default: the derived workspace, plus conversations without one' '
+	aptix sessions >out &&
+	grep "^\* alpha " out &&
+	! grep " beta " out &&
+	! grep " gamma " out &&
+	aptix sessions --all-workspaces >all &&
+	grep " beta " all
 '
 
 test_done

@@ -62,7 +62,7 @@ sleep_ms () {
 kill_after () {
 	test "$2" = 0 || sleep_ms "$2"
 	kill -9 "$1" 2>/dev/null
-	wait "$1"
+	wait "$1" 2>/dev/null	# no "Killed" job notices: they hide failures
 	rc=$?
 }
 

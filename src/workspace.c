@@ -298,7 +298,7 @@ int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 	aptix_buf top = APTIX_BUF_INIT, err = APTIX_BUF_INIT;
 	aptix_buf name = APTIX_BUF_INIT;
 	char host[256], *cwd = NULL, *dot;
-	int r, status;
+	int r;
 
 	APTIX_ASSERT_ARG(out);
 	if (flag && *flag)
@@ -316,20 +316,40 @@ int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 			return APTIX_ERROR;
 		root = cwd;
 	}
-	{
-		const char *argv[] = { "git", "-C", root, "rev-parse",
-				       "--show-toplevel", NULL };
-
-		r = run_git(&top, &err, &status, argv);
-	}
-	if (r == APTIX_ENOTFOUND || (r == 0 && status != 0)) {
-		aptix_error_clear();
-		aptix_buf_clear(&top);
-		r = 0;
-	}
-	if (r < 0)
+	/*
+	 * The work tree's top: the nearest directory holding a .git entry
+	 * (a directory, or a file for worktrees and submodules). Looked up
+	 * rather than asked of git: a spawn costs more than the whole id.
+	 */
+	r = 0;
+	if (aptix_buf_puts(&top, root) < 0) {
+		r = APTIX_ERROR;
 		goto done;
-	chomp_line(&top);
+	}
+	for (;;) {
+		struct stat gst;
+		size_t len = top.len;
+
+		aptix_buf_puts(&top, "/.git");
+		if (aptix_buf_oom(&top)) {
+			r = APTIX_ERROR;
+			goto done;
+		}
+		if (lstat(top.ptr, &gst) == 0) {
+			aptix_buf_truncate(&top, len);
+			break;
+		}
+		aptix_buf_truncate(&top, len);
+		while (top.len > 1 && top.ptr[top.len - 1] != '/')
+			top.len--;
+		if (top.len > 1)
+			top.len--;
+		top.ptr[top.len] = '\0';
+		if (len <= 1) {
+			aptix_buf_clear(&top);	/* not in a work tree */
+			break;
+		}
+	}
 	base_name(&name, top.len ? top.ptr : root);
 	if (!name.len || !strcmp(name.ptr, "/"))
 		aptix_buf_set(&name, "root", 4);

@@ -268,15 +268,18 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.http.payload = &st;
 	{
 		long attempts = 0;
-		int64_t timeout = 0;
+		int64_t timeout = 0, idle = 0;
 
 		if (aptix_config_get_long(&attempts, cfg,
 					  "openai.max-attempts", 0) < 0 ||
 		    aptix_config_get_duration_ms(&timeout, cfg,
-						 "openai.timeout", 0) < 0)
+						 "openai.timeout", 0) < 0 ||
+		    aptix_config_get_duration_ms(&idle, cfg,
+						 "openai.idle-timeout", 0) < 0)
 			die_aptix();
 		opts.http.max_attempts = (int)attempts;
 		opts.http.total_timeout_ms = (long)timeout;
+		opts.http.idle_timeout_ms = (long)idle;
 	}
 
 	memset(&sa, 0, sizeof(sa));

@@ -585,6 +585,7 @@ static const struct known_key {
 	{ "openai.chain-ttl", V_DURATION, 0, 0 },
 	{ "openai.max-attempts", V_INT, 1, 20 },
 	{ "openai.timeout", V_DURATION, 0, 0 },
+	{ "openai.idle-timeout", V_DURATION, 0, 0 },
 	{ "openai.instructions", V_ANY, 0, 0 },
 	{ "openai.base-url", V_URL, 0, 0 },
 	{ "context.window-turns", V_INT, 0, 1000 },
@@ -597,6 +598,13 @@ static const struct known_key {
 	{ "rag.top-k", V_INT, 1, 100 },
 	{ "rag.score-threshold", V_REAL, 0, 0 },
 	{ "rag.required", V_BOOL, 0, 0 },
+	{ "rag.timeout", V_DURATION, 0, 0 },
+	{ "rag.chunk-lines", V_INT, 1, 100000 },
+	{ "rag.chunk-overlap", V_INT, 0, 99999 },
+	{ "rag.embed-batch", V_INT, 1, 2048 },
+	{ "rag.max-file-size", V_INT, 0, 1 << 30 },
+	{ "rag.collection", V_NONEMPTY, 0, 0 },
+	{ "rag.embedding-model", V_NONEMPTY, 0, 0 },
 };
 
 static const struct known_key *find_known(const char *key)

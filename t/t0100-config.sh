@@ -295,4 +295,14 @@ test_expect_success 'outside a store' '
 	 grep "^fatal: not an aptix store" err)
 '
 
+test_expect_success 'retrieval and timeout keys are checked when set' '
+	test_must_fail aptix config rag.chunk-lines 0 2>err &&
+	grep "rag.chunk-lines" err &&
+	test_must_fail aptix config rag.timeout soon 2>err &&
+	grep "rag.timeout" err &&
+	aptix config openai.idle-timeout 30s &&
+	test "$(aptix config openai.idle-timeout)" = 30s &&
+	test_must_fail aptix config openai.idle-timeout never
+'
+
 test_done

@@ -272,6 +272,17 @@ test_expect_success 'a hung server and a short openai.timeout: failed, timed out
 	expect_failed_turn "hang up" "timed out|timeout"
 '
 
+test_expect_success 'a silent stream and a short openai.idle-timeout: failed, timed out' '
+	aptix config openai.idle-timeout 1s &&
+	test_when_finished "aptix config --unset openai.idle-timeout" &&
+	# each attempt times out (max-attempts is 2 here)
+	standin_fault "{\"kind\":\"hang\",\"max\":20,\"repeat\":2}" &&
+	start=$(date +%s) &&
+	test_expect_code 1 aptix continue -m "silent server" >out 2>err &&
+	test $(($(date +%s) - start)) -le 6 &&
+	expect_failed_turn "silent server" "timed out|timeout|idle"
+'
+
 test_expect_success 'nothing is left running, the store is sound' '
 	aptix status >status &&
 	! grep "in flight" status &&

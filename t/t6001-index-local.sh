@@ -267,10 +267,14 @@ test_expect_success 'an empty index: rag-query says so' '
 test_expect_success 'bad settings and usage are refused' '
 	test_expect_code 129 aptix -C ws rag-query &&
 	test_expect_code 129 aptix -C ws index --reset lib &&
-	aptix -C ws config rag.chunk-lines 0 &&
+	test_must_fail aptix -C ws config rag.chunk-lines 0 2>err &&
+	grep "rag.chunk-lines" err &&
+	# a hand-edited file is checked when the value is used
+	cp ws/.aptix/config config.saved &&
+	printf "[rag]\n\tchunk-lines = 0\n" >>ws/.aptix/config &&
 	test_must_fail aptix -C ws index 2>err &&
 	grep "rag.chunk-lines" err &&
-	aptix -C ws config --unset rag.chunk-lines &&
+	cp config.saved ws/.aptix/config &&
 	test_must_fail aptix -C ws index --backend nope 2>err &&
 	grep "must be .local. or .qdrant." err
 '

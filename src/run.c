@@ -785,9 +785,10 @@ static int commit_end(aptix_run_result *res, aptix_repo *repo,
 	s.session_type = (char *)"agent";
 	s.transport = (char *)(o->no_stream ? "http" : "sse");
 	s.workspace = t->workspace;
+	/* the first line of the instruction: title and reflog reason */
+	aptix_summary_line(title, TITLE_MAX, p->instruction.ptr,
+			   p->instruction.len);
 	if (!p->has_parent || strcmp(p->parent_conv, p->conv)) {
-		aptix_summary_line(title, TITLE_MAX, p->instruction.ptr,
-				   p->instruction.len);
 		s.title = title;
 		if (p->has_parent)
 			s.forked_from = (char *)p->parent_conv;

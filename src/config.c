@@ -869,72 +869,47 @@ static const struct entry *typed_entry(int *r, const aptix_config *cfg,
 	return *r < 0 ? NULL : e;
 }
 
+/*
+ * The typed getters: the default unless the key is set; a set value must
+ * parse (and fit a known key's range), else a message naming key and
+ * value.
+ */
+#define GET_TYPED(parse) do { \
+	const struct entry *e; \
+	const char *why; \
+	int r; \
+	APTIX_ASSERT_ARG(out); \
+	APTIX_ASSERT_ARG(key); \
+	*out = dflt; \
+	if (!(e = typed_entry(&r, cfg, key))) \
+		return r; \
+	if ((why = parse(out, e->value))) \
+		return bad_value(e->key, e->value, why); \
+	return 0; \
+} while (0)
+
 int aptix_config_get_long(long *out, const aptix_config *cfg,
 			  const char *key, long dflt)
 {
-	const struct entry *e;
-	const char *why;
-	int r;
-
-	APTIX_ASSERT_ARG(out);
-	APTIX_ASSERT_ARG(key);
-	*out = dflt;
-	if (!(e = typed_entry(&r, cfg, key)))
-		return r;
-	if ((why = parse_long(out, e->value)))
-		return bad_value(e->key, e->value, why);
-	return 0;
+	GET_TYPED(parse_long);
 }
 
 int aptix_config_get_bool(int *out, const aptix_config *cfg,
 			  const char *key, int dflt)
 {
-	const struct entry *e;
-	const char *why;
-	int r;
-
-	APTIX_ASSERT_ARG(out);
-	APTIX_ASSERT_ARG(key);
-	*out = dflt;
-	if (!(e = typed_entry(&r, cfg, key)))
-		return r;
-	if ((why = parse_bool(out, e->value)))
-		return bad_value(e->key, e->value, why);
-	return 0;
+	GET_TYPED(parse_bool);
 }
 
 int aptix_config_get_duration_ms(int64_t *out, const aptix_config *cfg,
 				 const char *key, int64_t dflt)
 {
-	const struct entry *e;
-	const char *why;
-	int r;
-
-	APTIX_ASSERT_ARG(out);
-	APTIX_ASSERT_ARG(key);
-	*out = dflt;
-	if (!(e = typed_entry(&r, cfg, key)))
-		return r;
-	if ((why = parse_duration(out, e->value)))
-		return bad_value(e->key, e->value, why);
-	return 0;
+	GET_TYPED(parse_duration);
 }
 
 int aptix_config_get_double(double *out, const aptix_config *cfg,
 			    const char *key, double dflt)
 {
-	const struct entry *e;
-	const char *why;
-	int r;
-
-	APTIX_ASSERT_ARG(out);
-	APTIX_ASSERT_ARG(key);
-	*out = dflt;
-	if (!(e = typed_entry(&r, cfg, key)))
-		return r;
-	if ((why = parse_double(out, e->value)))
-		return bad_value(e->key, e->value, why);
-	return 0;
+	GET_TYPED(parse_double);
 }
 
 int aptix_config_foreach(const aptix_config *cfg, aptix_config_cb cb,

@@ -53,4 +53,15 @@ APTIX_EXTERN(int) aptix_buf_read_fd(aptix_buf *b, int fd);
 /** Read a whole file by path. APTIX_ENOTFOUND when it does not exist. */
 APTIX_EXTERN(int) aptix_buf_read_file(aptix_buf *b, const char *path);
 
+/**
+ * @brief Length of the well-formed UTF-8 sequence at s (1 to 4 bytes;
+ *        1 for ASCII, NUL included), or 0 when the bytes there are not
+ *        well-formed UTF-8 (stray continuation, overlong form, surrogate,
+ *        beyond U+10FFFF, or a sequence cut by the end of avail).
+ * @param avail bytes readable at s (at least 1)
+ */
+APTIX_EXTERN(size_t) aptix_utf8_seqlen(const unsigned char *s, size_t avail);
+/** @brief Whether s[0..len) is well-formed UTF-8 holding no NUL byte. */
+APTIX_EXTERN(int) aptix_utf8_valid(const char *s, size_t len);
+
 #endif

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "buf.h"
 #include "odb.h"
+#include "object.h"
 
 typedef struct aptix_repo aptix_repo;
 
@@ -40,8 +41,30 @@ APTIX_EXTERN(const char *) aptix_repo_workdir(const aptix_repo *repo);
 /** @note Borrowed, valid until aptix_repo_free(). */
 APTIX_EXTERN(aptix_odb *) aptix_repo_odb(aptix_repo *repo);
 
+/**
+ * 1 when the store was opened read-only: its files (or the file system)
+ * cannot be written by this user. Reads work; writes fail.
+ */
+APTIX_EXTERN(int) aptix_repo_readonly(const aptix_repo *repo);
+
 /** Bytes the store's files take on disk (data.mdb actually allocated). */
 APTIX_EXTERN(int) aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo);
+
+/*
+ * Typed lookups: read an object, check its type and parse it, in one
+ * call. Each returns 0; APTIX_ENOTFOUND when the object is missing;
+ * APTIX_EINVALID when it is another type (the message names both);
+ * APTIX_ECORRUPT or a parse error when its bytes are damaged. What out
+ * holds on return is owned by the caller (aptix_session_release(),
+ * aptix_turn_release(), aptix_buf_release()), also on failure.
+ */
+APTIX_EXTERN(int) aptix_session_lookup(aptix_session *out, aptix_repo *repo,
+				       const aptix_oid *id);
+APTIX_EXTERN(int) aptix_turn_lookup(aptix_turn *out, aptix_repo *repo,
+				    const aptix_oid *id);
+/** The content of a blob, replacing what out held. */
+APTIX_EXTERN(int) aptix_blob_lookup(aptix_buf *out, aptix_repo *repo,
+				    const aptix_oid *id);
 
 /*
  * Write transactions: everything a command changes (objects, index

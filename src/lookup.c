@@ -1,0 +1,50 @@
+/*
+ * src/lookup.c - typed object lookups: read, check the type, parse.
+ */
+#include "common.h"
+#include "repo.h"
+
+static int read_typed(aptix_buf *out, aptix_repo *repo, const aptix_oid *id,
+		      aptix_otype want)
+{
+	aptix_otype type;
+	int r = aptix_odb_read(out, &type, repo->odb, id, 0);
+
+	if (r == 0 && type != want) {
+		aptix_error_set(APTIX_ERROR_OBJECT, "object '%s' is a %s, not "
+				"a %s", aptix_oid_hex(id),
+				aptix_otype_name(type), aptix_otype_name(want));
+		r = APTIX_EINVALID;
+	}
+	return r;
+}
+
+int aptix_session_lookup(aptix_session *out, aptix_repo *repo,
+			 const aptix_oid *id)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+	int r = read_typed(&data, repo, id, APTIX_OBJ_SESSION);
+
+	aptix_session_init(out);
+	if (r == 0)
+		r = aptix_session_parse(out, data.ptr, data.len);
+	aptix_buf_release(&data);
+	return r;
+}
+
+int aptix_turn_lookup(aptix_turn *out, aptix_repo *repo, const aptix_oid *id)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+	int r = read_typed(&data, repo, id, APTIX_OBJ_TURN);
+
+	aptix_turn_init(out);
+	if (r == 0)
+		r = aptix_turn_parse(out, data.ptr, data.len);
+	aptix_buf_release(&data);
+	return r;
+}
+
+int aptix_blob_lookup(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
+{
+	return read_typed(out, repo, id, APTIX_OBJ_BLOB);
+}

@@ -175,53 +175,16 @@ static void print_dry_run(const aptix_run_result *res, const char *base)
 	json_decref(req);
 }
 
-/*
- * The context of the turn: the active files of the working copy (git's
- * dirty files and those named) and the chunks retrieved for the
- * instruction. Called by the run once the instruction is stored, so a
- * failure here (retrieval with rag.required) still records the turn.
- * Other problems become warnings: the turn goes on where it can.
- */
-struct gather {
-	struct aptix_repo *repo;
-	const aptix_config *cfg;
-	const struct turn_cli *c;
-	aptix_openai_options http;
-};
-
-static int gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
-			  const char *instruction, size_t len, void *payload)
+/* The context of the turn: what the options ask the library to gather. */
+static void gather_options(aptix_gather_options *g, const struct turn_cli *c,
+			   const aptix_openai_options *http)
 {
-	struct gather *g = payload;
-	aptix_scan_options so = APTIX_SCAN_OPTIONS_INIT;
-	aptix_rag_query q = APTIX_RAG_QUERY_INIT;
-	aptix_buf query = APTIX_BUF_INIT;
-	int r = 0;
-
-	if (!g->c->no_files) {
-		so.root = aptix_repo_workdir(g->repo);
-		so.cfg = g->cfg;
-		so.paths = (const char *const *)g->c->files.items;
-		so.npaths = g->c->files.nr;
-		so.files_from = g->c->files_from;
-		if ((r = aptix_workspace_scan(files, &so)) < 0)
-			return r;
-	}
-	if (g->c->no_rag)
-		return 0;
-	if (aptix_buf_set(&query, instruction, len) < 0)
-		return APTIX_ERROR;
-	q.query = query.ptr;
-	q.http = g->http;
-	q.http.on_delta = NULL;
-	q.http.on_retry = NULL;
-	r = aptix_rag_retrieve(chunks, g->repo, g->cfg, &q);
-	if (r < 0)
-		aptix_error_set(APTIX_ERROR_QDRANT, "retrieval failed and "
-				"rag.required is set: %s",
-				aptix_error_last()->message);
-	aptix_buf_release(&query);
-	return r;
+	g->files = !c->no_files;
+	g->scan.paths = (const char *const *)c->files.items;
+	g->scan.npaths = c->files.nr;
+	g->scan.files_from = c->files_from;
+	g->rag = !c->no_rag;
+	g->query.http = *http;
 }
 
 int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
@@ -229,15 +192,13 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		 const struct turn_cli *c)
 {
 	aptix_run_options opts = APTIX_RUN_OPTIONS_INIT;
-	aptix_run_result res;
+	aptix_gather_options g = APTIX_GATHER_OPTIONS_INIT;
+	const aptix_run_result *res;
+	aptix_run *run = NULL;
 	aptix_config *cfg = NULL;
 	struct stream_state st;
 	struct sigaction sa, old_int, old_term;
-	aptix_file_set files;
-	aptix_chunk_set chunks;
 	aptix_buf wsid = APTIX_BUF_INIT;
-	struct gather g;
-	const char *base;
 	size_t i;
 	int r, rc;
 
@@ -246,9 +207,9 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	memset(&st, 0, sizeof(st));
 	st.tty = isatty(1);
 	st.json = c->json;
-	base = aptix_config_get(cfg, "openai.base-url");
-	if (!base || !*base)
-		base = APTIX_OPENAI_DEFAULT_BASE;
+	if (aptix_workspace_id(&wsid, cfg, c->workspace,
+			       aptix_repo_workdir(repo)) < 0)
+		die_aptix();
 	opts.kind = kind;
 	opts.from = from;
 	opts.instruction = instruction ? instruction->ptr : NULL;
@@ -260,27 +221,19 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	/* a continue leaves HEAD alone; a fork or rerun moves to its branch */
 	opts.switch_head = kind != APTIX_RUN_CONTINUE;
 	opts.cfg = cfg;
-	opts.http.base_url = base;
+	opts.http.base_url = aptix_config_get(cfg, "openai.base-url");
+	if (!opts.http.base_url || !*opts.http.base_url)
+		opts.http.base_url = APTIX_OPENAI_DEFAULT_BASE;
 	opts.http.api_key = getenv("OPENAI_API_KEY");
 	opts.http.cancel = &cancelled;
 	opts.http.on_delta = on_delta;
 	opts.http.on_retry = c->quiet ? NULL : on_retry;
 	opts.http.payload = &st;
-	{
-		long attempts = 0;
-		int64_t timeout = 0, idle = 0;
-
-		if (aptix_config_get_long(&attempts, cfg,
-					  "openai.max-attempts", 0) < 0 ||
-		    aptix_config_get_duration_ms(&timeout, cfg,
-						 "openai.timeout", 0) < 0 ||
-		    aptix_config_get_duration_ms(&idle, cfg,
-						 "openai.idle-timeout", 0) < 0)
-			die_aptix();
-		opts.http.max_attempts = (int)attempts;
-		opts.http.total_timeout_ms = (long)timeout;
-		opts.http.idle_timeout_ms = (long)idle;
-	}
+	opts.workspace = wsid.len ? wsid.ptr : NULL;
+	if (aptix_run_new(&run, repo, &opts) < 0 ||
+	    aptix_run_begin(run) < 0)
+		die_aptix();
+	res = aptix_run_result_of(run);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
@@ -288,76 +241,67 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 
-	aptix_file_set_init(&files);
-	aptix_chunk_set_init(&chunks);
-	if (aptix_workspace_id(&wsid, cfg, c->workspace,
-			       aptix_repo_workdir(repo)) < 0)
-		die_aptix();
-	g.repo = repo;
-	g.cfg = cfg;
-	g.c = c;
-	g.http = opts.http;
-	opts.files = &files;
-	opts.chunks = &chunks;
-	opts.gather = gather_context;
-	opts.gather_payload = &g;
-	opts.workspace = wsid.len ? wsid.ptr : NULL;
-
-	aptix_run_result_init(&res);
-	r = aptix_run_turn(&res, repo, &opts);
+	gather_options(&g, c, &opts.http);
+	/* a failed stage is recorded in the run: finish commits it */
+	if (aptix_run_gather(run, &g) == 0 && aptix_run_request(run) == 0 &&
+	    !c->dry_run)
+		aptix_run_send(run);
+	r = aptix_run_finish(run);
 
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 
-	if (c->dry_run && r == 0) {
-		print_dry_run(&res, base);
+	if (c->dry_run) {
+		if (aptix_run_state_of(run) != APTIX_RUN_FINISHED || r < 0 ||
+		    !res->request.len)
+			die_aptix();
+		print_dry_run(res, opts.http.base_url);
 		rc = 0;
 		goto done;
 	}
 	if (st.printed && !st.last_newline)
 		putchar('\n');
 	st.last_newline = 1;
-	if (!res.committed) {
-		/* nothing recorded: a fatal error before or at the store */
+	if (!res->committed) {
+		/* nothing recorded: a fatal error at the store */
 		fflush(stdout);
-		if (c->json) {
-			print_json(&res, r, &chunks);
-		}
+		if (c->json)
+			print_json(res, r, aptix_run_chunks(run));
 		die_aptix();
 	}
 	rc = r ? 1 : 0;
-	if (!c->json && !st.printed && !r && res.api.text.len) {
+	if (!c->json && !st.printed && !r && res->api.text.len) {
 		/* not streamed (--no-stream): print it now */
 		if (st.tty)
-			cli_print_sanitized(stdout, res.api.text.ptr,
-					    res.api.text.len);
+			cli_print_sanitized(stdout, res->api.text.ptr,
+					    res->api.text.len);
 		else
-			fwrite(res.api.text.ptr, 1, res.api.text.len, stdout);
-		if (res.api.text.ptr[res.api.text.len - 1] != '\n')
+			fwrite(res->api.text.ptr, 1, res->api.text.len,
+			       stdout);
+		if (res->api.text.ptr[res->api.text.len - 1] != '\n')
 			putchar('\n');
 	}
 	fflush(stdout);
 	if (c->json)
-		print_json(&res, r, &chunks);
-	for (i = 0; i < res.nwarnings && !c->quiet; i++)
-		warning("%s", res.warnings[i]);
+		print_json(res, r, aptix_run_chunks(run));
+	for (i = 0; i < res->nwarnings && !c->quiet; i++)
+		warning("%s", res->warnings[i]);
 	if (r) {
-		error("%s", res.error_message ? res.error_message :
+		error("%s", res->error_message ? res->error_message :
 		      aptix_error_last()->message);
 		fprintf(stderr, "[%.8s %s] failed; the instruction is kept: "
-			"retry with 'aptix rerun %s'\n", res.conversation,
-			short_id(&res.session), short_id(&res.session));
+			"retry with 'aptix rerun %s'\n", res->conversation,
+			short_id(&res->session), short_id(&res->session));
 	} else if (!c->quiet) {
 		fprintf(stderr, "[%.8s %s] %ld tokens (%ld in, %ld out), "
-			"%.1f s\n", res.conversation, short_id(&res.session),
-			res.api.usage.total_tokens, res.api.usage.input_tokens,
-			res.api.usage.output_tokens,
-			res.duration_ms / 1000.0);
+			"%.1f s\n", res->conversation, short_id(&res->session),
+			res->api.usage.total_tokens,
+			res->api.usage.input_tokens,
+			res->api.usage.output_tokens,
+			res->duration_ms / 1000.0);
 	}
 done:
-	aptix_run_result_release(&res);
-	aptix_file_set_release(&files);
-	aptix_chunk_set_release(&chunks);
+	aptix_run_free(run);
 	aptix_buf_release(&wsid);
 	aptix_config_free(cfg);
 	return rc;

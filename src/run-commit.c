@@ -1,0 +1,465 @@
+/*
+ * src/run-commit.c - the two writes of a turn, and the recovery of turns
+ * whose process died.
+ *
+ * The first write (aptix_run__claim) stores the instruction blob and
+ * claims the conversation: a record in the running table naming the
+ * process and holding the pending turn's canonical bytes, so that a
+ * crash leaves all that recovery needs to record the turn as failed.
+ * The pending turn is not stored as an object: the snapshot that ends
+ * the turn stores the final one.
+ *
+ * The second write (aptix_run__commit) stores the payloads, the turn and
+ * the session, releases the claim and, for a completed turn, moves the
+ * conversation's ref (compare-and-swap against the parent the turn was
+ * planned on) and HEAD when asked.
+ */
+#include "common.h"
+#include "repo.h"
+#include "run-int.h"
+#include "running.h"
+#include "aptix/refs.h"
+#include "aptix/index.h"
+#include <jansson.h>
+#include <unistd.h>
+
+#define TITLE_MAX 72
+
+static int write_blob(aptix_oid *id, aptix_txn *tx, const void *data,
+		      size_t len)
+{
+	return aptix_txn_write_object(id, tx, APTIX_OBJ_BLOB, data, len);
+}
+
+static int write_turn(aptix_oid *id, aptix_txn *tx, const aptix_turn *t)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	int r = aptix_turn_serialize(&b, t);
+
+	if (!r)
+		r = aptix_txn_write_object(id, tx, APTIX_OBJ_TURN, b.ptr,
+					   b.len);
+	aptix_buf_release(&b);
+	return r;
+}
+
+static int write_session(aptix_oid *id, aptix_txn *tx,
+			 const aptix_session *s)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	int r = aptix_session_serialize(&b, s);
+
+	if (!r)
+		r = aptix_txn_write_object(id, tx, APTIX_OBJ_SESSION, b.ptr,
+					   b.len);
+	aptix_buf_release(&b);
+	return r;
+}
+
+/* --- the first write ---------------------------------------------------- */
+
+static int running_record(aptix_buf *out, aptix_oid *turn_id,
+			  const aptix_run *run)
+{
+	aptix_buf bytes = APTIX_BUF_INIT;
+	json_t *o;
+	char host[65];
+	char *s;
+	int r;
+
+	if ((r = aptix_turn_serialize(&bytes, &run->turn)) < 0 ||
+	    (r = aptix_object_hash(turn_id, APTIX_OBJ_TURN, bytes.ptr,
+				   bytes.len)) < 0) {
+		aptix_buf_release(&bytes);
+		return r;
+	}
+	aptix__host_name(host);
+	o = json_object();
+	json_object_set_new(o, "pid", json_integer((json_int_t)getpid()));
+	json_object_set_new(o, "start", json_integer((json_int_t)
+			    aptix__proc_starttime((long)getpid())));
+	json_object_set_new(o, "host", json_string(host));
+	json_object_set_new(o, "since", json_integer(run->started));
+	json_object_set_new(o, "turn", json_string(aptix_oid_hex(turn_id)));
+	json_object_set_new(o, "instruction",
+			    json_string(aptix_oid_hex(&run->turn.instruction)));
+	json_object_set_new(o, "pending", json_stringn(bytes.ptr,
+						       bytes.len));
+	if (run->has_parent)
+		json_object_set_new(o, "parent",
+				    json_string(aptix_oid_hex(&run->parent)));
+	aptix_buf_release(&bytes);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	if (!s)
+		return aptix_error_oom();
+	r = aptix_buf_set(out, s, strlen(s));
+	free(s);
+	return r;
+}
+
+int aptix_run__claim(aptix_run *run)
+{
+	aptix_txn *tx = NULL;
+	aptix_buf rec = APTIX_BUF_INIT, ref = APTIX_BUF_INIT;
+	int r;
+
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, run->conv);
+	if ((r = aptix_txn_new(&tx, run->repo)) < 0 ||
+	    (r = write_blob(&run->turn.instruction, tx, run->instruction.ptr,
+			    run->instruction.len)) < 0 ||
+	    (r = running_record(&rec, &run->pending, run)) < 0 ||
+	    (r = aptix_txn__running_claim(tx, run->conv, rec.ptr)) < 0 ||
+	    /* the head this turn was planned on must still be the head */
+	    (r = aptix_txn__ref_verify(tx, ref.ptr, run->new_conv ? NULL :
+				       run->has_parent ? &run->parent :
+				       NULL)) < 0)
+		goto done;
+	r = aptix_txn_commit(tx);
+	if (r == APTIX_EEXISTS) {
+		/* a dead process left a claim: recover it, then retry */
+		if ((r = aptix_run_recover(run->repo, NULL)) < 0)
+			goto done;
+		r = aptix_txn_commit(tx);
+	}
+	if (r == APTIX_EMISMATCH) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' is "
+				"busy: another turn moved its head just now; "
+				"run this one again", run->conv);
+		r = APTIX_ELOCKED;
+	}
+done:
+	aptix_txn_free(tx);
+	aptix_buf_release(&rec);
+	aptix_buf_release(&ref);
+	return r;
+}
+
+/* --- the second write --------------------------------------------------- */
+
+static void drop_context_refs(aptix_turn *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nfiles; i++) {
+		free(t->files[i].path);
+		free(t->files[i].sha256);
+	}
+	for (i = 0; i < t->nchunks; i++) {
+		free(t->chunks[i].chunk_id);
+		free(t->chunks[i].path);
+		free(t->chunks[i].content_hash);
+	}
+	free(t->files);
+	free(t->chunks);
+	t->files = NULL;
+	t->chunks = NULL;
+	t->nfiles = t->nchunks = 0;
+}
+
+/*
+ * The file and chunk refs of the turn (owned copies), with their content
+ * stored as blobs in tx (the same content is one object).
+ */
+static int record_context(aptix_turn *t, aptix_txn *tx,
+			  const aptix_file_set *files,
+			  const aptix_chunk_set *chunks, int slim)
+{
+	size_t i;
+	int r;
+
+	drop_context_refs(t);
+	if (files->n && !(t->files = aptix__calloc(files->n,
+						   sizeof(*t->files))))
+		return APTIX_ERROR;
+	for (i = 0; i < files->n; i++) {
+		const aptix_active_file *f = &files->v[i];
+		aptix_file_ref *fr = &t->files[t->nfiles];
+
+		if (f->action == APTIX_FILE_UNREADABLE)
+			continue;
+		fr->size = f->size;
+		fr->touched = f->touched;
+		fr->sent = f->action == APTIX_FILE_SEND;
+		fr->too_large = f->action == APTIX_FILE_TOO_LARGE;
+		fr->binary = f->action == APTIX_FILE_BINARY;
+		t->nfiles++;
+		if (!(fr->path = aptix__strdup(f->path)) ||
+		    !(fr->sha256 = aptix__strdup(f->sha256)))
+			return APTIX_ERROR;
+		if (!f->too_large && !slim) {
+			if ((r = write_blob(&fr->content, tx, f->content.ptr,
+					    f->content.len)) < 0)
+				return r;
+			fr->has_content = 1;
+		}
+	}
+	if (chunks->n && !(t->chunks = aptix__calloc(chunks->n,
+						     sizeof(*t->chunks))))
+		return APTIX_ERROR;
+	for (i = 0; i < chunks->n; i++) {
+		const aptix_rag_chunk *c = &chunks->v[i];
+		aptix_chunk_ref *cr = &t->chunks[i];
+
+		cr->start_line = c->start_line;
+		cr->end_line = c->end_line;
+		cr->score = (long)(c->score * 1e6 + (c->score < 0 ? -0.5 :
+							    0.5));
+		cr->sent = c->sent;
+		t->nchunks++;
+		if (!(cr->chunk_id = aptix__strdup(c->chunk_id)) ||
+		    !(cr->path = aptix__strdup(c->path)) ||
+		    !(cr->content_hash = aptix__strdup(c->content_hash)))
+			return APTIX_ERROR;
+		if (!slim && (r = write_blob(&cr->snippet, tx, c->text.ptr,
+					     c->text.len)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The payloads: raw request and response, and the answer. */
+static int record_payloads(aptix_turn *t, aptix_txn *tx,
+			   const aptix_run_result *res, int completed)
+{
+	int r;
+
+	memset(&t->request, 0, sizeof(t->request));
+	memset(&t->response, 0, sizeof(t->response));
+	memset(&t->answer, 0, sizeof(t->answer));
+	if (res->request.len &&
+	    (r = write_blob(&t->request, tx, res->request.ptr,
+			    res->request.len)) < 0)
+		return r;
+	if (res->api.raw.len &&
+	    (r = write_blob(&t->response, tx, res->api.raw.ptr,
+			    res->api.raw.len)) < 0)
+		return r;
+	/* a failed turn keeps the text that did arrive */
+	if ((completed || res->api.text.len) &&
+	    (r = write_blob(&t->answer, tx, res->api.text.ptr,
+			    res->api.text.len)) < 0)
+		return r;
+	return 0;
+}
+
+/* The session snapshot of the turn (owned strings). */
+static int make_session(aptix_session *s, const aptix_run *run,
+			const char *title, int completed)
+{
+	const aptix_turn *t = &run->turn;
+
+	aptix_session_init(s);
+	s->parent = run->parent;
+	s->has_parent = run->has_parent;
+	s->status = completed ? APTIX_SESSION_COMMITTED :
+		APTIX_SESSION_FAILED;
+	s->created_at = aptix_now_ms();
+	s->duration_ms = s->created_at > run->started ?
+		s->created_at - run->started : 0;
+	s->usage = t->usage;
+	s->conversation = aptix__strdup(run->conv);
+	s->session_type = aptix__strdup("agent");
+	s->transport = aptix__strdup(run->o.no_stream ? "http" : "sse");
+	if (!s->conversation || !s->session_type || !s->transport)
+		return APTIX_ERROR;
+	if (t->workspace && !(s->workspace = aptix__strdup(t->workspace)))
+		return APTIX_ERROR;
+	/* roots and forks carry the conversation's title */
+	if (!run->has_parent || strcmp(run->parent_conv, run->conv)) {
+		if (!(s->title = aptix__strdup(title)))
+			return APTIX_ERROR;
+		if (run->has_parent &&
+		    !(s->forked_from = aptix__strdup(run->parent_conv)))
+			return APTIX_ERROR;
+	}
+	return 0;
+}
+
+static int move_ref(aptix_txn *tx, const aptix_run *run, const char *title)
+{
+	aptix_buf ref = APTIX_BUF_INIT, reason = APTIX_BUF_INIT;
+	aptix_oid zero;
+	int r;
+
+	memset(&zero, 0, sizeof(zero));
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, run->conv);
+	aptix_buf_printf(&reason, "%s: %.60s",
+			 run->o.kind == APTIX_RUN_FORK ? "fork" :
+			 run->o.kind == APTIX_RUN_RERUN ? "rerun" :
+			 "continue", title[0] ? title : "turn");
+	r = aptix_txn_ref_update(tx, ref.ptr, &run->res.session,
+				 run->new_conv || !run->has_parent ? &zero :
+				 &run->parent, reason.ptr);
+	if (!r && run->o.switch_head)
+		r = aptix_txn_symref_update(tx, "HEAD", ref.ptr, reason.ptr);
+	aptix_buf_release(&ref);
+	aptix_buf_release(&reason);
+	return r;
+}
+
+int aptix_run__commit(aptix_run *run, int completed)
+{
+	aptix_run_result *res = &run->res;
+	aptix_turn *t = &run->turn;
+	aptix_session s;
+	aptix_txn *tx = NULL;
+	char title[TITLE_MAX + 1];
+	int r;
+
+	/* the first line of the instruction: title and reflog reason */
+	aptix_summary_line(title, TITLE_MAX, run->instruction.ptr,
+			   run->instruction.len);
+	t->status = completed ? APTIX_TURN_COMPLETED : APTIX_TURN_FAILED;
+	if ((r = make_session(&s, run, title, completed)) < 0 ||
+	    (r = aptix_txn_new(&tx, run->repo)) < 0)
+		goto done;
+	if (!run->slim && (r = record_payloads(t, tx, res, completed)) < 0)
+		goto done;
+	if (run->slim) {
+		memset(&t->request, 0, sizeof(t->request));
+		memset(&t->response, 0, sizeof(t->response));
+		memset(&t->answer, 0, sizeof(t->answer));
+	}
+	if ((r = record_context(t, tx, &run->files, &run->chunks,
+				run->slim)) < 0 ||
+	    (r = write_turn(&res->turn, tx, t)) < 0)
+		goto done;
+	s.turn = res->turn;
+	if ((r = write_session(&res->session, tx, &s)) < 0 ||
+	    (r = aptix_txn__running_release(tx, run->conv, &run->pending,
+					     0)) < 0)
+		goto done;
+	if (completed && (r = move_ref(tx, run, title)) < 0)
+		goto done;
+	r = aptix_txn_commit(tx);
+done:
+	aptix_session_release(&s);
+	aptix_txn_free(tx);
+	return r;
+}
+
+/* --- recovery ----------------------------------------------------------- */
+
+struct dead {
+	char conv[APTIX_CONV_MAXLEN + 1];
+	struct running_rec rec;
+	int unreadable;
+};
+
+struct dead_list {
+	struct dead *v;
+	size_t n;
+};
+
+static int collect_dead(const void *key, size_t klen, const void *val,
+			size_t vlen, void *payload)
+{
+	struct dead_list *dl = payload;
+	struct running_rec rr;
+	struct dead *d;
+	int bad = aptix__parse_running(&rr, val, vlen) < 0;
+
+	if ((!bad && aptix__process_alive(rr.pid, rr.start, rr.host)) ||
+	    klen > APTIX_CONV_MAXLEN) {
+		aptix__running_rec_release(&rr);
+		return 0;
+	}
+	d = aptix__realloc(dl->v, (dl->n + 1) * sizeof(*d));
+	if (!d) {
+		aptix__running_rec_release(&rr);
+		return APTIX_ERROR;
+	}
+	dl->v = d;
+	d = &dl->v[dl->n++];
+	memcpy(d->conv, key, klen);
+	d->conv[klen] = '\0';
+	d->rec = rr;
+	d->unreadable = bad;
+	return 0;
+}
+
+/* The failed snapshot of a turn whose process died. */
+static int record_dead(aptix_txn *tx, const struct dead *d, aptix_turn *t)
+{
+	aptix_session s;
+	aptix_oid turn_id, sid;
+	char msg[200];
+	int r;
+
+	snprintf(msg, sizeof(msg), "interrupted: the process running this "
+		 "turn (pid %ld on %s) died before it finished", d->rec.pid,
+		 d->rec.host);
+	t->status = APTIX_TURN_FAILED;
+	t->status_at = aptix_now_ms();
+	t->errors = aptix__calloc(1, sizeof(char *));
+	if (!t->errors || !(t->errors[0] = aptix__strdup(msg)))
+		return APTIX_ERROR;
+	t->nerrors = 1;
+	aptix_session_init(&s);
+	s.parent = d->rec.parent;
+	s.has_parent = d->rec.has_parent;
+	s.status = APTIX_SESSION_FAILED;
+	s.created_at = t->status_at;
+	s.duration_ms = t->status_at > t->created_at ?
+		t->status_at - t->created_at : 0;
+	s.conversation = aptix__strdup(t->conversation);
+	s.session_type = aptix__strdup("agent");
+	if (!s.conversation || !s.session_type)
+		r = APTIX_ERROR;
+	else if ((r = write_turn(&turn_id, tx, t)) == 0) {
+		s.turn = turn_id;
+		r = write_session(&sid, tx, &s);
+	}
+	aptix_session_release(&s);
+	return r;
+}
+
+static int recover_one(aptix_repo *repo, const struct dead *d)
+{
+	aptix_turn t;
+	aptix_txn *tx = NULL;
+	int r;
+
+	if ((r = aptix_txn_new(&tx, repo)) < 0)
+		return r;
+	aptix_turn_init(&t);
+	if (!d->unreadable && d->rec.pending &&
+	    aptix_turn_parse(&t, d->rec.pending, strlen(d->rec.pending)) == 0)
+		r = record_dead(tx, d, &t);
+	else
+		aptix_error_clear();	/* no readable turn: just release */
+	aptix_turn_release(&t);
+	if (!r)
+		r = aptix_txn__running_release(tx, d->conv, &d->rec.turn, 1);
+	if (!r)
+		r = aptix_txn_commit(tx);
+	aptix_txn_free(tx);
+	if (r == APTIX_ENOTFOUND) {
+		/* another process recovered it first: nothing to do */
+		aptix_error_clear();
+		r = 0;
+	}
+	return r;
+}
+
+int aptix_run_recover(aptix_repo *repo, size_t *recovered)
+{
+	struct dead_list dl = { NULL, 0 };
+	size_t i;
+	int r;
+
+	if (recovered)
+		*recovered = 0;
+	r = repo->store->iter(repo->store, APTIX_TABLE_RUNNING, NULL, 0,
+			      collect_dead, &dl);
+	for (i = 0; !r && i < dl.n; i++) {
+		r = recover_one(repo, &dl.v[i]);
+		if (!r && recovered)
+			(*recovered)++;
+	}
+	for (i = 0; i < dl.n; i++)
+		aptix__running_rec_release(&dl.v[i].rec);
+	free(dl.v);
+	return r;
+}

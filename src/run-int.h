@@ -1,0 +1,64 @@
+/*
+ * src/run-int.h - the state of a turn being run (internal; see
+ * aptix/run.h). run.c drives the stages; run-request.c builds the
+ * request; run-commit.c does the two writes and the recovery of turns
+ * whose process died.
+ */
+#ifndef APTIX_SRC_RUN_INT_H
+#define APTIX_SRC_RUN_INT_H
+
+#include "aptix/run.h"
+#include "aptix/refs.h"
+#include "chain.h"
+
+struct aptix_run {
+	aptix_repo *repo;
+	aptix_run_options o;		/* a copy; o.http.cancel is set */
+	volatile sig_atomic_t no_cancel;
+	aptix_run_state state;
+	int claimed;			/* begin's write is done */
+	int context_given;		/* gather or set_context was called */
+	aptix_run_result res;
+	aptix_file_set files;
+	aptix_chunk_set chunks;
+	struct aptix__chain chain;	/* the parent's ancestors, read once */
+
+	/* where the turn goes */
+	char conv[APTIX_CONV_MAXLEN + 1];
+	aptix_oid parent;
+	int has_parent;
+	char parent_conv[APTIX_CONV_MAXLEN + 1];
+	int new_conv;			/* the ref must not exist yet */
+	aptix_buf instruction;
+
+	/* the response chain */
+	char *model;
+	char *previous;			/* previous_response_id to use */
+	int restart;			/* rehydrate instead of chaining */
+	char *expired_id;		/* for the warning */
+	int64_t expired_at;
+	size_t rehydrated;		/* turns rehydrated into the request */
+
+	/* settings */
+	int64_t chain_ttl;
+	long window_turns, window_chars, summary_chars;
+
+	aptix_turn turn;		/* the turn being built */
+	aptix_oid pending;		/* id of the pending turn (the claim) */
+	int64_t started;
+	int fail_rc;			/* the failure finish records */
+	int slim;			/* store no payloads: the store is full */
+};
+
+int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)
+	APTIX_FORMAT(2, 3);
+
+/* run-request.c */
+int aptix_run__plan_context(aptix_run *run);
+int aptix_run__build_request(aptix_run *run);
+
+/* run-commit.c */
+int aptix_run__claim(aptix_run *run);
+int aptix_run__commit(aptix_run *run, int completed);
+
+#endif

@@ -575,6 +575,14 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 	st.paths = (const char *const *)files.items;
 	st.npaths = files.nr;
 	st.files_from = files_from;
+	/*
+	 * Like git status refreshing the index: turns whose process died
+	 * are recorded as failed when the store can be written; on a
+	 * read-only store they are listed as dead.
+	 */
+	if (!aptix_repo_readonly(repo) && aptix_run_recover(repo, NULL) < 0)
+		warning("cannot record the turns of dead processes as failed: "
+			"%s", aptix_error_last()->message);
 	gather(&st);
 	gather_files(&st);
 	if (json)

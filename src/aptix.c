@@ -14,7 +14,13 @@
 #include "cli.h"
 #include "commands.h"
 
-enum cmd_flags { NEED_REPO = 1 };
+/*
+ * NEED_REPO: open the store first. WRITES: the command writes to the
+ * store, so turns left pending by a process that died are first recorded
+ * as failed (opening a store never writes; read-only commands work on a
+ * store the user cannot write).
+ */
+enum cmd_flags { NEED_REPO = 1, WRITES = 2 };
 enum cmd_category { CAT_PORCELAIN, CAT_PLUMBING };
 
 struct cmd_struct {
@@ -28,23 +34,23 @@ struct cmd_struct {
 static const struct cmd_struct commands[] = {
 	{ "cat-object", cmd_cat_object, NEED_REPO, CAT_PLUMBING,
 	  "show the content, type or size of objects" },
-	{ "commit-session", cmd_commit_session, NEED_REPO, CAT_PLUMBING,
+	{ "commit-session", cmd_commit_session, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "create a session snapshot from a turn (no ref moves)" },
 	{ "config", cmd_config, NEED_REPO, CAT_PORCELAIN,
 	  "get and set options" },
-	{ "continue", cmd_continue, NEED_REPO, CAT_PORCELAIN,
+	{ "continue", cmd_continue, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "run one turn in the current conversation" },
 	{ "diff", cmd_diff, NEED_REPO, CAT_PORCELAIN,
 	  "show what changed in the context between two sessions" },
 	{ "for-each-ref", cmd_for_each_ref, NEED_REPO, CAT_PLUMBING,
 	  "list refs with their ids and conversations" },
-	{ "fork", cmd_fork, NEED_REPO, CAT_PORCELAIN,
+	{ "fork", cmd_fork, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "start a new conversation from any session" },
 	{ "fsck", cmd_fsck, NEED_REPO, CAT_PLUMBING,
 	  "verify the objects, refs and index of the store" },
 	{ "hash-object", cmd_hash_object, 0, CAT_PLUMBING,
 	  "compute object ids and optionally store objects" },
-	{ "index", cmd_index, NEED_REPO, CAT_PORCELAIN,
+	{ "index", cmd_index, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "index the workspace's files for retrieval (RAG)" },
 	{ "init", cmd_init, 0, CAT_PORCELAIN,
 	  "create an empty aptix store" },
@@ -54,9 +60,9 @@ static const struct cmd_struct commands[] = {
 	  "print the chunks retrieval finds for a text" },
 	{ "reflog", cmd_reflog, NEED_REPO, CAT_PLUMBING,
 	  "show the history of a ref" },
-	{ "reindex", cmd_reindex, NEED_REPO, CAT_PLUMBING,
+	{ "reindex", cmd_reindex, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "rebuild the session index from the objects and refs" },
-	{ "rerun", cmd_rerun, NEED_REPO, CAT_PORCELAIN,
+	{ "rerun", cmd_rerun, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "run a session's instruction again, as a sibling branch" },
 	{ "rev-parse", cmd_rev_parse, NEED_REPO, CAT_PLUMBING,
 	  "turn names into object ids" },
@@ -66,13 +72,13 @@ static const struct cmd_struct commands[] = {
 	  "explain one turn: instruction, answer, sources, usage" },
 	{ "status", cmd_status, NEED_REPO, CAT_PORCELAIN,
 	  "show the current conversation and the turns in flight" },
-	{ "symbolic-ref", cmd_symbolic_ref, NEED_REPO, CAT_PLUMBING,
+	{ "symbolic-ref", cmd_symbolic_ref, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "read, set or delete a symbolic ref" },
-	{ "switch", cmd_switch, NEED_REPO, CAT_PORCELAIN,
+	{ "switch", cmd_switch, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "make a conversation current, or start a new one" },
-	{ "update-ref", cmd_update_ref, NEED_REPO, CAT_PLUMBING,
+	{ "update-ref", cmd_update_ref, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "update refs safely (compare-and-swap, atomic batches)" },
-	{ "write-turn", cmd_write_turn, NEED_REPO, CAT_PLUMBING,
+	{ "write-turn", cmd_write_turn, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "create a turn object from JSON and/or options" },
 };
 
@@ -188,6 +194,10 @@ static int run_command(const struct cmd_struct *cmd, int argc,
 			die_aptix();
 		if (aptix_repo_open(&repo, dir.ptr) < 0)
 			die_aptix();
+		if ((cmd->flags & WRITES) && !aptix_repo_readonly(repo) &&
+		    aptix_run_recover(repo, NULL) < 0)
+			warning("cannot record the turns of dead processes as "
+				"failed: %s", aptix_error_last()->message);
 	}
 	aptix_buf_release(&dir);
 	status = cmd->fn(argc, argv, repo);

@@ -5,7 +5,6 @@
 #include "repo.h"
 #include "odb-store.h"
 #include "aptix/refs.h"
-#include "aptix/run.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -132,13 +131,6 @@ int aptix_repo_open(aptix_repo **out, const char *dir)
 		aptix_repo_free(repo);
 		return r;
 	}
-	/*
-	 * Turns left pending by a process that died are marked failed by
-	 * the next command that opens the store. A store we cannot write
-	 * (read-only media) is still readable: the error is not fatal.
-	 */
-	if (aptix_run_recover(repo, NULL) < 0)
-		aptix_error_clear();
 	*out = repo;
 	return 0;
 }
@@ -318,6 +310,11 @@ const char *aptix_repo_workdir(const aptix_repo *repo)
 aptix_odb *aptix_repo_odb(aptix_repo *repo)
 {
 	return repo->odb;
+}
+
+int aptix_repo_readonly(const aptix_repo *repo)
+{
+	return repo->store->readonly(repo->store);
 }
 
 int aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo)

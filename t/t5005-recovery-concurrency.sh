@@ -126,7 +126,7 @@ test_expect_success 'kill -9 while streaming, then continue at once' '
 	aptix fsck
 '
 
-# Regression: every command that opens the store recovers dead turns; when
+# Regression: every command that writes (and status) recovers dead turns; when
 # several race to recover the same one, exactly one snapshot is recorded
 # (the claim release is strict). Three rounds make the race all but certain.
 test_expect_success 'commands recovering a dead turn at the same time record it once' '
@@ -164,7 +164,7 @@ test_expect_success 'setup: another conversation' '
 
 test_expect_success 'a second turn on a busy conversation fails at once' '
 	n=$(request_count) &&
-	standin_fault "{\"kind\":\"slow\",\"delay\":0.8}" &&
+	standin_fault "{\"kind\":\"slow\",\"delay\":3}" &&
 	start_turn first -m "the first of two concurrent turns" &&
 	first_pid=$pid &&
 	wait_for_requests $((n + 1)) &&

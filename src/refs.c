@@ -117,6 +117,21 @@ static int conv_id_ok(const char *id)
 	return 1;
 }
 
+const char *aptix_refs__conversation(const char *name)
+{
+	size_t n = strlen(APTIX_CONV_PREFIX);
+
+	/*
+	 * Only refs/conversations/<id> heads a conversation: another name
+	 * there (refs/conversations/a/b, or one longer than an id, which
+	 * the index would truncate onto another conversation) is a plain
+	 * ref.
+	 */
+	if (strncmp(name, APTIX_CONV_PREFIX, n) || !conv_id_ok(name + n))
+		return NULL;
+	return name + n;
+}
+
 int aptix_conv_check_id(const char *id)
 {
 	if (conv_id_ok(id))
@@ -366,18 +381,6 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 	if (r < 0)
 		goto done;
 	r = reflog_append(w, s, name, &cur_id, log_new, now, reason);
-	/*
-	 * Only refs/conversations/<id> heads a conversation: another name
-	 * there (refs/conversations/a/b, or one longer than an id, which
-	 * the index would truncate onto another conversation) is a plain
-	 * ref.
-	 */
-	if (!r && !strncmp(name, APTIX_CONV_PREFIX, strlen(APTIX_CONV_PREFIX))
-	    && conv_id_ok(name + strlen(APTIX_CONV_PREFIX))
-	    && (!newval || strncmp(newval, "ref: ", 5)))
-		r = aptix_index__set_head(w, s,
-					  name + strlen(APTIX_CONV_PREFIX),
-					  newval ? log_new : NULL, now);
 done:
 	aptix_ref_release(&ref);
 	aptix_buf_release(&cur);

@@ -31,13 +31,19 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 			 int strict,
 			 const aptix_oid *id, const void *data, size_t len);
 
-/* Refs inside a write (refs.c). */
+/*
+ * Refs inside a write (refs.c): the ref and its reflog entry only; the
+ * transaction (txn.c) applies what else a ref change implies.
+ */
 int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 		      const char *newval, int old_mode,
 		      const aptix_oid *old_id, const aptix_oid *log_new,
 		      const char *reason, int64_t now);
 
 enum { OLD_ANY = 0, OLD_ABSENT, OLD_EXACT };
+
+/* The conversation a ref name heads, or NULL (refs.c). */
+const char *aptix_refs__conversation(const char *name);
 
 /* The running table (txn.c, run.c). */
 int aptix_txn__running_claim(aptix_txn *tx, const char *conv,

@@ -1,6 +1,9 @@
 /*
  * src/txn.c - write transactions: a batch of object writes, index
- * records and ref updates, applied in one store write.
+ * records and ref updates, applied in one store write. The transaction
+ * is the coordinator: what a queued change implies elsewhere (a session's
+ * index records, a conversation ref's head record) is applied here, in
+ * apply_fn, and nowhere else.
  */
 #include "common.h"
 #include "repo.h"
@@ -395,6 +398,23 @@ int aptix_txn__running_release(aptix_txn *tx, const char *conv,
 	return o->name ? 0 : APTIX_ERROR;
 }
 
+/*
+ * A ref, its reflog entry and, for a conversation's ref, the index's
+ * record of the conversation's head: the one place that ties them.
+ */
+static int apply_ref(aptix_store_wtxn *w, aptix_store *s, struct op *o,
+		     int64_t now)
+{
+	const char *conv = aptix_refs__conversation(o->name);
+	int r = aptix_refs__apply(w, s, o->name, o->newval, o->old_mode,
+				  &o->old_id, &o->new_id, o->reason, now);
+
+	if (r < 0 || !conv || (o->newval && !strncmp(o->newval, "ref: ", 5)))
+		return r;
+	return aptix_index__set_head(w, s, conv, o->newval ? &o->new_id :
+				     NULL, now);
+}
+
 static int apply_fn(aptix_store_wtxn *w, void *payload)
 {
 	aptix_txn *tx = payload;
@@ -414,9 +434,7 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 			r = aptix_index__apply_session(w, s, o->sess);
 			break;
 		case OP_REF:
-			r = aptix_refs__apply(w, s, o->name, o->newval,
-					      o->old_mode, &o->old_id,
-					      &o->new_id, o->reason, now);
+			r = apply_ref(w, s, o, now);
 			break;
 		case OP_RUNNING_CLAIM:
 			r = running_claim(w, s, o);

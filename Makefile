@@ -3,7 +3,8 @@
 #
 #	make                      build everything
 #	make check                unit and shell tests, then again under
-#	                          ASan+UBSan (in build-asan/)
+#	                          ASan+UBSan (in build-asan/), then the
+#	                          threaded tests under TSan (in build-tsan/)
 #	make test                 the tests once, without sanitizers
 #	make install PREFIX=/usr/local DESTDIR=
 #	make deps                 install build and test dependencies (Debian)
@@ -156,7 +157,8 @@ $(O)/t/unit/aptix-unit: $(UNIT_OBJS) $(CLI_LIB_OBJS) $(O)/libaptix.a
 	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) \
 		$(CLI_LIB_OBJS) $(O)/libaptix.a $(LIBS) $(CHECK_LIBS)
 
-.PHONY: FORCE all check test unit-test shell-test check-asan install uninstall \
+.PHONY: FORCE all check test tsan-test unit-test shell-test check-asan \
+	install uninstall \
 	clean deps bench demo hdr-check valgrind lint fuzz
 
 unit-test: $(O)/t/unit/aptix-unit
@@ -167,6 +169,14 @@ test: all $(O)/t/unit/aptix-unit $(FUZZ_REPLAY)
 
 check: test
 	$(MAKE) O=build-asan SANITIZE=address,undefined CFLAGS='-O1 -g' test
+	$(MAKE) O=build-tsan SANITIZE=thread CFLAGS='-O1 -g' tsan-test
+
+# The unit suites that run threads (many turns at once on one store,
+# readers beside them), for the ThreadSanitizer pass of make check.
+TSAN_SUITES = run threads
+tsan-test: $(O)/t/unit/aptix-unit
+	APTIX_BUILD_DIR=$(abspath $(O)) APTIX_UNIT_SUITES='$(TSAN_SUITES)' \
+		$(MAKE) -C t test T=unit/run-unit.sh
 
 hdr-check:
 	@for h in include/aptix/*.h include/aptix/sys/*.h include/aptix.h; do \
@@ -270,7 +280,7 @@ fuzz: $(FUZZ_BINS)
 
 clean:
 	rm -rf aptix libaptix.a libaptix.so libaptix.pc libaptix.pc.prefix \
-		build-asan build-fuzz \
+		build-asan build-tsan build-fuzz \
 		src/*.[od] plumbing/*.[od] porcelain/*.[od] t/unit/*.[od] \
 		t/unit/aptix-unit t/fuzz/*.[od] t/fuzz/replay-*
 	$(MAKE) -C t clean

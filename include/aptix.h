@@ -11,14 +11,33 @@
  * Out-parameters come first; what _new/_open returns is freed with the
  * matching _free, which accepts NULL.
  *
+ * Threads: libaptix is made for long-running, multi-threaded processes.
+ *  - An aptix_repo may be shared by every thread of the process, and so
+ *    may what it hands out for reading (aptix_repo_odb()). Opening a
+ *    store the process has open already shares its LMDB environment;
+ *    each thread reads through its own read transaction.
+ *  - An aptix_run (a turn), an aptix_txn, an aptix_config and every
+ *    struct the caller holds (aptix_buf, aptix_turn, sets, results) are
+ *    used by one thread at a time; several runs may go on at once on
+ *    one repo, each on its own conversation.
+ *  - The library keeps no unlocked process-wide mutable state: the last
+ *    error is per thread; OpenSSL and libcurl are loaded once (under
+ *    pthread_once or a lock); digest, zlib and HTTP state is per thread
+ *    and freed when the thread exits.
+ *  - Signals are the caller's: the library installs no handler; a
+ *    cancel flag in the options stops a network call.
+ *
  * Caveats:
  *  - Objects are immutable; an id is the SHA-256 of the uncompressed
  *    "<type> <size>\0" header and content.
  *  - Do not share a repository handle across fork(): open it again in
  *    the child (an LMDB rule).
  *  - Do not put a store on a network file system (an LMDB rule).
- *  - One writer at a time per store; readers never wait for it. Write
- *    transactions are short: never hold one across a network call.
+ *  - One writer at a time per store (across threads and processes);
+ *    readers never wait for it. Write transactions are short: never
+ *    hold one across a network call.
+ *  - Opening a store never writes; a store the user cannot write opens
+ *    read-only (aptix_repo_readonly()).
  */
 #ifndef APTIX_H
 #define APTIX_H

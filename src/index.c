@@ -368,22 +368,29 @@ int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 	return conv_store(w, s, &ci);
 }
 
+struct session_view {
+	aptix_session_info *out;
+	const aptix_oid *id;
+};
+
+static int session_view_cb(const void *val, size_t vlen, void *payload)
+{
+	struct session_view *sv = payload;
+
+	return decode_session(sv->out, sv->id, val, vlen);
+}
+
 int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
 			const aptix_oid *id)
 {
-	const void *val;
-	size_t vlen;
-	int r = repo->store->peek(&val, &vlen, repo->store,
-				  APTIX_TABLE_SESSIONS, id->id, 32);
+	struct session_view sv = { out, id };
+	int r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, id->id,
+				  32, session_view_cb, &sv);
 
-	if (r == APTIX_ENOTFOUND) {
+	if (r == APTIX_ENOTFOUND)
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "session '%s' is not "
 				"in the index", aptix_oid_hex(id));
-		return r;
-	}
-	if (r < 0)
-		return r;
-	return decode_session(out, id, val, vlen);
+	return r;
 }
 
 struct sess_walk {
@@ -495,25 +502,32 @@ int aptix_index_children(aptix_repo *repo, const aptix_oid *parent,
 				 parent->id, 32, child_walk_cb, &cw);
 }
 
+struct conv_view {
+	aptix_conv_info *out;
+	const char *id;
+};
+
+static int conv_view_cb(const void *val, size_t vlen, void *payload)
+{
+	struct conv_view *cv = payload;
+
+	return decode_conv(cv->out, cv->id, strlen(cv->id), val, vlen);
+}
+
 int aptix_index_conversation(aptix_conv_info *out, aptix_repo *repo,
 			     const char *id)
 {
-	const void *val;
-	size_t vlen;
+	struct conv_view cv = { out, id };
 	int r;
 
 	if (!*id)
 		return APTIX_ENOTFOUND;
-	r = repo->store->peek(&val, &vlen, repo->store, APTIX_TABLE_CONVS,
-			      id, strlen(id));
-	if (r == APTIX_ENOTFOUND) {
+	r = repo->store->view(repo->store, APTIX_TABLE_CONVS, id, strlen(id),
+			      conv_view_cb, &cv);
+	if (r == APTIX_ENOTFOUND)
 		aptix_error_set(APTIX_ERROR_REPOSITORY,
 				"conversation '%s' not found", id);
-		return r;
-	}
-	if (r < 0)
-		return r;
-	return decode_conv(out, id, strlen(id), val, vlen);
+	return r;
 }
 
 struct conv_walk {

@@ -10,52 +10,69 @@ typedef struct {
 	aptix_store *store;
 } store_backend;
 
-static int sb_read(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
-		   const aptix_oid *id)
+struct sb_view {
+	aptix_buf *out;
+	aptix_otype *type;
+	size_t *size;
+};
+
+static int read_cb(const void *val, size_t vlen, void *payload)
+{
+	struct sb_view *v = payload;
+
+	return aptix_stored_decode(v->out, v->type, val, vlen);
+}
+
+static int header_cb(const void *val, size_t vlen, void *payload)
+{
+	struct sb_view *v = payload;
+	size_t hlen;
+
+	return aptix_stored_header(v->type, v->size, &hlen, val, vlen);
+}
+
+static int exists_cb(const void *val, size_t vlen, void *payload)
+{
+	(void)val;
+	(void)vlen;
+	(void)payload;
+	return 0;
+}
+
+static int sb_view(aptix_odb_backend *b, const aptix_oid *id,
+		   aptix_store_view_cb cb, struct sb_view *v)
 {
 	aptix_store *s = ((store_backend *)b)->store;
-	const void *val;
-	size_t vlen;
-	int r;
+	int r = s->view(s, APTIX_TABLE_OBJECTS, id->id, APTIX_OID_RAWSZ, cb,
+			v);
 
-	r = s->peek(&val, &vlen, s, APTIX_TABLE_OBJECTS, id->id,
-		    APTIX_OID_RAWSZ);
-	if (r < 0)
-		return r;
-	r = aptix_stored_decode(out, type, val, vlen);
 	if (r == APTIX_ECORRUPT)
 		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt",
 				aptix_oid_hex(id));
 	return r;
+}
+
+static int sb_read(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
+		   const aptix_oid *id)
+{
+	struct sb_view v = { out, type, NULL };
+
+	return sb_view(b, id, read_cb, &v);
 }
 
 static int sb_read_header(size_t *size, aptix_otype *type,
 			  aptix_odb_backend *b, const aptix_oid *id)
 {
-	aptix_store *s = ((store_backend *)b)->store;
-	const void *val;
-	size_t vlen, hlen;
-	int r;
+	struct sb_view v = { NULL, type, size };
 
-	r = s->peek(&val, &vlen, s, APTIX_TABLE_OBJECTS, id->id,
-		    APTIX_OID_RAWSZ);
-	if (r < 0)
-		return r;
-	r = aptix_stored_header(type, size, &hlen, val, vlen);
-	if (r == APTIX_ECORRUPT)
-		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt",
-				aptix_oid_hex(id));
-	return r;
+	return sb_view(b, id, header_cb, &v);
 }
 
 static int sb_exists(aptix_odb_backend *b, const aptix_oid *id)
 {
-	aptix_store *s = ((store_backend *)b)->store;
-	const void *val;
-	size_t vlen;
+	struct sb_view v = { NULL, NULL, NULL };
 
-	return s->peek(&val, &vlen, s, APTIX_TABLE_OBJECTS, id->id,
-		       APTIX_OID_RAWSZ) == 0;
+	return sb_view(b, id, exists_cb, &v) == 0;
 }
 
 struct write_one {

@@ -5,6 +5,7 @@
 #include "aptix/oid.h"
 #include "aptix/object.h"
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <openssl/evp.h>
 
@@ -101,19 +102,23 @@ int aptix_oid_is_zero(const aptix_oid *id)
  * OpenSSL's libcrypto is loaded with dlopen() on the first hash: linking
  * it would add some 0.6 ms of relocations to the start of every process,
  * while read commands (cat-object, rev-parse, log, show) never hash.
- * One digest context serves the process; the SHA-256 implementation is
- * fetched once (OpenSSL 3's costly step).
+ * The library and the SHA-256 implementation are loaded and fetched once
+ * per process (OpenSSL 3's costly step); each thread has its own digest
+ * context, freed when the thread exits.
  */
 static struct {
 	void *handle;
 	EVP_MD *(*md_fetch)(OSSL_LIB_CTX *, const char *, const char *);
 	EVP_MD_CTX *(*ctx_new)(void);
+	void (*ctx_free)(EVP_MD_CTX *);
 	int (*init)(EVP_MD_CTX *, const EVP_MD *, ENGINE *);
 	int (*update)(EVP_MD_CTX *, const void *, size_t);
 	int (*final)(EVP_MD_CTX *, unsigned char *, unsigned int *);
 } crypto;
-static EVP_MD_CTX *hash_ctx;
 static EVP_MD *hash_md;
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+static pthread_key_t ctx_key;
+static char crypto_failed[256];		/* why loading failed, if it did */
 
 static int load_crypto(void)
 {
@@ -130,10 +135,12 @@ static int load_crypto(void)
 	}
 	*(void **)&crypto.md_fetch = dlsym(crypto.handle, "EVP_MD_fetch");
 	*(void **)&crypto.ctx_new = dlsym(crypto.handle, "EVP_MD_CTX_new");
+	*(void **)&crypto.ctx_free = dlsym(crypto.handle, "EVP_MD_CTX_free");
 	*(void **)&crypto.init = dlsym(crypto.handle, "EVP_DigestInit_ex");
 	*(void **)&crypto.update = dlsym(crypto.handle, "EVP_DigestUpdate");
 	*(void **)&crypto.final = dlsym(crypto.handle, "EVP_DigestFinal_ex");
-	if (!crypto.md_fetch || !crypto.ctx_new || !crypto.init ||
+	if (!crypto.md_fetch || !crypto.ctx_new || !crypto.ctx_free ||
+	    !crypto.init ||
 	    !crypto.update || !crypto.final) {
 		aptix_error_set(APTIX_ERROR_OS, "libcrypto lacks the EVP "
 				"digest functions");
@@ -144,32 +151,58 @@ static int load_crypto(void)
 	return 0;
 }
 
-static int hash_begin(void)
+static void free_ctx(void *ctx)
 {
-	if (!hash_md) {
-		if (load_crypto() < 0)
-			return APTIX_ERROR;
-		hash_md = crypto.md_fetch(NULL, "SHA256", NULL);
-		if (!hash_md) {
-			aptix_error_set(APTIX_ERROR_OS,
-					"OpenSSL has no SHA-256");
-			return APTIX_ERROR;
-		}
-	}
-	if (!hash_ctx && !(hash_ctx = crypto.ctx_new()))
-		return aptix_error_oom();
-	if (!crypto.init(hash_ctx, hash_md, NULL)) {
-		aptix_error_set(APTIX_ERROR_OS, "SHA-256 init failed");
-		return APTIX_ERROR;
-	}
-	return 0;
+	crypto.ctx_free(ctx);
 }
 
-static int hash_end(aptix_oid *out)
+static void crypto_init(void)
+{
+	if (load_crypto() == 0 &&
+	    !(hash_md = crypto.md_fetch(NULL, "SHA256", NULL)))
+		aptix_error_set(APTIX_ERROR_OS, "OpenSSL has no SHA-256");
+	else if (hash_md && pthread_key_create(&ctx_key, free_ctx))
+		aptix_error_set(APTIX_ERROR_OS, "cannot create a thread key");
+	else if (hash_md)
+		return;
+	snprintf(crypto_failed, sizeof(crypto_failed), "%s",
+		 aptix_error_last()->message);
+}
+
+/* This thread's digest context, initialised for SHA-256. */
+static EVP_MD_CTX *hash_begin(void)
+{
+	EVP_MD_CTX *ctx;
+
+	pthread_once(&crypto_once, crypto_init);
+	if (crypto_failed[0]) {
+		aptix_error_set(APTIX_ERROR_OS, "%s", crypto_failed);
+		return NULL;
+	}
+	if (!(ctx = pthread_getspecific(ctx_key))) {
+		if (!(ctx = crypto.ctx_new())) {
+			aptix_error_oom();
+			return NULL;
+		}
+		if (pthread_setspecific(ctx_key, ctx)) {
+			crypto.ctx_free(ctx);
+			aptix_error_set(APTIX_ERROR_OS, "cannot set thread "
+					"state");
+			return NULL;
+		}
+	}
+	if (!crypto.init(ctx, hash_md, NULL)) {
+		aptix_error_set(APTIX_ERROR_OS, "SHA-256 init failed");
+		return NULL;
+	}
+	return ctx;
+}
+
+static int hash_end(EVP_MD_CTX *ctx, aptix_oid *out)
 {
 	unsigned int n = 0;
 
-	if (!crypto.final(hash_ctx, out->id, &n) ||
+	if (!crypto.final(ctx, out->id, &n) ||
 	    n != APTIX_OID_RAWSZ) {
 		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
 		return APTIX_ERROR;
@@ -179,15 +212,15 @@ static int hash_end(aptix_oid *out)
 
 int aptix_sha256(aptix_oid *out, const void *data, size_t len)
 {
-	int r = hash_begin();
+	EVP_MD_CTX *ctx = hash_begin();
 
-	if (r < 0)
-		return r;
-	if (!crypto.update(hash_ctx, data, len)) {
+	if (!ctx)
+		return APTIX_ERROR;
+	if (!crypto.update(ctx, data, len)) {
 		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
 		return APTIX_ERROR;
 	}
-	return hash_end(out);
+	return hash_end(ctx, out);
 }
 
 int aptix_sha256_fd(aptix_oid *out, int fd, uint64_t *size)
@@ -195,10 +228,11 @@ int aptix_sha256_fd(aptix_oid *out, int fd, uint64_t *size)
 	unsigned char block[65536];
 	uint64_t total = 0;
 	ssize_t n;
-	int r = hash_begin();
+	EVP_MD_CTX *ctx = hash_begin();
+	int r;
 
-	if (r < 0)
-		return r;
+	if (!ctx)
+		return APTIX_ERROR;
 	for (;;) {
 		n = read(fd, block, sizeof(block));
 		if (n < 0 && errno == EINTR)
@@ -209,13 +243,13 @@ int aptix_sha256_fd(aptix_oid *out, int fd, uint64_t *size)
 		}
 		if (n == 0)
 			break;
-		if (!crypto.update(hash_ctx, block, (size_t)n)) {
+		if (!crypto.update(ctx, block, (size_t)n)) {
 			aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
 			return APTIX_ERROR;
 		}
 		total += (uint64_t)n;
 	}
-	if ((r = hash_end(out)) < 0)
+	if ((r = hash_end(ctx, out)) < 0)
 		return r;
 	if (size)
 		*size = total;
@@ -227,7 +261,8 @@ int aptix_object_hash(aptix_oid *out, aptix_otype type, const void *data,
 {
 	char hdr[64];
 	const char *name = aptix_otype_name(type);
-	int n, r;
+	EVP_MD_CTX *ctx;
+	int n;
 
 	if (!name) {
 		aptix_error_set(APTIX_ERROR_INVALID, "invalid object type %d",
@@ -235,12 +270,12 @@ int aptix_object_hash(aptix_oid *out, aptix_otype type, const void *data,
 		return APTIX_EINVALID;
 	}
 	n = snprintf(hdr, sizeof(hdr), "%s %zu", name, len);
-	if ((r = hash_begin()) < 0)
-		return r;
-	if (!crypto.update(hash_ctx, hdr, (size_t)n + 1) ||
-	    !crypto.update(hash_ctx, data, len)) {
+	if (!(ctx = hash_begin()))
+		return APTIX_ERROR;
+	if (!crypto.update(ctx, hdr, (size_t)n + 1) ||
+	    !crypto.update(ctx, data, len)) {
 		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
 		return APTIX_ERROR;
 	}
-	return hash_end(out);
+	return hash_end(ctx, out);
 }

@@ -2,13 +2,26 @@
  * src/store-lmdb.c - the LMDB implementation of the store backend.
  *
  * Every LMDB call of the library lives here. One environment per process
- * and store; a read transaction is renewed for each call so that readers
- * always see the last commit and never pin old pages for long; a write
- * is one short transaction, replayed after growing the map when it fills.
+ * and store: opening a store that this process has open already shares
+ * its environment (LMDB forbids two in one process). Each thread has its
+ * own read transaction, renewed for each call so that readers always see
+ * the last commit and never pin old pages for long; a write is one short
+ * transaction, replayed after growing the map when it fills.
+ *
+ * Growing the map (mdb_env_set_mapsize) is only allowed while no
+ * transaction of the process is live: every transaction runs under the
+ * read side of a lock whose write side the grower takes. A thread never
+ * waits for that lock while it holds LMDB's writer mutex (a write
+ * transaction is aborted first), so the two cannot deadlock.
+ *
+ * A store whose files the user cannot write (a read-only mount, another
+ * user's files) is opened read-only: reads work, writes fail with a
+ * clear error.
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
 #include <lmdb.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -23,15 +36,33 @@ static const char *const table_names[APTIX_TABLE__COUNT] = {
 	"conversations", "running", "rag", "timeline"
 };
 
-typedef struct {
+/* The read state of one thread on one store. */
+struct reader {
+	struct lmdb_store *st;
+	MDB_txn *txn;		/* reused read transaction */
+	int live;		/* txn is live (and the map lock held) */
+	int iter_depth;		/* iterations running on txn */
+	int held;		/* read-side holds of the map lock */
+	struct reader *prev, *next;
+};
+
+typedef struct lmdb_store {
 	aptix_store parent;
 	MDB_env *env;
 	MDB_dbi dbi[APTIX_TABLE__COUNT];
-	MDB_txn *rtxn;		/* reused read transaction */
-	int rtxn_live;
-	int iter_depth;		/* iterations running on rtxn */
 	size_t max_mapsize;
 	char *dir;
+	int readonly;
+	pthread_rwlock_t maplock;	/* read: a txn is live; write: resize */
+	pthread_key_t key;		/* -> struct reader of this thread */
+	pthread_mutex_t lock;		/* readers, refs */
+	struct reader *readers;
+	/* the process-wide registry of open stores */
+	int refs;
+	dev_t dev;
+	ino_t ino;
+	pid_t pid;
+	struct lmdb_store *next_open;
 } lmdb_store;
 
 struct aptix_store_wtxn {
@@ -62,35 +93,119 @@ static int lmdb_error(int rc, const char *what)
 	return APTIX_ERROR;
 }
 
-/* Begin (or renew) the read transaction, following a map grown by others. */
-static int rtxn_begin(lmdb_store *st)
+static void map_rdlock(struct reader *r)
 {
+	if (r->held++ == 0)
+		pthread_rwlock_rdlock(&r->st->maplock);
+}
+
+static void map_rdunlock(struct reader *r)
+{
+	if (--r->held == 0)
+		pthread_rwlock_unlock(&r->st->maplock);
+}
+
+/*
+ * Follow a map grown by another process, or grow it: only with no live
+ * transaction in the process. size 0: adopt the size on disk.
+ */
+static int set_mapsize(struct reader *r, size_t size)
+{
+	lmdb_store *st = r->st;
+	int rc;
+
+	if (r->held) {
+		aptix_error_set(APTIX_ERROR_LMDB, "cannot resize the store map "
+				"while this thread reads it");
+		return APTIX_EFULL;
+	}
+	pthread_rwlock_wrlock(&st->maplock);
+	rc = mdb_env_set_mapsize(st->env, size);
+	pthread_rwlock_unlock(&st->maplock);
+	return rc ? lmdb_error(rc, "cannot resize map") : 0;
+}
+
+static void reader_destroy(void *p)
+{
+	struct reader *r = p;
+	lmdb_store *st = r->st;
+
+	pthread_mutex_lock(&st->lock);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		st->readers = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	pthread_mutex_unlock(&st->lock);
+	if (r->txn)
+		mdb_txn_abort(r->txn);
+	while (r->held)
+		map_rdunlock(r);
+	free(r);
+}
+
+static struct reader *reader_of(lmdb_store *st)
+{
+	struct reader *r = pthread_getspecific(st->key);
+
+	if (r)
+		return r;
+	if (!(r = aptix__calloc(1, sizeof(*r))))
+		return NULL;
+	r->st = st;
+	if (pthread_setspecific(st->key, r)) {
+		free(r);
+		aptix_error_set(APTIX_ERROR_OS, "cannot set thread state");
+		return NULL;
+	}
+	pthread_mutex_lock(&st->lock);
+	r->next = st->readers;
+	if (r->next)
+		r->next->prev = r;
+	st->readers = r;
+	pthread_mutex_unlock(&st->lock);
+	return r;
+}
+
+/* Begin (or renew) this thread's read transaction. */
+static int rtxn_begin(lmdb_store *st, struct reader **out)
+{
+	struct reader *r = reader_of(st);
 	int rc, retried = 0;
 
+	if (!(*out = r))
+		return APTIX_ERROR;
 	/*
 	 * Reads made by an iteration's callback use the iteration's
 	 * snapshot: resetting the transaction would pull it from under
 	 * the cursor.
 	 */
-	if (st->iter_depth && st->rtxn_live)
+	if (r->iter_depth && r->live)
 		return 0;
-	if (st->rtxn_live) {
-		mdb_txn_reset(st->rtxn);
-		st->rtxn_live = 0;
+	if (r->live) {
+		mdb_txn_reset(r->txn);
+		r->live = 0;
+		map_rdunlock(r);
 	}
 	for (;;) {
-		if (st->rtxn)
-			rc = mdb_txn_renew(st->rtxn);
+		map_rdlock(r);
+		if (r->txn)
+			rc = mdb_txn_renew(r->txn);
 		else
-			rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &st->rtxn);
+			rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r->txn);
+		if (rc == 0) {
+			r->live = 1;
+			return 0;
+		}
+		if (r->txn) {
+			mdb_txn_abort(r->txn);
+			r->txn = NULL;
+		}
+		map_rdunlock(r);
 		if (rc == MDB_MAP_RESIZED) {
-			if (st->rtxn) {
-				mdb_txn_abort(st->rtxn);
-				st->rtxn = NULL;
-			}
-			rc = mdb_env_set_mapsize(st->env, 0);
-			if (rc)
-				return lmdb_error(rc, "cannot resize map");
+			if ((rc = set_mapsize(r, 0)) < 0)
+				return rc;
 			continue;
 		}
 		if (rc == MDB_READERS_FULL && !retried++) {
@@ -98,57 +213,48 @@ static int rtxn_begin(lmdb_store *st)
 			mdb_reader_check(st->env, NULL);
 			continue;
 		}
-		if (rc) {
-			if (st->rtxn) {
-				mdb_txn_abort(st->rtxn);
-				st->rtxn = NULL;
-			}
-			return lmdb_error(rc, "cannot begin read transaction");
-		}
-		st->rtxn_live = 1;
-		return 0;
+		return lmdb_error(rc, "cannot begin read transaction");
 	}
 }
 
-static void rtxn_end(lmdb_store *st)
+static void rtxn_end(struct reader *r)
 {
-	if (st->rtxn_live && !st->iter_depth) {
-		mdb_txn_reset(st->rtxn);
-		st->rtxn_live = 0;
+	if (r && r->live && !r->iter_depth) {
+		mdb_txn_reset(r->txn);
+		r->live = 0;
+		map_rdunlock(r);
 	}
 }
 
-static int st_peek(const void **val, size_t *vlen, aptix_store *s,
-		   aptix_table t, const void *key, size_t klen)
+static int st_view(aptix_store *s, aptix_table t, const void *key,
+		   size_t klen, aptix_store_view_cb cb, void *payload)
 {
 	lmdb_store *st = (lmdb_store *)s;
 	MDB_val k = { klen, (void *)key }, v;
+	struct reader *r;
 	int rc;
 
-	if ((rc = rtxn_begin(st)) < 0)
+	if ((rc = rtxn_begin(st, &r)) < 0)
 		return rc;
-	rc = mdb_get(st->rtxn, st->dbi[t], &k, &v);
-	if (rc) {
-		rtxn_end(st);
-		return rc == MDB_NOTFOUND ? APTIX_ENOTFOUND :
+	rc = mdb_get(r->txn, st->dbi[t], &k, &v);
+	if (rc)
+		rc = rc == MDB_NOTFOUND ? APTIX_ENOTFOUND :
 			lmdb_error(rc, "cannot read store");
-	}
-	*val = v.mv_data;
-	*vlen = v.mv_size;
-	return 0;
+	else
+		rc = cb(v.mv_data, v.mv_size, payload);
+	rtxn_end(r);
+	return rc;
+}
+
+static int copy_cb(const void *val, size_t vlen, void *payload)
+{
+	return aptix_buf_set(payload, val, vlen);
 }
 
 static int st_get(aptix_buf *out, aptix_store *s, aptix_table t,
 		  const void *key, size_t klen)
 {
-	const void *v = NULL;
-	size_t vlen = 0;
-	int rc = st_peek(&v, &vlen, s, t, key, klen);
-
-	if (rc == 0)
-		rc = aptix_buf_set(out, v, vlen);
-	rtxn_end((lmdb_store *)s);
-	return rc;
+	return st_view(s, t, key, klen, copy_cb, out);
 }
 
 static int cursor_walk(MDB_txn *txn, MDB_dbi dbi, const void *start,
@@ -199,15 +305,16 @@ static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
 		       void *payload)
 {
 	lmdb_store *st = (lmdb_store *)s;
+	struct reader *r;
 	int rc;
 
-	if ((rc = rtxn_begin(st)) < 0)
+	if ((rc = rtxn_begin(st, &r)) < 0)
 		return rc;
-	st->iter_depth++;
-	rc = cursor_walk(st->rtxn, st->dbi[t], start, slen, reverse, cb,
+	r->iter_depth++;
+	rc = cursor_walk(r->txn, st->dbi[t], start, slen, reverse, cb,
 			 payload);
-	st->iter_depth--;
-	rtxn_end(st);
+	r->iter_depth--;
+	rtxn_end(r);
 	return rc;
 }
 
@@ -272,11 +379,11 @@ static int w_iter_rev(aptix_store_wtxn *w, aptix_table t, const void *start,
 			   payload);
 }
 
-static int grow_map(lmdb_store *st)
+static int grow_map(struct reader *r)
 {
+	lmdb_store *st = r->st;
 	MDB_envinfo info;
 	size_t next;
-	int rc;
 
 	mdb_env_info(st->env, &info);
 	next = info.me_mapsize * 2;
@@ -288,8 +395,7 @@ static int grow_map(lmdb_store *st)
 	}
 	if (next > st->max_mapsize)
 		next = st->max_mapsize;
-	rc = mdb_env_set_mapsize(st->env, next);
-	return rc ? lmdb_error(rc, "cannot grow the store map") : 0;
+	return set_mapsize(r, next);
 }
 
 /*
@@ -309,34 +415,54 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 {
 	lmdb_store *st = (lmdb_store *)s;
 	aptix_store_wtxn w;
-	int rc, r;
+	struct reader *r = reader_of(st);
+	int rc, ret;
 
-	rtxn_end(st);
+	if (!r)
+		return APTIX_ERROR;
+	if (st->readonly) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write to store "
+				"'%s': it is read-only", st->dir);
+		return APTIX_ERROR;
+	}
+	rtxn_end(r);
 	for (;;) {
 		memset(&w, 0, sizeof(w));
 		w.st = st;
+		map_rdlock(r);
 		rc = mdb_txn_begin(st->env, NULL, 0, &w.txn);
-		if (rc == MDB_MAP_RESIZED) {
-			if ((rc = mdb_env_set_mapsize(st->env, 0)))
-				return lmdb_error(rc, "cannot resize map");
-			continue;
-		}
-		if (rc)
-			return lmdb_error(rc, "cannot begin write transaction");
-		r = fn(&w, payload);
-		if (r) {
-			mdb_txn_abort(w.txn);
-			if (w.map_full) {
-				if ((r = grow_map(st)) < 0)
-					return r;
+		if (rc) {
+			map_rdunlock(r);
+			if (rc == MDB_MAP_RESIZED) {
+				if ((ret = set_mapsize(r, 0)) < 0)
+					return ret;
 				continue;
 			}
-			return r;
+			if (rc == EACCES || rc == EROFS) {
+				aptix_error_set(APTIX_ERROR_REPOSITORY,
+						"cannot write to store '%s': "
+						"%s", st->dir,
+						mdb_strerror(rc));
+				return APTIX_ERROR;
+			}
+			return lmdb_error(rc, "cannot begin write transaction");
+		}
+		ret = fn(&w, payload);
+		if (ret) {
+			mdb_txn_abort(w.txn);
+			map_rdunlock(r);
+			if (w.map_full) {
+				if ((ret = grow_map(r)) < 0)
+					return ret;
+				continue;
+			}
+			return ret;
 		}
 		rc = mdb_txn_commit(w.txn);
+		map_rdunlock(r);
 		if (rc == MDB_MAP_FULL) {
-			if ((r = grow_map(st)) < 0)
-				return r;
+			if ((ret = grow_map(r)) < 0)
+				return ret;
 			continue;
 		}
 		if (rc == EIO && disk_is_full(st))
@@ -345,6 +471,11 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 			return lmdb_error(rc, "cannot commit to store");
 		return 0;
 	}
+}
+
+static int st_readonly(aptix_store *s)
+{
+	return ((lmdb_store *)s)->readonly;
 }
 
 static int st_disk_usage(uint64_t *out, aptix_store *s)
@@ -363,20 +494,6 @@ static int st_disk_usage(uint64_t *out, aptix_store *s)
 	}
 	aptix_buf_release(&path);
 	return r;
-}
-
-static void st_free(aptix_store *s)
-{
-	lmdb_store *st = (lmdb_store *)s;
-
-	if (!st)
-		return;
-	if (st->rtxn)
-		mdb_txn_abort(st->rtxn);
-	if (st->env)
-		mdb_env_close(st->env);
-	free(st->dir);
-	free(st);
 }
 
 static int open_tables(lmdb_store *st, int create)
@@ -407,29 +524,87 @@ static int open_tables(lmdb_store *st, int create)
 	return rc ? lmdb_error(rc, "cannot open store") : 0;
 }
 
-int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
+/* The stores this process has open, shared by every handle on each. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static lmdb_store *open_stores;
+
+/* Only when no other thread uses the store (the last handle is freed). */
+static void store_destroy(lmdb_store *st)
 {
-	lmdb_store *st;
-	aptix_buf path = APTIX_BUF_INIT;
-	const char *max_env = getenv("APTIX_STORE_MAX_MB");
-	struct stat sb;
-	int rc, r;
+	struct reader *r, *next;
 
-	*out = NULL;
-	aptix_buf_printf(&path, "%s/data.mdb", dir);
-	if (!(flags & APTIX_STORE_CREATE) && stat(path.ptr, &sb) < 0) {
-		aptix_error_set(APTIX_ERROR_REPOSITORY,
-				"not an aptix store: '%s'", dir);
-		aptix_buf_release(&path);
-		return APTIX_ENOTFOUND;
+	for (r = st->readers; r; r = next) {
+		next = r->next;
+		if (r->txn)
+			mdb_txn_abort(r->txn);
+		free(r);
 	}
-	aptix_buf_release(&path);
+	pthread_key_delete(st->key);
+	if (st->env)
+		mdb_env_close(st->env);
+	pthread_rwlock_destroy(&st->maplock);
+	pthread_mutex_destroy(&st->lock);
+	free(st->dir);
+	free(st);
+}
 
-	if (!(st = aptix__calloc(1, sizeof(*st))))
-		return APTIX_ERROR;
+static void st_free(aptix_store *s)
+{
+	lmdb_store *st = (lmdb_store *)s, **pp;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&registry_lock);
+	if (--st->refs > 0) {
+		pthread_mutex_unlock(&registry_lock);
+		return;
+	}
+	for (pp = &open_stores; *pp; pp = &(*pp)->next_open)
+		if (*pp == st) {
+			*pp = st->next_open;
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
+	store_destroy(st);
+}
+
+static int env_open(lmdb_store *st, unsigned extra)
+{
+	int rc;
+
+	if (st->env) {
+		mdb_env_close(st->env);
+		st->env = NULL;
+	}
+	if ((rc = mdb_env_create(&st->env)))
+		return rc;
+	mdb_env_set_maxdbs(st->env, APTIX_TABLE__COUNT + 4);
+	mdb_env_set_mapsize(st->env, INITIAL_MAPSIZE < st->max_mapsize ?
+			    INITIAL_MAPSIZE : st->max_mapsize);
+	return mdb_env_open(st->env, st->dir,
+			    MDB_NOTLS | MDB_NORDAHEAD | extra, 0600);
+}
+
+static lmdb_store *store_alloc(const char *dir)
+{
+	const char *max_env = getenv("APTIX_STORE_MAX_MB");
+	lmdb_store *st = aptix__calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	if (!(st->dir = aptix__strdup(dir)) ||
+	    pthread_key_create(&st->key, reader_destroy)) {
+		free(st->dir);
+		free(st);
+		return NULL;
+	}
+	pthread_rwlock_init(&st->maplock, NULL);
+	pthread_mutex_init(&st->lock, NULL);
+	st->refs = 1;
+	st->pid = getpid();
 	st->parent.version = APTIX_STORE_BACKEND_VERSION;
 	st->parent.get = st_get;
-	st->parent.peek = st_peek;
+	st->parent.view = st_view;
 	st->parent.iter = st_iter;
 	st->parent.iter_rev = st_iter_rev;
 	st->parent.write = st_write;
@@ -437,6 +612,7 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 	st->parent.wput = w_put;
 	st->parent.wdel = w_del;
 	st->parent.witer_rev = w_iter_rev;
+	st->parent.readonly = st_readonly;
 	st->parent.disk_usage = st_disk_usage;
 	st->parent.free = st_free;
 	st->max_mapsize = MAX_MAPSIZE_DEFAULT;
@@ -446,32 +622,38 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 		if (mb)
 			st->max_mapsize = (size_t)mb << 20;
 	}
-	if (!(st->dir = aptix__strdup(dir))) {
-		free(st);
-		return APTIX_ERROR;
+	return st;
+}
+
+/*
+ * Open the environment: read-write, else (files the user cannot write,
+ * a read-only file system) read-only with LMDB's lock file, else
+ * read-only without it.
+ */
+static int store_open(lmdb_store *st, unsigned flags)
+{
+	int rc, r;
+
+	rc = env_open(st, 0);
+	if ((rc == EACCES || rc == EROFS) && !(flags & APTIX_STORE_CREATE)) {
+		st->readonly = 1;
+		rc = env_open(st, MDB_RDONLY);
+		if (rc == EACCES || rc == EROFS)
+			rc = env_open(st, MDB_RDONLY | MDB_NOLOCK);
 	}
-	if ((rc = mdb_env_create(&st->env))) {
-		r = lmdb_error(rc, "cannot create LMDB environment");
-		goto fail;
-	}
-	mdb_env_set_maxdbs(st->env, APTIX_TABLE__COUNT + 4);
-	mdb_env_set_mapsize(st->env, INITIAL_MAPSIZE < st->max_mapsize ?
-			    INITIAL_MAPSIZE : st->max_mapsize);
-	rc = mdb_env_open(st->env, dir, MDB_NOTLS | MDB_NORDAHEAD, 0600);
 	if (rc) {
 		if (rc == ENOENT || rc == ENOTDIR) {
 			aptix_error_set(APTIX_ERROR_REPOSITORY,
-					"not an aptix store: '%s'", dir);
-			r = APTIX_ENOTFOUND;
-		} else if (rc == EACCES) {
-			aptix_error_set(APTIX_ERROR_REPOSITORY,
-					"cannot open store '%s': %s", dir,
-					mdb_strerror(rc));
-			r = APTIX_ERROR;
-		} else {
-			r = lmdb_error(rc, "cannot open store");
+					"not an aptix store: '%s'", st->dir);
+			return APTIX_ENOTFOUND;
 		}
-		goto fail;
+		if (rc == EACCES) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY,
+					"cannot open store '%s': %s", st->dir,
+					mdb_strerror(rc));
+			return APTIX_ERROR;
+		}
+		return lmdb_error(rc, "cannot open store");
 	}
 	/*
 	 * A process that exits without closing the environment (a fatal
@@ -480,15 +662,62 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 	 * (126) are taken every command fails with MDB_READERS_FULL. Free
 	 * the slots of dead processes now.
 	 */
-	mdb_reader_check(st->env, NULL);
+	if (!st->readonly)
+		mdb_reader_check(st->env, NULL);
 	r = open_tables(st, 0);
-	if (r == APTIX_ENOTFOUND)
+	if (r == APTIX_ENOTFOUND && !st->readonly)
 		r = open_tables(st, 1);
-	if (r < 0)
-		goto fail;
+	else if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "store '%s' is not "
+				"initialised and cannot be written", st->dir);
+	return r;
+}
+
+int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
+{
+	lmdb_store *st;
+	aptix_buf path = APTIX_BUF_INIT;
+	struct stat sb;
+	int r = 0, known;
+
+	*out = NULL;
+	aptix_buf_printf(&path, "%s/data.mdb", dir);
+	known = stat(path.ptr, &sb) == 0;
+	aptix_buf_release(&path);
+	if (!known && !(flags & APTIX_STORE_CREATE)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY,
+				"not an aptix store: '%s'", dir);
+		return APTIX_ENOTFOUND;
+	}
+	pthread_mutex_lock(&registry_lock);
+	for (st = open_stores; known && st; st = st->next_open)
+		if (st->dev == sb.st_dev && st->ino == sb.st_ino &&
+		    st->pid == getpid())
+			break;
+	if (st) {
+		/* this process has it open: share the environment */
+		st->refs++;
+		*out = &st->parent;
+		goto done;
+	}
+	if (!(st = store_alloc(dir))) {
+		r = aptix_error_oom();
+		goto done;
+	}
+	if ((r = store_open(st, flags)) < 0) {
+		store_destroy(st);
+		goto done;
+	}
+	aptix_buf_printf(&path, "%s/data.mdb", dir);
+	if (stat(path.ptr, &sb) == 0) {
+		st->dev = sb.st_dev;
+		st->ino = sb.st_ino;
+	}
+	aptix_buf_release(&path);
+	st->next_open = open_stores;
+	open_stores = st;
 	*out = &st->parent;
-	return 0;
-fail:
-	st_free(&st->parent);
+done:
+	pthread_mutex_unlock(&registry_lock);
 	return r;
 }

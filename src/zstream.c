@@ -4,6 +4,7 @@
 #include "common.h"
 #include "zstream.h"
 #include <zlib.h>
+#include <pthread.h>
 
 int aptix_zlib_level = 1;
 
@@ -55,10 +56,53 @@ corrupt:
 /*
  * One deflate and one inflate stream per thread, reset between objects:
  * setting a stream up allocates and clears some 300 KiB, which costs
- * more than compressing a small object.
+ * more than compressing a small object. They are freed when the thread
+ * exits.
  */
-static _Thread_local z_stream dstream, istream;
-static _Thread_local int dstream_level = -1, istream_ready;
+struct zstate {
+	z_stream d, i;
+	int dlevel;		/* level d was set up with, -1: none */
+	int iready;
+};
+
+static pthread_once_t zstate_once = PTHREAD_ONCE_INIT;
+static pthread_key_t zstate_key;
+static int zstate_key_ok;
+
+static void zstate_free(void *p)
+{
+	struct zstate *z = p;
+
+	if (z->dlevel >= 0)
+		deflateEnd(&z->d);
+	if (z->iready)
+		inflateEnd(&z->i);
+	free(z);
+}
+
+static void zstate_init(void)
+{
+	zstate_key_ok = pthread_key_create(&zstate_key, zstate_free) == 0;
+}
+
+static struct zstate *zstate(void)
+{
+	struct zstate *z;
+
+	pthread_once(&zstate_once, zstate_init);
+	if (!zstate_key_ok)
+		return NULL;
+	if ((z = pthread_getspecific(zstate_key)))
+		return z;
+	if (!(z = aptix__calloc(1, sizeof(*z))))
+		return NULL;
+	z->dlevel = -1;
+	if (pthread_setspecific(zstate_key, z)) {
+		free(z);
+		return NULL;
+	}
+	return z;
+}
 
 /*
  * APTIX_ZLIB_LEVEL (one digit, 0-9) overrides aptix_zlib_level, for
@@ -80,50 +124,56 @@ static int zlib_level(void)
 static int deflate_into(unsigned char *out, size_t *outlen, const void *in,
 			size_t inlen)
 {
+	struct zstate *z = zstate();
 	int level = zlib_level();
 
-	if (dstream_level != level) {
-		if (dstream_level >= 0)
-			deflateEnd(&dstream);
-		memset(&dstream, 0, sizeof(dstream));
-		if (deflateInit(&dstream, level) != Z_OK) {
-			dstream_level = -1;
+	if (!z)
+		return -1;
+	if (z->dlevel != level) {
+		if (z->dlevel >= 0)
+			deflateEnd(&z->d);
+		memset(&z->d, 0, sizeof(z->d));
+		if (deflateInit(&z->d, level) != Z_OK) {
+			z->dlevel = -1;
 			return -1;
 		}
-		dstream_level = level;
-	} else if (deflateReset(&dstream) != Z_OK) {
+		z->dlevel = level;
+	} else if (deflateReset(&z->d) != Z_OK) {
 		return -1;
 	}
-	dstream.next_in = (Bytef *)in;
-	dstream.avail_in = (uInt)inlen;
-	dstream.next_out = out;
-	dstream.avail_out = (uInt)*outlen;
-	if (deflate(&dstream, Z_FINISH) != Z_STREAM_END)
+	z->d.next_in = (Bytef *)in;
+	z->d.avail_in = (uInt)inlen;
+	z->d.next_out = out;
+	z->d.avail_out = (uInt)*outlen;
+	if (deflate(&z->d, Z_FINISH) != Z_STREAM_END)
 		return -1;
-	*outlen = dstream.total_out;
+	*outlen = z->d.total_out;
 	return 0;
 }
 
 static int inflate_into(unsigned char *out, size_t outlen, const void *in,
 			size_t inlen)
 {
+	struct zstate *z = zstate();
 	int zr;
 
-	if (!istream_ready) {
-		memset(&istream, 0, sizeof(istream));
-		if (inflateInit(&istream) != Z_OK)
+	if (!z)
+		return -1;
+	if (!z->iready) {
+		memset(&z->i, 0, sizeof(z->i));
+		if (inflateInit(&z->i) != Z_OK)
 			return -1;
-		istream_ready = 1;
-	} else if (inflateReset(&istream) != Z_OK) {
+		z->iready = 1;
+	} else if (inflateReset(&z->i) != Z_OK) {
 		return -1;
 	}
-	istream.next_in = (Bytef *)in;
-	istream.avail_in = (uInt)inlen;
-	istream.next_out = out;
-	istream.avail_out = (uInt)outlen;
-	zr = inflate(&istream, Z_FINISH);
-	if (zr != Z_STREAM_END || istream.total_out != outlen ||
-	    istream.avail_in != 0)
+	z->i.next_in = (Bytef *)in;
+	z->i.avail_in = (uInt)inlen;
+	z->i.next_out = out;
+	z->i.avail_out = (uInt)outlen;
+	zr = inflate(&z->i, Z_FINISH);
+	if (zr != Z_STREAM_END || z->i.total_out != outlen ||
+	    z->i.avail_in != 0)
 		return -1;
 	return 0;
 }

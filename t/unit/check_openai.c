@@ -39,263 +39,13 @@
 
 #include "aptix/openai.h"
 #include "http.h"
+#include "unit.h"
 
 Suite *openai_suite(void);
 
-#define API_KEY "sk-test-unit-0123456789abcdef"
+#define API_KEY UNIT_API_KEY
 #define MODEL "gpt-4.1-mini"
-
-static pid_t srv_pid;
-static char srv_dir[PATH_MAX];
-static char srv_url[128];	/* http://127.0.0.1:PORT */
-static char base_url[160];	/* .../v1 */
-static int have_server;
-
-/* --- Finding and running the stand-in ---------------------------------- */
-
-static int is_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Look for t/standin/openai_standin.py in dir and its ancestors. */
-static int find_up(char *out, size_t size, const char *dir)
-{
-	char cur[PATH_MAX];
-
-	if (!dir || snprintf(cur, sizeof(cur), "%s", dir) >= (int)sizeof(cur))
-		return 0;
-	for (;;) {
-		char *slash;
-
-		if (snprintf(out, size, "%s/t/standin/openai_standin.py",
-			     cur) < (int)size && is_file(out))
-			return 1;
-		slash = strrchr(cur, '/');
-		if (!slash || slash == cur)
-			return 0;
-		*slash = '\0';
-	}
-}
-
-static int find_standin(char *out, size_t size)
-{
-	const char *src = getenv("APTIX_SOURCE_DIR");
-	char cwd[PATH_MAX], exe[PATH_MAX];
-	ssize_t n;
-
-	if (src && *src &&
-	    snprintf(out, size, "%s/t/standin/openai_standin.py", src) <
-	    (int)size && is_file(out))
-		return 1;
-	if (getcwd(cwd, sizeof(cwd)) && find_up(out, size, cwd))
-		return 1;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		if (find_up(out, size, exe))
-			return 1;
-	}
-	return 0;
-}
-
-static int find_python(char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	const char *p = path && *path ? path : "/usr/bin:/bin";
-
-	while (*p) {
-		size_t n = strcspn(p, ":");
-
-		if (n && snprintf(out, size, "%.*s/python3", (int)n, p) <
-		    (int)size && access(out, X_OK) == 0)
-			return 1;
-		p += n;
-		if (*p == ':')
-			p++;
-	}
-	return 0;
-}
-
-static void rm_rf(const char *path)
-{
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-
-	if (lstat(path, &st) < 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	d = opendir(path);
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			char sub[PATH_MAX];
-
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-			rm_rf(sub);
-		}
-		closedir(d);
-	}
-	rmdir(path);
-}
-
-static void srv_start(void)
-{
-	char script[PATH_MAX], python[PATH_MAX], port_file[PATH_MAX + 8];
-	char log_dir[PATH_MAX + 8], err_file[PATH_MAX + 16];
-	const char *tmp = getenv("TMPDIR");
-	struct timespec ts = { 0, 20 * 1000000L };
-	int i, port = 0;
-
-	have_server = 0;
-	srv_pid = 0;
-	/* the stand-in is local: no proxy in between */
-	unsetenv("http_proxy");
-	unsetenv("HTTP_PROXY");
-	unsetenv("all_proxy");
-	unsetenv("ALL_PROXY");
-	if (!find_python(python, sizeof(python))) {
-		fprintf(stderr, "check_openai: python3 not found: skipped\n");
-		return;
-	}
-	if (!find_standin(script, sizeof(script))) {
-		fprintf(stderr, "check_openai: t/standin/openai_standin.py "
-			"not found (set APTIX_SOURCE_DIR): skipped\n");
-		return;
-	}
-	snprintf(srv_dir, sizeof(srv_dir), "%s/aptix-openai.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(srv_dir));
-	snprintf(port_file, sizeof(port_file), "%s/port", srv_dir);
-	snprintf(log_dir, sizeof(log_dir), "%s/logs", srv_dir);
-	snprintf(err_file, sizeof(err_file), "%s/stderr.txt", srv_dir);
-
-	srv_pid = fork();
-	ck_assert_int_ge(srv_pid, 0);
-	if (srv_pid == 0) {
-		int fd = open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int nul = open("/dev/null", O_RDWR);
-
-#ifdef __linux__
-		/* the server dies with the test, even a failed one */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 1);
-		}
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(python, "python3", script, "--port-file", port_file,
-		      "--log-dir", log_dir, "--api-key", API_KEY,
-		      "--seed", "unit", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 1000 && !port; i++) {	/* 20 s */
-		FILE *f = fopen(port_file, "r");
-		int status;
-
-		if (f) {
-			char line[32];
-
-			if (fgets(line, sizeof(line), f) && strchr(line, '\n'))
-				port = (int)strtol(line, NULL, 10);
-			fclose(f);
-		}
-		if (port)
-			break;
-		ck_assert_msg(waitpid(srv_pid, &status, WNOHANG) == 0,
-			      "the stand-in exited early (see %s)", err_file);
-		nanosleep(&ts, NULL);
-	}
-	ck_assert_msg(port > 0, "the stand-in did not start");
-	snprintf(srv_url, sizeof(srv_url), "http://127.0.0.1:%d", port);
-	snprintf(base_url, sizeof(base_url), "%s/v1", srv_url);
-	have_server = 1;
-}
-
-static void srv_stop(void)
-{
-	int i, status;
-	struct timespec ts = { 0, 20 * 1000000L };
-
-	if (srv_pid > 0) {
-		kill(srv_pid, SIGTERM);
-		for (i = 0; i < 250; i++) {
-			if (waitpid(srv_pid, &status, WNOHANG) != 0)
-				break;
-			nanosleep(&ts, NULL);
-		}
-		if (i == 250) {
-			kill(srv_pid, SIGKILL);
-			waitpid(srv_pid, &status, 0);
-		}
-		srv_pid = 0;
-	}
-	if (srv_dir[0])
-		rm_rf(srv_dir);
-	srv_dir[0] = '\0';
-	have_server = 0;
-}
-
-#define NEED_SERVER() do { if (!have_server) return; } while (0)
-
-/* --- Talking to the stand-in's control endpoint ------------------------- */
-
-static json_t *http_json(const char *method, const char *path,
-			 const char *body)
-{
-	static const char *const hdrs[] = {
-		"Content-Type: application/json", NULL
-	};
-	aptix_http_request req;
-	aptix_http_response resp;
-	char url[256];
-	json_t *doc;
-
-	memset(&req, 0, sizeof(req));
-	snprintf(url, sizeof(url), "%s%s", srv_url, path);
-	req.method = method;
-	req.url = url;
-	req.headers = hdrs;
-	req.body = body;
-	req.body_len = body ? strlen(body) : 0;
-	aptix_http_response_init(&resp);
-	ck_assert_msg(aptix_http_perform(&resp, &req) == 0, "%s",
-		      aptix_error_last()->message);
-	ck_assert_msg(resp.status == 200, "%s %s: HTTP %ld: %s", method,
-		      path, resp.status, resp.body.ptr);
-	doc = json_loadb(resp.body.ptr, resp.body.len, 0, NULL);
-	ck_assert_ptr_nonnull(doc);
-	aptix_http_response_release(&resp);
-	return doc;
-}
-
-static void faults(const char *json)
-{
-	char body[1024];
-
-	snprintf(body, sizeof(body), "{\"faults\":%s}", json);
-	json_decref(http_json("POST", "/__control", body));
-}
-
-/* requests.<endpoint> from the stand-in's counters */
-static long count_requests(const char *endpoint)
-{
-	json_t *st = http_json("GET", "/__control", NULL);
-	long n = (long)json_integer_value(json_object_get(json_object_get(
-		json_object_get(st, "counts"), "requests"), endpoint));
-
-	json_decref(st);
-	return n;
-}
+#define NEED_SERVER() do { if (!unit_have_standin) return; } while (0)
 
 /* The stand-in's log of request number seq. */
 static json_t *request_log(int seq)
@@ -305,7 +55,7 @@ static json_t *request_log(int seq)
 	struct dirent *e;
 	json_t *doc = NULL;
 
-	snprintf(dir, sizeof(dir), "%s/logs", srv_dir);
+	snprintf(dir, sizeof(dir), "%s/logs", unit_standin_dir);
 	snprintf(prefix, sizeof(prefix), "%04d-", seq);
 	d = opendir(dir);
 	ck_assert_ptr_nonnull(d);
@@ -370,7 +120,7 @@ static aptix_openai_options options(void)
 
 	memset(&rec, 0, sizeof(rec));
 	aptix_buf_init(&rec.deltas, 0);
-	o.base_url = base_url;
+	o.base_url = unit_standin_base;
 	o.api_key = API_KEY;
 	o.retry_base_ms = 10;
 	o.retry_max_ms = 50;
@@ -565,7 +315,7 @@ static int nested_delta(const char *text, size_t len, void *payload)
 	aptix_buf_put(&rec.deltas, text, len);
 	if (rec.ndeltas++ == 0) {
 		/* an HTTP call from inside a callback of another */
-		json_t *st = http_json("GET", "/__control", NULL);
+		json_t *st = unit_standin_json("GET", "/__control", NULL);
 
 		ck_assert_ptr_nonnull(json_object_get(st, "counts"));
 		json_decref(st);
@@ -618,7 +368,7 @@ START_TEST(test_previous_not_found)
 
 	NEED_SERVER();
 	ck_assert_int_eq(respond(&r1, &o, "first", 0, NULL), 0);
-	faults("[{\"kind\":\"expire_previous\"}]");
+	unit_standin_faults("[{\"kind\":\"expire_previous\"}]");
 	ck_assert_int_eq(respond(&r2, &o, "second", 1, r1.response_id),
 			 APTIX_EHTTP);
 	ck_assert_int_eq(r2.previous_not_found, 1);
@@ -650,7 +400,7 @@ START_TEST(test_retry_429)
 	int64_t t0;
 
 	NEED_SERVER();
-	faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":0.3}]");
+	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":0.3}]");
 	t0 = now_ms();
 	ck_assert_msg(respond(&r, &o, "hi", 1, NULL) == 0, "%s", msg());
 	assert_completed(&r);
@@ -662,7 +412,7 @@ START_TEST(test_retry_429)
 	ck_assert_int_ge(now_ms() - t0, 290);
 	ck_assert_ptr_nonnull(strstr(rec.why, "HTTP 429: Rate limit reached"));
 	ck_assert_str_eq(rec.deltas.ptr, r.text.ptr);
-	ck_assert_int_eq(count_requests("responses"), 2);
+	ck_assert_int_eq(unit_standin_requests("responses"), 2);
 	release_all(&r);
 }
 END_TEST
@@ -673,7 +423,7 @@ START_TEST(test_retry_500)
 	aptix_openai_result r;
 
 	NEED_SERVER();
-	faults("[{\"kind\":\"status\",\"status\":500},"
+	unit_standin_faults("[{\"kind\":\"status\",\"status\":500},"
 	       "{\"kind\":\"status\",\"status\":503,\"html\":true}]");
 	ck_assert_msg(respond(&r, &o, "hi", 0, NULL) == 0, "%s", msg());
 	assert_completed(&r);
@@ -692,7 +442,7 @@ START_TEST(test_retry_exhausted)
 
 	NEED_SERVER();
 	o.max_attempts = 3;
-	faults("[{\"kind\":\"status\",\"status\":429,\"repeat\":3}]");
+	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,\"repeat\":3}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_EHTTP);
 	ck_assert_int_eq(r.attempts, 3);
 	ck_assert_int_eq(rec.nretries, 2);
@@ -703,12 +453,12 @@ START_TEST(test_retry_exhausted)
 	ck_assert_msg(!strncmp(msg(), "openai: HTTP 429: Rate limit reached",
 			       36), "%s", msg());
 	ck_assert_msg(strstr(msg(), "(after 3 attempts)") != NULL, "%s", msg());
-	ck_assert_int_eq(count_requests("responses"), 3);
+	ck_assert_int_eq(unit_standin_requests("responses"), 3);
 	aptix_openai_result_release(&r);
 
 	/* a quota error is not worth retrying */
 	o = options();
-	faults("[{\"kind\":\"status\",\"status\":429,"
+	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,"
 	       "\"code\":\"insufficient_quota\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_EHTTP);
 	ck_assert_int_eq(r.attempts, 1);
@@ -718,7 +468,7 @@ START_TEST(test_retry_exhausted)
 	/* nor is a Retry-After beyond the total timeout */
 	o = options();
 	o.total_timeout_ms = 2000;
-	faults("[{\"kind\":\"status\",\"status\":503,\"retry_after\":30}]");
+	unit_standin_faults("[{\"kind\":\"status\",\"status\":503,\"retry_after\":30}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_EHTTP);
 	ck_assert_int_eq(r.attempts, 1);
 	ck_assert_int_eq(rec.nretries, 0);
@@ -765,7 +515,7 @@ START_TEST(test_drop_midstream)
 	int rc;
 
 	NEED_SERVER();
-	faults("[{\"kind\":\"drop\"}]");
+	unit_standin_faults("[{\"kind\":\"drop\"}]");
 	rc = respond(&r, &o, "one two three four five six seven", 1, NULL);
 	ck_assert_msg(rc == APTIX_ENET || rc == APTIX_EINVALID, "%d: %s", rc,
 		      msg());
@@ -774,7 +524,7 @@ START_TEST(test_drop_midstream)
 	ck_assert_int_gt(rec.ndeltas, 0);
 	ck_assert_int_eq(r.attempts, 1);
 	ck_assert_int_eq(rec.nretries, 0);
-	ck_assert_int_eq(count_requests("responses"), 1);
+	ck_assert_int_eq(unit_standin_requests("responses"), 1);
 	/* what arrived is kept: the id, the text so far, the raw stream */
 	ck_assert_ptr_nonnull(r.response_id);
 	ck_assert_str_eq(r.text.ptr, rec.deltas.ptr);
@@ -787,7 +537,7 @@ START_TEST(test_drop_midstream)
 	 * drops them): with nothing delivered, a retry is right.
 	 */
 	o = options();
-	faults("[{\"kind\":\"drop\",\"reset\":true}]");
+	unit_standin_faults("[{\"kind\":\"drop\",\"reset\":true}]");
 	rc = respond(&r, &o, "one two three four five six seven", 1, NULL);
 	if (rc == 0) {
 		ck_assert_int_eq(r.attempts, 2);
@@ -814,19 +564,19 @@ START_TEST(test_drop_before_text)
 	 * connection closes with no answer, so the stand-in may see more
 	 * requests than attempts.)
 	 */
-	faults("[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"reset\":true}]");
+	unit_standin_faults("[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"reset\":true}]");
 	ck_assert_msg(respond(&r, &o, "hi", 0, NULL) == 0, "%s", msg());
 	assert_completed(&r);
 	ck_assert_int_ge(r.attempts, 2);
 	ck_assert_int_le(r.attempts, 3);
 	ck_assert_int_eq(rec.nretries, r.attempts - 1);
-	ck_assert_int_eq(count_requests("responses"), 3);
+	ck_assert_int_eq(unit_standin_requests("responses"), 3);
 	release_all(&r);
 
 	/* a stream that broke before any delta went out, too */
 	o = options();
 	o.on_delta = NULL;
-	faults("[{\"kind\":\"drop\"}]");
+	unit_standin_faults("[{\"kind\":\"drop\"}]");
 	ck_assert_msg(respond(&r, &o, "one two three four five six", 1,
 			      NULL) == 0, "%s", msg());
 	assert_completed(&r);
@@ -841,7 +591,7 @@ START_TEST(test_failed)
 	aptix_openai_result r;
 
 	NEED_SERVER();
-	faults("[{\"kind\":\"failed\"}]");
+	unit_standin_faults("[{\"kind\":\"failed\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_EHTTP);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.error_code, "server_error");
@@ -857,7 +607,7 @@ START_TEST(test_failed)
 	aptix_openai_result_release(&r);
 
 	/* the same, not streamed */
-	faults("[{\"kind\":\"failed\",\"code\":\"rate_limit_exceeded\","
+	unit_standin_faults("[{\"kind\":\"failed\",\"code\":\"rate_limit_exceeded\","
 	       "\"message\":\"Too busy.\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_EHTTP);
 	ck_assert_str_eq(r.status, "failed");
@@ -875,7 +625,7 @@ START_TEST(test_error_event)
 	aptix_openai_result r;
 
 	NEED_SERVER();
-	faults("[{\"kind\":\"error_event\",\"code\":\"overloaded\","
+	unit_standin_faults("[{\"kind\":\"error_event\",\"code\":\"overloaded\","
 	       "\"message\":\"Try\\nlater.\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_EHTTP);
 	ck_assert_str_eq(r.error_code, "overloaded");
@@ -895,7 +645,7 @@ START_TEST(test_bad_json)
 	aptix_openai_result r;
 
 	NEED_SERVER();
-	faults("[{\"kind\":\"bad_json\"}]");
+	unit_standin_faults("[{\"kind\":\"bad_json\"}]");
 	ck_assert_int_eq(respond(&r, &o, "one two three four five six", 1,
 				 NULL), APTIX_EINVALID);
 	ck_assert_msg(strstr(msg(), "malformed event from server") != NULL,
@@ -906,7 +656,7 @@ START_TEST(test_bad_json)
 	ck_assert_ptr_nonnull(strstr(r.raw.ptr, "\"delta\":\"trunc"));
 	aptix_openai_result_release(&r);
 
-	faults("[{\"kind\":\"bad_json\"}]");
+	unit_standin_faults("[{\"kind\":\"bad_json\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_EINVALID);
 	ck_assert_str_eq(msg(), "openai: malformed response from server");
 	ck_assert_int_eq(r.attempts, 1);
@@ -914,7 +664,7 @@ START_TEST(test_bad_json)
 	aptix_openai_result_release(&r);
 
 	/* a stream that just stops: no terminal event */
-	faults("[{\"kind\":\"bad_json\",\"then\":\"continue\"}]");
+	unit_standin_faults("[{\"kind\":\"bad_json\",\"then\":\"continue\"}]");
 	ck_assert_int_eq(respond(&r, &o, "one two three four five six", 1,
 				 NULL), APTIX_EINVALID);
 	release_all(&r);
@@ -929,7 +679,7 @@ START_TEST(test_idle_timeout)
 
 	NEED_SERVER();
 	o.idle_timeout_ms = 300;
-	faults("[{\"kind\":\"slow\",\"delay\":3}]");
+	unit_standin_faults("[{\"kind\":\"slow\",\"delay\":3}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "one two three four five six", 1,
 				 NULL), APTIX_ENET);
@@ -944,7 +694,7 @@ START_TEST(test_idle_timeout)
 	o = options();
 	o.idle_timeout_ms = 200;
 	o.max_attempts = 2;
-	faults("[{\"kind\":\"hang\",\"max\":5,\"repeat\":2}]");
+	unit_standin_faults("[{\"kind\":\"hang\",\"max\":5,\"repeat\":2}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_ENET);
 	ck_assert_int_eq(r.attempts, 2);
@@ -956,7 +706,7 @@ START_TEST(test_idle_timeout)
 	/* the total timeout bounds everything */
 	o = options();
 	o.total_timeout_ms = 400;
-	faults("[{\"kind\":\"hang\",\"max\":5}]");
+	unit_standin_faults("[{\"kind\":\"hang\",\"max\":5}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_ENET);
 	ck_assert_int_lt(now_ms() - t0, 2000);
@@ -974,7 +724,7 @@ START_TEST(test_cancel)
 	NEED_SERVER();
 	/* the flag, set while a slow stream runs */
 	rec.cancel_after = 1;
-	faults("[{\"kind\":\"slow\",\"delay\":3}]");
+	unit_standin_faults("[{\"kind\":\"slow\",\"delay\":3}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "one two three four five six", 1,
 				 NULL), APTIX_ECANCELLED);
@@ -996,7 +746,7 @@ START_TEST(test_cancel)
 	/* during the wait before a retry */
 	o = options();
 	rec.cancel_on_retry = 1;
-	faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":20}]");
+	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":20}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_ECANCELLED);
 	ck_assert_int_lt(now_ms() - t0, 1500);
@@ -1009,7 +759,7 @@ START_TEST(test_cancel)
 	o = options();
 	rec.flag = 1;
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_ECANCELLED);
-	ck_assert_int_eq(count_requests("responses"), 3);
+	ck_assert_int_eq(unit_standin_requests("responses"), 3);
 	release_all(&r);
 }
 END_TEST
@@ -1102,7 +852,7 @@ START_TEST(test_embed)
 	json_decref(log);
 
 	/* one text alone gives the same vector; retried after a 502 */
-	faults("[{\"endpoint\":\"embeddings\",\"kind\":\"status\","
+	unit_standin_faults("[{\"endpoint\":\"embeddings\",\"kind\":\"status\","
 	       "\"status\":502}]");
 	ck_assert_int_eq(aptix_openai_embed(&w, &dim2, &o,
 					    "text-embedding-3-small",
@@ -1114,7 +864,7 @@ START_TEST(test_embed)
 	free(v);
 
 	/* a broken body */
-	faults("[{\"endpoint\":\"embeddings\",\"kind\":\"bad_json\"}]");
+	unit_standin_faults("[{\"endpoint\":\"embeddings\",\"kind\":\"bad_json\"}]");
 	ck_assert_int_eq(aptix_openai_embed(&v, &dim, &o, "m", texts, 2),
 			 APTIX_EINVALID);
 	ck_assert_ptr_null(v);
@@ -1143,7 +893,7 @@ START_TEST(test_http_layer)
 	aptix_http_response_init(&resp);
 
 	/* a 404 is a response, not a failure */
-	snprintf(url, sizeof(url), "%s/nowhere", srv_url);
+	snprintf(url, sizeof(url), "%s/nowhere", unit_standin_url);
 	req.url = url;
 	ck_assert_int_eq(aptix_http_perform(&resp, &req), 0);
 	ck_assert_int_eq(resp.status, 404);
@@ -1151,7 +901,7 @@ START_TEST(test_http_layer)
 	ck_assert_ptr_nonnull(strstr(resp.body.ptr, "Invalid URL (GET"));
 
 	/* the body cap */
-	snprintf(url, sizeof(url), "%s/__control", srv_url);
+	snprintf(url, sizeof(url), "%s/__control", unit_standin_url);
 	req.max_body = 10;
 	ck_assert_int_eq(aptix_http_perform(&resp, &req), APTIX_EFULL);
 	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
@@ -1159,8 +909,8 @@ START_TEST(test_http_layer)
 	req.max_body = 0;
 
 	/* Retry-After and retry-after-ms */
-	faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":7}]");
-	snprintf(url, sizeof(url), "%s/v1/responses", srv_url);
+	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":7}]");
+	snprintf(url, sizeof(url), "%s/v1/responses", unit_standin_url);
 	req.body = "{\"model\":\"m\",\"input\":\"x\"}";
 	req.body_len = strlen(req.body);
 	{
@@ -1243,7 +993,7 @@ Suite *openai_suite(void)
 	TCase *local = tcase_create("local");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_checked_fixture(tc, srv_start, srv_stop);
+	tcase_add_checked_fixture(tc, unit_standin_start, unit_standin_stop);
 	tcase_add_test(tc, test_nonstream);
 	tcase_add_test(tc, test_stream);
 	tcase_add_test(tc, test_incomplete);

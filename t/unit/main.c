@@ -2,9 +2,9 @@
  * main.c - the single runner of the aptix unit tests.
  *
  *	aptix-unit            run every suite
- *	aptix-unit <suite>    run one suite (buf, oid, zstream, object, odb,
+ *	aptix-unit <suite>... run those suites (buf, oid, zstream, object, odb,
  *	                      repo, config, sse, openai, parse_options,
- *	                      workspace)
+ *	                      workspace, run, threads)
  *
  * With APTIX_UNIT_TAP set the results are written as TAP to stdout, so
  * that prove can run t/unit/run-unit.sh. The exit status is non-zero
@@ -42,6 +42,8 @@ static const struct {
 	{ "parse_options", parse_options_suite },
 	{ "rag", rag_suite },
 	{ "workspace", workspace_suite },
+	{ "run", run_suite },
+	{ "threads", threads_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))
@@ -171,23 +173,29 @@ static char *make_scratch_root(void)
 	return root;
 }
 
+/* Is name among the suites asked for (all when none is)? */
+static int wanted(int argc, char **argv, const char *name)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return 1;
+	return argc < 2;
+}
+
 int main(int argc, char **argv)
 {
-	const char *only = argc > 1 ? argv[1] : NULL;
 	const char *tap = getenv("APTIX_UNIT_TAP");
 	SRunner *sr = NULL;
 	char *root;
 	size_t i;
 	int failed;
 
-	if (argc > 2) {
-		fprintf(stderr, "usage: %s [<suite>]\n", argv[0]);
-		return 2;
-	}
 	for (i = 0; i < NSUITES; i++) {
 		Suite *s;
 
-		if (only && strcmp(only, suites[i].name))
+		if (!wanted(argc, argv, suites[i].name))
 			continue;
 		s = suites[i].make();
 		if (!sr)
@@ -196,7 +204,8 @@ int main(int argc, char **argv)
 			srunner_add_suite(sr, s);
 	}
 	if (!sr) {
-		fprintf(stderr, "unknown suite '%s'; the suites are:", only);
+		fprintf(stderr, "unknown suite '%s'; the suites are:",
+			argv[1]);
 		for (i = 0; i < NSUITES; i++)
 			fprintf(stderr, " %s", suites[i].name);
 		fputc('\n', stderr);

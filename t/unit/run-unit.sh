@@ -5,7 +5,8 @@
 # The binary is "$APTIX_BUILD_DIR/t/unit/aptix-unit"; APTIX_BUILD_DIR
 # defaults to the top of the source tree (two levels up from here). It
 # runs in a scratch working directory, removed afterwards. Arguments
-# (a suite name) are passed on.
+# (suite names) are passed on, and so are the names in
+# $APTIX_UNIT_SUITES (make tsan-test).
 
 script_dir=$(cd "$(dirname "$0")" && pwd) || exit 1
 : "${APTIX_BUILD_DIR:=$(cd "$script_dir/../.." && pwd)}"
@@ -24,4 +25,5 @@ trap 'rm -rf "$scratch"' EXIT
 trap 'exit 130' INT TERM HUP
 
 cd "$scratch" || exit 1
-APTIX_UNIT_TAP=1 "$unit" "$@"
+# shellcheck disable=SC2086
+APTIX_UNIT_TAP=1 "$unit" "$@" $APTIX_UNIT_SUITES

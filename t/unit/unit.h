@@ -28,6 +28,28 @@ Suite *openai_suite(void);
 Suite *parse_options_suite(void);
 Suite *rag_suite(void);
 Suite *workspace_suite(void);
+Suite *run_suite(void);
+Suite *threads_suite(void);
+
+/*
+ * The OpenAI/Qdrant stand-in (standin.c), for checked fixtures:
+ * unit_have_standin is 0 when it could not be started (no python3): a
+ * test then returns without checking anything.
+ */
+#define UNIT_API_KEY "sk-test-unit-0123456789abcdef"
+extern char unit_standin_url[128];	/* http://127.0.0.1:PORT */
+extern char unit_standin_base[160];	/* .../v1 */
+extern int unit_have_standin;
+extern char unit_standin_dir[4096];	/* its files: logs/, port */
+void unit_standin_start(void);
+void unit_standin_stop(void);
+/** Install faults: a JSON array of fault objects. */
+void unit_standin_faults(const char *json);
+/** requests.<endpoint> from the stand-in's counters. */
+long unit_standin_requests(const char *endpoint);
+struct json_t;
+struct json_t *unit_standin_json(const char *method, const char *path,
+				 const char *body);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

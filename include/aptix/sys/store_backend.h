@@ -9,6 +9,10 @@
  * payload and on what it reads through the transaction. LMDB is the
  * first implementation; a shared store (PostgreSQL) implements the same
  * slots to slot in under every command unchanged.
+ *
+ * Threads: a store is shared by every thread of a process; each slot may
+ * be called from any thread at any time. Reads see the last commit made
+ * before they started.
  */
 #ifndef APTIX_SYS_STORE_BACKEND_H
 #define APTIX_SYS_STORE_BACKEND_H
@@ -16,7 +20,7 @@
 #include "../common.h"
 #include "../buf.h"
 
-#define APTIX_STORE_BACKEND_VERSION 1
+#define APTIX_STORE_BACKEND_VERSION 2
 
 typedef enum {
 	APTIX_TABLE_META = 0,	/**< store-wide settings: format version */
@@ -46,14 +50,21 @@ typedef int (*aptix_store_iter_cb)(const void *key, size_t klen,
 
 typedef int (*aptix_store_write_fn)(aptix_store_wtxn *w, void *payload);
 
+/**
+ * Zero-copy read callback: val is valid only during the call (the read
+ * transaction ends when it returns). Its return value is view's.
+ */
+typedef int (*aptix_store_view_cb)(const void *val, size_t vlen,
+				   void *payload);
+
 struct aptix_store {
 	unsigned version;
 	/** Read one value into out. ENOTFOUND when absent. */
 	int (*get)(aptix_buf *out, aptix_store *s, aptix_table t,
 		   const void *key, size_t klen);
-	/** Zero-copy read: valid until the next call on the store. */
-	int (*peek)(const void **val, size_t *vlen, aptix_store *s,
-		    aptix_table t, const void *key, size_t klen);
+	/** Zero-copy read through cb. ENOTFOUND when absent. */
+	int (*view)(aptix_store *s, aptix_table t, const void *key,
+		    size_t klen, aptix_store_view_cb cb, void *payload);
 	/** Iterate ascending from the first key >= start (NULL: first). */
 	int (*iter)(aptix_store *s, aptix_table t, const void *start,
 		    size_t slen, aptix_store_iter_cb cb, void *payload);
@@ -76,6 +87,8 @@ struct aptix_store {
 	int (*witer_rev)(aptix_store_wtxn *w, aptix_table t,
 			 const void *start, size_t slen,
 			 aptix_store_iter_cb cb, void *payload);
+	/** 1 when the store was opened read-only (writes fail). */
+	int (*readonly)(aptix_store *s);
 	/** Bytes used on disk. */
 	int (*disk_usage)(uint64_t *out, aptix_store *s);
 	void (*free)(aptix_store *s);

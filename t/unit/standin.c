@@ -1,0 +1,292 @@
+/*
+ * standin.c - the OpenAI (and Qdrant) stand-in for unit tests: started
+ * in a checked fixture (so in the test's own process), stopped after it,
+ * driven through its /__control endpoint.
+ *
+ * The stand-in is found under $APTIX_SOURCE_DIR, else above the current
+ * directory, else above the test binary. Without python3 or the stand-in
+ * the network tests pass without checking anything (a note goes to
+ * stderr).
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#ifndef _DEFAULT_SOURCE
+# define _DEFAULT_SOURCE 1
+#endif
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+# include <sys/prctl.h>
+#endif
+#include <jansson.h>
+
+#include "aptix/errors.h"
+#include "http.h"
+#include "unit.h"
+
+#define API_KEY UNIT_API_KEY
+
+static pid_t srv_pid;
+char unit_standin_dir[4096];
+char unit_standin_url[128];
+char unit_standin_base[160];
+int unit_have_standin;
+
+/* --- Finding and running the stand-in ---------------------------------- */
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Look for t/standin/openai_standin.py in dir and its ancestors. */
+static int find_up(char *out, size_t size, const char *dir)
+{
+	char cur[PATH_MAX];
+
+	if (!dir || snprintf(cur, sizeof(cur), "%s", dir) >= (int)sizeof(cur))
+		return 0;
+	for (;;) {
+		char *slash;
+
+		if (snprintf(out, size, "%s/t/standin/openai_standin.py",
+			     cur) < (int)size && is_file(out))
+			return 1;
+		slash = strrchr(cur, '/');
+		if (!slash || slash == cur)
+			return 0;
+		*slash = '\0';
+	}
+}
+
+static int find_standin(char *out, size_t size)
+{
+	const char *src = getenv("APTIX_SOURCE_DIR");
+	char cwd[PATH_MAX], exe[PATH_MAX];
+	ssize_t n;
+
+	if (src && *src &&
+	    snprintf(out, size, "%s/t/standin/openai_standin.py", src) <
+	    (int)size && is_file(out))
+		return 1;
+	if (getcwd(cwd, sizeof(cwd)) && find_up(out, size, cwd))
+		return 1;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if (find_up(out, size, exe))
+			return 1;
+	}
+	return 0;
+}
+
+static int find_python(char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	const char *p = path && *path ? path : "/usr/bin:/bin";
+
+	while (*p) {
+		size_t n = strcspn(p, ":");
+
+		if (n && snprintf(out, size, "%.*s/python3", (int)n, p) <
+		    (int)size && access(out, X_OK) == 0)
+			return 1;
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return 0;
+}
+
+static void rm_rf(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+
+	if (lstat(path, &st) < 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	d = opendir(path);
+	if (d) {
+		while ((e = readdir(d)) != NULL) {
+			char sub[PATH_MAX];
+
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+			rm_rf(sub);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+void unit_standin_start(void)
+{
+	char script[PATH_MAX], python[PATH_MAX], port_file[PATH_MAX + 8];
+	char log_dir[PATH_MAX + 8], err_file[PATH_MAX + 16];
+	const char *tmp = getenv("TMPDIR");
+	struct timespec ts = { 0, 20 * 1000000L };
+	int i, port = 0;
+
+	unit_have_standin = 0;
+	srv_pid = 0;
+	/* the stand-in is local: no proxy in between */
+	unsetenv("http_proxy");
+	unsetenv("HTTP_PROXY");
+	unsetenv("all_proxy");
+	unsetenv("ALL_PROXY");
+	if (!find_python(python, sizeof(python))) {
+		fprintf(stderr, "check_openai: python3 not found: skipped\n");
+		return;
+	}
+	if (!find_standin(script, sizeof(script))) {
+		fprintf(stderr, "check_openai: t/standin/openai_standin.py "
+			"not found (set APTIX_SOURCE_DIR): skipped\n");
+		return;
+	}
+	snprintf(unit_standin_dir, sizeof(unit_standin_dir), "%s/aptix-openai.XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(unit_standin_dir));
+	snprintf(port_file, sizeof(port_file), "%s/port", unit_standin_dir);
+	snprintf(log_dir, sizeof(log_dir), "%s/logs", unit_standin_dir);
+	snprintf(err_file, sizeof(err_file), "%s/stderr.txt", unit_standin_dir);
+
+	srv_pid = fork();
+	ck_assert_int_ge(srv_pid, 0);
+	if (srv_pid == 0) {
+		int fd = open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int nul = open("/dev/null", O_RDWR);
+
+#ifdef __linux__
+		/* the server dies with the test, even a failed one */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+		}
+		if (fd >= 0)
+			dup2(fd, 2);
+		execl(python, "python3", script, "--port-file", port_file,
+		      "--log-dir", log_dir, "--api-key", API_KEY,
+		      "--seed", "unit", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 1000 && !port; i++) {	/* 20 s */
+		FILE *f = fopen(port_file, "r");
+		int status;
+
+		if (f) {
+			char line[32];
+
+			if (fgets(line, sizeof(line), f) && strchr(line, '\n'))
+				port = (int)strtol(line, NULL, 10);
+			fclose(f);
+		}
+		if (port)
+			break;
+		ck_assert_msg(waitpid(srv_pid, &status, WNOHANG) == 0,
+			      "the stand-in exited early (see %s)", err_file);
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_msg(port > 0, "the stand-in did not start");
+	snprintf(unit_standin_url, sizeof(unit_standin_url), "http://127.0.0.1:%d", port);
+	snprintf(unit_standin_base, sizeof(unit_standin_base), "%s/v1", unit_standin_url);
+	unit_have_standin = 1;
+}
+
+void unit_standin_stop(void)
+{
+	int i, status;
+	struct timespec ts = { 0, 20 * 1000000L };
+
+	if (srv_pid > 0) {
+		kill(srv_pid, SIGTERM);
+		for (i = 0; i < 250; i++) {
+			if (waitpid(srv_pid, &status, WNOHANG) != 0)
+				break;
+			nanosleep(&ts, NULL);
+		}
+		if (i == 250) {
+			kill(srv_pid, SIGKILL);
+			waitpid(srv_pid, &status, 0);
+		}
+		srv_pid = 0;
+	}
+	if (unit_standin_dir[0])
+		rm_rf(unit_standin_dir);
+	unit_standin_dir[0] = '\0';
+	unit_have_standin = 0;
+}
+
+
+/* --- Talking to the stand-in's control endpoint ------------------------- */
+
+json_t *unit_standin_json(const char *method, const char *path,
+			 const char *body)
+{
+	static const char *const hdrs[] = {
+		"Content-Type: application/json", NULL
+	};
+	aptix_http_request req;
+	aptix_http_response resp;
+	char url[256];
+	json_t *doc;
+
+	memset(&req, 0, sizeof(req));
+	snprintf(url, sizeof(url), "%s%s", unit_standin_url, path);
+	req.method = method;
+	req.url = url;
+	req.headers = hdrs;
+	req.body = body;
+	req.body_len = body ? strlen(body) : 0;
+	aptix_http_response_init(&resp);
+	ck_assert_msg(aptix_http_perform(&resp, &req) == 0, "%s",
+		      aptix_error_last()->message);
+	ck_assert_msg(resp.status == 200, "%s %s: HTTP %ld: %s", method,
+		      path, resp.status, resp.body.ptr);
+	doc = json_loadb(resp.body.ptr, resp.body.len, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	aptix_http_response_release(&resp);
+	return doc;
+}
+
+void unit_standin_faults(const char *json)
+{
+	char body[1024];
+
+	snprintf(body, sizeof(body), "{\"faults\":%s}", json);
+	json_decref(unit_standin_json("POST", "/__control", body));
+}
+
+/* requests.<endpoint> from the stand-in's counters */
+long unit_standin_requests(const char *endpoint)
+{
+	json_t *st = unit_standin_json("GET", "/__control", NULL);
+	long n = (long)json_integer_value(json_object_get(json_object_get(
+		json_object_get(st, "counts"), "requests"), endpoint));
+
+	json_decref(st);
+	return n;
+}
+

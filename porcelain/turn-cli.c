@@ -215,6 +215,8 @@ static int gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
 	q.http = g->http;
 	q.http.on_delta = NULL;
 	q.http.on_retry = NULL;
+	q.qdrant_url = getenv("QDRANT_URL");
+	q.qdrant_api_key = getenv("QDRANT_API_KEY");
 	r = aptix_rag_retrieve(chunks, g->repo, g->cfg, &q);
 	if (r < 0)
 		aptix_error_set(APTIX_ERROR_QDRANT, "retrieval failed and "

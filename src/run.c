@@ -625,7 +625,7 @@ static void drop_secrets(aptix_run_result *res, const aptix_run_options *o)
 
 		if (!f->content.len ||
 		    !aptix__holds_secret(f->content.ptr, f->content.len,
-					 o->http.api_key))
+					 &o->http.api_key, 1))
 			continue;
 		aptix_buf_release(&f->content);
 		f->action = APTIX_FILE_UNREADABLE;
@@ -636,7 +636,7 @@ static void drop_secrets(aptix_run_result *res, const aptix_run_options *o)
 		aptix_rag_chunk *c = &o->chunks->v[i];
 
 		if (aptix__holds_secret(c->text.ptr, c->text.len,
-					o->http.api_key)) {
+					&o->http.api_key, 1)) {
 			add_warning(res, "a chunk of '%s' holds an API key: "
 				    "neither sent nor stored", c->path);
 			free(c->chunk_id);
@@ -1001,7 +1001,7 @@ int aptix_run_turn(aptix_run_result *res, aptix_repo *repo,
 		goto done;
 	}
 	if (aptix__holds_secret(p.instruction.ptr, p.instruction.len,
-				http.api_key)) {
+				&http.api_key, 1)) {
 		aptix_error_set(APTIX_ERROR_INVALID, "the instruction holds an "
 				"API key: refusing to store or send it");
 		r = APTIX_EINVALID;

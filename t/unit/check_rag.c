@@ -769,7 +769,7 @@ START_TEST(test_qdrant_failures)
 	ck_assert_int_eq(aptix_rag_index(&st, repo, cfg, &o), APTIX_EINVALID);
 
 	/* nothing listens: a warning naming the failure */
-	setenv("QDRANT_URL", "http://127.0.0.1:1", 1);
+	q.qdrant_url = "http://127.0.0.1:1";
 	aptix_chunk_set_init(&set);
 	ck_assert_int_eq(aptix_rag_retrieve(&set, repo, cfg, &q), 0);
 	ck_assert_uint_eq(set.n, 0);

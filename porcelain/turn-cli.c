@@ -4,6 +4,7 @@
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
 #endif
+#define _GNU_SOURCE 1	/* memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -187,7 +188,56 @@ struct gather {
 	const aptix_config *cfg;
 	const struct turn_cli *c;
 	aptix_openai_options http;
+	const char *qdrant_url, *qdrant_key;
 };
+
+/*
+ * The run knows only the OpenAI key (the one in its options) and drops
+ * the files and chunks holding it, and refuses such an instruction.
+ * Until aptix_run_options carries every key, the Qdrant key is treated
+ * the same way here, with the run's words.
+ */
+static int holds_key(const char *data, size_t len, const char *key)
+{
+	size_t klen = key ? strlen(key) : 0;
+
+	return klen >= 8 && klen <= len && memmem(data, len, key, klen);
+}
+
+static void drop_key(aptix_file_set *files, aptix_chunk_set *chunks,
+		     const char *key)
+{
+	size_t i, j;
+
+	for (i = 0; files && i < files->n; i++) {
+		aptix_active_file *f = &files->v[i];
+
+		if (!holds_key(f->content.ptr, f->content.len, key))
+			continue;
+		aptix_buf_release(&f->content);
+		f->action = APTIX_FILE_UNREADABLE;
+		aptix_file_set_warn(files, "active file '%s' holds an API key: "
+				    "neither sent nor stored", f->path);
+	}
+	for (i = j = 0; chunks && i < chunks->n; i++) {
+		aptix_rag_chunk *c = &chunks->v[i];
+
+		if (holds_key(c->text.ptr, c->text.len, key)) {
+			aptix_chunk_set_warn(chunks, "a chunk of '%s' holds an "
+					     "API key: neither sent nor stored",
+					     c->path);
+			free(c->chunk_id);
+			free(c->repo);
+			free(c->path);
+			free(c->language);
+			aptix_buf_release(&c->text);
+			continue;
+		}
+		chunks->v[j++] = *c;
+	}
+	if (chunks)
+		chunks->n = j;
+}
 
 static int gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
 			  const char *instruction, size_t len, void *payload)
@@ -206,6 +256,7 @@ static int gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
 		so.files_from = g->c->files_from;
 		if ((r = aptix_workspace_scan(files, &so)) < 0)
 			return r;
+		drop_key(files, NULL, g->qdrant_key);
 	}
 	if (g->c->no_rag)
 		return 0;
@@ -215,9 +266,10 @@ static int gather_context(aptix_file_set *files, aptix_chunk_set *chunks,
 	q.http = g->http;
 	q.http.on_delta = NULL;
 	q.http.on_retry = NULL;
-	q.qdrant_url = getenv("QDRANT_URL");
-	q.qdrant_api_key = getenv("QDRANT_API_KEY");
+	q.qdrant_url = g->qdrant_url;
+	q.qdrant_api_key = g->qdrant_key;
 	r = aptix_rag_retrieve(chunks, g->repo, g->cfg, &q);
+	drop_key(NULL, chunks, g->qdrant_key);
 	if (r < 0)
 		aptix_error_set(APTIX_ERROR_QDRANT, "retrieval failed and "
 				"rag.required is set: %s",
@@ -299,6 +351,8 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	g.cfg = cfg;
 	g.c = c;
 	g.http = opts.http;
+	g.qdrant_url = getenv("QDRANT_URL");
+	g.qdrant_key = getenv("QDRANT_API_KEY");
 	opts.files = &files;
 	opts.chunks = &chunks;
 	opts.gather = gather_context;
@@ -306,7 +360,14 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.workspace = wsid.len ? wsid.ptr : NULL;
 
 	aptix_run_result_init(&res);
-	r = aptix_run_turn(&res, repo, &opts);
+	if (instruction && holds_key(instruction->ptr, instruction->len,
+				     g.qdrant_key)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the instruction holds an "
+				"API key: refusing to store or send it");
+		r = APTIX_EINVALID;
+	} else {
+		r = aptix_run_turn(&res, repo, &opts);
+	}
 
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

@@ -318,6 +318,10 @@ int aptix_rag__qdrant_new(struct aptix_rag_backend **out, aptix_repo *repo,
 			  const struct rag_settings *s,
 			  const struct rag_backend_options *o);
 
+/* For constructors: version, name, repo, s and an empty ns. */
+void aptix_rag__backend_init(struct aptix_rag_backend *b, const char *name,
+			     aptix_repo *repo, const struct rag_settings *s);
+
 /*
  * The backend of s->backend, by the driver's table; APTIX_EINVALID for
  * a kind it does not know. Free with aptix_rag__backend_free().

@@ -649,7 +649,7 @@ static int local_count(size_t *files, size_t *chunks,
 	return r;
 }
 
-/* --- Querying -------------------------------------------------------------- */
+/* --- Querying ------------------------------------------------------------- */
 
 struct acc_ent {
 	uint32_t doc;		/* 0: empty */
@@ -873,7 +873,7 @@ done:
 	return r;
 }
 
-/* --- The backend ------------------------------------------------------------- */
+/* --- The backend ---------------------------------------------------------- */
 
 static int local_reset(struct aptix_rag_backend *b)
 {
@@ -903,11 +903,7 @@ int aptix_rag__local_new(struct aptix_rag_backend **out, aptix_repo *repo,
 	*out = NULL;
 	if (!(b = aptix__calloc(1, sizeof(*b))))
 		return APTIX_ERROR;
-	b->version = APTIX_RAG_BACKEND_VERSION;
-	b->name = "local";
-	b->repo = repo;
-	b->s = s;
-	aptix_buf_init(&b->ns, 0);
+	aptix_rag__backend_init(b, "local", repo, s);
 	if (aptix_buf_set(&b->ns, "f", 1) < 0) {
 		local_free(b);
 		return APTIX_ERROR;

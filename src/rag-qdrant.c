@@ -310,7 +310,7 @@ static int qd_call(struct qd_answer *a, struct rag_qdrant *q,
 	return rc;
 }
 
-/* --- The collection ------------------------------------------------------------ */
+/* --- The collection ------------------------------------------------------- */
 
 /* GET the collection: exists and size. */
 static int qd_describe(struct rag_qdrant *q)
@@ -457,7 +457,7 @@ done:
 	return r;
 }
 
-/* --- Upload -------------------------------------------------------------------- */
+/* --- Upload --------------------------------------------------------------- */
 
 struct item {
 	size_t op, chunk;
@@ -829,7 +829,7 @@ done:
 	return r;
 }
 
-/* --- Query --------------------------------------------------------------------- */
+/* --- Query ---------------------------------------------------------------- */
 
 static json_t *make_filter(const char *repo_name, char *const *prefixes,
 			   size_t nprefixes, const char *language)
@@ -995,7 +995,7 @@ done:
 	return r;
 }
 
-/* --- The backend ------------------------------------------------------------- */
+/* --- The backend ---------------------------------------------------------- */
 
 static int qdrant_count(size_t *files, size_t *chunks,
 			struct aptix_rag_backend *b)
@@ -1052,11 +1052,7 @@ int aptix_rag__qdrant_new(struct aptix_rag_backend **out, aptix_repo *repo,
 	if (!(q = aptix__calloc(1, sizeof(*q))))
 		return APTIX_ERROR;
 	b = &q->parent;
-	b->version = APTIX_RAG_BACKEND_VERSION;
-	b->name = "qdrant";
-	b->repo = repo;
-	b->s = s;
-	aptix_buf_init(&b->ns, 0);
+	aptix_rag__backend_init(b, "qdrant", repo, s);
 	b->batch_files = RAG_QDRANT_BATCH_FILES;
 	b->batch_bytes = RAG_QDRANT_BATCH_BYTES;
 	b->shared = 1;

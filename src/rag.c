@@ -501,7 +501,7 @@ struct indexer {
 	size_t done, total, chunks;
 };
 
-/* --- The backends ---------------------------------------------------------- */
+/* --- The backends --------------------------------------------------------- */
 
 static const struct {
 	enum rag_backend kind;
@@ -524,6 +524,17 @@ int aptix_rag__backend_open(struct aptix_rag_backend **out, aptix_repo *repo,
 	aptix_error_set(APTIX_ERROR_CONFIG, "unknown retrieval backend "
 			"(kind %d)", (int)s->backend);
 	return APTIX_EINVALID;
+}
+
+void aptix_rag__backend_init(struct aptix_rag_backend *b, const char *name,
+			     aptix_repo *repo, const struct rag_settings *s)
+{
+	memset(b, 0, sizeof(*b));
+	b->version = APTIX_RAG_BACKEND_VERSION;
+	b->name = name;
+	b->repo = repo;
+	b->s = s;
+	aptix_buf_init(&b->ns, 0);
 }
 
 void aptix_rag__backend_free(struct aptix_rag_backend *b)

@@ -39,209 +39,36 @@
 
 #include "aptix/openai.h"
 #include "http.h"
+#include "unit.h"
 
 Suite *openai_suite(void);
 
 #define API_KEY "sk-test-unit-0123456789abcdef"
 #define MODEL "gpt-4.1-mini"
 
-static pid_t srv_pid;
-static char srv_dir[PATH_MAX];
+static struct unit_standin srv;
 static char srv_url[128];	/* http://127.0.0.1:PORT */
 static char base_url[160];	/* .../v1 */
 static int have_server;
 
-/* --- Finding and running the stand-in ---------------------------------- */
-
-static int is_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Look for t/standin/openai_standin.py in dir and its ancestors. */
-static int find_up(char *out, size_t size, const char *dir)
-{
-	char cur[PATH_MAX];
-
-	if (!dir || snprintf(cur, sizeof(cur), "%s", dir) >= (int)sizeof(cur))
-		return 0;
-	for (;;) {
-		char *slash;
-
-		if (snprintf(out, size, "%s/t/standin/openai_standin.py",
-			     cur) < (int)size && is_file(out))
-			return 1;
-		slash = strrchr(cur, '/');
-		if (!slash || slash == cur)
-			return 0;
-		*slash = '\0';
-	}
-}
-
-static int find_standin(char *out, size_t size)
-{
-	const char *src = getenv("APTIX_SOURCE_DIR");
-	char cwd[PATH_MAX], exe[PATH_MAX];
-	ssize_t n;
-
-	if (src && *src &&
-	    snprintf(out, size, "%s/t/standin/openai_standin.py", src) <
-	    (int)size && is_file(out))
-		return 1;
-	if (getcwd(cwd, sizeof(cwd)) && find_up(out, size, cwd))
-		return 1;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		if (find_up(out, size, exe))
-			return 1;
-	}
-	return 0;
-}
-
-static int find_python(char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	const char *p = path && *path ? path : "/usr/bin:/bin";
-
-	while (*p) {
-		size_t n = strcspn(p, ":");
-
-		if (n && snprintf(out, size, "%.*s/python3", (int)n, p) <
-		    (int)size && access(out, X_OK) == 0)
-			return 1;
-		p += n;
-		if (*p == ':')
-			p++;
-	}
-	return 0;
-}
-
-static void rm_rf(const char *path)
-{
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-
-	if (lstat(path, &st) < 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	d = opendir(path);
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			char sub[PATH_MAX];
-
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-			rm_rf(sub);
-		}
-		closedir(d);
-	}
-	rmdir(path);
-}
+/* --- Running the stand-in ---------------------------------------------- */
 
 static void srv_start(void)
 {
-	char script[PATH_MAX], python[PATH_MAX], port_file[PATH_MAX + 8];
-	char log_dir[PATH_MAX + 8], err_file[PATH_MAX + 16];
-	const char *tmp = getenv("TMPDIR");
-	struct timespec ts = { 0, 20 * 1000000L };
-	int i, port = 0;
+	static const char *const args[] = {
+		"--api-key", API_KEY, "--seed", "unit", NULL
+	};
 
-	have_server = 0;
-	srv_pid = 0;
-	/* the stand-in is local: no proxy in between */
-	unsetenv("http_proxy");
-	unsetenv("HTTP_PROXY");
-	unsetenv("all_proxy");
-	unsetenv("ALL_PROXY");
-	if (!find_python(python, sizeof(python))) {
-		fprintf(stderr, "check_openai: python3 not found: skipped\n");
+	have_server = unit_standin_start(&srv, "check_openai", args);
+	if (!have_server)
 		return;
-	}
-	if (!find_standin(script, sizeof(script))) {
-		fprintf(stderr, "check_openai: t/standin/openai_standin.py "
-			"not found (set APTIX_SOURCE_DIR): skipped\n");
-		return;
-	}
-	snprintf(srv_dir, sizeof(srv_dir), "%s/aptix-openai.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(srv_dir));
-	snprintf(port_file, sizeof(port_file), "%s/port", srv_dir);
-	snprintf(log_dir, sizeof(log_dir), "%s/logs", srv_dir);
-	snprintf(err_file, sizeof(err_file), "%s/stderr.txt", srv_dir);
-
-	srv_pid = fork();
-	ck_assert_int_ge(srv_pid, 0);
-	if (srv_pid == 0) {
-		int fd = open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int nul = open("/dev/null", O_RDWR);
-
-#ifdef __linux__
-		/* the server dies with the test, even a failed one */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 1);
-		}
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(python, "python3", script, "--port-file", port_file,
-		      "--log-dir", log_dir, "--api-key", API_KEY,
-		      "--seed", "unit", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 1000 && !port; i++) {	/* 20 s */
-		FILE *f = fopen(port_file, "r");
-		int status;
-
-		if (f) {
-			char line[32];
-
-			if (fgets(line, sizeof(line), f) && strchr(line, '\n'))
-				port = (int)strtol(line, NULL, 10);
-			fclose(f);
-		}
-		if (port)
-			break;
-		ck_assert_msg(waitpid(srv_pid, &status, WNOHANG) == 0,
-			      "the stand-in exited early (see %s)", err_file);
-		nanosleep(&ts, NULL);
-	}
-	ck_assert_msg(port > 0, "the stand-in did not start");
-	snprintf(srv_url, sizeof(srv_url), "http://127.0.0.1:%d", port);
+	snprintf(srv_url, sizeof(srv_url), "%s", srv.url);
 	snprintf(base_url, sizeof(base_url), "%s/v1", srv_url);
-	have_server = 1;
 }
 
 static void srv_stop(void)
 {
-	int i, status;
-	struct timespec ts = { 0, 20 * 1000000L };
-
-	if (srv_pid > 0) {
-		kill(srv_pid, SIGTERM);
-		for (i = 0; i < 250; i++) {
-			if (waitpid(srv_pid, &status, WNOHANG) != 0)
-				break;
-			nanosleep(&ts, NULL);
-		}
-		if (i == 250) {
-			kill(srv_pid, SIGKILL);
-			waitpid(srv_pid, &status, 0);
-		}
-		srv_pid = 0;
-	}
-	if (srv_dir[0])
-		rm_rf(srv_dir);
-	srv_dir[0] = '\0';
+	unit_standin_stop(&srv);
 	have_server = 0;
 }
 
@@ -305,7 +132,7 @@ static json_t *request_log(int seq)
 	struct dirent *e;
 	json_t *doc = NULL;
 
-	snprintf(dir, sizeof(dir), "%s/logs", srv_dir);
+	snprintf(dir, sizeof(dir), "%s/logs", srv.dir);
 	snprintf(prefix, sizeof(prefix), "%04d-", seq);
 	d = opendir(dir);
 	ck_assert_ptr_nonnull(d);

@@ -13,8 +13,10 @@
 #define APTIX_UNIT_H
 
 #include <check.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 Suite *buf_suite(void);
 Suite *oid_suite(void);
@@ -39,5 +41,22 @@ void unit_fill_random(void *buf, size_t len, uint64_t seed);
 char *unit_path(const char *a, const char *b);
 /** Create a file holding len bytes of data (mode 0644). */
 void unit_write_file(const char *path, const void *data, size_t len);
+
+/** The OpenAI and Qdrant stand-in (t/standin/), see standin.c. */
+struct unit_standin {
+	pid_t pid;
+	char dir[PATH_MAX];		/* its logs are in dir/logs */
+	char url[128];			/* http://127.0.0.1:PORT */
+};
+
+/**
+ * Start the stand-in with args (NULL-terminated, may be NULL) after its
+ * port and log options: 1 once it listens, 0 without python3 or the
+ * script (a note naming who goes to stderr: the caller skips).
+ */
+int unit_standin_start(struct unit_standin *s, const char *who,
+		       const char *const *args);
+/** Stop it and remove its directory; harmless when not started. */
+void unit_standin_stop(struct unit_standin *s);
 
 #endif

@@ -98,6 +98,7 @@ static int qd_ns(aptix_buf *ns, const char *collection)
 static int qd_connect(struct rag_qdrant *q)
 {
 	const char *url = q->url, *key = q->key;
+	char *base;
 	size_t n, h = 0;
 
 	if (q->base)
@@ -113,16 +114,23 @@ static int qd_connect(struct rag_qdrant *q)
 				"start with http:// or https://");
 		return APTIX_EINVALID;
 	}
+	if (key && *key && strpbrk(key, "\r\n")) {
+		aptix_error_set(APTIX_ERROR_QDRANT, "qdrant: QDRANT_API_KEY "
+				"holds a line break");
+		return APTIX_EINVALID;
+	}
+	n = strlen(url);
+	while (n && url[n - 1] == '/')
+		n--;
+	if (!(base = aptix__strndup(url, n)))
+		return APTIX_ERROR;
 	if (key && *key) {
 		static const char pre[] = "api-key: ";
 
-		if (strpbrk(key, "\r\n")) {
-			aptix_error_set(APTIX_ERROR_QDRANT, "qdrant: "
-					"QDRANT_API_KEY holds a line break");
-			return APTIX_EINVALID;
-		}
-		if (!(q->auth = aptix__malloc(sizeof(pre) + strlen(key))))
+		if (!(q->auth = aptix__malloc(sizeof(pre) + strlen(key)))) {
+			free(base);
 			return APTIX_ERROR;
+		}
 		memcpy(q->auth, pre, sizeof(pre) - 1);
 		memcpy(q->auth + sizeof(pre) - 1, key, strlen(key) + 1);
 		q->headers[h++] = q->auth;
@@ -132,11 +140,7 @@ static int qd_connect(struct rag_qdrant *q)
 	q->headers[h++] = "Content-Type: application/json";
 	q->headers[h++] = "Accept: application/json";
 	q->headers[h] = NULL;
-	n = strlen(url);
-	while (n && url[n - 1] == '/')
-		n--;
-	if (!(q->base = aptix__strndup(url, n)))
-		return APTIX_ERROR;
+	q->base = base;
 	return 0;
 }
 

@@ -124,6 +124,8 @@ int cmd_rag_query(int argc, const char **argv, struct aptix_repo *repo)
 	}
 	q.http.base_url = aptix_config_get(cfg, "openai.base-url");
 	q.http.api_key = getenv("OPENAI_API_KEY");
+	q.qdrant_url = getenv("QDRANT_URL");
+	q.qdrant_api_key = getenv("QDRANT_API_KEY");
 
 	aptix_chunk_set_init(&set);
 	if (aptix_rag_retrieve(&set, repo, cfg, &q) < 0)

@@ -477,6 +477,8 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 	o.nscopes = specs.n;
 	o.http.base_url = aptix_config_get(cfg, "openai.base-url");
 	o.http.api_key = getenv("OPENAI_API_KEY");
+	o.qdrant_url = getenv("QDRANT_URL");
+	o.qdrant_api_key = getenv("QDRANT_API_KEY");
 	o.http.on_retry = quiet ? NULL : on_retry;
 	o.cancel = &interrupted;
 	o.http.cancel = &interrupted;

@@ -4,6 +4,7 @@
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
 #endif
+#define _GNU_SOURCE 1	/* memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -185,6 +186,8 @@ static void gather_options(aptix_gather_options *g, const struct turn_cli *c,
 	g->scan.files_from = c->files_from;
 	g->rag = !c->no_rag;
 	g->query.http = *http;
+	g->query.qdrant_url = getenv("QDRANT_URL");
+	g->query.qdrant_api_key = getenv("QDRANT_API_KEY");
 }
 
 int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
@@ -199,6 +202,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	struct stream_state st;
 	struct sigaction sa, old_int, old_term;
 	aptix_buf wsid = APTIX_BUF_INIT;
+	const char *qdrant_key;
 	size_t i;
 	int r, rc;
 
@@ -230,6 +234,12 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.http.on_retry = c->quiet ? NULL : on_retry;
 	opts.http.payload = &st;
 	opts.workspace = wsid.len ? wsid.ptr : NULL;
+	/* the Qdrant key is never sent or stored either */
+	qdrant_key = getenv("QDRANT_API_KEY");
+	if (qdrant_key && *qdrant_key) {
+		opts.secrets = &qdrant_key;
+		opts.nsecrets = 1;
+	}
 	if (aptix_run_new(&run, repo, &opts) < 0 ||
 	    aptix_run_begin(run) < 0)
 		die_aptix();

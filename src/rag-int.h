@@ -1,6 +1,8 @@
 /*
- * src/rag-int.h - retrieval internals shared by rag.c (tokens, chunks,
- * manifests, the indexing driver), rag-local.c (BM25 in the store) and
+ * src/rag-int.h - retrieval internals shared by rag.c (settings, the
+ * driver of indexing and retrieval), rag-chunk.c (tokens, chunks),
+ * rag-manifest.c (records of the rag table), and the two backends behind
+ * struct aptix_rag_backend: rag-local.c (BM25 in the store) and
  * rag-qdrant.c (the Qdrant REST client).
  *
  * Everything lives in the store's APTIX_TABLE_RAG, keys by prefix:
@@ -44,6 +46,8 @@
 #define RAG_QDRANT_BATCH_FILES 64
 #define RAG_QDRANT_BATCH_BYTES (1 << 20)
 #define RAG_MANIFEST_VERSION 1
+#define RAG_KEY_PATH_MAX 480	/* keys are at most 511 bytes */
+#define RAG_KEY_PATH_CUT 400
 
 enum rag_backend { RAG_LOCAL = 0, RAG_QDRANT = 1 };
 
@@ -206,43 +210,6 @@ struct rag_counts {
 	size_t files_changed, files_removed;
 };
 
-/* --- Local backend (rag-local.c) ----------------------------------------- */
-
-int aptix_rag__local_apply(aptix_repo *repo, const struct rag_settings *s,
-			   struct rag_batch *b, struct rag_counts *counts);
-int aptix_rag__local_query(aptix_chunk_set *out, aptix_repo *repo,
-			   const char *query, const char *repo_name,
-			   char *const *prefixes, size_t nprefixes,
-			   const char *language, long top_k,
-			   double threshold);
-int aptix_rag__local_count(size_t *files, size_t *chunks,
-			   aptix_repo *repo);
-
-/* --- Qdrant backend (rag-qdrant.c) ---------------------------------------- */
-
-struct rag_qdrant;
-
-/* Read QDRANT_URL / QDRANT_API_KEY. deadline: 0 or a time limit. */
-int aptix_rag__qdrant_open(struct rag_qdrant **out,
-			   const struct rag_settings *s, int64_t deadline,
-			   int attempts);
-void aptix_rag__qdrant_free(struct rag_qdrant *q);
-/* Before indexing: the collection's state; drops stale manifests. */
-int aptix_rag__qdrant_prepare(struct rag_qdrant *q, aptix_repo *repo);
-int aptix_rag__qdrant_apply(struct rag_qdrant *q, aptix_repo *repo,
-			    const struct rag_settings *s,
-			    const aptix_openai_options *http,
-			    struct rag_batch *b, struct rag_counts *counts);
-int aptix_rag__qdrant_query(aptix_chunk_set *out, struct rag_qdrant *q,
-			    const struct rag_settings *s,
-			    const aptix_openai_options *http,
-			    const char *query, const char *repo_name,
-			    char *const *prefixes, size_t nprefixes,
-			    const char *language, long top_k,
-			    double threshold);
-/* The manifest namespace of a collection: "q" collection NUL. */
-int aptix_rag__qdrant_ns(aptix_buf *ns, const char *collection);
-
 /* Add a chunk to a set (takes copies). */
 int aptix_rag__set_add(aptix_chunk_set *out, const char *id,
 		       const char *repo, const char *path, long start,
@@ -253,5 +220,115 @@ int aptix_rag__set_add(aptix_chunk_set *out, const char *id,
 int aptix_rag__delete_prefix(aptix_repo *repo, const void *prefix,
 			     size_t len);
 int aptix_rag__delete_key(aptix_repo *repo, const void *key, size_t len);
+/* The files and chunks of the manifests under ns, from the store. */
+int aptix_rag__count_manifests(size_t *files, size_t *chunks,
+			       aptix_repo *repo, const aptix_buf *ns);
+
+/* --- Backends ----------------------------------------------------------- */
+
+/*
+ * What a retrieval backend implements. The driver (rag.c) reads the
+ * settings, opens the backend rag.backend names with
+ * aptix_rag__backend_open() and from then on only calls through this
+ * table; it owns the chunking, the file manifests it reads to decide
+ * what changed, the batches and the statistics.
+ *
+ * A backend embeds this struct as its first member and is made by its
+ * constructor (aptix_rag__local_new, aptix_rag__qdrant_new), which
+ * fills the fields and does no I/O: counting and resetting work without
+ * a server. repo, the settings and everything the options point to are
+ * borrowed and must outlive the backend; the backend owns ns and
+ * whatever it allocates, all released by free.
+ *
+ * A NULL slot means "not supported": the driver refuses the operation
+ * with APTIX_EINVALID ("begin" only: nothing to prepare). Slots return
+ * 0 or a negative aptix code with aptix_error_set() done, and may
+ * return:
+ *   begin   before a batch is applied: reach the server, check what the
+ *           store says was uploaded (APTIX_EINVALID for bad options,
+ *           APTIX_ENET, APTIX_EHTTP, a store error)
+ *   apply   index a batch: ops with remove set lose their chunks, the
+ *           others get theirs (new or changed files, already chunked,
+ *           with per-chunk terms when needs_terms), and their manifests
+ *           under ns are written; counts are added to. The batch stays
+ *           the caller's. APTIX_ENET, APTIX_EHTTP, APTIX_EFULL, a store
+ *           error; what was applied before a failure stays applied.
+ *   query   append the best chunks for q to out, best first (copies,
+ *           aptix_rag__set_add); the driver drops them on failure.
+ *           APTIX_ENET, APTIX_EHTTP, APTIX_EINVALID, APTIX_ECORRUPT.
+ *   count   files and chunks in the index, from the store only
+ *   reset   forget the index (the store's part of it)
+ *   free    release the backend; accepts NULL
+ */
+#define APTIX_RAG_BACKEND_VERSION 1
+
+/* A retrieval, its defaults resolved by the driver. */
+struct rag_query {
+	const char *text;
+	const char *repo_name;		/* NULL: no filter */
+	char *const *prefixes;		/* none matching everything */
+	size_t nprefixes;
+	const char *language;		/* NULL: any */
+	long top_k;
+	double threshold;
+};
+
+/* What a backend is opened with; every pointer borrowed. */
+struct rag_backend_options {
+	aptix_openai_options http;	/* embeddings (by value) */
+	const char *qdrant_url;		/* NULL or "": not set */
+	const char *qdrant_api_key;	/* NULL or "": none */
+	int64_t deadline;		/* 0: a time limit per request */
+	int attempts;			/* per call, at least 1 */
+};
+
+struct aptix_rag_backend {
+	unsigned version;		/* APTIX_RAG_BACKEND_VERSION */
+	const char *name;		/* "local", "qdrant" (static) */
+	aptix_repo *repo;
+	const struct rag_settings *s;
+	aptix_buf ns;			/* the key prefix of its manifests */
+	size_t batch_files, batch_bytes;	/* flush a batch this full */
+	int needs_terms;		/* apply wants chunks' terms */
+	/*
+	 * The index may hold other workspaces' chunks: retrieval always
+	 * filters on the repo name (else only when rag.repo is set).
+	 */
+	int shared;
+	int (*begin)(struct aptix_rag_backend *b);
+	int (*apply)(struct aptix_rag_backend *b, struct rag_batch *batch,
+		     struct rag_counts *counts);
+	int (*query)(aptix_chunk_set *out, struct aptix_rag_backend *b,
+		     const struct rag_query *q);
+	int (*count)(size_t *files, size_t *chunks,
+		     struct aptix_rag_backend *b);
+	int (*reset)(struct aptix_rag_backend *b);
+	void (*free)(struct aptix_rag_backend *b);
+};
+
+typedef int (*aptix_rag__backend_new_fn)(struct aptix_rag_backend **out,
+					 aptix_repo *repo,
+					 const struct rag_settings *s,
+					 const struct rag_backend_options *o);
+
+int aptix_rag__local_new(struct aptix_rag_backend **out, aptix_repo *repo,
+			 const struct rag_settings *s,
+			 const struct rag_backend_options *o);
+int aptix_rag__qdrant_new(struct aptix_rag_backend **out, aptix_repo *repo,
+			  const struct rag_settings *s,
+			  const struct rag_backend_options *o);
+
+/* For constructors: version, name, repo, s and an empty ns. */
+void aptix_rag__backend_init(struct aptix_rag_backend *b, const char *name,
+			     aptix_repo *repo, const struct rag_settings *s);
+
+/*
+ * The backend of s->backend, by the driver's table; APTIX_EINVALID for
+ * a kind it does not know. Free with aptix_rag__backend_free().
+ */
+int aptix_rag__backend_open(struct aptix_rag_backend **out, aptix_repo *repo,
+			    const struct rag_settings *s,
+			    const struct rag_backend_options *o);
+void aptix_rag__backend_free(struct aptix_rag_backend *b);
 
 #endif

@@ -21,6 +21,9 @@
  * to numbers. A batch of files is applied in one write transaction: the
  * manifests are read again inside it, so a concurrent indexer cannot
  * make it drop or duplicate chunks.
+ *
+ * The backend (struct aptix_rag_backend, see rag-int.h) keeps nothing
+ * of its own: every slot works on the store.
  */
 #include "common.h"
 #include "repo.h"
@@ -192,6 +195,7 @@ struct pend {
 struct apply {
 	aptix_repo *repo;
 	const struct rag_settings *s;
+	const aptix_buf *ns;		/* of the manifests */
 	struct rag_batch *b;
 	/* the state of one attempt (the store may replay the write) */
 	struct rag_smap map;		/* term -> index + 1 into pend */
@@ -570,7 +574,6 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 {
 	struct apply *a = payload;
 	aptix_store *s = a->repo->store;
-	aptix_buf ns = APTIX_BUF_INIT;
 	unsigned char st[29];
 	size_t i;
 	int r;
@@ -584,11 +587,8 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 	if (r < 0)
 		return r;
 	stats_decode(&a->st, a->val.ptr, a->val.len);
-	if ((r = aptix_buf_set(&ns, "f", 1)) < 0)
-		return r;
 	for (i = 0; i < a->b->n && r == 0; i++)
-		r = apply_op(a, w, &a->b->ops[i], &ns);
-	aptix_buf_release(&ns);
+		r = apply_op(a, w, &a->b->ops[i], a->ns);
 	if (r < 0)
 		return r;
 	if (a->npend > 1)
@@ -600,15 +600,17 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 	return s->wput(w, APTIX_TABLE_RAG, "s", 1, st, sizeof(st));
 }
 
-int aptix_rag__local_apply(aptix_repo *repo, const struct rag_settings *s,
-			   struct rag_batch *b, struct rag_counts *counts)
+static int local_apply(struct aptix_rag_backend *be, struct rag_batch *b,
+		       struct rag_counts *counts)
 {
+	aptix_repo *repo = be->repo;
 	struct apply a;
 	int r;
 
 	memset(&a, 0, sizeof(a));
 	a.repo = repo;
-	a.s = s;
+	a.s = be->s;
+	a.ns = &be->ns;
 	a.b = b;
 	r = repo->store->write(repo->store, apply_fn, &a);
 	if (r == 0) {
@@ -624,8 +626,10 @@ int aptix_rag__local_apply(aptix_repo *repo, const struct rag_settings *s,
 	return r;
 }
 
-int aptix_rag__local_count(size_t *files, size_t *chunks, aptix_repo *repo)
+static int local_count(size_t *files, size_t *chunks,
+		       struct aptix_rag_backend *b)
 {
+	aptix_repo *repo = b->repo;
 	aptix_buf v = APTIX_BUF_INIT;
 	struct stats st;
 	int r;
@@ -645,7 +649,7 @@ int aptix_rag__local_count(size_t *files, size_t *chunks, aptix_repo *repo)
 	return r;
 }
 
-/* --- Querying -------------------------------------------------------------- */
+/* --- Querying ------------------------------------------------------------- */
 
 struct acc_ent {
 	uint32_t doc;		/* 0: empty */
@@ -760,13 +764,10 @@ static int doc_matches(const struct doc *d, const char *repo_name,
 	return 0;
 }
 
-int aptix_rag__local_query(aptix_chunk_set *out, aptix_repo *repo,
-			   const char *query, const char *repo_name,
-			   char *const *prefixes, size_t nprefixes,
-			   const char *language, long top_k,
-			   double threshold)
+static int local_query(aptix_chunk_set *out, struct aptix_rag_backend *b,
+		       const struct rag_query *q)
 {
-	aptix_store *s = repo->store;
+	aptix_store *s = b->repo->store;
 	aptix_buf v = APTIX_BUF_INIT, key = APTIX_BUF_INIT;
 	aptix_buf text = APTIX_BUF_INIT;
 	aptix_rag__terms terms;
@@ -789,7 +790,8 @@ int aptix_rag__local_query(aptix_chunk_set *out, aptix_repo *repo,
 	if (!st.chunks)
 		goto done;
 	avgdl = st.tokens ? (double)st.tokens / (double)st.chunks : 1;
-	if ((r = aptix_rag__count_terms(&terms, query, strlen(query))) < 0)
+	if ((r = aptix_rag__count_terms(&terms, q->text,
+					strlen(q->text))) < 0)
 		goto done;
 	for (i = 0; i < terms.n; i++) {
 		aptix_buf_set(&key, "t", 1);
@@ -822,14 +824,14 @@ int aptix_rag__local_query(aptix_chunk_set *out, aptix_repo *repo,
 			acc.v[k++] = acc.v[i];
 	if (k > 1)
 		qsort(acc.v, k, sizeof(*acc.v), acc_cmp);
-	for (i = 0; i < k && found < (size_t)top_k; i++) {
+	for (i = 0; i < k && found < (size_t)q->top_k; i++) {
 		unsigned char dk[5];
 		struct doc d;
 		char id[37], hash[65];
 		char *repo_s = NULL, *path_s = NULL, *lang_s = NULL;
 		aptix_oid h;
 
-		if (acc.v[i].score < threshold || acc.v[i].score <= 0)
+		if (acc.v[i].score < q->threshold || acc.v[i].score <= 0)
 			break;
 		doc_key(dk, acc.v[i].doc);
 		r = s->get(&v, s, APTIX_TABLE_RAG, dk, sizeof(dk));
@@ -839,7 +841,8 @@ int aptix_rag__local_query(aptix_chunk_set *out, aptix_repo *repo,
 		}
 		if (r < 0 || (r = doc_decode(&d, v.ptr, v.len)) < 0)
 			goto done;
-		if (!doc_matches(&d, repo_name, prefixes, nprefixes, language))
+		if (!doc_matches(&d, q->repo_name, q->prefixes, q->nprefixes,
+				 q->language))
 			continue;
 		aptix_rag__uuid_format(id, d.uuid);
 		memcpy(h.id, d.hash, 32);
@@ -868,4 +871,51 @@ done:
 	aptix_buf_release(&key);
 	aptix_buf_release(&text);
 	return r;
+}
+
+/* --- The backend ---------------------------------------------------------- */
+
+static int local_reset(struct aptix_rag_backend *b)
+{
+	static const char *const prefixes[] = { "d", "t", "f", "s" };
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < ARRAY_SIZE(prefixes) && r == 0; i++)
+		r = aptix_rag__delete_prefix(b->repo, prefixes[i], 1);
+	return r;
+}
+
+static void local_free(struct aptix_rag_backend *b)
+{
+	if (!b)
+		return;
+	aptix_buf_release(&b->ns);
+	free(b);
+}
+
+int aptix_rag__local_new(struct aptix_rag_backend **out, aptix_repo *repo,
+			 const struct rag_settings *s,
+			 const struct rag_backend_options *o UNUSED)
+{
+	struct aptix_rag_backend *b;
+
+	*out = NULL;
+	if (!(b = aptix__calloc(1, sizeof(*b))))
+		return APTIX_ERROR;
+	aptix_rag__backend_init(b, "local", repo, s);
+	if (aptix_buf_set(&b->ns, "f", 1) < 0) {
+		local_free(b);
+		return APTIX_ERROR;
+	}
+	b->batch_files = RAG_BATCH_FILES;
+	b->batch_bytes = RAG_BATCH_BYTES;
+	b->needs_terms = 1;
+	b->apply = local_apply;
+	b->query = local_query;
+	b->count = local_count;
+	b->reset = local_reset;
+	b->free = local_free;
+	*out = b;
+	return 0;
 }

@@ -3,12 +3,15 @@
  * an OpenAI-compatible embeddings endpoint and stored as points of a
  * collection over Qdrant's REST API.
  *
- * QDRANT_URL names the server; QDRANT_API_KEY, when set, goes in the
- * api-key header and nowhere else (never stored, never in a message).
+ * The server's URL and key come in the options (the CLI takes them from
+ * QDRANT_URL and QDRANT_API_KEY); the key goes in the api-key header
+ * and nowhere else (never stored, never in a message). The backend
+ * reaches the server only when it must (begin, query): counting and
+ * resetting need neither.
  * The store remembers what was uploaded (manifests "q" collection NUL
  * path, see rag-int.h), so that deciding what to upload needs no
  * network; the manifests are dropped when the collection turns out to
- * be missing or QDRANT_URL names another server. No write transaction
+ * be missing or the URL names another server. No write transaction
  * is held across a call: a batch is embedded, upserted and deleted,
  * then its manifests are written.
  *
@@ -34,7 +37,10 @@
 #define COLL_VERSION 1
 
 struct rag_qdrant {
-	char *base;			/* QDRANT_URL, no trailing '/' */
+	struct aptix_rag_backend parent;
+	aptix_openai_options http;	/* for embeddings */
+	const char *url;		/* as given (borrowed) */
+	char *base;			/* the URL, no trailing '/' */
 	char *auth;			/* "api-key: ..." or NULL */
 	const char *key;		/* the key, for redaction */
 	const char *headers[4];
@@ -80,7 +86,7 @@ static void url_escape(aptix_buf *b, const char *s)
 	}
 }
 
-int aptix_rag__qdrant_ns(aptix_buf *ns, const char *collection)
+static int qd_ns(aptix_buf *ns, const char *collection)
 {
 	aptix_buf_set(ns, "q", 1);
 	aptix_buf_puts(ns, collection);
@@ -88,17 +94,15 @@ int aptix_rag__qdrant_ns(aptix_buf *ns, const char *collection)
 	return aptix_buf_oom(ns) ? aptix_error_oom() : 0;
 }
 
-int aptix_rag__qdrant_open(struct rag_qdrant **out,
-			   const struct rag_settings *s, int64_t deadline,
-			   int attempts)
+/* Check the URL and the key, and make the headers (once). */
+static int qd_connect(struct rag_qdrant *q)
 {
-	const char *url = getenv("QDRANT_URL");
-	const char *key = getenv("QDRANT_API_KEY");
-	struct rag_qdrant *q;
-	aptix_buf b = APTIX_BUF_INIT;
+	const char *url = q->url, *key = q->key;
+	char *base;
 	size_t n, h = 0;
 
-	*out = NULL;
+	if (q->base)
+		return 0;
 	if (!url || !*url) {
 		aptix_error_set(APTIX_ERROR_QDRANT, "qdrant: QDRANT_URL is not "
 				"set (rag.backend is qdrant): set it to the "
@@ -110,62 +114,34 @@ int aptix_rag__qdrant_open(struct rag_qdrant **out,
 				"start with http:// or https://");
 		return APTIX_EINVALID;
 	}
-	if (!(q = aptix__calloc(1, sizeof(*q))))
-		return APTIX_ERROR;
+	if (key && *key && strpbrk(key, "\r\n")) {
+		aptix_error_set(APTIX_ERROR_QDRANT, "qdrant: QDRANT_API_KEY "
+				"holds a line break");
+		return APTIX_EINVALID;
+	}
 	n = strlen(url);
 	while (n && url[n - 1] == '/')
 		n--;
-	q->base = aptix__strndup(url, n);
-	q->collection = s->collection;
-	q->deadline = deadline;
-	q->attempts = attempts > 0 ? attempts : 1;
-	aptix_buf_puts(&b, "/collections/");
-	url_escape(&b, s->collection);
-	q->coll_path = aptix_buf_detach(&b);
-	if (!q->base || !q->coll_path) {
-		aptix_rag__qdrant_free(q);
-		return aptix_error_oom();
-	}
+	if (!(base = aptix__strndup(url, n)))
+		return APTIX_ERROR;
 	if (key && *key) {
 		static const char pre[] = "api-key: ";
 
-		if (strpbrk(key, "\r\n")) {
-			aptix_rag__qdrant_free(q);
-			aptix_error_set(APTIX_ERROR_QDRANT, "qdrant: "
-					"QDRANT_API_KEY holds a line break");
-			return APTIX_EINVALID;
-		}
 		if (!(q->auth = aptix__malloc(sizeof(pre) + strlen(key)))) {
-			aptix_rag__qdrant_free(q);
+			free(base);
 			return APTIX_ERROR;
 		}
 		memcpy(q->auth, pre, sizeof(pre) - 1);
 		memcpy(q->auth + sizeof(pre) - 1, key, strlen(key) + 1);
-		q->key = key;
 		q->headers[h++] = q->auth;
+	} else {
+		q->key = NULL;
 	}
 	q->headers[h++] = "Content-Type: application/json";
 	q->headers[h++] = "Accept: application/json";
 	q->headers[h] = NULL;
-	*out = q;
+	q->base = base;
 	return 0;
-}
-
-void aptix_rag__qdrant_free(struct rag_qdrant *q)
-{
-	if (!q)
-		return;
-	if (q->auth) {
-		/* do not leave the key in freed memory */
-		volatile char *p = q->auth;
-
-		while (*p)
-			*p++ = 0;
-		free(q->auth);
-	}
-	free(q->base);
-	free(q->coll_path);
-	free(q);
 }
 
 /* A server text fit for a one-line message, the key redacted. */
@@ -338,7 +314,7 @@ static int qd_call(struct qd_answer *a, struct rag_qdrant *q,
 	return rc;
 }
 
-/* --- The collection ------------------------------------------------------------ */
+/* --- The collection ------------------------------------------------------- */
 
 /* GET the collection: exists and size. */
 static int qd_describe(struct rag_qdrant *q)
@@ -444,14 +420,17 @@ static int put_coll_rec(aptix_store_wtxn *w, void *payload)
 		       sizeof(c->rec));
 }
 
-int aptix_rag__qdrant_prepare(struct rag_qdrant *q, aptix_repo *repo)
+/* Before indexing: the collection's state; drops stale manifests. */
+static int qdrant_begin(struct aptix_rag_backend *b)
 {
+	struct rag_qdrant *q = (struct rag_qdrant *)b;
+	aptix_repo *repo = b->repo;
 	struct coll_rec_ctx c;
-	aptix_buf old = APTIX_BUF_INIT, ns = APTIX_BUF_INIT;
+	aptix_buf old = APTIX_BUF_INIT;
 	aptix_oid h;
 	int r, stale;
 
-	if ((r = qd_describe(q)) < 0)
+	if ((r = qd_connect(q)) < 0 || (r = qd_describe(q)) < 0)
 		return r;
 	memset(&c, 0, sizeof(c));
 	c.rec[0] = COLL_VERSION;
@@ -471,19 +450,18 @@ int aptix_rag__qdrant_prepare(struct rag_qdrant *q, aptix_repo *repo)
 		old.len != sizeof(c.rec) || memcmp(old.ptr, c.rec, sizeof(c.rec));
 	r = 0;
 	if (stale) {
-		if ((r = aptix_rag__qdrant_ns(&ns, q->collection)) < 0 ||
-		    (r = aptix_rag__delete_prefix(repo, ns.ptr, ns.len)) < 0)
+		if ((r = aptix_rag__delete_prefix(repo, b->ns.ptr,
+						  b->ns.len)) < 0)
 			goto done;
 		r = repo->store->write(repo->store, put_coll_rec, &c);
 	}
 done:
 	aptix_buf_release(&old);
-	aptix_buf_release(&ns);
 	aptix_buf_release(&c.key);
 	return r;
 }
 
-/* --- Upload -------------------------------------------------------------------- */
+/* --- Upload --------------------------------------------------------------- */
 
 struct item {
 	size_t op, chunk;
@@ -736,11 +714,12 @@ static int in_op(const struct rag_file_op *op, const unsigned char *u)
 	return 0;
 }
 
-int aptix_rag__qdrant_apply(struct rag_qdrant *q, aptix_repo *repo,
-			    const struct rag_settings *s,
-			    const aptix_openai_options *http,
-			    struct rag_batch *b, struct rag_counts *counts)
+static int qdrant_apply(struct aptix_rag_backend *be, struct rag_batch *b,
+			struct rag_counts *counts)
 {
+	struct rag_qdrant *q = (struct rag_qdrant *)be;
+	aptix_repo *repo = be->repo;
+	const struct rag_settings *s = be->s;
 	struct manifest_write mw;
 	struct item *items = NULL;
 	size_t nitems = 0, aitems = 0, i, k, from;
@@ -751,7 +730,8 @@ int aptix_rag__qdrant_apply(struct rag_qdrant *q, aptix_repo *repo,
 	memset(&mw, 0, sizeof(mw));
 	if (!dels)
 		return aptix_error_oom();
-	if ((r = aptix_rag__qdrant_ns(&mw.ns, s->collection)) < 0)
+	if ((r = qd_connect(q)) < 0 ||
+	    (r = aptix_buf_set(&mw.ns, be->ns.ptr, be->ns.len)) < 0)
 		goto done;
 	/* what to upload and what to delete, from the manifests */
 	for (i = 0; i < b->n; i++) {
@@ -814,7 +794,8 @@ int aptix_rag__qdrant_apply(struct rag_qdrant *q, aptix_repo *repo,
 
 		if (n > (size_t)s->embed_batch)
 			n = (size_t)s->embed_batch;
-		if ((r = upload(q, s, http, b, items + from, n, counts)) < 0)
+		if ((r = upload(q, s, &q->http, b, items + from, n,
+				counts)) < 0)
 			goto done;
 	}
 	while (json_array_size(dels)) {
@@ -852,7 +833,7 @@ done:
 	return r;
 }
 
-/* --- Query --------------------------------------------------------------------- */
+/* --- Query ---------------------------------------------------------------- */
 
 static json_t *make_filter(const char *repo_name, char *const *prefixes,
 			   size_t nprefixes, const char *language)
@@ -937,14 +918,10 @@ static int take_points(aptix_chunk_set *out, const json_t *pts)
 	return 0;
 }
 
-int aptix_rag__qdrant_query(aptix_chunk_set *out, struct rag_qdrant *q,
-			    const struct rag_settings *s,
-			    const aptix_openai_options *http,
-			    const char *query, const char *repo_name,
-			    char *const *prefixes, size_t nprefixes,
-			    const char *language, long top_k,
-			    double threshold)
+static int qdrant_query(aptix_chunk_set *out, struct aptix_rag_backend *b,
+			const struct rag_query *rq)
 {
+	struct rag_qdrant *q = (struct rag_qdrant *)b;
 	const char *texts[1];
 	float *vec = NULL;
 	size_t dim = 0, i;
@@ -954,12 +931,14 @@ int aptix_rag__qdrant_query(aptix_chunk_set *out, struct rag_qdrant *q,
 	int r, search = 0;
 
 	memset(&a, 0, sizeof(a));
-	texts[0] = query;
-	if ((r = aptix_openai_embed(&vec, &dim, http, s->model, texts, 1)) < 0)
+	texts[0] = rq->text;
+	if ((r = qd_connect(q)) < 0 ||
+	    (r = aptix_openai_embed(&vec, &dim, &q->http, b->s->model, texts,
+				    1)) < 0)
 		return r;
 	if (!(v = json_array()) ||
-	    !(filter = make_filter(repo_name, prefixes, nprefixes,
-				   language))) {
+	    !(filter = make_filter(rq->repo_name, rq->prefixes,
+				   rq->nprefixes, rq->language))) {
 		r = aptix_error_oom();
 		goto done;
 	}
@@ -971,10 +950,10 @@ int aptix_rag__qdrant_query(aptix_chunk_set *out, struct rag_qdrant *q,
 	for (;;) {
 		body = json_pack("{s:O,s:O,s:I,s:b}", search ? "vector" :
 				 "query", v, "filter", filter, "limit",
-				 (json_int_t)top_k, "with_payload", 1);
-		if (!body || (threshold > 0 && json_object_set_new(
+				 (json_int_t)rq->top_k, "with_payload", 1);
+		if (!body || (rq->threshold > 0 && json_object_set_new(
 				      body, "score_threshold",
-				      json_real(threshold)))) {
+				      json_real(rq->threshold)))) {
 			r = aptix_error_oom();
 			goto done;
 		}
@@ -1018,4 +997,88 @@ done:
 	aptix_buf_release(&path);
 	free(vec);
 	return r;
+}
+
+/* --- The backend ---------------------------------------------------------- */
+
+static int qdrant_count(size_t *files, size_t *chunks,
+			struct aptix_rag_backend *b)
+{
+	return aptix_rag__count_manifests(files, chunks, b->repo, &b->ns);
+}
+
+/* The store's record of what was uploaded; the points stay. */
+static int qdrant_reset(struct aptix_rag_backend *b)
+{
+	aptix_buf key = APTIX_BUF_INIT;
+	int r;
+
+	if ((r = aptix_rag__delete_prefix(b->repo, b->ns.ptr, b->ns.len)) < 0)
+		return r;
+	/* the collection record: "c" collection, exactly */
+	aptix_buf_set(&key, "c", 1);
+	aptix_buf_puts(&key, b->s->collection);
+	r = aptix_buf_oom(&key) ? aptix_error_oom() :
+		aptix_rag__delete_key(b->repo, key.ptr, key.len);
+	aptix_buf_release(&key);
+	return r;
+}
+
+static void qdrant_free(struct aptix_rag_backend *b)
+{
+	struct rag_qdrant *q = (struct rag_qdrant *)b;
+
+	if (!q)
+		return;
+	if (q->auth) {
+		/* do not leave the key in freed memory */
+		volatile char *p = q->auth;
+
+		while (*p)
+			*p++ = 0;
+		free(q->auth);
+	}
+	free(q->base);
+	free(q->coll_path);
+	aptix_buf_release(&b->ns);
+	free(q);
+}
+
+int aptix_rag__qdrant_new(struct aptix_rag_backend **out, aptix_repo *repo,
+			  const struct rag_settings *s,
+			  const struct rag_backend_options *o)
+{
+	struct rag_qdrant *q;
+	struct aptix_rag_backend *b;
+	aptix_buf path = APTIX_BUF_INIT;
+
+	*out = NULL;
+	if (!(q = aptix__calloc(1, sizeof(*q))))
+		return APTIX_ERROR;
+	b = &q->parent;
+	aptix_rag__backend_init(b, "qdrant", repo, s);
+	b->batch_files = RAG_QDRANT_BATCH_FILES;
+	b->batch_bytes = RAG_QDRANT_BATCH_BYTES;
+	b->shared = 1;
+	b->begin = qdrant_begin;
+	b->apply = qdrant_apply;
+	b->query = qdrant_query;
+	b->count = qdrant_count;
+	b->reset = qdrant_reset;
+	b->free = qdrant_free;
+	q->http = o->http;
+	q->url = o->qdrant_url;
+	q->key = o->qdrant_api_key;
+	q->collection = s->collection;
+	q->deadline = o->deadline;
+	q->attempts = o->attempts > 0 ? o->attempts : 1;
+	aptix_buf_puts(&path, "/collections/");
+	url_escape(&path, s->collection);
+	q->coll_path = aptix_buf_detach(&path);
+	if (!q->coll_path || qd_ns(&b->ns, s->collection) < 0) {
+		qdrant_free(b);
+		return aptix_error_oom();
+	}
+	*out = b;
+	return 0;
 }

@@ -52,6 +52,9 @@ struct aptix_run {
 
 int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)
 	APTIX_FORMAT(2, 3);
+/* Whether data holds the API key or another of the options' secrets. */
+int aptix_run__holds_secret(const aptix_run *run, const void *data,
+			    size_t len);
 
 /* run-request.c */
 int aptix_run__plan_context(aptix_run *run);

@@ -7,7 +7,6 @@
 #include "common.h"
 #include "repo.h"
 #include "run-int.h"
-#include "secrets.h"
 #include "aptix/index.h"
 #include <jansson.h>
 
@@ -18,7 +17,6 @@
 /* Files and chunks holding an API key are neither sent nor stored. */
 static void drop_secrets(aptix_run *run)
 {
-	const char *key = run->o.http.api_key;
 	aptix_file_set *files = &run->files;
 	aptix_chunk_set *chunks = &run->chunks;
 	size_t i, j;
@@ -27,7 +25,8 @@ static void drop_secrets(aptix_run *run)
 		aptix_active_file *f = &files->v[i];
 
 		if (!f->content.len ||
-		    !aptix__holds_secret(f->content.ptr, f->content.len, key))
+		    !aptix_run__holds_secret(run, f->content.ptr,
+					     f->content.len))
 			continue;
 		aptix_buf_release(&f->content);
 		f->action = APTIX_FILE_UNREADABLE;
@@ -38,7 +37,7 @@ static void drop_secrets(aptix_run *run)
 	for (i = j = 0; i < chunks->n; i++) {
 		aptix_rag_chunk *c = &chunks->v[i];
 
-		if (aptix__holds_secret(c->text.ptr, c->text.len, key)) {
+		if (aptix_run__holds_secret(run, c->text.ptr, c->text.len)) {
 			aptix_run__add_warning(run, "a chunk of '%s' holds an "
 					       "API key: neither sent nor "
 					       "stored", c->path);

@@ -40,6 +40,14 @@ int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)
 	return 0;
 }
 
+int aptix_run__holds_secret(const aptix_run *run, const void *data,
+			    size_t len)
+{
+	return aptix__holds_secret(data, len, &run->o.http.api_key, 1) ||
+		aptix__holds_secret(data, len, run->o.secrets,
+				    run->o.nsecrets);
+}
+
 /* A stage called in the wrong state changes nothing. */
 static int wrong_state(const aptix_run *run, const char *stage)
 {
@@ -292,7 +300,7 @@ static int check_instruction(aptix_run *run)
 				"empty");
 		return APTIX_EINVALID;
 	}
-	if (aptix__holds_secret(in->ptr, in->len, run->o.http.api_key)) {
+	if (aptix_run__holds_secret(run, in->ptr, in->len)) {
 		aptix_error_set(APTIX_ERROR_INVALID, "the instruction holds an "
 				"API key: refusing to store or send it");
 		return APTIX_EINVALID;

@@ -12,9 +12,13 @@ static int holds(const void *data, size_t len, const char *key)
 	return klen >= 8 && klen <= len && memmem(data, len, key, klen);
 }
 
-int aptix__holds_secret(const void *data, size_t len, const char *extra)
+int aptix__holds_secret(const void *data, size_t len,
+			const char *const *keys, size_t nkeys)
 {
-	return holds(data, len, getenv("OPENAI_API_KEY")) ||
-		holds(data, len, getenv("QDRANT_API_KEY")) ||
-		holds(data, len, extra);
+	size_t i;
+
+	for (i = 0; i < nkeys; i++)
+		if (holds(data, len, keys[i]))
+			return 1;
+	return 0;
 }

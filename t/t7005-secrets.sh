@@ -201,4 +201,32 @@ test_expect_success 'a key written in a workspace file is neither sent nor store
 	! grep -F -e "$OKEY" -e "$QKEY" store2.txt
 '
 
+# The same for the active files of a git work tree (the dirty files are
+# sent whole) and for an instruction: QDRANT_API_KEY is recognised in a
+# turn as OPENAI_API_KEY is, although the library reads neither from
+# the environment (the command passes them in).
+test_expect_success 'a key in a dirty file of a git work tree, or in an instruction' '
+	git init -q gitws &&
+	(
+		cd gitws &&
+		echo "int clean(void) { return 0; }" >clean.c &&
+		echo "QDRANT_KEY=placeholder" >q.env &&
+		echo "OPENAI_KEY=placeholder" >o.env &&
+		git add . &&
+		git commit -q -m initial &&
+		aptix init -q &&
+		printf "QDRANT_KEY=%s\n" "$QKEY" >q.env &&
+		printf "OPENAI_KEY=%s\n" "$OKEY" >o.env &&
+		aptix continue -m "what do the env files set" >out 2>err &&
+		grep "active file .q.env. holds an API key" err &&
+		grep "active file .o.env. holds an API key" err &&
+		test_must_fail aptix continue -m "the key is $QKEY" 2>err2 &&
+		grep "the instruction holds an API key" err2 &&
+		test_must_fail aptix continue -m "the key is $OKEY" 2>err3 &&
+		grep "the instruction holds an API key" err3 &&
+		store_text >../store3.txt
+	) &&
+	! grep -F -e "$OKEY" -e "$QKEY" store3.txt
+'
+
 test_done

@@ -23,10 +23,14 @@ typedef struct {
 	long top_k;			/**< 0: rag.top-k or 8 */
 	double score_threshold;		/**< < 0: rag.score-threshold or 0 */
 	aptix_openai_options http;	/**< for embeddings (qdrant) */
+	/** qdrant: the server, e.g. http://localhost:6333 (NULL: unset) */
+	const char *qdrant_url;
+	/** qdrant: sent as the api-key header only (NULL: none) */
+	const char *qdrant_api_key;
 } aptix_rag_query;
 
 #define APTIX_RAG_QUERY_INIT { 1, NULL, NULL, NULL, 0, NULL, 0, -1, \
-	APTIX_OPENAI_OPTIONS_INIT }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL }
 
 /**
  * @brief Retrieve the chunks for a query with the configured backend
@@ -34,14 +38,15 @@ typedef struct {
  *        down, slow or failing gives an empty set with a warning, unless
  *        rag.required is true: then an error.
  * @note Chunks are appended to out (initialised by the caller) best
- *       first. For qdrant, an unset q->http.base_url is openai.base-url
- *       and an unset api_key OPENAI_API_KEY; embedding and search share
- *       the rag.timeout budget. The local backend needs no network; an
- *       index never built gives an empty set without a warning.
+ *       first. For qdrant, an unset q->http.base_url is openai.base-url;
+ *       the keys are only those in q (the library reads no key from the
+ *       environment); embedding and search share the rag.timeout
+ *       budget. The local backend needs no network; an index never
+ *       built gives an empty set without a warning.
  * @return 0 (warnings in out->warnings); with rag.required: APTIX_ENET
  *         (unreachable, timeout), APTIX_EHTTP (an error status: the
  *         server's message, e.g. a vector size mismatch), APTIX_EINVALID
- *         (QDRANT_URL unset, a malformed answer); APTIX_ECANCELLED.
+ *         (q->qdrant_url unset, a malformed answer); APTIX_ECANCELLED.
  */
 APTIX_EXTERN(int) aptix_rag_retrieve(aptix_chunk_set *out, aptix_repo *repo,
 				     const aptix_config *cfg,
@@ -64,8 +69,9 @@ APTIX_EXTERN(int) aptix_rag_retrieve(aptix_chunk_set *out, aptix_repo *repo,
  *   rag.collection       Qdrant collection, default "aptix"
  *   rag.embedding-model  default text-embedding-3-small
  *   rag.embed-batch      texts per embeddings request, default 64
- * Environment: QDRANT_URL, QDRANT_API_KEY (sent as the api-key header,
- * never stored nor printed).
+ * The Qdrant server and its key come in the options (the CLI takes them
+ * from QDRANT_URL and QDRANT_API_KEY); the key is sent as the api-key
+ * header, never stored nor printed.
  *
  * A path prefix is a directory (or a file) relative to the workspace
  * root: "src" matches "src" and "src/..." but not "srcx"; "" or "."
@@ -102,14 +108,20 @@ typedef struct {
 	 */
 	const char *const *scopes;
 	size_t nscopes;
-	aptix_openai_options http;	/**< for embeddings (qdrant) */
+	/**
+	 * For embeddings (qdrant). Files holding http.api_key or
+	 * qdrant_api_key are never indexed, whatever the backend.
+	 */
+	aptix_openai_options http;
+	const char *qdrant_url;		/**< qdrant: the server (NULL: unset) */
+	const char *qdrant_api_key;	/**< qdrant: the api-key header */
 	void (*progress)(const aptix_rag_progress *p, void *payload);
 	void *payload;
 	volatile sig_atomic_t *cancel;	/**< non-zero: stop between batches */
 } aptix_rag_index_options;
 
 #define APTIX_RAG_INDEX_OPTIONS_INIT { 1, NULL, NULL, 0, NULL, 0, \
-	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, NULL }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, NULL, NULL, NULL }
 
 typedef struct {
 	const char *backend;		/**< "local" or "qdrant" (static) */

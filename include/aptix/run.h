@@ -88,12 +88,19 @@ typedef struct {
 	 */
 	aptix_openai_options http;
 	const char *workspace;		/**< WorkspaceId (NULL: none) */
+	/**
+	 * Other credentials the turn must never send or store besides
+	 * http.api_key (the Qdrant key...): an instruction holding one is
+	 * refused, files and chunks holding one are dropped. Borrowed.
+	 */
+	const char *const *secrets;
+	size_t nsecrets;
 } aptix_run_options;
 
 #define APTIX_RUN_OPTIONS_VERSION 2
 #define APTIX_RUN_OPTIONS_INIT { APTIX_RUN_OPTIONS_VERSION, \
 	APTIX_RUN_CONTINUE, NULL, 0, NULL, NULL, NULL, 0, 0, 1, NULL, \
-	APTIX_OPENAI_OPTIONS_INIT, NULL }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0 }
 
 /** What a run did: filled in as it goes; read with aptix_run_result(). */
 typedef struct {

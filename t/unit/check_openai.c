@@ -45,7 +45,40 @@ Suite *openai_suite(void);
 
 #define API_KEY UNIT_API_KEY
 #define MODEL "gpt-4.1-mini"
-#define NEED_SERVER() do { if (!unit_have_standin) return; } while (0)
+
+static struct unit_standin srv;
+static char srv_url[128];	/* http://127.0.0.1:PORT */
+static char base_url[160];	/* .../v1 */
+static int have_server;
+
+/* --- Running the stand-in ---------------------------------------------- */
+
+static void srv_start(void)
+{
+	static const char *const args[] = {
+		"--api-key", API_KEY, "--seed", "unit", NULL
+	};
+
+	have_server = unit_standin_start(&srv, "check_openai", args);
+	if (!have_server)
+		return;
+	snprintf(srv_url, sizeof(srv_url), "%s", srv.url);
+	snprintf(base_url, sizeof(base_url), "%s/v1", srv_url);
+}
+
+static void srv_stop(void)
+{
+	unit_standin_stop(&srv);
+	have_server = 0;
+}
+
+#define NEED_SERVER() do { if (!have_server) return; } while (0)
+
+/* --- Talking to the stand-in's control endpoint ------------------------- */
+
+#define http_json(m, p, b) unit_standin_json(&srv, m, p, b)
+#define faults(json) unit_standin_faults(&srv, json)
+#define count_requests(e) unit_standin_requests(&srv, e)
 
 /* The stand-in's log of request number seq. */
 static json_t *request_log(int seq)
@@ -55,7 +88,7 @@ static json_t *request_log(int seq)
 	struct dirent *e;
 	json_t *doc = NULL;
 
-	snprintf(dir, sizeof(dir), "%s/logs", unit_standin_dir);
+	snprintf(dir, sizeof(dir), "%s/logs", srv.dir);
 	snprintf(prefix, sizeof(prefix), "%04d-", seq);
 	d = opendir(dir);
 	ck_assert_ptr_nonnull(d);
@@ -120,7 +153,7 @@ static aptix_openai_options options(void)
 
 	memset(&rec, 0, sizeof(rec));
 	aptix_buf_init(&rec.deltas, 0);
-	o.base_url = unit_standin_base;
+	o.base_url = base_url;
 	o.api_key = API_KEY;
 	o.retry_base_ms = 10;
 	o.retry_max_ms = 50;
@@ -315,7 +348,7 @@ static int nested_delta(const char *text, size_t len, void *payload)
 	aptix_buf_put(&rec.deltas, text, len);
 	if (rec.ndeltas++ == 0) {
 		/* an HTTP call from inside a callback of another */
-		json_t *st = unit_standin_json("GET", "/__control", NULL);
+		json_t *st = http_json("GET", "/__control", NULL);
 
 		ck_assert_ptr_nonnull(json_object_get(st, "counts"));
 		json_decref(st);
@@ -368,7 +401,7 @@ START_TEST(test_previous_not_found)
 
 	NEED_SERVER();
 	ck_assert_int_eq(respond(&r1, &o, "first", 0, NULL), 0);
-	unit_standin_faults("[{\"kind\":\"expire_previous\"}]");
+	faults("[{\"kind\":\"expire_previous\"}]");
 	ck_assert_int_eq(respond(&r2, &o, "second", 1, r1.response_id),
 			 APTIX_EHTTP);
 	ck_assert_int_eq(r2.previous_not_found, 1);
@@ -400,7 +433,7 @@ START_TEST(test_retry_429)
 	int64_t t0;
 
 	NEED_SERVER();
-	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":0.3}]");
+	faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":0.3}]");
 	t0 = now_ms();
 	ck_assert_msg(respond(&r, &o, "hi", 1, NULL) == 0, "%s", msg());
 	assert_completed(&r);
@@ -412,7 +445,7 @@ START_TEST(test_retry_429)
 	ck_assert_int_ge(now_ms() - t0, 290);
 	ck_assert_ptr_nonnull(strstr(rec.why, "HTTP 429: Rate limit reached"));
 	ck_assert_str_eq(rec.deltas.ptr, r.text.ptr);
-	ck_assert_int_eq(unit_standin_requests("responses"), 2);
+	ck_assert_int_eq(count_requests("responses"), 2);
 	release_all(&r);
 }
 END_TEST
@@ -423,7 +456,7 @@ START_TEST(test_retry_500)
 	aptix_openai_result r;
 
 	NEED_SERVER();
-	unit_standin_faults("[{\"kind\":\"status\",\"status\":500},"
+	faults("[{\"kind\":\"status\",\"status\":500},"
 	       "{\"kind\":\"status\",\"status\":503,\"html\":true}]");
 	ck_assert_msg(respond(&r, &o, "hi", 0, NULL) == 0, "%s", msg());
 	assert_completed(&r);
@@ -442,7 +475,7 @@ START_TEST(test_retry_exhausted)
 
 	NEED_SERVER();
 	o.max_attempts = 3;
-	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,\"repeat\":3}]");
+	faults("[{\"kind\":\"status\",\"status\":429,\"repeat\":3}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_EHTTP);
 	ck_assert_int_eq(r.attempts, 3);
 	ck_assert_int_eq(rec.nretries, 2);
@@ -453,12 +486,12 @@ START_TEST(test_retry_exhausted)
 	ck_assert_msg(!strncmp(msg(), "openai: HTTP 429: Rate limit reached",
 			       36), "%s", msg());
 	ck_assert_msg(strstr(msg(), "(after 3 attempts)") != NULL, "%s", msg());
-	ck_assert_int_eq(unit_standin_requests("responses"), 3);
+	ck_assert_int_eq(count_requests("responses"), 3);
 	aptix_openai_result_release(&r);
 
 	/* a quota error is not worth retrying */
 	o = options();
-	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,"
+	faults("[{\"kind\":\"status\",\"status\":429,"
 	       "\"code\":\"insufficient_quota\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_EHTTP);
 	ck_assert_int_eq(r.attempts, 1);
@@ -468,7 +501,7 @@ START_TEST(test_retry_exhausted)
 	/* nor is a Retry-After beyond the total timeout */
 	o = options();
 	o.total_timeout_ms = 2000;
-	unit_standin_faults("[{\"kind\":\"status\",\"status\":503,\"retry_after\":30}]");
+	faults("[{\"kind\":\"status\",\"status\":503,\"retry_after\":30}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_EHTTP);
 	ck_assert_int_eq(r.attempts, 1);
 	ck_assert_int_eq(rec.nretries, 0);
@@ -515,7 +548,7 @@ START_TEST(test_drop_midstream)
 	int rc;
 
 	NEED_SERVER();
-	unit_standin_faults("[{\"kind\":\"drop\"}]");
+	faults("[{\"kind\":\"drop\"}]");
 	rc = respond(&r, &o, "one two three four five six seven", 1, NULL);
 	ck_assert_msg(rc == APTIX_ENET || rc == APTIX_EINVALID, "%d: %s", rc,
 		      msg());
@@ -524,7 +557,7 @@ START_TEST(test_drop_midstream)
 	ck_assert_int_gt(rec.ndeltas, 0);
 	ck_assert_int_eq(r.attempts, 1);
 	ck_assert_int_eq(rec.nretries, 0);
-	ck_assert_int_eq(unit_standin_requests("responses"), 1);
+	ck_assert_int_eq(count_requests("responses"), 1);
 	/* what arrived is kept: the id, the text so far, the raw stream */
 	ck_assert_ptr_nonnull(r.response_id);
 	ck_assert_str_eq(r.text.ptr, rec.deltas.ptr);
@@ -537,7 +570,7 @@ START_TEST(test_drop_midstream)
 	 * drops them): with nothing delivered, a retry is right.
 	 */
 	o = options();
-	unit_standin_faults("[{\"kind\":\"drop\",\"reset\":true}]");
+	faults("[{\"kind\":\"drop\",\"reset\":true}]");
 	rc = respond(&r, &o, "one two three four five six seven", 1, NULL);
 	if (rc == 0) {
 		ck_assert_int_eq(r.attempts, 2);
@@ -564,19 +597,19 @@ START_TEST(test_drop_before_text)
 	 * connection closes with no answer, so the stand-in may see more
 	 * requests than attempts.)
 	 */
-	unit_standin_faults("[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"reset\":true}]");
+	faults("[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"reset\":true}]");
 	ck_assert_msg(respond(&r, &o, "hi", 0, NULL) == 0, "%s", msg());
 	assert_completed(&r);
 	ck_assert_int_ge(r.attempts, 2);
 	ck_assert_int_le(r.attempts, 3);
 	ck_assert_int_eq(rec.nretries, r.attempts - 1);
-	ck_assert_int_eq(unit_standin_requests("responses"), 3);
+	ck_assert_int_eq(count_requests("responses"), 3);
 	release_all(&r);
 
 	/* a stream that broke before any delta went out, too */
 	o = options();
 	o.on_delta = NULL;
-	unit_standin_faults("[{\"kind\":\"drop\"}]");
+	faults("[{\"kind\":\"drop\"}]");
 	ck_assert_msg(respond(&r, &o, "one two three four five six", 1,
 			      NULL) == 0, "%s", msg());
 	assert_completed(&r);
@@ -591,7 +624,7 @@ START_TEST(test_failed)
 	aptix_openai_result r;
 
 	NEED_SERVER();
-	unit_standin_faults("[{\"kind\":\"failed\"}]");
+	faults("[{\"kind\":\"failed\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_EHTTP);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.error_code, "server_error");
@@ -607,7 +640,7 @@ START_TEST(test_failed)
 	aptix_openai_result_release(&r);
 
 	/* the same, not streamed */
-	unit_standin_faults("[{\"kind\":\"failed\",\"code\":\"rate_limit_exceeded\","
+	faults("[{\"kind\":\"failed\",\"code\":\"rate_limit_exceeded\","
 	       "\"message\":\"Too busy.\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_EHTTP);
 	ck_assert_str_eq(r.status, "failed");
@@ -625,7 +658,7 @@ START_TEST(test_error_event)
 	aptix_openai_result r;
 
 	NEED_SERVER();
-	unit_standin_faults("[{\"kind\":\"error_event\",\"code\":\"overloaded\","
+	faults("[{\"kind\":\"error_event\",\"code\":\"overloaded\","
 	       "\"message\":\"Try\\nlater.\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_EHTTP);
 	ck_assert_str_eq(r.error_code, "overloaded");
@@ -645,7 +678,7 @@ START_TEST(test_bad_json)
 	aptix_openai_result r;
 
 	NEED_SERVER();
-	unit_standin_faults("[{\"kind\":\"bad_json\"}]");
+	faults("[{\"kind\":\"bad_json\"}]");
 	ck_assert_int_eq(respond(&r, &o, "one two three four five six", 1,
 				 NULL), APTIX_EINVALID);
 	ck_assert_msg(strstr(msg(), "malformed event from server") != NULL,
@@ -656,7 +689,7 @@ START_TEST(test_bad_json)
 	ck_assert_ptr_nonnull(strstr(r.raw.ptr, "\"delta\":\"trunc"));
 	aptix_openai_result_release(&r);
 
-	unit_standin_faults("[{\"kind\":\"bad_json\"}]");
+	faults("[{\"kind\":\"bad_json\"}]");
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_EINVALID);
 	ck_assert_str_eq(msg(), "openai: malformed response from server");
 	ck_assert_int_eq(r.attempts, 1);
@@ -664,7 +697,7 @@ START_TEST(test_bad_json)
 	aptix_openai_result_release(&r);
 
 	/* a stream that just stops: no terminal event */
-	unit_standin_faults("[{\"kind\":\"bad_json\",\"then\":\"continue\"}]");
+	faults("[{\"kind\":\"bad_json\",\"then\":\"continue\"}]");
 	ck_assert_int_eq(respond(&r, &o, "one two three four five six", 1,
 				 NULL), APTIX_EINVALID);
 	release_all(&r);
@@ -679,7 +712,7 @@ START_TEST(test_idle_timeout)
 
 	NEED_SERVER();
 	o.idle_timeout_ms = 300;
-	unit_standin_faults("[{\"kind\":\"slow\",\"delay\":3}]");
+	faults("[{\"kind\":\"slow\",\"delay\":3}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "one two three four five six", 1,
 				 NULL), APTIX_ENET);
@@ -694,7 +727,7 @@ START_TEST(test_idle_timeout)
 	o = options();
 	o.idle_timeout_ms = 200;
 	o.max_attempts = 2;
-	unit_standin_faults("[{\"kind\":\"hang\",\"max\":5,\"repeat\":2}]");
+	faults("[{\"kind\":\"hang\",\"max\":5,\"repeat\":2}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_ENET);
 	ck_assert_int_eq(r.attempts, 2);
@@ -706,7 +739,7 @@ START_TEST(test_idle_timeout)
 	/* the total timeout bounds everything */
 	o = options();
 	o.total_timeout_ms = 400;
-	unit_standin_faults("[{\"kind\":\"hang\",\"max\":5}]");
+	faults("[{\"kind\":\"hang\",\"max\":5}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "hi", 0, NULL), APTIX_ENET);
 	ck_assert_int_lt(now_ms() - t0, 2000);
@@ -724,7 +757,7 @@ START_TEST(test_cancel)
 	NEED_SERVER();
 	/* the flag, set while a slow stream runs */
 	rec.cancel_after = 1;
-	unit_standin_faults("[{\"kind\":\"slow\",\"delay\":3}]");
+	faults("[{\"kind\":\"slow\",\"delay\":3}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "one two three four five six", 1,
 				 NULL), APTIX_ECANCELLED);
@@ -746,7 +779,7 @@ START_TEST(test_cancel)
 	/* during the wait before a retry */
 	o = options();
 	rec.cancel_on_retry = 1;
-	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":20}]");
+	faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":20}]");
 	t0 = now_ms();
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_ECANCELLED);
 	ck_assert_int_lt(now_ms() - t0, 1500);
@@ -759,7 +792,7 @@ START_TEST(test_cancel)
 	o = options();
 	rec.flag = 1;
 	ck_assert_int_eq(respond(&r, &o, "hi", 1, NULL), APTIX_ECANCELLED);
-	ck_assert_int_eq(unit_standin_requests("responses"), 3);
+	ck_assert_int_eq(count_requests("responses"), 3);
 	release_all(&r);
 }
 END_TEST
@@ -852,7 +885,7 @@ START_TEST(test_embed)
 	json_decref(log);
 
 	/* one text alone gives the same vector; retried after a 502 */
-	unit_standin_faults("[{\"endpoint\":\"embeddings\",\"kind\":\"status\","
+	faults("[{\"endpoint\":\"embeddings\",\"kind\":\"status\","
 	       "\"status\":502}]");
 	ck_assert_int_eq(aptix_openai_embed(&w, &dim2, &o,
 					    "text-embedding-3-small",
@@ -864,7 +897,7 @@ START_TEST(test_embed)
 	free(v);
 
 	/* a broken body */
-	unit_standin_faults("[{\"endpoint\":\"embeddings\",\"kind\":\"bad_json\"}]");
+	faults("[{\"endpoint\":\"embeddings\",\"kind\":\"bad_json\"}]");
 	ck_assert_int_eq(aptix_openai_embed(&v, &dim, &o, "m", texts, 2),
 			 APTIX_EINVALID);
 	ck_assert_ptr_null(v);
@@ -893,7 +926,7 @@ START_TEST(test_http_layer)
 	aptix_http_response_init(&resp);
 
 	/* a 404 is a response, not a failure */
-	snprintf(url, sizeof(url), "%s/nowhere", unit_standin_url);
+	snprintf(url, sizeof(url), "%s/nowhere", srv_url);
 	req.url = url;
 	ck_assert_int_eq(aptix_http_perform(&resp, &req), 0);
 	ck_assert_int_eq(resp.status, 404);
@@ -901,7 +934,7 @@ START_TEST(test_http_layer)
 	ck_assert_ptr_nonnull(strstr(resp.body.ptr, "Invalid URL (GET"));
 
 	/* the body cap */
-	snprintf(url, sizeof(url), "%s/__control", unit_standin_url);
+	snprintf(url, sizeof(url), "%s/__control", srv_url);
 	req.max_body = 10;
 	ck_assert_int_eq(aptix_http_perform(&resp, &req), APTIX_EFULL);
 	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
@@ -909,8 +942,8 @@ START_TEST(test_http_layer)
 	req.max_body = 0;
 
 	/* Retry-After and retry-after-ms */
-	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":7}]");
-	snprintf(url, sizeof(url), "%s/v1/responses", unit_standin_url);
+	faults("[{\"kind\":\"status\",\"status\":429,\"retry_after\":7}]");
+	snprintf(url, sizeof(url), "%s/v1/responses", srv_url);
 	req.body = "{\"model\":\"m\",\"input\":\"x\"}";
 	req.body_len = strlen(req.body);
 	{
@@ -993,7 +1026,7 @@ Suite *openai_suite(void)
 	TCase *local = tcase_create("local");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_checked_fixture(tc, unit_standin_start, unit_standin_stop);
+	tcase_add_checked_fixture(tc, srv_start, srv_stop);
 	tcase_add_test(tc, test_nonstream);
 	tcase_add_test(tc, test_stream);
 	tcase_add_test(tc, test_incomplete);

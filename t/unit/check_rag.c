@@ -1,8 +1,10 @@
 /*
  * check_rag.c - unit tests for retrieval (src/rag.c, src/rag-local.c):
  * code-aware tokens, chunk boundaries, stable chunk ids, BM25 ranking on
- * a toy corpus, filters, incremental updates of the local index, and
- * the fallbacks of a Qdrant backend that cannot be reached.
+ * a toy corpus, filters, incremental updates of the local index, the
+ * fallbacks of a Qdrant backend that cannot be reached, the choice of
+ * the backend through its vtable, and keys taken from the options only
+ * (never from the environment), checked against the stand-in.
  *
  * Stores are opened inside the test functions (see unit.h).
  */
@@ -51,6 +53,8 @@ static void teardown(void)
 	tmpdir = NULL;
 	unsetenv("XDG_CONFIG_HOME");
 	unsetenv("QDRANT_URL");
+	unsetenv("QDRANT_API_KEY");
+	unsetenv("OPENAI_API_KEY");
 	aptix_error_clear();
 }
 
@@ -59,7 +63,7 @@ static const char *errmsg(void)
 	return aptix_error_last()->message;
 }
 
-/* --- Tokens ----------------------------------------------------------------- */
+/* --- Tokens --------------------------------------------------------------- */
 
 static int collect_cb(const char *t, size_t n, void *payload)
 {
@@ -132,7 +136,7 @@ START_TEST(test_count_terms)
 }
 END_TEST
 
-/* --- Chunks ------------------------------------------------------------------ */
+/* --- Chunks --------------------------------------------------------------- */
 
 /* n lines "line <i>", blank where blanks[i - 1] is set */
 static char *make_lines(int n, const int *blank_at, int nblank)
@@ -404,7 +408,7 @@ START_TEST(test_records)
 }
 END_TEST
 
-/* --- The local index ---------------------------------------------------------- */
+/* --- The local index ------------------------------------------------------ */
 
 static void write_file(const char *rel, const char *text)
 {
@@ -742,7 +746,7 @@ START_TEST(test_bad_settings)
 }
 END_TEST
 
-/* --- Qdrant unreachable ---------------------------------------------------------- */
+/* --- Qdrant unreachable --------------------------------------------------- */
 
 START_TEST(test_qdrant_failures)
 {
@@ -769,7 +773,7 @@ START_TEST(test_qdrant_failures)
 	ck_assert_int_eq(aptix_rag_index(&st, repo, cfg, &o), APTIX_EINVALID);
 
 	/* nothing listens: a warning naming the failure */
-	setenv("QDRANT_URL", "http://127.0.0.1:1", 1);
+	q.qdrant_url = "http://127.0.0.1:1";
 	aptix_chunk_set_init(&set);
 	ck_assert_int_eq(aptix_rag_retrieve(&set, repo, cfg, &q), 0);
 	ck_assert_uint_eq(set.n, 0);
@@ -794,12 +798,236 @@ START_TEST(test_qdrant_failures)
 }
 END_TEST
 
+/* --- Backends: chosen once, called through the vtable --------------------- */
+
+START_TEST(test_backend_dispatch)
+{
+	static const char *const kinds[] = { "local", "qdrant" };
+	struct rag_backend_options bo;
+	struct rag_settings s;
+	struct aptix_rag_backend *b;
+	aptix_rag_index_stats st;
+	aptix_rag_index_options o = APTIX_RAG_INDEX_OPTIONS_INIT;
+	size_t i, nf = 1, nc = 1;
+
+	open_repo();
+	memset(&bo, 0, sizeof(bo));
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(aptix_config_set(repo, "rag.backend",
+						  kinds[i]), 0);
+		reload_config();
+		ck_assert_int_eq(aptix_rag__settings(&s, repo, cfg, NULL), 0);
+		ck_assert_msg(aptix_rag__backend_open(&b, repo, &s, &bo) == 0,
+			      "%s", errmsg());
+		ck_assert_uint_eq(b->version, APTIX_RAG_BACKEND_VERSION);
+		ck_assert_str_eq(b->name, kinds[i]);
+		ck_assert_ptr_eq(b->repo, repo);
+		ck_assert_ptr_eq(b->s, &s);
+		ck_assert_uint_gt(b->ns.len, 0);
+		ck_assert_uint_gt(b->batch_files, 0);
+		ck_assert_uint_gt(b->batch_bytes, 0);
+		ck_assert_ptr_nonnull(b->apply);
+		ck_assert_ptr_nonnull(b->query);
+		ck_assert_ptr_nonnull(b->count);
+		ck_assert_ptr_nonnull(b->reset);
+		ck_assert_ptr_nonnull(b->free);
+		/* local needs the terms of chunks; qdrant is shared */
+		ck_assert_int_eq(b->needs_terms, i == 0);
+		ck_assert_int_eq(b->shared, i == 1);
+		/* opening does no I/O: no server is needed to count */
+		ck_assert_int_eq(b->count(&nf, &nc, b), 0);
+		ck_assert_uint_eq(nf + nc, 0);
+		aptix_rag__backend_free(b);
+		aptix_rag__settings_release(&s);
+		/* the public entry points name the backend they used */
+		ck_assert_int_eq(aptix_rag_index_count(&nf, &nc, repo, cfg,
+						       NULL), 0);
+		ck_assert_int_eq(aptix_rag_index_reset(repo, cfg, NULL), 0);
+		o.backend = NULL;
+		ck_assert_int_eq(aptix_rag_index(&st, repo, cfg, &o),
+				 i == 0 ? 0 : APTIX_EINVALID);
+		ck_assert_str_eq(st.backend, kinds[i]);
+	}
+	/* an argument overrides rag.backend */
+	o.backend = "local";
+	ck_assert_int_eq(aptix_rag_index(&st, repo, cfg, &o), 0);
+	ck_assert_str_eq(st.backend, "local");
+
+	/* a backend the driver has no constructor for */
+	ck_assert_int_eq(aptix_rag__settings(&s, repo, cfg, NULL), 0);
+	s.backend = (enum rag_backend)42;
+	b = (struct aptix_rag_backend *)&s;
+	ck_assert_int_eq(aptix_rag__backend_open(&b, repo, &s, &bo),
+			 APTIX_EINVALID);
+	ck_assert_ptr_null(b);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "unknown retrieval backend"));
+	aptix_rag__settings_release(&s);
+	aptix_rag__backend_free(NULL);
+
+	/* a name rag.backend does not know: refused, naming the key */
+	ck_assert_int_eq(aptix_config_set(repo, "rag.backend", "local"), 0);
+	reload_config();
+	o.backend = "elastic";
+	ck_assert_int_eq(aptix_rag_index(&st, repo, cfg, &o), APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "'rag.backend'"));
+	ck_assert_ptr_nonnull(strstr(errmsg(), "elastic"));
+	ck_assert_int_eq(aptix_rag_index_count(&nf, &nc, repo, cfg,
+					       "elastic"), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_rag_index_reset(repo, cfg, "elastic"),
+			 APTIX_EINVALID);
+}
+END_TEST
+
+/* --- Keys: from the options only ------------------------------------------ */
+
+#define OKEY "sk-test-rag-unit-openai-0123456789"
+#define QKEY "qdrant-test-rag-unit-0123456789"
+
+/* A file holding a key named in the options is not indexed; a key only
+ * in the environment is nothing to the library. */
+START_TEST(test_secret_files_from_options)
+{
+	static const char *const files[] = { "a.c", "b.c", "c.c" };
+	aptix_rag_index_stats st;
+	aptix_rag_index_options o = APTIX_RAG_INDEX_OPTIONS_INIT;
+	aptix_buf got = APTIX_BUF_INIT;
+
+	open_repo();
+	write_file("a.c", "int parse_alpha(void) { return 0; }\n");
+	write_file("b.c", "/* parse_beta */ const char *k = \"" OKEY "\";\n");
+	write_file("c.c", "/* parse_gamma */ const char *q = \"" QKEY "\";\n");
+	setenv("OPENAI_API_KEY", OKEY, 1);
+	setenv("QDRANT_API_KEY", QKEY, 1);
+	o.files = files;
+	o.nfiles = 3;
+	ck_assert_msg(aptix_rag_index(&st, repo, cfg, &o) == 0, "%s", errmsg());
+	ck_assert_uint_eq(st.files_changed, 3);
+	ck_assert_uint_eq(st.files_skipped, 0);
+
+	o.http.api_key = OKEY;
+	o.qdrant_api_key = QKEY;
+	unsetenv("OPENAI_API_KEY");
+	unsetenv("QDRANT_API_KEY");
+	ck_assert_msg(aptix_rag_index(&st, repo, cfg, &o) == 0, "%s", errmsg());
+	ck_assert_uint_eq(st.files_skipped, 2);
+	ck_assert_uint_eq(st.files_removed, 2);
+	ck_assert_uint_eq(st.files_total, 1);
+	query(&got, "parse alpha beta gamma", NULL, NULL);
+	ck_assert_str_eq(got.ptr, "a.c");
+	aptix_buf_release(&got);
+}
+END_TEST
+
+static struct unit_standin standin;
+
+static void keys_setup(void)
+{
+	static const char *const args[] = {
+		"--api-key", OKEY, "--qdrant-api-key", QKEY, "--seed", "unit",
+		NULL
+	};
+
+	setup();
+	unit_standin_start(&standin, "check_rag", args);
+}
+
+static void keys_teardown(void)
+{
+	unit_standin_stop(&standin);
+	teardown();
+}
+
+/*
+ * Against the stand-in, which wants both keys: a key only in the
+ * environment is not sent (the call fails cleanly); in the options,
+ * with the environment empty, it works.
+ */
+START_TEST(test_keys_not_from_env)
+{
+	static const char *const files[] = { "src/parse.c" };
+	char base[160];
+	aptix_rag_index_stats st;
+	aptix_rag_index_options o = APTIX_RAG_INDEX_OPTIONS_INIT;
+	aptix_rag_query q = APTIX_RAG_QUERY_INIT;
+	aptix_chunk_set set;
+
+	if (!standin.pid)
+		return;
+	snprintf(base, sizeof(base), "%s/v1", standin.url);
+	open_repo();
+	ck_assert_int_eq(aptix_config_set(repo, "rag.backend", "qdrant"), 0);
+	ck_assert_int_eq(aptix_config_set(repo, "rag.required", "true"), 0);
+	reload_config();
+	write_file("src/parse.c", "int parse_config(const char *path)\n"
+		   "{\n\treturn path != 0;\n}\n");
+	o.files = files;
+	o.nfiles = 1;
+	o.http.base_url = base;
+	o.http.max_attempts = 1;
+	q.query = "parse the config";
+	q.http.base_url = base;
+	q.http.max_attempts = 1;
+
+	/* everything in the environment, nothing in the options */
+	setenv("QDRANT_URL", standin.url, 1);
+	setenv("QDRANT_API_KEY", QKEY, 1);
+	setenv("OPENAI_API_KEY", OKEY, 1);
+	ck_assert_int_eq(aptix_rag_index(&st, repo, cfg, &o), APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "QDRANT_URL is not set"));
+	aptix_chunk_set_init(&set);
+	ck_assert_int_eq(aptix_rag_retrieve(&set, repo, cfg, &q),
+			 APTIX_EINVALID);
+	ck_assert_uint_eq(set.n, 0);
+	aptix_chunk_set_release(&set);
+
+	/* the URL given: Qdrant refuses a call without its key */
+	o.qdrant_url = standin.url;
+	ck_assert_int_eq(aptix_rag_index(&st, repo, cfg, &o), APTIX_EHTTP);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "401"));
+	ck_assert_ptr_null(strstr(errmsg(), QKEY));
+
+	/* Qdrant's key given: the embeddings endpoint refuses then */
+	o.qdrant_api_key = QKEY;
+	ck_assert_int_eq(aptix_rag_index(&st, repo, cfg, &o), APTIX_EHTTP);
+	ck_assert_ptr_null(strstr(errmsg(), OKEY));
+	ck_assert_uint_eq(st.chunks_added, 0);
+
+	/* both keys given, the environment empty: it works */
+	unsetenv("QDRANT_URL");
+	unsetenv("QDRANT_API_KEY");
+	unsetenv("OPENAI_API_KEY");
+	o.http.api_key = OKEY;
+	ck_assert_msg(aptix_rag_index(&st, repo, cfg, &o) == 0, "%s",
+		      errmsg());
+	ck_assert_str_eq(st.backend, "qdrant");
+	ck_assert_uint_eq(st.files_changed, 1);
+	ck_assert_uint_gt(st.chunks_added, 0);
+	ck_assert_uint_eq(st.chunks_total, st.chunks_added);
+
+	q.qdrant_url = standin.url;
+	q.qdrant_api_key = QKEY;
+	aptix_chunk_set_init(&set);
+	ck_assert_int_eq(aptix_rag_retrieve(&set, repo, cfg, &q),
+			 APTIX_EHTTP);	/* no OpenAI key for the query */
+	aptix_chunk_set_release(&set);
+	q.http.api_key = OKEY;
+	aptix_chunk_set_init(&set);
+	ck_assert_msg(aptix_rag_retrieve(&set, repo, cfg, &q) == 0, "%s",
+		      errmsg());
+	ck_assert_uint_ge(set.n, 1);
+	ck_assert_str_eq(set.v[0].path, "src/parse.c");
+	ck_assert_uint_eq(set.nwarnings, 0);
+	aptix_chunk_set_release(&set);
+}
+END_TEST
+
 Suite *rag_suite(void)
 {
 	Suite *s = suite_create("rag");
 	TCase *pure = tcase_create("pure");
 	TCase *local = tcase_create("local");
 	TCase *qdrant = tcase_create("qdrant");
+	TCase *keys;
 
 	tcase_add_test(pure, test_tokenize);
 	tcase_add_test(pure, test_count_terms);
@@ -815,11 +1043,19 @@ Suite *rag_suite(void)
 	tcase_add_test(local, test_bm25_ranking);
 	tcase_add_test(local, test_incremental);
 	tcase_add_test(local, test_bad_settings);
+	tcase_add_test(local, test_backend_dispatch);
+	tcase_add_test(local, test_secret_files_from_options);
 	suite_add_tcase(s, local);
 
 	tcase_add_checked_fixture(qdrant, setup, teardown);
 	tcase_set_timeout(qdrant, 30);
 	tcase_add_test(qdrant, test_qdrant_failures);
 	suite_add_tcase(s, qdrant);
+
+	keys = tcase_create("keys");
+	tcase_add_checked_fixture(keys, keys_setup, keys_teardown);
+	tcase_set_timeout(keys, 60);
+	tcase_add_test(keys, test_keys_not_from_env);
+	suite_add_tcase(s, keys);
 	return s;
 }

@@ -22,10 +22,24 @@
 
 Suite *run_suite(void);
 
-#define NEED_SERVER() do { if (!unit_have_standin) return; } while (0)
+#define NEED_SERVER() do { if (!have_server) return; } while (0)
 
+static struct unit_standin srv;
+static char base_url[160];	/* .../v1 */
+static int have_server;
 static char *tmpdir;
 static aptix_repo *repo;
+
+static void start_server(void)
+{
+	static const char *const args[] = {
+		"--api-key", UNIT_API_KEY, "--seed", "unit", NULL
+	};
+
+	have_server = unit_standin_start(&srv, "check_run", args);
+	if (have_server)
+		snprintf(base_url, sizeof(base_url), "%s/v1", srv.url);
+}
 
 static void setup(void)
 {
@@ -35,12 +49,13 @@ static void setup(void)
 	tmpdir = unit_mkdtemp();
 	ck_assert_msg(aptix_repo_init(&repo, tmpdir, NULL) == 0, "%s",
 		      aptix_error_last()->message);
-	unit_standin_start();
+	start_server();
 }
 
 static void teardown(void)
 {
-	unit_standin_stop();
+	unit_standin_stop(&srv);
+	have_server = 0;
 	aptix_repo_free(repo);
 	repo = NULL;
 	unit_rmtree(tmpdir);
@@ -57,7 +72,7 @@ static void options(aptix_run_options *o, const char *conv,
 	o->instruction = text;
 	o->instruction_len = text ? strlen(text) : 0;
 	o->no_stream = 1;
-	o->http.base_url = unit_standin_base;
+	o->http.base_url = base_url;
 	o->http.api_key = UNIT_API_KEY;
 	o->http.max_attempts = 1;
 }
@@ -165,7 +180,7 @@ START_TEST(test_stages)
 	ck_assert_int_eq(aptix_run_state_of(run), APTIX_RUN_BEGUN);
 	/* begin's write: the claim, and the instruction before any call */
 	ck_assert_int_eq(running(), 1);
-	ck_assert_int_eq(unit_standin_requests("responses"), 0);
+	ck_assert_int_eq(unit_standin_requests(&srv, "responses"), 0);
 	aptix_file_set_init(&files);
 	add_file(&files, "parser.c", "int parse(void) { return 0; }\n");
 	ck_assert_int_eq(aptix_run_set_context(run, &files, NULL), 0);
@@ -177,7 +192,7 @@ START_TEST(test_stages)
 	ck_assert_ptr_nonnull(strstr(res->request.ptr, "explain the parser"));
 	ck_assert_int_eq(aptix_run_send(run), 0);
 	ck_assert_int_eq(aptix_run_state_of(run), APTIX_RUN_SENT);
-	ck_assert_int_eq(unit_standin_requests("responses"), 1);
+	ck_assert_int_eq(unit_standin_requests(&srv, "responses"), 1);
 	ck_assert_int_eq(running(), 1);		/* until finish */
 	ck_assert_int_eq(aptix_run_finish(run), 0);
 	ck_assert_int_eq(aptix_run_state_of(run), APTIX_RUN_FINISHED);
@@ -278,7 +293,7 @@ START_TEST(test_begin_refuses)
 	aptix_run_free(run);
 	ck_assert_int_eq(running(), 0);
 	ck_assert_int_eq(head(&h, "refused"), APTIX_ENOTFOUND);
-	ck_assert_int_eq(unit_standin_requests("responses"), 0);
+	ck_assert_int_eq(unit_standin_requests(&srv, "responses"), 0);
 }
 END_TEST
 
@@ -312,7 +327,7 @@ START_TEST(test_dry_run)
 					   strlen(text)), 0);
 	ck_assert(!aptix_odb_exists(aptix_repo_odb(repo), &id));
 	ck_assert_int_eq(head(&h, "dry"), APTIX_ENOTFOUND);
-	ck_assert_int_eq(unit_standin_requests("responses"), 0);
+	ck_assert_int_eq(unit_standin_requests(&srv, "responses"), 0);
 }
 END_TEST
 
@@ -328,7 +343,7 @@ START_TEST(test_failed_call)
 
 	NEED_SERVER();
 	turn(&before, "fails", "a first turn");
-	unit_standin_faults("[{\"kind\":\"status\",\"status\":429,"
+	unit_standin_faults(&srv, "[{\"kind\":\"status\",\"status\":429,"
 			    "\"code\":\"insufficient_quota\"}]");
 	options(&o, "fails", "this call fails");
 	ck_assert_int_eq(aptix_run_new(&run, repo, &o), 0);

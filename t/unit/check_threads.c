@@ -26,10 +26,24 @@ Suite *threads_suite(void);
 #define READERS 3
 #define TURNS 4
 
+static struct unit_standin srv;
+static char base_url[160];	/* .../v1 */
+static int have_server;
 static char *tmpdir;
 static aptix_repo *repo;
 static volatile int writers_done;
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void start_server(void)
+{
+	static const char *const args[] = {
+		"--api-key", UNIT_API_KEY, "--seed", "unit", NULL
+	};
+
+	have_server = unit_standin_start(&srv, "check_threads", args);
+	if (have_server)
+		snprintf(base_url, sizeof(base_url), "%s/v1", srv.url);
+}
 
 static void setup(void)
 {
@@ -38,12 +52,13 @@ static void setup(void)
 	unsetenv("APTIX_TEST_DATE");
 	tmpdir = unit_mkdtemp();
 	ck_assert_int_eq(aptix_repo_init(&repo, tmpdir, NULL), 0);
-	unit_standin_start();
+	start_server();
 }
 
 static void teardown(void)
 {
-	unit_standin_stop();
+	unit_standin_stop(&srv);
+	have_server = 0;
 	aptix_repo_free(repo);
 	repo = NULL;
 	unit_rmtree(tmpdir);
@@ -81,7 +96,7 @@ static void *writer_main(void *arg)
 		o.conversation = conv;
 		o.instruction = text;
 		o.instruction_len = strlen(text);
-		o.http.base_url = unit_standin_base;
+		o.http.base_url = base_url;
 		o.http.api_key = UNIT_API_KEY;
 		o.http.on_delta = stream_cb;
 		o.http.payload = &streamed;
@@ -212,7 +227,7 @@ START_TEST(test_threads)
 	char ref[64];
 	int i, n;
 
-	if (!unit_have_standin)
+	if (!have_server)
 		return;
 	memset(w, 0, sizeof(w));
 	memset(rd, 0, sizeof(rd));
@@ -257,7 +272,7 @@ START_TEST(test_threads)
 		}
 		ck_assert_int_eq(n + 1, TURNS);
 	}
-	ck_assert_int_eq(unit_standin_requests("responses"),
+	ck_assert_int_eq(unit_standin_requests(&srv, "responses"),
 			 WRITERS * TURNS);
 }
 END_TEST

@@ -1,12 +1,11 @@
 /*
- * standin.c - the OpenAI (and Qdrant) stand-in for unit tests: started
- * in a checked fixture (so in the test's own process), stopped after it,
- * driven through its /__control endpoint.
+ * standin.c - starting and stopping t/standin/openai_standin.py for the
+ * unit tests that talk HTTP (see unit.h).
  *
  * The stand-in is found under $APTIX_SOURCE_DIR, else above the current
- * directory, else above the test binary. Without python3 or the stand-in
- * the network tests pass without checking anything (a note goes to
- * stderr).
+ * directory, else above the test binary. Call these from a checked
+ * fixture or a test, so the server belongs to the test's process; it
+ * dies with it on Linux even when the test fails.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
@@ -16,8 +15,6 @@
 #endif
 
 #include <check.h>
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -31,21 +28,12 @@
 #ifdef __linux__
 # include <sys/prctl.h>
 #endif
+
 #include <jansson.h>
 
 #include "aptix/errors.h"
 #include "http.h"
 #include "unit.h"
-
-#define API_KEY UNIT_API_KEY
-
-static pid_t srv_pid;
-char unit_standin_dir[4096];
-char unit_standin_url[128];
-char unit_standin_base[160];
-int unit_have_standin;
-
-/* --- Finding and running the stand-in ---------------------------------- */
 
 static int is_file(const char *path)
 {
@@ -113,67 +101,53 @@ static int find_python(char *out, size_t size)
 	return 0;
 }
 
-static void rm_rf(const char *path)
-{
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-
-	if (lstat(path, &st) < 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	d = opendir(path);
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			char sub[PATH_MAX];
-
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-			rm_rf(sub);
-		}
-		closedir(d);
-	}
-	rmdir(path);
-}
-
-void unit_standin_start(void)
+int unit_standin_start(struct unit_standin *s, const char *who,
+		       const char *const *args)
 {
 	char script[PATH_MAX], python[PATH_MAX], port_file[PATH_MAX + 8];
 	char log_dir[PATH_MAX + 8], err_file[PATH_MAX + 16];
+	const char *argv[32];
 	const char *tmp = getenv("TMPDIR");
 	struct timespec ts = { 0, 20 * 1000000L };
+	size_t n = 0;
 	int i, port = 0;
 
-	unit_have_standin = 0;
-	srv_pid = 0;
+	memset(s, 0, sizeof(*s));
 	/* the stand-in is local: no proxy in between */
 	unsetenv("http_proxy");
 	unsetenv("HTTP_PROXY");
 	unsetenv("all_proxy");
 	unsetenv("ALL_PROXY");
 	if (!find_python(python, sizeof(python))) {
-		fprintf(stderr, "check_openai: python3 not found: skipped\n");
-		return;
+		fprintf(stderr, "%s: python3 not found: skipped\n", who);
+		return 0;
 	}
 	if (!find_standin(script, sizeof(script))) {
-		fprintf(stderr, "check_openai: t/standin/openai_standin.py "
-			"not found (set APTIX_SOURCE_DIR): skipped\n");
-		return;
+		fprintf(stderr, "%s: t/standin/openai_standin.py not found "
+			"(set APTIX_SOURCE_DIR): skipped\n", who);
+		return 0;
 	}
-	snprintf(unit_standin_dir, sizeof(unit_standin_dir), "%s/aptix-openai.XXXXXX",
+	snprintf(s->dir, sizeof(s->dir), "%s/aptix-standin.XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(unit_standin_dir));
-	snprintf(port_file, sizeof(port_file), "%s/port", unit_standin_dir);
-	snprintf(log_dir, sizeof(log_dir), "%s/logs", unit_standin_dir);
-	snprintf(err_file, sizeof(err_file), "%s/stderr.txt", unit_standin_dir);
+	ck_assert_ptr_nonnull(mkdtemp(s->dir));
+	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
+	snprintf(log_dir, sizeof(log_dir), "%s/logs", s->dir);
+	snprintf(err_file, sizeof(err_file), "%s/stderr.txt", s->dir);
+	argv[n++] = "python3";
+	argv[n++] = script;
+	argv[n++] = "--port-file";
+	argv[n++] = port_file;
+	argv[n++] = "--log-dir";
+	argv[n++] = log_dir;
+	for (i = 0; args && args[i]; i++) {
+		ck_assert_uint_lt(n, sizeof(argv) / sizeof(*argv) - 1);
+		argv[n++] = args[i];
+	}
+	argv[n] = NULL;
 
-	srv_pid = fork();
-	ck_assert_int_ge(srv_pid, 0);
-	if (srv_pid == 0) {
+	s->pid = fork();
+	ck_assert_int_ge(s->pid, 0);
+	if (s->pid == 0) {
 		int fd = open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int nul = open("/dev/null", O_RDWR);
 
@@ -187,9 +161,7 @@ void unit_standin_start(void)
 		}
 		if (fd >= 0)
 			dup2(fd, 2);
-		execl(python, "python3", script, "--port-file", port_file,
-		      "--log-dir", log_dir, "--api-key", API_KEY,
-		      "--seed", "unit", (char *)NULL);
+		execv(python, (char *const *)argv);
 		_exit(127);
 	}
 	for (i = 0; i < 1000 && !port; i++) {	/* 20 s */
@@ -205,45 +177,44 @@ void unit_standin_start(void)
 		}
 		if (port)
 			break;
-		ck_assert_msg(waitpid(srv_pid, &status, WNOHANG) == 0,
+		ck_assert_msg(waitpid(s->pid, &status, WNOHANG) == 0,
 			      "the stand-in exited early (see %s)", err_file);
 		nanosleep(&ts, NULL);
 	}
 	ck_assert_msg(port > 0, "the stand-in did not start");
-	snprintf(unit_standin_url, sizeof(unit_standin_url), "http://127.0.0.1:%d", port);
-	snprintf(unit_standin_base, sizeof(unit_standin_base), "%s/v1", unit_standin_url);
-	unit_have_standin = 1;
+	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", port);
+	return 1;
 }
 
-void unit_standin_stop(void)
+void unit_standin_stop(struct unit_standin *s)
 {
 	int i, status;
 	struct timespec ts = { 0, 20 * 1000000L };
 
-	if (srv_pid > 0) {
-		kill(srv_pid, SIGTERM);
+	if (s->pid > 0) {
+		kill(s->pid, SIGTERM);
 		for (i = 0; i < 250; i++) {
-			if (waitpid(srv_pid, &status, WNOHANG) != 0)
+			if (waitpid(s->pid, &status, WNOHANG) != 0)
 				break;
 			nanosleep(&ts, NULL);
 		}
 		if (i == 250) {
-			kill(srv_pid, SIGKILL);
-			waitpid(srv_pid, &status, 0);
+			kill(s->pid, SIGKILL);
+			waitpid(s->pid, &status, 0);
 		}
-		srv_pid = 0;
+		s->pid = 0;
 	}
-	if (unit_standin_dir[0])
-		rm_rf(unit_standin_dir);
-	unit_standin_dir[0] = '\0';
-	unit_have_standin = 0;
+	if (s->dir[0])
+		unit_rmtree(s->dir);
+	s->dir[0] = '\0';
+	s->url[0] = '\0';
 }
 
+/* --- Its control endpoint ---------------------------------------------- */
 
-/* --- Talking to the stand-in's control endpoint ------------------------- */
-
-json_t *unit_standin_json(const char *method, const char *path,
-			 const char *body)
+struct json_t *unit_standin_json(const struct unit_standin *s,
+				 const char *method, const char *path,
+				 const char *body)
 {
 	static const char *const hdrs[] = {
 		"Content-Type: application/json", NULL
@@ -254,7 +225,7 @@ json_t *unit_standin_json(const char *method, const char *path,
 	json_t *doc;
 
 	memset(&req, 0, sizeof(req));
-	snprintf(url, sizeof(url), "%s%s", unit_standin_url, path);
+	snprintf(url, sizeof(url), "%s%s", s->url, path);
 	req.method = method;
 	req.url = url;
 	req.headers = hdrs;
@@ -271,22 +242,21 @@ json_t *unit_standin_json(const char *method, const char *path,
 	return doc;
 }
 
-void unit_standin_faults(const char *json)
+void unit_standin_faults(const struct unit_standin *s, const char *json)
 {
 	char body[1024];
 
 	snprintf(body, sizeof(body), "{\"faults\":%s}", json);
-	json_decref(unit_standin_json("POST", "/__control", body));
+	json_decref(unit_standin_json(s, "POST", "/__control", body));
 }
 
-/* requests.<endpoint> from the stand-in's counters */
-long unit_standin_requests(const char *endpoint)
+long unit_standin_requests(const struct unit_standin *s,
+			   const char *endpoint)
 {
-	json_t *st = unit_standin_json("GET", "/__control", NULL);
+	json_t *st = unit_standin_json(s, "GET", "/__control", NULL);
 	long n = (long)json_integer_value(json_object_get(json_object_get(
 		json_object_get(st, "counts"), "requests"), endpoint));
 
 	json_decref(st);
 	return n;
 }
-

@@ -13,8 +13,10 @@
 #define APTIX_UNIT_H
 
 #include <check.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 Suite *buf_suite(void);
 Suite *oid_suite(void);
@@ -31,26 +33,6 @@ Suite *workspace_suite(void);
 Suite *run_suite(void);
 Suite *threads_suite(void);
 
-/*
- * The OpenAI/Qdrant stand-in (standin.c), for checked fixtures:
- * unit_have_standin is 0 when it could not be started (no python3): a
- * test then returns without checking anything.
- */
-#define UNIT_API_KEY "sk-test-unit-0123456789abcdef"
-extern char unit_standin_url[128];	/* http://127.0.0.1:PORT */
-extern char unit_standin_base[160];	/* .../v1 */
-extern int unit_have_standin;
-extern char unit_standin_dir[4096];	/* its files: logs/, port */
-void unit_standin_start(void);
-void unit_standin_stop(void);
-/** Install faults: a JSON array of fault objects. */
-void unit_standin_faults(const char *json);
-/** requests.<endpoint> from the stand-in's counters. */
-long unit_standin_requests(const char *endpoint);
-struct json_t;
-struct json_t *unit_standin_json(const char *method, const char *path,
-				 const char *body);
-
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);
 /** rm -rf path (no symlinks followed). Accepts NULL. */
@@ -61,5 +43,36 @@ void unit_fill_random(void *buf, size_t len, uint64_t seed);
 char *unit_path(const char *a, const char *b);
 /** Create a file holding len bytes of data (mode 0644). */
 void unit_write_file(const char *path, const void *data, size_t len);
+
+/** The OpenAI and Qdrant stand-in (t/standin/), see standin.c. */
+struct unit_standin {
+	pid_t pid;
+	char dir[PATH_MAX];		/* its logs are in dir/logs */
+	char url[128];			/* http://127.0.0.1:PORT */
+};
+
+/**
+ * Start the stand-in with args (NULL-terminated, may be NULL) after its
+ * port and log options: 1 once it listens, 0 without python3 or the
+ * script (a note naming who goes to stderr: the caller skips).
+ */
+int unit_standin_start(struct unit_standin *s, const char *who,
+		       const char *const *args);
+/** Stop it and remove its directory; harmless when not started. */
+void unit_standin_stop(struct unit_standin *s);
+
+/** The key the stand-in is started with by the suites that need one. */
+#define UNIT_API_KEY "sk-test-unit-0123456789abcdef"
+
+struct json_t;
+/** A request to the stand-in's own endpoints: the JSON answer (200). */
+struct json_t *unit_standin_json(const struct unit_standin *s,
+				 const char *method, const char *path,
+				 const char *body);
+/** Install faults: a JSON array of fault objects. */
+void unit_standin_faults(const struct unit_standin *s, const char *json);
+/** requests.<endpoint> from the stand-in's counters. */
+long unit_standin_requests(const struct unit_standin *s,
+			   const char *endpoint);
 
 #endif

@@ -20,9 +20,13 @@
  *	index mismatch conversation <id>: <why>
  *	dangling <type> <id>		(unreachable <type> <id> with
  *					 --unreachable)
+ *	dead turn <id> in <conversation>: pid <pid> on <host> died
+ *					(a claim whose process is gone;
+ *					 the next command that writes
+ *					 records the turn as failed)
  * Problems with refs are errors on stderr, and --verbose says there what
  * is being checked. The exit code is 1 when anything but dangling
- * objects was found, else 0.
+ * objects and dead turns was found, else 0. fsck itself never writes.
  *
  * As in git, "dangling" objects are the unreachable ones that no other
  * object references (the tips of what is unreachable); --unreachable
@@ -608,6 +612,26 @@ done:
 	free(convs.convs);
 }
 
+static int dead_cb(const aptix_running_info *r, void *payload)
+{
+	(void)payload;
+	if (!r->alive)
+		printf("dead turn %s in %s: pid %ld on %s died\n",
+		       aptix_oid_hex(&r->turn), r->conversation, r->pid,
+		       r->host);
+	return 0;
+}
+
+/* Turns whose process died: reported, recorded by the next writer. */
+static void check_running(struct fsck *f)
+{
+	if (f->verbose)
+		fprintf(stderr, "Checking running turns\n");
+	if (aptix_run_foreach_running(f->repo, dead_cb, NULL) < 0)
+		report(f, "corrupt running table: %s",
+		       aptix_error_last()->message);
+}
+
 int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct fsck f;
@@ -640,6 +664,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	mark_reachable(&f);
 	if (!f.connectivity_only)
 		check_index(&f, &refs);
+	check_running(&f);
 	print_missing(&f);
 	if (unreachable || !no_dangling)
 		print_unreachable(&f, unreachable);

@@ -104,11 +104,12 @@ test_expect_success 'plumbing reads a read-only store' '
 	test_cmp diff.expect diff.actual
 '
 
-test_expect_success 'status lists the dead turn and does not record it' '
+test_expect_success 'status and fsck list the dead turn and do not record it' '
 	ro status >status &&
 	grep "^Turns in flight:" status &&
 	grep "pid $pid .*interrupted (process gone)" status &&
-	ro fsck >fsck.out 2>&1
+	ro fsck >fsck.out &&
+	grep "^dead turn [0-9a-f]* in .*: pid $pid on .* died$" fsck.out
 '
 
 test_expect_success 'nothing in the store changed' '

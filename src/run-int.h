@@ -48,6 +48,9 @@ struct aptix_run {
 	int64_t started;
 	int fail_rc;			/* the failure finish records */
 	int slim;			/* store no payloads: the store is full */
+	int fallback;			/* what finish fell back from (EFULL,
+					   EMISMATCH), 0: none */
+	char *full_why;			/* why the store was full */
 };
 
 int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)

@@ -585,11 +585,49 @@ static int copy_warnings(aptix_turn *t, const aptix_run_result *res)
 	return 0;
 }
 
+/*
+ * After a commit failed: the snapshot that can still be kept. A
+ * completed turn whose head moved is kept as a failed one; a turn that
+ * does not fit a full store is kept failed, without its payloads.
+ * Returns 1 to commit again, 0 when nothing else can be kept.
+ */
+static int fall_back(aptix_run *run, int r, int *completed)
+{
+	aptix_run_result *res = &run->res;
+	aptix_buf why = APTIX_BUF_INIT, e = APTIX_BUF_INIT;
+	int again;
+
+	aptix_buf_puts(&why, aptix_error_last()->message);
+	if (r == APTIX_EMISMATCH && *completed) {
+		aptix_buf_printf(&e, "the conversation moved while the turn "
+				 "ran (%s); the snapshot was kept but the head "
+				 "was not moved", why.ptr);
+		aptix_run__add_warning(run, "%s", e.ptr);
+		free(res->error_message);
+		res->error_message = aptix_buf_detach(&why);
+	} else if (r == APTIX_EFULL && !run->slim) {
+		aptix_buf_printf(&e, "%s: the answer could not be stored",
+				 why.ptr);
+		free(run->full_why);
+		run->full_why = aptix_buf_detach(&why);
+		run->slim = 1;
+	} else {
+		aptix_buf_release(&why);
+		return 0;
+	}
+	again = !aptix_buf_oom(&e) && push_error(&run->turn, e.ptr) == 0;
+	aptix_buf_release(&why);
+	aptix_buf_release(&e);
+	if (r == APTIX_EFULL || !run->fallback)
+		run->fallback = r;
+	*completed = 0;
+	return again;
+}
+
 int aptix_run_finish(aptix_run *run)
 {
 	aptix_run_result *res = &run->res;
-	int completed, r, first = 0;
-	char *why = NULL;
+	int completed, r;
 
 	if (run->state == APTIX_RUN_NEW || run->state == APTIX_RUN_FINISHED ||
 	    (run->state == APTIX_RUN_FAILED && !run->claimed))
@@ -605,79 +643,28 @@ int aptix_run_finish(aptix_run *run)
 				"before it was sent");
 		fail(run, APTIX_ECANCELLED, "abandoned");
 	}
-	if (!completed && push_error(&run->turn, res->error_message ?
-				     res->error_message : "failed") < 0)
+	if ((!completed && push_error(&run->turn, res->error_message ?
+				      res->error_message : "failed") < 0) ||
+	    copy_warnings(&run->turn, res) < 0)
 		return APTIX_ERROR;
-	if (copy_warnings(&run->turn, res) < 0)
-		return APTIX_ERROR;
-	for (;;) {
-		r = aptix_run__commit(run, completed);
-		if (r == APTIX_EMISMATCH && completed) {
-			/* the head moved under us: keep the turn, failed */
-			free(why);
-			why = aptix__strdup(aptix_error_last()->message);
-			aptix_run__add_warning(run, "the conversation moved "
-					       "while the turn ran (%s); the "
-					       "snapshot was kept but the "
-					       "head was not moved", why);
-			if (push_error(&run->turn, res->warnings[
-				       res->nwarnings - 1]) < 0) {
-				r = APTIX_ERROR;
-				break;
-			}
-			free(res->error_message);
-			res->error_message = why;
-			why = NULL;
-			first = r;
-			completed = 0;
-			continue;
-		}
-		if (r == APTIX_EFULL && !run->slim) {
-			/*
-			 * The store is full: keep at least the turn, failed,
-			 * without the payloads, and release the claim.
-			 */
-			aptix_buf e = APTIX_BUF_INIT;
-
-			free(why);
-			why = aptix__strdup(aptix_error_last()->message);
-			aptix_buf_printf(&e, "%s: the answer could not be "
-					 "stored", why ? why : "store full");
-			if (push_error(&run->turn, e.ptr) < 0)
-				r = APTIX_ERROR;
-			aptix_buf_release(&e);
-			if (r == APTIX_ERROR)
-				break;
-			first = APTIX_EFULL;
-			run->slim = 1;
-			completed = 0;
-			continue;
-		}
-		break;
-	}
+	while ((r = aptix_run__commit(run, completed)) < 0 &&
+	       fall_back(run, r, &completed))
+		;
 	run->state = APTIX_RUN_FINISHED;
 	res->duration_ms = aptix_now_ms() - run->started;
-	if (r < 0) {
-		free(why);
+	if (r < 0)
 		return r;
-	}
 	run->claimed = 0;
 	res->committed = 1;
 	res->completed = completed;
-	if (first == APTIX_EFULL) {
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "%s", why);
-		r = APTIX_EFULL;
-	} else if (first) {
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "%s",
-				res->error_message);
-		r = first;
-	} else if (!completed) {
-		/* the failure stays the answer: restore its text */
-		aptix_error_set(APTIX_ERROR_OPENAI, "%s", res->error_message);
-		r = run->fail_rc;
-	}
-	free(why);
-	return r;
+	if (run->fallback == APTIX_EFULL)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "%s", run->full_why ?
+				run->full_why : "the store is full");
+	else if (!completed)	/* the failure stays the answer */
+		aptix_error_set(run->fallback ? APTIX_ERROR_REPOSITORY :
+				APTIX_ERROR_OPENAI, "%s", res->error_message ?
+				res->error_message : "the turn failed");
+	return run->fallback ? run->fallback : completed ? 0 : run->fail_rc;
 }
 
 /* --- the handle -------------------------------------------------------- */
@@ -708,6 +695,7 @@ void aptix_run_free(aptix_run *run)
 	free(run->model);
 	free(run->previous);
 	free(run->expired_id);
+	free(run->full_why);
 	free(run);
 }
 

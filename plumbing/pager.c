@@ -74,7 +74,8 @@ static int runnable(const char *name)
 
 /*
  * Split a pager command of plain words (run without a shell, as git
- * does); NULL when it needs a shell. The words live in *copy.
+ * does) into argv, at most max - 1 of them; returns how many. The
+ * words live in copy.
  */
 static int split_pager(char **argv, int max, char *copy)
 {

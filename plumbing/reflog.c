@@ -8,6 +8,7 @@
 #include <aptix.h>
 #include "cli.h"
 #include "commands.h"
+#include "pager.h"
 #include "parse-options.h"
 
 static const char *const reflog_usage[] = {
@@ -144,7 +145,7 @@ static const char *abbrev(char out[APTIX_OID_HEXSZ + 1], aptix_odb *odb,
 
 static int reflog_show(int argc, const char **argv, aptix_repo *repo)
 {
-	int max = -1;
+	int max = -1, no_pager = 0;
 	const char *label;
 	char *name, hex[APTIX_OID_HEXSZ + 1];
 	struct entries l;
@@ -153,6 +154,7 @@ static int reflog_show(int argc, const char **argv, aptix_repo *repo)
 	struct option options[] = {
 		OPT_INTEGER('n', "max-count", &max, "show at most <n> "
 			    "entries"),
+		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};
 
@@ -181,6 +183,8 @@ static int reflog_show(int argc, const char **argv, aptix_repo *repo)
 	}
 	if (!l.nr && !ref_exists(repo, name))
 		die("ref '%s' not found", name);
+	if (!no_pager)
+		setup_pager();
 	for (i = 0; i < l.nr && max != 0; i++)
 		printf("%s %s@{%zu}: %s\n",
 		       abbrev(hex, aptix_repo_odb(repo), &l.e[i].new_id),

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "pretty.h"
 #include "commands.h"
+#include "pager.h"
 #include "parse-options.h"
 
 static const char *const diff_usage[] = {
@@ -503,10 +504,11 @@ static void print_json(const struct diff *d)
 int cmd_diff(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct diff d;
-	int json = 0, stat = 0;
+	int json = 0, stat = 0, no_pager = 0;
 	struct option options[] = {
 		OPT_BOOL(0, "stat", &stat, "only counts, and file sizes"),
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
+		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};
 
@@ -517,6 +519,8 @@ int cmd_diff(int argc, const char **argv, struct aptix_repo *repo)
 	load_side(&d.a, repo, argv[0]);
 	load_side(&d.b, repo, argv[1]);
 	compute(&d);
+	if (!no_pager)
+		setup_pager();
 	if (json)
 		print_json(&d);
 	else

@@ -18,24 +18,20 @@
  *    only after all of its shown children), so the graph never breaks
  *    even when clocks are skewed.
  *
- * The graph follows git's graph.c state machine, reduced to sessions
- * with at most one parent: columns of expected sessions, '*' for the
- * shown one, and branches that only ever join ("|/"), one column per
- * line, crossing other branches with '_' as git does. Lines that carry
- * no text have their trailing blanks removed.
+ * The graph is drawn by graph.c (git's graph.c state machine, reduced
+ * to sessions with at most one parent); this file puts its part at the
+ * start of each line, and removes the trailing blanks of lines that
+ * carry no text. The pager is the one every command shares (pager.c).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <aptix.h>
 #include "cli.h"
 #include "commands.h"
+#include "graph.h"
+#include "pager.h"
 #include "parse-options.h"
 
 static const char *const log_usage[] = {
@@ -75,18 +71,6 @@ struct rec {
 struct head {
 	aptix_oid id;
 	char conv[APTIX_CONV_MAXLEN + 1];
-};
-
-enum gstate { G_PADDING, G_COMMIT, G_COLLAPSING };
-
-struct graph {
-	uint32_t *cols, *newcols;	/* records expected in each column */
-	int ncols, nnew, cap;
-	int *map, *oldmap;		/* screen position -> target column */
-	int map_size, width, commit_index;
-	enum gstate state, prev_state;
-	char *line, *pad;		/* the last line; the padding line */
-	int pad_len;			/* < 0: to be drawn */
 };
 
 enum fmt_kind { FMT_MEDIUM, FMT_SHORT, FMT_ONELINE, FMT_USER };
@@ -516,235 +500,6 @@ static size_t find_heads(const struct log *lg, const aptix_oid *id,
 	return n;
 }
 
-/* --- Graph ---------------------------------------------------------------- */
-
-static void graph_ensure(struct graph *g, int n)
-{
-	int cap = g->cap ? g->cap : 8, i;
-
-	if (n <= g->cap)
-		return;
-	while (cap < n)
-		cap *= 2;
-	g->cols = xrealloc(g->cols, cap, sizeof(*g->cols));
-	g->newcols = xrealloc(g->newcols, cap, sizeof(*g->newcols));
-	g->map = xrealloc(g->map, 2 * (size_t)cap, sizeof(*g->map));
-	g->oldmap = xrealloc(g->oldmap, 2 * (size_t)cap, sizeof(*g->oldmap));
-	/* no line is wider than 2 * (columns + 1) */
-	g->line = xrealloc(g->line, 2 * (size_t)cap + 8, 1);
-	g->pad = xrealloc(g->pad, 2 * (size_t)cap + 8, 1);
-	for (i = 2 * g->cap; i < 2 * cap; i++)
-		g->map[i] = g->oldmap[i] = -1;
-	g->cap = cap;
-}
-
-static void graph_set_state(struct graph *g, enum gstate s)
-{
-	g->prev_state = g->state;
-	g->state = s;
-}
-
-/* Put c into the next row and record where its branch goes. */
-static void graph_insert(struct graph *g, uint32_t c, uint32_t parent,
-			 int *parent_col)
-{
-	int i;
-
-	if (c == parent && *parent_col >= 0) {
-		i = *parent_col;
-	} else {
-		i = g->nnew++;
-		g->newcols[i] = c;
-		if (c == parent)
-			*parent_col = i;
-	}
-	g->map[g->width] = i;
-	g->width += 2;
-}
-
-/*
- * Make x the session to draw; parent is its parent when the parent is
- * still to be shown, else NONE (the branch ends at x).
- */
-static void graph_update(struct graph *g, uint32_t x, uint32_t parent)
-{
-	uint32_t *tmp = g->cols, c;
-	int i, seen = 0, parent_col = -1;
-
-	g->cols = g->newcols;
-	g->newcols = tmp;
-	g->ncols = g->nnew;
-	g->nnew = 0;
-	graph_ensure(g, g->ncols + 1);
-	g->map_size = 2 * (g->ncols + 1);
-	for (i = 0; i < g->map_size; i++)
-		g->map[i] = -1;
-	g->width = 0;
-	for (i = 0; i <= g->ncols; i++) {
-		if (i == g->ncols) {
-			if (seen)
-				break;
-			c = x;
-		} else {
-			c = g->cols[i];
-		}
-		if (c == x && !seen) {
-			seen = 1;
-			g->commit_index = i;
-			if (parent != NONE)
-				graph_insert(g, parent, parent, &parent_col);
-			else
-				g->width += 2;
-		} else {
-			graph_insert(g, c, parent, &parent_col);
-		}
-	}
-	while (g->map_size > 1 && g->map[g->map_size - 1] < 0)
-		g->map_size--;
-	g->pad_len = -1;
-	/* like git, entering the commit state does not touch prev_state */
-	g->state = G_COMMIT;
-}
-
-static int graph_mapping_correct(const struct graph *g)
-{
-	int i;
-
-	for (i = 0; i < g->map_size; i++)
-		if (g->map[i] >= 0 && g->map[i] != i / 2)
-			return 0;
-	return 1;
-}
-
-static int graph_commit_line(struct graph *g, char *b)
-{
-	int i, n = 0;
-
-	for (i = 0; i <= g->ncols; i++) {
-		if (i == g->ncols && g->commit_index < g->ncols)
-			break;
-		if (i == g->commit_index)
-			b[n++] = '*';
-		else if (g->prev_state == G_COLLAPSING &&
-			 g->oldmap[2 * i + 1] == i && g->map[2 * i] < i)
-			b[n++] = '/';
-		else
-			b[n++] = '|';
-		b[n++] = ' ';
-	}
-	graph_set_state(g, graph_mapping_correct(g) ? G_PADDING :
-			G_COLLAPSING);
-	return n;
-}
-
-/*
- * One row of branches moving left, each by at most one position; one
- * branch may cross others with '_' (git's collapsing line).
- */
-static int graph_collapsing_line(struct graph *g, char *b)
-{
-	int *tmp = g->map, i, j, t, n = 0;
-	int horiz = -1, horiz_target = -1, used_horiz = 0;
-
-	g->map = g->oldmap;
-	g->oldmap = tmp;
-	for (i = 0; i < g->map_size; i++)
-		g->map[i] = -1;
-	for (i = 0; i < g->map_size; i++) {
-		t = g->oldmap[i];
-		if (t < 0)
-			continue;
-		if (2 * t == i) {
-			g->map[i] = t;
-		} else if (g->map[i - 1] < 0) {
-			g->map[i - 1] = t;
-			if (horiz < 0) {
-				horiz = i;
-				horiz_target = t;
-				for (j = 2 * t + 3; j < i - 2; j += 2)
-					g->map[j] = t;
-			}
-		} else if (g->map[i - 1] == t) {
-			/* joins the branch to its left: same parent */
-		} else if (i >= 2) {
-			/* cross the branch to the left */
-			g->map[i - 2] = t;
-			if (horiz < 0) {
-				horiz = i - 1;
-				horiz_target = t;
-				for (j = 2 * t + 3; j < i - 2; j += 2)
-					g->map[j] = t;
-			}
-		}
-	}
-	memcpy(g->oldmap, g->map, (size_t)g->map_size * sizeof(*g->map));
-	if (g->map_size > 0 && g->map[g->map_size - 1] < 0)
-		g->map_size--;
-	for (i = 0; i < g->map_size; i++) {
-		t = g->map[i];
-		if (t < 0) {
-			b[n++] = ' ';
-		} else if (2 * t == i) {
-			b[n++] = '|';
-		} else if (t == horiz_target && i != horiz - 1) {
-			/* only the first segment goes on to the next row */
-			if (i != 2 * t + 3)
-				g->map[i] = -1;
-			used_horiz = 1;
-			b[n++] = '_';
-		} else {
-			if (used_horiz && i < horiz)
-				g->map[i] = -1;
-			b[n++] = '/';
-		}
-	}
-	if (graph_mapping_correct(g))
-		graph_set_state(g, G_PADDING);
-	return n;
-}
-
-static int graph_pad(const struct graph *g, char *b, int n)
-{
-	while (n < g->width)
-		b[n++] = ' ';
-	return n;
-}
-
-/* The graph part of the next line: *out, returns its length. */
-static int graph_next_line(struct graph *g, const char **out)
-{
-	int i, n;
-
-	if (g->state == G_PADDING) {
-		/* the same until the next session: drawn once */
-		if (g->pad_len < 0) {
-			for (i = n = 0; i < g->nnew; i++) {
-				g->pad[n++] = '|';
-				g->pad[n++] = ' ';
-			}
-			g->pad_len = graph_pad(g, g->pad, n);
-		}
-		*out = g->pad;
-		return g->pad_len;
-	}
-	if (g->state == G_COMMIT)
-		n = graph_commit_line(g, g->line);
-	else
-		n = graph_collapsing_line(g, g->line);
-	*out = g->line;
-	return graph_pad(g, g->line, n);
-}
-
-static void graph_release(struct graph *g)
-{
-	free(g->cols);
-	free(g->newcols);
-	free(g->map);
-	free(g->oldmap);
-	free(g->line);
-	free(g->pad);
-}
-
 /* --- Output --------------------------------------------------------------- */
 
 static void ob_flush(struct log *lg)
@@ -1143,12 +898,13 @@ static void show(struct log *lg, uint32_t k)
 
 	if (lg->nshown && (lg->kind == FMT_MEDIUM || lg->kind == FMT_SHORT)) {
 		nl(lg);		/* separator, with the branches going on */
-		lg->g.prev_state = G_PADDING;
+		graph_separator(&lg->g);
 	}
 	if (lg->use_graph) {
 		if (parent != NONE && lg->v[parent].shown)
 			parent = NONE;	/* skewed clocks: the branch ends */
-		graph_update(&lg->g, k, parent);
+		graph_update(&lg->g, k, parent == NONE ? GRAPH_NO_PARENT :
+			     parent);
 	}
 	lg->v[k].shown = 1;
 	lg->bol = 1;
@@ -1172,12 +928,12 @@ static void show(struct log *lg, uint32_t k)
 	 * format ending with a newline gets its last (empty) line after them.
 	 */
 	if (lg->bol && lg->lines) {
-		while (lg->use_graph && lg->g.state == G_COLLAPSING)
+		while (lg->use_graph && graph_is_collapsing(&lg->g))
 			nl(lg);
 		nl(lg);
 	} else {
 		nl(lg);
-		while (lg->use_graph && lg->g.state == G_COLLAPSING)
+		while (lg->use_graph && graph_is_collapsing(&lg->g))
 			nl(lg);
 	}
 	lg->nshown++;
@@ -1418,175 +1174,6 @@ static void add_start(struct log *lg, const char *name, int implicit)
 	die("conversation '%s' does not have any sessions yet", conv);
 }
 
-/* --- Pager ---------------------------------------------------------------- */
-
-static pid_t pager_pid = -1;
-static int pager_has_stderr;
-
-static void close_pager_fds(void)
-{
-	close(STDOUT_FILENO);
-	if (pager_has_stderr)
-		close(STDERR_FILENO);
-}
-
-static void wait_for_pager(void)
-{
-	if (pager_pid < 0)
-		return;
-	fflush(stdout);
-	fflush(stderr);
-	close_pager_fds();
-	while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	pager_pid = -1;
-}
-
-static void wait_for_pager_signal(int sig)
-{
-	if (pager_pid >= 0) {
-		close_pager_fds();
-		while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* A program the pager command can run: on PATH, or a path. */
-static int runnable(const char *name)
-{
-	const char *path = getenv("PATH"), *end;
-	char buf[4096];
-	size_t len;
-
-	if (strchr(name, '/'))
-		return !access(name, X_OK);
-	if (!path)
-		path = "/usr/bin:/bin";
-	for (; path; path = *end ? end + 1 : NULL) {
-		end = strchr(path, ':');
-		if (!end)
-			end = path + strlen(path);
-		len = (size_t)(end - path);
-		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path,
-			     len ? "/" : "", name) < (int)sizeof(buf) &&
-		    !access(buf, X_OK))
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * Split a pager command of plain words (run without a shell, as git
- * does); NULL when it needs a shell. The words live in *copy.
- */
-static int split_pager(char **argv, int max, char *copy)
-{
-	char *p;
-	int n = 0;
-
-	for (p = copy; *p && n < max - 1;) {
-		while (*p == ' ' || *p == '\t')
-			*p++ = '\0';
-		if (!*p)
-			break;
-		argv[n++] = p;
-		while (*p && *p != ' ' && *p != '\t')
-			p++;
-	}
-	argv[n] = NULL;
-	return n;
-}
-
-static void setup_pager(void)
-{
-	const char *pager = getenv("APTIX_PAGER");
-	char *copy = NULL, *words[32];
-	int fds[2], errfds[2], err = 0, shell;
-	ssize_t n;
-	pid_t pid;
-
-	if (!pager)
-		pager = getenv("PAGER");
-	if (!pager)
-		pager = "less -FRX";
-	if (!*pager || !strcmp(pager, "cat"))
-		return;
-	shell = strcspn(pager, "|&;<>()$`\\\"'*?[#~=%\n") != strlen(pager);
-	if (!shell) {
-		if (!(copy = strdup(pager)))
-			return;
-		/* a pager that is not there: write directly */
-		if (!split_pager(words, 32, copy) || !runnable(words[0])) {
-			free(copy);
-			return;
-		}
-	}
-	if (pipe(fds) < 0)
-		goto out;
-	if (pipe(errfds) < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		goto out;
-	}
-	fcntl(errfds[1], F_SETFD, FD_CLOEXEC);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		close(errfds[0]);
-		close(errfds[1]);
-		goto out;
-	}
-	if (!pid) {
-		close(errfds[0]);
-		dup2(fds[0], STDIN_FILENO);
-		close(fds[0]);
-		close(fds[1]);
-		if (!getenv("LESS"))
-			setenv("LESS", "FRX", 1);
-		if (!getenv("LV"))
-			setenv("LV", "-c", 1);
-		if (shell)
-			execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
-		else
-			execvp(words[0], words);
-		err = errno ? errno : ENOENT;
-		n = write(errfds[1], &err, sizeof(err));
-		(void)n;
-		_exit(127);
-	}
-	close(errfds[1]);
-	close(fds[0]);
-	while ((n = read(errfds[0], &err, sizeof(err))) < 0 && errno == EINTR)
-		;
-	close(errfds[0]);
-	if (n > 0) {
-		/* it could not start: write directly */
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		close(fds[1]);
-		goto out;
-	}
-	dup2(fds[1], STDOUT_FILENO);
-	if (isatty(STDERR_FILENO)) {
-		dup2(fds[1], STDERR_FILENO);
-		pager_has_stderr = 1;
-	}
-	close(fds[1]);
-	pager_pid = pid;
-	atexit(wait_for_pager);
-	signal(SIGINT, wait_for_pager_signal);
-	signal(SIGHUP, wait_for_pager_signal);
-	signal(SIGTERM, wait_for_pager_signal);
-	signal(SIGQUIT, wait_for_pager_signal);
-	signal(SIGPIPE, wait_for_pager_signal);
-out:
-	free(copy);
-}
-
 /* --- Command -------------------------------------------------------------- */
 
 struct fmt_opt {
@@ -1720,8 +1307,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_CALLBACK_F(0, "color", &when, "when", "use colors: "
 			       "always, never or auto (default)",
 			       PARSE_OPT_OPTARG, color_cb),
-		OPT_BOOL(0, "no-pager", &no_pager, "do not pipe the output "
-			 "into a pager"),
+		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};
 
@@ -1741,7 +1327,6 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		die("options '--reverse' and '--graph' cannot be used "
 		    "together");
 	lg.color = when < 0 ? cli_color_enabled(STDOUT_FILENO) : when;
-	(void)cli_isatty_stdout();	/* decided before any pager */
 
 	load_heads(&lg);
 	if (!argc && !lg.all) {
@@ -1751,13 +1336,13 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 			add_start(&lg, argv[i], 0);
 	}
 
-	if (cli_isatty_stdout() && !no_pager)
+	if (!no_pager)
 		setup_pager();
 	lg.tty = cli_isatty_stdout();
 	lg.obcap = 1 << 16;
 	lg.ob = xrealloc(NULL, lg.obcap, 1);
 	lg.bol = 1;
-	lg.g.state = lg.g.prev_state = G_PADDING;
+	graph_init(&lg.g);
 
 	if (lg.all && !walk_recent(&lg))
 		walk_all(&lg);

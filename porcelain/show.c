@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "pretty.h"
 #include "commands.h"
+#include "pager.h"
 #include "parse-options.h"
 
 static const char *const show_usage[] = {
@@ -424,7 +425,7 @@ static void print_json(struct show *sh)
 int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct show sh;
-	int json = 0;
+	int json = 0, no_pager = 0;
 	const char *name = "HEAD";
 	aptix_conv_info ci;
 	aptix_otype type;
@@ -433,6 +434,7 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
 		OPT_BOOL(0, "raw", &sh.raw, "add the raw request and response "
 			 "payloads"),
+		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};
 
@@ -468,6 +470,8 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 		sh.has_answer = 1;
 	}
 
+	if (!no_pager)
+		setup_pager();
 	if (json)
 		print_json(&sh);
 	else

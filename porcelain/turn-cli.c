@@ -246,9 +246,8 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	memset(&st, 0, sizeof(st));
 	st.tty = isatty(1);
 	st.json = c->json;
-	base = aptix_config_get(cfg, "openai.base-url");
-	if (!base || !*base)
-		base = APTIX_OPENAI_DEFAULT_BASE;
+	if (aptix_config_string(&base, cfg, "openai.base-url") < 0)
+		die_aptix();
 	opts.kind = kind;
 	opts.from = from;
 	opts.instruction = instruction ? instruction->ptr : NULL;
@@ -267,15 +266,15 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.http.on_retry = c->quiet ? NULL : on_retry;
 	opts.http.payload = &st;
 	{
-		long attempts = 0;
-		int64_t timeout = 0, idle = 0;
+		long attempts;
+		int64_t timeout, idle;
 
-		if (aptix_config_get_long(&attempts, cfg,
-					  "openai.max-attempts", 0) < 0 ||
-		    aptix_config_get_duration_ms(&timeout, cfg,
-						 "openai.timeout", 0) < 0 ||
-		    aptix_config_get_duration_ms(&idle, cfg,
-						 "openai.idle-timeout", 0) < 0)
+		if (aptix_config_long(&attempts, cfg,
+				      "openai.max-attempts") < 0 ||
+		    aptix_config_duration_ms(&timeout, cfg,
+					     "openai.timeout") < 0 ||
+		    aptix_config_duration_ms(&idle, cfg,
+					     "openai.idle-timeout") < 0)
 			die_aptix();
 		opts.http.max_attempts = (int)attempts;
 		opts.http.total_timeout_ms = (long)timeout;

@@ -980,15 +980,13 @@ static int scan_limits(struct scan *sc, const aptix_scan_options *o)
 	}
 	sc->max_size = o->max_size;
 	if (!sc->max_size &&
-	    (r = aptix_config_get_long(&sc->max_size, o->cfg,
-				       "files.max-size",
-				       APTIX_FILES_MAX_SIZE_DEFAULT)) < 0)
+	    (r = aptix_config_long(&sc->max_size, o->cfg,
+				   "files.max-size")) < 0)
 		return r;
 	sc->max_count = o->max_count;
 	if (!sc->max_count &&
-	    (r = aptix_config_get_long(&sc->max_count, o->cfg,
-				       "files.max-count",
-				       APTIX_FILES_MAX_COUNT_DEFAULT)) < 0)
+	    (r = aptix_config_long(&sc->max_count, o->cfg,
+				   "files.max-count")) < 0)
 		return r;
 	if (sc->max_size < 0 || sc->max_count < 0) {
 		aptix_error_set(APTIX_ERROR_INVALID, "files.max-size and "

@@ -909,7 +909,7 @@ START_TEST(test_git_max_count)
 		put(name, "x\n");
 	}
 	ck_assert_int_eq(scan(), 0);
-	ck_assert_uint_eq(fs.n, APTIX_FILES_MAX_COUNT_DEFAULT);
+	ck_assert_uint_eq(fs.n, 500);	/* files.max-count */
 	ck_assert_str_eq(fs.v[0].path, "f0000.txt");
 	ck_assert_str_eq(fs.v[499].path, "f0499.txt");
 	ck_assert(has_warning("700 more active files not considered "

@@ -579,11 +579,12 @@ static const char *check_range(char *why, size_t n,
 	if (k->min == 0 && k->max == HUGE_VAL)
 		return "must not be negative";
 	if (k->max == HUGE_VAL)
-		snprintf(why, n, "must be at least %g", k->min);
+		snprintf(why, n, "must be at least %.15g", k->min);
 	else if (k->min == -HUGE_VAL)
-		snprintf(why, n, "must be at most %g", k->max);
+		snprintf(why, n, "must be at most %.15g", k->max);
 	else
-		snprintf(why, n, "must be between %g and %g", k->min, k->max);
+		snprintf(why, n, "must be between %.15g and %.15g",
+			 k->min, k->max);
 	return why;
 }
 

@@ -26,6 +26,7 @@
 #include "common.h"
 #include "repo.h"
 #include "aptix/config.h"
+#include "env.h"
 #include "test-hooks.h"
 #include <ctype.h>
 #include <fcntl.h>
@@ -52,11 +53,12 @@ struct aptix_config {
 };
 
 static const struct {
-	const char *var, *key;
+	enum aptix_env_var var;
+	const char *key;
 } env_overrides[] = {
-	{ "OPENAI_BASE_URL", "openai.base-url" },
-	{ "APTIX_MODEL", "openai.model" },
-	{ "APTIX_WORKSPACE", "workspace.id" },
+	{ APTIX_ENV_OPENAI_BASE_URL, "openai.base-url" },
+	{ APTIX_ENV_MODEL, "openai.model" },
+	{ APTIX_ENV_WORKSPACE, "workspace.id" },
 };
 
 static int grow(void **arr, size_t *alloc, size_t need, size_t elem)
@@ -741,11 +743,12 @@ done:
 /* The user's file: $XDG_CONFIG_HOME/aptix/config or ~/.config/aptix/config. */
 static int user_config_path(aptix_buf *out)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	const char *xdg = aptix_env__get(APTIX_ENV_XDG_CONFIG_HOME);
+	const char *home = aptix_env__get(APTIX_ENV_HOME);
 
-	if (xdg && *xdg)
+	if (xdg)
 		aptix_buf_printf(out, "%s/aptix/config", xdg);
-	else if (home && *home)
+	else if (home)
 		aptix_buf_printf(out, "%s/.config/aptix/config", home);
 	else
 		return APTIX_ENOTFOUND;
@@ -776,10 +779,10 @@ int aptix_config_open(aptix_config **out, aptix_repo *repo)
 			load_file(cfg, path.ptr);
 	}
 	for (i = 0; r == 0 && i < ARRAY_SIZE(env_overrides); i++) {
-		v = getenv(env_overrides[i].var);
-		if (!v || !*v)
+		if (!(v = aptix_env__get(env_overrides[i].var)))
 			continue;
-		if (!(origin = add_origin(cfg, "env", env_overrides[i].var)))
+		if (!(origin = add_origin(cfg, "env",
+					  aptix_env__name(env_overrides[i].var))))
 			r = APTIX_ERROR;
 		else
 			r = add_entry(cfg, env_overrides[i].key, v, origin);

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "aptix/oid.h"
 #include "aptix/object.h"
+#include "env.h"
 #include <dlfcn.h>
 #include <unistd.h>
 #include <openssl/evp.h>
@@ -117,7 +118,7 @@ static EVP_MD *hash_md;
 
 static int load_crypto(void)
 {
-	const char *name = getenv("APTIX_LIBCRYPTO");
+	const char *name = aptix_env__get(APTIX_ENV_LIBCRYPTO);
 
 	if (crypto.handle)
 		return 0;

@@ -8,6 +8,7 @@
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
+#include "env.h"
 #include <lmdb.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -411,7 +412,7 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 {
 	lmdb_store *st;
 	aptix_buf path = APTIX_BUF_INIT;
-	const char *max_env = getenv("APTIX_STORE_MAX_MB");
+	const char *max_env = aptix_env__get(APTIX_ENV_STORE_MAX_MB);
 	struct stat sb;
 	int rc, r;
 

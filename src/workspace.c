@@ -12,6 +12,7 @@
 #include "common.h"
 #include "aptix/workspace.h"
 #include "aptix/oid.h"
+#include "env.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -304,8 +305,8 @@ int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 	if (flag && *flag)
 		return aptix_buf_set(out, flag, strlen(flag)) < 0 ?
 			aptix_error_oom() : 0;
-	v = getenv("APTIX_WORKSPACE");
-	if (!v || !*v)
+	v = aptix_env__get(APTIX_ENV_WORKSPACE);
+	if (!v)
 		v = aptix_config_get(cfg, "workspace.id");
 	if (v && *v)
 		return aptix_buf_set(out, v, strlen(v)) < 0 ?

@@ -25,6 +25,7 @@
 
 #include "aptix.h"
 #include "aptix/config.h"
+#include "env.h"
 #include "repo.h"
 #include "unit.h"
 
@@ -65,6 +66,7 @@ static void setup(void)
 	lockfile = unit_path(storedir, "config.lock");
 	memset(&fake, 0, sizeof(fake));
 	fake.path = storedir;
+	aptix_env__reload();
 }
 
 static void teardown(void)
@@ -314,6 +316,7 @@ START_TEST(load_order_and_env)
 	put(storefile, "[openai]\nmodel = store\n");
 	setenv("OPENAI_BASE_URL", "https://env.example/v1", 1);
 	setenv("APTIX_WORKSPACE", "", 1);	/* empty: ignored */
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_config_open(&cfg, &fake), 0);
 	assert_get(cfg, "openai.model", "store");
 	assert_get(cfg, "openai.base-url", "https://env.example/v1");
@@ -338,6 +341,7 @@ START_TEST(load_order_and_env)
 
 	setenv("APTIX_MODEL", "env-model", 1);
 	setenv("APTIX_WORKSPACE", "env-ws", 1);
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_config_open(&cfg, &fake), 0);
 	assert_get(cfg, "openai.model", "env-model");
 	assert_get(cfg, "workspace.id", "env-ws");
@@ -359,6 +363,7 @@ START_TEST(load_missing_files_and_home)
 
 	/* without XDG_CONFIG_HOME: ~/.config/aptix/config */
 	unsetenv("XDG_CONFIG_HOME");
+	aptix_env__reload();
 	dotconfig = unit_path(tmpdir, ".config");
 	dotaptix = unit_path(dotconfig, "aptix");
 	homefile = unit_path(dotaptix, "config");
@@ -371,6 +376,7 @@ START_TEST(load_missing_files_and_home)
 
 	/* no HOME either: just the store */
 	unsetenv("HOME");
+	aptix_env__reload();
 	put(storefile, "[a]\nb = c\n");
 	ck_assert_int_eq(aptix_config_open(&cfg, &fake), 0);
 	assert_get(cfg, "openai.model", NULL);

@@ -19,6 +19,7 @@
 #include "aptix.h"
 #include "aptix/config.h"
 #include "aptix/rag.h"
+#include "env.h"
 #include "repo.h"
 #include "rag-int.h"
 #include "unit.h"
@@ -36,6 +37,7 @@ static void setup(void)
 	tmpdir = unit_mkdtemp();
 	/* no user configuration */
 	setenv("XDG_CONFIG_HOME", tmpdir, 1);
+	aptix_env__reload();
 	repo = NULL;
 	cfg = NULL;
 }

@@ -914,9 +914,8 @@ static int table_value(const char **out, const aptix_config_key **k,
 	if (!*k || ((*k)->type != type && (type != APTIX_CONFIG_STRING ||
 			((*k)->type != APTIX_CONFIG_ENUM &&
 			 (*k)->type != APTIX_CONFIG_URL)))) {
-		aptix_error_set(APTIX_ERROR_CONFIG, "'%s' is not a %s key of "
-				"the key table", key,
-				aptix_config_type_name(type));
+		aptix_error_set(APTIX_ERROR_CONFIG, "'%s' is not a table key "
+				"of type %s", key, aptix_config_type_name(type));
 		return APTIX_EINVALID;
 	}
 	e = find_entry(cfg, key);

@@ -111,9 +111,8 @@ int cmd_rag_query(int argc, const char **argv, struct aptix_repo *repo)
 		die("out of memory");
 	if (aptix_config_open(&cfg, repo) < 0)
 		die_aptix();
-	backend = aptix_config_get(cfg, "rag.backend");
-	if (!backend || !*backend)
-		backend = "local";
+	if (aptix_config_string(&backend, cfg, "rag.backend") < 0)
+		die_aptix();
 
 	q.query = text.ptr;
 	q.top_k = k;

@@ -8,9 +8,18 @@
  *	aptix config --list		key=value for everything set, in load
  *					order: user file, store file, env
  *
+ *	aptix config --list-keys [--json]
+ *					every key aptix knows: the key table
+ *
  * --show-origin prefixes "file:<path>" or "env:<VARIABLE>" and a tab.
- * Built-in defaults are not shown: only what is set.
+ * Built-in defaults are not shown by --list: only what is set.
+ *
+ * --list-keys prints one key a line, five fields separated by tabs:
+ * name, type, default, range (min..max, an open side left empty, or the
+ * values of an enum joined by '|'), documentation; "-" for an empty
+ * field. --json prints the same as an array of objects.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <aptix.h>
@@ -18,12 +27,14 @@
 #include "cli.h"
 #include "commands.h"
 #include "parse-options.h"
+#include "view.h"
 
 static const char *const config_usage[] = {
 	"aptix config [--show-origin] [--get] <key>",
 	"aptix config <key> <value>",
 	"aptix config --unset <key>",
 	"aptix config [--show-origin] (-l | --list)",
+	"aptix config --list-keys [--json]",
 	NULL
 };
 
@@ -51,6 +62,101 @@ static int list_cb(const char *key, const char *value, const char *origin,
 	return 0;
 }
 
+/* The range field of --list-keys: "1..20", "0..", "local|qdrant", "-". */
+static void key_range(aptix_buf *out, const aptix_config_key *k)
+{
+	const char *unit = k->type == APTIX_CONFIG_DURATION ? "ms" : "";
+	size_t i;
+
+	aptix_buf_clear(out);
+	switch (k->type) {
+	case APTIX_CONFIG_DURATION:
+		if (k->min <= 0 && k->max == HUGE_VAL)
+			break;	/* a duration is never negative anyway */
+		/* fall through */
+	case APTIX_CONFIG_LONG:
+	case APTIX_CONFIG_DOUBLE:
+		if (k->min == -HUGE_VAL && k->max == HUGE_VAL)
+			break;
+		if (k->min != -HUGE_VAL)
+			aptix_buf_printf(out, "%.15g%s", k->min, unit);
+		aptix_buf_puts(out, "..");
+		if (k->max != HUGE_VAL)
+			aptix_buf_printf(out, "%.15g%s", k->max, unit);
+		break;
+	case APTIX_CONFIG_ENUM:
+		for (i = 0; k->values[i]; i++)
+			aptix_buf_printf(out, "%s%s", i ? "|" : "",
+					 k->values[i]);
+		break;
+	default:
+		break;
+	}
+	if (!out->len)
+		aptix_buf_putc(out, '-');
+	if (aptix_buf_oom(out))
+		die("out of memory");
+}
+
+static json_t *bound_json(const aptix_config_key *k, double v)
+{
+	if (isinf(v))
+		return json_null();
+	return k->type == APTIX_CONFIG_DOUBLE ? json_real(v) :
+		view_json_int((int64_t)v);
+}
+
+static json_t *key_json(const aptix_config_key *k)
+{
+	json_t *o = view_json_object(), *values = json_null();
+	size_t i;
+
+	view_json_set(o, "name", view_json_str(k->name));
+	view_json_set(o, "type", view_json_str(
+			      aptix_config_type_name(k->type)));
+	view_json_set(o, "default", k->dflt ? view_json_str(k->dflt) :
+		      json_null());
+	if (k->type == APTIX_CONFIG_LONG || k->type == APTIX_CONFIG_DOUBLE ||
+	    k->type == APTIX_CONFIG_DURATION) {
+		view_json_set(o, "min", bound_json(k, k->min));
+		view_json_set(o, "max", bound_json(k, k->max));
+	}
+	if (k->type == APTIX_CONFIG_ENUM) {
+		values = view_json_array();
+		for (i = 0; k->values[i]; i++)
+			view_json_append(values, view_json_str(k->values[i]));
+	}
+	view_json_set(o, "values", values);
+	view_json_set(o, "nonempty", json_boolean(k->flags &
+						  APTIX_CONFIG_NONEMPTY));
+	view_json_set(o, "doc", view_json_str(k->doc));
+	return o;
+}
+
+static void list_keys(int json)
+{
+	const aptix_config_key *keys;
+	aptix_buf range = APTIX_BUF_INIT;
+	json_t *all = json ? view_json_array() : NULL;
+	size_t i, n;
+
+	keys = aptix_config_keys(&n);
+	for (i = 0; i < n; i++) {
+		if (json) {
+			view_json_append(all, key_json(&keys[i]));
+			continue;
+		}
+		key_range(&range, &keys[i]);
+		printf("%s\t%s\t%s\t%s\t%s\n", keys[i].name,
+		       aptix_config_type_name(keys[i].type),
+		       keys[i].dflt ? keys[i].dflt : "-", range.ptr,
+		       keys[i].doc);
+	}
+	if (json)
+		view_json_print(all);
+	aptix_buf_release(&range);
+}
+
 /* Like git: a key without a section is a usage error of its own. */
 static int check_key(const char *key)
 {
@@ -67,9 +173,13 @@ int cmd_config(int argc, const char **argv, struct aptix_repo *repo)
 {
 	aptix_config *cfg = NULL;
 	const char *get = NULL, *unset = NULL, *value;
-	int list = 0, show_origin = 0, status = 0, r;
+	int list = 0, list_keys_opt = 0, json = 0, show_origin = 0;
+	int status = 0, r;
 	struct option options[] = {
 		OPT_BOOL('l', "list", &list, "list every setting"),
+		OPT_BOOL(0, "list-keys", &list_keys_opt, "list every key aptix "
+			 "knows, with its type, default and range"),
+		OPT_BOOL(0, "json", &json, "with --list-keys: as JSON"),
 		OPT_BOOL(0, "show-origin", &show_origin, "show where each "
 			 "setting comes from (file or environment)"),
 		OPT_STRING(0, "get", &get, "key", "print the value of a key"),
@@ -79,6 +189,16 @@ int cmd_config(int argc, const char **argv, struct aptix_repo *repo)
 	};
 
 	argc = parse_options(argc, argv, options, config_usage, 0);
+	if (json && !list_keys_opt)
+		usage_msg_opt("--json is only valid with --list-keys",
+			      config_usage, options);
+	if (list_keys_opt) {
+		if (list || get || unset || show_origin || argc)
+			usage_msg_opt("--list-keys takes no other argument",
+				      config_usage, options);
+		list_keys(json);
+		return 0;
+	}
 	if (!!list + !!get + !!unset > 1)
 		usage_msg_opt("only one action at a time", config_usage,
 			      options);

@@ -483,13 +483,13 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 	o.cancel = &interrupted;
 	o.http.cancel = &interrupted;
 	{
-		long attempts = 0;
-		int64_t timeout = 0;
+		long attempts;
+		int64_t timeout;
 
-		if (aptix_config_get_long(&attempts, cfg,
-					  "openai.max-attempts", 0) < 0 ||
-		    aptix_config_get_duration_ms(&timeout, cfg,
-						 "openai.timeout", 0) < 0)
+		if (aptix_config_long(&attempts, cfg,
+				      "openai.max-attempts") < 0 ||
+		    aptix_config_duration_ms(&timeout, cfg,
+					     "openai.timeout") < 0)
 			die_aptix();
 		o.http.max_attempts = (int)attempts;
 		o.http.total_timeout_ms = (long)timeout;

@@ -225,9 +225,9 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	/* a continue leaves HEAD alone; a fork or rerun moves to its branch */
 	opts.switch_head = kind != APTIX_RUN_CONTINUE;
 	opts.cfg = cfg;
-	opts.http.base_url = aptix_config_get(cfg, "openai.base-url");
-	if (!opts.http.base_url || !*opts.http.base_url)
-		opts.http.base_url = APTIX_OPENAI_DEFAULT_BASE;
+	if (aptix_config_string(&opts.http.base_url, cfg,
+				"openai.base-url") < 0)
+		die_aptix();
 	opts.http.api_key = getenv("OPENAI_API_KEY");
 	opts.http.cancel = &cancelled;
 	opts.http.on_delta = on_delta;

@@ -26,6 +26,7 @@
 #include "common.h"
 #include "repo.h"
 #include "aptix/config.h"
+#include "env.h"
 #include "test-hooks.h"
 #include <ctype.h>
 #include <fcntl.h>
@@ -52,11 +53,12 @@ struct aptix_config {
 };
 
 static const struct {
-	const char *var, *key;
+	enum aptix_env_var var;
+	const char *key;
 } env_overrides[] = {
-	{ "OPENAI_BASE_URL", "openai.base-url" },
-	{ "APTIX_MODEL", "openai.model" },
-	{ "APTIX_WORKSPACE", "workspace.id" },
+	{ APTIX_ENV_OPENAI_BASE_URL, "openai.base-url" },
+	{ APTIX_ENV_MODEL, "openai.model" },
+	{ APTIX_ENV_WORKSPACE, "workspace.id" },
 };
 
 static int grow(void **arr, size_t *alloc, size_t need, size_t elem)
@@ -570,112 +572,94 @@ static int bad_value(const char *key, const char *value, const char *why)
 	return APTIX_EINVALID;
 }
 
-enum vtype { V_ANY, V_NONEMPTY, V_INT, V_REAL, V_DURATION, V_BOOL, V_URL,
-	     V_RAG_BACKEND };
+/* Why v breaks k's bounds, or NULL. */
+static const char *check_range(char *why, size_t n,
+			       const aptix_config_key *k, double v)
+{
+	if (v >= k->min && v <= k->max)
+		return NULL;
+	if (k->min == 0 && k->max == HUGE_VAL)
+		return "must not be negative";
+	if (k->max == HUGE_VAL)
+		snprintf(why, n, "must be at least %.15g", k->min);
+	else if (k->min == -HUGE_VAL)
+		snprintf(why, n, "must be at most %.15g", k->max);
+	else
+		snprintf(why, n, "must be between %.15g and %.15g",
+			 k->min, k->max);
+	return why;
+}
 
-#define NOLIMIT HUGE_VAL
-
-static const struct known_key {
-	const char *key;
-	enum vtype type;
-	double lo, hi;		/* V_INT, V_REAL; lo == hi: no range */
-} known_keys[] = {
-	{ "openai.model", V_NONEMPTY, 0, 0 },
-	{ "openai.temperature", V_REAL, 0, 2 },
-	{ "openai.chain-ttl", V_DURATION, 0, 0 },
-	{ "openai.max-attempts", V_INT, 1, 20 },
-	{ "openai.timeout", V_DURATION, 0, 0 },
-	{ "openai.idle-timeout", V_DURATION, 0, 0 },
-	{ "openai.instructions", V_ANY, 0, 0 },
-	{ "openai.base-url", V_URL, 0, 0 },
-	{ "context.window-turns", V_INT, 0, 1000 },
-	{ "context.window-chars", V_INT, 0, NOLIMIT },
-	{ "context.summary-chars", V_INT, 0, NOLIMIT },
-	{ "files.max-size", V_INT, 0, NOLIMIT },
-	{ "files.max-count", V_INT, 0, NOLIMIT },
-	{ "workspace.id", V_ANY, 0, 0 },
-	{ "rag.backend", V_RAG_BACKEND, 0, 0 },
-	{ "rag.top-k", V_INT, 1, 100 },
-	{ "rag.score-threshold", V_REAL, 0, 0 },
-	{ "rag.required", V_BOOL, 0, 0 },
-	{ "rag.timeout", V_DURATION, 0, 0 },
-	{ "rag.chunk-lines", V_INT, 1, 100000 },
-	{ "rag.chunk-overlap", V_INT, 0, 99999 },
-	{ "rag.embed-batch", V_INT, 1, 2048 },
-	{ "rag.max-file-size", V_INT, 0, 1 << 30 },
-	{ "rag.collection", V_NONEMPTY, 0, 0 },
-	{ "rag.embedding-model", V_NONEMPTY, 0, 0 },
-};
-
-static const struct known_key *find_known(const char *key)
+/* "must be 'a', 'b' or 'c'" for an enum key. */
+static const char *enum_why(aptix_buf *why, const aptix_config_key *k)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(known_keys); i++)
-		if (key_matches(known_keys[i].key, key))
-			return &known_keys[i];
-	return NULL;
+	aptix_buf_puts(why, "must be ");
+	for (i = 0; k->values[i]; i++) {
+		if (i)
+			aptix_buf_puts(why, k->values[i + 1] ? ", " : " or ");
+		aptix_buf_printf(why, "'%s'", k->values[i]);
+	}
+	return aptix_buf_oom(why) ? "must be one of the allowed values" :
+		why->ptr;
 }
 
-static int check_range(const struct known_key *k, const char *value,
-		       double v)
+/* 0, or APTIX_EINVALID when value is not valid for table key k. */
+static int validate_key(const aptix_config_key *k, const char *value)
 {
-	char why[64];
-
-	if (k->lo == k->hi || (v >= k->lo && v <= k->hi))
-		return 0;
-	if (k->hi == NOLIMIT)
-		snprintf(why, sizeof(why), "must not be negative");
-	else
-		snprintf(why, sizeof(why), "must be between %g and %g",
-			 k->lo, k->hi);
-	return bad_value(k->key, value, why);
-}
-
-/* 0, or APTIX_EINVALID when value is not valid for a known key. */
-static int validate_known(const char *key, const char *value)
-{
-	const struct known_key *k = find_known(key);
+	aptix_buf enum_msg = APTIX_BUF_INIT;
 	const char *why = NULL;
+	char range[96];
 	long l;
 	double d;
 	int64_t ms;
-	int b;
+	int b, r;
+	size_t i;
 
-	if (!k)
-		return 0;
+	if ((k->flags & APTIX_CONFIG_NONEMPTY) && !*value)
+		return bad_value(k->name, value, "must not be empty");
 	switch (k->type) {
-	case V_ANY:
+	case APTIX_CONFIG_STRING:
 		break;
-	case V_NONEMPTY:
-		if (!*value)
-			why = "must not be empty";
-		break;
-	case V_INT:
+	case APTIX_CONFIG_LONG:
 		if (!(why = parse_long(&l, value)))
-			return check_range(k, value, (double)l);
+			why = check_range(range, sizeof(range), k, (double)l);
 		break;
-	case V_REAL:
+	case APTIX_CONFIG_DOUBLE:
 		if (!(why = parse_double(&d, value)))
-			return check_range(k, value, d);
+			why = check_range(range, sizeof(range), k, d);
 		break;
-	case V_DURATION:
-		why = parse_duration(&ms, value);
+	case APTIX_CONFIG_DURATION:
+		if (!(why = parse_duration(&ms, value)))
+			why = check_range(range, sizeof(range), k, (double)ms);
 		break;
-	case V_BOOL:
+	case APTIX_CONFIG_BOOL:
 		why = parse_bool(&b, value);
 		break;
-	case V_URL:
+	case APTIX_CONFIG_URL:
 		if (strncmp(value, "http://", 7) &&
 		    strncmp(value, "https://", 8))
 			why = "must start with http:// or https://";
 		break;
-	case V_RAG_BACKEND:
-		if (strcmp(value, "local") && strcmp(value, "qdrant"))
-			why = "must be 'local' or 'qdrant'";
+	case APTIX_CONFIG_ENUM:
+		for (i = 0; k->values[i] && strcmp(value, k->values[i]); i++)
+			;
+		if (!k->values[i])
+			why = enum_why(&enum_msg, k);
 		break;
 	}
-	return why ? bad_value(k->key, value, why) : 0;
+	r = why ? bad_value(k->name, value, why) : 0;
+	aptix_buf_release(&enum_msg);
+	return r;
+}
+
+/* 0, or APTIX_EINVALID when value is not valid for a table key. */
+static int validate_known(const char *key, const char *value)
+{
+	const aptix_config_key *k = aptix_config_key_find(key);
+
+	return k ? validate_key(k, value) : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -759,11 +743,12 @@ done:
 /* The user's file: $XDG_CONFIG_HOME/aptix/config or ~/.config/aptix/config. */
 static int user_config_path(aptix_buf *out)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	const char *xdg = aptix_env__get(APTIX_ENV_XDG_CONFIG_HOME);
+	const char *home = aptix_env__get(APTIX_ENV_HOME);
 
-	if (xdg && *xdg)
+	if (xdg)
 		aptix_buf_printf(out, "%s/aptix/config", xdg);
-	else if (home && *home)
+	else if (home)
 		aptix_buf_printf(out, "%s/.config/aptix/config", home);
 	else
 		return APTIX_ENOTFOUND;
@@ -794,10 +779,10 @@ int aptix_config_open(aptix_config **out, aptix_repo *repo)
 			load_file(cfg, path.ptr);
 	}
 	for (i = 0; r == 0 && i < ARRAY_SIZE(env_overrides); i++) {
-		v = getenv(env_overrides[i].var);
-		if (!v || !*v)
+		if (!(v = aptix_env__get(env_overrides[i].var)))
 			continue;
-		if (!(origin = add_origin(cfg, "env", env_overrides[i].var)))
+		if (!(origin = add_origin(cfg, "env",
+					  aptix_env__name(env_overrides[i].var))))
 			r = APTIX_ERROR;
 		else
 			r = add_entry(cfg, env_overrides[i].key, v, origin);
@@ -910,6 +895,97 @@ int aptix_config_get_double(double *out, const aptix_config *cfg,
 			    const char *key, double dflt)
 {
 	GET_TYPED(parse_double);
+}
+
+/*
+ * The text a table getter reads for key: its value when set, else the
+ * table's default (NULL when there is none), checked against the table.
+ * *k gets the table entry.
+ */
+static int table_value(const char **out, const aptix_config_key **k,
+		       const aptix_config *cfg, const char *key,
+		       aptix_config_type type)
+{
+	const struct entry *e;
+
+	*out = NULL;
+	*k = aptix_config_key_find(key);
+	/* the string getter also reads enum and URL keys */
+	if (!*k || ((*k)->type != type && (type != APTIX_CONFIG_STRING ||
+			((*k)->type != APTIX_CONFIG_ENUM &&
+			 (*k)->type != APTIX_CONFIG_URL)))) {
+		aptix_error_set(APTIX_ERROR_CONFIG, "'%s' is not a table key "
+				"of type %s", key, aptix_config_type_name(type));
+		return APTIX_EINVALID;
+	}
+	e = find_entry(cfg, key);
+	if (e) {
+		*out = e->value;
+		return validate_key(*k, e->value);
+	}
+	*out = (*k)->dflt;
+	return 0;
+}
+
+/*
+ * The numeric table getters: *out is the default's value (0 when there
+ * is none), then the set value's when it is valid.
+ */
+#define GET_TABLE(type, parse) do { \
+	const aptix_config_key *k; \
+	const char *v; \
+	int r; \
+	APTIX_ASSERT_ARG(out); \
+	APTIX_ASSERT_ARG(key); \
+	*out = 0; \
+	r = table_value(&v, &k, cfg, key, type); \
+	if (k && k->dflt) \
+		parse(out, k->dflt); \
+	if (r < 0) \
+		return r; \
+	if (!v) { \
+		aptix_error_set(APTIX_ERROR_CONFIG, "'%s' is not set and has " \
+				"no default", k->name); \
+		return APTIX_ENOTFOUND; \
+	} \
+	parse(out, v); \
+	return 0; \
+} while (0)
+
+int aptix_config_long(long *out, const aptix_config *cfg, const char *key)
+{
+	GET_TABLE(APTIX_CONFIG_LONG, parse_long);
+}
+
+int aptix_config_bool(int *out, const aptix_config *cfg, const char *key)
+{
+	GET_TABLE(APTIX_CONFIG_BOOL, parse_bool);
+}
+
+int aptix_config_double(double *out, const aptix_config *cfg,
+			const char *key)
+{
+	GET_TABLE(APTIX_CONFIG_DOUBLE, parse_double);
+}
+
+int aptix_config_duration_ms(int64_t *out, const aptix_config *cfg,
+			     const char *key)
+{
+	GET_TABLE(APTIX_CONFIG_DURATION, parse_duration);
+}
+
+int aptix_config_string(const char **out, const aptix_config *cfg,
+			const char *key)
+{
+	const aptix_config_key *k;
+	const char *v;
+	int r;
+
+	APTIX_ASSERT_ARG(out);
+	APTIX_ASSERT_ARG(key);
+	r = table_value(&v, &k, cfg, key, APTIX_CONFIG_STRING);
+	*out = r < 0 ? (k ? k->dflt : NULL) : v;
+	return r;
 }
 
 int aptix_config_foreach(const aptix_config *cfg, aptix_config_cb cb,

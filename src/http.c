@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include "http.h"
+#include "env.h"
 
 _Static_assert(APTIX_HTTP_ERROR_SIZE >= CURL_ERROR_SIZE,
 	       "the error buffer must hold CURL_ERROR_SIZE bytes");
@@ -97,11 +98,11 @@ static int resolve(void *lib, const char *name, void *slot, size_t size,
 
 static int load_locked(void)
 {
-	const char *path = getenv("APTIX_LIBCURL");
+	const char *path = aptix_env__get(APTIX_ENV_LIBCURL);
 	void *lib;
 	CURLcode rc;
 
-	if (!path || !*path)
+	if (!path)
 		path = "libcurl.so.4";
 	lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 	if (!lib) {

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "aptix/object.h"
 #include "cjson.h"
+#include "env.h"
 #include <time.h>
 
 static const char *const type_names[] = { NULL, "blob", "turn", "session" };
@@ -81,10 +82,10 @@ char *aptix_time_fmt(char out[32], int64_t ms)
 
 int64_t aptix_now_ms(void)
 {
-	const char *fake = getenv("APTIX_TEST_DATE");
+	const char *fake = aptix_env__get(APTIX_ENV_TEST_DATE);
 	struct timespec ts;
 
-	if (fake && *fake)
+	if (fake)
 		return (int64_t)strtoll(fake, NULL, 10) * 1000;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "aptix/oid.h"
 #include "aptix/object.h"
+#include "env.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -122,7 +123,7 @@ static char crypto_failed[256];		/* why loading failed, if it did */
 
 static int load_crypto(void)
 {
-	const char *name = getenv("APTIX_LIBCRYPTO");
+	const char *name = aptix_env__get(APTIX_ENV_LIBCRYPTO);
 
 	if (crypto.handle)
 		return 0;

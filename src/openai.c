@@ -9,15 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "aptix/config.h"
 #include "aptix/openai.h"
 #include "http.h"
 #include "sse.h"
 #include "test-hooks.h"
 
-#define DEFAULT_CONNECT_MS 10000L
-#define DEFAULT_IDLE_MS 120000L
-#define DEFAULT_TOTAL_MS 600000L
-#define DEFAULT_ATTEMPTS 5
+/*
+ * The defaults of the timeouts, the attempts and the base URL are the
+ * key table's (openai.* keys, src/config-keys.c); the connect timeout's
+ * is src/http.c's. The backoff is not a setting.
+ */
 #define DEFAULT_RETRY_BASE_MS 500L
 #define DEFAULT_RETRY_MAX_MS 30000L
 #define MAX_BODY ((size_t)64 << 20)	/* a response or an error body */
@@ -74,24 +76,39 @@ static uint64_t next_random(struct call *c)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
+/* The key table's default of a duration key, in ms. */
+static long default_ms(const char *key)
+{
+	int64_t ms;
+
+	aptix_config_duration_ms(&ms, NULL, key);
+	return ms > LONG_MAX ? LONG_MAX : (long)ms;
+}
+
 static int call_init(struct call *c, const aptix_openai_options *opts,
 		     const char *path, int sse)
 {
-	const char *base = opts->base_url && *opts->base_url ?
-		opts->base_url : APTIX_OPENAI_DEFAULT_BASE;
-	size_t blen = strlen(base), n = 0;
+	const char *base = opts->base_url;
+	size_t blen, n = 0;
 	struct timespec ts;
+	long attempts;
 
+	if (!base || !*base)
+		aptix_config_string(&base, NULL, "openai.base-url");
+	blen = strlen(base);
 	memset(c, 0, sizeof(*c));
 	c->opts = opts;
 	c->connect_ms = opts->connect_timeout_ms > 0 ?
-		opts->connect_timeout_ms : DEFAULT_CONNECT_MS;
-	c->idle_ms = opts->idle_timeout_ms > 0 ?
-		opts->idle_timeout_ms : DEFAULT_IDLE_MS;
-	c->total_ms = opts->total_timeout_ms > 0 ?
-		opts->total_timeout_ms : DEFAULT_TOTAL_MS;
-	c->max_attempts = opts->max_attempts > 0 ?
-		opts->max_attempts : DEFAULT_ATTEMPTS;
+		opts->connect_timeout_ms : 0;
+	c->idle_ms = opts->idle_timeout_ms > 0 ? opts->idle_timeout_ms :
+		default_ms("openai.idle-timeout");
+	c->total_ms = opts->total_timeout_ms > 0 ? opts->total_timeout_ms :
+		default_ms("openai.timeout");
+	if (opts->max_attempts > 0)
+		attempts = opts->max_attempts;
+	else
+		aptix_config_long(&attempts, NULL, "openai.max-attempts");
+	c->max_attempts = (int)attempts;
 	c->base_ms = opts->retry_base_ms > 0 ?
 		opts->retry_base_ms : DEFAULT_RETRY_BASE_MS;
 	c->max_ms = opts->retry_max_ms > 0 ?

@@ -133,30 +133,6 @@ int aptix_rag__uuid_parse(unsigned char u[16], const char *s)
 /* Settings                                                             */
 /* ------------------------------------------------------------------ */
 
-static int bad_setting(const char *key, long v, const char *why)
-{
-	aptix_error_set(APTIX_ERROR_CONFIG, "bad value '%ld' for '%s': %s", v,
-			key, why);
-	return APTIX_EINVALID;
-}
-
-static int get_ranged(long *out, const aptix_config *cfg, const char *key,
-		      long dflt, long lo, long hi)
-{
-	int r = aptix_config_get_long(out, cfg, key, dflt);
-
-	if (r < 0)
-		return r;
-	if (*out < lo || *out > hi) {
-		char why[80];
-
-		snprintf(why, sizeof(why), "must be between %ld and %ld", lo,
-			 hi);
-		return bad_setting(key, *out, why);
-	}
-	return 0;
-}
-
 static int split_prefixes(struct rag_settings *s, const char *v)
 {
 	while (v && *v) {
@@ -198,9 +174,11 @@ int aptix_rag__settings(struct rag_settings *s, aptix_repo *repo,
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	if (!backend || !*backend)
-		backend = aptix_config_get(cfg, "rag.backend");
-	if (!backend || !*backend || !strcmp(backend, "local")) {
+	/* defaults and bounds come from the key table (config-keys.c) */
+	if ((!backend || !*backend) &&
+	    (r = aptix_config_string(&backend, cfg, "rag.backend")) < 0)
+		return r;
+	if (!strcmp(backend, "local")) {
 		s->backend = RAG_LOCAL;
 	} else if (!strcmp(backend, "qdrant")) {
 		s->backend = RAG_QDRANT;
@@ -210,22 +188,30 @@ int aptix_rag__settings(struct rag_settings *s, aptix_repo *repo,
 				backend);
 		return APTIX_EINVALID;
 	}
-	if ((r = get_ranged(&s->chunk_lines, cfg, "rag.chunk-lines", 40, 1,
-			    100000)) < 0 ||
-	    (r = get_ranged(&s->chunk_overlap, cfg, "rag.chunk-overlap", 5,
-			    0, s->chunk_lines - 1)) < 0 ||
-	    (r = get_ranged(&s->embed_batch, cfg, "rag.embed-batch", 64, 1,
-			    2048)) < 0 ||
-	    (r = get_ranged(&s->max_file_size, cfg, "rag.max-file-size",
-			    1L << 20, 0, 1L << 30)) < 0 ||
-	    (r = get_ranged(&s->top_k, cfg, "rag.top-k", 8, 1, 1000)) < 0 ||
-	    (r = aptix_config_get_double(&s->threshold, cfg,
-					 "rag.score-threshold", 0)) < 0 ||
-	    (r = aptix_config_get_bool(&s->required, cfg, "rag.required",
-				       0)) < 0 ||
-	    (r = aptix_config_get_duration_ms(&s->timeout_ms, cfg,
-					      "rag.timeout", 10000)) < 0)
+	if ((r = aptix_config_long(&s->chunk_lines, cfg,
+				   "rag.chunk-lines")) < 0 ||
+	    (r = aptix_config_long(&s->chunk_overlap, cfg,
+				   "rag.chunk-overlap")) < 0 ||
+	    (r = aptix_config_long(&s->embed_batch, cfg,
+				   "rag.embed-batch")) < 0 ||
+	    (r = aptix_config_long(&s->max_file_size, cfg,
+				   "rag.max-file-size")) < 0 ||
+	    (r = aptix_config_long(&s->top_k, cfg, "rag.top-k")) < 0 ||
+	    (r = aptix_config_double(&s->threshold, cfg,
+				     "rag.score-threshold")) < 0 ||
+	    (r = aptix_config_bool(&s->required, cfg, "rag.required")) < 0 ||
+	    (r = aptix_config_duration_ms(&s->timeout_ms, cfg,
+					  "rag.timeout")) < 0)
 		goto fail;
+	/* the one rule between two keys */
+	if (s->chunk_overlap >= s->chunk_lines) {
+		aptix_error_set(APTIX_ERROR_CONFIG, "bad value '%ld' for "
+				"'rag.chunk-overlap': must be between 0 and "
+				"%ld (below rag.chunk-lines)", s->chunk_overlap,
+				s->chunk_lines - 1);
+		r = APTIX_EINVALID;
+		goto fail;
+	}
 	if (s->timeout_ms <= 0)
 		s->timeout_ms = 10000;
 	v = aptix_config_get(cfg, "rag.repo");
@@ -244,10 +230,11 @@ int aptix_rag__settings(struct rag_settings *s, aptix_repo *repo,
 		r = APTIX_ERROR;
 		goto fail;
 	}
-	v = aptix_config_get(cfg, "rag.collection");
-	s->collection = v && *v ? v : "aptix";
-	v = aptix_config_get(cfg, "rag.embedding-model");
-	s->model = v && *v ? v : "text-embedding-3-small";
+	if ((r = aptix_config_string(&s->collection, cfg,
+				     "rag.collection")) < 0 ||
+	    (r = aptix_config_string(&s->model, cfg,
+				     "rag.embedding-model")) < 0)
+		goto fail;
 	v = aptix_config_get(cfg, "rag.language");
 	s->language = v && *v ? v : NULL;
 	if ((r = split_prefixes(s, aptix_config_get(cfg, "rag.path-prefix")))
@@ -935,7 +922,7 @@ int aptix_rag_retrieve(aptix_chunk_set *out, aptix_repo *repo,
 	if ((r = aptix_rag__settings(&s, repo, cfg, NULL)) < 0) {
 		int req = 0;
 
-		aptix_config_get_bool(&req, cfg, "rag.required", 0);
+		aptix_config_bool(&req, cfg, "rag.required");
 		if (req)
 			return r;
 		aptix_chunk_set_warn(out, "retrieval skipped: %s",

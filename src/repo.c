@@ -5,6 +5,7 @@
 #include "repo.h"
 #include "odb-store.h"
 #include "aptix/refs.h"
+#include "env.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -237,7 +238,7 @@ done:
 
 int aptix_repo_discover(aptix_buf *out, const char *start)
 {
-	const char *env = getenv("APTIX_DIR");
+	const char *env = aptix_env__get(APTIX_ENV_DIR);
 	aptix_buf cur = APTIX_BUF_INIT;
 	struct stat sb;
 	char *abs;

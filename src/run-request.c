@@ -210,13 +210,15 @@ static int rehydrate(json_t *input, aptix_run *run)
 static int set_temperature(json_t *req, const aptix_config *cfg)
 {
 	double t;
+	int r = aptix_config_double(&t, cfg, "openai.temperature");
 
-	if (!cfg || !aptix_config_get(cfg, "openai.temperature"))
+	if (r == APTIX_ENOTFOUND) {	/* unset: the model's default */
+		aptix_error_clear();
 		return 0;
-	if (aptix_config_get_double(&t, cfg, "openai.temperature", 1.0) < 0)
-		return APTIX_EINVALID;
-	json_object_set_new(req, "temperature", json_real(t));
-	return 0;
+	}
+	if (r == 0)
+		json_object_set_new(req, "temperature", json_real(t));
+	return r;
 }
 
 int aptix_run__build_request(aptix_run *run)

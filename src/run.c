@@ -10,12 +10,6 @@
 #include "aptix/refs.h"
 #include "aptix/revparse.h"
 
-#define DEFAULT_MODEL "gpt-5"
-#define DEFAULT_CHAIN_TTL_MS ((int64_t)30 * 24 * 3600 * 1000)
-#define DEFAULT_WINDOW_TURNS 6
-#define DEFAULT_WINDOW_CHARS 24000
-#define DEFAULT_SUMMARY_CHARS 4000
-
 static const char *const state_names[] = {
 	"new", "begun", "requested", "sent", "failed", "finished"
 };
@@ -77,41 +71,23 @@ static int fail(aptix_run *run, int r, const char *code)
 	return r;
 }
 
-static int cfg_long(long *out, const aptix_config *cfg, const char *key,
-		    long dflt)
-{
-	if (!cfg) {
-		*out = dflt;
-		return 0;
-	}
-	return aptix_config_get_long(out, cfg, key, dflt);
-}
-
-static const char *cfg_str(const aptix_config *cfg, const char *key)
-{
-	return cfg ? aptix_config_get(cfg, key) : NULL;
-}
-
 /* The client's settings the caller left unset come from the config. */
 static int http_settings(aptix_openai_options *h, const aptix_config *cfg)
 {
-	long attempts = 0;
-	int64_t timeout = 0, idle = 0;
+	long attempts;
+	int64_t timeout, idle;
 	int r;
 
-	if (!h->base_url || !*h->base_url) {
-		h->base_url = cfg_str(cfg, "openai.base-url");
-		if (!h->base_url || !*h->base_url)
-			h->base_url = APTIX_OPENAI_DEFAULT_BASE;
-	}
-	if (!cfg)
-		return 0;
-	if ((r = aptix_config_get_long(&attempts, cfg, "openai.max-attempts",
-				       0)) < 0 ||
-	    (r = aptix_config_get_duration_ms(&timeout, cfg, "openai.timeout",
-					      0)) < 0 ||
-	    (r = aptix_config_get_duration_ms(&idle, cfg,
-					      "openai.idle-timeout", 0)) < 0)
+	if ((!h->base_url || !*h->base_url) &&
+	    (r = aptix_config_string(&h->base_url, cfg,
+				     "openai.base-url")) < 0)
+		return r;
+	if ((r = aptix_config_long(&attempts, cfg,
+				   "openai.max-attempts")) < 0 ||
+	    (r = aptix_config_duration_ms(&timeout, cfg,
+					  "openai.timeout")) < 0 ||
+	    (r = aptix_config_duration_ms(&idle, cfg,
+					  "openai.idle-timeout")) < 0)
 		return r;
 	if (!h->max_attempts)
 		h->max_attempts = (int)attempts;
@@ -122,25 +98,26 @@ static int http_settings(aptix_openai_options *h, const aptix_config *cfg)
 	return 0;
 }
 
+/* Settings come from the key table's defaults when cfg leaves them. */
 static int run_settings(aptix_run *run, const aptix_run_options *opts)
 {
 	const aptix_config *cfg = opts->cfg;
-	const char *model;
+	const char *model = opts->model;
 	int r;
 
-	if ((r = aptix_config_get_duration_ms(&run->chain_ttl, cfg,
-					      "openai.chain-ttl",
-					      DEFAULT_CHAIN_TTL_MS)) < 0 ||
-	    (r = cfg_long(&run->window_turns, cfg, "context.window-turns",
-			  DEFAULT_WINDOW_TURNS)) < 0 ||
-	    (r = cfg_long(&run->window_chars, cfg, "context.window-chars",
-			  DEFAULT_WINDOW_CHARS)) < 0 ||
-	    (r = cfg_long(&run->summary_chars, cfg, "context.summary-chars",
-			  DEFAULT_SUMMARY_CHARS)) < 0 ||
-	    (r = http_settings(&run->o.http, cfg)) < 0)
+	if ((r = aptix_config_duration_ms(&run->chain_ttl, cfg,
+					  "openai.chain-ttl")) < 0 ||
+	    (r = aptix_config_long(&run->window_turns, cfg,
+				   "context.window-turns")) < 0 ||
+	    (r = aptix_config_long(&run->window_chars, cfg,
+				   "context.window-chars")) < 0 ||
+	    (r = aptix_config_long(&run->summary_chars, cfg,
+				   "context.summary-chars")) < 0 ||
+	    (r = http_settings(&run->o.http, cfg)) < 0 ||
+	    (!model && (r = aptix_config_string(&model, cfg,
+						"openai.model")) < 0))
 		return r;
-	model = opts->model ? opts->model : cfg_str(cfg, "openai.model");
-	if (!(run->model = aptix__strdup(model ? model : DEFAULT_MODEL)))
+	if (!(run->model = aptix__strdup(model ? model : "")))
 		return APTIX_ERROR;
 	if (!*run->model) {
 		aptix_error_set(APTIX_ERROR_INVALID, "the model name is "

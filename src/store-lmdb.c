@@ -20,6 +20,7 @@
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
+#include "env.h"
 #include <lmdb.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -587,7 +588,7 @@ static int env_open(lmdb_store *st, unsigned extra)
 
 static lmdb_store *store_alloc(const char *dir)
 {
-	const char *max_env = getenv("APTIX_STORE_MAX_MB");
+	const char *max_env = aptix_env__get(APTIX_ENV_STORE_MAX_MB);
 	lmdb_store *st = aptix__calloc(1, sizeof(*st));
 
 	if (!st)

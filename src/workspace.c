@@ -12,6 +12,7 @@
 #include "common.h"
 #include "aptix/workspace.h"
 #include "aptix/oid.h"
+#include "env.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -304,8 +305,8 @@ int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 	if (flag && *flag)
 		return aptix_buf_set(out, flag, strlen(flag)) < 0 ?
 			aptix_error_oom() : 0;
-	v = getenv("APTIX_WORKSPACE");
-	if (!v || !*v)
+	v = aptix_env__get(APTIX_ENV_WORKSPACE);
+	if (!v)
 		v = aptix_config_get(cfg, "workspace.id");
 	if (v && *v)
 		return aptix_buf_set(out, v, strlen(v)) < 0 ?
@@ -980,15 +981,13 @@ static int scan_limits(struct scan *sc, const aptix_scan_options *o)
 	}
 	sc->max_size = o->max_size;
 	if (!sc->max_size &&
-	    (r = aptix_config_get_long(&sc->max_size, o->cfg,
-				       "files.max-size",
-				       APTIX_FILES_MAX_SIZE_DEFAULT)) < 0)
+	    (r = aptix_config_long(&sc->max_size, o->cfg,
+				   "files.max-size")) < 0)
 		return r;
 	sc->max_count = o->max_count;
 	if (!sc->max_count &&
-	    (r = aptix_config_get_long(&sc->max_count, o->cfg,
-				       "files.max-count",
-				       APTIX_FILES_MAX_COUNT_DEFAULT)) < 0)
+	    (r = aptix_config_long(&sc->max_count, o->cfg,
+				   "files.max-count")) < 0)
 		return r;
 	if (sc->max_size < 0 || sc->max_count < 0) {
 		aptix_error_set(APTIX_ERROR_INVALID, "files.max-size and "

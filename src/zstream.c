@@ -3,6 +3,7 @@
  */
 #include "common.h"
 #include "zstream.h"
+#include "env.h"
 #include <zlib.h>
 #include <pthread.h>
 
@@ -113,7 +114,7 @@ static _Thread_local int env_level = -2;
 static int zlib_level(void)
 {
 	if (env_level == -2) {
-		const char *e = getenv("APTIX_ZLIB_LEVEL");
+		const char *e = aptix_env__get(APTIX_ENV_ZLIB_LEVEL);
 
 		env_level = e && e[0] >= '0' && e[0] <= '9' && !e[1] ?
 			e[0] - '0' : -1;

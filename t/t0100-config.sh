@@ -305,4 +305,52 @@ test_expect_success 'retrieval and timeout keys are checked when set' '
 	test_must_fail aptix config openai.idle-timeout never
 '
 
+test_expect_success '--list-keys: one key a line, five tab-separated fields' '
+	aptix config --list-keys >keys &&
+	test_line_count -gt 20 keys &&
+	awk -F "	" "NF != 5 { print; bad = 1 } END { exit bad }" keys &&
+	cut -f1 keys >names &&
+	sort names >sorted &&
+	test_cmp sorted names &&
+	grep "^openai.max-attempts	integer	5	1..20	." keys &&
+	grep "^rag.top-k	integer	8	1..100	." keys &&
+	grep "^rag.backend	enum	local	local|qdrant	." keys &&
+	grep "^openai.chain-ttl	duration	30d	-	." keys &&
+	grep "^workspace.id	string	-	-	." keys &&
+	test_expect_code 129 aptix config --list-keys openai.model &&
+	test_expect_code 129 aptix config --list-keys --list &&
+	test_expect_code 129 aptix config --json
+'
+
+test_expect_success '--list-keys --json holds the same keys' '
+	aptix config --list-keys --json >keys.json &&
+	python3 -c "
+import json, sys
+keys = json.load(open(\"keys.json\"))
+print(\"\n\".join(k[\"name\"] for k in keys))
+assert all(k[\"doc\"] for k in keys)
+top = [k for k in keys if k[\"name\"] == \"rag.top-k\"][0]
+assert (top[\"min\"], top[\"max\"], top[\"default\"]) == (1, 100, \"8\"), top
+" >json-names &&
+	test_cmp names json-names
+'
+
+test_expect_success 'every key of --list-keys can be set to its default' '
+	cp .aptix/config before &&
+	awk -F "	" "\$3 != \"-\" { print \$1 \"	\" \$3 }" keys >defaults &&
+	while IFS="	" read -r key value
+	do
+		aptix config "$key" "$value" || return 1
+	done <defaults &&
+	cp before .aptix/config
+'
+
+test_expect_success 'README.md lists the keys --list-keys lists' '
+	sed -n "/^<!-- config-keys: begin/,/^<!-- config-keys: end/p" \
+		"$TEST_DIRECTORY/../README.md" | sed "1d;\$d" >readme-keys &&
+	test_line_count -gt 20 readme-keys &&
+	sh "$TEST_DIRECTORY/readme-config-keys.sh" >expect &&
+	test_cmp expect readme-keys
+'
+
 test_done

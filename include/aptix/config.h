@@ -40,11 +40,11 @@ APTIX_EXTERN(const char *) aptix_config_get_origin(const aptix_config *cfg,
 						   const char *key);
 
 /*
- * Typed getters: *out is dflt when key is unset (or cfg is NULL).
- * A value that does not parse, or that breaks the rules of a known key
- * (the ones aptix_config_set() validates, e.g. openai.max-attempts
- * 1..20), gives APTIX_EINVALID "bad value 'x' for 'key': <why>" and
- * leaves *out = dflt.
+ * Typed getters with an explicit default, for keys outside the table
+ * (new code should use the table getters below): *out is dflt when key
+ * is unset (or cfg is NULL). A value that does not parse, or that breaks
+ * the rules of a table key (e.g. openai.max-attempts 1..20), gives
+ * APTIX_EINVALID "bad value 'x' for 'key': <why>" and leaves *out = dflt.
  */
 /** Value or dflt; the value must be an integer (k, m, g suffixes ok). */
 APTIX_EXTERN(int) aptix_config_get_long(long *out, const aptix_config *cfg,
@@ -60,6 +60,79 @@ APTIX_EXTERN(int) aptix_config_get_duration_ms(int64_t *out,
 APTIX_EXTERN(int) aptix_config_get_double(double *out,
 					  const aptix_config *cfg,
 					  const char *key, double dflt);
+
+/*
+ * The key table: every key aptix knows, with its type, default, bounds
+ * and a line of documentation. It is the one source of truth: the
+ * getters below take their defaults and bounds from it, and
+ * aptix_config_set() validates with it. `aptix config --list-keys`
+ * prints it. Keys not in the table may be set to anything.
+ */
+typedef enum aptix_config_type {
+	APTIX_CONFIG_STRING,	/**< any text */
+	APTIX_CONFIG_BOOL,	/**< true/false, yes/no, on/off, 1/0 */
+	APTIX_CONFIG_LONG,	/**< an integer; k, m, g suffixes */
+	APTIX_CONFIG_DOUBLE,	/**< a real number */
+	APTIX_CONFIG_DURATION,	/**< 30d, 12h, 15m, 90s, 500ms or seconds */
+	APTIX_CONFIG_ENUM,	/**< one of values[] */
+	APTIX_CONFIG_URL	/**< http:// or https:// */
+} aptix_config_type;
+
+/** A flag of aptix_config_key: the value must not be empty. */
+#define APTIX_CONFIG_NONEMPTY (1u << 0)
+
+typedef struct aptix_config_key {
+	const char *name;		/**< "section.name", lowercase */
+	aptix_config_type type;
+	/** The default, written as in a config file; NULL: none. */
+	const char *dflt;
+	/**
+	 * LONG, DOUBLE, DURATION (in ms): the inclusive bounds;
+	 * -HUGE_VAL and HUGE_VAL when a side is open.
+	 */
+	double min, max;
+	const char *const *values;	/**< ENUM: NULL-terminated */
+	unsigned flags;			/**< APTIX_CONFIG_NONEMPTY */
+	const char *doc;		/**< one line */
+} aptix_config_key;
+
+/**
+ * The key table, sorted by name; *n gets its length.
+ * @note Static: valid for the life of the program.
+ */
+APTIX_EXTERN(const aptix_config_key *) aptix_config_keys(size_t *n);
+/** The table's entry for key (case-insensitive), or NULL. */
+APTIX_EXTERN(const aptix_config_key *) aptix_config_key_find(
+	const char *key);
+/** "string", "bool", "integer", "number", "duration", "enum", "url". */
+APTIX_EXTERN(const char *) aptix_config_type_name(aptix_config_type type);
+
+/*
+ * Table getters: the value of key when set (cfg may be NULL), else the
+ * table's default, checked against the table's type and bounds. key
+ * must be a table key of the getter's type (APTIX_EINVALID otherwise).
+ * A bad value gives APTIX_EINVALID "bad value 'x' for 'key': <why>",
+ * e.g. "must be between 1 and 20", and *out holds the default.
+ * A numeric key that is unset and has no default gives APTIX_ENOTFOUND
+ * (*out = 0); a string one gives 0 with *out = NULL.
+ */
+APTIX_EXTERN(int) aptix_config_long(long *out, const aptix_config *cfg,
+				    const char *key);
+APTIX_EXTERN(int) aptix_config_bool(int *out, const aptix_config *cfg,
+				    const char *key);
+APTIX_EXTERN(int) aptix_config_double(double *out, const aptix_config *cfg,
+				      const char *key);
+APTIX_EXTERN(int) aptix_config_duration_ms(int64_t *out,
+					   const aptix_config *cfg,
+					   const char *key);
+/**
+ * STRING, ENUM and URL keys.
+ * @note *out is borrowed: from cfg (valid until aptix_config_free()) or
+ *       from the static table.
+ */
+APTIX_EXTERN(int) aptix_config_string(const char **out,
+				      const aptix_config *cfg,
+				      const char *key);
 
 typedef int (*aptix_config_cb)(const char *key, const char *value,
 			       const char *origin, void *payload);

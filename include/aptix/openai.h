@@ -15,16 +15,14 @@
 #include "buf.h"
 #include "object.h"
 
-#define APTIX_OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
-
 typedef struct {
 	unsigned version;
 	const char *base_url;		/**< ".../v1", no trailing slash */
 	const char *api_key;		/**< sent as a bearer token only */
-	long connect_timeout_ms;	/**< 0: 10 s */
-	long idle_timeout_ms;		/**< no byte for this long: 0: 120 s */
-	long total_timeout_ms;		/**< whole call incl. retries; 0: 600 s */
-	int max_attempts;		/**< 429, 5xx, network: 0: 5 */
+	long connect_timeout_ms;	/**< 0: src/http.c's, 10 s */
+	long idle_timeout_ms;		/**< 0: openai.idle-timeout's default */
+	long total_timeout_ms;		/**< incl. retries; 0: openai.timeout's */
+	int max_attempts;		/**< 0: openai.max-attempts' */
 	long retry_base_ms;		/**< first backoff; 0: 500 ms */
 	long retry_max_ms;		/**< longest single wait; 0: 30 s */
 	volatile sig_atomic_t *cancel;	/**< non-zero: stop at once */

@@ -10,9 +10,6 @@
 #include "config.h"
 #include "context.h"
 
-#define APTIX_FILES_MAX_SIZE_DEFAULT (100 * 1024)
-#define APTIX_FILES_MAX_COUNT_DEFAULT 500
-
 /**
  * @brief The WorkspaceId: flag, else $APTIX_WORKSPACE, else config
  *        workspace.id, else derived: "<repository name>.<host name>"
@@ -35,8 +32,8 @@ typedef struct {
 	size_t npaths;
 	const char *files_from;		/**< --files-from: a file, or "-" */
 	int no_git;			/**< skip the git dirty check */
-	long max_size;			/**< 0: files.max-size or 100 KiB */
-	long max_count;			/**< 0: files.max-count or 500 */
+	long max_size;			/**< 0: files.max-size (key table) */
+	long max_count;			/**< 0: files.max-count (key table) */
 	/** where files.max-size and files.max-count are read (may be NULL) */
 	const aptix_config *cfg;
 } aptix_scan_options;

@@ -12,6 +12,7 @@
 # define _POSIX_C_SOURCE 200809L
 #endif
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -25,7 +26,10 @@
 
 #include "aptix.h"
 #include "aptix/config.h"
+#include "aptix/openai.h"
+#include "env.h"
 #include "repo.h"
+#include "test-hooks.h"
 #include "unit.h"
 
 static const char *const saved_vars[] = {
@@ -65,6 +69,7 @@ static void setup(void)
 	lockfile = unit_path(storedir, "config.lock");
 	memset(&fake, 0, sizeof(fake));
 	fake.path = storedir;
+	aptix_env__reload();
 }
 
 static void teardown(void)
@@ -314,6 +319,7 @@ START_TEST(load_order_and_env)
 	put(storefile, "[openai]\nmodel = store\n");
 	setenv("OPENAI_BASE_URL", "https://env.example/v1", 1);
 	setenv("APTIX_WORKSPACE", "", 1);	/* empty: ignored */
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_config_open(&cfg, &fake), 0);
 	assert_get(cfg, "openai.model", "store");
 	assert_get(cfg, "openai.base-url", "https://env.example/v1");
@@ -338,6 +344,7 @@ START_TEST(load_order_and_env)
 
 	setenv("APTIX_MODEL", "env-model", 1);
 	setenv("APTIX_WORKSPACE", "env-ws", 1);
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_config_open(&cfg, &fake), 0);
 	assert_get(cfg, "openai.model", "env-model");
 	assert_get(cfg, "workspace.id", "env-ws");
@@ -359,6 +366,7 @@ START_TEST(load_missing_files_and_home)
 
 	/* without XDG_CONFIG_HOME: ~/.config/aptix/config */
 	unsetenv("XDG_CONFIG_HOME");
+	aptix_env__reload();
 	dotconfig = unit_path(tmpdir, ".config");
 	dotaptix = unit_path(dotconfig, "aptix");
 	homefile = unit_path(dotaptix, "config");
@@ -371,6 +379,7 @@ START_TEST(load_missing_files_and_home)
 
 	/* no HOME either: just the store */
 	unsetenv("HOME");
+	aptix_env__reload();
 	put(storefile, "[a]\nb = c\n");
 	ck_assert_int_eq(aptix_config_open(&cfg, &fake), 0);
 	assert_get(cfg, "openai.model", NULL);
@@ -1006,6 +1015,179 @@ END_TEST
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* --- the key table ----------------------------------------------------- */
+
+/* The table's default of k as a number, through k's getter. */
+static int table_default(double *out, const aptix_config_key *k)
+{
+	long l;
+	int64_t ms;
+	int b, r;
+
+	switch (k->type) {
+	case APTIX_CONFIG_LONG:
+		r = aptix_config_long(&l, NULL, k->name);
+		*out = (double)l;
+		return r;
+	case APTIX_CONFIG_DOUBLE:
+		return aptix_config_double(out, NULL, k->name);
+	case APTIX_CONFIG_DURATION:
+		r = aptix_config_duration_ms(&ms, NULL, k->name);
+		*out = (double)ms;
+		return r;
+	case APTIX_CONFIG_BOOL:
+		r = aptix_config_bool(&b, NULL, k->name);
+		*out = b;
+		return r;
+	default:
+		*out = 0;
+		return 0;
+	}
+}
+
+START_TEST(key_table_is_sane)
+{
+	const aptix_config_key *keys, *k;
+	aptix_buf text = APTIX_BUF_INIT;
+	const char *s;
+	size_t i, n;
+	double v;
+	int r;
+
+	keys = aptix_config_keys(&n);
+	ck_assert_uint_gt(n, 20);
+	for (i = 0; i < n; i++) {
+		k = &keys[i];
+		ck_assert_msg(k->doc && *k->doc && !strpbrk(k->doc, "\t\n"),
+			      "%s: no documentation", k->name);
+		ck_assert_msg(strlen(k->doc) < 120, "%s: doc too long",
+			      k->name);
+		for (s = k->name; *s; s++)
+			ck_assert_msg(!isupper((unsigned char)*s),
+				      "%s: not lowercase", k->name);
+		ck_assert_msg(!i || strcmp(keys[i - 1].name, k->name) < 0,
+			      "%s: the table is not sorted", k->name);
+		ck_assert_ptr_eq(aptix_config_key_find(k->name), k);
+		ck_assert_msg(k->min <= k->max, "%s: min > max", k->name);
+		ck_assert_msg(k->type != APTIX_CONFIG_ENUM ||
+			      (k->values && k->values[0] && k->values[1]),
+			      "%s: an enum needs values", k->name);
+		if (k->type != APTIX_CONFIG_STRING)
+			ck_assert_msg(k->dflt || k->type ==
+				      APTIX_CONFIG_DOUBLE, "%s: no default",
+				      k->name);
+		if (!k->dflt)
+			continue;
+		/* the default parses, and fits the bounds and the type */
+		aptix_error_clear();
+		r = aptix_config__edit_buffer(&text, "", 0, k->name,
+					      k->dflt);
+		aptix_buf_release(&text);
+		ck_assert_msg(r == 0, "%s: bad default '%s': %s", k->name,
+			      k->dflt, aptix_error_last()->message);
+		ck_assert_int_eq(table_default(&v, k), 0);
+		ck_assert_msg(v >= k->min && v <= k->max, "%s: default out "
+			      "of bounds", k->name);
+	}
+	ck_assert_ptr_null(aptix_config_key_find("no.such"));
+	ck_assert_ptr_eq(aptix_config_key_find("RAG.Top-K"),
+			 aptix_config_key_find("rag.top-k"));
+	ck_assert_ptr_null(aptix_config_key_find("rag.sub.top-k"));
+	ck_assert_str_eq(aptix_config_type_name(APTIX_CONFIG_DURATION),
+			 "duration");
+}
+END_TEST
+
+START_TEST(table_getters_defaults)
+{
+	const char *str;
+	long l;
+	int64_t ms;
+	double d;
+	int b;
+
+	ck_assert_int_eq(aptix_config_long(&l, NULL, "openai.max-attempts"),
+			 0);
+	ck_assert_int_eq(l, 5);
+	ck_assert_int_eq(aptix_config_long(&l, NULL, "files.max-size"), 0);
+	ck_assert_int_eq(l, 100 * 1024);
+	ck_assert_int_eq(aptix_config_long(&l, NULL, "rag.top-k"), 0);
+	ck_assert_int_eq(l, 8);
+	ck_assert_int_eq(aptix_config_duration_ms(&ms, NULL,
+						  "openai.chain-ttl"), 0);
+	ck_assert(ms == (int64_t)30 * 24 * 3600 * 1000);
+	ck_assert_int_eq(aptix_config_duration_ms(&ms, NULL,
+						  "openai.timeout"), 0);
+	ck_assert(ms == 600000);
+	ck_assert_int_eq(aptix_config_bool(&b, NULL, "rag.required"), 0);
+	ck_assert_int_eq(b, 0);
+	ck_assert_int_eq(aptix_config_double(&d, NULL,
+					     "rag.score-threshold"), 0);
+	ck_assert(d == 0);
+	ck_assert_int_eq(aptix_config_string(&str, NULL, "openai.model"), 0);
+	ck_assert_str_eq(str, "gpt-5");
+	ck_assert_int_eq(aptix_config_string(&str, NULL, "rag.backend"), 0);
+	ck_assert_str_eq(str, "local");
+	ck_assert_int_eq(aptix_config_string(&str, NULL, "openai.base-url"),
+			 0);
+	ck_assert_str_eq(str, "https://api.openai.com/v1");
+	/* no default */
+	ck_assert_int_eq(aptix_config_string(&str, NULL, "workspace.id"), 0);
+	ck_assert_ptr_null(str);
+	ck_assert_int_eq(aptix_config_double(&d, NULL, "openai.temperature"),
+			 APTIX_ENOTFOUND);
+	ck_assert(d == 0);
+	/* not a table key of that type */
+	ck_assert_int_eq(aptix_config_long(&l, NULL, "openai.model"),
+			 APTIX_EINVALID);
+	assert_error("'openai.model' is not a table key of type integer");
+	ck_assert_int_eq(aptix_config_long(&l, NULL, "no.such"),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(aptix_config_string(&str, NULL, "rag.top-k"),
+			 APTIX_EINVALID);
+}
+END_TEST
+
+START_TEST(table_getters_values_and_bounds)
+{
+	aptix_config *cfg = NULL;
+	const char *str;
+	long l;
+	int64_t ms;
+
+	put(storefile, "[openai]\n\tmax-attempts = 7\n\ttimeout = 90s\n"
+	    "[rag]\n\ttop-k = 101\n\tbackend = pinecone\n"
+	    "[context]\n\twindow-chars = -1\n");
+	ck_assert_int_eq(aptix_config_open(&cfg, &fake), 0);
+	ck_assert_int_eq(aptix_config_long(&l, cfg, "openai.max-attempts"),
+			 0);
+	ck_assert_int_eq(l, 7);
+	ck_assert_int_eq(aptix_config_duration_ms(&ms, cfg,
+						  "openai.timeout"), 0);
+	ck_assert(ms == 90000);
+	/* out of bounds: refused, naming key and range; *out the default */
+	ck_assert_int_eq(aptix_config_long(&l, cfg, "rag.top-k"),
+			 APTIX_EINVALID);
+	assert_error("bad value '101' for 'rag.top-k': must be between 1 "
+		     "and 100");
+	ck_assert_int_eq(l, 8);
+	ck_assert_int_eq(aptix_config_long(&l, cfg, "context.window-chars"),
+			 APTIX_EINVALID);
+	assert_error("bad value '-1' for 'context.window-chars': must not "
+		     "be negative");
+	ck_assert_int_eq(aptix_config_string(&str, cfg, "rag.backend"),
+			 APTIX_EINVALID);
+	assert_error("bad value 'pinecone' for 'rag.backend': must be "
+		     "'local' or 'qdrant'");
+	ck_assert_str_eq(str, "local");
+	/* the old getters check the same bounds */
+	ck_assert_int_eq(aptix_config_get_long(&l, cfg, "rag.top-k", 3),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(l, 3);
+	aptix_config_free(cfg);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1032,6 +1214,13 @@ Suite *config_suite(void)
 	tcase_add_test(tc, get_long);
 	tcase_add_test(tc, get_bool_and_double);
 	tcase_add_test(tc, durations);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("keys");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, key_table_is_sane);
+	tcase_add_test(tc, table_getters_defaults);
+	tcase_add_test(tc, table_getters_values_and_bounds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("set");

@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "aptix/openai.h"
+#include "env.h"
 #include "http.h"
 #include "unit.h"
 
@@ -1004,6 +1005,7 @@ START_TEST(test_libcurl_missing)
 	if (fork_mode && !strcmp(fork_mode, "no"))
 		return;
 	setenv("APTIX_LIBCURL", "/nonexistent/libcurl.so.4", 1);
+	aptix_env__reload();
 	memset(&req, 0, sizeof(req));
 	req.url = "http://127.0.0.1:9/";
 	aptix_http_response_init(&resp);
@@ -1014,6 +1016,7 @@ START_TEST(test_libcurl_missing)
 	ck_assert_int_eq(aptix_http_load(), APTIX_ERROR);
 	/* not sticky: with the real one it loads */
 	unsetenv("APTIX_LIBCURL");
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_http_load(), 0);
 	aptix_http_response_release(&resp);
 }

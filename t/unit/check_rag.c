@@ -21,6 +21,7 @@
 #include "aptix.h"
 #include "aptix/config.h"
 #include "aptix/rag.h"
+#include "env.h"
 #include "repo.h"
 #include "rag-int.h"
 #include "unit.h"
@@ -38,6 +39,7 @@ static void setup(void)
 	tmpdir = unit_mkdtemp();
 	/* no user configuration */
 	setenv("XDG_CONFIG_HOME", tmpdir, 1);
+	aptix_env__reload();
 	repo = NULL;
 	cfg = NULL;
 }

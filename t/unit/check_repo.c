@@ -22,6 +22,7 @@
 
 #include "aptix.h"
 #include "aptix/sys/store_backend.h"
+#include "env.h"
 #include "repo.h"
 #include "zstream.h"
 #include "unit.h"
@@ -40,6 +41,7 @@ static void setup(void)
 	unsetenv("APTIX_DIR");
 	unsetenv("APTIX_STORE_MAX_MB");
 	setenv("APTIX_TEST_DATE", TEST_DATE, 1);
+	aptix_env__reload();
 	tmpdir = unit_mkdtemp();
 	repo = NULL;
 }
@@ -54,6 +56,7 @@ static void teardown(void)
 	unsetenv("APTIX_DIR");
 	unsetenv("APTIX_STORE_MAX_MB");
 	unsetenv("APTIX_TEST_DATE");
+	aptix_env__reload();
 	aptix_zlib_level = saved_zlib_level;
 	aptix_error_clear();
 }
@@ -382,12 +385,15 @@ START_TEST(test_discover)
 
 	/* APTIX_DIR wins, as given */
 	setenv("APTIX_DIR", "/some/where/.aptix", 1);
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_repo_discover(&out, other), 0);
 	ck_assert_str_eq(out.ptr, "/some/where/.aptix");
 	setenv("APTIX_DIR", "", 1);	/* empty: ignored */
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_repo_discover(&out, sub), 0);
 	ck_assert_str_eq(out.ptr, expect);
 	unsetenv("APTIX_DIR");
+	aptix_env__reload();
 
 	/* a start that does not exist */
 	free(other);
@@ -1345,6 +1351,7 @@ START_TEST(test_map_full)
 	unsigned char *d;
 
 	setenv("APTIX_STORE_MAX_MB", "2", 1);
+	aptix_env__reload();
 	init_repo();
 	memset(&zero, 0, sizeof(zero));
 	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);

@@ -24,6 +24,7 @@
 #include "aptix.h"
 #include "aptix/config.h"
 #include "aptix/workspace.h"
+#include "env.h"
 #include "unit.h"
 
 static const char *const saved_vars[] = {
@@ -75,6 +76,7 @@ static void setup(void)
 		setenv("GIT_CEILING_DIRECTORIES", *parent ? parent : "/", 1);
 		free(parent);
 	}
+	aptix_env__reload();
 	ck_assert_int_eq(chdir(tmpdir), 0);
 	aptix_file_set_init(&fs);
 	have_git = system("git --version >/dev/null 2>&1") == 0;
@@ -261,9 +263,11 @@ START_TEST(test_id_precedence)
 	file = unit_path(adir, "config");
 	put(file, "[workspace]\n\tid = from-config\n");
 	setenv("XDG_CONFIG_HOME", dir, 1);
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_config_open(&cfg, NULL), 0);
 
 	setenv("APTIX_WORKSPACE", "from-env", 1);
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_workspace_id(&id, cfg, "from-flag", tmpdir), 0);
 	ck_assert_str_eq(id.ptr, "from-flag");
 	ck_assert_int_eq(aptix_workspace_id(&id, cfg, NULL, tmpdir), 0);
@@ -271,6 +275,7 @@ START_TEST(test_id_precedence)
 	ck_assert_int_eq(aptix_workspace_id(&id, cfg, "", tmpdir), 0);
 	ck_assert_str_eq(id.ptr, "from-env");
 	unsetenv("APTIX_WORKSPACE");
+	aptix_env__reload();
 	/* the config read before the variable was dropped still has it */
 	aptix_config_free(cfg);
 	ck_assert_int_eq(aptix_config_open(&cfg, NULL), 0);
@@ -485,6 +490,7 @@ START_TEST(test_limits_from_config)
 	file = unit_path(adir, "config");
 	put(file, "[files]\n\tmax-size = 4\n\tmax-count = 2\n");
 	setenv("XDG_CONFIG_HOME", dir, 1);
+	aptix_env__reload();
 	ck_assert_int_eq(aptix_config_open(&cfg, NULL), 0);
 	put("a", "1234");
 	put("b", "12345");
@@ -909,7 +915,7 @@ START_TEST(test_git_max_count)
 		put(name, "x\n");
 	}
 	ck_assert_int_eq(scan(), 0);
-	ck_assert_uint_eq(fs.n, APTIX_FILES_MAX_COUNT_DEFAULT);
+	ck_assert_uint_eq(fs.n, 500);	/* files.max-count */
 	ck_assert_str_eq(fs.v[0].path, "f0000.txt");
 	ck_assert_str_eq(fs.v[499].path, "f0499.txt");
 	ck_assert(has_warning("700 more active files not considered "

@@ -121,7 +121,7 @@ with open(\".aptix/config\", \"a\") as f:
 	head=$(aptix rev-parse HEAD) &&
 	requests=$(request_count) &&
 	standin_reset &&
-	standin_fault "{\"kind\":\"slow\",\"delay\":0.4}" &&
+	standin_fault "{\"kind\":\"slow\",\"delay\":4}" &&
 	instr="the turn that finds the store full $(head -c 16 /dev/urandom | od -An -tx1 | tr -d " \\n")" &&
 	echo "$instr" >instr &&
 	{ APTIX_STORE_MAX_MB=$cap aptix continue -m "$instr" >turn.out 2>turn.err &

@@ -164,8 +164,9 @@ test_expect_success 'setup: another conversation' '
 
 test_expect_success 'a second turn on a busy conversation fails at once' '
 	n=$(request_count) &&
+	# --no-stream: the stand-in waits 8 s once, not between deltas
 	standin_fault "{\"kind\":\"slow\",\"delay\":8}" &&
-	start_turn first -m "the first of two concurrent turns" &&
+	start_turn first --no-stream -m "the first of two concurrent turns" &&
 	first_pid=$pid &&
 	wait_for_requests $((n + 1)) &&
 	t0=$(now_ms) &&

@@ -121,10 +121,11 @@ with open(\".aptix/config\", \"a\") as f:
 	head=$(aptix rev-parse HEAD) &&
 	requests=$(request_count) &&
 	standin_reset &&
-	standin_fault "{\"kind\":\"slow\",\"delay\":4}" &&
+	# the answer comes after 6 s (once: --no-stream), when fill is done
+	standin_fault "{\"kind\":\"slow\",\"delay\":6}" &&
 	instr="the turn that finds the store full $(head -c 16 /dev/urandom | od -An -tx1 | tr -d " \\n")" &&
 	echo "$instr" >instr &&
-	{ APTIX_STORE_MAX_MB=$cap aptix continue -m "$instr" >turn.out 2>turn.err &
+	{ APTIX_STORE_MAX_MB=$cap aptix continue --no-stream -m "$instr" >turn.out 2>turn.err &
 	  pid=$!; } &&
 	wait_for_requests $((requests + 1)) &&
 	APTIX_STORE_MAX_MB=$cap fill 200 &&

@@ -54,33 +54,6 @@ void view_put_indented(FILE *fp, const char *indent, const char *text,
 	}
 }
 
-/* Length of the UTF-8 sequence starting at s (1 for a stray byte). */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (n > avail)
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong, surrogate and beyond-U+10FFFF forms */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 size_t view_put_truncated(FILE *fp, const char *s, size_t max, int pad)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -88,7 +61,7 @@ size_t view_put_truncated(FILE *fp, const char *s, size_t max, int pad)
 
 	/* does it fit? */
 	while (i < len && cols <= max) {
-		n = utf8_len(u + i, len - i);
+		n = aptix_utf8_seqlen(u + i, len - i);
 		i += n ? n : 1;
 		cols++;
 	}
@@ -99,7 +72,7 @@ size_t view_put_truncated(FILE *fp, const char *s, size_t max, int pad)
 		size_t keep = max > 3 ? max - 3 : 0;
 
 		for (i = 0, cols = 0; cols < keep; cols++) {
-			n = utf8_len(u + i, len - i);
+			n = aptix_utf8_seqlen(u + i, len - i);
 			i += n ? n : 1;
 		}
 		cli_print_sanitized(fp, s, i);
@@ -226,7 +199,7 @@ json_t *view_json_text(const char *s, size_t len)
 	if (!s)
 		return json_null();
 	while (i < len) {
-		n = utf8_len(u + i, len - i);
+		n = aptix_utf8_seqlen(u + i, len - i);
 		if (n)
 			aptix_buf_put(&clean, s + i, n);
 		else

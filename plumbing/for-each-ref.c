@@ -231,17 +231,6 @@ static int64_t atom_number(aptix_repo *repo, struct refinfo *ri,
 		ri->ci.updated_at;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Expand fmt for ri into out; with ri NULL only check fmt. "%%" is a
  * percent sign, "%xx" the byte of hex value xx, "%(atom)" a field.
@@ -251,6 +240,7 @@ static void expand_format(aptix_buf *out, const char *fmt, aptix_repo *repo,
 {
 	const char *p = fmt, *close;
 	struct atom atom;
+	int hi, lo;
 
 	while (*p) {
 		if (*p != '%') {
@@ -270,10 +260,10 @@ static void expand_format(aptix_buf *out, const char *fmt, aptix_repo *repo,
 			if (ri)
 				atom_value(out, repo, ri, &atom);
 			p = close + 1;
-		} else if (hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+		} else if ((hi = aptix_hex_value(p[1])) >= 0 &&
+			   (lo = aptix_hex_value(p[2])) >= 0) {
 			if (out)
-				aptix_buf_putc(out, (char)(hexval(p[1]) << 4 |
-							   hexval(p[2])));
+				aptix_buf_putc(out, (char)(hi << 4 | lo));
 			p += 3;
 		} else {
 			if (out)

@@ -28,16 +28,12 @@ static int fork_only(struct aptix_repo *repo, const aptix_oid *from,
 	aptix_buf ref = APTIX_BUF_INIT, reason = APTIX_BUF_INIT;
 	aptix_session_info si;
 	aptix_oid zero;
-	char conv[65];
-	FILE *fp;
+	char conv[APTIX_UUID_STRSZ + 1];
 	int r;
 
 	memset(&zero, 0, sizeof(zero));
-	fp = fopen("/proc/sys/kernel/random/uuid", "r");
-	if (!fp || !fgets(conv, sizeof(conv), fp))
-		die_errno("cannot make a conversation id");
-	fclose(fp);
-	conv[strcspn(conv, "\n")] = '\0';
+	if (aptix_uuid_v4(conv) < 0)
+		die_aptix();
 	if (aptix_index_session(&si, repo, from) < 0)
 		die("'%s' is not a session", spec);
 	aptix_buf_printf(&ref, "refs/conversations/%s", conv);

@@ -295,7 +295,7 @@ int aptix_rag__chunk_ident(aptix_rag__chunk *c, const char *repo,
 	memcpy(c->uuid, h.id, 16);
 	c->uuid[6] = (unsigned char)((c->uuid[6] & 0x0f) | 0x80);
 	c->uuid[8] = (unsigned char)((c->uuid[8] & 0x3f) | 0x80);
-	aptix_rag__uuid_format(c->id, c->uuid);
+	aptix_uuid_format(c->id, c->uuid);
 	return 0;
 }
 

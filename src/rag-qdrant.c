@@ -758,7 +758,7 @@ static int qdrant_apply(struct aptix_rag_backend *be, struct rag_batch *b,
 
 			if (!op->remove && in_op(op, old.c[k].uuid))
 				continue;
-			aptix_rag__uuid_format(id, old.c[k].uuid);
+			aptix_uuid_format(id, old.c[k].uuid);
 			if (json_array_append_new(dels, json_string(id))) {
 				r = aptix_error_oom();
 				break;

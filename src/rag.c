@@ -84,51 +84,6 @@ void aptix_rag__smap_release(struct rag_smap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-void aptix_rag__uuid_format(char out[37], const unsigned char u[16])
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	for (i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[u[i] >> 4];
-		out[o++] = hex[u[i] & 15];
-	}
-	out[o] = '\0';
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int aptix_rag__uuid_parse(unsigned char u[16], const char *s)
-{
-	size_t i, k = 0;
-
-	for (i = 0; s[i] && k < 32; i++) {
-		int v;
-
-		if (s[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23))
-			continue;
-		if ((v = hexval((unsigned char)s[i])) < 0)
-			return APTIX_EINVALID;
-		if (k & 1)
-			u[k / 2] = (unsigned char)(u[k / 2] | v);
-		else
-			u[k / 2] = (unsigned char)(v << 4);
-		k++;
-	}
-	return k == 32 && !s[i] ? 0 : APTIX_EINVALID;
-}
-
 /* ------------------------------------------------------------------ */
 /* Settings                                                             */
 /* ------------------------------------------------------------------ */

@@ -282,7 +282,7 @@ static int place_from(aptix_run *run)
 			goto done;
 	}
 	run->new_conv = 1;
-	r = aptix__new_conv_id(run->conv);
+	r = aptix_uuid_v4(run->conv);
 done:
 	aptix_session_release(&from);
 	return r;

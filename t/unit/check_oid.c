@@ -265,6 +265,58 @@ START_TEST(test_otype_names)
 }
 END_TEST
 
+START_TEST(test_hex_value)
+{
+	ck_assert_int_eq(aptix_hex_value('0'), 0);
+	ck_assert_int_eq(aptix_hex_value('9'), 9);
+	ck_assert_int_eq(aptix_hex_value('a'), 10);
+	ck_assert_int_eq(aptix_hex_value('F'), 15);
+	ck_assert_int_eq(aptix_hex_value('g'), -1);
+	ck_assert_int_eq(aptix_hex_value('\0'), -1);
+	ck_assert_int_eq(aptix_hex_value(-61), -1);
+	ck_assert_int_eq(aptix_hex_value(0xe9), -1);
+}
+END_TEST
+
+START_TEST(test_uuid)
+{
+	static const unsigned char raw[16] = {
+		0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0x4d, 0xef,
+		0x80, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0xff
+	};
+	char a[APTIX_UUID_STRSZ + 1], b[APTIX_UUID_STRSZ + 1];
+	unsigned char u[16];
+	size_t i;
+
+	aptix_uuid_format(a, raw);
+	ck_assert_str_eq(a, "12345678-9abc-4def-8001-0203040506ff");
+	ck_assert_int_eq(aptix_uuid_parse(u, a), 0);
+	ck_assert_int_eq(memcmp(u, raw, 16), 0);
+	ck_assert_int_eq(aptix_uuid_parse(u, "123456789ABC4DEF800102030405"
+					  "06FF"), 0);
+	ck_assert_int_eq(memcmp(u, raw, 16), 0);
+	ck_assert_int_eq(aptix_uuid_parse(u, "not-a-uuid"), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_uuid_parse(u, ""), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_uuid_parse(u, "12345678-9abc-4def-8001-"
+					  "0203040506ff0"), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_uuid_parse(u, "1234567-89abc-4def-8001-"
+					  "0203040506ff"), APTIX_EINVALID);
+
+	ck_assert_int_eq(aptix_uuid_v4(a), 0);
+	ck_assert_int_eq(aptix_uuid_v4(b), 0);
+	ck_assert_uint_eq(strlen(a), APTIX_UUID_STRSZ);
+	ck_assert_str_ne(a, b);
+	for (i = 0; i < APTIX_UUID_STRSZ; i++)
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+			ck_assert_int_eq(a[i], '-');
+		else
+			ck_assert(aptix_hex_value(a[i]) >= 0 &&
+				  !(a[i] >= 'A' && a[i] <= 'F'));
+	ck_assert_int_eq(a[14], '4');
+	ck_assert(strchr("89ab", a[19]) != NULL);
+}
+END_TEST
+
 Suite *oid_suite(void)
 {
 	Suite *s = suite_create("oid");
@@ -280,6 +332,8 @@ Suite *oid_suite(void)
 	tcase_add_test(tc, test_object_hash_types);
 	tcase_add_test(tc, test_sha256);
 	tcase_add_test(tc, test_otype_names);
+	tcase_add_test(tc, test_hex_value);
+	tcase_add_test(tc, test_uuid);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -47,6 +47,7 @@
 #include "aptix/buf.h"
 #include "aptix/oid.h"
 #include "aptix/oidmap.h"
+#include "aptix/strlist.h"
 #include "aptix/object.h"
 #include "aptix/odb.h"
 #include "aptix/repo.h"

@@ -359,7 +359,7 @@ static int compare_refs(const void *va, const void *vb)
 int cmd_for_each_ref(int argc, const char **argv, struct aptix_repo *repo)
 {
 	const char *format = DEFAULT_FORMAT;
-	struct string_list sort = STRING_LIST_INIT;
+	aptix_strlist sort = APTIX_STRLIST_INIT;
 	struct raw_list raw = { NULL, 0, 0 };
 	aptix_buf line = APTIX_BUF_INIT;
 	struct listing l;
@@ -448,6 +448,6 @@ int cmd_for_each_ref(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_buf_release(&l.a);
 	aptix_buf_release(&l.b);
 	aptix_buf_release(&line);
-	string_list_clear(&sort);
+	aptix_strlist_release(&sort);
 	return 0;
 }

@@ -49,7 +49,7 @@ static void set_str(json_t *o, const char *key, const char *s,
 }
 
 static void set_list(json_t *o, const char *key,
-		     const struct string_list *list, const char *opt)
+		     const aptix_strlist *list, const char *opt)
 {
 	json_t *a;
 	size_t i;
@@ -142,8 +142,8 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	const char *answer_text = NULL, *model = NULL, *response_id = NULL;
 	const char *previous_response_id = NULL;
 	struct opt_ulong_given seq = { 0, 0 }, created_at = { 0, 0 };
-	struct string_list warnings = STRING_LIST_INIT;
-	struct string_list errors = STRING_LIST_INIT;
+	aptix_strlist warnings = APTIX_STRLIST_INIT;
+	aptix_strlist errors = APTIX_STRLIST_INIT;
 	aptix_buf in = APTIX_BUF_INIT, canon = APTIX_BUF_INIT;
 	aptix_oid instr_id, answer_id, id;
 	struct ref_check rc;
@@ -268,7 +268,7 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_txn_free(tx);
 	aptix_buf_release(&canon);
 	aptix_buf_release(&in);
-	string_list_clear(&warnings);
-	string_list_clear(&errors);
+	aptix_strlist_release(&warnings);
+	aptix_strlist_release(&errors);
 	return 0;
 }

@@ -89,12 +89,12 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 			die("'%s' is a %s, not a session", argv[0], type);
 	}
 	if (!c.message && !c.file) {
-		string_list_clear(&c.files);
+		aptix_strlist_release(&c.files);
 		return fork_only(repo, &from, argv[0]);
 	}
 	turn_cli_read_instruction(&instr, &c, 1);
 	rc = turn_cli_run(repo, APTIX_RUN_FORK, &from, &instr, &c);
 	aptix_buf_release(&instr);
-	string_list_clear(&c.files);
+	aptix_strlist_release(&c.files);
 	return rc;
 }

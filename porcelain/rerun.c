@@ -40,6 +40,6 @@ int cmd_rerun(int argc, const char **argv, struct aptix_repo *repo)
 		die("'%s' is a %s, not a session", argv[0],
 		    aptix_otype_name(t));
 	rc = turn_cli_run(repo, APTIX_RUN_RERUN, &from, NULL, &c);
-	string_list_clear(&c.files);
+	aptix_strlist_release(&c.files);
 	return rc;
 }

@@ -555,7 +555,7 @@ static void print_json(struct status *st)
 int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct status st;
-	struct string_list files = STRING_LIST_INIT;
+	aptix_strlist files = APTIX_STRLIST_INIT;
 	const char *files_from = NULL;
 	int json = 0;
 	struct option options[] = {
@@ -595,6 +595,6 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 	free(st.head_target);
 	aptix_file_set_release(&st.files);
 	free(st.files_error);
-	string_list_clear(&files);
+	aptix_strlist_release(&files);
 	return 0;
 }

@@ -75,16 +75,15 @@ struct status {
 static int turn_summary(char *out, aptix_repo *repo, const aptix_oid *turn)
 {
 	aptix_buf blob = APTIX_BUF_INIT;
-	aptix_otype type;
 	aptix_turn t;
 	int ok = 0;
 
-	if (view_load_turn_try(&t, repo, turn) < 0) {
+	if (aptix_turn_lookup(&t, repo, turn) < 0) {
+		aptix_turn_release(&t);
 		aptix_error_clear();
 		return 0;
 	}
-	if (aptix_odb_read(&blob, &type, aptix_repo_odb(repo),
-			   &t.instruction, 0) == 0 && type == APTIX_OBJ_BLOB) {
+	if (aptix_blob_lookup(&blob, repo, &t.instruction) == 0) {
 		aptix_summary_line(out, APTIX_SUMMARY_MAX, blob.ptr, blob.len);
 		ok = 1;
 	} else {
@@ -98,11 +97,9 @@ static int turn_summary(char *out, aptix_repo *repo, const aptix_oid *turn)
 static int blob_summary(char *out, aptix_repo *repo, const aptix_oid *id)
 {
 	aptix_buf blob = APTIX_BUF_INIT;
-	aptix_otype type;
 	int ok = 0;
 
-	if (aptix_odb_read(&blob, &type, aptix_repo_odb(repo), id, 0) == 0 &&
-	    type == APTIX_OBJ_BLOB) {
+	if (aptix_blob_lookup(&blob, repo, id) == 0) {
 		aptix_summary_line(out, APTIX_SUMMARY_MAX, blob.ptr, blob.len);
 		ok = 1;
 	} else {
@@ -223,12 +220,13 @@ static void gather(struct status *st)
 		aptix_session s;
 
 		view_load_session(&s, st->repo, &st->failed.id);
-		if (view_load_turn_try(&st->failed_turn, st->repo,
-				       &s.turn) == 0) {
+		if (aptix_turn_lookup(&st->failed_turn, st->repo,
+				      &s.turn) == 0) {
 			st->has_failed_turn = 1;
 			st->errors = st->failed_turn.errors;
 			st->nerrors = st->failed_turn.nerrors;
 		} else {
+			aptix_turn_release(&st->failed_turn);
 			aptix_error_clear();
 		}
 		aptix_session_release(&s);

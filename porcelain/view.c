@@ -126,59 +126,20 @@ char *view_duration(char out[32], int64_t ms)
 
 void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
-	aptix_otype type;
-
-	if (aptix_odb_read(out, &type, aptix_repo_odb(repo), id, 0) < 0)
+	if (aptix_blob_lookup(out, repo, id) < 0)
 		die_aptix();
-	if (type != APTIX_OBJ_BLOB)
-		die("object %s is a %s, not a blob", aptix_oid_hex(id),
-		    aptix_otype_name(type));
-}
-
-static int load_typed(aptix_buf *data, aptix_repo *repo, const aptix_oid *id,
-		      aptix_otype want)
-{
-	aptix_otype type;
-	int r;
-
-	if ((r = aptix_odb_read(data, &type, aptix_repo_odb(repo), id, 0)) < 0)
-		return r;
-	if (type != want) {
-		aptix_error_set(APTIX_ERROR_OBJECT, "object %s is a %s, not "
-				"a %s", aptix_oid_hex(id),
-				aptix_otype_name(type) ? aptix_otype_name(type) :
-				"bad object", aptix_otype_name(want));
-		return APTIX_EINVALID;
-	}
-	return 0;
 }
 
 void view_load_session(aptix_session *out, aptix_repo *repo,
 		       const aptix_oid *id)
 {
-	aptix_buf data = APTIX_BUF_INIT;
-
-	if (load_typed(&data, repo, id, APTIX_OBJ_SESSION) < 0 ||
-	    aptix_session_parse(out, data.ptr, data.len) < 0)
+	if (aptix_session_lookup(out, repo, id) < 0)
 		die_aptix();
-	aptix_buf_release(&data);
-}
-
-int view_load_turn_try(aptix_turn *out, aptix_repo *repo,
-		       const aptix_oid *id)
-{
-	aptix_buf data = APTIX_BUF_INIT;
-	int r;
-
-	if ((r = load_typed(&data, repo, id, APTIX_OBJ_TURN)) == 0)
-		r = aptix_turn_parse(out, data.ptr, data.len);
-	aptix_buf_release(&data);
-	return r;
 }
 
 void view_load_turn(aptix_turn *out, aptix_repo *repo, const aptix_oid *id)
 {
-	if (view_load_turn_try(out, repo, id) < 0)
+	if (aptix_turn_lookup(out, repo, id) < 0)
 		die_aptix();
 }
 

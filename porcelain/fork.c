@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "parse-options.h"
 #include "turn-cli.h"
+#include "view.h"
 
 static const char *const fork_usage[] = {
 	"aptix fork [-m <text> | -F <file>] [--model <model>] [--no-stream] "
@@ -60,7 +61,6 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 
 	aptix_buf instr = APTIX_BUF_INIT;
 	aptix_oid from;
-	char type[16];
 	int rc;
 	struct option options[] = {
 		OPT_STRING('m', "message", &c.message, "text",
@@ -75,19 +75,7 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 	argc = parse_options(argc, argv, options, fork_usage, 0);
 	if (argc != 1)
 		usage_with_options(fork_usage, options);
-	if (aptix_revparse(&from, repo, argv[0]) < 0)
-		die_aptix();
-	{
-		size_t sz;
-		aptix_otype t;
-
-		if (aptix_odb_read_header(&sz, &t, aptix_repo_odb(repo),
-					  &from) < 0)
-			die_aptix();
-		snprintf(type, sizeof(type), "%s", aptix_otype_name(t));
-		if (t != APTIX_OBJ_SESSION)
-			die("'%s' is a %s, not a session", argv[0], type);
-	}
+	view_resolve_session(&from, repo, argv[0]);
 	if (!c.message && !c.file) {
 		aptix_strlist_release(&c.files);
 		return fork_only(repo, &from, argv[0]);

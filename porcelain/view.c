@@ -124,6 +124,20 @@ char *view_duration(char out[32], int64_t ms)
 	return out;
 }
 
+void view_resolve_session(aptix_oid *out, aptix_repo *repo, const char *name)
+{
+	aptix_otype type;
+	size_t size;
+
+	if (aptix_revparse(out, repo, name) < 0 ||
+	    aptix_odb_read_header(&size, &type, aptix_repo_odb(repo), out) < 0)
+		die_aptix();
+	if (type != APTIX_OBJ_SESSION)
+		die("'%s' is a %s, not a session", name,
+		    aptix_otype_name(type) ? aptix_otype_name(type) :
+		    "bad object");
+}
+
 void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
 	if (aptix_blob_lookup(out, repo, id) < 0)

@@ -52,6 +52,8 @@ char *view_date(char out[32], int64_t ms, int with_time);
 /* "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min". */
 char *view_duration(char out[32], int64_t ms);
 
+/* The id of the session name names; dies when it names anything else. */
+void view_resolve_session(aptix_oid *out, aptix_repo *repo, const char *name);
 /*
  * aptix_blob_lookup(), aptix_session_lookup(), aptix_turn_lookup() that
  * die (naming the object) when they fail.

@@ -131,17 +131,6 @@ static const char *unique_abbrev(char out[APTIX_OID_HEXSZ + 1],
 	return out;
 }
 
-/* refs/conversations/<id> as <id>, the way revparse reads it back. */
-static const char *shorten_ref(const char *full)
-{
-	size_t plen = strlen(APTIX_CONV_PREFIX);
-
-	if (!strncmp(full, APTIX_CONV_PREFIX, plen) &&
-	    aptix_conv_check_id(full + plen) == 0)
-		return full + plen;
-	return full;
-}
-
 static void load_type(aptix_repo *repo, struct refinfo *ri)
 {
 	size_t size;
@@ -178,7 +167,7 @@ static void atom_value(aptix_buf *out, aptix_repo *repo, struct refinfo *ri,
 
 	switch (atom->kind) {
 	case A_REFNAME:
-		aptix_buf_puts(out, atom->abbrev ? shorten_ref(ri->name) :
+		aptix_buf_puts(out, atom->abbrev ? aptix_ref_shorten(ri->name) :
 			       ri->name);
 		break;
 	case A_OBJECTNAME:
@@ -196,7 +185,8 @@ static void atom_value(aptix_buf *out, aptix_repo *repo, struct refinfo *ri,
 	case A_SYMREF:
 		if (ri->symref)
 			aptix_buf_puts(out, atom->abbrev ?
-				       shorten_ref(ri->symref) : ri->symref);
+				       aptix_ref_shorten(ri->symref) :
+				       ri->symref);
 		break;
 	case A_CONVERSATION:
 		if (ri->conv)

@@ -64,16 +64,6 @@ static int read_symref(char **target, aptix_repo *repo, const char *name,
 	return 0;
 }
 
-static const char *shorten_ref(const char *full)
-{
-	size_t plen = strlen(APTIX_CONV_PREFIX);
-
-	if (!strncmp(full, APTIX_CONV_PREFIX, plen) &&
-	    aptix_conv_check_id(full + plen) == 0)
-		return full + plen;
-	return full;
-}
-
 static int commit_one(aptix_repo *repo, const char *name,
 		      const char *target, const char *reason)
 {
@@ -137,7 +127,7 @@ int cmd_symbolic_ref(int argc, const char **argv, struct aptix_repo *repo)
 				return 1;
 			die("ref %s is not a symbolic ref", argv[0]);
 		}
-		printf("%s\n", shorten ? shorten_ref(target) : target);
+		printf("%s\n", shorten ? aptix_ref_shorten(target) : target);
 		free(target);
 		return 0;
 	case 2:

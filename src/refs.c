@@ -118,6 +118,13 @@ const char *aptix_refs__conversation(const char *name)
 	return name + n;
 }
 
+const char *aptix_ref_shorten(const char *name)
+{
+	const char *conv = aptix_refs__conversation(name);
+
+	return conv ? conv : name;
+}
+
 int aptix_conv_check_id(const char *id)
 {
 	if (conv_id_ok(id))

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "parse-options.h"
+#include "loose-json.h"
 
 static const char *const write_turn_usage[] = {
 	"aptix write-turn [--stdin | -F <file>] [<field options>]",
@@ -32,21 +33,6 @@ static const char *const write_turn_usage[] = {
 	"field options, writes it and prints its id.",
 	NULL
 };
-
-static void set_new(json_t *o, const char *key, json_t *v, const char *opt)
-{
-	if (!v)
-		die("the value of --%s is not valid UTF-8", opt);
-	if (json_object_set_new(o, key, v) < 0)
-		die("out of memory");
-}
-
-static void set_str(json_t *o, const char *key, const char *s,
-		    const char *opt)
-{
-	if (s)
-		set_new(o, key, json_string(s), opt);
-}
 
 static void set_list(json_t *o, const char *key,
 		     const aptix_strlist *list, const char *opt)
@@ -65,14 +51,7 @@ static void set_list(json_t *o, const char *key,
 			die("the value of --%s is not valid UTF-8", opt);
 		json_array_append_new(a, s);
 	}
-	set_new(o, key, a, opt);
-}
-
-static void set_oid(json_t *o, const char *key, const aptix_oid *id)
-{
-	char hex[APTIX_OID_HEXSZ + 1];
-
-	set_new(o, key, json_string(aptix_oid_tostr(hex, id)), key);
+	loose_set(o, key, a, opt);
 }
 
 /* Store text as a blob in tx; its id goes to out. */
@@ -81,29 +60,6 @@ static void write_blob(aptix_oid *out, aptix_txn *tx, const char *text)
 	if (aptix_txn_write_object(out, tx, APTIX_OBJ_BLOB, text,
 				   strlen(text)) < 0)
 		die_aptix();
-}
-
-/*
- * The loose JSON input as a Jansson object. When it does not parse (or
- * is not an object), aptix_turn_from_json() is run on it as it is so
- * that the message is the library's.
- */
-static json_t *load_input(const aptix_buf *in)
-{
-	json_error_t err;
-	json_t *o;
-	aptix_turn t;
-
-	if (!memchr(in->ptr, '\0', in->len)) {
-		o = json_loadb(in->ptr, in->len, JSON_REJECT_DUPLICATES, &err);
-		if (o && json_is_object(o))
-			return o;
-		json_decref(o);
-	}
-	if (aptix_turn_from_json(&t, in->ptr, in->len) < 0)
-		die_aptix();
-	aptix_turn_release(&t);
-	die("turn: input is not a JSON object");
 }
 
 struct ref_check {
@@ -198,11 +154,11 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	if (use_stdin || (file && !strcmp(file, "-"))) {
 		if (aptix_buf_read_fd(&in, 0) < 0)
 			die_aptix();
-		o = load_input(&in);
+		o = loose_load(&in, APTIX_OBJ_TURN);
 	} else if (file) {
 		if (aptix_buf_read_file(&in, file) < 0)
 			die_aptix();
-		o = load_input(&in);
+		o = loose_load(&in, APTIX_OBJ_TURN);
 	} else if (!(o = json_object())) {
 		die("out of memory");
 	}
@@ -214,37 +170,37 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	if (instruction_text) {
 		write_blob(&instr_id, tx, instruction_text);
 		rc.written[0] = &instr_id;
-		set_oid(o, "instruction", &instr_id);
+		loose_oid(o, "instruction", &instr_id);
 	} else if (instruction) {
 		if (aptix_revparse(&instr_id, repo, instruction) < 0)
 			die_aptix();
-		set_oid(o, "instruction", &instr_id);
+		loose_oid(o, "instruction", &instr_id);
 	}
 	if (answer_text) {
 		write_blob(&answer_id, tx, answer_text);
 		rc.written[1] = &answer_id;
-		set_oid(o, "answer", &answer_id);
+		loose_oid(o, "answer", &answer_id);
 	}
-	set_str(o, "conversation", conversation, "conversation");
+	loose_str(o, "conversation", conversation, "conversation");
 	if (seq.given)
-		set_new(o, "seq", json_integer((json_int_t)seq.value), "seq");
-	set_str(o, "status", status, "status");
-	set_str(o, "model", model, "model");
-	set_str(o, "response_id", response_id, "response-id");
-	set_str(o, "previous_response_id", previous_response_id,
-		"previous-response-id");
+		loose_set(o, "seq", json_integer((json_int_t)seq.value), "seq");
+	loose_str(o, "status", status, "status");
+	loose_str(o, "model", model, "model");
+	loose_str(o, "response_id", response_id, "response-id");
+	loose_str(o, "previous_response_id", previous_response_id,
+		  "previous-response-id");
 	set_list(o, "warnings", &warnings, "warning");
 	set_list(o, "errors", &errors, "error");
 	if (created_at.given)
-		set_new(o, "created_at",
-			json_integer((json_int_t)created_at.value),
-			"created-at");
+		loose_set(o, "created_at",
+			  json_integer((json_int_t)created_at.value),
+			  "created-at");
 	else if (!json_object_get(o, "created_at"))
-		set_new(o, "created_at", json_integer(aptix_now_ms()),
-			"created-at");
+		loose_set(o, "created_at", json_integer(aptix_now_ms()),
+			  "created-at");
 	if (!use_stdin && !file && !json_object_get(o, "status"))
-		set_str(o, "status", json_object_get(o, "answer") ?
-			"completed" : "pending", "status");
+		loose_str(o, "status", json_object_get(o, "answer") ?
+			  "completed" : "pending", "status");
 
 	if (!(json = json_dumps(o, JSON_COMPACT)))
 		die("cannot encode the turn");

@@ -280,11 +280,7 @@ static int collect_cb(const aptix_ref *ref, void *payload)
 	struct raw_list *l = payload;
 	struct raw_ref *rr;
 
-	if (l->nr == l->alloc) {
-		l->alloc = l->alloc ? l->alloc * 2 : 32;
-		if (!(l->r = realloc(l->r, l->alloc * sizeof(*l->r))))
-			die("out of memory");
-	}
+	l->r = cli_grow(l->r, &l->alloc, l->nr, sizeof(*l->r));
 	rr = &l->r[l->nr++];
 	rr->name = strdup(ref->name);
 	rr->target = ref->target ? strdup(ref->target) : NULL;

@@ -57,14 +57,7 @@ static void list_add(struct list *l, const char *s, size_t n)
 {
 	char *c;
 
-	if (l->n == l->alloc) {
-		char **nv;
-
-		l->alloc = l->alloc ? l->alloc * 2 : 256;
-		if (!(nv = realloc(l->v, l->alloc * sizeof(*l->v))))
-			die("out of memory");
-		l->v = nv;
-	}
+	l->v = cli_grow(l->v, &l->alloc, l->n, sizeof(*l->v));
 	if (!(c = malloc(n + 1)))
 		die("out of memory");
 	memcpy(c, s, n);

@@ -114,15 +114,7 @@ static int collect_running(const aptix_running_info *r, void *payload)
 	struct status *st = payload;
 	struct running *e;
 
-	if (st->nrun == st->allocrun) {
-		size_t alloc = st->allocrun ? 2 * st->allocrun : 4;
-		struct running *v = realloc(st->run, alloc * sizeof(*v));
-
-		if (!v)
-			die("out of memory");
-		st->run = v;
-		st->allocrun = alloc;
-	}
+	st->run = cli_grow(st->run, &st->allocrun, st->nrun, sizeof(*st->run));
 	e = &st->run[st->nrun++];
 	memset(e, 0, sizeof(*e));
 	e->info = *r;

@@ -127,10 +127,8 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_buf canon = APTIX_BUF_INIT;
 	aptix_odb *odb;
 	aptix_oid id;
-	aptix_session session;
 	aptix_txn *tx = NULL;
 	json_t *o, *rs, *meta;
-	char *json;
 	char hex[APTIX_OID_HEXSZ + 1];
 	struct option options[] = {
 		OPT_STRING('p', "parent", &parent, "session",
@@ -234,15 +232,7 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 		set_default(meta, "transport", "sse");
 	}
 
-	if (!(json = json_dumps(o, JSON_COMPACT)))
-		die("cannot encode the session");
-	json_decref(o);
-	if (aptix_session_from_json(&session, json, strlen(json)) < 0)
-		die_aptix();
-	free(json);
-	if (aptix_session_serialize(&canon, &session) < 0)
-		die_aptix();
-	aptix_session_release(&session);
+	loose_canon(&canon, o, APTIX_OBJ_SESSION);
 
 	if (aptix_txn_new(&tx, repo) < 0 ||
 	    aptix_txn_write_object(&id, tx, APTIX_OBJ_SESSION, canon.ptr,

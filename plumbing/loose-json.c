@@ -1,6 +1,7 @@
 /*
  * plumbing/loose-json.c - see loose-json.h.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "loose-json.h"
 #include "cli.h"
@@ -49,4 +50,30 @@ json_t *loose_load(const aptix_buf *in, aptix_otype type)
 		aptix_turn_release(&t);
 	}
 	die("%s: input is not a JSON object", aptix_otype_name(type));
+}
+
+void loose_canon(aptix_buf *canon, json_t *o, aptix_otype type)
+{
+	char *json = json_dumps(o, JSON_COMPACT);
+	aptix_session s;
+	aptix_turn t;
+	int r;
+
+	if (!json)
+		die("cannot encode the %s", aptix_otype_name(type));
+	json_decref(o);
+	if (type == APTIX_OBJ_SESSION) {
+		if (aptix_session_from_json(&s, json, strlen(json)) < 0)
+			die_aptix();
+		r = aptix_session_serialize(canon, &s);
+		aptix_session_release(&s);
+	} else {
+		if (aptix_turn_from_json(&t, json, strlen(json)) < 0)
+			die_aptix();
+		r = aptix_turn_serialize(canon, &t);
+		aptix_turn_release(&t);
+	}
+	free(json);
+	if (r < 0)
+		die_aptix();
 }

@@ -25,5 +25,11 @@ void loose_oid(json_t *o, const char *key, const aptix_oid *id);
  * for type (a turn or a session) says why, and that is fatal.
  */
 json_t *loose_load(const aptix_buf *in, aptix_otype type);
+/*
+ * The canonical form of the type (a turn or a session) o describes, as
+ * the library reads and serializes it, into canon. Consumes o; dies
+ * with the library's message when o is not a valid one.
+ */
+void loose_canon(aptix_buf *canon, json_t *o, aptix_otype type);
 
 #endif

@@ -104,9 +104,7 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_oid instr_id, answer_id, id;
 	struct ref_check rc;
 	aptix_txn *tx = NULL;
-	aptix_turn turn;
 	json_t *o;
-	char *json;
 	char hex[APTIX_OID_HEXSZ + 1];
 	struct option options[] = {
 		OPT_BOOL(0, "stdin", &use_stdin, "read the turn as JSON from "
@@ -202,15 +200,7 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 		loose_str(o, "status", json_object_get(o, "answer") ?
 			  "completed" : "pending", "status");
 
-	if (!(json = json_dumps(o, JSON_COMPACT)))
-		die("cannot encode the turn");
-	json_decref(o);
-	if (aptix_turn_from_json(&turn, json, strlen(json)) < 0)
-		die_aptix();
-	free(json);
-	if (aptix_turn_serialize(&canon, &turn) < 0)
-		die_aptix();
-	aptix_turn_release(&turn);
+	loose_canon(&canon, o, APTIX_OBJ_TURN);
 
 	if (aptix_object_foreach_ref(APTIX_OBJ_TURN, canon.ptr, canon.len,
 				     check_ref, &rc) < 0)

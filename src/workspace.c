@@ -782,11 +782,6 @@ static int set_unreadable(struct scan *sc, aptix_active_file *f,
 				   note);
 }
 
-static void sha_hex(char out[65], const aptix_oid *id)
-{
-	aptix_oid_tostr(out, id);
-}
-
 /*
  * Open, measure, hash and load one file. Returns 1 when it turned out
  * to be a directory (skipped, with a warning), 0, or an error.
@@ -880,7 +875,7 @@ static int read_one(struct scan *sc, aptix_active_file *f, struct cand *c)
 			if ((r = aptix_sha256(&id, f->content.ptr,
 					      f->content.len)) < 0)
 				goto done;
-			sha_hex(f->sha256, &id);
+			aptix_oid_tostr(f->sha256, &id);
 			f->size = (long)f->content.len;
 			f->binary = !aptix_utf8_valid(f->content.ptr,
 						      f->content.len);
@@ -909,7 +904,7 @@ static int read_one(struct scan *sc, aptix_active_file *f, struct cand *c)
 		}
 		goto done;
 	}
-	sha_hex(f->sha256, &id);
+	aptix_oid_tostr(f->sha256, &id);
 	f->size = (long)size;
 	f->too_large = 1;
 	f->action = APTIX_FILE_TOO_LARGE;

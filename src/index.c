@@ -28,11 +28,7 @@ void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
 	}
 	for (i = 0; i < len && text[i] != '\n' && text[i] != '\r'; i++)
 		;
-	n = i < max ? i : max;
-	/* do not cut a UTF-8 sequence in two */
-	if (n < i)
-		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
-			n--;
+	n = aptix_utf8_cut(text, i, max);
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)text[i];
 

@@ -50,11 +50,7 @@ static int emit_term(const unsigned char *s, size_t n,
 	char t[RAG_TERM_MAX + 1];
 	size_t i;
 
-	if (n > RAG_TERM_MAX) {
-		n = RAG_TERM_MAX;
-		while (n && (s[n] & 0xc0) == 0x80)
-			n--;
-	}
+	n = aptix_utf8_cut((const char *)s, n, RAG_TERM_MAX);
 	if (n < 2)
 		return 0;
 	for (i = 0; i < n; i++)

@@ -448,6 +448,36 @@ START_TEST(test_strlist)
 }
 END_TEST
 
+START_TEST(test_utf8)
+{
+	static const char euro[] = "a\xe2\x82\xac";	/* "a" U+20AC */
+
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)"A", 1),
+			  1);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)euro + 1,
+					    3), 3);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)euro + 1,
+					    2), 0);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)
+					    "\xc0\x80", 2), 0);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)
+					    "\xed\xa0\x80", 3), 0);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)
+					    "\xf4\x90\x80\x80", 4), 0);
+	ck_assert(aptix_utf8_valid(euro, 4));
+	ck_assert(!aptix_utf8_valid(euro, 3));
+	ck_assert(!aptix_utf8_valid("a\0b", 3));
+
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 10), 4);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 4), 4);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 3), 1);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 2), 1);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 1), 1);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 0), 0);
+	ck_assert_uint_eq(aptix_utf8_cut(euro + 1, 3, 2), 0);
+}
+END_TEST
+
 Suite *buf_suite(void)
 {
 	Suite *s = suite_create("buf");
@@ -466,6 +496,7 @@ Suite *buf_suite(void)
 	tcase_add_test(tc, test_read_fd);
 	tcase_add_test(tc, test_read_max);
 	tcase_add_test(tc, test_strlist);
+	tcase_add_test(tc, test_utf8);
 	suite_add_tcase(s, tc);
 	return s;
 }

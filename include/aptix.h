@@ -46,6 +46,8 @@
 #include "aptix/errors.h"
 #include "aptix/buf.h"
 #include "aptix/oid.h"
+#include "aptix/oidmap.h"
+#include "aptix/strlist.h"
 #include "aptix/object.h"
 #include "aptix/odb.h"
 #include "aptix/repo.h"

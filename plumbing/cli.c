@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,6 +116,19 @@ void warning(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreportf("warning: ", fmt, ap, 0, 0);
 	va_end(ap);
+}
+
+void *cli_grow(void *p, size_t *alloc, size_t nr, size_t size)
+{
+	size_t na;
+
+	if (nr < *alloc)
+		return p;
+	na = *alloc ? *alloc * 2 : 16;
+	if (na < *alloc || na > SIZE_MAX / size || !(p = realloc(p, na * size)))
+		die("out of memory");
+	*alloc = na;
+	return p;
 }
 
 int cli_isatty_stdout(void)

@@ -72,6 +72,14 @@ void cli_print_sanitized(FILE *fp, const char *s, size_t len);
  */
 void cli_print_oneline(FILE *fp, const char *s, size_t len);
 
+/*
+ * Room for one more item in an array p of nr items of size bytes, with
+ * *alloc allocated: p, or p reallocated (twice as large) when it is
+ * full. Dies when out of memory. Use: v = cli_grow(v, &alloc, nr,
+ * sizeof(*v)); v[nr++] = item;
+ */
+void *cli_grow(void *p, size_t *alloc, size_t nr, size_t size);
+
 
 /*
  * Library errors, shown the git way. The library records a message for

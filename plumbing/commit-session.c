@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "parse-options.h"
+#include "loose-json.h"
 
 static const char *const commit_session_usage[] = {
 	"aptix commit-session [<options>] <turn>",
@@ -63,25 +64,10 @@ bad:
 		     "<requests> (four numbers)");
 }
 
-static void set_new(json_t *o, const char *key, json_t *v, const char *opt)
-{
-	if (!v)
-		die("the value of --%s is not valid UTF-8", opt);
-	if (json_object_set_new(o, key, v) < 0)
-		die("out of memory");
-}
-
-static void set_str(json_t *o, const char *key, const char *s,
-		    const char *opt)
-{
-	if (s)
-		set_new(o, key, json_string(s), opt);
-}
-
 static void set_default(json_t *o, const char *key, const char *s)
 {
 	if (!json_object_get(o, key))
-		set_new(o, key, json_string(s), key);
+		loose_set(o, key, json_string(s), key);
 }
 
 /*
@@ -95,16 +81,9 @@ static json_t *sub_object(json_t *o, const char *key)
 	if (!v) {
 		if (!(v = json_object()))
 			die("out of memory");
-		set_new(o, key, v, key);
+		loose_set(o, key, v, key);
 	}
 	return json_is_object(v) ? v : NULL;
-}
-
-static void set_oid(json_t *o, const char *key, const aptix_oid *id)
-{
-	char hex[APTIX_OID_HEXSZ + 1];
-
-	set_new(o, key, json_string(aptix_oid_tostr(hex, id)), key);
 }
 
 /* The id in o[key] when it is a well-formed one; else 0. */
@@ -119,24 +98,6 @@ static int get_oid(aptix_oid *out, json_t *o, const char *key)
 	if (strlen(s) != APTIX_OID_HEXSZ || !aptix_is_hex(s, APTIX_OID_HEXSZ))
 		return 0;
 	return aptix_oid_fromstr(out, s) == 0;
-}
-
-static json_t *load_input(const aptix_buf *in)
-{
-	json_error_t err;
-	json_t *o;
-	aptix_session s;
-
-	if (!memchr(in->ptr, '\0', in->len)) {
-		o = json_loadb(in->ptr, in->len, JSON_REJECT_DUPLICATES, &err);
-		if (o && json_is_object(o))
-			return o;
-		json_decref(o);
-	}
-	if (aptix_session_from_json(&s, in->ptr, in->len) < 0)
-		die_aptix();
-	aptix_session_release(&s);
-	die("session: input is not a JSON object");
 }
 
 /* Read id, which must be an object of type want; dies otherwise. */
@@ -166,10 +127,8 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_buf canon = APTIX_BUF_INIT;
 	aptix_odb *odb;
 	aptix_oid id;
-	aptix_session session;
 	aptix_txn *tx = NULL;
 	json_t *o, *rs, *meta;
-	char *json;
 	char hex[APTIX_OID_HEXSZ + 1];
 	struct option options[] = {
 		OPT_STRING('p', "parent", &parent, "session",
@@ -206,7 +165,7 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 	if (use_stdin) {
 		if (aptix_buf_read_fd(&in, 0) < 0)
 			die_aptix();
-		o = load_input(&in);
+		o = loose_load(&in, APTIX_OBJ_SESSION);
 	} else if (!(o = json_object())) {
 		die("out of memory");
 	}
@@ -214,7 +173,7 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 	if (argc == 1) {
 		if (aptix_revparse(&id, repo, argv[0]) < 0)
 			die_aptix();
-		set_oid(o, "turn", &id);
+		loose_oid(o, "turn", &id);
 	}
 	if (get_oid(&id, o, "turn")) {
 		aptix_turn turn;
@@ -224,33 +183,33 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 			die("turn '%s' is corrupt: %s", aptix_oid_hex(&id),
 			    aptix_error_last()->message);
 		if (!conversation && !json_object_get(o, "conversation"))
-			set_str(o, "conversation", turn.conversation,
-				"conversation");
+			loose_str(o, "conversation", turn.conversation,
+				  "conversation");
 		aptix_turn_release(&turn);
 	}
 	if (parent) {
 		if (aptix_revparse(&id, repo, parent) < 0)
 			die_aptix();
-		set_oid(o, "parent", &id);
+		loose_oid(o, "parent", &id);
 	}
 	if (get_oid(&id, o, "parent"))
 		read_typed(&data, odb, &id, APTIX_OBJ_SESSION, "parent");
 
-	set_str(o, "conversation", conversation, "conversation");
-	set_str(o, "status", status, "status");
+	loose_str(o, "conversation", conversation, "conversation");
+	loose_str(o, "status", status, "status");
 	if (created_at.given)
-		set_new(o, "created_at",
-			json_integer((json_int_t)created_at.value),
-			"created-at");
+		loose_set(o, "created_at",
+			  json_integer((json_int_t)created_at.value),
+			  "created-at");
 	else if (!json_object_get(o, "created_at"))
-		set_new(o, "created_at", json_integer(aptix_now_ms()),
-			"created-at");
+		loose_set(o, "created_at", json_integer(aptix_now_ms()),
+			  "created-at");
 	set_default(o, "status", "committed");
 	if ((rs = sub_object(o, "run_summary"))) {
 		if (duration.given)
-			set_new(rs, "duration_ms",
-				json_integer((json_int_t)duration.value),
-				"duration-ms");
+			loose_set(rs, "duration_ms",
+				  json_integer((json_int_t)duration.value),
+				  "duration-ms");
 		if (usage.given) {
 			json_t *u = sub_object(rs, "usage");
 			static const char *const keys[] = {
@@ -260,28 +219,20 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 			int i;
 
 			for (i = 0; u && i < 4; i++)
-				set_new(u, keys[i],
-					json_integer((json_int_t)usage.v[i]),
-					"usage");
+				loose_set(u, keys[i],
+					  json_integer((json_int_t)usage.v[i]),
+					  "usage");
 		}
 	}
 	if ((meta = sub_object(o, "metadata"))) {
-		set_str(meta, "title", title, "title");
-		set_str(meta, "workspace", workspace, "workspace");
-		set_str(meta, "forked_from", forked_from, "forked-from");
+		loose_str(meta, "title", title, "title");
+		loose_str(meta, "workspace", workspace, "workspace");
+		loose_str(meta, "forked_from", forked_from, "forked-from");
 		set_default(meta, "session_type", "agent");
 		set_default(meta, "transport", "sse");
 	}
 
-	if (!(json = json_dumps(o, JSON_COMPACT)))
-		die("cannot encode the session");
-	json_decref(o);
-	if (aptix_session_from_json(&session, json, strlen(json)) < 0)
-		die_aptix();
-	free(json);
-	if (aptix_session_serialize(&canon, &session) < 0)
-		die_aptix();
-	aptix_session_release(&session);
+	loose_canon(&canon, o, APTIX_OBJ_SESSION);
 
 	if (aptix_txn_new(&tx, repo) < 0 ||
 	    aptix_txn_write_object(&id, tx, APTIX_OBJ_SESSION, canon.ptr,

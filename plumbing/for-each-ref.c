@@ -131,17 +131,6 @@ static const char *unique_abbrev(char out[APTIX_OID_HEXSZ + 1],
 	return out;
 }
 
-/* refs/conversations/<id> as <id>, the way revparse reads it back. */
-static const char *shorten_ref(const char *full)
-{
-	size_t plen = strlen(APTIX_CONV_PREFIX);
-
-	if (!strncmp(full, APTIX_CONV_PREFIX, plen) &&
-	    aptix_conv_check_id(full + plen) == 0)
-		return full + plen;
-	return full;
-}
-
 static void load_type(aptix_repo *repo, struct refinfo *ri)
 {
 	size_t size;
@@ -178,7 +167,7 @@ static void atom_value(aptix_buf *out, aptix_repo *repo, struct refinfo *ri,
 
 	switch (atom->kind) {
 	case A_REFNAME:
-		aptix_buf_puts(out, atom->abbrev ? shorten_ref(ri->name) :
+		aptix_buf_puts(out, atom->abbrev ? aptix_ref_shorten(ri->name) :
 			       ri->name);
 		break;
 	case A_OBJECTNAME:
@@ -196,7 +185,8 @@ static void atom_value(aptix_buf *out, aptix_repo *repo, struct refinfo *ri,
 	case A_SYMREF:
 		if (ri->symref)
 			aptix_buf_puts(out, atom->abbrev ?
-				       shorten_ref(ri->symref) : ri->symref);
+				       aptix_ref_shorten(ri->symref) :
+				       ri->symref);
 		break;
 	case A_CONVERSATION:
 		if (ri->conv)
@@ -231,17 +221,6 @@ static int64_t atom_number(aptix_repo *repo, struct refinfo *ri,
 		ri->ci.updated_at;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Expand fmt for ri into out; with ri NULL only check fmt. "%%" is a
  * percent sign, "%xx" the byte of hex value xx, "%(atom)" a field.
@@ -251,6 +230,7 @@ static void expand_format(aptix_buf *out, const char *fmt, aptix_repo *repo,
 {
 	const char *p = fmt, *close;
 	struct atom atom;
+	int hi, lo;
 
 	while (*p) {
 		if (*p != '%') {
@@ -270,10 +250,10 @@ static void expand_format(aptix_buf *out, const char *fmt, aptix_repo *repo,
 			if (ri)
 				atom_value(out, repo, ri, &atom);
 			p = close + 1;
-		} else if (hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+		} else if ((hi = aptix_hex_value(p[1])) >= 0 &&
+			   (lo = aptix_hex_value(p[2])) >= 0) {
 			if (out)
-				aptix_buf_putc(out, (char)(hexval(p[1]) << 4 |
-							   hexval(p[2])));
+				aptix_buf_putc(out, (char)(hi << 4 | lo));
 			p += 3;
 		} else {
 			if (out)
@@ -300,11 +280,7 @@ static int collect_cb(const aptix_ref *ref, void *payload)
 	struct raw_list *l = payload;
 	struct raw_ref *rr;
 
-	if (l->nr == l->alloc) {
-		l->alloc = l->alloc ? l->alloc * 2 : 32;
-		if (!(l->r = realloc(l->r, l->alloc * sizeof(*l->r))))
-			die("out of memory");
-	}
+	l->r = cli_grow(l->r, &l->alloc, l->nr, sizeof(*l->r));
 	rr = &l->r[l->nr++];
 	rr->name = strdup(ref->name);
 	rr->target = ref->target ? strdup(ref->target) : NULL;
@@ -369,7 +345,7 @@ static int compare_refs(const void *va, const void *vb)
 int cmd_for_each_ref(int argc, const char **argv, struct aptix_repo *repo)
 {
 	const char *format = DEFAULT_FORMAT;
-	struct string_list sort = STRING_LIST_INIT;
+	aptix_strlist sort = APTIX_STRLIST_INIT;
 	struct raw_list raw = { NULL, 0, 0 };
 	aptix_buf line = APTIX_BUF_INIT;
 	struct listing l;
@@ -458,6 +434,6 @@ int cmd_for_each_ref(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_buf_release(&l.a);
 	aptix_buf_release(&l.b);
 	aptix_buf_release(&line);
-	string_list_clear(&sort);
+	aptix_strlist_release(&sort);
 	return 0;
 }

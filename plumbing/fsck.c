@@ -89,21 +89,11 @@ struct fsck {
 	aptix_buf data;
 };
 
-static void *grow(void *p, size_t *alloc, size_t n, size_t size)
-{
-	if (n < *alloc)
-		return p;
-	*alloc = *alloc ? *alloc * 2 : 64;
-	if (!(p = realloc(p, *alloc * size)))
-		die("out of memory");
-	return p;
-}
-
 static int collect_obj(const aptix_oid *id, void *payload)
 {
 	struct fsck *f = payload;
 
-	f->objs = grow(f->objs, &f->aobjs, f->nobjs, sizeof(*f->objs));
+	f->objs = cli_grow(f->objs, &f->aobjs, f->nobjs, sizeof(*f->objs));
 	f->objs[f->nobjs].id = *id;
 	f->objs[f->nobjs].type = APTIX_OBJ_BAD;
 	f->objs[f->nobjs].flags = 0;
@@ -174,8 +164,8 @@ static int check_link(const aptix_oid *id, aptix_otype want,
 		printf("              to %7s %s\n", type_name(want), b);
 		f->errors++;
 		if (j < 0) {
-			f->missing = grow(f->missing, &f->amissing,
-					  f->nmissing, sizeof(*f->missing));
+			f->missing = cli_grow(f->missing, &f->amissing,
+					      f->nmissing, sizeof(*f->missing));
 			f->missing[f->nmissing].id = *id;
 			f->missing[f->nmissing].type = want;
 			f->nmissing++;
@@ -187,7 +177,7 @@ static int check_link(const aptix_oid *id, aptix_otype want,
 		return 0;
 	}
 	f->objs[j].flags |= F_USED;
-	f->links = grow(f->links, &f->alinks, f->nlinks, sizeof(*f->links));
+	f->links = cli_grow(f->links, &f->alinks, f->nlinks, sizeof(*f->links));
 	f->links[f->nlinks].from = f->cur;
 	f->links[f->nlinks].to = (size_t)j;
 	f->nlinks++;
@@ -372,7 +362,7 @@ static int collect_ref(const aptix_ref *ref, void *payload)
 	struct ref_list *l = payload;
 	aptix_ref *r;
 
-	l->refs = grow(l->refs, &l->alloc, l->n, sizeof(*l->refs));
+	l->refs = cli_grow(l->refs, &l->alloc, l->n, sizeof(*l->refs));
 	r = &l->refs[l->n++];
 	r->name = strdup(ref->name);
 	r->target = ref->target ? strdup(ref->target) : NULL;
@@ -512,7 +502,7 @@ static int collect_indexed(const aptix_session_info *si, void *payload)
 {
 	struct id_list *l = payload;
 
-	l->ids = grow(l->ids, &l->alloc, l->n, sizeof(*l->ids));
+	l->ids = cli_grow(l->ids, &l->alloc, l->n, sizeof(*l->ids));
 	l->ids[l->n++] = si->id;
 	return 0;
 }
@@ -526,7 +516,7 @@ static int collect_conv(const aptix_conv_info *ci, void *payload)
 {
 	struct conv_list *l = payload;
 
-	l->convs = grow(l->convs, &l->alloc, l->n, sizeof(*l->convs));
+	l->convs = cli_grow(l->convs, &l->alloc, l->n, sizeof(*l->convs));
 	l->convs[l->n++] = *ci;
 	return 0;
 }

@@ -54,45 +54,6 @@ static void po_exit(int code)
 	exit(code);
 }
 
-void string_list_init(struct string_list *list)
-{
-	list->items = NULL;
-	list->nr = 0;
-	list->alloc = 0;
-}
-
-void string_list_append(struct string_list *list, const char *s)
-{
-	char *copy;
-
-	if (list->nr == list->alloc) {
-		size_t alloc = list->alloc ? list->alloc * 2 : 8;
-		char **items;
-
-		if (alloc > SIZE_MAX / sizeof(*items))
-			die("out of memory");
-		items = realloc(list->items, alloc * sizeof(*items));
-		if (!items)
-			die("out of memory");
-		list->items = items;
-		list->alloc = alloc;
-	}
-	copy = strdup(s);
-	if (!copy)
-		die("out of memory");
-	list->items[list->nr++] = copy;
-}
-
-void string_list_clear(struct string_list *list)
-{
-	size_t i;
-
-	for (i = 0; i < list->nr; i++)
-		free(list->items[i]);
-	free(list->items);
-	string_list_init(list);
-}
-
 int cli_parse_ulong(const char *s, unsigned long *out)
 {
 	unsigned long v;
@@ -215,9 +176,9 @@ static int get_value(struct parse_opt_ctx *ctx, const struct option *opt,
 		return PO_OK;
 	case OPTION_STRING_LIST:
 		if (unset)
-			string_list_clear(opt->value);
-		else
-			string_list_append(opt->value, arg);
+			aptix_strlist_release(opt->value);
+		else if (aptix_strlist_push(opt->value, arg) < 0)
+			die("out of memory");
 		return PO_OK;
 	case OPTION_INTEGER:
 		if (unset) {

@@ -30,26 +30,13 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <aptix/strlist.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 # define PARSE_OPT_NORETURN __attribute__((noreturn))
 #else
 # define PARSE_OPT_NORETURN
 #endif
-
-/* A growable list of malloc'ed strings (used by OPT_STRING_LIST). */
-struct string_list {
-	char **items;
-	size_t nr, alloc;
-};
-
-#define STRING_LIST_INIT { NULL, 0, 0 }
-
-void string_list_init(struct string_list *list);
-/* Append a copy of s (dies when out of memory). */
-void string_list_append(struct string_list *list, const char *s);
-/* Free all items and the array; the list is empty and reusable after. */
-void string_list_clear(struct string_list *list);
 
 /*
  * Option types and what value points to; "--no-<long>" resets the value
@@ -63,7 +50,7 @@ enum parse_opt_type {
 	OPTION_STRING,		/* const char **: points into argv */
 	OPTION_INTEGER,		/* int *: decimal */
 	OPTION_ULONG,		/* unsigned long *: decimal, no sign */
-	OPTION_STRING_LIST,	/* struct string_list *: appended to */
+	OPTION_STRING_LIST,	/* aptix_strlist *: appended to */
 	OPTION_CALLBACK,	/* anything: callback(opt, arg, unset) */
 	OPTION_SET_INT		/* int *: set to defval */
 };

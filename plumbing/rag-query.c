@@ -80,7 +80,7 @@ int cmd_rag_query(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_rag_query q = APTIX_RAG_QUERY_INIT;
 	aptix_chunk_set set;
 	aptix_config *cfg = NULL;
-	struct string_list paths = STRING_LIST_INIT;
+	aptix_strlist paths = APTIX_STRLIST_INIT;
 	aptix_buf text = APTIX_BUF_INIT;
 	const char *language = NULL, *backend;
 	int json = 0, k = 0, i;
@@ -152,7 +152,7 @@ int cmd_rag_query(int argc, const char **argv, struct aptix_repo *repo)
 		}
 	}
 	aptix_chunk_set_release(&set);
-	string_list_clear(&paths);
+	aptix_strlist_release(&paths);
 	aptix_buf_release(&text);
 	aptix_config_free(cfg);
 	return 0;

@@ -50,11 +50,7 @@ static int collect_cb(const aptix_reflog_entry *e, void *payload)
 
 	if (l->max && l->nr >= l->max)
 		return APTIX_ITEROVER;
-	if (l->nr == l->alloc) {
-		l->alloc = l->alloc ? l->alloc * 2 : 16;
-		if (!(l->e = realloc(l->e, l->alloc * sizeof(*l->e))))
-			die("out of memory");
-	}
+	l->e = cli_grow(l->e, &l->alloc, l->nr, sizeof(*l->e));
 	n = &l->e[l->nr++];
 	n->new_id = e->new_id;
 	if (!(n->message = strdup(e->message)))

@@ -81,17 +81,6 @@ done:
 	return full;
 }
 
-/* refs/conversations/<id> as <id>, the way revparse reads it back. */
-static const char *shorten_ref(const char *full)
-{
-	size_t plen = strlen(APTIX_CONV_PREFIX);
-
-	if (!strncmp(full, APTIX_CONV_PREFIX, plen) &&
-	    aptix_conv_check_id(full + plen) == 0)
-		return full + plen;
-	return full;
-}
-
 int cmd_rev_parse(int argc, const char **argv, struct aptix_repo *repo)
 {
 	int verify = 0, quiet = 0, abbrev = INT_MIN, symbolic_full = 0;
@@ -144,8 +133,8 @@ int cmd_rev_parse(int argc, const char **argv, struct aptix_repo *repo)
 			char *full = dwim_ref(repo, argv[i]);
 
 			if (full)
-				printf("%s\n", abbrev_ref ? shorten_ref(full) :
-				       full);
+				printf("%s\n", abbrev_ref ?
+				       aptix_ref_shorten(full) : full);
 			free(full);
 		} else if (abbrev != INT_MIN) {
 			printf("%s\n", unique_abbrev(hex, aptix_repo_odb(repo),

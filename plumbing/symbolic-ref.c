@@ -17,8 +17,6 @@ static const char *const symbolic_ref_usage[] = {
 	NULL
 };
 
-#define MAX_DEPTH 5
-
 /*
  * Read name as a symbolic ref: 0 with the target in *target (the last
  * one of the chain when recurse; it need not exist), 1 when name is not
@@ -28,8 +26,8 @@ static int read_symref(char **target, aptix_repo *repo, const char *name,
 		       int recurse)
 {
 	aptix_ref ref;
-	char *cur = NULL;
-	int depth, r;
+	aptix_oid id;
+	int r;
 
 	*target = NULL;
 	if ((r = aptix_ref_read(&ref, repo, name)) == APTIX_ENOTFOUND)
@@ -40,38 +38,19 @@ static int read_symref(char **target, aptix_repo *repo, const char *name,
 		aptix_ref_release(&ref);
 		return 1;
 	}
-	cur = ref.target;
-	ref.target = NULL;
-	aptix_ref_release(&ref);
-	for (depth = 0; recurse; depth++) {
-		if (depth >= MAX_DEPTH)
-			die("symbolic ref '%s' nests too deeply", name);
-		r = aptix_ref_read(&ref, repo, cur);
-		if (r == APTIX_ENOTFOUND)
-			break;	/* an unborn ref: the chain ends here */
-		if (r < 0)
-			die_aptix();
-		if (!ref.target) {
-			aptix_ref_release(&ref);
-			break;
-		}
-		free(cur);
-		cur = ref.target;
+	if (!recurse) {
+		*target = ref.target;
 		ref.target = NULL;
 		aptix_ref_release(&ref);
+		return 0;
 	}
-	*target = cur;
+	aptix_ref_release(&ref);
+	/* the last ref of the chain, also when it is unborn */
+	r = aptix_ref_resolve(&id, target, repo, name);
+	if (r < 0 && (r != APTIX_ENOTFOUND || !*target))
+		die_aptix();
+	aptix_error_clear();
 	return 0;
-}
-
-static const char *shorten_ref(const char *full)
-{
-	size_t plen = strlen(APTIX_CONV_PREFIX);
-
-	if (!strncmp(full, APTIX_CONV_PREFIX, plen) &&
-	    aptix_conv_check_id(full + plen) == 0)
-		return full + plen;
-	return full;
 }
 
 static int commit_one(aptix_repo *repo, const char *name,
@@ -137,7 +116,7 @@ int cmd_symbolic_ref(int argc, const char **argv, struct aptix_repo *repo)
 				return 1;
 			die("ref %s is not a symbolic ref", argv[0]);
 		}
-		printf("%s\n", shorten ? shorten_ref(target) : target);
+		printf("%s\n", shorten ? aptix_ref_shorten(target) : target);
 		free(target);
 		return 0;
 	case 2:

@@ -89,11 +89,7 @@ static struct update *add_update(struct batch *b, enum op_kind kind,
 			    "referent '%s') are not allowed", via, ref);
 		die("multiple updates for ref '%s' not allowed", ref);
 	}
-	if (b->nr == b->alloc) {
-		b->alloc = b->alloc ? b->alloc * 2 : 8;
-		if (!(b->u = realloc(b->u, b->alloc * sizeof(*b->u))))
-			die("out of memory");
-	}
+	b->u = cli_grow(b->u, &b->alloc, b->nr, sizeof(*b->u));
 	u = &b->u[b->nr++];
 	memset(u, 0, sizeof(*u));
 	u->kind = kind;

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "parse-options.h"
+#include "loose-json.h"
 
 static const char *const write_turn_usage[] = {
 	"aptix write-turn [--stdin | -F <file>] [<field options>]",
@@ -33,23 +34,8 @@ static const char *const write_turn_usage[] = {
 	NULL
 };
 
-static void set_new(json_t *o, const char *key, json_t *v, const char *opt)
-{
-	if (!v)
-		die("the value of --%s is not valid UTF-8", opt);
-	if (json_object_set_new(o, key, v) < 0)
-		die("out of memory");
-}
-
-static void set_str(json_t *o, const char *key, const char *s,
-		    const char *opt)
-{
-	if (s)
-		set_new(o, key, json_string(s), opt);
-}
-
 static void set_list(json_t *o, const char *key,
-		     const struct string_list *list, const char *opt)
+		     const aptix_strlist *list, const char *opt)
 {
 	json_t *a;
 	size_t i;
@@ -65,14 +51,7 @@ static void set_list(json_t *o, const char *key,
 			die("the value of --%s is not valid UTF-8", opt);
 		json_array_append_new(a, s);
 	}
-	set_new(o, key, a, opt);
-}
-
-static void set_oid(json_t *o, const char *key, const aptix_oid *id)
-{
-	char hex[APTIX_OID_HEXSZ + 1];
-
-	set_new(o, key, json_string(aptix_oid_tostr(hex, id)), key);
+	loose_set(o, key, a, opt);
 }
 
 /* Store text as a blob in tx; its id goes to out. */
@@ -81,29 +60,6 @@ static void write_blob(aptix_oid *out, aptix_txn *tx, const char *text)
 	if (aptix_txn_write_object(out, tx, APTIX_OBJ_BLOB, text,
 				   strlen(text)) < 0)
 		die_aptix();
-}
-
-/*
- * The loose JSON input as a Jansson object. When it does not parse (or
- * is not an object), aptix_turn_from_json() is run on it as it is so
- * that the message is the library's.
- */
-static json_t *load_input(const aptix_buf *in)
-{
-	json_error_t err;
-	json_t *o;
-	aptix_turn t;
-
-	if (!memchr(in->ptr, '\0', in->len)) {
-		o = json_loadb(in->ptr, in->len, JSON_REJECT_DUPLICATES, &err);
-		if (o && json_is_object(o))
-			return o;
-		json_decref(o);
-	}
-	if (aptix_turn_from_json(&t, in->ptr, in->len) < 0)
-		die_aptix();
-	aptix_turn_release(&t);
-	die("turn: input is not a JSON object");
 }
 
 struct ref_check {
@@ -142,15 +98,13 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	const char *answer_text = NULL, *model = NULL, *response_id = NULL;
 	const char *previous_response_id = NULL;
 	struct opt_ulong_given seq = { 0, 0 }, created_at = { 0, 0 };
-	struct string_list warnings = STRING_LIST_INIT;
-	struct string_list errors = STRING_LIST_INIT;
+	aptix_strlist warnings = APTIX_STRLIST_INIT;
+	aptix_strlist errors = APTIX_STRLIST_INIT;
 	aptix_buf in = APTIX_BUF_INIT, canon = APTIX_BUF_INIT;
 	aptix_oid instr_id, answer_id, id;
 	struct ref_check rc;
 	aptix_txn *tx = NULL;
-	aptix_turn turn;
 	json_t *o;
-	char *json;
 	char hex[APTIX_OID_HEXSZ + 1];
 	struct option options[] = {
 		OPT_BOOL(0, "stdin", &use_stdin, "read the turn as JSON from "
@@ -198,11 +152,11 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	if (use_stdin || (file && !strcmp(file, "-"))) {
 		if (aptix_buf_read_fd(&in, 0) < 0)
 			die_aptix();
-		o = load_input(&in);
+		o = loose_load(&in, APTIX_OBJ_TURN);
 	} else if (file) {
 		if (aptix_buf_read_file(&in, file) < 0)
 			die_aptix();
-		o = load_input(&in);
+		o = loose_load(&in, APTIX_OBJ_TURN);
 	} else if (!(o = json_object())) {
 		die("out of memory");
 	}
@@ -214,47 +168,39 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	if (instruction_text) {
 		write_blob(&instr_id, tx, instruction_text);
 		rc.written[0] = &instr_id;
-		set_oid(o, "instruction", &instr_id);
+		loose_oid(o, "instruction", &instr_id);
 	} else if (instruction) {
 		if (aptix_revparse(&instr_id, repo, instruction) < 0)
 			die_aptix();
-		set_oid(o, "instruction", &instr_id);
+		loose_oid(o, "instruction", &instr_id);
 	}
 	if (answer_text) {
 		write_blob(&answer_id, tx, answer_text);
 		rc.written[1] = &answer_id;
-		set_oid(o, "answer", &answer_id);
+		loose_oid(o, "answer", &answer_id);
 	}
-	set_str(o, "conversation", conversation, "conversation");
+	loose_str(o, "conversation", conversation, "conversation");
 	if (seq.given)
-		set_new(o, "seq", json_integer((json_int_t)seq.value), "seq");
-	set_str(o, "status", status, "status");
-	set_str(o, "model", model, "model");
-	set_str(o, "response_id", response_id, "response-id");
-	set_str(o, "previous_response_id", previous_response_id,
-		"previous-response-id");
+		loose_set(o, "seq", json_integer((json_int_t)seq.value), "seq");
+	loose_str(o, "status", status, "status");
+	loose_str(o, "model", model, "model");
+	loose_str(o, "response_id", response_id, "response-id");
+	loose_str(o, "previous_response_id", previous_response_id,
+		  "previous-response-id");
 	set_list(o, "warnings", &warnings, "warning");
 	set_list(o, "errors", &errors, "error");
 	if (created_at.given)
-		set_new(o, "created_at",
-			json_integer((json_int_t)created_at.value),
-			"created-at");
+		loose_set(o, "created_at",
+			  json_integer((json_int_t)created_at.value),
+			  "created-at");
 	else if (!json_object_get(o, "created_at"))
-		set_new(o, "created_at", json_integer(aptix_now_ms()),
-			"created-at");
+		loose_set(o, "created_at", json_integer(aptix_now_ms()),
+			  "created-at");
 	if (!use_stdin && !file && !json_object_get(o, "status"))
-		set_str(o, "status", json_object_get(o, "answer") ?
-			"completed" : "pending", "status");
+		loose_str(o, "status", json_object_get(o, "answer") ?
+			  "completed" : "pending", "status");
 
-	if (!(json = json_dumps(o, JSON_COMPACT)))
-		die("cannot encode the turn");
-	json_decref(o);
-	if (aptix_turn_from_json(&turn, json, strlen(json)) < 0)
-		die_aptix();
-	free(json);
-	if (aptix_turn_serialize(&canon, &turn) < 0)
-		die_aptix();
-	aptix_turn_release(&turn);
+	loose_canon(&canon, o, APTIX_OBJ_TURN);
 
 	if (aptix_object_foreach_ref(APTIX_OBJ_TURN, canon.ptr, canon.len,
 				     check_ref, &rc) < 0)
@@ -268,7 +214,7 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_txn_free(tx);
 	aptix_buf_release(&canon);
 	aptix_buf_release(&in);
-	string_list_clear(&warnings);
-	string_list_clear(&errors);
+	aptix_strlist_release(&warnings);
+	aptix_strlist_release(&errors);
 	return 0;
 }

@@ -42,6 +42,6 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 	turn_cli_read_instruction(&instr, &c, 1);
 	rc = turn_cli_run(repo, APTIX_RUN_CONTINUE, NULL, &instr, &c);
 	aptix_buf_release(&instr);
-	string_list_clear(&c.files);
+	aptix_strlist_release(&c.files);
 	return rc;
 }

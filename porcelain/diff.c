@@ -98,19 +98,10 @@ static void *xcalloc(size_t n, size_t sz)
 
 static void load_side(struct side *sd, aptix_repo *repo, const char *name)
 {
-	aptix_otype type;
-	size_t size, i;
+	size_t i;
 
 	sd->name = name;
-	if (aptix_revparse(&sd->id, repo, name) < 0)
-		die_aptix();
-	if (aptix_odb_read_header(&size, &type, aptix_repo_odb(repo),
-				  &sd->id) < 0)
-		die_aptix();
-	if (type != APTIX_OBJ_SESSION)
-		die("'%s' is a %s, not a session", name,
-		    aptix_otype_name(type) ? aptix_otype_name(type) :
-		    "bad object");
+	view_resolve_session(&sd->id, repo, name);
 	view_load_session(&sd->s, repo, &sd->id);
 	view_load_turn(&sd->t, repo, &sd->s.turn);
 	view_read_blob(&sd->instruction, repo, &sd->t.instruction);

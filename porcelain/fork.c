@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "parse-options.h"
 #include "turn-cli.h"
+#include "view.h"
 
 static const char *const fork_usage[] = {
 	"aptix fork [-m <text> | -F <file>] [--model <model>] [--no-stream] "
@@ -28,16 +29,12 @@ static int fork_only(struct aptix_repo *repo, const aptix_oid *from,
 	aptix_buf ref = APTIX_BUF_INIT, reason = APTIX_BUF_INIT;
 	aptix_session_info si;
 	aptix_oid zero;
-	char conv[65];
-	FILE *fp;
+	char conv[APTIX_UUID_STRSZ + 1];
 	int r;
 
 	memset(&zero, 0, sizeof(zero));
-	fp = fopen("/proc/sys/kernel/random/uuid", "r");
-	if (!fp || !fgets(conv, sizeof(conv), fp))
-		die_errno("cannot make a conversation id");
-	fclose(fp);
-	conv[strcspn(conv, "\n")] = '\0';
+	if (aptix_uuid_v4(conv) < 0)
+		die_aptix();
 	if (aptix_index_session(&si, repo, from) < 0)
 		die("'%s' is not a session", spec);
 	aptix_buf_printf(&ref, "refs/conversations/%s", conv);
@@ -64,7 +61,6 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 
 	aptix_buf instr = APTIX_BUF_INIT;
 	aptix_oid from;
-	char type[16];
 	int rc;
 	struct option options[] = {
 		OPT_STRING('m', "message", &c.message, "text",
@@ -79,26 +75,14 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 	argc = parse_options(argc, argv, options, fork_usage, 0);
 	if (argc != 1)
 		usage_with_options(fork_usage, options);
-	if (aptix_revparse(&from, repo, argv[0]) < 0)
-		die_aptix();
-	{
-		size_t sz;
-		aptix_otype t;
-
-		if (aptix_odb_read_header(&sz, &t, aptix_repo_odb(repo),
-					  &from) < 0)
-			die_aptix();
-		snprintf(type, sizeof(type), "%s", aptix_otype_name(t));
-		if (t != APTIX_OBJ_SESSION)
-			die("'%s' is a %s, not a session", argv[0], type);
-	}
+	view_resolve_session(&from, repo, argv[0]);
 	if (!c.message && !c.file) {
-		string_list_clear(&c.files);
+		aptix_strlist_release(&c.files);
 		return fork_only(repo, &from, argv[0]);
 	}
 	turn_cli_read_instruction(&instr, &c, 1);
 	rc = turn_cli_run(repo, APTIX_RUN_FORK, &from, &instr, &c);
 	aptix_buf_release(&instr);
-	string_list_clear(&c.files);
+	aptix_strlist_release(&c.files);
 	return rc;
 }

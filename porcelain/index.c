@@ -48,38 +48,11 @@ static const char *const index_usage[] = {
 	NULL
 };
 
-struct list {
-	char **v;
-	size_t n, alloc;
-};
-
-static void list_add(struct list *l, const char *s, size_t n)
+/* Append the n bytes at s as a string. */
+static void list_add(aptix_strlist *l, const char *s, size_t n)
 {
-	char *c;
-
-	if (l->n == l->alloc) {
-		char **nv;
-
-		l->alloc = l->alloc ? l->alloc * 2 : 256;
-		if (!(nv = realloc(l->v, l->alloc * sizeof(*l->v))))
-			die("out of memory");
-		l->v = nv;
-	}
-	if (!(c = malloc(n + 1)))
+	if (aptix_strlist_pushf(l, "%.*s", (int)n, s) < 0)
 		die("out of memory");
-	memcpy(c, s, n);
-	c[n] = '\0';
-	l->v[l->n++] = c;
-}
-
-static void list_clear(struct list *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
 }
 
 /* Never .git or .aptix, at any depth. */
@@ -184,7 +157,7 @@ static char *relative_to_root(const char *root, const char *arg)
 /* --- Listing ------------------------------------------------------------- */
 
 /* Run git with its stdout into out; its exit status, -1 if not run. */
-static int run_git(struct list *out_lines, const char *const *argv,
+static int run_git(aptix_strlist *out_lines, const char *const *argv,
 		   int nul, char **out_text)
 {
 	posix_spawn_file_actions_t fa;
@@ -259,11 +232,11 @@ static int in_git_work_tree(const char *root)
 	return yes;
 }
 
-static void git_files(struct list *files, const char *root,
-		      const struct list *specs)
+static void git_files(aptix_strlist *files, const char *root,
+		      const aptix_strlist *specs)
 {
-	const char **argv = calloc(specs->n + 16, sizeof(*argv));
-	struct list all;
+	const char **argv = calloc(specs->nr + 16, sizeof(*argv));
+	aptix_strlist all;
 	size_t n = 0, i;
 	int st;
 
@@ -280,20 +253,20 @@ static void git_files(struct list *files, const char *root,
 	argv[n++] = "--others";
 	argv[n++] = "--exclude-standard";
 	argv[n++] = "--";
-	for (i = 0; i < specs->n; i++)
-		argv[n++] = *specs->v[i] ? specs->v[i] : ".";
+	for (i = 0; i < specs->nr; i++)
+		argv[n++] = *specs->items[i] ? specs->items[i] : ".";
 	argv[n] = NULL;
 	st = run_git(&all, argv, 1, NULL);
 	if (st != 0)
 		die("'git ls-files' failed in '%s'", root);
-	for (i = 0; i < all.n; i++)
-		if (path_wanted(all.v[i]))
-			list_add(files, all.v[i], strlen(all.v[i]));
-	list_clear(&all);
+	for (i = 0; i < all.nr; i++)
+		if (path_wanted(all.items[i]))
+			list_add(files, all.items[i], strlen(all.items[i]));
+	aptix_strlist_release(&all);
 	free(argv);
 }
 
-static void walk(struct list *files, const char *root, const char *rel)
+static void walk(aptix_strlist *files, const char *root, const char *rel)
 {
 	char *dir;
 	DIR *d;
@@ -328,17 +301,17 @@ static void walk(struct list *files, const char *root, const char *rel)
 	free(dir);
 }
 
-static void plain_files(struct list *files, const char *root,
-			const struct list *specs)
+static void plain_files(aptix_strlist *files, const char *root,
+			const aptix_strlist *specs)
 {
 	size_t i;
 
-	if (!specs->n) {
+	if (!specs->nr) {
 		walk(files, root, "");
 		return;
 	}
-	for (i = 0; i < specs->n; i++) {
-		const char *rel = specs->v[i];
+	for (i = 0; i < specs->nr; i++) {
+		const char *rel = specs->items[i];
 		char *full;
 		struct stat st;
 
@@ -416,7 +389,7 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 {
 	aptix_rag_index_options o = APTIX_RAG_INDEX_OPTIONS_INIT;
 	aptix_rag_index_stats st;
-	struct list specs, files;
+	aptix_strlist specs, files;
 	struct progress pr;
 	struct sigaction sa, old_int, old_term;
 	aptix_config *cfg = NULL;
@@ -459,10 +432,10 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 		list_add(&specs, rel, strlen(rel));
 		free(rel);
 	}
-	for (i = 0; i < specs.n; i++)
-		if (!*specs.v[i]) {
+	for (i = 0; i < specs.nr; i++)
+		if (!*specs.items[i]) {
 			/* the whole workspace: no other scope matters */
-			list_clear(&specs);
+			aptix_strlist_release(&specs);
 			break;
 		}
 	if (in_git_work_tree(root))
@@ -471,10 +444,10 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 		plain_files(&files, root, &specs);
 
 	o.backend = backend;
-	o.files = (const char *const *)files.v;
-	o.nfiles = files.n;
-	o.scopes = (const char *const *)specs.v;
-	o.nscopes = specs.n;
+	o.files = (const char *const *)files.items;
+	o.nfiles = files.nr;
+	o.scopes = (const char *const *)specs.items;
+	o.nscopes = specs.nr;
 	o.http.base_url = aptix_config_get(cfg, "openai.base-url");
 	o.http.api_key = getenv("OPENAI_API_KEY");
 	o.qdrant_url = getenv("QDRANT_URL");
@@ -532,8 +505,8 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 		       (double)st.duration_ms / 1000.0);
 	}
 done:
-	list_clear(&specs);
-	list_clear(&files);
+	aptix_strlist_release(&specs);
+	aptix_strlist_release(&files);
 	free(root);
 	aptix_config_free(cfg);
 	return rc;

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "parse-options.h"
 #include "turn-cli.h"
+#include "view.h"
 
 static const char *const rerun_usage[] = {
 	"aptix rerun [--model <model>] [--no-stream] [--dry-run] [--json] "
@@ -19,10 +20,7 @@ static const char *const rerun_usage[] = {
 int cmd_rerun(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct turn_cli c = { 0 };
-
 	aptix_oid from;
-	size_t sz;
-	aptix_otype t;
 	int rc;
 	struct option options[] = {
 		TURN_RUN_OPTIONS(c),
@@ -33,13 +31,8 @@ int cmd_rerun(int argc, const char **argv, struct aptix_repo *repo)
 	argc = parse_options(argc, argv, options, rerun_usage, 0);
 	if (argc != 1)
 		usage_with_options(rerun_usage, options);
-	if (aptix_revparse(&from, repo, argv[0]) < 0 ||
-	    aptix_odb_read_header(&sz, &t, aptix_repo_odb(repo), &from) < 0)
-		die_aptix();
-	if (t != APTIX_OBJ_SESSION)
-		die("'%s' is a %s, not a session", argv[0],
-		    aptix_otype_name(t));
+	view_resolve_session(&from, repo, argv[0]);
 	rc = turn_cli_run(repo, APTIX_RUN_RERUN, &from, NULL, &c);
-	string_list_clear(&c.files);
+	aptix_strlist_release(&c.files);
 	return rc;
 }

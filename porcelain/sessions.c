@@ -53,15 +53,7 @@ static int collect_conv(const aptix_conv_info *ci, void *payload)
 {
 	struct rows *rows = payload;
 
-	if (rows->nr == rows->alloc) {
-		size_t alloc = rows->alloc ? 2 * rows->alloc : 16;
-		struct conv_row *v = realloc(rows->v, alloc * sizeof(*v));
-
-		if (!v)
-			die("out of memory");
-		rows->v = v;
-		rows->alloc = alloc;
-	}
+	rows->v = cli_grow(rows->v, &rows->alloc, rows->nr, sizeof(*rows->v));
 	memset(&rows->v[rows->nr], 0, sizeof(rows->v[0]));
 	rows->v[rows->nr++].ci = *ci;
 	return 0;

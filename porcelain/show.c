@@ -428,8 +428,6 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 	int json = 0, no_pager = 0;
 	const char *name = "HEAD";
 	aptix_conv_info ci;
-	aptix_otype type;
-	size_t size;
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
 		OPT_BOOL(0, "raw", &sh.raw, "add the raw request and response "
@@ -446,15 +444,7 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 		name = argv[0];
 	sh.repo = repo;
 	sh.now = aptix_now_ms();
-	if (aptix_revparse(&sh.id, repo, name) < 0)
-		die_aptix();
-	if (aptix_odb_read_header(&size, &type, aptix_repo_odb(repo),
-				  &sh.id) < 0)
-		die_aptix();
-	if (type != APTIX_OBJ_SESSION)
-		die("'%s' is a %s, not a session", name,
-		    aptix_otype_name(type) ? aptix_otype_name(type) :
-		    "bad object");
+	view_resolve_session(&sh.id, repo, name);
 	view_load_session(&sh.s, repo, &sh.id);
 	view_load_turn(&sh.t, repo, &sh.s.turn);
 	if (aptix_index_conversation(&ci, repo, sh.s.conversation) == 0) {

@@ -75,16 +75,15 @@ struct status {
 static int turn_summary(char *out, aptix_repo *repo, const aptix_oid *turn)
 {
 	aptix_buf blob = APTIX_BUF_INIT;
-	aptix_otype type;
 	aptix_turn t;
 	int ok = 0;
 
-	if (view_load_turn_try(&t, repo, turn) < 0) {
+	if (aptix_turn_lookup(&t, repo, turn) < 0) {
+		aptix_turn_release(&t);
 		aptix_error_clear();
 		return 0;
 	}
-	if (aptix_odb_read(&blob, &type, aptix_repo_odb(repo),
-			   &t.instruction, 0) == 0 && type == APTIX_OBJ_BLOB) {
+	if (aptix_blob_lookup(&blob, repo, &t.instruction) == 0) {
 		aptix_summary_line(out, APTIX_SUMMARY_MAX, blob.ptr, blob.len);
 		ok = 1;
 	} else {
@@ -98,11 +97,9 @@ static int turn_summary(char *out, aptix_repo *repo, const aptix_oid *turn)
 static int blob_summary(char *out, aptix_repo *repo, const aptix_oid *id)
 {
 	aptix_buf blob = APTIX_BUF_INIT;
-	aptix_otype type;
 	int ok = 0;
 
-	if (aptix_odb_read(&blob, &type, aptix_repo_odb(repo), id, 0) == 0 &&
-	    type == APTIX_OBJ_BLOB) {
+	if (aptix_blob_lookup(&blob, repo, id) == 0) {
 		aptix_summary_line(out, APTIX_SUMMARY_MAX, blob.ptr, blob.len);
 		ok = 1;
 	} else {
@@ -117,15 +114,7 @@ static int collect_running(const aptix_running_info *r, void *payload)
 	struct status *st = payload;
 	struct running *e;
 
-	if (st->nrun == st->allocrun) {
-		size_t alloc = st->allocrun ? 2 * st->allocrun : 4;
-		struct running *v = realloc(st->run, alloc * sizeof(*v));
-
-		if (!v)
-			die("out of memory");
-		st->run = v;
-		st->allocrun = alloc;
-	}
+	st->run = cli_grow(st->run, &st->allocrun, st->nrun, sizeof(*st->run));
 	e = &st->run[st->nrun++];
 	memset(e, 0, sizeof(*e));
 	e->info = *r;
@@ -223,12 +212,13 @@ static void gather(struct status *st)
 		aptix_session s;
 
 		view_load_session(&s, st->repo, &st->failed.id);
-		if (view_load_turn_try(&st->failed_turn, st->repo,
-				       &s.turn) == 0) {
+		if (aptix_turn_lookup(&st->failed_turn, st->repo,
+				      &s.turn) == 0) {
 			st->has_failed_turn = 1;
 			st->errors = st->failed_turn.errors;
 			st->nerrors = st->failed_turn.nerrors;
 		} else {
+			aptix_turn_release(&st->failed_turn);
 			aptix_error_clear();
 		}
 		aptix_session_release(&s);
@@ -555,7 +545,7 @@ static void print_json(struct status *st)
 int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct status st;
-	struct string_list files = STRING_LIST_INIT;
+	aptix_strlist files = APTIX_STRLIST_INIT;
 	const char *files_from = NULL;
 	int json = 0;
 	struct option options[] = {
@@ -595,6 +585,6 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 	free(st.head_target);
 	aptix_file_set_release(&st.files);
 	free(st.files_error);
-	string_list_clear(&files);
+	aptix_strlist_release(&files);
 	return 0;
 }

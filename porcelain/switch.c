@@ -5,9 +5,7 @@
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
 #endif
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "view.h"
 #include "cli.h"
@@ -23,28 +21,6 @@ static const char *const switch_usage[] = {
 	"is given) and makes it current.",
 	NULL
 };
-
-/* A random UUID v4 from /dev/urandom. */
-static void new_uuid(char out[37])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char r[16];
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC), i, o = 0;
-	ssize_t n = fd < 0 ? -1 : read(fd, r, sizeof(r));
-
-	if (n != (ssize_t)sizeof(r))
-		die_errno("cannot read /dev/urandom");
-	close(fd);
-	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
-	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
-	for (i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[r[i] >> 4];
-		out[o++] = hex[r[i] & 0xf];
-	}
-	out[o] = '\0';
-}
 
 /* Does anything already use the conversation id? */
 static int conv_exists(aptix_repo *repo, const char *id)
@@ -115,7 +91,8 @@ int cmd_switch(int argc, const char **argv, struct aptix_repo *repo)
 				    argv[0]);
 			snprintf(id, sizeof(id), "%s", argv[0]);
 		} else {
-			new_uuid(id);
+			if (aptix_uuid_v4(id) < 0)
+				die_aptix();
 		}
 		set_head(repo, id);
 		printf("Switched to a new conversation '%s'\n", id);

@@ -17,7 +17,7 @@ struct turn_cli {
 	const char *model;
 	const char *conversation;
 	const char *workspace;		/* --workspace */
-	struct string_list files;	/* --file */
+	aptix_strlist files;		/* --file */
 	const char *files_from;		/* --files-from */
 	int no_stream, dry_run, json, quiet;
 	int no_files, no_rag;

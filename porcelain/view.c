@@ -54,33 +54,6 @@ void view_put_indented(FILE *fp, const char *indent, const char *text,
 	}
 }
 
-/* Length of the UTF-8 sequence starting at s (1 for a stray byte). */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (n > avail)
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong, surrogate and beyond-U+10FFFF forms */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 size_t view_put_truncated(FILE *fp, const char *s, size_t max, int pad)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -88,7 +61,7 @@ size_t view_put_truncated(FILE *fp, const char *s, size_t max, int pad)
 
 	/* does it fit? */
 	while (i < len && cols <= max) {
-		n = utf8_len(u + i, len - i);
+		n = aptix_utf8_seqlen(u + i, len - i);
 		i += n ? n : 1;
 		cols++;
 	}
@@ -99,7 +72,7 @@ size_t view_put_truncated(FILE *fp, const char *s, size_t max, int pad)
 		size_t keep = max > 3 ? max - 3 : 0;
 
 		for (i = 0, cols = 0; cols < keep; cols++) {
-			n = utf8_len(u + i, len - i);
+			n = aptix_utf8_seqlen(u + i, len - i);
 			i += n ? n : 1;
 		}
 		cli_print_sanitized(fp, s, i);
@@ -151,61 +124,36 @@ char *view_duration(char out[32], int64_t ms)
 	return out;
 }
 
-void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
+void view_resolve_session(aptix_oid *out, aptix_repo *repo, const char *name)
 {
 	aptix_otype type;
+	size_t size;
 
-	if (aptix_odb_read(out, &type, aptix_repo_odb(repo), id, 0) < 0)
+	if (aptix_revparse(out, repo, name) < 0 ||
+	    aptix_odb_read_header(&size, &type, aptix_repo_odb(repo), out) < 0)
 		die_aptix();
-	if (type != APTIX_OBJ_BLOB)
-		die("object %s is a %s, not a blob", aptix_oid_hex(id),
-		    aptix_otype_name(type));
+	if (type != APTIX_OBJ_SESSION)
+		die("'%s' is a %s, not a session", name,
+		    aptix_otype_name(type) ? aptix_otype_name(type) :
+		    "bad object");
 }
 
-static int load_typed(aptix_buf *data, aptix_repo *repo, const aptix_oid *id,
-		      aptix_otype want)
+void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
-	aptix_otype type;
-	int r;
-
-	if ((r = aptix_odb_read(data, &type, aptix_repo_odb(repo), id, 0)) < 0)
-		return r;
-	if (type != want) {
-		aptix_error_set(APTIX_ERROR_OBJECT, "object %s is a %s, not "
-				"a %s", aptix_oid_hex(id),
-				aptix_otype_name(type) ? aptix_otype_name(type) :
-				"bad object", aptix_otype_name(want));
-		return APTIX_EINVALID;
-	}
-	return 0;
+	if (aptix_blob_lookup(out, repo, id) < 0)
+		die_aptix();
 }
 
 void view_load_session(aptix_session *out, aptix_repo *repo,
 		       const aptix_oid *id)
 {
-	aptix_buf data = APTIX_BUF_INIT;
-
-	if (load_typed(&data, repo, id, APTIX_OBJ_SESSION) < 0 ||
-	    aptix_session_parse(out, data.ptr, data.len) < 0)
+	if (aptix_session_lookup(out, repo, id) < 0)
 		die_aptix();
-	aptix_buf_release(&data);
-}
-
-int view_load_turn_try(aptix_turn *out, aptix_repo *repo,
-		       const aptix_oid *id)
-{
-	aptix_buf data = APTIX_BUF_INIT;
-	int r;
-
-	if ((r = load_typed(&data, repo, id, APTIX_OBJ_TURN)) == 0)
-		r = aptix_turn_parse(out, data.ptr, data.len);
-	aptix_buf_release(&data);
-	return r;
 }
 
 void view_load_turn(aptix_turn *out, aptix_repo *repo, const aptix_oid *id)
 {
-	if (view_load_turn_try(out, repo, id) < 0)
+	if (aptix_turn_lookup(out, repo, id) < 0)
 		die_aptix();
 }
 
@@ -226,7 +174,7 @@ json_t *view_json_text(const char *s, size_t len)
 	if (!s)
 		return json_null();
 	while (i < len) {
-		n = utf8_len(u + i, len - i);
+		n = aptix_utf8_seqlen(u + i, len - i);
 		if (n)
 			aptix_buf_put(&clean, s + i, n);
 		else

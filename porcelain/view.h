@@ -52,15 +52,16 @@ char *view_date(char out[32], int64_t ms, int with_time);
 /* "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min". */
 char *view_duration(char out[32], int64_t ms);
 
-/* Read a blob; dies when it is missing or not a blob. */
+/* The id of the session name names; dies when it names anything else. */
+void view_resolve_session(aptix_oid *out, aptix_repo *repo, const char *name);
+/*
+ * aptix_blob_lookup(), aptix_session_lookup(), aptix_turn_lookup() that
+ * die (naming the object) when they fail.
+ */
 void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id);
-/* Load a session / turn; dies naming the object when it cannot. */
 void view_load_session(aptix_session *out, aptix_repo *repo,
 		       const aptix_oid *id);
 void view_load_turn(aptix_turn *out, aptix_repo *repo, const aptix_oid *id);
-/* Same, returning a library error code (message recorded) instead. */
-int view_load_turn_try(aptix_turn *out, aptix_repo *repo,
-		       const aptix_oid *id);
 
 /*
  * JSON values; each returns a new reference (json_null() for an absent

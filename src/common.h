@@ -40,6 +40,19 @@ void *aptix__realloc(void *p, size_t n);
 char *aptix__strdup(const char *s);
 char *aptix__strndup(const char *s, size_t n);
 
+/*
+ * The char **v; size_t n string lists of the public structs (warnings,
+ * errors), grown one string at a time; aptix_strlist is built on these.
+ * push and vpushf append a copy (0, or APTIX_ERROR with the list
+ * unchanged); copy replaces *dst with copies of src (unchanged on
+ * failure); clear frees every string and the array, leaving NULL, 0.
+ */
+int aptix__strv_push(char ***v, size_t *n, const char *s);
+int aptix__strv_vpushf(char ***v, size_t *n, const char *fmt, va_list ap)
+	APTIX_FORMAT(3, 0);
+int aptix__strv_copy(char ***dst, size_t *dn, char *const *src, size_t n);
+void aptix__strv_clear(char ***v, size_t *n);
+
 /* Big-endian integer encoding for keys that must sort numerically. */
 static inline void aptix__put_be64(unsigned char *p, uint64_t v)
 {

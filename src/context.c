@@ -23,37 +23,6 @@ const char *aptix_file_action_name(aptix_file_action a)
 	return "unknown";
 }
 
-/* Append a formatted copy to a warning list. */
-static int warn_list(char ***list, size_t *n, const char *fmt, va_list ap)
-{
-	aptix_buf msg = APTIX_BUF_INIT;
-	char **v;
-
-	if (aptix_buf_vprintf(&msg, fmt, ap) < 0 || aptix_buf_oom(&msg)) {
-		aptix_buf_release(&msg);
-		return aptix_error_oom();
-	}
-	v = aptix__realloc(*list, (*n + 1) * sizeof(*v));
-	if (!v) {
-		aptix_buf_release(&msg);
-		return APTIX_ERROR;
-	}
-	*list = v;
-	if (!(v[*n] = aptix_buf_detach(&msg)))
-		return aptix_error_oom();
-	(*n)++;
-	return 0;
-}
-
-static void free_list(char **list, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
-}
-
 void aptix_file_set_init(aptix_file_set *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -71,7 +40,7 @@ void aptix_file_set_release(aptix_file_set *s)
 		aptix_buf_release(&s->v[i].content);
 	}
 	free(s->v);
-	free_list(s->warnings, s->nwarnings);
+	aptix__strv_clear(&s->warnings, &s->nwarnings);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -82,7 +51,7 @@ int aptix_file_set_warn(aptix_file_set *s, const char *fmt, ...)
 
 	APTIX_ASSERT_ARG(s && fmt);
 	va_start(ap, fmt);
-	r = warn_list(&s->warnings, &s->nwarnings, fmt, ap);
+	r = aptix__strv_vpushf(&s->warnings, &s->nwarnings, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -108,7 +77,7 @@ void aptix_chunk_set_release(aptix_chunk_set *s)
 		aptix_buf_release(&c->text);
 	}
 	free(s->v);
-	free_list(s->warnings, s->nwarnings);
+	aptix__strv_clear(&s->warnings, &s->nwarnings);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -119,7 +88,7 @@ int aptix_chunk_set_warn(aptix_chunk_set *s, const char *fmt, ...)
 
 	APTIX_ASSERT_ARG(s && fmt);
 	va_start(ap, fmt);
-	r = warn_list(&s->warnings, &s->nwarnings, fmt, ap);
+	r = aptix__strv_vpushf(&s->warnings, &s->nwarnings, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -13,6 +13,7 @@
 #include "repo.h"
 #include "aptix/index.h"
 #include "aptix/refs.h"
+#include "aptix/oidmap.h"
 
 #define REC_VERSION 1
 
@@ -27,11 +28,7 @@ void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
 	}
 	for (i = 0; i < len && text[i] != '\n' && text[i] != '\r'; i++)
 		;
-	n = i < max ? i : max;
-	/* do not cut a UTF-8 sequence in two */
-	if (n < i)
-		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
-			n--;
+	n = aptix_utf8_cut(text, i, max);
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)text[i];
 
@@ -695,41 +692,37 @@ static int by_created(const void *a, const void *b)
 	return aptix_oid_cmp(&x->id, &y->id);
 }
 
-static int waiting_has_id(struct rebuild *rb, const char *applied,
-			  const aptix_oid *id)
-{
-	size_t i;
-
-	for (i = 0; i < rb->n; i++)
-		if (!applied[i] && !aptix_oid_cmp(&rb->ops[i]->id, id))
-			return 1;
-	return 0;
-}
-
 /*
  * No waiting session could be indexed: root those whose parent is not
  * waiting too (it is missing). The first waiting session may wait for
  * a parent created later (clocks go wrong), so it is not necessarily
  * one of them.
  */
-static void root_orphans(struct rebuild *rb, const char *applied)
+static int root_orphans(struct rebuild *rb, const char *applied)
 {
+	aptix_oidmap waiting = APTIX_OIDMAP_INIT;
 	size_t i, first = rb->n;
-	int rooted = 0;
+	int rooted = 0, r = 0;
 
-	for (i = 0; i < rb->n; i++) {
+	for (i = 0; i < rb->n && !r; i++)
+		if (!applied[i])
+			r = aptix_oidmap_put(&waiting, &rb->ops[i]->id, i);
+	for (i = 0; i < rb->n && !r; i++) {
 		if (applied[i])
 			continue;
 		if (first == rb->n)
 			first = i;
-		if (!waiting_has_id(rb, applied,
-				    &rb->ops[i]->session.parent)) {
+		if (aptix_oidmap_get(NULL, &waiting,
+				     &rb->ops[i]->session.parent)) {
 			rb->ops[i]->session.has_parent = 0;
 			rooted = 1;
 		}
 	}
-	if (!rooted && first < rb->n)	/* cannot happen: ids are hashes */
+	/* cannot happen: ids are hashes */
+	if (!r && !rooted && first < rb->n)
 		rb->ops[first]->session.has_parent = 0;
+	aptix_oidmap_release(&waiting);
+	return r;
 }
 
 static int rebuild_fn(aptix_store_wtxn *w, void *payload)
@@ -780,7 +773,7 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 			done++;
 		}
 		if (!r && done == before)
-			root_orphans(rb, applied);
+			r = root_orphans(rb, applied);
 	}
 	free(applied);
 	aptix_buf_release(&tmp);

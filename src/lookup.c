@@ -13,7 +13,8 @@ static int read_typed(aptix_buf *out, aptix_repo *repo, const aptix_oid *id,
 	if (r == 0 && type != want) {
 		aptix_error_set(APTIX_ERROR_OBJECT, "object '%s' is a %s, not "
 				"a %s", aptix_oid_hex(id),
-				aptix_otype_name(type), aptix_otype_name(want));
+				aptix_otype_name(type) ? aptix_otype_name(type) :
+				"bad object", aptix_otype_name(want));
 		r = APTIX_EINVALID;
 	}
 	return r;

@@ -417,15 +417,6 @@ void aptix_turn_init(aptix_turn *t)
 	t->version = APTIX_OBJECT_VERSION;
 }
 
-static void free_list(char **items, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(items[i]);
-	free(items);
-}
-
 void aptix_turn_release(aptix_turn *t)
 {
 	size_t i;
@@ -450,8 +441,8 @@ void aptix_turn_release(aptix_turn *t)
 		free(t->files[i].sha256);
 	}
 	free(t->files);
-	free_list(t->warnings, t->nwarnings);
-	free_list(t->errors, t->nerrors);
+	aptix__strv_clear(&t->warnings, &t->nwarnings);
+	aptix__strv_clear(&t->errors, &t->nerrors);
 	aptix_turn_init(t);
 }
 

@@ -12,7 +12,7 @@
 
 static const char hexdigits[] = "0123456789abcdef";
 
-static int hexval(unsigned char c)
+int aptix_hex_value(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -28,7 +28,7 @@ int aptix_is_hex(const char *s, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (hexval((unsigned char)s[i]) < 0)
+		if (aptix_hex_value((unsigned char)s[i]) < 0)
 			return 0;
 	return 1;
 }
@@ -44,7 +44,7 @@ int aptix_oid_fromstrn(aptix_oid *out, const char *hex, size_t len)
 	}
 	memset(out->id, 0, sizeof(out->id));
 	for (i = 0; i < len; i++) {
-		int v = hexval((unsigned char)hex[i]);
+		int v = aptix_hex_value((unsigned char)hex[i]);
 
 		out->id[i / 2] |= (unsigned char)(i % 2 ? v : v << 4);
 	}

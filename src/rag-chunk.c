@@ -50,11 +50,7 @@ static int emit_term(const unsigned char *s, size_t n,
 	char t[RAG_TERM_MAX + 1];
 	size_t i;
 
-	if (n > RAG_TERM_MAX) {
-		n = RAG_TERM_MAX;
-		while (n && (s[n] & 0xc0) == 0x80)
-			n--;
-	}
+	n = aptix_utf8_cut((const char *)s, n, RAG_TERM_MAX);
 	if (n < 2)
 		return 0;
 	for (i = 0; i < n; i++)
@@ -295,7 +291,7 @@ int aptix_rag__chunk_ident(aptix_rag__chunk *c, const char *repo,
 	memcpy(c->uuid, h.id, 16);
 	c->uuid[6] = (unsigned char)((c->uuid[6] & 0x0f) | 0x80);
 	c->uuid[8] = (unsigned char)((c->uuid[8] & 0x3f) | 0x80);
-	aptix_rag__uuid_format(c->id, c->uuid);
+	aptix_uuid_format(c->id, c->uuid);
 	return 0;
 }
 

@@ -124,8 +124,6 @@ int aptix_rag__chunk_text(aptix_rag__chunk **out, size_t *n,
 /* Fill hash, uuid and id of a chunk of text. */
 int aptix_rag__chunk_ident(aptix_rag__chunk *c, const char *repo,
 			   const char *path, const char *text);
-void aptix_rag__uuid_format(char out[37], const unsigned char u[16]);
-int aptix_rag__uuid_parse(unsigned char u[16], const char *s);
 /* "c", "python"...: from the file name; "text" when unknown. */
 const char *aptix_rag__language(const char *path);
 /* path is prefix, or under the directory prefix ("" matches all). */

@@ -844,7 +844,7 @@ static int local_query(aptix_chunk_set *out, struct aptix_rag_backend *b,
 		if (!doc_matches(&d, q->repo_name, q->prefixes, q->nprefixes,
 				 q->language))
 			continue;
-		aptix_rag__uuid_format(id, d.uuid);
+		aptix_uuid_format(id, d.uuid);
 		memcpy(h.id, d.hash, 32);
 		aptix_oid_tostr(hash, &h);
 		repo_s = aptix__strndup(d.repo, d.repo_len);

@@ -523,14 +523,9 @@ static char *embed_text(const struct rag_file_op *op,
 			const aptix_rag__chunk *c)
 {
 	aptix_buf b = APTIX_BUF_INIT;
-	size_t n = c->len;
 	const char *t = op->content.ptr + c->off;
+	size_t n = aptix_utf8_cut(t, c->len, EMBED_MAX_BYTES);
 
-	if (n > EMBED_MAX_BYTES) {
-		n = EMBED_MAX_BYTES;
-		while (n && ((unsigned char)t[n] & 0xc0) == 0x80)
-			n--;
-	}
 	aptix_buf_printf(&b, "%s\n", op->path);
 	aptix_buf_put(&b, t, n);
 	if (aptix_buf_oom(&b)) {
@@ -758,7 +753,7 @@ static int qdrant_apply(struct aptix_rag_backend *be, struct rag_batch *b,
 
 			if (!op->remove && in_op(op, old.c[k].uuid))
 				continue;
-			aptix_rag__uuid_format(id, old.c[k].uuid);
+			aptix_uuid_format(id, old.c[k].uuid);
 			if (json_array_append_new(dels, json_string(id))) {
 				r = aptix_error_oom();
 				break;

@@ -84,51 +84,6 @@ void aptix_rag__smap_release(struct rag_smap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-void aptix_rag__uuid_format(char out[37], const unsigned char u[16])
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	for (i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[u[i] >> 4];
-		out[o++] = hex[u[i] & 15];
-	}
-	out[o] = '\0';
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int aptix_rag__uuid_parse(unsigned char u[16], const char *s)
-{
-	size_t i, k = 0;
-
-	for (i = 0; s[i] && k < 32; i++) {
-		int v;
-
-		if (s[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23))
-			continue;
-		if ((v = hexval((unsigned char)s[i])) < 0)
-			return APTIX_EINVALID;
-		if (k & 1)
-			u[k / 2] = (unsigned char)(u[k / 2] | v);
-		else
-			u[k / 2] = (unsigned char)(v << 4);
-		k++;
-	}
-	return k == 32 && !s[i] ? 0 : APTIX_EINVALID;
-}
-
 /* ------------------------------------------------------------------ */
 /* Settings                                                             */
 /* ------------------------------------------------------------------ */
@@ -348,50 +303,6 @@ static int path_ok(const char *p)
 	return 1;
 }
 
-/* Valid UTF-8 without NUL bytes (overlongs and surrogates refused). */
-static int text_ok(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char c = s[i];
-		size_t k, need;
-		uint32_t cp;
-
-		if (!c)
-			return 0;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			need = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3;
-			cp = c & 0x07;
-		} else {
-			return 0;
-		}
-		if (n - i <= need)
-			return 0;
-		for (k = 1; k <= need; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 &&
-						   cp <= 0xdfff))) ||
-		    (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-			return 0;
-		i += need + 1;
-	}
-	return 1;
-}
-
 /*
  * 1: read; 0: not indexable (missing, special, binary, too large, or
  * holding one of the nkeys keys).
@@ -416,7 +327,7 @@ static int read_source(aptix_buf *out, const char *workdir, const char *path,
 		out->max = (size_t)max + 1;
 		/* a file holding an API key is never indexed */
 		if (aptix_buf_read_fd(out, fd) == 0 && out->len <= (size_t)max &&
-		    text_ok((const unsigned char *)out->ptr, out->len) &&
+		    aptix_utf8_valid(out->ptr, out->len) &&
 		    !aptix__holds_secret(out->ptr, out->len, keys, nkeys))
 			ok = 1;
 		out->max = 0;

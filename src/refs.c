@@ -21,26 +21,11 @@ static int bad_name(const char *name, const char *why)
  * Length of the valid UTF-8 sequence at s that is not a C1 control
  * (U+0080..U+009F, which terminals take as controls); 0 when invalid.
  */
-static size_t utf8_ok(const unsigned char *s)
+static size_t utf8_ok(const unsigned char *s, size_t avail)
 {
-	size_t n, i;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
+	if (s[0] == 0xc2 && avail > 1 && s[1] <= 0x9f)
 		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xc2 && s[1] <= 0x9f) ||
-	    (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
+	return aptix_utf8_seqlen(s, avail);
 }
 
 int aptix_ref_check_name(const char *name)
@@ -62,7 +47,8 @@ int aptix_ref_check_name(const char *name)
 		if (c < 0x20 || c == 0x7f)
 			return bad_name(name, "it has a control character");
 		if (c >= 0x80) {
-			size_t n = utf8_ok((const unsigned char *)p);
+			size_t n = utf8_ok((const unsigned char *)p,
+					   len - (size_t)(p - name));
 
 			if (!n)
 				return bad_name(name, "it is not valid UTF-8 "
@@ -130,6 +116,13 @@ const char *aptix_refs__conversation(const char *name)
 	if (strncmp(name, APTIX_CONV_PREFIX, n) || !conv_id_ok(name + n))
 		return NULL;
 	return name + n;
+}
+
+const char *aptix_ref_shorten(const char *name)
+{
+	const char *conv = aptix_refs__conversation(name);
+
+	return conv ? conv : name;
 }
 
 int aptix_conv_check_id(const char *id)

@@ -12,31 +12,6 @@
 
 #define FORMAT_KEY "format"
 
-int aptix__new_conv_id(char out[37])
-{
-	unsigned char r[16];
-	static const char hex[] = "0123456789abcdef";
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC), i, o = 0;
-	ssize_t n = fd < 0 ? -1 : read(fd, r, sizeof(r));
-
-	if (fd >= 0)
-		close(fd);
-	if (n != (ssize_t)sizeof(r)) {
-		aptix_error_set_os("cannot read /dev/urandom");
-		return APTIX_ERROR;
-	}
-	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
-	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
-	for (i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[r[i] >> 4];
-		out[o++] = hex[r[i] & 0xf];
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 static int check_format(aptix_repo *repo)
 {
 	aptix_buf v = APTIX_BUF_INIT;
@@ -221,7 +196,7 @@ int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 	if ((r = repo_alloc(&repo, dir.ptr)) < 0 ||
 	    (r = repo_attach(repo, APTIX_STORE_CREATE)) < 0)
 		goto done;
-	if ((r = aptix__new_conv_id(conv)) < 0)
+	if ((r = aptix_uuid_v4(conv)) < 0)
 		goto done;
 	aptix_buf_printf(&head, "ref: %s%s", APTIX_CONV_PREFIX, conv);
 	ip.head = head.ptr;

@@ -58,7 +58,4 @@ int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
 int aptix_run__check_claim(const char *conv, const char *record,
 			   size_t len);
 
-/* Random conversation id (UUID v4 form) into out[37]. */
-int aptix__new_conv_id(char out[37]);
-
 #endif

@@ -131,9 +131,7 @@ static int session_parent(aptix_oid *out, aptix_repo *repo,
 			  const aptix_oid *id, const char *name)
 {
 	aptix_session_info si;
-	aptix_buf data = APTIX_BUF_INIT;
 	aptix_session s;
-	aptix_otype type;
 	int r;
 
 	if (aptix_index_session(&si, repo, id) == 0) {
@@ -142,19 +140,13 @@ static int session_parent(aptix_oid *out, aptix_repo *repo,
 		*out = si.parent;
 		return 0;
 	}
-	if ((r = aptix_odb_read(&data, &type, repo->odb, id, 0)) < 0)
+	if ((r = aptix_session_lookup(&s, repo, id)) < 0) {
+		aptix_session_release(&s);
+		if (r == APTIX_EINVALID)	/* say which name it was */
+			aptix_error_set(aptix_error_last()->klass, "'%s': %s",
+					name, aptix_error_last()->message);
 		return r;
-	if (type != APTIX_OBJ_SESSION) {
-		aptix_buf_release(&data);
-		aptix_error_set(APTIX_ERROR_OBJECT, "'%s': object '%s' is a %s, "
-				"not a session", name, aptix_oid_hex(id),
-				aptix_otype_name(type));
-		return APTIX_EINVALID;
 	}
-	r = aptix_session_parse(&s, data.ptr, data.len);
-	aptix_buf_release(&data);
-	if (r < 0)
-		return r;
 	if (!s.has_parent) {
 		aptix_session_release(&s);
 		goto root;

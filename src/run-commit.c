@@ -392,10 +392,9 @@ static int record_dead(aptix_txn *tx, const struct dead *d, aptix_turn *t)
 		 d->rec.host);
 	t->status = APTIX_TURN_FAILED;
 	t->status_at = aptix_now_ms();
-	t->errors = aptix__calloc(1, sizeof(char *));
-	if (!t->errors || !(t->errors[0] = aptix__strdup(msg)))
+	aptix__strv_clear(&t->errors, &t->nerrors);
+	if (aptix__strv_push(&t->errors, &t->nerrors, msg) < 0)
 		return APTIX_ERROR;
-	t->nerrors = 1;
 	aptix_session_init(&s);
 	s.parent = d->rec.parent;
 	s.has_parent = d->rec.has_parent;

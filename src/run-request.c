@@ -172,15 +172,10 @@ static int rehydrate(json_t *input, aptix_run *run)
 		}
 	}
 	aptix_error_clear();
-	if (summary.len > (size_t)run->summary_chars) {
-		size_t cut = (size_t)run->summary_chars;
-
-		/* never split a UTF-8 sequence */
-		while (cut > 0 && ((unsigned char)summary.ptr[cut] & 0xc0) ==
-		       0x80)
-			cut--;
-		aptix_buf_truncate(&summary, cut);
-	}
+	if (summary.len > (size_t)run->summary_chars)
+		aptix_buf_truncate(&summary,
+				   aptix_utf8_cut(summary.ptr, summary.len,
+						  (size_t)run->summary_chars));
 	if (summary.len) {
 		aptix_buf_printf(&b, "Summary of the earlier turns of this "
 				 "conversation (the previous responses are "

@@ -16,22 +16,14 @@ static const char *const state_names[] = {
 
 int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)
 {
-	aptix_buf b = APTIX_BUF_INIT;
-	aptix_run_result *r = &run->res;
-	char **w;
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	aptix_buf_vprintf(&b, fmt, ap);
+	r = aptix__strv_vpushf(&run->res.warnings, &run->res.nwarnings, fmt,
+			       ap);
 	va_end(ap);
-	w = aptix__realloc(r->warnings, (r->nwarnings + 1) * sizeof(char *));
-	if (!w || aptix_buf_oom(&b)) {
-		aptix_buf_release(&b);
-		return APTIX_ERROR;
-	}
-	r->warnings = w;
-	w[r->nwarnings++] = aptix_buf_detach(&b);
-	return 0;
+	return r;
 }
 
 int aptix_run__holds_secret(const aptix_run *run, const void *data,
@@ -259,7 +251,7 @@ static int place_from(aptix_run *run)
 			goto done;
 	}
 	run->new_conv = 1;
-	r = aptix__new_conv_id(run->conv);
+	r = aptix_uuid_v4(run->conv);
 done:
 	aptix_session_release(&from);
 	return r;
@@ -532,34 +524,7 @@ int aptix_run_send(aptix_run *run)
 
 static int push_error(aptix_turn *t, const char *msg)
 {
-	char **e = aptix__realloc(t->errors, (t->nerrors + 1) *
-				  sizeof(char *));
-
-	if (!e)
-		return APTIX_ERROR;
-	t->errors = e;
-	if (!(e[t->nerrors] = aptix__strdup(msg)))
-		return APTIX_ERROR;
-	t->nerrors++;
-	return 0;
-}
-
-static int copy_warnings(aptix_turn *t, const aptix_run_result *res)
-{
-	size_t i;
-
-	for (i = 0; i < t->nwarnings; i++)
-		free(t->warnings[i]);
-	free(t->warnings);
-	t->nwarnings = 0;
-	if (!(t->warnings = aptix__calloc(res->nwarnings + 1,
-					  sizeof(char *))))
-		return APTIX_ERROR;
-	for (i = 0; i < res->nwarnings; i++)
-		if (!(t->warnings[t->nwarnings++] =
-		      aptix__strdup(res->warnings[i])))
-			return APTIX_ERROR;
-	return 0;
+	return aptix__strv_push(&t->errors, &t->nerrors, msg);
 }
 
 /*
@@ -622,7 +587,8 @@ int aptix_run_finish(aptix_run *run)
 	}
 	if ((!completed && push_error(&run->turn, res->error_message ?
 				      res->error_message : "failed") < 0) ||
-	    copy_warnings(&run->turn, res) < 0)
+	    aptix__strv_copy(&run->turn.warnings, &run->turn.nwarnings,
+			     res->warnings, res->nwarnings) < 0)
 		return APTIX_ERROR;
 	while ((r = aptix_run__commit(run, completed)) < 0 &&
 	       fall_back(run, r, &completed))
@@ -649,7 +615,6 @@ int aptix_run_finish(aptix_run *run)
 void aptix_run_free(aptix_run *run)
 {
 	aptix_run_result *r;
-	size_t i;
 
 	if (!run)
 		return;
@@ -659,9 +624,7 @@ void aptix_run_free(aptix_run *run)
 	r = &run->res;
 	aptix_openai_result_release(&r->api);
 	aptix_buf_release(&r->request);
-	for (i = 0; i < r->nwarnings; i++)
-		free(r->warnings[i]);
-	free(r->warnings);
+	aptix__strv_clear(&r->warnings, &r->nwarnings);
 	free(r->error_code);
 	free(r->error_message);
 	aptix_file_set_release(&run->files);

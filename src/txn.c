@@ -10,6 +10,7 @@
 #include "zstream.h"
 #include "odb-store.h"
 #include "aptix/refs.h"
+#include "aptix/oidmap.h"
 
 enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF, OP_RUNNING_CLAIM,
 	OP_RUNNING_RELEASE, OP_REF_VERIFY };
@@ -31,8 +32,7 @@ struct aptix_txn {
 	aptix_repo *repo;
 	struct op *ops;
 	size_t n, alloc;
-	/* open-addressing table of OP_OBJECT indices + 1, by id */
-	size_t *slots, nslots, nobjs;
+	aptix_oidmap objs;		/* id -> index of its OP_OBJECT */
 };
 
 int aptix_txn_new(aptix_txn **out, aptix_repo *repo)
@@ -63,9 +63,7 @@ static void clear_ops(aptix_txn *tx)
 		free(o->reason);
 	}
 	tx->n = 0;
-	tx->nobjs = 0;
-	if (tx->slots)
-		memset(tx->slots, 0, tx->nslots * sizeof(size_t));
+	aptix_oidmap_clear(&tx->objs);
 }
 
 void aptix_txn_free(aptix_txn *tx)
@@ -74,7 +72,7 @@ void aptix_txn_free(aptix_txn *tx)
 		return;
 	clear_ops(tx);
 	free(tx->ops);
-	free(tx->slots);
+	aptix_oidmap_release(&tx->objs);
 	free(tx);
 }
 
@@ -103,60 +101,11 @@ static struct op *new_op(aptix_txn *tx, enum op_kind kind)
 	return o;
 }
 
-static size_t slot_of(const aptix_oid *id, size_t nslots)
-{
-	uint64_t h;
-
-	memcpy(&h, id->id, sizeof(h));
-	return (size_t)(h & (nslots - 1));
-}
-
 static struct op *find_object(aptix_txn *tx, const aptix_oid *id)
 {
 	size_t i;
 
-	if (!tx->nslots)
-		return NULL;
-	for (i = slot_of(id, tx->nslots); tx->slots[i];
-	     i = (i + 1) & (tx->nslots - 1)) {
-		struct op *o = &tx->ops[tx->slots[i] - 1];
-
-		if (!aptix_oid_cmp(&o->id, id))
-			return o;
-	}
-	return NULL;
-}
-
-static int remember_object(aptix_txn *tx, size_t opindex)
-{
-	size_t i;
-
-	if ((tx->nobjs + 1) * 2 > tx->nslots) {
-		size_t ns = tx->nslots ? tx->nslots * 2 : 64, j;
-		size_t *s = aptix__calloc(ns, sizeof(size_t));
-
-		if (!s)
-			return APTIX_ERROR;
-		for (j = 0; j < tx->nslots; j++) {
-			size_t k;
-
-			if (!tx->slots[j])
-				continue;
-			k = slot_of(&tx->ops[tx->slots[j] - 1].id, ns);
-			while (s[k])
-				k = (k + 1) & (ns - 1);
-			s[k] = tx->slots[j];
-		}
-		free(tx->slots);
-		tx->slots = s;
-		tx->nslots = ns;
-	}
-	i = slot_of(&tx->ops[opindex].id, tx->nslots);
-	while (tx->slots[i])
-		i = (i + 1) & (tx->nslots - 1);
-	tx->slots[i] = opindex + 1;
-	tx->nobjs++;
-	return 0;
+	return aptix_oidmap_get(&i, &tx->objs, id) ? NULL : &tx->ops[i];
 }
 
 int aptix_txn_read_object(aptix_buf *out, aptix_otype *type, aptix_txn *tx,
@@ -201,7 +150,7 @@ int aptix_txn_write_object(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 	}
 	o->id = id;
 	if ((r = aptix_stored_encode(&o->val, type, data, len)) < 0 ||
-	    (r = remember_object(tx, tx->n - 1)) < 0) {
+	    (r = aptix_oidmap_put(&tx->objs, &id, tx->n - 1)) < 0) {
 		aptix_buf_release(&o->val);
 		tx->n--;
 		goto fail;

@@ -33,6 +33,17 @@ size_t aptix_utf8_seqlen(const unsigned char *s, size_t avail)
 	return n;
 }
 
+size_t aptix_utf8_cut(const char *s, size_t len, size_t max)
+{
+	size_t n = max;
+
+	if (len <= max)
+		return len;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
 int aptix_utf8_valid(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;

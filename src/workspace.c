@@ -770,53 +770,6 @@ static int merge_candidates(struct scan *sc)
 
 /* --- Reading ------------------------------------------------------------ */
 
-/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF)
- * without NUL bytes. */
-static int is_text(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned c = s[i];
-		size_t need, k;
-		unsigned lo = 0x80, hi = 0xbf;
-
-		if (c >= 0x01 && c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			need = 1;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2;
-			if (c == 0xe0)
-				lo = 0xa0;
-			else if (c == 0xed)
-				hi = 0x9f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3;
-			if (c == 0xf0)
-				lo = 0x90;
-			else if (c == 0xf4)
-				hi = 0x8f;
-		} else {
-			return 0;	/* NUL, continuation, 0xc0/0xc1, 0xf5+ */
-		}
-		if (n - i <= need)
-			return 0;
-		for (k = 1; k <= need; k++) {
-			unsigned b = s[i + k];
-
-			if (b < lo || b > hi)
-				return 0;
-			lo = 0x80;
-			hi = 0xbf;
-		}
-		i += need + 1;
-	}
-	return 1;
-}
-
 static int set_unreadable(struct scan *sc, aptix_active_file *f,
 			  const char *note)
 {
@@ -828,11 +781,6 @@ static int set_unreadable(struct scan *sc, aptix_active_file *f,
 					   "workspace", f->path);
 	return aptix_file_set_warn(sc->out, "cannot read '%s': %s", f->path,
 				   note);
-}
-
-static void sha_hex(char out[65], const aptix_oid *id)
-{
-	aptix_oid_tostr(out, id);
 }
 
 /*
@@ -928,10 +876,10 @@ static int read_one(struct scan *sc, aptix_active_file *f, struct cand *c)
 			if ((r = aptix_sha256(&id, f->content.ptr,
 					      f->content.len)) < 0)
 				goto done;
-			sha_hex(f->sha256, &id);
+			aptix_oid_tostr(f->sha256, &id);
 			f->size = (long)f->content.len;
-			f->binary = !is_text((const unsigned char *)
-					     f->content.ptr, f->content.len);
+			f->binary = !aptix_utf8_valid(f->content.ptr,
+						      f->content.len);
 			f->action = f->binary ? APTIX_FILE_BINARY :
 				APTIX_FILE_SEND;
 			r = 0;
@@ -957,7 +905,7 @@ static int read_one(struct scan *sc, aptix_active_file *f, struct cand *c)
 		}
 		goto done;
 	}
-	sha_hex(f->sha256, &id);
+	aptix_oid_tostr(f->sha256, &id);
 	f->size = (long)size;
 	f->too_large = 1;
 	f->action = APTIX_FILE_TOO_LARGE;

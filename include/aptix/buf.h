@@ -63,5 +63,11 @@ APTIX_EXTERN(int) aptix_buf_read_file(aptix_buf *b, const char *path);
 APTIX_EXTERN(size_t) aptix_utf8_seqlen(const unsigned char *s, size_t avail);
 /** @brief Whether s[0..len) is well-formed UTF-8 holding no NUL byte. */
 APTIX_EXTERN(int) aptix_utf8_valid(const char *s, size_t len);
+/**
+ * @brief Where to cut s[0..len) to keep at most max bytes without
+ * splitting a UTF-8 sequence: len when it fits, else max moved back to
+ * the start of the sequence it falls in.
+ */
+APTIX_EXTERN(size_t) aptix_utf8_cut(const char *s, size_t len, size_t max);
 
 #endif

@@ -32,6 +32,29 @@ APTIX_EXTERN(int) aptix_oid_cmp(const aptix_oid *a, const aptix_oid *b);
 APTIX_EXTERN(int) aptix_oid_is_zero(const aptix_oid *id);
 /** True when s is a run of n hex digits (no NUL within n). */
 APTIX_EXTERN(int) aptix_is_hex(const char *s, size_t n);
+/** @brief The value (0..15) of the hex digit c, either case; -1 if none. */
+APTIX_EXTERN(int) aptix_hex_value(int c);
+
+/** Length of a UUID in text, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". */
+#define APTIX_UUID_STRSZ 36
+
+/**
+ * @brief A random (version 4) UUID, as 36 lowercase characters and a NUL.
+ * @param[out] out the UUID in text
+ * @return 0, or APTIX_ERROR when the system has no randomness to give
+ */
+APTIX_EXTERN(int) aptix_uuid_v4(char out[APTIX_UUID_STRSZ + 1]);
+/**
+ * @brief Write the 16 bytes u as a UUID: 36 lowercase characters, a NUL.
+ */
+APTIX_EXTERN(void) aptix_uuid_format(char out[APTIX_UUID_STRSZ + 1],
+				     const unsigned char u[16]);
+/**
+ * @brief Parse a UUID (32 hex digits, either case, with or without the
+ * dashes at their usual places) into 16 bytes.
+ * @return 0, or APTIX_EINVALID when s is not one (out is then undefined)
+ */
+APTIX_EXTERN(int) aptix_uuid_parse(unsigned char u[16], const char *s);
 
 /** SHA-256 of arbitrary bytes (not an object id: no header). */
 APTIX_EXTERN(int) aptix_sha256(aptix_oid *out, const void *data, size_t len);

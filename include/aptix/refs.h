@@ -37,6 +37,12 @@ APTIX_EXTERN(int) aptix_ref_check_name(const char *name);
  * a valid ref name).
  */
 APTIX_EXTERN(int) aptix_conv_check_id(const char *id);
+/**
+ * @brief A ref name as revparse reads it back: "refs/conversations/<id>"
+ * as "<id>" (when <id> is a valid conversation id), any other name as is.
+ * @note The result points into name.
+ */
+APTIX_EXTERN(const char *) aptix_ref_shorten(const char *name);
 
 /** Read a ref as stored (no peeling). ENOTFOUND when absent. */
 APTIX_EXTERN(int) aptix_ref_read(aptix_ref *out, aptix_repo *repo,

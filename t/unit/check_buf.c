@@ -408,6 +408,76 @@ START_TEST(test_read_max)
 }
 END_TEST
 
+START_TEST(test_strlist)
+{
+	aptix_strlist a = APTIX_STRLIST_INIT, b;
+	char word[] = "borrowed";
+	size_t i;
+
+	ck_assert_uint_eq(a.nr, 0);
+	ck_assert_ptr_null(a.items);
+	ck_assert_int_eq(aptix_strlist_push(&a, word), 0);
+	word[0] = 'X';
+	ck_assert_str_eq(a.items[0], "borrowed");
+	ck_assert_int_eq(aptix_strlist_pushf(&a, "%d %s", 42, "x"), 0);
+	ck_assert_int_eq(aptix_strlist_push(&a, ""), 0);
+	ck_assert_uint_eq(a.nr, 3);
+	ck_assert_str_eq(a.items[1], "42 x");
+	ck_assert_str_eq(a.items[2], "");
+	for (i = 0; i < 200; i++)
+		ck_assert_int_eq(aptix_strlist_pushf(&a, "%zu", i), 0);
+	ck_assert_uint_eq(a.nr, 203);
+	ck_assert_str_eq(a.items[202], "199");
+
+	aptix_strlist_init(&b);
+	ck_assert_int_eq(aptix_strlist_push(&b, "replaced"), 0);
+	ck_assert_int_eq(aptix_strlist_copy(&b, &a), 0);
+	ck_assert_uint_eq(b.nr, a.nr);
+	for (i = 0; i < a.nr; i++) {
+		ck_assert_str_eq(b.items[i], a.items[i]);
+		ck_assert_ptr_ne(b.items[i], a.items[i]);
+	}
+	aptix_strlist_release(&a);
+	ck_assert_uint_eq(a.nr, 0);
+	ck_assert_ptr_null(a.items);
+	ck_assert_str_eq(b.items[1], "42 x");
+	ck_assert_int_eq(aptix_strlist_copy(&b, &a), 0);
+	ck_assert_uint_eq(b.nr, 0);
+	aptix_strlist_release(&b);
+	aptix_strlist_release(&b);
+}
+END_TEST
+
+START_TEST(test_utf8)
+{
+	static const char euro[] = "a\xe2\x82\xac";	/* "a" U+20AC */
+
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)"A", 1),
+			  1);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)euro + 1,
+					    3), 3);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)euro + 1,
+					    2), 0);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)
+					    "\xc0\x80", 2), 0);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)
+					    "\xed\xa0\x80", 3), 0);
+	ck_assert_uint_eq(aptix_utf8_seqlen((const unsigned char *)
+					    "\xf4\x90\x80\x80", 4), 0);
+	ck_assert(aptix_utf8_valid(euro, 4));
+	ck_assert(!aptix_utf8_valid(euro, 3));
+	ck_assert(!aptix_utf8_valid("a\0b", 3));
+
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 10), 4);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 4), 4);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 3), 1);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 2), 1);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 1), 1);
+	ck_assert_uint_eq(aptix_utf8_cut(euro, 4, 0), 0);
+	ck_assert_uint_eq(aptix_utf8_cut(euro + 1, 3, 2), 0);
+}
+END_TEST
+
 Suite *buf_suite(void)
 {
 	Suite *s = suite_create("buf");
@@ -425,6 +495,8 @@ Suite *buf_suite(void)
 	tcase_add_test(tc, test_read_file);
 	tcase_add_test(tc, test_read_fd);
 	tcase_add_test(tc, test_read_max);
+	tcase_add_test(tc, test_strlist);
+	tcase_add_test(tc, test_utf8);
 	suite_add_tcase(s, tc);
 	return s;
 }

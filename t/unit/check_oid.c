@@ -265,6 +265,136 @@ START_TEST(test_otype_names)
 }
 END_TEST
 
+START_TEST(test_hex_value)
+{
+	ck_assert_int_eq(aptix_hex_value('0'), 0);
+	ck_assert_int_eq(aptix_hex_value('9'), 9);
+	ck_assert_int_eq(aptix_hex_value('a'), 10);
+	ck_assert_int_eq(aptix_hex_value('F'), 15);
+	ck_assert_int_eq(aptix_hex_value('g'), -1);
+	ck_assert_int_eq(aptix_hex_value('\0'), -1);
+	ck_assert_int_eq(aptix_hex_value(-61), -1);
+	ck_assert_int_eq(aptix_hex_value(0xe9), -1);
+}
+END_TEST
+
+START_TEST(test_uuid)
+{
+	static const unsigned char raw[16] = {
+		0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0x4d, 0xef,
+		0x80, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0xff
+	};
+	char a[APTIX_UUID_STRSZ + 1], b[APTIX_UUID_STRSZ + 1];
+	unsigned char u[16];
+	size_t i;
+
+	aptix_uuid_format(a, raw);
+	ck_assert_str_eq(a, "12345678-9abc-4def-8001-0203040506ff");
+	ck_assert_int_eq(aptix_uuid_parse(u, a), 0);
+	ck_assert_int_eq(memcmp(u, raw, 16), 0);
+	ck_assert_int_eq(aptix_uuid_parse(u, "123456789ABC4DEF800102030405"
+					  "06FF"), 0);
+	ck_assert_int_eq(memcmp(u, raw, 16), 0);
+	ck_assert_int_eq(aptix_uuid_parse(u, "not-a-uuid"), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_uuid_parse(u, ""), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_uuid_parse(u, "12345678-9abc-4def-8001-"
+					  "0203040506ff0"), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_uuid_parse(u, "1234567-89abc-4def-8001-"
+					  "0203040506ff"), APTIX_EINVALID);
+
+	ck_assert_int_eq(aptix_uuid_v4(a), 0);
+	ck_assert_int_eq(aptix_uuid_v4(b), 0);
+	ck_assert_uint_eq(strlen(a), APTIX_UUID_STRSZ);
+	ck_assert_str_ne(a, b);
+	for (i = 0; i < APTIX_UUID_STRSZ; i++)
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+			ck_assert_int_eq(a[i], '-');
+		else
+			ck_assert(aptix_hex_value(a[i]) >= 0 &&
+				  !(a[i] >= 'A' && a[i] <= 'F'));
+	ck_assert_int_eq(a[14], '4');
+	ck_assert(strchr("89ab", a[19]) != NULL);
+}
+END_TEST
+
+/* Distinct ids, with equal first bytes every 4 to force collisions. */
+static void map_id(aptix_oid *id, size_t i)
+{
+	memset(id, 0, sizeof(*id));
+	id->id[0] = (unsigned char)(i / 4);
+	id->id[30] = (unsigned char)(i >> 8);
+	id->id[31] = (unsigned char)i;
+}
+
+static int sum_cb(const aptix_oid *id, size_t value, void *payload)
+{
+	size_t *st = payload;
+
+	/* visits in insertion order: the value is the position */
+	ck_assert_uint_eq(value, st[0]);
+	ck_assert_uint_eq(id->id[31], (unsigned char)value);
+	st[0]++;
+	st[1] += value;
+	return value == st[2] ? 42 : 0;
+}
+
+START_TEST(test_oidmap)
+{
+	aptix_oidmap m = APTIX_OIDMAP_INIT;
+	aptix_oid id;
+	size_t i, v, st[3];
+
+	map_id(&id, 0);
+	ck_assert_int_eq(aptix_oidmap_get(&v, &m, &id), APTIX_ENOTFOUND);
+	ck_assert_uint_eq(aptix_oidmap_size(&m), 0);
+	for (i = 0; i < 1000; i++) {
+		map_id(&id, i);
+		ck_assert_int_eq(aptix_oidmap_put(&m, &id, i), 0);
+	}
+	ck_assert_uint_eq(aptix_oidmap_size(&m), 1000);
+	for (i = 0; i < 1000; i++) {
+		map_id(&id, i);
+		v = 12345;
+		ck_assert_int_eq(aptix_oidmap_get(&v, &m, &id), 0);
+		ck_assert_uint_eq(v, i);
+	}
+	map_id(&id, 1000);
+	ck_assert_int_eq(aptix_oidmap_get(NULL, &m, &id), APTIX_ENOTFOUND);
+	ck_assert_str_eq(aptix_error_last()->message, "no error");
+
+	/* replacing keeps the size and the order */
+	map_id(&id, 7);
+	ck_assert_int_eq(aptix_oidmap_put(&m, &id, 7), 0);
+	ck_assert_uint_eq(aptix_oidmap_size(&m), 1000);
+
+	st[0] = st[1] = 0;
+	st[2] = (size_t)-1;
+	ck_assert_int_eq(aptix_oidmap_foreach(&m, sum_cb, st), 0);
+	ck_assert_uint_eq(st[0], 1000);
+	ck_assert_uint_eq(st[1], 999 * 1000 / 2);
+	st[0] = st[1] = 0;
+	st[2] = 9;
+	ck_assert_int_eq(aptix_oidmap_foreach(&m, sum_cb, st), 42);
+	ck_assert_uint_eq(st[0], 10);
+
+	map_id(&id, 3);
+	ck_assert_int_eq(aptix_oidmap_put(&m, &id, 99), 0);
+	ck_assert_int_eq(aptix_oidmap_get(&v, &m, &id), 0);
+	ck_assert_uint_eq(v, 99);
+
+	aptix_oidmap_clear(&m);
+	ck_assert_uint_eq(aptix_oidmap_size(&m), 0);
+	ck_assert_int_eq(aptix_oidmap_get(&v, &m, &id), APTIX_ENOTFOUND);
+	ck_assert_int_eq(aptix_oidmap_put(&m, &id, 5), 0);
+	ck_assert_int_eq(aptix_oidmap_get(&v, &m, &id), 0);
+	ck_assert_uint_eq(v, 5);
+	aptix_oidmap_release(&m);
+	ck_assert_uint_eq(aptix_oidmap_size(&m), 0);
+	ck_assert_int_eq(aptix_oidmap_get(&v, &m, &id), APTIX_ENOTFOUND);
+	aptix_oidmap_release(&m);
+}
+END_TEST
+
 Suite *oid_suite(void)
 {
 	Suite *s = suite_create("oid");
@@ -280,6 +410,9 @@ Suite *oid_suite(void)
 	tcase_add_test(tc, test_object_hash_types);
 	tcase_add_test(tc, test_sha256);
 	tcase_add_test(tc, test_otype_names);
+	tcase_add_test(tc, test_hex_value);
+	tcase_add_test(tc, test_uuid);
+	tcase_add_test(tc, test_oidmap);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -291,9 +291,9 @@ START_TEST(test_chunk_ids)
 		ck_assert_int_eq(aptix_sha256(&h, text, strlen(text)), 0);
 		ck_assert_str_eq(a.hash, aptix_oid_hex(&h));
 	}
-	ck_assert_int_eq(aptix_rag__uuid_parse(u, a.id), 0);
+	ck_assert_int_eq(aptix_uuid_parse(u, a.id), 0);
 	ck_assert_int_eq(memcmp(u, a.uuid, 16), 0);
-	ck_assert_int_eq(aptix_rag__uuid_parse(u, "not-a-uuid"),
+	ck_assert_int_eq(aptix_uuid_parse(u, "not-a-uuid"),
 			 APTIX_EINVALID);
 	/* each input counts */
 	ck_assert_int_eq(aptix_rag__chunk_ident(&b, "other", "main.c", text),

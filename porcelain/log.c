@@ -738,17 +738,6 @@ static const char *color_code(const char *name, size_t len)
 	return NULL;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Expand one placeholder at p (after '%'); returns its length, 0 if none. */
 static size_t expand(struct log *lg, uint32_t k, const char *p)
 {
@@ -817,8 +806,10 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 		}
 		return 0;
 	case 'x':
-		if (hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
-			char c = (char)(hexval(p[1]) * 16 + hexval(p[2]));
+		if (aptix_hex_value(p[1]) >= 0 &&
+		    aptix_hex_value(p[2]) >= 0) {
+			char c = (char)(aptix_hex_value(p[1]) * 16 +
+					aptix_hex_value(p[2]));
 
 			if (c == '\n')
 				nl(lg);

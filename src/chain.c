@@ -201,7 +201,8 @@ int aptix__chain_plan(struct aptix__chain *c, int restart,
 	int r;
 
 	for (i = 0; files && i < files->n; i++)
-		if (files->v[i].action == APTIX_FILE_UNCHANGED)
+		if (files->v[i].action == APTIX_FILE_UNCHANGED ||
+		    files->v[i].action == APTIX_FILE_OVER_BUDGET)
 			files->v[i].action = APTIX_FILE_SEND;
 	for (i = 0; chunks && i < chunks->n; i++)
 		chunks->v[i].sent = 1;

@@ -19,6 +19,8 @@ const char *aptix_file_action_name(aptix_file_action a)
 		return "binary";
 	case APTIX_FILE_UNREADABLE:
 		return "unreadable";
+	case APTIX_FILE_OVER_BUDGET:
+		return "over budget";
 	}
 	return "unknown";
 }

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 
 static const char hexdigits[] = "0123456789abcdef";
 
@@ -103,137 +104,159 @@ int aptix_oid_is_zero(const aptix_oid *id)
  * OpenSSL's libcrypto is loaded with dlopen() on the first hash: linking
  * it would add some 0.6 ms of relocations to the start of every process,
  * while read commands (cat-object, rev-parse, log, show) never hash.
- * The library and the SHA-256 implementation are loaded and fetched once
- * per process (OpenSSL 3's costly step); each thread has its own digest
- * context, freed when the thread exits.
+ *
+ * The digest runs through libcrypto's direct SHA-256 entry points
+ * (SHA256_Init/Update/Final: the same implementation, with its assembly,
+ * that the default provider wraps) when it exports them: fetching the
+ * method through EVP first starts OpenSSL 3's provider machinery, some
+ * 6 million instructions per process for hashing a handful of objects.
+ * A libcrypto built without them gets the EVP path, fetched once, with
+ * one digest context per thread. Loading happens once per process.
  */
 static struct {
 	void *handle;
+	/* direct */
+	int (*sha_init)(SHA256_CTX *);
+	int (*sha_update)(SHA256_CTX *, const void *, size_t);
+	int (*sha_final)(unsigned char *, SHA256_CTX *);
+	/* EVP */
 	EVP_MD *(*md_fetch)(OSSL_LIB_CTX *, const char *, const char *);
 	EVP_MD_CTX *(*ctx_new)(void);
 	void (*ctx_free)(EVP_MD_CTX *);
 	int (*init)(EVP_MD_CTX *, const EVP_MD *, ENGINE *);
 	int (*update)(EVP_MD_CTX *, const void *, size_t);
 	int (*final)(EVP_MD_CTX *, unsigned char *, unsigned int *);
+	EVP_MD *md;
 } crypto;
-static EVP_MD *hash_md;
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
 static pthread_key_t ctx_key;
 static char crypto_failed[256];		/* why loading failed, if it did */
 
-static int load_crypto(void)
-{
-	const char *name = aptix_env__get(APTIX_ENV_LIBCRYPTO);
-
-	if (crypto.handle)
-		return 0;
-	crypto.handle = dlopen(name && *name ? name : "libcrypto.so.3",
-			       RTLD_LAZY | RTLD_LOCAL);
-	if (!crypto.handle) {
-		aptix_error_set(APTIX_ERROR_OS, "cannot load OpenSSL's "
-				"libcrypto: %s", dlerror());
-		return APTIX_ERROR;
-	}
-	*(void **)&crypto.md_fetch = dlsym(crypto.handle, "EVP_MD_fetch");
-	*(void **)&crypto.ctx_new = dlsym(crypto.handle, "EVP_MD_CTX_new");
-	*(void **)&crypto.ctx_free = dlsym(crypto.handle, "EVP_MD_CTX_free");
-	*(void **)&crypto.init = dlsym(crypto.handle, "EVP_DigestInit_ex");
-	*(void **)&crypto.update = dlsym(crypto.handle, "EVP_DigestUpdate");
-	*(void **)&crypto.final = dlsym(crypto.handle, "EVP_DigestFinal_ex");
-	if (!crypto.md_fetch || !crypto.ctx_new || !crypto.ctx_free ||
-	    !crypto.init ||
-	    !crypto.update || !crypto.final) {
-		aptix_error_set(APTIX_ERROR_OS, "libcrypto lacks the EVP "
-				"digest functions");
-		dlclose(crypto.handle);
-		memset(&crypto, 0, sizeof(crypto));
-		return APTIX_ERROR;
-	}
-	return 0;
-}
+#define SYM(field, name) (*(void **)&crypto.field = \
+	dlsym(crypto.handle, name))
 
 static void free_ctx(void *ctx)
 {
 	crypto.ctx_free(ctx);
 }
 
-static void crypto_init(void)
+static int load_evp(void)
 {
-	if (load_crypto() == 0 &&
-	    !(hash_md = crypto.md_fetch(NULL, "SHA256", NULL)))
+	if (!SYM(md_fetch, "EVP_MD_fetch") || !SYM(ctx_new, "EVP_MD_CTX_new") ||
+	    !SYM(ctx_free, "EVP_MD_CTX_free") ||
+	    !SYM(init, "EVP_DigestInit_ex") ||
+	    !SYM(update, "EVP_DigestUpdate") ||
+	    !SYM(final, "EVP_DigestFinal_ex")) {
+		aptix_error_set(APTIX_ERROR_OS, "libcrypto lacks the SHA-256 "
+				"and EVP digest functions");
+		return APTIX_ERROR;
+	}
+	if (!(crypto.md = crypto.md_fetch(NULL, "SHA256", NULL))) {
 		aptix_error_set(APTIX_ERROR_OS, "OpenSSL has no SHA-256");
-	else if (hash_md && pthread_key_create(&ctx_key, free_ctx))
+		return APTIX_ERROR;
+	}
+	if (pthread_key_create(&ctx_key, free_ctx)) {
 		aptix_error_set(APTIX_ERROR_OS, "cannot create a thread key");
-	else if (hash_md)
-		return;
-	snprintf(crypto_failed, sizeof(crypto_failed), "%s",
-		 aptix_error_last()->message);
-}
-
-/* This thread's digest context, initialised for SHA-256. */
-static EVP_MD_CTX *hash_begin(void)
-{
-	EVP_MD_CTX *ctx;
-
-	pthread_once(&crypto_once, crypto_init);
-	if (crypto_failed[0]) {
-		aptix_error_set(APTIX_ERROR_OS, "%s", crypto_failed);
-		return NULL;
-	}
-	if (!(ctx = pthread_getspecific(ctx_key))) {
-		if (!(ctx = crypto.ctx_new())) {
-			aptix_error_oom();
-			return NULL;
-		}
-		if (pthread_setspecific(ctx_key, ctx)) {
-			crypto.ctx_free(ctx);
-			aptix_error_set(APTIX_ERROR_OS, "cannot set thread "
-					"state");
-			return NULL;
-		}
-	}
-	if (!crypto.init(ctx, hash_md, NULL)) {
-		aptix_error_set(APTIX_ERROR_OS, "SHA-256 init failed");
-		return NULL;
-	}
-	return ctx;
-}
-
-static int hash_end(EVP_MD_CTX *ctx, aptix_oid *out)
-{
-	unsigned int n = 0;
-
-	if (!crypto.final(ctx, out->id, &n) ||
-	    n != APTIX_OID_RAWSZ) {
-		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
 		return APTIX_ERROR;
 	}
 	return 0;
 }
 
-int aptix_sha256(aptix_oid *out, const void *data, size_t len)
+static void crypto_init(void)
 {
-	EVP_MD_CTX *ctx = hash_begin();
+	const char *name = aptix_env__get(APTIX_ENV_LIBCRYPTO);
 
-	if (!ctx)
-		return APTIX_ERROR;
-	if (!crypto.update(ctx, data, len)) {
-		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
+	crypto.handle = dlopen(name && *name ? name : "libcrypto.so.3",
+			       RTLD_LAZY | RTLD_LOCAL);
+	if (!crypto.handle)
+		aptix_error_set(APTIX_ERROR_OS, "cannot load OpenSSL's "
+				"libcrypto: %s", dlerror());
+	else if ((SYM(sha_init, "SHA256_Init") &&
+		  SYM(sha_update, "SHA256_Update") &&
+		  SYM(sha_final, "SHA256_Final")) || load_evp() == 0)
+		return;
+	snprintf(crypto_failed, sizeof(crypto_failed), "%s",
+		 aptix_error_last()->message);
+}
+
+/* One digest in progress: on the stack (direct) or per thread (EVP). */
+struct hash {
+	SHA256_CTX direct;
+	EVP_MD_CTX *evp;
+};
+
+static int hash_begin(struct hash *h)
+{
+	pthread_once(&crypto_once, crypto_init);
+	if (crypto_failed[0]) {
+		aptix_error_set(APTIX_ERROR_OS, "%s", crypto_failed);
 		return APTIX_ERROR;
 	}
-	return hash_end(ctx, out);
+	if (crypto.sha_init) {
+		h->evp = NULL;
+		if (!crypto.sha_init(&h->direct))
+			goto fail;
+		return 0;
+	}
+	if (!(h->evp = pthread_getspecific(ctx_key))) {
+		if (!(h->evp = crypto.ctx_new()))
+			return aptix_error_oom();
+		if (pthread_setspecific(ctx_key, h->evp)) {
+			crypto.ctx_free(h->evp);
+			aptix_error_set(APTIX_ERROR_OS, "cannot set thread "
+					"state");
+			return APTIX_ERROR;
+		}
+	}
+	if (crypto.init(h->evp, crypto.md, NULL))
+		return 0;
+fail:
+	aptix_error_set(APTIX_ERROR_OS, "SHA-256 init failed");
+	return APTIX_ERROR;
+}
+
+static int hash_update(struct hash *h, const void *data, size_t len)
+{
+	if (h->evp ? crypto.update(h->evp, data, len) :
+	    crypto.sha_update(&h->direct, data, len))
+		return 0;
+	aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
+	return APTIX_ERROR;
+}
+
+static int hash_end(struct hash *h, aptix_oid *out)
+{
+	unsigned int n = APTIX_OID_RAWSZ;
+
+	if (h->evp ? crypto.final(h->evp, out->id, &n) :
+	    crypto.sha_final(out->id, &h->direct)) {
+		if (n == APTIX_OID_RAWSZ)
+			return 0;
+	}
+	aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
+	return APTIX_ERROR;
+}
+
+int aptix_sha256(aptix_oid *out, const void *data, size_t len)
+{
+	struct hash h;
+	int r;
+
+	if ((r = hash_begin(&h)) < 0 || (r = hash_update(&h, data, len)) < 0)
+		return r;
+	return hash_end(&h, out);
 }
 
 int aptix_sha256_fd(aptix_oid *out, int fd, uint64_t *size)
 {
 	unsigned char block[65536];
 	uint64_t total = 0;
+	struct hash h;
 	ssize_t n;
-	EVP_MD_CTX *ctx = hash_begin();
 	int r;
 
-	if (!ctx)
-		return APTIX_ERROR;
+	if ((r = hash_begin(&h)) < 0)
+		return r;
 	for (;;) {
 		n = read(fd, block, sizeof(block));
 		if (n < 0 && errno == EINTR)
@@ -244,13 +267,11 @@ int aptix_sha256_fd(aptix_oid *out, int fd, uint64_t *size)
 		}
 		if (n == 0)
 			break;
-		if (!crypto.update(ctx, block, (size_t)n)) {
-			aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
-			return APTIX_ERROR;
-		}
+		if ((r = hash_update(&h, block, (size_t)n)) < 0)
+			return r;
 		total += (uint64_t)n;
 	}
-	if ((r = hash_end(ctx, out)) < 0)
+	if ((r = hash_end(&h, out)) < 0)
 		return r;
 	if (size)
 		*size = total;
@@ -262,8 +283,8 @@ int aptix_object_hash(aptix_oid *out, aptix_otype type, const void *data,
 {
 	char hdr[64];
 	const char *name = aptix_otype_name(type);
-	EVP_MD_CTX *ctx;
-	int n;
+	struct hash h;
+	int n, r;
 
 	if (!name) {
 		aptix_error_set(APTIX_ERROR_INVALID, "invalid object type %d",
@@ -271,12 +292,9 @@ int aptix_object_hash(aptix_oid *out, aptix_otype type, const void *data,
 		return APTIX_EINVALID;
 	}
 	n = snprintf(hdr, sizeof(hdr), "%s %zu", name, len);
-	if (!(ctx = hash_begin()))
-		return APTIX_ERROR;
-	if (!crypto.update(ctx, hdr, (size_t)n + 1) ||
-	    !crypto.update(ctx, data, len)) {
-		aptix_error_set(APTIX_ERROR_OS, "SHA-256 failed");
-		return APTIX_ERROR;
-	}
-	return hash_end(ctx, out);
+	if ((r = hash_begin(&h)) < 0 ||
+	    (r = hash_update(&h, hdr, (size_t)n + 1)) < 0 ||
+	    (r = hash_update(&h, data, len)) < 0)
+		return r;
+	return hash_end(&h, out);
 }

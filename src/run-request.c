@@ -126,61 +126,138 @@ static const aptix_turn *past(aptix_run *run, size_t i)
 }
 
 /*
- * The context of a new chain: a rolling summary of the older turns (an
- * engine-written digest: the start of each instruction and answer), then
- * the most recent turns verbatim, within the configured limits.
+ * At most max bytes of the first line of text, cut at a word boundary
+ * ("..." marks the cut) and never inside a UTF-8 sequence.
  */
-static int rehydrate(json_t *input, aptix_run *run)
+static void head_words(aptix_buf *out, const char *text, size_t len,
+		       size_t max)
 {
-	aptix_buf summary = APTIX_BUF_INIT, a = APTIX_BUF_INIT,
-		  b = APTIX_BUF_INIT;
+	char *line;
+	size_t n, first;
+
+	if (!max || !(line = aptix__malloc(max + 1)))
+		return;
+	for (first = 0; first < len && text[first] != '\n'; first++)
+		;
+	aptix_summary_line(line, max, text, len);
+	n = strlen(line);
+	if (n < first && max >= 8) {
+		aptix_summary_line(line, max - 3, text, len);
+		n = strlen(line);
+		while (n > max / 2 && line[n - 1] != ' ')
+			n--;
+		while (n > 0 && line[n - 1] == ' ')
+			n--;
+		if (n <= max / 2)	/* one long word: cut it */
+			n = strlen(line);
+		aptix_buf_put(out, line, n);
+		aptix_buf_puts(out, "...");
+	} else {
+		aptix_buf_put(out, line, n);
+	}
+	free(line);
+}
+
+/*
+ * The summary of turns 1..k (newest first in the chain: indexes
+ * n-1..n-k), within max bytes, no turn left out: each turn gets an
+ * equal share for the start of its instruction and of its answer; when
+ * a share is too small for that, consecutive turns share one line.
+ */
+#define SUMMARY_MIN_TEXT 12
+#define SUMMARY_LINE 36	/* "- Turns 1234-1235 asked: ", newlines */
+
+/* Bytes left for the text of a line covering g turns of share bytes. */
+static size_t line_text(size_t share, size_t g)
+{
+	size_t fixed = SUMMARY_LINE + 3 * (g - 1);	/* " / " */
+
+	return share * g > fixed ? share * g - fixed : 0;
+}
+
+static void summarise(aptix_buf *out, aptix_run *run, size_t n, size_t k,
+		      size_t max)
+{
 	aptix_repo *repo = run->repo;
-	size_t i, n, window = 0, chars = 0;
+	aptix_buf a = APTIX_BUF_INIT;
+	size_t share = max / k, group = 1, i, j, text;
+
+	while (group < k && line_text(share, group) / group <
+	       SUMMARY_MIN_TEXT)
+		group++;
+	for (i = 0; i < k; i += group) {
+		size_t last = i + group < k ? i + group : k;
+		const aptix_turn *t = past(run, n - 1 - i);
+
+		text = line_text(share, last - i);
+		if (last - i == 1) {
+			aptix_buf_printf(out, "- Turn %ld asked: ", t->seq);
+			if (aptix_blob_lookup(&a, repo, &t->instruction) == 0)
+				head_words(out, a.ptr, a.len, text * 3 / 5);
+			aptix_buf_puts(out, "\n");
+			if (!aptix_oid_is_zero(&t->answer) &&
+			    aptix_blob_lookup(&a, repo, &t->answer) == 0) {
+				aptix_buf_puts(out, "  Answer began: ");
+				head_words(out, a.ptr, a.len, text * 2 / 5);
+				aptix_buf_puts(out, "\n");
+			}
+			continue;
+		}
+		aptix_buf_printf(out, "- Turns %ld-%ld asked: ", t->seq,
+				 past(run, n - last)->seq);
+		for (j = i; j < last; j++) {
+			t = past(run, n - 1 - j);
+			if (j > i)
+				aptix_buf_puts(out, " / ");
+			if (aptix_blob_lookup(&a, repo, &t->instruction) == 0)
+				head_words(out, a.ptr, a.len,
+					   text / (last - i));
+		}
+		aptix_buf_puts(out, "\n");
+	}
+	aptix_error_clear();
+	aptix_buf_release(&a);
+}
+
+/*
+ * The context of a new chain, within context.window-chars plus
+ * context.summary-chars: the most recent turns verbatim (at least the
+ * last one) in what the window leaves after the turn's own context
+ * (used bytes), and every older turn in a summary labelled with the
+ * turns it covers: no turn is left out.
+ */
+static int rehydrate(json_t *input, aptix_run *run, size_t used)
+{
+	aptix_buf summary = APTIX_BUF_INIT, a = APTIX_BUF_INIT;
+	aptix_repo *repo = run->repo;
+	size_t i, n, window = 0, chars = 0, room;
 	int r;
 
 	run->rehydrated = 0;
 	if ((r = history_len(&n, run)) < 0)
 		return r;
+	room = (size_t)run->window_chars > used ?
+		(size_t)run->window_chars - used : 0;
 	/* how many recent turns fit the window, newest first */
 	for (i = 0; i < n && window < (size_t)run->window_turns; i++) {
 		const aptix_turn *t = past(run, i);
 		size_t sz = blob_size(repo, &t->instruction) +
 			blob_size(repo, &t->answer);
 
-		if (window && chars + sz > (size_t)run->window_chars)
+		if (window && chars + sz > room)
 			break;
 		chars += sz;
 		window++;
 	}
-	/* older turns, oldest first, go into the summary */
-	for (i = n; i > window; i--) {
-		const aptix_turn *t = past(run, i - 1);
-		char line[241];
-
-		if (summary.len >= (size_t)run->summary_chars)
-			break;
-		if (aptix_blob_lookup(&a, repo, &t->instruction) < 0)
-			continue;
-		aptix_summary_line(line, 200, a.ptr, a.len);
-		aptix_buf_printf(&summary, "- Turn %ld asked: %s\n", t->seq,
-				 line);
-		if (!aptix_oid_is_zero(&t->answer) &&
-		    aptix_blob_lookup(&a, repo, &t->answer) == 0) {
-			aptix_summary_line(line, 240, a.ptr, a.len);
-			aptix_buf_printf(&summary, "  Answer began: %s\n",
-					 line);
-		}
-	}
-	aptix_error_clear();
-	if (summary.len > (size_t)run->summary_chars)
-		aptix_buf_truncate(&summary,
-				   aptix_utf8_cut(summary.ptr, summary.len,
-						  (size_t)run->summary_chars));
-	if (summary.len) {
-		aptix_buf_printf(&b, "Summary of the earlier turns of this "
-				 "conversation (the previous responses are "
-				 "no longer available):\n%s", summary.ptr);
-		add_text(input, "user", b.ptr, b.len);
+	if (n > window && run->summary_chars > 0) {
+		aptix_buf_printf(&summary, "Summary of the earlier turns of "
+				 "this conversation, turns %ld to %ld (the "
+				 "previous responses are no longer "
+				 "available):\n", past(run, n - 1)->seq,
+				 past(run, window)->seq);
+		summarise(&summary, run, n, n - window,
+			  (size_t)run->summary_chars);
+		add_text(input, "user", summary.ptr, summary.len);
 	}
 	for (i = window; i > 0; i--) {
 		const aptix_turn *t = past(run, i - 1);
@@ -196,10 +273,57 @@ static int rehydrate(json_t *input, aptix_run *run)
 		run->rehydrated++;
 	}
 	run->rehydrated += n - window;
+	r = r < 0 ? r : aptix_buf_oom(&summary) ? APTIX_ERROR : 0;
 	aptix_buf_release(&summary);
 	aptix_buf_release(&a);
-	aptix_buf_release(&b);
 	return r;
+}
+
+/*
+ * A new chain sends the context whole: what does not fit the window
+ * (files first, in order, then chunks, best first) is left out, and
+ * the turn's warnings say so.
+ */
+static void fit_context(aptix_run *run)
+{
+	size_t budget = (size_t)run->window_chars, used = 0, i;
+
+	used = run->instruction.len;
+	for (i = 0; i < run->files.n; i++) {
+		aptix_active_file *f = &run->files.v[i];
+		size_t sz = f->content.len + 128;
+
+		if (f->action != APTIX_FILE_SEND)
+			continue;
+		if (used + sz > budget) {
+			f->action = APTIX_FILE_OVER_BUDGET;
+			aptix_run__add_warning(run, "active file '%s' (%ld "
+					       "bytes) left out: over the new "
+					       "chain's context budget "
+					       "(context.window-chars)",
+					       f->path, f->size);
+			continue;
+		}
+		used += sz;
+	}
+	for (i = 0; i < run->chunks.n; i++) {
+		aptix_rag_chunk *c = &run->chunks.v[i];
+		size_t sz = c->text.len + 128;
+
+		if (!c->sent)
+			continue;
+		if (used + sz > budget) {
+			c->sent = 0;
+			aptix_run__add_warning(run, "a chunk of '%s' (lines "
+					       "%ld-%ld) left out: over the new "
+					       "chain's context budget "
+					       "(context.window-chars)",
+					       c->path, c->start_line,
+					       c->end_line);
+			continue;
+		}
+		used += sz;
+	}
 }
 
 static int set_temperature(json_t *req, const aptix_config *cfg)
@@ -245,9 +369,10 @@ int aptix_run__build_request(aptix_run *run)
 		json_object_set_new(req, "previous_response_id",
 				    json_string(run->previous));
 	else if (run->restart && run->has_parent)
-		r = rehydrate(input, run);
-	if (!r)
-		r = aptix_context_render(&text, &run->files, &run->chunks);
+		fit_context(run);
+	r = aptix_context_render(&text, &run->files, &run->chunks);
+	if (!r && !run->previous && run->restart && run->has_parent)
+		r = rehydrate(input, run, text.len + run->instruction.len);
 	aptix_buf_put(&text, run->instruction.ptr, run->instruction.len);
 	add_text(input, "user", text.ptr, text.len);
 	json_object_set_new(req, "input", input);

@@ -292,6 +292,40 @@ static char *current_dir(void)
 	return cwd;
 }
 
+
+/*
+ * The work tree's top above dir: the nearest directory holding a .git
+ * entry (a directory, or a file for worktrees and submodules), into top;
+ * top is emptied when there is none. Looked up rather than asked of git:
+ * a spawn costs more than everything else a turn does with it.
+ */
+static int git_top(aptix_buf *top, const char *dir)
+{
+	aptix_buf_clear(top);
+	if (aptix_buf_puts(top, dir) < 0)
+		return aptix_error_oom();
+	for (;;) {
+		struct stat gst;
+		size_t len = top->len;
+
+		if (aptix_buf_puts(top, "/.git") < 0)
+			return aptix_error_oom();
+		if (lstat(top->ptr, &gst) == 0) {
+			aptix_buf_truncate(top, len);
+			return 0;
+		}
+		aptix_buf_truncate(top, len);
+		while (top->len > 1 && top->ptr[top->len - 1] != '/')
+			top->len--;
+		if (top->len > 1)
+			top->len--;
+		top->ptr[top->len] = '\0';
+		if (len <= 1) {
+			aptix_buf_clear(top);	/* not in a work tree */
+			return 0;
+		}
+	}
+}
 int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 		       const char *flag, const char *root)
 {
@@ -317,40 +351,8 @@ int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 			return APTIX_ERROR;
 		root = cwd;
 	}
-	/*
-	 * The work tree's top: the nearest directory holding a .git entry
-	 * (a directory, or a file for worktrees and submodules). Looked up
-	 * rather than asked of git: a spawn costs more than the whole id.
-	 */
-	r = 0;
-	if (aptix_buf_puts(&top, root) < 0) {
-		r = APTIX_ERROR;
+	if ((r = git_top(&top, root)) < 0)
 		goto done;
-	}
-	for (;;) {
-		struct stat gst;
-		size_t len = top.len;
-
-		aptix_buf_puts(&top, "/.git");
-		if (aptix_buf_oom(&top)) {
-			r = APTIX_ERROR;
-			goto done;
-		}
-		if (lstat(top.ptr, &gst) == 0) {
-			aptix_buf_truncate(&top, len);
-			break;
-		}
-		aptix_buf_truncate(&top, len);
-		while (top.len > 1 && top.ptr[top.len - 1] != '/')
-			top.len--;
-		if (top.len > 1)
-			top.len--;
-		top.ptr[top.len] = '\0';
-		if (len <= 1) {
-			aptix_buf_clear(&top);	/* not in a work tree */
-			break;
-		}
-	}
 	base_name(&name, top.len ? top.ptr : root);
 	if (!name.len || !strcmp(name.ptr, "/"))
 		aptix_buf_set(&name, "root", 4);
@@ -555,37 +557,42 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 	return r;
 }
 
-/* Git's dirty files under root; none when root is not in a work tree. */
+/*
+ * Git's dirty files under root; none when root is not in a work tree.
+ * One git process: the prefix of root in the work tree (what git
+ * status's paths are relative to) comes from the .git lookup.
+ */
 static int git_candidates(struct scan *sc)
 {
 	aptix_buf out = APTIX_BUF_INIT, err = APTIX_BUF_INIT;
 	aptix_buf prefix = APTIX_BUF_INIT;
-	const char *nl;
 	int r, status;
-	const char *rp[] = { "git", "-C", sc->root_real, "rev-parse",
-			     "--is-inside-work-tree", "--show-prefix", NULL };
 	const char *st[] = { "git", "--no-optional-locks", "-C",
 			     sc->root_real, "status", "--porcelain=v2", "-z",
 			     "--untracked-files=all", "--", ".",
 			     ":(exclude)" APTIX_DIR_NAME, NULL };
 
-	r = run_git(&out, &err, &status, rp);
-	if (r == APTIX_ENOTFOUND || (r == 0 && status != 0)) {
-		aptix_error_clear();	/* no git, or not in a work tree */
-		r = 0;
-		goto done;
-	}
-	if (r < 0)
-		goto done;
-	/* "true\n<prefix>\n" */
-	if (out.len < 5 || strncmp(out.ptr, "true\n", 5))
-		goto done;
-	nl = memchr(out.ptr + 5, '\n', out.len - 5);
-	aptix_buf_set(&prefix, out.ptr + 5,
-		      nl ? (size_t)(nl - out.ptr - 5) : out.len - 5);
+	if ((r = git_top(&prefix, sc->root_real)) < 0 || !prefix.len)
+		goto done;	/* not in a work tree: no git at all */
+	if (!strcmp(prefix.ptr, sc->root_real)) {
+		aptix_buf_clear(&prefix);
+	} else {
+		/* "<sub>/" of root under the top ("/" top: all of it) */
+		const char *rel = sc->root_real + prefix.len +
+			(prefix.len > 1);
+		char *sub = aptix__strdup(rel);
 
-	aptix_buf_clear(&out);
-	aptix_buf_clear(&err);
+		if (!sub) {
+			r = aptix_error_oom();
+			goto done;
+		}
+		aptix_buf_clear(&prefix);
+		aptix_buf_printf(&prefix, "%s/", sub);
+		free(sub);
+		if (strstr(prefix.ptr, ".git/") == prefix.ptr ||
+		    strstr(prefix.ptr, "/.git/"))
+			goto done;	/* inside a git directory */
+	}
 	r = run_git(&out, &err, &status, st);
 	if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();

@@ -18,7 +18,8 @@ typedef enum {
 	APTIX_FILE_UNCHANGED,	/**< sent earlier in the chain, same SHA-256 */
 	APTIX_FILE_TOO_LARGE,	/**< over files.max-size: not sent */
 	APTIX_FILE_BINARY,	/**< NUL bytes or invalid UTF-8: not sent */
-	APTIX_FILE_UNREADABLE	/**< missing, a loop, no permission */
+	APTIX_FILE_UNREADABLE,	/**< missing, a loop, no permission */
+	APTIX_FILE_OVER_BUDGET	/**< a new chain's context budget is spent */
 } aptix_file_action;
 
 APTIX_EXTERN(const char *) aptix_file_action_name(aptix_file_action a);

@@ -1,11 +1,28 @@
 /*
- * src/error.c - the thread-local last error.
+ * src/error.c - the thread-local last error. Its message is freed when
+ * the next error replaces it, or when the thread exits.
  */
 #include "common.h"
+#include <pthread.h>
 
 static _Thread_local aptix_error last_error;
 static _Thread_local int last_error_set;
 static char oom_message[] = "out of memory";
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static int exit_key_ok;
+
+/* Thread exit: the key's value is the thread's message. */
+static void free_at_exit(void *msg)
+{
+	if (msg != oom_message)
+		free(msg);
+}
+
+static void exit_init(void)
+{
+	exit_key_ok = pthread_key_create(&exit_key, free_at_exit) == 0;
+}
 
 const aptix_error *aptix_error_last(void)
 {
@@ -20,6 +37,8 @@ void aptix_error_clear(void)
 {
 	if (last_error.message != oom_message)
 		free(last_error.message);
+	if (last_error.message && exit_key_ok)
+		pthread_setspecific(exit_key, NULL);
 	last_error.message = NULL;
 	last_error.klass = 0;
 	last_error_set = 0;
@@ -31,6 +50,9 @@ static void set_message(int klass, char *msg)
 	last_error.message = msg ? msg : oom_message;
 	last_error.klass = msg ? klass : APTIX_ERROR_NOMEMORY;
 	last_error_set = 1;
+	pthread_once(&exit_once, exit_init);
+	if (exit_key_ok)
+		pthread_setspecific(exit_key, last_error.message);
 }
 
 static char *vformat(const char *fmt, va_list ap, const char *suffix)

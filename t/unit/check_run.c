@@ -214,6 +214,7 @@ START_TEST(test_stages)
 	ck_assert_int_eq(aptix_blob_lookup(&b, repo, &t.answer), 0);
 	ck_assert_str_eq(b.ptr, res->api.text.ptr);
 	/* a typed lookup of the wrong type is refused */
+	aptix_turn_release(&t);
 	ck_assert_int_eq(aptix_turn_lookup(&t, repo, &h), APTIX_EINVALID);
 	aptix_turn_release(&t);
 	aptix_session_release(&s);

@@ -36,9 +36,6 @@
 static const char *const rag_backends[] = { "local", "qdrant", NULL };
 
 static const aptix_config_key keys[] = {
-	LONG("context.chain-max-chars", "200k", 0, OPEN,
-	     "characters a response chain may hold before the next turn "
-	     "starts a new one (0: no limit)"),
 	LONG("context.summary-chars", "4000", 0, OPEN,
 	     "characters of the summary of turns older than the window"),
 	LONG("context.window-chars", "24000", 0, OPEN,

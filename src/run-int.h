@@ -38,11 +38,10 @@ struct aptix_run {
 	char *expired_id;		/* for the warning */
 	int64_t expired_at;
 	size_t rehydrated;		/* turns rehydrated into the request */
-	size_t chain_held;		/* characters the chain holds */
 
 	/* settings */
 	int64_t chain_ttl;
-	long window_turns, window_chars, summary_chars, chain_max;
+	long window_turns, window_chars, summary_chars;
 
 	aptix_turn turn;		/* the turn being built */
 	aptix_oid pending;		/* id of the pending turn (the claim) */

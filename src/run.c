@@ -105,8 +105,6 @@ static int run_settings(aptix_run *run, const aptix_run_options *opts)
 				   "context.window-chars")) < 0 ||
 	    (r = aptix_config_long(&run->summary_chars, cfg,
 				   "context.summary-chars")) < 0 ||
-	    (r = aptix_config_long(&run->chain_max, cfg,
-				   "context.chain-max-chars")) < 0 ||
 	    (r = http_settings(&run->o.http, cfg)) < 0 ||
 	    (!model && (r = aptix_config_string(&model, cfg,
 						"openai.model")) < 0))
@@ -284,42 +282,6 @@ static int check_instruction(aptix_run *run)
 	return 0;
 }
 
-struct held_walk {
-	aptix_repo *repo;
-	size_t chars;
-};
-
-static int held_cb(const aptix_turn *t, void *payload)
-{
-	struct held_walk *hw = payload;
-	aptix_otype type;
-	size_t sz;
-
-	if (!aptix_oid_is_zero(&t->request) &&
-	    aptix_odb_read_header(&sz, &type, aptix_repo_odb(hw->repo),
-				  &t->request) == 0)
-		hw->chars += sz;
-	if (!aptix_oid_is_zero(&t->answer) &&
-	    aptix_odb_read_header(&sz, &type, aptix_repo_odb(hw->repo),
-				  &t->answer) == 0)
-		hw->chars += sz;
-	return 0;
-}
-
-/*
- * What the server-side chain holds: every request and answer since the
- * turn that started it (each request of a chained turn carries only
- * what was new).
- */
-static int chain_held(size_t *out, aptix_run *run)
-{
-	struct held_walk hw = { run->repo, 0 };
-	int r = aptix__chain_links(&run->chain, held_cb, &hw);
-
-	*out = hw.chars;
-	return r;
-}
-
 /* Sequence number, chain and expiry, from the parent's history. */
 static int plan_chain(aptix_run *run)
 {
@@ -352,14 +314,8 @@ static int plan_chain(aptix_run *run)
 	/* the chain continues from the nearest completed turn */
 	if ((r = aptix__chain_state(&cs, &run->chain, run->started)) < 0)
 		return r;
-	if (cs.has_chain && !cs.expired &&
-	    (r = chain_held(&run->chain_held, run)) < 0)
-		return r;
-	if (cs.has_chain && !cs.expired &&
-	    (!run->chain_max || run->chain_held <= (size_t)run->chain_max)) {
+	if (cs.has_chain && !cs.expired) {
 		run->previous = aptix__strdup(cs.response_id);
-	} else if (cs.has_chain && !cs.expired) {
-		run->restart = 1;	/* the chain holds too much */
 	} else {
 		run->restart = 1;	/* expired, or history but no chain */
 		if (cs.has_chain) {
@@ -488,15 +444,7 @@ int aptix_run_request(aptix_run *run)
 	if ((r = aptix_run__plan_context(run)) < 0 ||
 	    (r = aptix_run__build_request(run)) < 0)
 		return run->claimed ? fail(run, r, "request_error") : r;
-	if (run->restart && !run->expired_id && run->chain_held) {
-		aptix_run__add_warning(run, "the response chain holds %zu "
-				       "characters, over context.chain-max-chars "
-				       "(%ld): started a new chain with the "
-				       "current files and the context of %zu "
-				       "earlier turns rehydrated from the store",
-				       run->chain_held, run->chain_max,
-				       run->rehydrated);
-	} else if (run->restart && run->expired_id) {
+	if (run->restart && run->expired_id) {
 		char when[32];
 
 		aptix_run__add_warning(run, "the response chain expired on %s "

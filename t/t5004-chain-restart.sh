@@ -79,37 +79,6 @@ test_expect_success 'a new chain counts active files against its budget' '
 	grep "Active files left out (over the context budget): big2.txt" body
 '
 
-# A chain that holds more than context.chain-max-chars is not continued:
-# the next turn starts a new one, with the current files only.
-test_expect_success 'a chain over context.chain-max-chars starts afresh' '
-	aptix switch -c >/dev/null &&
-	aptix config context.chain-max-chars 3000 &&
-	test_when_finished "rm -f notes.txt && aptix config --unset context.chain-max-chars" &&
-	printf "VERSION-ONE %01200d\n" 1 >notes.txt &&
-	test_tick &&
-	aptix continue --file notes.txt -m "read my notes" >out 2>err &&
-	printf "VERSION-TWO %01200d\n" 2 >notes.txt &&
-	test_tick &&
-	aptix continue --file notes.txt -m "and now?" >out 2>err &&
-	last_request_body >body &&
-	grep previous_response_id body &&
-	printf "VERSION-THREE %01200d\n" 3 >notes.txt &&
-	test_tick &&
-	aptix continue --file notes.txt -m "and at last?" >out 2>err &&
-	last_request_body >body &&
-	! grep previous_response_id body &&
-	grep "VERSION-THREE" body &&
-	! grep "VERSION-ONE\|VERSION-TWO" body &&
-	test "$(grep -c "^warning: " err)" = 1 &&
-	grep "^warning: the response chain holds [0-9]* characters, over context.chain-max-chars (3000): started a new chain" err &&
-	# the new chain goes on from there
-	test_tick &&
-	aptix continue -m "one more" >out 2>err &&
-	last_request_body >body &&
-	grep previous_response_id body &&
-	! grep "^warning" err
-'
-
 test_done
 fi
 
@@ -440,37 +409,6 @@ test_expect_success 'a new chain counts active files against its budget' '
 	last_request_body >body &&
 	grep "left out: over the new chain.s context budget" err &&
 	grep "Active files left out (over the context budget): big2.txt" body
-'
-
-# A chain that holds more than context.chain-max-chars is not continued:
-# the next turn starts a new one, with the current files only.
-test_expect_success 'a chain over context.chain-max-chars starts afresh' '
-	aptix switch -c >/dev/null &&
-	aptix config context.chain-max-chars 3000 &&
-	test_when_finished "rm -f notes.txt && aptix config --unset context.chain-max-chars" &&
-	printf "VERSION-ONE %01200d\n" 1 >notes.txt &&
-	test_tick &&
-	aptix continue --file notes.txt -m "read my notes" >out 2>err &&
-	printf "VERSION-TWO %01200d\n" 2 >notes.txt &&
-	test_tick &&
-	aptix continue --file notes.txt -m "and now?" >out 2>err &&
-	last_request_body >body &&
-	grep previous_response_id body &&
-	printf "VERSION-THREE %01200d\n" 3 >notes.txt &&
-	test_tick &&
-	aptix continue --file notes.txt -m "and at last?" >out 2>err &&
-	last_request_body >body &&
-	! grep previous_response_id body &&
-	grep "VERSION-THREE" body &&
-	! grep "VERSION-ONE\|VERSION-TWO" body &&
-	test "$(grep -c "^warning: " err)" = 1 &&
-	grep "^warning: the response chain holds [0-9]* characters, over context.chain-max-chars (3000): started a new chain" err &&
-	# the new chain goes on from there
-	test_tick &&
-	aptix continue -m "one more" >out 2>err &&
-	last_request_body >body &&
-	grep previous_response_id body &&
-	! grep "^warning" err
 '
 
 test_done

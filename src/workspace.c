@@ -601,6 +601,11 @@ static int git_candidates(struct scan *sc)
 	}
 	if (r < 0)
 		goto done;
+	if (status != 0 && strstr(err.ptr, "not a git repository")) {
+		/* git does not take that .git (GIT_CEILING_DIRECTORIES...) */
+		r = 0;
+		goto done;
+	}
 	if (status != 0) {
 		chomp_line(&err);
 		r = aptix_file_set_warn(sc->out, "git status failed (exit "

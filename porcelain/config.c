@@ -224,7 +224,8 @@ int cmd_config(int argc, const char **argv, struct aptix_repo *repo)
 	if (argc == 2) {
 		if (check_key(argv[0]) < 0)
 			return 2;
-		if (aptix_config_set(repo, argv[0], argv[1]) < 0)
+		if (aptix_config_check_key(argv[0], argv[1]) < 0 ||
+		    aptix_config_set(repo, argv[0], argv[1]) < 0)
 			die_aptix();
 		return 0;
 	}

@@ -165,8 +165,8 @@ static void print_json(const aptix_run_result *res, int rc,
 static void print_dry_run(const aptix_run_result *res, const char *base)
 {
 	json_t *req = json_loadb(res->request.ptr, res->request.len, 0, NULL);
-	char *s = req ? json_dumps(req, JSON_INDENT(2) |
-				   JSON_PRESERVE_ORDER) : NULL;
+	char *s = req ? json_dumps(req, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+				   JSON_REAL_PRECISION(15)) : NULL;
 
 	printf("POST %s/responses\n", base);
 	printf("Authorization: Bearer <redacted>\n");

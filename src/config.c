@@ -654,6 +654,33 @@ static int validate_key(const aptix_config_key *k, const char *value)
 	return r;
 }
 
+/* Levenshtein distance of a and b, capped at cap + 1. */
+static size_t edit_distance(const char *a, const char *b, size_t cap)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, row[96], diag, up;
+
+	if (lb >= ARRAY_SIZE(row) || (la > lb ? la - lb : lb - la) > cap)
+		return cap + 1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		diag = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			up = row[j];
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
 /* 0, or APTIX_EINVALID when value is not valid for a table key. */
 static int validate_known(const char *key, const char *value)
 {
@@ -1215,6 +1242,39 @@ static int check_setting(aptix_buf *canon, const char *key,
 			return r;
 	}
 	return 0;
+}
+
+/*
+ * A key the table does not know is refused (aptix config refuses to set
+ * it), with the nearest table key when one is close, except in the free
+ * namespace "x.", kept for the user's own keys: a typo of a real key
+ * must not be stored and silently ignored.
+ */
+int aptix_config_check_key(const char *key, const char *value)
+{
+	const aptix_config_key *keys, *best = NULL;
+	size_t n, i, d, bestd = 3;
+
+	aptix_buf canon = APTIX_BUF_INIT;
+	int r = check_setting(&canon, key, value);
+
+	aptix_buf_release(&canon);
+	if (r < 0 || aptix_config_key_find(key) || !strncmp(key, "x.", 2))
+		return r;
+	keys = aptix_config_keys(&n);
+	for (i = 0; i < n; i++)
+		if ((d = edit_distance(key, keys[i].name, 2)) < bestd) {
+			bestd = d;
+			best = &keys[i];
+		}
+	if (best)
+		aptix_error_set(APTIX_ERROR_CONFIG, "unknown config key '%s'; "
+				"did you mean '%s'?", key, best->name);
+	else
+		aptix_error_set(APTIX_ERROR_CONFIG, "unknown config key '%s' "
+				"(aptix config --list-keys lists them; keys of "
+				"your own go under 'x.')", key);
+	return APTIX_EINVALID;
 }
 
 /* The new text of the file at path, which holds old: see edit_text(). */

@@ -380,7 +380,9 @@ int aptix_run__build_request(aptix_run *run)
 		r = set_temperature(req, cfg);
 	json_object_set_new(req, "store", json_true());
 	json_object_set_new(req, "stream", json_boolean(!run->o.no_stream));
-	if (!r && !(s = json_dumps(req, JSON_COMPACT | JSON_PRESERVE_ORDER)))
+	/* 15 digits: 0.2 is sent as 0.2, not 0.20000000000000001 */
+	if (!r && !(s = json_dumps(req, JSON_COMPACT | JSON_PRESERVE_ORDER |
+				   JSON_REAL_PRECISION(15))))
 		r = aptix_error_oom();
 	json_decref(req);
 	aptix_buf_release(&text);

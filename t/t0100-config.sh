@@ -171,10 +171,10 @@ test_expect_success 'bad values are refused with the reason' '
 	aptix config rag.required yes
 '
 
-test_expect_success 'unknown keys are accepted, malformed keys are not' '
-	aptix config my-tool.some-option "any thing" &&
+test_expect_success 'keys of ones own (x.*) are accepted, malformed keys are not' '
+	aptix config x.some-option "any thing" &&
 	echo "any thing" >expect &&
-	aptix config my-tool.some-option >actual &&
+	aptix config x.some-option >actual &&
 	test_cmp expect actual &&
 	test_must_fail aptix config a.b.c v 2>err &&
 	grep "invalid key" err &&
@@ -184,6 +184,21 @@ test_expect_success 'unknown keys are accepted, malformed keys are not' '
 	grep "key does not contain a section: nosection" err &&
 	test_expect_code 2 aptix config nosection 2>err &&
 	grep "key does not contain a section" err
+'
+
+# Regression: a typo of a real key was stored and silently ignored.
+test_expect_success 'an unknown key is refused, with the nearest key' '
+	cp .aptix/config before &&
+	test_must_fail aptix config openai.modle gpt-5-mini 2>err &&
+	echo "fatal: unknown config key '"'"'openai.modle'"'"'; did you mean '"'"'openai.model'"'"'?" >expect &&
+	test_cmp expect err &&
+	test_must_fail aptix config totally.unknown 1 2>err &&
+	grep "^fatal: unknown config key .totally.unknown. (aptix config --list-keys lists them; keys of your own go under .x..)$" err &&
+	test_cmp before .aptix/config &&
+	aptix config x.my-note "kept for me" &&
+	test "$(aptix config x.my-note)" = "kept for me" &&
+	aptix config --unset x.my-note &&
+	test_expect_code 1 aptix config x.my-note
 '
 
 test_expect_success 'a secret is refused and never written' '

@@ -298,6 +298,19 @@ test_expect_success 'config openai.model and openai.instructions land in the req
 	test "$(json_field .instructions <body)" != "Be terse. Answer in French."
 '
 
+# Regression: the temperature is sent as configured, not as the nearest
+# double's 17 digits (0.20000000000000001).
+test_expect_success 'openai.temperature 0.2 is sent as 0.2' '
+	aptix config openai.temperature 0.2 &&
+	test_when_finished "aptix config --unset openai.temperature" &&
+	aptix continue -m "temperate" >out-t 2>err-t &&
+	req=$(aptix show --json | json_field .request) &&
+	aptix cat-object -p "$req" >sent &&
+	grep -F "\"temperature\":0.2," sent &&
+	aptix continue --dry-run -m "dry" >dry &&
+	grep -F "\"temperature\": 0.2," dry
+'
+
 test_expect_success 'a wrong API key: HTTP 401, recorded as failed, key not shown' '
 	wrong_key=sk-wrong-$(od -An -N12 -tx1 /dev/urandom | tr -d " \n") &&
 	head=$(aptix rev-parse HEAD) &&

@@ -104,6 +104,14 @@ APTIX_EXTERN(const aptix_config_key *) aptix_config_keys(size_t *n);
 /** The table's entry for key (case-insensitive), or NULL. */
 APTIX_EXTERN(const aptix_config_key *) aptix_config_key_find(
 	const char *key);
+/**
+ * @brief Whether `aptix config key value` may set it: what
+ *        aptix_config_set() checks (a well-formed key, no secret, a valid
+ *        value), and a key of the table or one of the user's own under
+ *        "x.". Else APTIX_EINVALID, the message naming the nearest table
+ *        key when one is close ("did you mean 'openai.model'?").
+ */
+APTIX_EXTERN(int) aptix_config_check_key(const char *key, const char *value);
 /** "string", "bool", "integer", "number", "duration", "enum", "url". */
 APTIX_EXTERN(const char *) aptix_config_type_name(aptix_config_type type);
 

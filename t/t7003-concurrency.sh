@@ -112,7 +112,8 @@ test_expect_success 'setup: conversations A and B1..B4' '
 test_expect_success "$N turns on one conversation, $M on others, at once" '
 	headA=$(aptix rev-parse refs/conversations/conv-A) &&
 	standin_reset &&
-	standin_fault "{\"kind\":\"slow\",\"delay\":0.3,\"repeat\":$((N + M))}" &&
+	# the winner streams for seconds; a refusal must come long before
+	standin_fault "{\"kind\":\"slow\",\"delay\":0.8,\"repeat\":$((N + M))}" &&
 	rm -f lat.* reader.fail stop &&
 	readers stop &&
 	pids= &&
@@ -152,7 +153,7 @@ test_expect_success "$N turns on one conversation, $M on others, at once" '
 	done &&
 	test "$ok" = 1 &&
 	test "$busy" = $((N - 1)) &&
-	test "$busy_max" -lt 1000 &&
+	test "$busy_max" -lt 2500 &&
 	for j in $(test_seq $M)
 	do
 		read -r rc ms session <"res.b$j" &&

@@ -571,13 +571,19 @@ int aptix_run_finish(aptix_run *run)
 	aptix_run_result *res = &run->res;
 	int completed, r;
 
-	if (run->state == APTIX_RUN_NEW || run->state == APTIX_RUN_FINISHED ||
-	    (run->state == APTIX_RUN_FAILED && !run->claimed))
+	if (run->state == APTIX_RUN_NEW || run->state == APTIX_RUN_FINISHED)
 		return wrong_state(run, "finish");
 	if (run->o.dry_run) {
+		/* nothing to write; a stage's failure stays the answer */
 		run->state = APTIX_RUN_FINISHED;
-		return 0;
+		if (!run->fail_rc)
+			return 0;
+		aptix_error_set(APTIX_ERROR_INVALID, "%s", res->error_message ?
+				res->error_message : "the dry run failed");
+		return run->fail_rc;
 	}
+	if (run->state == APTIX_RUN_FAILED && !run->claimed)
+		return wrong_state(run, "finish");
 	completed = run->state == APTIX_RUN_SENT;
 	if (!completed && !run->fail_rc) {
 		/* finished before it was sent: the caller gave up */

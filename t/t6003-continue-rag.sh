@@ -501,6 +501,18 @@ test_expect_success 'rag.required: Qdrant answering 503 fails the turn cleanly' 
 	test "$(request_count)" = $((n + 1))
 '
 
+# Regression: a dry run whose retrieval fails says why (it said that
+# finishing was not allowed in state 'failed').
+test_expect_success 'rag.required: a dry run with Qdrant failing says why' '
+	aptix -C ws config rag.required true &&
+	test_when_finished "aptix -C ws config --unset rag.required" &&
+	standin_fault "{\"endpoint\":\"qdrant\",\"kind\":\"status\",\"status\":503,\"path_contains\":\"/points/query\"}" &&
+	test_when_finished "standin_reset" &&
+	test_expect_code 128 aptix -C ws continue --dry-run -m "dry but failing" >out 2>err &&
+	grep "^fatal: retrieval failed and rag.required is set: qdrant: Service unavailable" err &&
+	test_must_be_empty out
+'
+
 # Regression: retrieval runs after the instruction is stored and the
 # conversation claimed, so a turn killed while Qdrant is slow leaves a
 # failed snapshot, and status lists it while it runs.

@@ -380,9 +380,14 @@ static int session_view_cb(const void *val, size_t vlen, void *payload)
 int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
 			const aptix_oid *id)
 {
-	struct session_view sv = { out, id };
-	int r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, id->id,
-				  32, session_view_cb, &sv);
+	struct session_view sv;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	sv.out = out;
+	sv.id = id;
+	r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, id->id, 32,
+			      session_view_cb, &sv);
 
 	if (r == APTIX_ENOTFOUND)
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "session '%s' is not "
@@ -514,11 +519,14 @@ static int conv_view_cb(const void *val, size_t vlen, void *payload)
 int aptix_index_conversation(aptix_conv_info *out, aptix_repo *repo,
 			     const char *id)
 {
-	struct conv_view cv = { out, id };
+	struct conv_view cv;
 	int r;
 
+	memset(out, 0, sizeof(*out));
 	if (!*id)
 		return APTIX_ENOTFOUND;
+	cv.out = out;
+	cv.id = id;
 	r = repo->store->view(repo->store, APTIX_TABLE_CONVS, id, strlen(id),
 			      conv_view_cb, &cv);
 	if (r == APTIX_ENOTFOUND)

@@ -56,15 +56,11 @@ static int have_server;
 
 static void srv_start(void)
 {
-	static const char *const args[] = {
-		"--api-key", API_KEY, "--seed", "unit", NULL
-	};
-
-	have_server = unit_standin_start(&srv, "check_openai", args);
+	have_server = unit_standin_start_openai(&srv, "check_openai");
 	if (!have_server)
 		return;
 	snprintf(srv_url, sizeof(srv_url), "%s", srv.url);
-	snprintf(base_url, sizeof(base_url), "%s/v1", srv_url);
+	snprintf(base_url, sizeof(base_url), "%s", srv.base);
 }
 
 static void srv_stop(void)

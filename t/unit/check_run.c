@@ -25,21 +25,9 @@ Suite *run_suite(void);
 #define NEED_SERVER() do { if (!have_server) return; } while (0)
 
 static struct unit_standin srv;
-static char base_url[160];	/* .../v1 */
 static int have_server;
 static char *tmpdir;
 static aptix_repo *repo;
-
-static void start_server(void)
-{
-	static const char *const args[] = {
-		"--api-key", UNIT_API_KEY, "--seed", "unit", NULL
-	};
-
-	have_server = unit_standin_start(&srv, "check_run", args);
-	if (have_server)
-		snprintf(base_url, sizeof(base_url), "%s/v1", srv.url);
-}
 
 static void setup(void)
 {
@@ -49,7 +37,7 @@ static void setup(void)
 	tmpdir = unit_mkdtemp();
 	ck_assert_msg(aptix_repo_init(&repo, tmpdir, NULL) == 0, "%s",
 		      aptix_error_last()->message);
-	start_server();
+	have_server = unit_standin_start_openai(&srv, "check_run");
 }
 
 static void teardown(void)
@@ -72,7 +60,7 @@ static void options(aptix_run_options *o, const char *conv,
 	o->instruction = text;
 	o->instruction_len = text ? strlen(text) : 0;
 	o->no_stream = 1;
-	o->http.base_url = base_url;
+	o->http.base_url = srv.base;
 	o->http.api_key = UNIT_API_KEY;
 	o->http.max_attempts = 1;
 }

@@ -27,23 +27,11 @@ Suite *threads_suite(void);
 #define TURNS 4
 
 static struct unit_standin srv;
-static char base_url[160];	/* .../v1 */
 static int have_server;
 static char *tmpdir;
 static aptix_repo *repo;
 static volatile int writers_done;
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void start_server(void)
-{
-	static const char *const args[] = {
-		"--api-key", UNIT_API_KEY, "--seed", "unit", NULL
-	};
-
-	have_server = unit_standin_start(&srv, "check_threads", args);
-	if (have_server)
-		snprintf(base_url, sizeof(base_url), "%s/v1", srv.url);
-}
 
 static void setup(void)
 {
@@ -52,7 +40,7 @@ static void setup(void)
 	unsetenv("APTIX_TEST_DATE");
 	tmpdir = unit_mkdtemp();
 	ck_assert_int_eq(aptix_repo_init(&repo, tmpdir, NULL), 0);
-	start_server();
+	have_server = unit_standin_start_openai(&srv, "check_threads");
 }
 
 static void teardown(void)
@@ -96,7 +84,7 @@ static void *writer_main(void *arg)
 		o.conversation = conv;
 		o.instruction = text;
 		o.instruction_len = strlen(text);
-		o.http.base_url = base_url;
+		o.http.base_url = srv.base;
 		o.http.api_key = UNIT_API_KEY;
 		o.http.on_delta = stream_cb;
 		o.http.payload = &streamed;

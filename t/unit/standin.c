@@ -183,6 +183,7 @@ int unit_standin_start(struct unit_standin *s, const char *who,
 	}
 	ck_assert_msg(port > 0, "the stand-in did not start");
 	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", port);
+	snprintf(s->base, sizeof(s->base), "%s/v1", s->url);
 	return 1;
 }
 
@@ -208,6 +209,15 @@ void unit_standin_stop(struct unit_standin *s)
 		unit_rmtree(s->dir);
 	s->dir[0] = '\0';
 	s->url[0] = '\0';
+}
+
+int unit_standin_start_openai(struct unit_standin *s, const char *who)
+{
+	static const char *const args[] = {
+		"--api-key", UNIT_API_KEY, "--seed", "unit", NULL
+	};
+
+	return unit_standin_start(s, who, args);
 }
 
 /* --- Its control endpoint ---------------------------------------------- */

@@ -49,6 +49,7 @@ struct unit_standin {
 	pid_t pid;
 	char dir[PATH_MAX];		/* its logs are in dir/logs */
 	char url[128];			/* http://127.0.0.1:PORT */
+	char base[160];			/* url + "/v1": the OpenAI base */
 };
 
 /**
@@ -58,6 +59,11 @@ struct unit_standin {
  */
 int unit_standin_start(struct unit_standin *s, const char *who,
 		       const char *const *args);
+/**
+ * The stand-in as the OpenAI-facing suites start it: key UNIT_API_KEY,
+ * seed "unit". Returns what unit_standin_start() does.
+ */
+int unit_standin_start_openai(struct unit_standin *s, const char *who);
 /** Stop it and remove its directory; harmless when not started. */
 void unit_standin_stop(struct unit_standin *s);
 

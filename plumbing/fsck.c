@@ -618,6 +618,7 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 	}
 	for (i = 0; i < ids.n; i++) {
 		long j = find_obj(f, &ids.ids[i]);
+		int r;
 
 		if (j < 0)
 			report(f, "index mismatch %s: indexed session does "
@@ -627,6 +628,15 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 			report(f, "index mismatch %s: indexed session is a %s",
 			       aptix_oid_hex(&ids.ids[i]),
 			       type_name(f->objs[j].type));
+		else if (f->full && f->objs[j].type == APTIX_OBJ_SESSION &&
+			 (r = aptix_index_verify_chain(f->repo,
+						       &ids.ids[i])) != 0) {
+			if (r == 1)
+				report(f, "index mismatch %s: its chain "
+				       "record disagrees with its turn and "
+				       "parent", aptix_oid_hex(&ids.ids[i]));
+			aptix_error_clear();	/* else: reported above */
+		}
 	}
 	/* conversation heads follow the conversation refs */
 	if (f->refs_incomplete)

@@ -4,7 +4,8 @@
  *
  * Session record: u8 version, u8 session status, u8 turn status, u8 flags
  * (1: has parent), parent id, turn id, be64 created (ms), be32 generation,
- * u8 length + conversation id, u8 length + summary.
+ * u8 length + conversation id, u8 length + summary; version 2 adds the
+ * chain section (what the model holds: src/index-chain.c).
  * Conversation record (the conversation's summary: status and sessions
  * read one per conversation, never every session): u8 version 2, u8
  * flags (1: has head, 2: archived, 4: has a failed attempt, 8: title set
@@ -22,6 +23,7 @@
 #include "aptix/oidmap.h"
 
 #define REC_VERSION 1
+#define SESSION_VERSION 2	/* version 1 and the chain section */
 #define CONV_VERSION 2
 
 void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
@@ -85,7 +87,7 @@ static int encode_session(aptix_buf *b, const aptix_session_info *si)
 {
 	unsigned char h[4], t[8];
 
-	h[0] = REC_VERSION;
+	h[0] = SESSION_VERSION;
 	h[1] = (unsigned char)si->status;
 	h[2] = (unsigned char)si->turn_status;
 	h[3] = si->has_parent ? 1 : 0;
@@ -110,7 +112,7 @@ static int decode_session(aptix_session_info *si, const aptix_oid *id,
 	const unsigned char *p = val, *end = p + vlen;
 
 	memset(si, 0, sizeof(*si));
-	if (vlen < 80 || p[0] != REC_VERSION)
+	if (vlen < 80 || (p[0] != REC_VERSION && p[0] != SESSION_VERSION))
 		return corrupt_record(aptix_oid_hex(id));
 	si->id = *id;
 	si->status = (aptix_session_status)p[1];
@@ -151,6 +153,31 @@ static void put_be64(aptix_buf *b, int64_t v)
 
 	aptix__put_be64(t, (uint64_t)v);
 	aptix_buf_put(b, t, 8);
+}
+
+int aptix_index__chain_section(const unsigned char **sec, size_t *len,
+			       const void *val, size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+	char skip[256];
+
+	if (vlen < 80 || (p[0] != REC_VERSION && p[0] != SESSION_VERSION))
+		return corrupt_record("a session");
+	if (p[0] == REC_VERSION)
+		return 1;
+	p += 80;
+	if (get_str8(skip, sizeof(skip), &p, end) ||
+	    get_str8(skip, sizeof(skip), &p, end))
+		return corrupt_record("a session");
+	*sec = p;
+	*len = (size_t)(end - p);
+	return 0;
+}
+
+void aptix_index__op_release(struct aptix_index_session_op *op)
+{
+	aptix_session_release(&op->session);
+	aptix_index__delta_release(&op->delta);
 }
 
 /* A version 1 record stays one until reindex (its counts are partial). */
@@ -328,10 +355,15 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		goto done;
 	}
 	r = aptix_txn_read_object(&buf, &type, tx, &turn.instruction);
-	if (r == 0 && type == APTIX_OBJ_BLOB)
+	if (r == 0 && type == APTIX_OBJ_BLOB) {
 		aptix_summary_line(op->summary, APTIX_SUMMARY_MAX, buf.ptr,
 				   buf.len);
-	else if (strict) {
+		if ((r = aptix_index__delta_from_turn(&op->delta, tx, &turn,
+						      buf.len)) < 0) {
+			aptix_turn_release(&turn);
+			goto done;
+		}
+	} else if (strict) {
 		aptix_error_set(APTIX_ERROR_OBJECT, "instruction '%s' of the "
 				"turn is missing",
 				aptix_oid_hex(&turn.instruction));
@@ -391,9 +423,11 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	const aptix_session *ss = &op->session;
 	aptix_session_info si, pi;
 	aptix_conv_info ci;
-	aptix_buf v = APTIX_BUF_INIT;
+	aptix_buf v = APTIX_BUF_INIT, psec = APTIX_BUF_INIT;
 	unsigned char ckey[64];
-	int r, exists;
+	const unsigned char *sec;
+	size_t seclen;
+	int r, exists, parent_known = 1;
 
 	r = s->wget(&v, w, APTIX_TABLE_SESSIONS, op->id.id, 32);
 	if (r == 0 || r != APTIX_ENOTFOUND)
@@ -421,6 +455,12 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		if (r < 0 || (r = decode_session(&pi, &ss->parent, v.ptr,
 						 v.len)) < 0)
 			goto done;
+		r = aptix_index__chain_section(&sec, &seclen, v.ptr, v.len);
+		if (r < 0)
+			goto done;
+		if (r == 0)
+			aptix_buf_put(&psec, sec, seclen);
+		parent_known = r == 0;
 		si.generation = pi.generation + 1;
 		memcpy(ckey, ss->parent.id, 32);
 		memcpy(ckey + 32, op->id.id, 32);
@@ -429,6 +469,12 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	}
 	aptix_buf_clear(&v);
 	if ((r = encode_session(&v, &si)) < 0 ||
+	    (r = aptix_index__chain_encode(&v, ss->has_parent ?
+					   (const unsigned char *)psec.ptr :
+					   NULL, psec.len, parent_known,
+					   ss->status ==
+					   APTIX_SESSION_COMMITTED,
+					   &op->delta)) < 0 ||
 	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, v.ptr,
 			 v.len)) < 0)
 		goto done;
@@ -451,6 +497,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	r = conv_store(w, s, &ci, exists);
 done:
 	aptix_buf_release(&v);
+	aptix_buf_release(&psec);
 	return r;
 }
 
@@ -828,7 +875,7 @@ static int collect_session(const aptix_oid *id, void *payload)
 	r = aptix_index__prepare(op, rb->tx, 0, id, data.ptr, data.len);
 	aptix_buf_release(&data);
 	if (r < 0) {	/* an unreadable session: fsck reports it */
-		aptix_session_release(&op->session);
+		aptix_index__op_release(op);
 		free(op);
 		return 0;
 	}
@@ -1069,7 +1116,7 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 		*nsessions = rb.n;
 done:
 	for (i = 0; i < rb.n; i++) {
-		aptix_session_release(&rb.ops[i]->session);
+		aptix_index__op_release(rb.ops[i]);
 		free(rb.ops[i]);
 	}
 	free(rb.ops);

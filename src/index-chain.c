@@ -16,8 +16,9 @@
  *   u8 flags          1: a chain (the newest committed turn is a link),
  *                     2: unknown (an ancestor was indexed by version 1)
  *   16 bytes          fingerprint of the chain's newest response id
- *   be64 chars        characters the chain has carried: instructions,
- *                     answers, files and chunks sent
+ *   be64 chars        bytes the chain has carried: each turn's raw
+ *                     request (or, without one, its instruction, files
+ *                     and chunks) and answer
  *   be32 links        turns in the chain
  *   be32 nfiles       then per file, sorted by path: be16 length, path,
  *                     32-byte SHA-256 of the version last sent
@@ -227,7 +228,12 @@ int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
 	fingerprint(d->response, t->response_id, NULL);
 	if (d->continues)
 		fingerprint(d->previous, t->previous_response_id, NULL);
-	d->chars = instruction_len;
+	/* what was sent (the raw request: instruction, files, chunks and
+	 * any rehydrated context) and what came back */
+	if (!aptix_oid_is_zero(&t->request))
+		add_size(&d->chars, tx, &t->request);
+	else
+		d->chars = instruction_len;
 	add_size(&d->chars, tx, &t->answer);
 	if (t->nfiles) {
 		d->paths = aptix__calloc(t->nfiles, sizeof(*d->paths));
@@ -250,7 +256,7 @@ int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
 			return APTIX_ERROR;
 		memcpy(d->shas[n], sha.id, 32);
 		d->nfiles = ++n;
-		if (f->size > 0)
+		if (f->size > 0 && aptix_oid_is_zero(&t->request))
 			d->chars += (uint64_t)f->size;
 	}
 	if (t->nchunks &&
@@ -263,7 +269,8 @@ int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
 			continue;
 		fingerprint(d->chunks[d->nchunks++], c->chunk_id,
 			    c->content_hash);
-		add_size(&d->chars, tx, &c->snippet);
+		if (aptix_oid_is_zero(&t->request))
+			add_size(&d->chars, tx, &c->snippet);
 	}
 	return 0;
 }

@@ -105,6 +105,8 @@ static int run_settings(aptix_run *run, const aptix_run_options *opts)
 				   "context.window-chars")) < 0 ||
 	    (r = aptix_config_long(&run->summary_chars, cfg,
 				   "context.summary-chars")) < 0 ||
+	    (r = aptix_config_long(&run->chain_max_chars, cfg,
+				   "context.chain-max-chars")) < 0 ||
 	    (r = http_settings(&run->o.http, cfg)) < 0 ||
 	    (!model && (r = aptix_config_string(&model, cfg,
 						"openai.model")) < 0))
@@ -315,7 +317,18 @@ static int plan_chain(aptix_run *run)
 	if ((r = aptix__chain_state(&cs, &run->chain, run->started)) < 0)
 		return r;
 	if (cs.has_chain && !cs.expired) {
+		struct aptix_index_chain_info info;
+
 		run->previous = aptix__strdup(cs.response_id);
+		/* a chain that carries too much starts afresh (issue 10) */
+		if (run->chain_max_chars > 0 &&
+		    aptix_index__chain_plan(run->repo, &run->parent, NULL,
+					    NULL, &info) == 0 &&
+		    info.has_chain &&
+		    info.chars > (uint64_t)run->chain_max_chars) {
+			run->restart = 1;
+			run->chain_chars = info.chars;
+		}
 	} else {
 		run->restart = 1;	/* expired, or history but no chain */
 		if (cs.has_chain) {
@@ -444,6 +457,16 @@ int aptix_run_request(aptix_run *run)
 	if ((r = aptix_run__plan_context(run)) < 0 ||
 	    (r = aptix_run__build_request(run)) < 0)
 		return run->claimed ? fail(run, r, "request_error") : r;
+	if (run->restart && run->chain_chars) {
+		aptix_run__add_warning(run, "the response chain carries %llu "
+				       "bytes, over context.chain-max-chars "
+				       "(%ld): started a new chain with the "
+				       "current files and the context of %zu "
+				       "earlier turns rehydrated from the "
+				       "store",
+				       (unsigned long long)run->chain_chars,
+				       run->chain_max_chars, run->rehydrated);
+	}
 	if (run->restart && run->expired_id) {
 		char when[32];
 

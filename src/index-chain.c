@@ -52,20 +52,11 @@ struct cstate {
 	size_t nchunks;
 };
 
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-		(uint32_t)p[2] << 8 | p[3];
-}
-
 static void put32(aptix_buf *b, uint32_t v)
 {
 	unsigned char t[4];
 
-	t[0] = (unsigned char)(v >> 24);
-	t[1] = (unsigned char)(v >> 16);
-	t[2] = (unsigned char)(v >> 8);
-	t[3] = (unsigned char)v;
+	aptix__put_be32(t, v);
 	aptix_buf_put(b, t, 4);
 }
 
@@ -105,8 +96,8 @@ static int parse(struct cstate *st, const unsigned char *p, size_t len)
 	st->unknown = (p[0] & SEC_UNKNOWN) != 0;
 	memcpy(st->response, p + 1, 16);
 	st->chars = aptix__get_be64(p + 17);
-	st->links = be32(p + 25);
-	n = be32(p + 29);
+	st->links = aptix__get_be32(p + 25);
+	n = aptix__get_be32(p + 29);
 	p += SEC_HEAD;
 	if (n > len / 34)
 		return corrupt();
@@ -128,7 +119,7 @@ static int parse(struct cstate *st, const unsigned char *p, size_t len)
 	st->nfiles = n;
 	if (end - p < 4)
 		goto bad;
-	n = be32(p);
+	n = aptix__get_be32(p);
 	p += 4;
 	if ((size_t)(end - p) != n * 16)
 		goto bad;

@@ -134,17 +134,8 @@ static void put_be32(aptix_buf *b, uint32_t v)
 {
 	unsigned char t[4];
 
-	t[0] = (unsigned char)(v >> 24);
-	t[1] = (unsigned char)(v >> 16);
-	t[2] = (unsigned char)(v >> 8);
-	t[3] = (unsigned char)v;
+	aptix__put_be32(t, v);
 	aptix_buf_put(b, t, 4);
-}
-
-static uint32_t get_be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-		(uint32_t)p[2] << 8 | p[3];
 }
 
 static void put_be64(aptix_buf *b, int64_t v)
@@ -253,7 +244,7 @@ static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
 	memcpy(ci->head.id, p + 4, 32);
 	ci->created_at = (int64_t)aptix__get_be64(p + 36);
 	ci->updated_at = (int64_t)aptix__get_be64(p + 44);
-	ci->turns = get_be32(p + 52);
+	ci->turns = aptix__get_be32(p + 52);
 	p += 56;
 	if (v2) {
 		ci->has_failed = (((const unsigned char *)val)[1] & 4) != 0;
@@ -261,8 +252,8 @@ static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
 		ci->has_last = (((const unsigned char *)val)[1] & 16) != 0;
 		ci->last_turn_status =
 			(aptix_turn_status)((const unsigned char *)val)[3];
-		ci->committed = get_be32(p);
-		ci->failed = get_be32(p + 4);
+		ci->committed = aptix__get_be32(p);
+		ci->failed = aptix__get_be32(p + 4);
 		memcpy(ci->last.id, p + 8, 32);
 		memcpy(ci->last_failed.id, p + 40, 32);
 		ci->failed_at = (int64_t)aptix__get_be64(p + 72);
@@ -778,15 +769,8 @@ static int conv_walk_cb(const void *key, size_t klen, const void *val,
 	struct conv_walk *cw = payload;
 	int r;
 
-	if (cw->n == cw->alloc) {
-		size_t na = cw->alloc ? cw->alloc * 2 : 32;
-		void *p = aptix__realloc(cw->v, na * sizeof(*cw->v));
-
-		if (!p)
-			return APTIX_ERROR;
-		cw->v = p;
-		cw->alloc = na;
-	}
+	if (aptix__grow(&cw->v, &cw->alloc, cw->n, sizeof(*cw->v), 32) < 0)
+		return APTIX_ERROR;
 	if ((r = decode_conv(&cw->v[cw->n], key, klen, val, vlen)) < 0)
 		return r;
 	if (r == 1) {
@@ -933,16 +917,9 @@ static int collect_convs_key(const void *k, size_t kl, const void *v,
 
 	/* a title or archived flag the user set survives the rebuild */
 	if (decode_conv(&ci, k, kl, v, vl) >= 0 && (ci.titled || ci.archived)) {
-		if (rb->nmeta == rb->ameta) {
-			size_t na = rb->ameta ? rb->ameta * 2 : 16;
-			void *m = aptix__realloc(rb->meta,
-						 na * sizeof(*rb->meta));
-
-			if (!m)
-				return APTIX_ERROR;
-			rb->meta = m;
-			rb->ameta = na;
-		}
+		if (aptix__grow(&rb->meta, &rb->ameta, rb->nmeta,
+				sizeof(*rb->meta), 16) < 0)
+			return APTIX_ERROR;
 		rb->meta[rb->nmeta++] = ci;
 	} else {
 		aptix_error_clear();

@@ -154,7 +154,7 @@ test_expect_success 'log --graph --oneline --all shows the branches' '
 	aptix log --graph --oneline --all >graph &&
 	cat graph &&
 	# one node per session: A B C, fork, after-fork, two reruns
-	test "$(grep -c "^[| ]*\*" graph)" = 7 &&
+	test "$(grep -c "^[| ]*[*o]" graph)" = 7 &&
 	# branches join their parent
 	grep "^|/" graph &&
 	# every session once

@@ -699,13 +699,17 @@ START_TEST(test_reflog)
 	ck_assert_int_eq(aptix_reflog_foreach(repo, "refs/heads/none",
 					      reflog_cb, &rec), 0);
 	ck_assert_int_eq(rec.n, 0);
-	/* a symref update is logged too */
+	/*
+	 * a symref update is logged too, with the ids its targets name and
+	 * where it moved from (what @{-1} reads)
+	 */
 	set_symref("HEAD", "refs/heads/main2");
 	memset(&rec, 0, sizeof(rec));
 	ck_assert_int_eq(aptix_reflog_foreach(repo, "HEAD", reflog_cb, &rec),
 			 0);
 	ck_assert_int_eq(rec.n, 1);
-	ck_assert_str_eq(rec.e[0].message, "sym");
+	ck_assert_ptr_nonnull(strstr(rec.e[0].message, "sym: moving from "));
+	assert_oid_eq(&rec.e[0].new_id, &b);
 
 	/* stopping early */
 	memset(&rec, 0, sizeof(rec));

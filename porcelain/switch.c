@@ -85,7 +85,7 @@ int cmd_switch(int argc, const char **argv, struct aptix_repo *repo)
 
 	if (create) {
 		if (argc) {
-			if (aptix_conv_check_id(argv[0]) < 0)
+			if (aptix_conv_check_new_id(argv[0]) < 0)
 				die_aptix();
 			if (conv_exists(repo, argv[0]))
 				die("conversation '%s' already exists",

@@ -219,6 +219,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.instruction = instruction ? instruction->ptr : NULL;
 	opts.instruction_len = instruction ? instruction->len : 0;
 	opts.conversation = c->conversation;
+	opts.create = c->create;
 	opts.model = c->model;
 	opts.no_stream = c->no_stream;
 	opts.dry_run = c->dry_run;
@@ -240,8 +241,12 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		opts.secrets = &qdrant_key;
 		opts.nsecrets = 1;
 	}
-	if (aptix_run_new(&run, repo, &opts) < 0 ||
-	    aptix_run_begin(run) < 0)
+	if ((r = aptix_run_new(&run, repo, &opts)) == 0)
+		r = aptix_run_begin(run);
+	if (r == APTIX_ENOTFOUND && c->conversation && !c->create)
+		die("%s; to start a new conversation, add --create",
+		    aptix_error_last()->message);
+	if (r < 0)
 		die_aptix();
 	res = aptix_run_result_of(run);
 

@@ -125,6 +125,23 @@ const char *aptix_ref_shorten(const char *name)
 	return conv ? conv : name;
 }
 
+int aptix_conv_check_new_id(const char *id)
+{
+	size_t len = strlen(id);
+	int r;
+
+	if ((r = aptix_conv_check_id(id)) < 0)
+		return r;
+	if (!strcmp(id, "HEAD") || (len >= APTIX_OID_MINPREFIX &&
+				    aptix_is_hex(id, len))) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "'%s' cannot name a new "
+				"conversation: it reads as %s", id,
+				strcmp(id, "HEAD") ? "a session id" : "HEAD");
+		return APTIX_EINVALID;
+	}
+	return 0;
+}
+
 int aptix_conv_check_id(const char *id)
 {
 	if (conv_id_ok(id))

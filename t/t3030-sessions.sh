@@ -187,4 +187,36 @@ test_expect_success 'by default: the derived workspace, plus conversations witho
 	grep " beta " all
 '
 
+test_expect_success 'update-ref -d takes a conversation out, reindex too' '
+	test_tick &&
+	d1=$(new_session doomed "Doomed" committed) &&
+	aptix update-ref refs/conversations/doomed $d1 &&
+	aptix sessions --all-workspaces >out &&
+	grep " doomed " out &&
+	aptix update-ref -d refs/conversations/doomed &&
+	aptix sessions --all-workspaces >out &&
+	! grep " doomed " out &&
+	aptix reindex -q &&
+	aptix sessions --all-workspaces >out &&
+	! grep " doomed " out &&
+	grep " beta " out &&
+	aptix fsck &&
+	aptix cat-object -t $d1 &&
+	aptix update-ref refs/conversations/doomed $d1 &&
+	aptix reindex -q &&
+	aptix sessions --all-workspaces >out &&
+	grep " doomed " out
+'
+
+test_expect_success 'the HEAD conversation too' '
+	aptix switch doomed &&
+	aptix update-ref -d refs/conversations/doomed &&
+	aptix sessions --all-workspaces >out &&
+	! grep "doomed" out &&
+	aptix reindex -q &&
+	aptix sessions --all-workspaces >out &&
+	! grep "doomed" out &&
+	aptix switch alpha
+'
+
 test_done

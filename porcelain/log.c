@@ -111,6 +111,9 @@ struct log {
 	aptix_oid head_id;
 
 	int show_failed, all, max_count, reverse, color, use_graph;
+	int with_archived;		/* --all: archived ones too */
+	char (*archived)[APTIX_CONV_MAXLEN + 1];	/* sorted */
+	size_t narchived, aarchived;
 	enum fmt_kind kind;
 	const char *user_fmt;
 
@@ -1023,11 +1026,52 @@ static void walk_lazy(struct log *lg)
 	emit_held(lg, emitted);
 }
 
+/* --- Archived conversations (hidden from --all unless asked) ------------ */
+
+static int archived_cb(const aptix_conv_info *ci, void *payload)
+{
+	struct log *lg = payload;
+
+	if (!ci->archived)
+		return 0;
+	if (lg->narchived == lg->aarchived) {
+		lg->aarchived = lg->aarchived ? lg->aarchived * 2 : 16;
+		lg->archived = xrealloc(lg->archived, lg->aarchived,
+					sizeof(*lg->archived));
+	}
+	snprintf(lg->archived[lg->narchived++], APTIX_CONV_MAXLEN + 1, "%s",
+		 ci->id);
+	return 0;
+}
+
+static int conv_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void load_archived(struct log *lg)
+{
+	if (aptix_index_foreach_conversation(lg->repo, archived_cb, lg) < 0)
+		die_aptix();
+	if (lg->narchived)
+		qsort(lg->archived, lg->narchived, sizeof(*lg->archived),
+		      conv_cmp);
+}
+
+static int hidden(const struct log *lg, const aptix_session_info *si)
+{
+	if (!lg->show_failed && si->status == APTIX_SESSION_FAILED)
+		return 1;
+	return lg->narchived && bsearch(si->conversation, lg->archived,
+					lg->narchived, sizeof(*lg->archived),
+					conv_cmp);
+}
+
 static int load_cb(const aptix_session_info *si, void *payload)
 {
 	struct log *lg = payload;
 
-	if (!lg->show_failed && si->status == APTIX_SESSION_FAILED)
+	if (hidden(lg, si))
 		return 0;
 	add_rec(lg, si);
 	return 0;
@@ -1042,7 +1086,7 @@ static int recent_cb(const aptix_session_info *si, void *payload)
 {
 	struct recent *rc = payload;
 
-	if (!rc->lg->show_failed && si->status == APTIX_SESSION_FAILED)
+	if (hidden(rc->lg, si))
 		return 0;
 	discover(rc->lg, &si->id);
 	return ++rc->n >= rc->lg->max_count ? APTIX_ITEROVER : 0;
@@ -1325,6 +1369,7 @@ static void log_release(struct log *lg)
 	free(lg->kids);
 	free(lg->order);
 	free(lg->held);
+	free(lg->archived);
 	free(lg->heads);
 	free(lg->ob);
 	aptix_buf_release(&lg->text);
@@ -1345,6 +1390,8 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 			       PARSE_OPT_NOARG, oneline_cb),
 		OPT_BOOL(0, "all", &lg.all, "every session of every "
 			 "conversation, failed ones too"),
+		OPT_BOOL(0, "include-archived", &lg.with_archived, "with "
+			 "--all: archived conversations too"),
 		OPT_INTEGER('n', "max-count", &lg.max_count, "show at most "
 			    "<n> sessions"),
 		OPT_BOOL(0, "failed", &lg.show_failed, "show failed snapshots "
@@ -1378,6 +1425,8 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	lg.color = when < 0 ? cli_color_enabled(STDOUT_FILENO) : when;
 
 	load_heads(&lg);
+	if (lg.all && !lg.with_archived)
+		load_archived(&lg);
 	if (!argc && !lg.all) {
 		add_start(&lg, "HEAD", 1);
 	} else {

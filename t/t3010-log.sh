@@ -374,4 +374,18 @@ test_expect_success 'the timeline comes back with reindex' '
 	test_cmp three again
 '
 
+test_expect_success 'log --all hides archived conversations unless asked' '
+	aptix conversation archive c3 &&
+	test_when_finished "aptix conversation unarchive c3" &&
+	aptix log --oneline --all >actual &&
+	! grep "unrelated" actual &&
+	grep "first instruction" actual &&
+	aptix log --oneline --all -n 3 >actual &&
+	! grep "unrelated" actual &&
+	aptix log --oneline --all --include-archived >actual &&
+	grep "unrelated start" actual &&
+	aptix log --oneline c3 >actual &&
+	grep "unrelated end" actual
+'
+
 test_done

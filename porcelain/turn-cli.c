@@ -203,11 +203,16 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	struct sigaction sa, old_int, old_term;
 	aptix_buf wsid = APTIX_BUF_INIT;
 	const char *qdrant_key;
+	char before[APTIX_CONV_MAXLEN + 1];
 	size_t i;
 	int r, rc;
 
 	if (aptix_config_open(&cfg, repo) < 0)
 		die_aptix();
+	if (aptix_conv_resolve(before, repo, "HEAD") < 0) {
+		*before = '\0';
+		aptix_error_clear();
+	}
 	memset(&st, 0, sizeof(st));
 	st.tty = isatty(1);
 	st.json = c->json;
@@ -301,6 +306,10 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		print_json(res, r, aptix_run_chunks(run));
 	for (i = 0; i < res->nwarnings && !c->quiet; i++)
 		warning("%s", res->warnings[i]);
+	/* HEAD moved: say so, as git checkout -b does */
+	if (opts.switch_head && !c->quiet && strcmp(before, res->conversation))
+		fprintf(stderr, "Switched to a new conversation '%s'\n",
+			res->conversation);
 	if (r) {
 		error("%s", res->error_message ? res->error_message :
 		      aptix_error_last()->message);

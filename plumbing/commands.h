@@ -48,6 +48,7 @@ DECLARE_CMD(rerun);
 DECLARE_CMD(config);
 DECLARE_CMD(show);
 DECLARE_CMD(sessions);
+DECLARE_CMD(conversation);
 DECLARE_CMD(status);
 DECLARE_CMD(switch);
 DECLARE_CMD(log);

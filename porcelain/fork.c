@@ -46,8 +46,8 @@ static int fork_only(struct aptix_repo *repo, const aptix_oid *from,
 					 reason.ptr)) < 0 ||
 	    (r = aptix_txn_commit(tx)) < 0)
 		die_aptix();
-	printf("Switched to new conversation '%s', forked from session %.12s "
-	       "(%s)\n", conv, aptix_oid_hex(from), si.summary);
+	printf("Switched to a new conversation '%s', forked from session "
+	       "%.12s (%s)\n", conv, aptix_oid_hex(from), si.summary);
 	fprintf(stderr, "The next 'aptix continue' commits there.\n");
 	aptix_txn_free(tx);
 	aptix_buf_release(&ref);

@@ -203,11 +203,16 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	struct sigaction sa, old_int, old_term;
 	aptix_buf wsid = APTIX_BUF_INIT;
 	const char *qdrant_key;
+	char before[APTIX_CONV_MAXLEN + 1];
 	size_t i;
 	int r, rc;
 
 	if (aptix_config_open(&cfg, repo) < 0)
 		die_aptix();
+	if (aptix_conv_resolve(before, repo, "HEAD") < 0) {
+		*before = '\0';
+		aptix_error_clear();
+	}
 	memset(&st, 0, sizeof(st));
 	st.tty = isatty(1);
 	st.json = c->json;
@@ -219,6 +224,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.instruction = instruction ? instruction->ptr : NULL;
 	opts.instruction_len = instruction ? instruction->len : 0;
 	opts.conversation = c->conversation;
+	opts.create = c->create;
 	opts.model = c->model;
 	opts.no_stream = c->no_stream;
 	opts.dry_run = c->dry_run;
@@ -240,8 +246,12 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		opts.secrets = &qdrant_key;
 		opts.nsecrets = 1;
 	}
-	if (aptix_run_new(&run, repo, &opts) < 0 ||
-	    aptix_run_begin(run) < 0)
+	if ((r = aptix_run_new(&run, repo, &opts)) == 0)
+		r = aptix_run_begin(run);
+	if (r == APTIX_ENOTFOUND && c->conversation && !c->create)
+		die("%s; to start a new conversation, add --create",
+		    aptix_error_last()->message);
+	if (r < 0)
 		die_aptix();
 	res = aptix_run_result_of(run);
 
@@ -296,6 +306,10 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		print_json(res, r, aptix_run_chunks(run));
 	for (i = 0; i < res->nwarnings && !c->quiet; i++)
 		warning("%s", res->warnings[i]);
+	/* HEAD moved: say so, as git checkout -b does */
+	if (opts.switch_head && !c->quiet && strcmp(before, res->conversation))
+		fprintf(stderr, "Switched to a new conversation '%s'\n",
+			res->conversation);
 	if (r) {
 		error("%s", res->error_message ? res->error_message :
 		      aptix_error_last()->message);

@@ -38,6 +38,8 @@ static const struct cmd_struct commands[] = {
 	  "create a session snapshot from a turn (no ref moves)" },
 	{ "config", cmd_config, NEED_REPO, CAT_PORCELAIN,
 	  "get and set options" },
+	{ "conversation", cmd_conversation, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "list, rename, archive or delete conversations" },
 	{ "continue", cmd_continue, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "run one turn in the current conversation" },
 	{ "diff", cmd_diff, NEED_REPO, CAT_PORCELAIN,

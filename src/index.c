@@ -499,15 +499,20 @@ int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 	aptix_conv_info ci;
 	int r, exists;
 
+	if (!head) {
+		/*
+		 * The ref was deleted: the conversation goes from the
+		 * listings (its sessions stay, reachable from the reflog);
+		 * reindex keeps it gone (rebuild_fn). A new turn in it
+		 * starts a new record.
+		 */
+		r = s->wdel(w, APTIX_TABLE_CONVS, conv, strlen(conv));
+		return r == APTIX_ENOTFOUND ? 0 : r;
+	}
 	if ((r = conv_load(&ci, w, s, conv, &exists)) < 0)
 		return r;
-	if (head) {
-		ci.head = *head;
-		ci.has_head = 1;
-	} else {
-		memset(&ci.head, 0, sizeof(ci.head));
-		ci.has_head = 0;
-	}
+	ci.head = *head;
+	ci.has_head = 1;
 	return conv_store(w, s, &ci, exists);
 }
 
@@ -824,6 +829,10 @@ struct rebuild {
 	size_t nconvs;
 	aptix_conv_info *meta;	/* what users said: titles, archived */
 	size_t nmeta, ameta;
+	char **gone;		/* conversations whose ref was deleted */
+	size_t ngone, agone;
+	char last[APTIX_REF_MAXLEN + 1];	/* reflog walk: its ref */
+	int last_deleted;
 };
 
 static int collect_session(const aptix_oid *id, void *payload)
@@ -925,6 +934,57 @@ static int collect_convs_key(const void *k, size_t kl, const void *v,
 		aptix_error_clear();
 	}
 	return collect_key(p, APTIX_TABLE_CONVS, k, kl);
+}
+
+/* The last reflog entry of rb->last deleted it: remember the name. */
+static int note_gone(struct rebuild *rb)
+{
+	char *name;
+
+	if (!*rb->last || !rb->last_deleted)
+		return 0;
+	if (rb->ngone == rb->agone) {
+		size_t na = rb->agone ? rb->agone * 2 : 8;
+		void *g = aptix__realloc(rb->gone, na * sizeof(*rb->gone));
+
+		if (!g)
+			return APTIX_ERROR;
+		rb->gone = g;
+		rb->agone = na;
+	}
+	if (!(name = aptix__strdup(rb->last + strlen(APTIX_CONV_PREFIX))))
+		return APTIX_ERROR;
+	rb->gone[rb->ngone++] = name;
+	return 0;
+}
+
+/*
+ * Reflog entries of conversation refs, by name then oldest first: a ref
+ * whose newest entry logs a zero id was deleted (update-ref -d, the
+ * conversation command's delete).
+ */
+static int collect_deleted(const void *k, size_t kl, const void *v,
+			   size_t vl, void *p)
+{
+	struct rebuild *rb = p;
+	size_t plen = strlen(APTIX_CONV_PREFIX), nlen;
+	static const unsigned char zero[APTIX_OID_RAWSZ];
+	int r;
+
+	if (kl < plen || memcmp(k, APTIX_CONV_PREFIX, plen))
+		return APTIX_ITEROVER;
+	if (kl < 9 || (nlen = kl - 9) > APTIX_REF_MAXLEN ||
+	    vl < 2 * APTIX_OID_RAWSZ)
+		return 0;
+	if (strlen(rb->last) != nlen || memcmp(rb->last, k, nlen)) {
+		if ((r = note_gone(rb)) < 0)
+			return r;
+		memcpy(rb->last, k, nlen);
+		rb->last[nlen] = '\0';
+	}
+	rb->last_deleted = !memcmp((const unsigned char *)v +
+				   APTIX_OID_RAWSZ, zero, APTIX_OID_RAWSZ);
+	return 0;
 }
 
 static int collect_conv_ref(const aptix_ref *ref, void *payload)
@@ -1060,6 +1120,15 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 			r = 0;
 		}
 	}
+	for (i = 0; i < rb->ngone && !r; i++) {
+		size_t k;
+
+		for (k = 0; k < rb->nconvs; k++)
+			if (!strcmp(rb->convs[k], rb->gone[i]))
+				break;
+		if (k == rb->nconvs)	/* deleted, and not made again */
+			r = aptix_index__set_head(w, s, rb->gone[i], NULL, 0);
+	}
 	return r;
 }
 
@@ -1086,7 +1155,12 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 	    (r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
 				   collect_convs_key, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
-				   &rb)) < 0)
+				   &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_REFLOG,
+				   APTIX_CONV_PREFIX,
+				   strlen(APTIX_CONV_PREFIX), collect_deleted,
+				   &rb)) < 0 ||
+	    (r = note_gone(&rb)) < 0)
 		goto done;
 	r = repo->store->write(repo->store, rebuild_fn, &rb);
 	if (!r && nsessions)
@@ -1103,6 +1177,9 @@ done:
 	free(rb.convs);
 	free(rb.heads);
 	free(rb.meta);
+	for (i = 0; i < rb.ngone; i++)
+		free(rb.gone[i]);
+	free(rb.gone);
 	aptix_txn_free(rb.tx);
 	return r;
 }

@@ -188,11 +188,16 @@ static int place_continue(aptix_run *run)
 	const char *name = run->o.conversation;
 	int r = aptix_conv_resolve(run->conv, run->repo, name ? name : "HEAD");
 
-	if (r == APTIX_ENOTFOUND && name && aptix_conv_check_id(name) == 0) {
+	if (r == APTIX_ENOTFOUND && name && run->o.create) {
 		/* a new conversation, named by the caller */
+		if ((r = aptix_conv_check_new_id(name)) < 0)
+			return r;
 		snprintf(run->conv, sizeof(run->conv), "%s", name);
 		aptix_error_clear();
-		r = 0;
+	} else if (r == APTIX_ENOTFOUND && name &&
+		   aptix_conv_check_id(name) == 0) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "conversation '%s' not "
+				"found", name);
 	}
 	if (r < 0)
 		return r;

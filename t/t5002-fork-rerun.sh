@@ -57,7 +57,8 @@ test_expect_success 'fork -m: HEAD moves to the new conversation' '
 	test "$(aptix rev-parse refs/conversations/$fconv)" = "$F" &&
 	# the old conversation did not move
 	test "$(aptix rev-parse refs/conversations/$conv)" = "$C" &&
-	grep -E "^\[$(printf %.8s "$fconv") [0-9a-f]{12}\] [0-9]+ tokens" err
+	grep -E "^\[$(printf %.8s "$fconv") [0-9a-f]{12}\] [0-9]+ tokens" err &&
+	grep "^Switched to a new conversation .$fconv.$" err
 '
 
 test_expect_success 'fork without -m switches HEAD and sends nothing' '
@@ -67,7 +68,7 @@ test_expect_success 'fork without -m switches HEAD and sends nothing' '
 	pconv=$(aptix symbolic-ref --short HEAD) &&
 	test "$pconv" != "$conv" &&
 	test "$pconv" != "$fconv" &&
-	grep "^Switched to new conversation .$pconv., forked from session $(printf %.12s $A)" out &&
+	grep "^Switched to a new conversation .$pconv., forked from session $(printf %.12s $A)" out &&
 	test "$(aptix rev-parse HEAD)" = "$A"
 '
 
@@ -105,7 +106,8 @@ test_expect_success 'rerun: same instruction, sibling of the session, new conver
 	test "$(field $R .conversation)" = "$rconv" &&
 	test "$(field $R .instruction)" = "question C" &&
 	test "$(field $R .instruction_id)" = "$(field $C .instruction_id)" &&
-	test "$(field $R .seq)" = 3
+	test "$(field $R .seq)" = 3 &&
+	grep "^Switched to a new conversation .$rconv.$" err
 '
 
 test_expect_success 'rerun leaves the old session and its conversation untouched' '
@@ -154,7 +156,7 @@ test_expect_success 'log --graph --oneline --all shows the branches' '
 	aptix log --graph --oneline --all >graph &&
 	cat graph &&
 	# one node per session: A B C, fork, after-fork, two reruns
-	test "$(grep -c "^[| ]*\*" graph)" = 7 &&
+	test "$(grep -c "^[| ]*[*o]" graph)" = 7 &&
 	# branches join their parent
 	grep "^|/" graph &&
 	# every session once

@@ -22,6 +22,13 @@ typedef struct aptix_repo aptix_repo;
 APTIX_EXTERN(int) aptix_repo_init(aptix_repo **out, const char *workdir,
 				  int *existed);
 /**
+ * @brief Create a store in exactly storedir (not storedir/.aptix), its
+ *        parents too, as git init honours GIT_DIR; an existing store
+ *        is opened (*existed = 1).
+ */
+APTIX_EXTERN(int) aptix_repo_init_dir(aptix_repo **out, const char *storedir,
+				      int *existed);
+/**
  * @brief Open the store whose .aptix directory is dir.
  * @return 0; APTIX_ENOTFOUND when dir is not a store; APTIX_EVERSION
  *         when it was written by a newer format version.

@@ -23,6 +23,8 @@ struct aptix_index_session_op {
 };
 int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 			       const struct aptix_index_session_op *op);
+int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
+			   const char *conv, const char *title, int archived);
 int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 			  const char *conv, const aptix_oid *head,
 			  int64_t now);

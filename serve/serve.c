@@ -272,10 +272,12 @@ static json_t *conv_json(struct serve *s, const aptix_conv_info *ci)
 	set(o, "status", ci->turns ? json_string(
 		    aptix_session_status_name(ci->last_status)) : NULL);
 	set(o, "last_turn_status", ci->turns ? json_string(
-		    serve__turn_status_of(ci->last_status)) : NULL);
+		    aptix_turn_status_name(ci->last_turn_status)) : NULL);
 	set(o, "last_turn_date", ci->turns ? serve__time(ci->updated_at) :
 	    NULL);
 	set(o, "turn_count", json_integer(ci->turns));
+	set(o, "failed_count", json_integer(ci->failed));
+	set(o, "titled", json_boolean(ci->titled));
 	set(o, "workspace", *ci->workspace ?
 	    serve_json_str(ci->workspace) : NULL);
 	set(o, "created", serve__time(ci->created_at));
@@ -1121,7 +1123,8 @@ json_t *serve_workspace_sessions(struct serve *s, json_t *p,
 		set(x, "updatedAt", serve__time(ci->updated_at));
 		set(x, "turnCount", json_integer(ci->turns));
 		set(x, "lastTurnStatus", ci->turns ? json_string(
-			    serve__turn_status_of(ci->last_status)) : NULL);
+			    aptix_turn_status_name(ci->last_turn_status)) :
+		    NULL);
 		json_array_append_new(a, x);
 	}
 	free(page.v);
@@ -1229,16 +1232,44 @@ json_t *serve_session_close(struct serve *s, json_t *p, struct serve_err *e)
 
 /* ---- rename and archive ---- */
 
+static json_t *conv_after(struct serve *s, const char *id,
+			  struct serve_err *e)
+{
+	aptix_conv_info ci;
+	int r;
+
+	if ((r = aptix_index_conversation(&ci, s->repo, id)) < 0)
+		return serve_fail_aptix(e, r);
+	return conv_json(s, &ci);
+}
+
 json_t *serve_rename(struct serve *s, json_t *p, struct serve_err *e)
 {
-	(void)s;
-	(void)p;
-	return serve_fail(e, 501, "renaming is not available yet");
+	const char *title = serve__pstr(p, "title");
+	aptix_conv_info ci;
+	int r;
+
+	if (find_conv(&ci, s, serve__pstr(p, "conversation"), e) < 0)
+		return NULL;
+	if (!title)
+		return serve_fail(e, 400, "'title' is a string");
+	if ((r = aptix_conversation_set_title(s->repo, ci.id, title)) < 0)
+		return serve_fail_aptix(e, r);
+	return conv_after(s, ci.id, e);
 }
 
 json_t *serve_archive(struct serve *s, json_t *p, struct serve_err *e)
 {
-	(void)s;
-	(void)p;
-	return serve_fail(e, 501, "archiving is not available yet");
+	int archived = serve__pbool(p, "archived", 1);
+	aptix_conv_info ci;
+	int r;
+
+	if (find_conv(&ci, s, serve__pstr(p, "conversation"), e) < 0)
+		return NULL;
+	if (archived < 0)
+		return serve_fail(e, 400, "'archived' is a boolean");
+	if ((r = aptix_conversation_set_archived(s->repo, ci.id,
+						 archived)) < 0)
+		return serve_fail_aptix(e, r);
+	return conv_after(s, ci.id, e);
 }

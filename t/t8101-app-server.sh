@@ -294,6 +294,35 @@ test_expect_success 'SIGTERM mid-turn: the turn is cancelled after the grace' '
 	aptix fsck >/dev/null
 '
 
+test_expect_success 'thread/name/set and thread/archive' '
+	rpc <<-\EOF &&
+	import os
+	from lib_jsonrpc import AppServer, check
+	fconv = os.environ["fconv"]
+	s = AppServer()
+	r = s.request("thread/name/set", {"threadId": fconv,
+	              "name": "the fork"})["result"]
+	check(r["title"] == "the fork" and r["titled"], r)
+	r = s.request("thread/name/set", {"threadId": fconv, "name": "a\nb"})
+	check(r["error"]["code"] == -32602, r)
+	r = s.request("thread/name/set", {"threadId": "nosuch", "name": "x"})
+	check(r["error"]["code"] == -32004, r)
+	r = s.request("thread/archive", {"threadId": fconv})["result"]
+	check(r["archived"], r)
+	ids = [t["id"] for t in s.request("thread/list", {})["result"]["data"]]
+	check(fconv not in ids, ids)
+	ids = [t["id"] for t in s.request("thread/list",
+	       {"archived": True})["result"]["data"]]
+	check(fconv in ids, ids)
+	r = s.request("thread/archive", {"threadId": fconv,
+	              "archived": False})["result"]
+	check(not r["archived"], r)
+	check(s.close() == 0, "exit code")
+	EOF
+	aptix sessions --all-workspaces >out &&
+	grep "the fork" out
+'
+
 test_expect_success 'the API key is in no message' '
 	! grep -r "$OPENAI_API_KEY" app-server.err &&
 	rpc <<-\EOF

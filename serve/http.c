@@ -38,6 +38,8 @@
 #define DEFAULT_TIMEOUT 30
 #define DEFAULT_MAX_CONNECTIONS 64
 #define MAX_HOSTS 4
+/* At shutdown, how long clients may take to read their last events. */
+#define STOP_DRAIN_SECONDS 5
 
 enum route_id {
 	R_PAGE, R_STATIC, R_LIST, R_CONV, R_CONV_PATCH, R_INTERRUPT,
@@ -86,6 +88,7 @@ struct http_server {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	size_t streams;			/* stream threads alive */
+	size_t responses;		/* streamed responses not yet sent */
 };
 
 struct req {
@@ -416,7 +419,14 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 static void stream_free(void *cls)
 {
-	stream_unref(cls);
+	struct stream *st = cls;
+	struct http_server *h = st->h;
+
+	stream_unref(st);
+	pthread_mutex_lock(&h->lock);
+	h->responses--;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
 }
 
 /*
@@ -475,6 +485,7 @@ static enum MHD_Result run_turn(struct http_server *h,
 	security_headers(r);
 	pthread_mutex_lock(&h->lock);
 	h->streams++;
+	h->responses++;
 	pthread_mutex_unlock(&h->lock);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -881,11 +892,21 @@ void http_quiesce(struct http_server *h)
 
 void http_stop(struct http_server *h)
 {
+	struct timespec until;
+
 	if (!h)
 		return;
+	/* the turns have ended: their threads end at once */
 	pthread_mutex_lock(&h->lock);
 	while (h->streams)
 		pthread_cond_wait(&h->cond, &h->lock);
+	/* let the clients read the last events, for a while */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += STOP_DRAIN_SECONDS;
+	while (h->responses)
+		if (pthread_cond_timedwait(&h->cond, &h->lock, &until) ==
+		    ETIMEDOUT)
+			break;
 	pthread_mutex_unlock(&h->lock);
 	MHD_stop_daemon(h->d);
 	if (h->listen_fd >= 0)

@@ -799,6 +799,7 @@ static long row_of(const struct by_oid *idx, size_t n, const aptix_oid *id)
 struct span {
 	size_t conv;		/* index in the page */
 	long start, end;	/* rows: the fork point (or first), last */
+	long first;		/* row of its first snapshot */
 	int lane;
 };
 
@@ -808,6 +809,9 @@ static int by_start(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
+	/* the conversation a fork leaves keeps the left lane */
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
 	return x->conv < y->conv ? -1 : x->conv > y->conv;
 }
 
@@ -890,6 +894,7 @@ static json_t *graph_json(struct serve *s, const struct convs *page,
 			prow = ss->v[i].has_parent ?
 				row_of(idx, ss->nr, &ss->v[i].parent) : -1;
 			sp[c].start = prow >= 0 ? prow : (long)i;
+			sp[c].first = (long)i;
 		}
 		sp[c].end = (long)i;
 	}

@@ -807,6 +807,8 @@ int http_start(struct http_server **out, struct serve *s,
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+	enum MHD_OPTION where = o->unix_socket ? MHD_OPTION_LISTEN_SOCKET :
+		MHD_OPTION_SOCK_ADDR;
 
 	*out = NULL;
 	if (!h) {
@@ -844,8 +846,7 @@ int http_start(struct http_server **out, struct serve *s,
 	}
 	h->d = MHD_start_daemon(flags, o->unix_socket ? 0 : o->port, NULL,
 		NULL, on_request, h,
-		o->unix_socket ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_SOCK_ADDR,
-		o->unix_socket ? (void *)(intptr_t)h->listen_fd :
+		where, o->unix_socket ? (void *)(intptr_t)h->listen_fd :
 		(void *)&sin,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->o.timeout,

@@ -500,7 +500,8 @@ int jsonrpc_new(struct jsonrpc **out, struct serve *s, int out_fd)
 {
 	struct jsonrpc *j = calloc(1, sizeof(*j));
 
-	if (!(*out = j))
+	*out = j;
+	if (!j)
 		return aptix_error_oom();
 	j->srv = s;
 	j->out_fd = out_fd;

@@ -792,6 +792,7 @@ static long row_of(const struct by_oid *idx, size_t n, const aptix_oid *id)
 	struct by_oid key, *hit;
 
 	key.id = *id;
+	key.row = 0;
 	hit = bsearch(&key, idx, n, sizeof(*idx), cmp_by_oid);
 	return hit ? (long)hit->row : -1;
 }

@@ -123,7 +123,8 @@ function draw(g) {
 		if (n.parent_row === null)
 			continue;
 		const p = g.nodes[n.parent_row];
-		const px = x(p.lane), py = y(p.row), nx = x(n.lane), ny = y(n.row);
+		const px = x(p.lane), py = y(p.row);
+		const nx = x(n.lane), ny = y(n.row);
 		const d = px === nx ? `M${px},${py} L${nx},${ny}` :
 			`M${px},${py} C${px},${py + ROW * 0.8} ${nx},` +
 			`${py + ROW * 0.2} ${nx},${py + ROW} L${nx},${ny}`;
@@ -147,7 +148,7 @@ function draw(g) {
 		if (!seen[n.conversation]) {
 			seen[n.conversation] = true;
 			if (n.parent && n.parent_row === null)
-				s = "\u2937 " + s;	/* forked from elsewhere */
+				s = "\u2937 " + s;	/* forked elsewhere */
 			s = "[" + cut(titles[n.conversation], 30) + "] " + s;
 		}
 		label.textContent = s;
@@ -215,7 +216,8 @@ function fillMeta(t) {
 		const dt = document.createElement("dt");
 		const dd = document.createElement("dd");
 		dt.textContent = k;
-		dd.textContent = v === null || v === undefined ? "-" : String(v);
+		dd.textContent = v === null || v === undefined ? "-" :
+			String(v);
 		dl.appendChild(dt);
 		dl.appendChild(dd);
 	}
@@ -249,7 +251,8 @@ function rawPayload(details, id) {
 			let text = typeof body === "string" ? body :
 				JSON.stringify(body, null, 2);
 			try {
-				text = JSON.stringify(JSON.parse(text), null, 2);
+				text = JSON.stringify(JSON.parse(text), null,
+						      2);
 			} catch (e) {
 				/* not JSON: as it is */
 			}
@@ -278,7 +281,8 @@ async function select(id) {
 			"(no answer)" : t.answer;
 		fillList($("t-sources"), t.sources, (c) =>
 			`${c.path}:${c.start_line}-${c.end_line}  score ` +
-			`${c.score.toFixed(3)}${c.sent ? "" : "  (already sent)"}`);
+			c.score.toFixed(3) +
+			(c.sent ? "" : "  (already sent)"));
 		fillList($("t-files"), t.files, (f) =>
 			`${f.path}  ${f.size} bytes  ` +
 			(f.too_large ? "too large" : f.binary ? "binary" :
@@ -350,12 +354,13 @@ async function run(body) {
 			const { value, done } = await reader.read();
 			if (done)
 				break;
-			buf = parseEvents(buf + dec.decode(value, { stream: true }),
-					  (name, d) => {
+			const text = dec.decode(value, { stream: true });
+			buf = parseEvents(buf + text, (name, d) => {
 				if (name === "started") {
 					state.running = d.conversation;
 					$("interrupt").disabled = false;
-					document.body.dataset.state = "streaming";
+					document.body.dataset.state =
+						"streaming";
 				} else if (name === "delta") {
 					state.deltas++;
 					out.textContent += d.text;
@@ -436,8 +441,8 @@ function setup() {
 	});
 	$("interrupt").addEventListener("click", () => {
 		if (state.running)
-			api("/api/conversations/" + state.running + "/interrupt",
-			    { method: "POST", body: "{}" }).catch(
+			api("/api/conversations/" + state.running +
+			    "/interrupt", { method: "POST", body: "{}" }).catch(
 				(e) => setStatus("error: " + e.message));
 	});
 	if (state.token)

@@ -58,10 +58,11 @@ endif
 
 LIB_DEPS_PC = lmdb zlib jansson
 LIBS = -llmdb -lz -ljansson
-# libmicrohttpd: the HTTP server of `aptix serve` (the command only)
+# libmicrohttpd: the HTTP server of `aptix serve`, its header only: the
+# library is loaded by the command when it starts (serve/http.c), as
+# libcurl is, so that other commands do not load it and GnuTLS
 MHD_CFLAGS = $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || \
-	echo -lmicrohttpd) -lpthread
+MHD_LIBS = -lpthread
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null || \
 	echo -lcheck -lsubunit -lm -lrt -lpthread)

@@ -16,6 +16,7 @@
 # define _POSIX_C_SOURCE 200809L
 #endif
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -40,6 +41,87 @@
 #define MAX_HOSTS 4
 /* At shutdown, how long clients may take to read their last events. */
 #define STOP_DRAIN_SECONDS 5
+
+/*
+ * libmicrohttpd is loaded by `aptix serve` only (dlopen), as src/http.c
+ * loads libcurl: linked in, it and GnuTLS would be loaded by every
+ * command, some 15 ms of CPU at each start. <microhttpd.h> gives the
+ * types and constants; the functions are called through this table.
+ */
+static struct {
+	struct MHD_Daemon *(*start_daemon)(unsigned flags, uint16_t port,
+					   MHD_AcceptPolicyCallback apc,
+					   void *apc_cls,
+					   MHD_AccessHandlerCallback dh,
+					   void *dh_cls, ...);
+	void (*stop_daemon)(struct MHD_Daemon *d);
+	MHD_socket (*quiesce_daemon)(struct MHD_Daemon *d);
+	const union MHD_DaemonInfo *(*get_daemon_info)(
+		struct MHD_Daemon *d, enum MHD_DaemonInfoType type, ...);
+	const char *(*lookup_connection_value)(struct MHD_Connection *c,
+					       enum MHD_ValueKind kind,
+					       const char *key);
+	struct MHD_Response *(*create_response_from_buffer)(
+		size_t size, void *buffer, enum MHD_ResponseMemoryMode mode);
+	struct MHD_Response *(*create_response_from_callback)(
+		uint64_t size, size_t block_size,
+		MHD_ContentReaderCallback crc, void *crc_cls,
+		MHD_ContentReaderFreeCallback crfc);
+	enum MHD_Result (*add_response_header)(struct MHD_Response *r,
+					       const char *header,
+					       const char *content);
+	enum MHD_Result (*queue_response)(struct MHD_Connection *c,
+					  unsigned int status_code,
+					  struct MHD_Response *r);
+	void (*destroy_response)(struct MHD_Response *r);
+} M;
+
+#define LIBMICROHTTPD "libmicrohttpd.so.12"
+
+static int load_mhd(char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		"MHD_start_daemon", "MHD_stop_daemon", "MHD_quiesce_daemon",
+		"MHD_get_daemon_info", "MHD_lookup_connection_value",
+		"MHD_create_response_from_buffer",
+		"MHD_create_response_from_callback",
+		"MHD_add_response_header", "MHD_queue_response",
+		"MHD_destroy_response"
+	};
+	void *slots[sizeof(names) / sizeof(names[0])];
+	void *lib, *sym;
+	size_t i;
+
+	if (M.start_daemon)
+		return 0;
+	if (!(lib = dlopen(LIBMICROHTTPD, RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(err, errlen, "cannot load %s: %s (Debian: apt-get "
+			 "install libmicrohttpd12)", LIBMICROHTTPD, dlerror());
+		return -1;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(sym = dlsym(lib, names[i]))) {
+			snprintf(err, errlen, "cannot load %s: no %s",
+				 LIBMICROHTTPD, names[i]);
+			dlclose(lib);
+			return -1;
+		}
+		slots[i] = sym;
+	}
+	/* POSIX: a function pointer fits in a void *; in names' order */
+	memcpy(&M.start_daemon, &slots[0], sizeof(void *));
+	memcpy(&M.stop_daemon, &slots[1], sizeof(void *));
+	memcpy(&M.quiesce_daemon, &slots[2], sizeof(void *));
+	memcpy(&M.get_daemon_info, &slots[3], sizeof(void *));
+	memcpy(&M.lookup_connection_value, &slots[4], sizeof(void *));
+	memcpy(&M.create_response_from_buffer, &slots[5], sizeof(void *));
+	memcpy(&M.create_response_from_callback, &slots[6],
+	       sizeof(void *));
+	memcpy(&M.add_response_header, &slots[7], sizeof(void *));
+	memcpy(&M.queue_response, &slots[8], sizeof(void *));
+	memcpy(&M.destroy_response, &slots[9], sizeof(void *));
+	return 0;
+}
 
 enum route_id {
 	R_PAGE, R_STATIC, R_LIST, R_CONV, R_CONV_PATCH, R_INTERRUPT,
@@ -108,11 +190,11 @@ void http_list_routes(FILE *fp)
 
 static void security_headers(struct MHD_Response *r)
 {
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-	MHD_add_response_header(r, "X-Frame-Options", "DENY");
-	MHD_add_response_header(r, "Content-Security-Policy",
+	M.add_response_header(r, "X-Content-Type-Options", "nosniff");
+	M.add_response_header(r, "Cache-Control", "no-store");
+	M.add_response_header(r, "Referrer-Policy", "no-referrer");
+	M.add_response_header(r, "X-Frame-Options", "DENY");
+	M.add_response_header(r, "Content-Security-Policy",
 				"default-src 'none'; script-src 'self'; "
 				"style-src 'self'; connect-src 'self'; "
 				"img-src 'self' data:; base-uri 'none'; "
@@ -126,14 +208,14 @@ static enum MHD_Result respond_bytes(struct MHD_Connection *c,
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
-	r = MHD_create_response_from_buffer(len, (void *)data,
+	r = M.create_response_from_buffer(len, (void *)data,
 					    MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
+	M.add_response_header(r, "Content-Type", type);
 	security_headers(r);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	ret = M.queue_response(c, status, r);
+	M.destroy_response(r);
 	return ret;
 }
 
@@ -178,7 +260,7 @@ static enum MHD_Result respond_serve_err(struct MHD_Connection *c,
 
 static int token_ok(const struct http_server *h, struct MHD_Connection *c)
 {
-	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	const char *a = M.lookup_connection_value(c, MHD_HEADER_KIND,
 						    "Authorization");
 	const char *t = h->o.token;
 	size_t n = strlen(t), i;
@@ -271,7 +353,7 @@ static int match(const char *pat, const char *url, char args[][512],
 
 static int query_bool(json_t *p, struct MHD_Connection *c, const char *key)
 {
-	const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+	const char *v = M.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						    key);
 
 	if (!v)
@@ -295,12 +377,12 @@ static int query_params(json_t *p, struct MHD_Connection *c)
 	size_t i;
 
 	for (i = 0; strs[i]; i++)
-		if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+		if ((v = M.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						     strs[i])))
 			json_object_set_new(p, strs[i], serve_json_str(v));
 	if (query_bool(p, c, "all") < 0 || query_bool(p, c, "archived") < 0)
 		return -1;
-	v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+	v = M.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
 	if (v) {
 		errno = 0;
 		n = strtol(v, &end, 10);
@@ -437,7 +519,7 @@ static enum MHD_Result run_turn(struct http_server *h,
 				struct MHD_Connection *c, json_t *p)
 {
 	struct serve_err e = { 0, "", "" };
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	const char *accept = M.lookup_connection_value(c, MHD_HEADER_KIND,
 							 "Accept");
 	struct stream *st = NULL;
 	struct serve_turn *t = NULL;
@@ -474,14 +556,14 @@ static enum MHD_Result run_turn(struct http_server *h,
 	pthread_cond_init(&st->cond, NULL);
 	stream_put(st, "started", started, 0);
 	json_decref(started);
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096,
+	r = M.create_response_from_callback(MHD_SIZE_UNKNOWN, 4096,
 					      stream_read, st, stream_free);
 	if (!r) {
 		st->refs = 1;
 		stream_unref(st);	/* the run is freed: committed failed */
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	M.add_response_header(r, "Content-Type", "text/event-stream");
 	security_headers(r);
 	pthread_mutex_lock(&h->lock);
 	h->streams++;
@@ -492,8 +574,8 @@ static enum MHD_Result run_turn(struct http_server *h,
 	if (pthread_create(&th, &attr, stream_thread, st))
 		stream_thread(st);	/* no thread: the events come at once */
 	pthread_attr_destroy(&attr);
-	ret = MHD_queue_response(c, 200, r);
-	MHD_destroy_response(r);
+	ret = M.queue_response(c, 200, r);
+	M.destroy_response(r);
 	return ret;
 }
 
@@ -539,17 +621,17 @@ static enum MHD_Result object(struct http_server *h,
 		aptix_buf_release(&b);
 		return respond_serve_err(c, &e);
 	}
-	r = MHD_create_response_from_buffer(b.len, b.ptr,
+	r = M.create_response_from_buffer(b.len, b.ptr,
 					    MHD_RESPMEM_MUST_COPY);
 	aptix_buf_release(&b);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", ct);
-	MHD_add_response_header(r, "X-Aptix-Object-Type",
+	M.add_response_header(r, "Content-Type", ct);
+	M.add_response_header(r, "X-Aptix-Object-Type",
 				aptix_otype_name(type));
 	security_headers(r);
-	ret = MHD_queue_response(c, 200, r);
-	MHD_destroy_response(r);
+	ret = M.queue_response(c, 200, r);
+	M.destroy_response(r);
 	return ret;
 }
 
@@ -708,15 +790,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			return MHD_NO;
 		*con_cls = rq;
 		/* checks before the body is read */
-		host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+		host = M.lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 		if (!host_ok(h, host))
 			return respond_error(c, 421, "the Host header does not "
 					     "name this server", NULL);
 		if (changes_state(method) && !origin_ok(h,
-		    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		    M.lookup_connection_value(c, MHD_HEADER_KIND,
 						"Origin")))
 			return respond_error(c, 403, "foreign Origin", NULL);
-		len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		len = M.lookup_connection_value(c, MHD_HEADER_KIND,
 						  "Content-Length");
 		if (len && strtoull(len, NULL, 10) > h->o.max_body)
 			return respond_error(c, 413, "the body is too large",
@@ -815,6 +897,10 @@ int http_start(struct http_server **out, struct serve *s,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	if (load_mhd(err, errlen) < 0) {
+		free(h);
+		return -1;
+	}
 	h->srv = s;
 	h->o = *o;
 	h->listen_fd = -1;
@@ -844,7 +930,7 @@ int http_start(struct http_server **out, struct serve *s,
 		free(h);
 		return -1;
 	}
-	h->d = MHD_start_daemon(flags, o->unix_socket ? 0 : o->port, NULL,
+	h->d = M.start_daemon(flags, o->unix_socket ? 0 : o->port, NULL,
 		NULL, on_request, h,
 		where, o->unix_socket ? (void *)(intptr_t)h->listen_fd :
 		(void *)&sin,
@@ -863,7 +949,7 @@ int http_start(struct http_server **out, struct serve *s,
 		return -1;
 	}
 	if (!o->unix_socket) {
-		info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+		info = M.get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 		h->port = info ? info->port : o->port;
 		snprintf(h->hosts[h->nhosts++], sizeof(h->hosts[0]),
 			 "127.0.0.1:%u", h->port);
@@ -884,7 +970,7 @@ unsigned http_port(const struct http_server *h)
 
 void http_quiesce(struct http_server *h)
 {
-	MHD_socket fd = MHD_quiesce_daemon(h->d);
+	MHD_socket fd = M.quiesce_daemon(h->d);
 
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
@@ -909,7 +995,7 @@ void http_stop(struct http_server *h)
 		    ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&h->lock);
-	MHD_stop_daemon(h->d);
+	M.stop_daemon(h->d);
 	if (h->listen_fd >= 0)
 		close(h->listen_fd);
 	if (h->o.unix_socket)

@@ -53,5 +53,7 @@ DECLARE_CMD(status);
 DECLARE_CMD(switch);
 DECLARE_CMD(log);
 DECLARE_CMD(diff);
+DECLARE_CMD(serve);
+DECLARE_CMD(app_server);
 
 #endif

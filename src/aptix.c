@@ -32,6 +32,8 @@ struct cmd_struct {
 };
 
 static const struct cmd_struct commands[] = {
+	{ "app-server", cmd_app_server, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "serve editors and agents JSON-RPC on stdin and stdout" },
 	{ "cat-object", cmd_cat_object, NEED_REPO, CAT_PLUMBING,
 	  "show the content, type or size of objects" },
 	{ "commit-session", cmd_commit_session, NEED_REPO | WRITES, CAT_PLUMBING,
@@ -68,6 +70,8 @@ static const struct cmd_struct commands[] = {
 	  "run a session's instruction again, as a sibling branch" },
 	{ "rev-parse", cmd_rev_parse, NEED_REPO, CAT_PLUMBING,
 	  "turn names into object ids" },
+	{ "serve", cmd_serve, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "serve the store over HTTP, with a page for browsers" },
 	{ "sessions", cmd_sessions, NEED_REPO, CAT_PORCELAIN,
 	  "list the conversations, most recent first" },
 	{ "show", cmd_show, NEED_REPO, CAT_PORCELAIN,

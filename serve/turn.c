@@ -286,6 +286,19 @@ json_t *serve_turn_begin(struct serve_turn **out, struct serve *s,
 	opts.instruction = t->instruction.ptr;
 	opts.instruction_len = t->instruction.len;
 	opts.conversation = conv;
+	{
+		unsigned char u[16];
+		json_t *c = json_object_get(p, "create");
+
+		/*
+		 * a conversation is started by a new id: one this server
+		 * handed out (thread/start, POST /api/sessions: UUIDs) or
+		 * one the client names with "create": true; any other
+		 * unknown name is a typo (404), as on the command line
+		 */
+		opts.create = conv && (conv == newid || json_is_true(c) ||
+				       aptix_uuid_parse(u, conv) == 0);
+	}
 	opts.model = serve__pstr(p, "model");
 	opts.no_stream = no_stream;
 	/* the user's HEAD is the CLI's: a server never moves it */

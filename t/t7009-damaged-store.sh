@@ -37,7 +37,7 @@ fresh () {
 no_signal () {
 	local rc=0
 	"$@" >/dev/null 2>signal.err || rc=$?
-	if test $rc -gt 128
+	if test $rc -gt 128 || grep -q "Sanitizer\|runtime error" signal.err
 	then
 		echo "'$*' died with exit code $rc:" >&2
 		cat signal.err >&2

@@ -162,12 +162,41 @@ static void print_json(const aptix_run_result *res, int rc,
 	json_decref(o);
 }
 
-static void print_dry_run(const aptix_run_result *res, const char *base)
+/*
+ * The request a dry run would send: as HTTP, or with --json as one
+ * JSON object (method, url, headers, body), nothing before or after.
+ */
+static void print_dry_run(const aptix_run_result *res, const char *base,
+			  int as_json)
 {
 	json_t *req = json_loadb(res->request.ptr, res->request.len, 0, NULL);
-	char *s = req ? json_dumps(req, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-				   JSON_REAL_PRECISION(15)) : NULL;
+	char *s;
 
+	if (as_json) {
+		json_t *o = json_object(), *h = json_object();
+		aptix_buf url = APTIX_BUF_INIT;
+
+		aptix_buf_printf(&url, "%s/responses", base);
+		json_object_set_new(o, "dry_run", json_true());
+		json_object_set_new(o, "method", json_string("POST"));
+		json_object_set_new(o, "url", json_string(url.ptr));
+		json_object_set_new(h, "Authorization",
+				    json_string("Bearer <redacted>"));
+		json_object_set_new(h, "Content-Type",
+				    json_string("application/json"));
+		json_object_set_new(o, "headers", h);
+		json_object_set_new(o, "body", req ? req : json_null());
+		s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			       JSON_REAL_PRECISION(15));
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(o);
+		aptix_buf_release(&url);
+		return;
+	}
+	s = req ? json_dumps(req, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			     JSON_REAL_PRECISION(15)) : NULL;
 	printf("POST %s/responses\n", base);
 	printf("Authorization: Bearer <redacted>\n");
 	printf("Content-Type: application/json\n\n");
@@ -275,7 +304,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		if (aptix_run_state_of(run) != APTIX_RUN_FINISHED || r < 0 ||
 		    !res->request.len)
 			die_aptix();
-		print_dry_run(res, opts.http.base_url);
+		print_dry_run(res, opts.http.base_url, c->json);
 		rc = 0;
 		goto done;
 	}

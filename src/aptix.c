@@ -70,6 +70,8 @@ static const struct cmd_struct commands[] = {
 	  "run a session's instruction again, as a sibling branch" },
 	{ "rev-parse", cmd_rev_parse, NEED_REPO, CAT_PLUMBING,
 	  "turn names into object ids" },
+	{ "salvage", cmd_salvage, 0, CAT_PLUMBING,
+	  "copy what is readable of a damaged store into a new one" },
 	{ "serve", cmd_serve, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "serve the store over HTTP, with a page for browsers" },
 	{ "sessions", cmd_sessions, NEED_REPO, CAT_PORCELAIN,

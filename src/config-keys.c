@@ -66,6 +66,8 @@ static const aptix_config_key keys[] = {
 	       "the system prompt of every turn"),
 	LONG("openai.max-attempts", "5", 1, 20,
 	     "tries of a request on 429, 5xx and network errors"),
+	LONG("openai.max-response", "64m", 1024, OPEN,
+	     "bytes of an answer (a body or a stream) at most"),
 	STRING("openai.model", "gpt-5", APTIX_CONFIG_NONEMPTY,
 	       "the model of a turn (APTIX_MODEL overrides)"),
 	DOUBLE("openai.temperature", NULL, 0, 2,

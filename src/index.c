@@ -1132,12 +1132,41 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 	return r;
 }
 
+/* The first problem the store's check finds. */
+static void first_problem(const char *msg, void *payload)
+{
+	aptix_buf *first = payload;
+
+	if (!first->len)
+		aptix_buf_puts(first, msg);
+}
+
 int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 {
 	struct rebuild rb;
+	aptix_buf first = APTIX_BUF_INIT;
 	size_t i;
 	int r;
 
+	/*
+	 * The rebuild rewrites every page of the index: on damaged pages
+	 * LMDB would write through the damage (into its own memory). A
+	 * store whose pages are not sound is left alone.
+	 */
+	r = repo->store->check ?
+		repo->store->check(repo->store, first_problem, &first) : 0;
+	if (r > 0) {
+		aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: %s (and "
+				"%d more problems: run 'aptix fsck'); it is "
+				"not rewritten: 'aptix salvage <dir>' copies "
+				"what is readable", first.ptr ? first.ptr : "",
+				r - 1);
+		aptix_buf_release(&first);
+		return APTIX_ECORRUPT;
+	}
+	aptix_buf_release(&first);
+	if (r < 0)
+		return r;
 	memset(&rb, 0, sizeof(rb));
 	rb.repo = repo;
 	if ((r = aptix_txn_new(&rb.tx, repo)) < 0)

@@ -328,3 +328,12 @@ int aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo)
 {
 	return repo->store->disk_usage(bytes, repo->store);
 }
+
+int aptix_repo_check_store(aptix_repo *repo,
+			   void (*cb)(const char *msg, void *payload),
+			   void *payload)
+{
+	if (!repo->store->check)
+		return 0;
+	return repo->store->check(repo->store, cb, payload);
+}

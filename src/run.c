@@ -56,7 +56,8 @@ static int fail(aptix_run *run, int r, const char *code)
 	run->res.error_code = aptix__strdup(code ? code :
 					    r == APTIX_ECANCELLED ?
 					    "cancelled" : r == APTIX_ENET ?
-					    "network_error" :
+					    "network_error" : r == APTIX_EFULL ?
+					    "response_too_large" :
 					    "invalid_response");
 	run->fail_rc = r;
 	run->state = APTIX_RUN_FAILED;
@@ -66,7 +67,7 @@ static int fail(aptix_run *run, int r, const char *code)
 /* The client's settings the caller left unset come from the config. */
 static int http_settings(aptix_openai_options *h, const aptix_config *cfg)
 {
-	long attempts;
+	long attempts, max_response;
 	int64_t timeout, idle;
 	int r;
 
@@ -79,8 +80,12 @@ static int http_settings(aptix_openai_options *h, const aptix_config *cfg)
 	    (r = aptix_config_duration_ms(&timeout, cfg,
 					  "openai.timeout")) < 0 ||
 	    (r = aptix_config_duration_ms(&idle, cfg,
-					  "openai.idle-timeout")) < 0)
+					  "openai.idle-timeout")) < 0 ||
+	    (r = aptix_config_long(&max_response, cfg,
+				   "openai.max-response")) < 0)
 		return r;
+	if (!h->max_response)
+		h->max_response = (size_t)max_response;
 	if (!h->max_attempts)
 		h->max_attempts = (int)attempts;
 	if (!h->total_timeout_ms)

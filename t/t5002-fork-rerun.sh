@@ -141,6 +141,59 @@ test_expect_success MDB_DUMP 'rerun --dry-run and fork --dry-run change nothing'
 	test "$(aptix symbolic-ref HEAD)" = "$head"
 '
 
+# save_store <dir>: a copy of every file of the store but lock.mdb
+# (LMDB's table of readers, which any reader writes)
+save_store () {
+	rm -rf "$1" &&
+	mkdir "$1" &&
+	(cd .aptix && find . ! -name lock.mdb | sort) >"$1.list" &&
+	(cd .aptix && tar cf - --exclude=./lock.mdb .) | (cd "$1" && tar xf -)
+}
+
+# same_store <dir>: the store's files are those save_store saved,
+# byte for byte
+same_store () {
+	(cd .aptix && find . ! -name lock.mdb | sort) >now.list &&
+	test_cmp "$1.list" now.list &&
+	(cd .aptix && find . -type f ! -name lock.mdb) >files &&
+	while read -r f
+	do
+		cmp "$1/$f" ".aptix/$f" || return 1
+	done <files
+}
+
+test_expect_success 'every --dry-run leaves every file of the store as it was' '
+	aptix config openai.model gpt-5 &&
+	n=$(request_count) &&
+	save_store before &&
+	for cmd in "continue --dry-run -m dry" \
+		"continue --dry-run --json -m dry" \
+		"continue --dry-run --no-stream -m dry" \
+		"fork --dry-run $B" "fork --dry-run --json $B" \
+		"fork --dry-run -m dry $B" "fork --dry-run --json -m dry $B" \
+		"rerun --dry-run $C" "rerun --dry-run --json $C"
+	do
+		aptix $cmd >out 2>err &&
+		same_store before || { echo "changed by: $cmd" >&2; return 1; }
+	done &&
+	test "$(request_count)" = "$n"
+'
+
+test_expect_success '--dry-run --json prints exactly one JSON object' '
+	for cmd in "continue --dry-run --json -m dry" \
+		"fork --dry-run --json $B" "fork --dry-run --json -m dry $B" \
+		"rerun --dry-run --json $C"
+	do
+		aptix $cmd >out &&
+		python3 -c "import json, sys; o = json.load(sys.stdin); \
+assert isinstance(o, dict) and o[\"dry_run\"] is True" <out ||
+		{ echo "not one JSON object: $cmd" >&2; cat out >&2; return 1; }
+	done &&
+	aptix continue --dry-run --json -m "dry as json" >out &&
+	grep "\"Authorization\": \"Bearer <redacted>\"" out &&
+	grep "\"content\": \"dry as json\"" out
+'
+
 test_expect_success 'fork and rerun need a session' '
 	n=$(request_count) &&
 	test_must_fail aptix fork -m "x" "$C^{turn}" 2>err &&

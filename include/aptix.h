@@ -59,6 +59,7 @@
 #include "aptix/openai.h"
 #include "aptix/run.h"
 #include "aptix/workspace.h"
+#include "aptix/credscan.h"
 #include "aptix/rag.h"
 
 #endif

@@ -38,6 +38,7 @@ DECLARE_CMD(commit_session);
 DECLARE_CMD(fsck);
 DECLARE_CMD(reindex);
 DECLARE_CMD(rag_query);
+DECLARE_CMD(credscan);
 
 /* porcelain */
 DECLARE_CMD(init);

@@ -40,6 +40,8 @@ static const struct cmd_struct commands[] = {
 	  "get and set options" },
 	{ "continue", cmd_continue, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "run one turn in the current conversation" },
+	{ "credscan", cmd_credscan, 0, CAT_PLUMBING,
+	  "look for credentials in files, as aptix does before sending" },
 	{ "diff", cmd_diff, NEED_REPO, CAT_PORCELAIN,
 	  "show what changed in the context between two sessions" },
 	{ "for-each-ref", cmd_for_each_ref, NEED_REPO, CAT_PLUMBING,

@@ -40,6 +40,9 @@ void *aptix__realloc(void *p, size_t n);
 char *aptix__strdup(const char *s);
 char *aptix__strndup(const char *s, size_t n);
 
+/* ln(x) for x > 0, without libm (BM25 scores, entropy). */
+double aptix__ln(double x);
+
 /*
  * The char **v; size_t n string lists of the public structs (warnings,
  * errors), grown one string at a time; aptix_strlist is built on these.

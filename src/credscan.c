@@ -774,7 +774,7 @@ int aptix_credscan_find(aptix_credential *out, const void *data, size_t len,
 const char *aptix_credential_describe(char *buf, size_t n,
 				      const aptix_credential *c)
 {
-	snprintf(buf, n, "%s (rule %s) on line %zu", c->description, c->rule,
-		 c->line);
+	snprintf(buf, n, "%s on line %zu (rule %s)", c->description, c->line,
+		 c->rule);
 	return buf;
 }

@@ -14,33 +14,45 @@
 	"user's repository. Answer precisely; when you change code, show " \
 	"the complete changed files or unified diffs."
 
-/* Files and chunks holding an API key are neither sent nor stored. */
+/*
+ * Files and chunks holding a credential are neither sent nor stored. The
+ * scan withholds the files it reads already; this catches those a
+ * caller handed over (aptix_run_set_context) and the chunks.
+ */
 static void drop_secrets(aptix_run *run)
 {
 	aptix_file_set *files = &run->files;
 	aptix_chunk_set *chunks = &run->chunks;
+	aptix_credential cr;
+	char why[160];
 	size_t i, j;
 
 	for (i = 0; i < files->n; i++) {
 		aptix_active_file *f = &files->v[i];
 
 		if (!f->content.len ||
-		    !aptix_run__holds_secret(run, f->content.ptr,
-					     f->content.len))
+		    !aptix_run__credential(&cr, run, f->content.ptr,
+					   f->content.len))
 			continue;
 		aptix_buf_release(&f->content);
-		f->action = APTIX_FILE_UNREADABLE;
-		aptix_run__add_warning(run, "active file '%s' holds an API "
-				       "key: neither sent nor stored",
-				       f->path);
+		f->sha256[0] = '\0';
+		f->action = APTIX_FILE_WITHHELD;
+		aptix_credential_describe(why, sizeof(why), &cr);
+		aptix_run__add_warning(run, "active file '%s' holds %s, %s: "
+				       "withheld (neither sent nor stored)",
+				       f->path,
+				       aptix_run__credential_kind(&cr), why);
 	}
 	for (i = j = 0; i < chunks->n; i++) {
 		aptix_rag_chunk *c = &chunks->v[i];
 
-		if (aptix_run__holds_secret(run, c->text.ptr, c->text.len)) {
-			aptix_run__add_warning(run, "a chunk of '%s' holds an "
-					       "API key: neither sent nor "
-					       "stored", c->path);
+		if (aptix_run__credential(&cr, run, c->text.ptr,
+					  c->text.len)) {
+			aptix_run__add_warning(run, "a chunk of '%s' holds %s "
+					       "(%s): neither sent nor stored",
+					       c->path,
+					       aptix_run__credential_kind(&cr),
+					       cr.rule);
 			free(c->chunk_id);
 			free(c->repo);
 			free(c->path);

@@ -65,7 +65,7 @@ APTIX_EXTERN(int) aptix_credscan_find(aptix_credential *out, const void *data,
 				      size_t nkeys);
 
 /**
- * @brief "<description> (rule <id>) on line <n>" in buf (cut to fit).
+ * @brief "<description> on line <n> (rule <id>)" in buf (cut to fit).
  * @return buf
  */
 APTIX_EXTERN(const char *) aptix_credential_describe(char *buf, size_t n,

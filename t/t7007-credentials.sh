@@ -1,0 +1,238 @@
+#!/bin/sh
+test_description='credentials: detected, withheld, refused, redacted, purged
+
+A dirty .env holding an OpenAI project key, an AWS key id and secret,
+a GitHub token and a PEM private key is withheld (status, --dry-run, the
+request the stand-in recorded, the objects, the index); .aptixignore
+names paths never sent nor indexed; instructions, config values,
+--model and --workspace holding a credential and URLs with user
+information are refused; a server echoing the key does not get it into
+the stored raw response; aptix purge removes a blob that holds a secret
+from the objects, the reflog, the free pages of the store and the index.
+
+No real credential is written here: every token is made at run time from
+random characters in the provider'"'"'s format.'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-standin.sh
+
+if ! test_have_prereq PYTHON3
+then
+	skip_all='python3 is needed to run the OpenAI stand-in'
+	test_done
+fi
+if ! test_have_prereq MDB_DUMP
+then
+	skip_all='mdb_dump is needed to read the store'
+	test_done
+fi
+
+# rand <n> [<set>]: n random characters of set (default [A-Za-z0-9])
+rand () {
+	LC_ALL=C tr -dc "${2:-A-Za-z0-9}" </dev/urandom | head -c "$1"
+}
+
+# The fake credentials, in their providers' formats.
+OAI_KEY=sk-proj-$(rand 48)
+AWS_ID=AK"IA"$(rand 16 A-Z2-7)
+AWS_SECRET=$(rand 40 A-Za-z0-9/+)
+GH_TOKEN=gh"p_"$(rand 36)
+PEM_BODY=$(rand 64 A-Za-z0-9+/)
+
+# no_secret <file>...: none of the fake credentials is in the files
+no_secret () {
+	for s in "$OAI_KEY" "$AWS_ID" "$AWS_SECRET" "$GH_TOKEN" "$PEM_BODY"
+	do
+		if grep -a -F -q -e "$s" "$@"
+		then
+			echo "a secret (${s%"${s#????}"}...) is in $(grep -a -l -F -e "$s" "$@")" >&2
+			return 1
+		fi
+	done
+}
+
+test_expect_success 'setup: a git work tree with a dirty .env and a key' '
+	start_standin &&
+	git init -q ws &&
+	(
+		cd ws &&
+		echo "int main(void) { return 0; }" >main.c &&
+		echo "placeholder" >.env &&
+		git add . &&
+		git commit -q -m initial &&
+		aptix init -q &&
+		cat >.env <<-EOF &&
+		# settings
+		OPENAI_API_KEY=$OAI_KEY
+		AWS_ACCESS_KEY_ID=$AWS_ID
+		AWS_SECRET_ACCESS_KEY=$AWS_SECRET
+		GITHUB_TOKEN=$GH_TOKEN
+		EOF
+		{
+			echo "-----BEGIN RSA PRIVATE KEY-----" &&
+			echo "$PEM_BODY" && echo "$PEM_BODY" &&
+			echo "-----END RSA PRIVATE KEY-----"
+		} >deploy.pem &&
+		printf "AWS_ACCESS_KEY_ID=%s\n" "$AWS_ID" >aws.env &&
+		printf "token: %s\n" "$GH_TOKEN" >gh.yml &&
+		echo "int main(void) { return 1; } /* MAIN_V2 */" >main.c
+	)
+'
+
+test_expect_success 'the detector finds each credential, by rule and line' '
+	(
+		cd ws &&
+		test_expect_code 1 aptix credscan .env deploy.pem main.c >../found
+	) &&
+	cat >expect <<-\EOF &&
+	.env:2: openai-project-key: OpenAI API key
+	.env:3: aws-access-key-id: AWS access key id
+	.env:4: aws-secret-access-key: AWS secret access key
+	.env:5: github-token: GitHub token
+	deploy.pem:1: private-key: private key (PEM block)
+	EOF
+	test_cmp expect found &&
+	aptix credscan --rules >rules &&
+	test_line_count = 21 rules &&
+	aptix -C ws credscan main.c
+'
+
+test_expect_success 'status shows the files as withheld, with rule and line' '
+	aptix -C ws status >out 2>err &&
+	grep "^  \.env  *withheld: holds a credential: OpenAI API key on line 2 (rule openai-project-key)$" out &&
+	grep "^  deploy\.pem  *withheld: holds a credential: private key (PEM block) on line 1" out &&
+	grep "^  aws\.env  *withheld: .*aws-access-key-id" out &&
+	grep "^  gh\.yml  *withheld: .*github-token" out &&
+	grep "^  main\.c  *send$" out &&
+	grep "warning: active file .\.env. holds a credential" err &&
+	aptix -C ws status --json >json &&
+	python3 -c "
+import json, sys
+files = {f[\"path\"]: f for f in json.load(open(\"json\"))[\"files\"]}
+assert files[\".env\"][\"action\"] == \"withheld\", files
+assert \"line 2\" in files[\".env\"][\"note\"]
+assert files[\".env\"][\"sha256\"] is None
+assert files[\"main.c\"][\"action\"] == \"send\"
+" &&
+	no_secret out err json
+'
+
+test_expect_success 'a dry run lists them and sends none' '
+	aptix -C ws continue --dry-run -m "what is configured" >out 2>err &&
+	grep "Active files withheld (they hold credentials): \.env, aws\.env, deploy\.pem, gh\.yml" out &&
+	grep "MAIN_V2" out &&
+	grep "warning: active file .deploy\.pem. holds a credential" err &&
+	no_secret out err
+'
+
+test_expect_success 'a turn sends and stores none of them' '
+	aptix -C ws continue -m "what is configured" >out 2>err &&
+	last_request_body >body &&
+	grep "MAIN_V2" body &&
+	grep "withheld (they hold credentials)" body &&
+	no_secret body "$STANDIN_LOG_DIR"/* &&
+	(cd ws && store_text) >store.txt &&
+	grep -a -F "MAIN_V2" store.txt &&
+	no_secret store.txt ws/.aptix/* out err &&
+	grep "warning: active file .gh\.yml. holds a credential" err
+'
+
+test_expect_success 'indexing skips them and says so; retrieval never returns them' '
+	aptix -C ws index >out 2>err &&
+	grep "warning: .\.env. holds a credential, OpenAI API key on line 2 (rule openai-project-key): not indexed" err &&
+	grep "warning: .deploy\.pem. holds a credential" err &&
+	aptix -C ws rag-query "AWS_ACCESS_KEY_ID GITHUB_TOKEN OPENAI_API_KEY" >q 2>qerr &&
+	(cd ws && store_text) >store.txt &&
+	no_secret store.txt q qerr
+'
+
+test_expect_success '.aptixignore: ignored paths are never sent nor indexed' '
+	(
+		cd ws &&
+		mkdir -p notes/deep build docs &&
+		echo "NOTES_MARKER" >notes/todo.txt &&
+		echo "DEEP_MARKER" >notes/deep/x.txt &&
+		echo "KEEP_MARKER" >notes/keep.txt &&
+		echo "BUILD_MARKER" >build/out.txt &&
+		echo "DOCS_FILE_MARKER" >docs/build &&
+		echo "LOG_MARKER" >docs/run.log &&
+		cat >.aptixignore <<-\EOF
+		# never sent
+		notes/**
+		!notes/keep.txt
+		/build/
+		*.log
+		EOF
+	) &&
+	aptix -C ws status >out &&
+	! grep -e "notes/todo" -e "notes/deep" -e "build/out" -e "run\.log" out &&
+	grep "^  docs/build  *send" out &&
+	grep "^  notes/keep\.txt  *send" out &&
+	aptix -C ws continue --dry-run -m "look" --file docs/run.log >out 2>err &&
+	grep "warning: .docs/run\.log. is excluded by \.aptixignore: not sent" err &&
+	! grep -e NOTES_MARKER -e DEEP_MARKER -e BUILD_MARKER -e LOG_MARKER out &&
+	grep KEEP_MARKER out &&
+	aptix -C ws index >out &&
+	(cd ws && store_text) >store.txt &&
+	! grep -a -e NOTES_MARKER -e DEEP_MARKER -e BUILD_MARKER -e LOG_MARKER store.txt &&
+	grep -a KEEP_MARKER store.txt
+'
+
+test_expect_success 'an instruction holding a credential is refused, store unchanged' '
+	(cd ws && object_count) >before &&
+	test_must_fail aptix -C ws continue -m "use $GH_TOKEN to push" 2>err &&
+	grep "fatal: the instruction holds a credential, GitHub token on line 1 (rule github-token): refusing to store or send it" err &&
+	test_must_fail aptix -C ws continue --dry-run -m "a key: $OAI_KEY" 2>err2 &&
+	grep "the instruction holds a credential" err2 &&
+	(cd ws && object_count) >after &&
+	test_cmp before after &&
+	no_secret err err2
+'
+
+test_expect_success 'config values, --model and --workspace holding one are refused' '
+	test_must_fail aptix -C ws config openai.model "$OAI_KEY" 2>err &&
+	grep "refusing to store .openai.model.: its value holds a credential, OpenAI API key" err &&
+	test_must_fail aptix -C ws config x.note "$GH_TOKEN" 2>err2 &&
+	test_must_fail aptix -C ws continue --model "$OAI_KEY" -m "hi" 2>err3 &&
+	grep "the model name holds a credential" err3 &&
+	test_must_fail aptix -C ws continue --workspace "$GH_TOKEN" -m "hi" 2>err4 &&
+	grep "the workspace id holds a credential" err4 &&
+	no_secret err err2 err3 err4 ws/.aptix/config
+'
+
+test_expect_success 'URLs with user information are refused' '
+	pw=$(rand 16) &&
+	test_must_fail aptix -C ws config openai.base-url "http://user:$pw@127.0.0.1:1/v1" 2>err &&
+	grep "refusing to store .openai.base-url.: the URL holds user information" err &&
+	! grep -F "$pw" err ws/.aptix/config &&
+	OPENAI_BASE_URL="http://u:$pw@127.0.0.1:$STANDIN_PORT/v1" \
+		test_must_fail aptix -C ws continue --dry-run -m "hi" >out 2>err2 &&
+	grep "the OpenAI base URL holds user information" err2 &&
+	! grep -F "$pw" out err2 &&
+	aptix -C ws config rag.backend qdrant &&
+	QDRANT_URL="http://u:$pw@127.0.0.1:$STANDIN_PORT" \
+		test_must_fail aptix -C ws index 2>err3 &&
+	grep "QDRANT_URL holds user information" err3 &&
+	aptix -C ws config rag.backend local &&
+	! grep -F "$pw" err3
+'
+
+test_expect_success 'a server echoing the key: the stored raw response has it redacted' '
+	test_when_finished "standin_reset" &&
+	standin_fault "{\"kind\":\"status\",\"status\":400,\"message\":\"Incorrect API key provided: $OPENAI_API_KEY\"}" &&
+	test_must_fail aptix -C ws continue --no-stream -m "echo one" >out 2>err &&
+	standin_reset &&
+	standin_fault "{\"kind\":\"failed\",\"message\":\"bad key $OPENAI_API_KEY here\"}" &&
+	test_must_fail aptix -C ws continue --no-stream -m "echo two" >>out 2>>err &&
+	grep "<redacted>" err &&
+	for s in $(aptix -C ws log --all --format=%H)
+	do
+		aptix -C ws show --json "$s" || return 1
+	done >shown &&
+	(cd ws && store_text) >store.txt &&
+	grep -a -F "Incorrect API key provided: <redacted>" store.txt &&
+	grep -a -F "bad key <redacted> here" store.txt &&
+	! grep -a -F -e "$OPENAI_API_KEY" store.txt shown out err &&
+	! grep -a -F -e "$OPENAI_API_KEY" ws/.aptix/*
+'
+
+test_done

@@ -60,6 +60,7 @@
 #include "aptix/run.h"
 #include "aptix/workspace.h"
 #include "aptix/credscan.h"
+#include "aptix/purge.h"
 #include "aptix/rag.h"
 
 #endif

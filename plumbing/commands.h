@@ -53,5 +53,6 @@ DECLARE_CMD(status);
 DECLARE_CMD(switch);
 DECLARE_CMD(log);
 DECLARE_CMD(diff);
+DECLARE_CMD(purge);
 
 #endif

@@ -58,6 +58,8 @@ static const struct cmd_struct commands[] = {
 	  "create an empty aptix store" },
 	{ "log", cmd_log, NEED_REPO, CAT_PORCELAIN,
 	  "show the history of conversations" },
+	{ "purge", cmd_purge, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "remove what should never have been stored (a secret)" },
 	{ "rag-query", cmd_rag_query, NEED_REPO, CAT_PLUMBING,
 	  "print the chunks retrieval finds for a text" },
 	{ "reflog", cmd_reflog, NEED_REPO, CAT_PLUMBING,

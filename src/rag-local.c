@@ -138,6 +138,19 @@ static int doc_text(aptix_buf *out, const struct doc *d)
 	return r;
 }
 
+int aptix_rag__local_doc(aptix_buf *path, aptix_buf *text, const void *val,
+			 size_t len)
+{
+	struct doc d;
+	int r;
+
+	if ((r = doc_decode(&d, val, len)) < 0 ||
+	    (r = doc_text(text, &d)) < 0)
+		return r;
+	return aptix_buf_set(path, d.path, d.path_len) < 0 ?
+		aptix_error_oom() : 0;
+}
+
 static void put_strn(aptix_buf *b, const char *s, size_t n)
 {
 	aptix_rag__put_varint(b, n);

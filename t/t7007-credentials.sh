@@ -18,12 +18,152 @@ random characters in the provider'"'"'s format.'
 if ! test_have_prereq PYTHON3
 then
 	skip_all='python3 is needed to run the OpenAI stand-in'
-	test_done
+	test_expect_success 'purge: setup, a secret the detector does not know, everywhere' '
+	PURGE=PURGEMARKER$(rand 24) &&
+	echo "$PURGE" >purge-secret &&
+	echo "int leaked(void) { return 7; } /* $PURGE */" >ws/leak.c &&
+	aptix -C ws continue -m "why is $PURGE in leak.c" >out 2>err &&
+	aptix -C ws continue --conversation purge-test \
+		-m "a new conversation titled $PURGE" >out 2>err &&
+	aptix -C ws index >/dev/null &&
+	aptix -C ws rag-query "leaked" >q &&
+	grep " leak\.c:1-1 " q &&
+	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	test "$(cat count)" -gt 2 &&
+	aptix -C ws reflog >reflog &&
+	grep -F "$PURGE" reflog
+'
+
+test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
+	grep "refusing\|run again with --force" err &&
+	grep "^purge blob [0-9a-f]\{64\}$" list &&
+	grep "^redact session [0-9a-f]\{64\}$" list &&
+	grep "^redact reflog record of refs/conversations/" list &&
+	grep "^unindex leak\.c$" list &&
+	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
+	test_cmp list list2 &&
+	cmp before.mdb ws/.aptix/data.mdb
+'
+
+test_expect_success 'purge --force: the bytes are nowhere in the store files' '
+	blob=$(sed -n "s/^purge blob //p" list | head -n 1) &&
+	aptix -C ws purge --force --reason "leaked in a turn" \
+		--secret-from-file ../purge-secret >out 2>err &&
+	grep "purged .* blobs, redacted" err &&
+	! grep -a -F "$PURGE" ws/.aptix/* &&
+	(cd ws && store_text) >store.txt &&
+	! grep -a -F "$PURGE" store.txt &&
+	aptix -C ws reflog >reflog &&
+	! grep -F "$PURGE" reflog &&
+	aptix -C ws log --all >log &&
+	! grep -F "$PURGE" log &&
+	aptix -C ws rag-query "leaked" >q &&
+	! grep "leak\.c" q &&
+	test_must_fail aptix -C ws cat-object -p "$blob" 2>err &&
+	grep "fatal: object .$blob. was purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn" err
+'
+
+test_expect_success 'fsck is clean after purge: purged and redacted, not broken' '
+	aptix -C ws fsck --full >fsck &&
+	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
+	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck &&
+	aptix -C ws continue --dry-run -m "after the purge" >/dev/null
+'
+
+test_expect_success 'purge by id: a blob goes, a turn is refused' '
+	id=$(echo "BLOBMARKER_PURGE_BY_ID" | aptix -C ws hash-object -w --stdin) &&
+	turn=$(aptix -C ws rev-parse "HEAD^{turn}") &&
+	test_must_fail aptix -C ws purge --force "$turn" 2>err &&
+	grep "is a turn: only blobs are purged by id" err &&
+	aptix -C ws purge --force --reason "by id" "$id" >out &&
+	grep "^purge blob $id$" out &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
+	grep "was purged on .*: by id" err &&
+	aptix -C ws purge --force "$id" 2>err &&
+	grep "nothing to purge" err &&
+	aptix -C ws fsck
+'
+
+test_done
 fi
 if ! test_have_prereq MDB_DUMP
 then
 	skip_all='mdb_dump is needed to read the store'
-	test_done
+	test_expect_success 'purge: setup, a secret the detector does not know, everywhere' '
+	PURGE=PURGEMARKER$(rand 24) &&
+	echo "$PURGE" >purge-secret &&
+	echo "int leaked(void) { return 7; } /* $PURGE */" >ws/leak.c &&
+	aptix -C ws continue -m "why is $PURGE in leak.c" >out 2>err &&
+	aptix -C ws continue --conversation purge-test \
+		-m "a new conversation titled $PURGE" >out 2>err &&
+	aptix -C ws index >/dev/null &&
+	aptix -C ws rag-query "leaked" >q &&
+	grep " leak\.c:1-1 " q &&
+	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	test "$(cat count)" -gt 2 &&
+	aptix -C ws reflog >reflog &&
+	grep -F "$PURGE" reflog
+'
+
+test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
+	grep "refusing\|run again with --force" err &&
+	grep "^purge blob [0-9a-f]\{64\}$" list &&
+	grep "^redact session [0-9a-f]\{64\}$" list &&
+	grep "^redact reflog record of refs/conversations/" list &&
+	grep "^unindex leak\.c$" list &&
+	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
+	test_cmp list list2 &&
+	cmp before.mdb ws/.aptix/data.mdb
+'
+
+test_expect_success 'purge --force: the bytes are nowhere in the store files' '
+	blob=$(sed -n "s/^purge blob //p" list | head -n 1) &&
+	aptix -C ws purge --force --reason "leaked in a turn" \
+		--secret-from-file ../purge-secret >out 2>err &&
+	grep "purged .* blobs, redacted" err &&
+	! grep -a -F "$PURGE" ws/.aptix/* &&
+	(cd ws && store_text) >store.txt &&
+	! grep -a -F "$PURGE" store.txt &&
+	aptix -C ws reflog >reflog &&
+	! grep -F "$PURGE" reflog &&
+	aptix -C ws log --all >log &&
+	! grep -F "$PURGE" log &&
+	aptix -C ws rag-query "leaked" >q &&
+	! grep "leak\.c" q &&
+	test_must_fail aptix -C ws cat-object -p "$blob" 2>err &&
+	grep "fatal: object .$blob. was purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn" err
+'
+
+test_expect_success 'fsck is clean after purge: purged and redacted, not broken' '
+	aptix -C ws fsck --full >fsck &&
+	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
+	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck &&
+	aptix -C ws continue --dry-run -m "after the purge" >/dev/null
+'
+
+test_expect_success 'purge by id: a blob goes, a turn is refused' '
+	id=$(echo "BLOBMARKER_PURGE_BY_ID" | aptix -C ws hash-object -w --stdin) &&
+	turn=$(aptix -C ws rev-parse "HEAD^{turn}") &&
+	test_must_fail aptix -C ws purge --force "$turn" 2>err &&
+	grep "is a turn: only blobs are purged by id" err &&
+	aptix -C ws purge --force --reason "by id" "$id" >out &&
+	grep "^purge blob $id$" out &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
+	grep "was purged on .*: by id" err &&
+	aptix -C ws purge --force "$id" 2>err &&
+	grep "nothing to purge" err &&
+	aptix -C ws fsck
+'
+
+test_done
 fi
 
 # rand <n> [<set>]: n random characters of set (default [A-Za-z0-9])
@@ -233,6 +373,76 @@ test_expect_success 'a server echoing the key: the stored raw response has it re
 	grep -a -F "bad key <redacted> here" store.txt &&
 	! grep -a -F -e "$OPENAI_API_KEY" store.txt shown out err &&
 	! grep -a -F -e "$OPENAI_API_KEY" ws/.aptix/*
+'
+
+test_expect_success 'purge: setup, a secret the detector does not know, everywhere' '
+	PURGE=PURGEMARKER$(rand 24) &&
+	echo "$PURGE" >purge-secret &&
+	echo "int leaked(void) { return 7; } /* $PURGE */" >ws/leak.c &&
+	aptix -C ws continue -m "why is $PURGE in leak.c" >out 2>err &&
+	aptix -C ws continue --conversation purge-test \
+		-m "a new conversation titled $PURGE" >out 2>err &&
+	aptix -C ws index >/dev/null &&
+	aptix -C ws rag-query "leaked" >q &&
+	grep " leak\.c:1-1 " q &&
+	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	test "$(cat count)" -gt 2 &&
+	aptix -C ws reflog >reflog &&
+	grep -F "$PURGE" reflog
+'
+
+test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
+	grep "refusing\|run again with --force" err &&
+	grep "^purge blob [0-9a-f]\{64\}$" list &&
+	grep "^redact session [0-9a-f]\{64\}$" list &&
+	grep "^redact reflog record of refs/conversations/" list &&
+	grep "^unindex leak\.c$" list &&
+	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
+	test_cmp list list2 &&
+	cmp before.mdb ws/.aptix/data.mdb
+'
+
+test_expect_success 'purge --force: the bytes are nowhere in the store files' '
+	blob=$(sed -n "s/^purge blob //p" list | head -n 1) &&
+	aptix -C ws purge --force --reason "leaked in a turn" \
+		--secret-from-file ../purge-secret >out 2>err &&
+	grep "purged .* blobs, redacted" err &&
+	! grep -a -F "$PURGE" ws/.aptix/* &&
+	(cd ws && store_text) >store.txt &&
+	! grep -a -F "$PURGE" store.txt &&
+	aptix -C ws reflog >reflog &&
+	! grep -F "$PURGE" reflog &&
+	aptix -C ws log --all >log &&
+	! grep -F "$PURGE" log &&
+	aptix -C ws rag-query "leaked" >q &&
+	! grep "leak\.c" q &&
+	test_must_fail aptix -C ws cat-object -p "$blob" 2>err &&
+	grep "fatal: object .$blob. was purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn" err
+'
+
+test_expect_success 'fsck is clean after purge: purged and redacted, not broken' '
+	aptix -C ws fsck --full >fsck &&
+	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
+	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck &&
+	aptix -C ws continue --dry-run -m "after the purge" >/dev/null
+'
+
+test_expect_success 'purge by id: a blob goes, a turn is refused' '
+	id=$(echo "BLOBMARKER_PURGE_BY_ID" | aptix -C ws hash-object -w --stdin) &&
+	turn=$(aptix -C ws rev-parse "HEAD^{turn}") &&
+	test_must_fail aptix -C ws purge --force "$turn" 2>err &&
+	grep "is a turn: only blobs are purged by id" err &&
+	aptix -C ws purge --force --reason "by id" "$id" >out &&
+	grep "^purge blob $id$" out &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
+	grep "was purged on .*: by id" err &&
+	aptix -C ws purge --force "$id" 2>err &&
+	grep "nothing to purge" err &&
+	aptix -C ws fsck
 '
 
 test_done

@@ -1251,7 +1251,8 @@ static int check_setting(aptix_buf *canon, const char *key,
 		}
 		if (aptix_credscan_find(&c, value, strlen(value), NULL, 0)) {
 			aptix_error_set(APTIX_ERROR_CONFIG, "refusing to store "
-					"'%s': its value holds a credential, %s",
+					"'%s': its value holds a credential, "
+					"%s",
 					canon->ptr, aptix_credential_describe(
 						why, sizeof(why), &c));
 			return APTIX_EINVALID;

@@ -186,8 +186,8 @@ static int has_word(const unsigned char *s, size_t n, const char *needle)
 	size_t k = strlen(needle), i, j;
 
 	for (i = 0; k <= n && i <= n - k; i++) {
-		for (j = 0; j < k && lower(s[i + j]) == (unsigned char)needle[j];
-		     j++)
+		for (j = 0; j < k &&
+			     lower(s[i + j]) == (unsigned char)needle[j]; j++)
 			;
 		if (j == k)
 			return 1;
@@ -382,19 +382,31 @@ static int placeholder(const unsigned char *v, size_t n)
 	return 0;
 }
 
-/* A SCREAMING_CASE name (NL80211_KEY_MAX), not a value. */
+/*
+ * A SCREAMING_CASE name (NL80211_KEY_MAX, HMAC-SHA256), not a value; or
+ * a path of words (keyId/19700101/region/service): two parts or more of
+ * three lowercase letters or more between slashes.
+ */
 static int constant(const unsigned char *v, size_t n)
 {
-	size_t i;
-	int under = 0;
+	size_t i, run = 0, words = 0;
+	int under = 0, upper = 1, part = 1;
 
-	for (i = 0; i < n; i++) {
-		if (v[i] == '_')
+	for (i = 0; i <= n; i++) {
+		if (i == n || v[i] == '/') {
+			words += part && run >= 3;
+			run = 0;
+			part = 1;
+			continue;
+		}
+		run++;
+		part &= cls(v[i]) == C_LO;
+		if (v[i] == '_' || v[i] == '-')
 			under = 1;
 		else if (!(cls(v[i]) & (C_UP | C_DIG)))
-			return 0;
+			upper = 0;
 	}
-	return under;
+	return (upper && under) || words >= 2;
 }
 
 /*
@@ -573,9 +585,9 @@ static int assignment_at(const struct scan *s, size_t i, size_t *off,
 			 size_t *n)
 {
 	const unsigned char *p = s->p;
-	size_t len = s->len, op_end, j, name_end, name_start, v, e;
+	size_t len = s->len, op_end, j, j0, name_end, name_start, v, e;
 	unsigned char q = 0;
-	int kind, letter, digit, symbol, kinds;
+	int kind, letter, digit, symbol, kinds, blank_ok;
 	double h;
 	size_t tn;
 
@@ -596,8 +608,11 @@ static int assignment_at(const struct scan *s, size_t i, size_t *off,
 		j = i && p[i - 1] == '?' ? i - 1 : i;
 	}
 	/* the name, before it: blanks, a closing quote, the identifier */
+	j0 = j;
 	while (j > 0 && i - j < 8 && (p[j - 1] == ' ' || p[j - 1] == '\t'))
 		j--;
+	/* "X= Y" (a shell's empty X), unlike "x = y" or "x: y" */
+	blank_ok = j < j0 || p[i] == ':';
 	if (j > 0 && (p[j - 1] == '"' || p[j - 1] == '\'')) {
 		q = p[j - 1];
 		j--;
@@ -614,7 +629,7 @@ static int assignment_at(const struct scan *s, size_t i, size_t *off,
 		return -1;
 
 	/* the value: quoted, or up to where a value ends */
-	for (v = op_end; v < len && v - op_end < 8 &&
+	for (v = op_end; blank_ok && v < len && v - op_end < 8 &&
 	     (p[v] == ' ' || p[v] == '\t'); v++)
 		;
 	q = v < len && (p[v] == '"' || p[v] == '\'' || p[v] == '`') ? p[v] :
@@ -657,8 +672,12 @@ static int assignment_at(const struct scan *s, size_t i, size_t *off,
 	if (kind == NAME_KEY && *n >= 16 && *n <= 256 && letter && digit &&
 	    token_chars(p + v, *n) && h >= 3.5)
 		return R_SECRET;
+	/* words joined by - _ . are names, not passwords */
+	for (symbol = 0, j = v; j < e; j++)
+		symbol |= !(cls(p[j]) & (C_ALNUM | C_DASH | C_UNDER | C_DOT));
 	if (kind == NAME_PASSWORD && *n >= 8 && *n <= 128 && kinds >= 2 &&
-	    (digit || symbol) && h >= 3.0)
+	    (digit || symbol) && h >= 3.0 &&
+	    !has_word(p + v, *n, "://"))	/* url-password's */
 		return R_PASSWORD;
 	return -1;
 }

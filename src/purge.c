@@ -255,7 +255,8 @@ static int plan_objects(struct plan *p)
 		if (aptix_object_validate(type, p->tmp.ptr, p->tmp.len) < 0) {
 			aptix_error_set(APTIX_ERROR_INVALID, "cannot redact "
 					"%s '%s': the secret is not inside one "
-					"of its strings", aptix_otype_name(type),
+					"of its strings",
+					aptix_otype_name(type),
 					aptix_oid_hex(id));
 			return APTIX_EINVALID;
 		}

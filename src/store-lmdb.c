@@ -453,7 +453,8 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 	}
 	if (st->compacted) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write to store "
-				"'%s': it was compacted; open it again", st->dir);
+				"'%s': it was compacted; open it again",
+				st->dir);
 		return APTIX_ERROR;
 	}
 	rtxn_end(r);

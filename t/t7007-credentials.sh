@@ -233,6 +233,13 @@ test_expect_success 'the detector finds each credential, by rule and line' '
 	test_cmp expect found &&
 	aptix credscan --rules >rules &&
 	test_line_count = 21 rules &&
+	# credentials.md documents every rule, and says how many
+	grep "^## The rules (21)$" "$TEST_DIRECTORY/../credentials.md" &&
+	cut -f1 rules | while read -r rule
+	do
+		grep -q "^| \`$rule\` |" "$TEST_DIRECTORY/../credentials.md" ||
+		{ echo "rule $rule is not documented" >&2; return 1; }
+	done &&
 	aptix -C ws credscan main.c
 '
 

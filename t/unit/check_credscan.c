@@ -239,6 +239,11 @@ START_TEST(test_assignments)
 	MISS("  key: Tgnutls_x509_privkey_t;\n");
 	MISS("if (token == other_token_1234567890)\n");
 	MISS("password: string;\n");
+	MISS("GIT_CONFIG_KEY_0= GIT_CONFIG_VALUE_0=value1234abcdefgh\n");
+	MISS("password=alternate-value\n");
+	MISS("Authorization: PROVIDER14-HMAC-SHA256 Credential=keyId/"
+	     "19700101/region/service/provider14_request, X=1\n");
+	MISS("url-password: \"scheme://user:password@\" with\n");
 	MISS("FunctionPassCtor = ScheduleDAGCtor9;\n");
 	/* a name that is no secret's */
 	MISS(sample(s, "checksum = \"", "", "", 32, ALNUM, "\"", 32));

@@ -8,6 +8,7 @@
 #include "repo.h"
 #include "run-int.h"
 #include "aptix/index.h"
+#include "aptix/purge.h"
 #include <jansson.h>
 
 #define DEFAULT_INSTRUCTIONS "You are a coding assistant working on the " \
@@ -103,6 +104,24 @@ static void add_text(json_t *input, const char *role, const char *text,
 	json_object_set_new(m, "role", json_string(role));
 	json_object_set_new(m, "content", json_stringn(text, len));
 	json_array_append_new(input, m);
+}
+
+/*
+ * A blob of the history to rehydrate; one that aptix purge removed
+ * reads as "[purged]" rather than failing every new chain.
+ */
+static int history_blob(aptix_buf *out, aptix_repo *repo,
+			const aptix_oid *id)
+{
+	aptix_purge_info info;
+	int r = aptix_blob_lookup(out, repo, id);
+
+	if (r == APTIX_ENOTFOUND && aptix_purge_lookup(&info, repo, id) == 0) {
+		aptix_error_clear();
+		return aptix_buf_set(out, "[purged]", 8) < 0 ?
+			aptix_error_oom() : 0;
+	}
+	return r;
 }
 
 /* Bytes of a blob, from its header (0 when unreadable). */
@@ -274,11 +293,11 @@ static int rehydrate(json_t *input, aptix_run *run, size_t used)
 	for (i = window; i > 0; i--) {
 		const aptix_turn *t = past(run, i - 1);
 
-		if ((r = aptix_blob_lookup(&a, repo, &t->instruction)) < 0)
+		if ((r = history_blob(&a, repo, &t->instruction)) < 0)
 			break;
 		add_text(input, "user", a.ptr, a.len);
 		if (!aptix_oid_is_zero(&t->answer)) {
-			if ((r = aptix_blob_lookup(&a, repo, &t->answer)) < 0)
+			if ((r = history_blob(&a, repo, &t->answer)) < 0)
 				break;
 			add_text(input, "assistant", a.ptr, a.len);
 		}

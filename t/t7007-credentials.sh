@@ -69,8 +69,43 @@ test_expect_success 'fsck is clean after purge: purged and redacted, not broken'
 	aptix -C ws fsck --full >fsck &&
 	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
 	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
-	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck &&
-	aptix -C ws continue --dry-run -m "after the purge" >/dev/null
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck
+'
+
+test_expect_success 'after purge: show says purged, a new chain rehydrates without it' '
+	aptix -C ws show HEAD >shown &&
+	grep "\[purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn\]" shown &&
+	# the secret leaves the work tree too, as it should
+	rm ws/leak.c &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix -C ws continue -m "after the purge" >out 2>err &&
+	grep "started a new chain" err &&
+	last_request_body >body &&
+	grep -F "[purged]" body &&
+	! grep -F "$PURGE" body
+'
+
+test_expect_success 'compaction needs the store alone' '
+	mkfifo hold &&
+	{ aptix -C ws continue --dry-run -F ../hold >/dev/null 2>&1 & } &&
+	holder=$! &&
+	test_when_finished "kill_children $holder" &&
+	# the holder has the store open, then waits on the fifo
+	i=0 &&
+	while ! ls -l /proc/$holder/fd 2>/dev/null | grep -q "data\.mdb"
+	do
+		i=$((i + 1)) &&
+		test $i -lt 100 &&
+		sleep 0.1 || return 1
+	done &&
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_must_fail aptix -C ws purge --compact 2>err &&
+	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
+	cmp before.mdb ws/.aptix/data.mdb &&
+	echo "go on" >hold &&
+	wait $holder &&
+	aptix -C ws purge --compact &&
+	aptix -C ws fsck --full >/dev/null
 '
 
 test_expect_success 'purge by id: a blob goes, a turn is refused' '
@@ -144,8 +179,43 @@ test_expect_success 'fsck is clean after purge: purged and redacted, not broken'
 	aptix -C ws fsck --full >fsck &&
 	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
 	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
-	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck &&
-	aptix -C ws continue --dry-run -m "after the purge" >/dev/null
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck
+'
+
+test_expect_success 'after purge: show says purged, a new chain rehydrates without it' '
+	aptix -C ws show HEAD >shown &&
+	grep "\[purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn\]" shown &&
+	# the secret leaves the work tree too, as it should
+	rm ws/leak.c &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix -C ws continue -m "after the purge" >out 2>err &&
+	grep "started a new chain" err &&
+	last_request_body >body &&
+	grep -F "[purged]" body &&
+	! grep -F "$PURGE" body
+'
+
+test_expect_success 'compaction needs the store alone' '
+	mkfifo hold &&
+	{ aptix -C ws continue --dry-run -F ../hold >/dev/null 2>&1 & } &&
+	holder=$! &&
+	test_when_finished "kill_children $holder" &&
+	# the holder has the store open, then waits on the fifo
+	i=0 &&
+	while ! ls -l /proc/$holder/fd 2>/dev/null | grep -q "data\.mdb"
+	do
+		i=$((i + 1)) &&
+		test $i -lt 100 &&
+		sleep 0.1 || return 1
+	done &&
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_must_fail aptix -C ws purge --compact 2>err &&
+	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
+	cmp before.mdb ws/.aptix/data.mdb &&
+	echo "go on" >hold &&
+	wait $holder &&
+	aptix -C ws purge --compact &&
+	aptix -C ws fsck --full >/dev/null
 '
 
 test_expect_success 'purge by id: a blob goes, a turn is refused' '
@@ -433,8 +503,43 @@ test_expect_success 'fsck is clean after purge: purged and redacted, not broken'
 	aptix -C ws fsck --full >fsck &&
 	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
 	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
-	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck &&
-	aptix -C ws continue --dry-run -m "after the purge" >/dev/null
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck
+'
+
+test_expect_success 'after purge: show says purged, a new chain rehydrates without it' '
+	aptix -C ws show HEAD >shown &&
+	grep "\[purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn\]" shown &&
+	# the secret leaves the work tree too, as it should
+	rm ws/leak.c &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix -C ws continue -m "after the purge" >out 2>err &&
+	grep "started a new chain" err &&
+	last_request_body >body &&
+	grep -F "[purged]" body &&
+	! grep -F "$PURGE" body
+'
+
+test_expect_success 'compaction needs the store alone' '
+	mkfifo hold &&
+	{ aptix -C ws continue --dry-run -F ../hold >/dev/null 2>&1 & } &&
+	holder=$! &&
+	test_when_finished "kill_children $holder" &&
+	# the holder has the store open, then waits on the fifo
+	i=0 &&
+	while ! ls -l /proc/$holder/fd 2>/dev/null | grep -q "data\.mdb"
+	do
+		i=$((i + 1)) &&
+		test $i -lt 100 &&
+		sleep 0.1 || return 1
+	done &&
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_must_fail aptix -C ws purge --compact 2>err &&
+	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
+	cmp before.mdb ws/.aptix/data.mdb &&
+	echo "go on" >hold &&
+	wait $holder &&
+	aptix -C ws purge --compact &&
+	aptix -C ws fsck --full >/dev/null
 '
 
 test_expect_success 'purge by id: a blob goes, a turn is refused' '

@@ -790,6 +790,12 @@ int aptix_credscan_find(aptix_credential *out, const void *data, size_t len,
 	return 1;
 }
 
+const char *aptix_credential_kind(const aptix_credential *c)
+{
+	return strcmp(c->rule, others[R_KNOWN].id) ? "a credential" :
+		"an API key";
+}
+
 const char *aptix_credential_describe(char *buf, size_t n,
 				      const aptix_credential *c)
 {

@@ -65,9 +65,6 @@ int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)
 int aptix_run__credential(aptix_credential *c, const aptix_run *run,
 			  const void *data, size_t len);
 
-/* "an API key" (one of the keys) or "a credential" (the rules). */
-const char *aptix_run__credential_kind(const aptix_credential *c);
-
 /* run-request.c */
 int aptix_run__plan_context(aptix_run *run);
 int aptix_run__build_request(aptix_run *run);

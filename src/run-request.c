@@ -42,7 +42,7 @@ static void drop_secrets(aptix_run *run)
 		aptix_run__add_warning(run, "active file '%s' holds %s, %s: "
 				       "withheld (neither sent nor stored)",
 				       f->path,
-				       aptix_run__credential_kind(&cr), why);
+				       aptix_credential_kind(&cr), why);
 	}
 	for (i = j = 0; i < chunks->n; i++) {
 		aptix_rag_chunk *c = &chunks->v[i];
@@ -52,7 +52,7 @@ static void drop_secrets(aptix_run *run)
 			aptix_run__add_warning(run, "a chunk of '%s' holds %s "
 					       "(%s): neither sent nor stored",
 					       c->path,
-					       aptix_run__credential_kind(&cr),
+					       aptix_credential_kind(&cr),
 					       cr.rule);
 			free(c->chunk_id);
 			free(c->repo);

@@ -32,11 +32,6 @@ int aptix_run__credential(aptix_credential *c, const aptix_run *run,
 	return aptix_credscan_find(c, data, len, run->keys, run->nkeys);
 }
 
-const char *aptix_run__credential_kind(const aptix_credential *c)
-{
-	return strcmp(c->rule, "known-key") ? "a credential" : "an API key";
-}
-
 /* A name given for the turn (model, conversation...) is no credential. */
 static int refuse_credential(const aptix_run *run, const char *what,
 			     const char *value)
@@ -48,7 +43,7 @@ static int refuse_credential(const aptix_run *run, const char *what,
 		return 0;
 	aptix_error_set(APTIX_ERROR_INVALID, "the %s holds %s, %s: refusing "
 			"to store or send it", what,
-			aptix_run__credential_kind(&c),
+			aptix_credential_kind(&c),
 			aptix_credential_describe(why, sizeof(why), &c));
 	return APTIX_EINVALID;
 }
@@ -318,7 +313,7 @@ static int check_instruction(aptix_run *run)
 		aptix_error_set(APTIX_ERROR_INVALID, "the instruction holds "
 				"%s, %s: refusing to store or send it; take it "
 				"out (keys belong in the environment)",
-				aptix_run__credential_kind(&c),
+				aptix_credential_kind(&c),
 				aptix_credential_describe(why, sizeof(why),
 							  &c));
 		return APTIX_EINVALID;

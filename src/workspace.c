@@ -818,6 +818,7 @@ static int set_unreadable(struct scan *sc, aptix_active_file *f,
  */
 static int withhold(struct scan *sc, aptix_active_file *f)
 {
+	aptix_buf note = APTIX_BUF_INIT;
 	aptix_credential c;
 	char what[160];
 
@@ -827,15 +828,14 @@ static int withhold(struct scan *sc, aptix_active_file *f)
 	aptix_buf_release(&f->content);
 	f->sha256[0] = '\0';
 	f->action = APTIX_FILE_WITHHELD;
-	aptix_credential_describe(what, sizeof(what), &c);
+	aptix_buf_printf(&note, "holds %s: %s", aptix_credential_kind(&c),
+			 aptix_credential_describe(what, sizeof(what), &c));
 	free(f->note);
-	f->note = NULL;
-	aptix_buf_printf(&f->content, "holds %s: %s",
-			 strcmp(c.rule, "known-key") ? "a credential" :
-			 "an API key", what);
-	if (aptix_buf_oom(&f->content) ||
-	    !(f->note = aptix_buf_detach(&f->content)))
+	if (aptix_buf_oom(&note) || !(f->note = aptix_buf_detach(&note))) {
+		f->note = NULL;
+		aptix_buf_release(&note);
 		return aptix_error_oom();
+	}
 	return aptix_file_set_warn(sc->out, "active file '%s' %s: withheld "
 				   "(neither sent nor stored)", f->path,
 				   f->note);

@@ -65,6 +65,12 @@ APTIX_EXTERN(int) aptix_credscan_find(aptix_credential *out, const void *data,
 				      size_t nkeys);
 
 /**
+ * @brief What to call it in a message: "an API key" (one of the keys
+ *        the caller named) or "a credential" (a rule's).
+ */
+APTIX_EXTERN(const char *) aptix_credential_kind(const aptix_credential *c);
+
+/**
  * @brief "<description> on line <n> (rule <id>)" in buf (cut to fit).
  * @return buf
  */

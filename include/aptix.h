@@ -59,6 +59,8 @@
 #include "aptix/openai.h"
 #include "aptix/run.h"
 #include "aptix/workspace.h"
+#include "aptix/credscan.h"
+#include "aptix/purge.h"
 #include "aptix/rag.h"
 
 #endif

@@ -39,6 +39,7 @@ DECLARE_CMD(fsck);
 DECLARE_CMD(reindex);
 DECLARE_CMD(rag_query);
 DECLARE_CMD(salvage);
+DECLARE_CMD(credscan);
 
 /* porcelain */
 DECLARE_CMD(init);
@@ -56,5 +57,6 @@ DECLARE_CMD(log);
 DECLARE_CMD(diff);
 DECLARE_CMD(serve);
 DECLARE_CMD(app_server);
+DECLARE_CMD(purge);
 
 #endif

@@ -29,6 +29,12 @@
  *					(a claim whose process is gone;
  *					 the next command that writes
  *					 records the turn as failed)
+ *	purged <type> <id> on <date>: <reason>
+ *	redacted <type> <id> on <date>: <reason>
+ *					(aptix purge removed the object, or
+ *					 redacted it in place: its links
+ *					 and its hash no longer check out,
+ *					 which is not an error)
  * Problems with refs are errors on stderr, and --verbose says there what
  * is being checked. The exit code is 1 when anything but dangling
  * objects and dead turns was found, else 0. fsck itself never writes.
@@ -89,6 +95,8 @@ struct fsck {
 	size_t nlinks, alinks;
 	struct missing *missing;
 	size_t nmissing, amissing;
+	aptix_oid *purged;		/* reported already */
+	size_t npurged, apurged;
 	size_t cur;		/* object being checked */
 	int refs_incomplete;	/* a ref could not be listed */
 	aptix_buf data;
@@ -152,6 +160,28 @@ static void report(struct fsck *f, const char *fmt, ...)
 
 /* --- Objects ----------------------------------------------------------- */
 
+/* A missing object that aptix purge removed: reported once, no error. */
+static int is_purged(struct fsck *f, const aptix_oid *id, aptix_otype want)
+{
+	aptix_purge_info info;
+	char when[32];
+	size_t i;
+
+	if (aptix_purge_lookup(&info, f->repo, id) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	for (i = 0; i < f->npurged; i++)
+		if (!aptix_oid_cmp(&f->purged[i], id))
+			return 1;
+	f->purged = cli_grow(f->purged, &f->apurged, f->npurged,
+			     sizeof(*f->purged));
+	f->purged[f->npurged++] = *id;
+	printf("purged %s %s on %s: %s\n", type_name(want), aptix_oid_hex(id),
+	       aptix_time_fmt(when, info.time), info.reason);
+	return 1;
+}
+
 static int check_link(const aptix_oid *id, aptix_otype want,
 		      const char *field, void *payload)
 {
@@ -163,6 +193,8 @@ static int check_link(const aptix_oid *id, aptix_otype want,
 	(void)field;
 	aptix_oid_tostr(a, &from->id);
 	aptix_oid_tostr(b, id);
+	if (j < 0 && is_purged(f, id, want))
+		return 0;
 	if (j < 0 || (f->objs[j].type != APTIX_OBJ_BAD &&
 		      f->objs[j].type != want)) {
 		printf("broken link from %7s %s\n", type_name(from->type), a);
@@ -242,7 +274,8 @@ static void check_session_index(struct fsck *f, const aptix_oid *id,
 static void check_object(struct fsck *f, size_t i)
 {
 	struct obj *o = &f->objs[i];
-	char hex[APTIX_OID_HEXSZ + 1];
+	char hex[APTIX_OID_HEXSZ + 1], when[32];
+	aptix_purge_info info;
 	aptix_session s;
 	aptix_otype type;
 	int r;
@@ -257,7 +290,13 @@ static void check_object(struct fsck *f, size_t i)
 		return;
 	r = aptix_odb_read(&f->data, &type, f->odb, &o->id,
 			   f->full ? APTIX_ODB_READ_VERIFY : 0);
-	if (r == APTIX_EMISMATCH) {
+	if (r == APTIX_EMISMATCH &&
+	    aptix_purge_lookup(&info, f->repo, &o->id) == 0 &&
+	    info.redacted) {
+		printf("redacted %s %s on %s: %s\n", type_name(o->type), hex,
+		       aptix_time_fmt(when, info.time), info.reason);
+	} else if (r == APTIX_EMISMATCH) {
+		aptix_error_clear();
 		report(f, "hash mismatch %s", hex);
 	} else if (r == APTIX_ECORRUPT) {
 		report(f, "corrupt %s %s: stored data is damaged or "
@@ -769,6 +808,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	free(f.objs);
 	free(f.links);
 	free(f.missing);
+	free(f.purged);
 	aptix_buf_release(&f.data);
 	return f.errors ? 1 : 0;
 }

@@ -376,6 +376,12 @@ static void on_progress(const aptix_rag_progress *p, void *payload)
 	fflush(stderr);
 }
 
+static void on_withheld(const char *path, const char *why, void *payload)
+{
+	(void)payload;
+	warning("'%s' holds a credential, %s: not indexed", path, why);
+}
+
 static void on_retry(int attempt, long wait_ms, const char *why,
 		     void *payload)
 {
@@ -453,6 +459,7 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 	o.qdrant_url = getenv("QDRANT_URL");
 	o.qdrant_api_key = getenv("QDRANT_API_KEY");
 	o.http.on_retry = quiet ? NULL : on_retry;
+	o.on_withheld = quiet ? NULL : on_withheld;
 	o.cancel = &interrupted;
 	o.http.cancel = &interrupted;
 	{

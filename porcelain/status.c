@@ -234,6 +234,7 @@ static void gather_files(struct status *st)
 {
 	aptix_scan_options so = APTIX_SCAN_OPTIONS_INIT;
 	aptix_config *cfg = NULL;
+	const char *keys[2];
 	aptix_chain_state cs;
 	const aptix_oid *parent = next_parent(st);
 	int restart = 0;
@@ -245,6 +246,11 @@ static void gather_files(struct status *st)
 	so.paths = st->paths;
 	so.npaths = st->npaths;
 	so.files_from = st->files_from;
+	/* what a turn would withhold: the keys it is given count too */
+	keys[0] = getenv("OPENAI_API_KEY");
+	keys[1] = getenv("QDRANT_API_KEY");
+	so.secrets = keys;
+	so.nsecrets = 2;
 	if (aptix_workspace_scan(&st->files, &so) < 0)
 		goto fail;
 	st->has_files = 1;
@@ -281,6 +287,9 @@ static const char *file_action_text(char *buf, size_t n,
 		return buf;
 	case APTIX_FILE_UNREADABLE:
 		snprintf(buf, n, "unreadable: %s", f->note ? f->note : "?");
+		return buf;
+	case APTIX_FILE_WITHHELD:
+		snprintf(buf, n, "withheld: %s", f->note ? f->note : "?");
 		return buf;
 	default:
 		return aptix_file_action_name(f->action);
@@ -320,7 +329,8 @@ static void print_files(struct status *st)
 		const aptix_active_file *f = &st->files.v[i];
 		const char *color = f->action == APTIX_FILE_SEND ? green :
 			f->action == APTIX_FILE_UNCHANGED ? "" :
-			f->action == APTIX_FILE_UNREADABLE ? red : yellow;
+			f->action == APTIX_FILE_UNREADABLE ||
+			f->action == APTIX_FILE_WITHHELD ? red : yellow;
 		size_t len = strlen(f->path);
 
 		printf("  ");

@@ -305,6 +305,9 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		    !res->request.len)
 			die_aptix();
 		print_dry_run(res, opts.http.base_url, c->json);
+		/* what the request leaves out, and why (withheld files...) */
+		for (i = 0; i < res->nwarnings && !c->quiet; i++)
+			warning("%s", res->warnings[i]);
 		rc = 0;
 		goto done;
 	}

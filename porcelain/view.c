@@ -140,7 +140,19 @@ void view_resolve_session(aptix_oid *out, aptix_repo *repo, const char *name)
 
 void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
-	if (aptix_blob_lookup(out, repo, id) < 0)
+	aptix_purge_info info;
+	char when[32];
+	int r = aptix_blob_lookup(out, repo, id);
+
+	/* what aptix purge removed is shown as such, not fatal */
+	if (r == APTIX_ENOTFOUND && aptix_purge_lookup(&info, repo, id) == 0) {
+		aptix_error_clear();
+		aptix_buf_clear(out);
+		aptix_buf_printf(out, "[purged on %s: %s]",
+				 aptix_time_fmt(when, info.time), info.reason);
+		return;
+	}
+	if (r < 0)
 		die_aptix();
 }
 

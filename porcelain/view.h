@@ -58,6 +58,7 @@ void view_resolve_session(aptix_oid *out, aptix_repo *repo, const char *name);
  * aptix_blob_lookup(), aptix_session_lookup(), aptix_turn_lookup() that
  * die (naming the object) when they fail.
  */
+/* A purged blob reads as "[purged on <date>: <reason>]". */
 void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id);
 void view_load_session(aptix_session *out, aptix_repo *repo,
 		       const aptix_oid *id);

@@ -46,6 +46,9 @@ int aptix__grow(void *pp, size_t *alloc, size_t n, size_t size,
 char *aptix__strdup(const char *s);
 char *aptix__strndup(const char *s, size_t n);
 
+/* ln(x) for x > 0, without libm (BM25 scores, entropy). */
+double aptix__ln(double x);
+
 /*
  * The char **v; size_t n string lists of the public structs (warnings,
  * errors), grown one string at a time; aptix_strlist is built on these.

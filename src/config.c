@@ -26,7 +26,9 @@
 #include "common.h"
 #include "repo.h"
 #include "aptix/config.h"
+#include "aptix/credscan.h"
 #include "env.h"
+#include "secrets.h"
 #include "test-hooks.h"
 #include <ctype.h>
 #include <fcntl.h>
@@ -1235,6 +1237,26 @@ static int check_setting(aptix_buf *canon, const char *key,
 	if ((r = canonical_key(canon, key, !value)) < 0)
 		return r;
 	if (value) {
+		aptix_credential c;
+		char why[160];
+
+		/* never echo the value: it may be the credential */
+		if (aptix__url_has_userinfo(value)) {
+			aptix_error_set(APTIX_ERROR_CONFIG, "refusing to store "
+					"'%s': the URL holds user information "
+					"(user:password@); give credentials "
+					"in the environment, never in a URL",
+					canon->ptr);
+			return APTIX_EINVALID;
+		}
+		if (aptix_credscan_find(&c, value, strlen(value), NULL, 0)) {
+			aptix_error_set(APTIX_ERROR_CONFIG, "refusing to store "
+					"'%s': its value holds a credential, "
+					"%s",
+					canon->ptr, aptix_credential_describe(
+						why, sizeof(why), &c));
+			return APTIX_EINVALID;
+		}
 		if (has_bad_control(value))
 			return bad_value(canon->ptr, value, "contains a "
 					 "control character");

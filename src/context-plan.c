@@ -131,6 +131,8 @@ int aptix_context_render(aptix_buf *out, const aptix_file_set *files,
 			   "files, not sent: ");
 		list_paths(out, files, APTIX_FILE_OVER_BUDGET, "Active files "
 			   "left out (over the context budget): ");
+		list_paths(out, files, APTIX_FILE_WITHHELD, "Active files "
+			   "withheld (they hold credentials): ");
 	}
 	for (i = 0; chunks && i < chunks->n; i++) {
 		const aptix_rag_chunk *c = &chunks->v[i];

@@ -21,6 +21,8 @@ const char *aptix_file_action_name(aptix_file_action a)
 		return "unreadable";
 	case APTIX_FILE_OVER_BUDGET:
 		return "over budget";
+	case APTIX_FILE_WITHHELD:
+		return "withheld";
 	}
 	return "unknown";
 }

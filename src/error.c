@@ -169,3 +169,31 @@ char *aptix__strndup(const char *s, size_t n)
 	}
 	return p;
 }
+
+/* ln(x) for x > 0, without libm. */
+double aptix__ln(double x)
+{
+	static const double LN2 = 0.69314718055994530942;
+	double y, y2, term, sum = 0;
+	int e = 0, k;
+
+	while (x >= 2) {
+		x /= 2;
+		e++;
+	}
+	while (x < 1) {
+		x *= 2;
+		e--;
+	}
+	/* ln(x) = 2 atanh((x - 1) / (x + 1)), |y| < 1/3 */
+	y = (x - 1) / (x + 1);
+	y2 = y * y;
+	term = y;
+	for (k = 1; k < 60; k += 2) {
+		sum += term / k;
+		term *= y2;
+		if (term < 1e-17)
+			break;
+	}
+	return 2 * sum + e * LN2;
+}

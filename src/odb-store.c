@@ -39,6 +39,21 @@ static int exists_cb(const void *val, size_t vlen, void *payload)
 	return 0;
 }
 
+/* A read of a purged object says so (the error, not a crash or "corrupt"). */
+static void purged_note(aptix_store *s, const aptix_oid *id)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	aptix_purge_info info;
+	char when[32];
+
+	if (s->get(&val, s, APTIX_TABLE_PURGED, id->id, APTIX_OID_RAWSZ) == 0 &&
+	    aptix__purge_decode(&info, val.ptr, val.len) == 0)
+		aptix_error_set(APTIX_ERROR_ODB, "object '%s' was purged on "
+				"%s: %s", aptix_oid_hex(id),
+				aptix_time_fmt(when, info.time), info.reason);
+	aptix_buf_release(&val);
+}
+
 static int sb_view(aptix_odb_backend *b, const aptix_oid *id,
 		   aptix_store_view_cb cb, struct sb_view *v)
 {
@@ -49,6 +64,8 @@ static int sb_view(aptix_odb_backend *b, const aptix_oid *id,
 	if (r == APTIX_ECORRUPT)
 		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt",
 				aptix_oid_hex(id));
+	if (r == APTIX_ENOTFOUND && cb != exists_cb)
+		purged_note(s, id);
 	return r;
 }
 

@@ -6,12 +6,15 @@
 
 #include "aptix/sys/odb_backend.h"
 #include "aptix/sys/store_backend.h"
+#include "aptix/purge.h"
 
 /** A backend reading and writing the store's objects table. */
 int aptix_odb_backend_store(aptix_odb_backend **out, aptix_store *store);
 /** Inside a write: put an encoded object unless it is there already. */
 int aptix_odb_store_put(aptix_store_wtxn *w, const aptix_oid *id,
 			const aptix_buf *val);
+/** Decode a purge record (purge.c): 0 or APTIX_ECORRUPT. */
+int aptix__purge_decode(aptix_purge_info *out, const void *val, size_t len);
 /** The store a write transaction belongs to. */
 aptix_store *aptix_store_of_wtxn(aptix_store_wtxn *w);
 

@@ -64,8 +64,13 @@ int aptix_odb_add_backend(aptix_odb *odb, aptix_odb_backend *b, int priority,
 
 static int not_found(const aptix_oid *id)
 {
-	aptix_error_set(APTIX_ERROR_ODB, "object '%s' not found",
-			aptix_oid_hex(id));
+	const char *msg = aptix_error_last()->message;
+	const char *hex = aptix_oid_hex(id);
+
+	/* a backend said it was purged (odb-store.c): keep that */
+	if (strstr(msg, "' was purged on ") && strstr(msg, hex))
+		return APTIX_ENOTFOUND;
+	aptix_error_set(APTIX_ERROR_ODB, "object '%s' not found", hex);
 	return APTIX_ENOTFOUND;
 }
 

@@ -12,6 +12,7 @@
 #include "aptix/config.h"
 #include "aptix/openai.h"
 #include "http.h"
+#include "secrets.h"
 #include "sse.h"
 #include "test-hooks.h"
 
@@ -100,6 +101,12 @@ static int call_init(struct call *c, const aptix_openai_options *opts,
 	blen = strlen(base);
 	memset(c, 0, sizeof(*c));
 	c->opts = opts;
+	if (aptix__url_has_userinfo(base)) {
+		aptix_error_set(APTIX_ERROR_OPENAI, "the OpenAI base URL holds "
+				"user information (user:password@): refusing "
+				"it; give the key in OPENAI_API_KEY");
+		return APTIX_EINVALID;
+	}
 	c->connect_ms = opts->connect_timeout_ms > 0 ?
 		opts->connect_timeout_ms : 0;
 	c->idle_ms = opts->idle_timeout_ms > 0 ? opts->idle_timeout_ms :

@@ -309,6 +309,13 @@ typedef int (*aptix_rag__backend_new_fn)(struct aptix_rag_backend **out,
 					 const struct rag_settings *s,
 					 const struct rag_backend_options *o);
 
+/*
+ * The path and the text of a local chunk record (a "d" key's value):
+ * 0, or APTIX_ECORRUPT. For purge.c, which looks for a secret in them.
+ */
+int aptix_rag__local_doc(aptix_buf *path, aptix_buf *text, const void *val,
+			 size_t len);
+
 int aptix_rag__local_new(struct aptix_rag_backend **out, aptix_repo *repo,
 			 const struct rag_settings *s,
 			 const struct rag_backend_options *o);

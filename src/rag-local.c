@@ -35,34 +35,6 @@
 #define BM25_K1 1.2
 #define BM25_B 0.75
 
-/* ln(x) for x > 0, without libm. */
-static double ln(double x)
-{
-	static const double LN2 = 0.69314718055994530942;
-	double y, y2, term, sum = 0;
-	int e = 0, k;
-
-	while (x >= 2) {
-		x /= 2;
-		e++;
-	}
-	while (x < 1) {
-		x *= 2;
-		e--;
-	}
-	/* ln(x) = 2 atanh((x - 1) / (x + 1)), |y| < 1/3 */
-	y = (x - 1) / (x + 1);
-	y2 = y * y;
-	term = y;
-	for (k = 1; k < 60; k += 2) {
-		sum += term / k;
-		term *= y2;
-		if (term < 1e-17)
-			break;
-	}
-	return 2 * sum + e * LN2;
-}
-
 struct stats {
 	uint64_t chunks, tokens, files;
 	uint32_t next;
@@ -164,6 +136,19 @@ static int doc_text(aptix_buf *out, const struct doc *d)
 				"is corrupt (the text of a chunk): remove it "
 				"with 'aptix index --reset'");
 	return r;
+}
+
+int aptix_rag__local_doc(aptix_buf *path, aptix_buf *text, const void *val,
+			 size_t len)
+{
+	struct doc d;
+	int r;
+
+	if ((r = doc_decode(&d, val, len)) < 0 ||
+	    (r = doc_text(text, &d)) < 0)
+		return r;
+	return aptix_buf_set(path, d.path, d.path_len) < 0 ?
+		aptix_error_oom() : 0;
 }
 
 static void put_strn(aptix_buf *b, const char *s, size_t n)
@@ -720,7 +705,7 @@ static int score_term(struct acc *acc, const aptix_buf *post, double N,
 
 	if (aptix_rag__get_varint(&count, &p, end) < 0)
 		return -1;
-	idf = ln(1 + (N - (double)count + 0.5) / ((double)count + 0.5));
+	idf = aptix__ln(1 + (N - (double)count + 0.5) / ((double)count + 0.5));
 	for (i = 0; i < count; i++) {
 		double f, norm;
 

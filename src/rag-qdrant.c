@@ -25,6 +25,7 @@
 #include "rag-int.h"
 #include "odb-store.h"
 #include "http.h"
+#include "secrets.h"
 #include "aptix/oid.h"
 #include <jansson.h>
 
@@ -112,6 +113,12 @@ static int qd_connect(struct rag_qdrant *q)
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
 		aptix_error_set(APTIX_ERROR_QDRANT, "qdrant: QDRANT_URL must "
 				"start with http:// or https://");
+		return APTIX_EINVALID;
+	}
+	if (aptix__url_has_userinfo(url)) {
+		aptix_error_set(APTIX_ERROR_QDRANT, "qdrant: QDRANT_URL holds "
+				"user information (user:password@): refusing "
+				"it; give the key in QDRANT_API_KEY");
 		return APTIX_EINVALID;
 	}
 	if (key && *key && strpbrk(key, "\r\n")) {

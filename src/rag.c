@@ -9,6 +9,8 @@
  */
 #include "common.h"
 #include "secrets.h"
+#include "ignore.h"
+#include "aptix/credscan.h"
 #include "repo.h"
 #include "rag-int.h"
 #include "odb-store.h"
@@ -305,10 +307,11 @@ static int path_ok(const char *p)
 
 /*
  * 1: read; 0: not indexable (missing, special, binary, too large, or
- * holding one of the nkeys keys).
+ * holding a credential: then *cred is set, and cred->rule not NULL).
  */
 static int read_source(aptix_buf *out, const char *workdir, const char *path,
-		       long max, const char *const *keys, size_t nkeys)
+		       long max, const char *const *keys, size_t nkeys,
+		       aptix_credential *cred)
 {
 	aptix_buf full = APTIX_BUF_INIT;
 	struct stat st;
@@ -325,10 +328,11 @@ static int read_source(aptix_buf *out, const char *workdir, const char *path,
 	    st.st_size <= (off_t)max) {
 		aptix_buf_clear(out);
 		out->max = (size_t)max + 1;
-		/* a file holding an API key is never indexed */
+		/* a file holding a credential is never indexed */
 		if (aptix_buf_read_fd(out, fd) == 0 && out->len <= (size_t)max &&
 		    aptix_utf8_valid(out->ptr, out->len) &&
-		    !aptix__holds_secret(out->ptr, out->len, keys, nkeys))
+		    !aptix_credscan_find(cred, out->ptr, out->len, keys,
+					 nkeys))
 			ok = 1;
 		out->max = 0;
 		aptix_error_clear();
@@ -393,6 +397,7 @@ struct indexer {
 	aptix_rag_index_stats *st;
 	struct aptix_rag_backend *b;
 	const char *keys[2];		/* the secrets never indexed */
+	struct aptix__ignore *ignore;	/* .aptixignore */
 	struct rag_batch batch;
 	struct rag_counts counts;
 	int64_t t0;
@@ -540,13 +545,22 @@ static int index_file(struct indexer *ix, const char *path,
 {
 	struct rag_file_op *op;
 	aptix_buf content = APTIX_BUF_INIT;
+	aptix_credential cred;
+	char why[160];
 	aptix_oid h;
 	int r;
 
-	r = read_source(&content, aptix_repo_workdir(ix->repo), path,
-			ix->s->max_file_size, ix->keys, ARRAY_SIZE(ix->keys));
+	cred.rule = NULL;
+	r = aptix__ignore_match(ix->ignore, path) ? 0 :
+		read_source(&content, aptix_repo_workdir(ix->repo), path,
+			    ix->s->max_file_size, ix->keys,
+			    ARRAY_SIZE(ix->keys), &cred);
 	if (r < 0)
 		return r;
+	if (!r && cred.rule && ix->opts->on_withheld)
+		ix->opts->on_withheld(path, aptix_credential_describe(
+					      why, sizeof(why), &cred),
+				      ix->opts->payload);
 	if (!r) {
 		ix->st->files_skipped++;
 		if (!old)
@@ -663,6 +677,8 @@ int aptix_rag_index(aptix_rag_index_stats *out, aptix_repo *repo,
 	ix.st = out;
 	ix.keys[0] = o->http.api_key;
 	ix.keys[1] = o->qdrant_api_key;
+	if ((r = aptix__ignore_load(&ix.ignore, aptix_repo_workdir(repo))) < 0)
+		goto done;
 	sc.s = &s;
 
 	if ((ix.b->begin && (r = ix.b->begin(ix.b)) < 0) ||
@@ -748,6 +764,7 @@ done:
 	free(sc.v);
 	aptix_buf_release(&sc.start);
 	free(files);
+	aptix__ignore_free(ix.ignore);
 	close_backend(ix.b, &s);
 	out->duration_ms = aptix_http_now_ms() - ix.t0;
 	return r;
@@ -814,6 +831,58 @@ static void retrieval_http(aptix_openai_options *http,
 	if (!http->total_timeout_ms || http->total_timeout_ms > s->timeout_ms)
 		http->total_timeout_ms = (long)s->timeout_ms;
 	http->on_delta = NULL;
+}
+
+static void chunk_release(aptix_rag_chunk *c)
+{
+	free(c->chunk_id);
+	free(c->repo);
+	free(c->path);
+	free(c->language);
+	aptix_buf_release(&c->text);
+}
+
+/*
+ * Retrieved chunks from n0 on that hold a credential (indexed before
+ * the detector knew it) or whose path .aptixignore names are dropped.
+ */
+static int drop_withheld(aptix_chunk_set *out, size_t n0, aptix_repo *repo,
+			 const aptix_rag_query *q)
+{
+	const char *keys[2];
+	struct aptix__ignore *ig;
+	aptix_credential cred;
+	size_t i, j;
+	int r = 0;
+
+	keys[0] = q->http.api_key;
+	keys[1] = q->qdrant_api_key;
+	if ((r = aptix__ignore_load(&ig, aptix_repo_workdir(repo))) < 0)
+		return r;
+	for (i = j = n0; i < out->n; i++) {
+		aptix_rag_chunk *c = &out->v[i];
+
+		if (aptix__ignore_match(ig, c->path)) {
+			chunk_release(c);
+			continue;
+		}
+		if (aptix_credscan_find(&cred, c->text.ptr, c->text.len, keys,
+					ARRAY_SIZE(keys))) {
+			if (r == 0)
+				r = aptix_chunk_set_warn(out, "a chunk of '%s' "
+							 "holds a credential "
+							 "(%s): dropped; "
+							 "re-index to remove "
+							 "it", c->path,
+							 cred.rule);
+			chunk_release(c);
+			continue;
+		}
+		out->v[j++] = *c;
+	}
+	out->n = j;
+	aptix__ignore_free(ig);
+	return r;
 }
 
 int aptix_rag_retrieve(aptix_chunk_set *out, aptix_repo *repo,
@@ -894,18 +963,13 @@ int aptix_rag_retrieve(aptix_chunk_set *out, aptix_repo *repo,
 			rq.nprefixes = 0;
 
 	r = b->query ? b->query(out, b, &rq) : unsupported(b, "retrieve");
+	if (r == 0)
+		r = drop_withheld(out, n0, repo, q);
 fail:
 	if (r < 0) {
 		/* no partial results */
-		while (out->n > n0) {
-			aptix_rag_chunk *c = &out->v[--out->n];
-
-			free(c->chunk_id);
-			free(c->repo);
-			free(c->path);
-			free(c->language);
-			aptix_buf_release(&c->text);
-		}
+		while (out->n > n0)
+			chunk_release(&out->v[--out->n]);
 		if (r == APTIX_ECANCELLED || required)
 			goto done;
 		r = aptix_chunk_set_warn(out, "retrieval skipped: %s",

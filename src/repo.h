@@ -26,6 +26,7 @@ struct aptix_index_chain_delta {
 	int continues;		/* has previous_response_id, not restarted */
 	unsigned char response[16], previous[16];	/* id fingerprints */
 	uint64_t chars;		/* instruction, answer, files, chunks sent */
+	int sizes_unknown;	/* a blob was purged: chars is a guess */
 	char **paths;		/* files sent: path and raw SHA-256 */
 	unsigned char (*shas)[32];
 	size_t nfiles;

@@ -176,7 +176,8 @@ static int record_context(aptix_turn *t, aptix_txn *tx,
 		const aptix_active_file *f = &files->v[i];
 		aptix_file_ref *fr = &t->files[t->nfiles];
 
-		if (f->action == APTIX_FILE_UNREADABLE)
+		if (f->action == APTIX_FILE_UNREADABLE ||
+		    f->action == APTIX_FILE_WITHHELD)
 			continue;
 		fr->size = f->size;
 		fr->touched = f->touched;

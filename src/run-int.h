@@ -9,11 +9,14 @@
 
 #include "aptix/run.h"
 #include "aptix/refs.h"
+#include "aptix/credscan.h"
 #include "chain.h"
 
 struct aptix_run {
 	aptix_repo *repo;
 	aptix_run_options o;		/* a copy; o.http.cancel is set */
+	const char **keys;		/* o.http.api_key, then o.secrets */
+	size_t nkeys;
 	volatile sig_atomic_t no_cancel;
 	aptix_run_state state;
 	int claimed;			/* begin's write is done */
@@ -56,9 +59,12 @@ struct aptix_run {
 
 int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)
 	APTIX_FORMAT(2, 3);
-/* Whether data holds the API key or another of the options' secrets. */
-int aptix_run__holds_secret(const aptix_run *run, const void *data,
-			    size_t len);
+/*
+ * Whether data holds a credential (aptix/credscan.h: the rules, the API
+ * key and the options' secrets): 1 with *c set, else 0.
+ */
+int aptix_run__credential(aptix_credential *c, const aptix_run *run,
+			  const void *data, size_t len);
 
 /* run-request.c */
 int aptix_run__plan_context(aptix_run *run);

@@ -8,39 +8,52 @@
 #include "repo.h"
 #include "run-int.h"
 #include "aptix/index.h"
+#include "aptix/purge.h"
 #include <jansson.h>
 
 #define DEFAULT_INSTRUCTIONS "You are a coding assistant working on the " \
 	"user's repository. Answer precisely; when you change code, show " \
 	"the complete changed files or unified diffs."
 
-/* Files and chunks holding an API key are neither sent nor stored. */
+/*
+ * Files and chunks holding a credential are neither sent nor stored. The
+ * scan withholds the files it reads already; this catches those a
+ * caller handed over (aptix_run_set_context) and the chunks.
+ */
 static void drop_secrets(aptix_run *run)
 {
 	aptix_file_set *files = &run->files;
 	aptix_chunk_set *chunks = &run->chunks;
+	aptix_credential cr;
+	char why[160];
 	size_t i, j;
 
 	for (i = 0; i < files->n; i++) {
 		aptix_active_file *f = &files->v[i];
 
 		if (!f->content.len ||
-		    !aptix_run__holds_secret(run, f->content.ptr,
-					     f->content.len))
+		    !aptix_run__credential(&cr, run, f->content.ptr,
+					   f->content.len))
 			continue;
 		aptix_buf_release(&f->content);
-		f->action = APTIX_FILE_UNREADABLE;
-		aptix_run__add_warning(run, "active file '%s' holds an API "
-				       "key: neither sent nor stored",
-				       f->path);
+		f->sha256[0] = '\0';
+		f->action = APTIX_FILE_WITHHELD;
+		aptix_credential_describe(why, sizeof(why), &cr);
+		aptix_run__add_warning(run, "active file '%s' holds %s, %s: "
+				       "withheld (neither sent nor stored)",
+				       f->path,
+				       aptix_credential_kind(&cr), why);
 	}
 	for (i = j = 0; i < chunks->n; i++) {
 		aptix_rag_chunk *c = &chunks->v[i];
 
-		if (aptix_run__holds_secret(run, c->text.ptr, c->text.len)) {
-			aptix_run__add_warning(run, "a chunk of '%s' holds an "
-					       "API key: neither sent nor "
-					       "stored", c->path);
+		if (aptix_run__credential(&cr, run, c->text.ptr,
+					  c->text.len)) {
+			aptix_run__add_warning(run, "a chunk of '%s' holds %s "
+					       "(%s): neither sent nor stored",
+					       c->path,
+					       aptix_credential_kind(&cr),
+					       cr.rule);
 			free(c->chunk_id);
 			free(c->repo);
 			free(c->path);
@@ -91,6 +104,24 @@ static void add_text(json_t *input, const char *role, const char *text,
 	json_object_set_new(m, "role", json_string(role));
 	json_object_set_new(m, "content", json_stringn(text, len));
 	json_array_append_new(input, m);
+}
+
+/*
+ * A blob of the history to rehydrate; one that aptix purge removed
+ * reads as "[purged]" rather than failing every new chain.
+ */
+static int history_blob(aptix_buf *out, aptix_repo *repo,
+			const aptix_oid *id)
+{
+	aptix_purge_info info;
+	int r = aptix_blob_lookup(out, repo, id);
+
+	if (r == APTIX_ENOTFOUND && aptix_purge_lookup(&info, repo, id) == 0) {
+		aptix_error_clear();
+		return aptix_buf_set(out, "[purged]", 8) < 0 ?
+			aptix_error_oom() : 0;
+	}
+	return r;
 }
 
 /* Bytes of a blob, from its header (0 when unreadable). */
@@ -262,11 +293,11 @@ static int rehydrate(json_t *input, aptix_run *run, size_t used)
 	for (i = window; i > 0; i--) {
 		const aptix_turn *t = past(run, i - 1);
 
-		if ((r = aptix_blob_lookup(&a, repo, &t->instruction)) < 0)
+		if ((r = history_blob(&a, repo, &t->instruction)) < 0)
 			break;
 		add_text(input, "user", a.ptr, a.len);
 		if (!aptix_oid_is_zero(&t->answer)) {
-			if ((r = aptix_blob_lookup(&a, repo, &t->answer)) < 0)
+			if ((r = history_blob(&a, repo, &t->answer)) < 0)
 				break;
 			add_text(input, "assistant", a.ptr, a.len);
 		}

@@ -26,12 +26,26 @@ int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)
 	return r;
 }
 
-int aptix_run__holds_secret(const aptix_run *run, const void *data,
-			    size_t len)
+int aptix_run__credential(aptix_credential *c, const aptix_run *run,
+			  const void *data, size_t len)
 {
-	return aptix__holds_secret(data, len, &run->o.http.api_key, 1) ||
-		aptix__holds_secret(data, len, run->o.secrets,
-				    run->o.nsecrets);
+	return aptix_credscan_find(c, data, len, run->keys, run->nkeys);
+}
+
+/* A name given for the turn (model, conversation...) is no credential. */
+static int refuse_credential(const aptix_run *run, const char *what,
+			     const char *value)
+{
+	aptix_credential c;
+	char why[160];
+
+	if (!value || !aptix_run__credential(&c, run, value, strlen(value)))
+		return 0;
+	aptix_error_set(APTIX_ERROR_INVALID, "the %s holds %s, %s: refusing "
+			"to store or send it", what,
+			aptix_credential_kind(&c),
+			aptix_credential_describe(why, sizeof(why), &c));
+	return APTIX_EINVALID;
 }
 
 /* A stage called in the wrong state changes nothing. */
@@ -59,6 +73,11 @@ static int fail(aptix_run *run, int r, const char *code)
 					    "network_error" : r == APTIX_EFULL ?
 					    "response_too_large" :
 					    "invalid_response");
+	/* a server may echo a key in its error: it is stored */
+	aptix__redact_secrets_str(&run->res.error_message, run->keys,
+				  run->nkeys);
+	aptix__redact_secrets_str(&run->res.error_code, run->keys,
+				  run->nkeys);
 	run->fail_rc = r;
 	run->state = APTIX_RUN_FAILED;
 	return r;
@@ -86,6 +105,12 @@ static int http_settings(aptix_openai_options *h, const aptix_config *cfg)
 		return r;
 	if (!h->max_response)
 		h->max_response = (size_t)max_response;
+	if (aptix__url_has_userinfo(h->base_url)) {
+		aptix_error_set(APTIX_ERROR_OPENAI, "the OpenAI base URL holds "
+				"user information (user:password@): refusing "
+				"it; give the key in OPENAI_API_KEY");
+		return APTIX_EINVALID;
+	}
 	if (!h->max_attempts)
 		h->max_attempts = (int)attempts;
 	if (!h->total_timeout_ms)
@@ -118,6 +143,11 @@ static int run_settings(aptix_run *run, const aptix_run_options *opts)
 		return r;
 	if (!(run->model = aptix__strdup(model ? model : "")))
 		return APTIX_ERROR;
+	if ((r = refuse_credential(run, "model name", run->model)) < 0 ||
+	    (r = refuse_credential(run, "conversation name",
+				   opts->conversation)) < 0 ||
+	    (r = refuse_credential(run, "workspace id", opts->workspace)) < 0)
+		return r;
 	if (!*run->model) {
 		aptix_error_set(APTIX_ERROR_INVALID, "the model name is "
 				"empty");
@@ -160,6 +190,14 @@ int aptix_run_new(aptix_run **out, aptix_repo *repo,
 	aptix__chain_init(&run->chain, repo, NULL);
 	aptix_buf_init(&run->instruction, 0);
 	aptix_turn_init(&run->turn);
+	if (!(run->keys = aptix__calloc(1 + opts->nsecrets,
+					sizeof(*run->keys)))) {
+		aptix_run_free(run);
+		return APTIX_ERROR;
+	}
+	run->keys[run->nkeys++] = opts->http.api_key;
+	for (r = 0; (size_t)r < opts->nsecrets; r++)
+		run->keys[run->nkeys++] = opts->secrets[r];
 	if ((r = run_settings(run, opts)) < 0) {
 		aptix_run_free(run);
 		return r;
@@ -272,6 +310,8 @@ done:
 static int check_instruction(aptix_run *run)
 {
 	const aptix_buf *in = &run->instruction;
+	aptix_credential c;
+	char why[160];
 	size_t i;
 
 	for (i = 0; i < in->len && strchr(" \t\r\n", in->ptr[i]); i++)
@@ -281,9 +321,13 @@ static int check_instruction(aptix_run *run)
 				"empty");
 		return APTIX_EINVALID;
 	}
-	if (aptix_run__holds_secret(run, in->ptr, in->len)) {
-		aptix_error_set(APTIX_ERROR_INVALID, "the instruction holds an "
-				"API key: refusing to store or send it");
+	if (aptix_run__credential(&c, run, in->ptr, in->len)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the instruction holds "
+				"%s, %s: refusing to store or send it; take it "
+				"out (keys belong in the environment)",
+				aptix_credential_kind(&c),
+				aptix_credential_describe(why, sizeof(why),
+							  &c));
 		return APTIX_EINVALID;
 	}
 	if (!aptix_utf8_valid(in->ptr, in->len)) {
@@ -415,6 +459,10 @@ int aptix_run_gather(aptix_run *run, const aptix_gather_options *g)
 			so.root = aptix_repo_workdir(run->repo);
 		if (!so.cfg)
 			so.cfg = run->o.cfg;
+		if (!so.nsecrets) {
+			so.secrets = run->keys;
+			so.nsecrets = run->nkeys;
+		}
 		if ((r = aptix_workspace_scan(&run->files, &so)) < 0)
 			return fail(run, r, "context_error");
 	}
@@ -491,6 +539,25 @@ int aptix_run_request(aptix_run *run)
 	return 0;
 }
 
+/*
+ * What the server said is stored: a key it echoed (in an error body, the
+ * answer, an id) is redacted first. Out of memory drops the field.
+ */
+static void redact_answer(aptix_run *run)
+{
+	aptix_openai_result *api = &run->res.api;
+	const char *const *k = run->keys;
+	size_t n = run->nkeys;
+
+	aptix__redact_secrets(&api->raw, k, n);
+	aptix__redact_secrets(&api->text, k, n);
+	aptix__redact_secrets(&run->res.request, k, n);
+	aptix__redact_secrets_str(&api->response_id, k, n);
+	aptix__redact_secrets_str(&api->status, k, n);
+	aptix__redact_secrets_str(&api->error_code, k, n);
+	aptix__redact_secrets_str(&api->error_message, k, n);
+}
+
 /* The server forgot the chain: start a new one, with all the context. */
 static int restart_chain(aptix_run *run)
 {
@@ -532,6 +599,7 @@ int aptix_run_send(aptix_run *run)
 		if ((r = restart_chain(run)) < 0)
 			return fail(run, r, "request_error");
 	}
+	redact_answer(run);
 	if (run->restart && run->rehydrated)
 		res->chain_restarted = 1;
 	t->previous_response_id = run->previous ?
@@ -675,6 +743,7 @@ void aptix_run_free(aptix_run *run)
 	free(run->previous);
 	free(run->expired_id);
 	free(run->full_why);
+	free(run->keys);
 	free(run);
 }
 

@@ -37,12 +37,20 @@
  * pages cannot be trusted. (3) A value is handed to a callback only
  * when it lies inside the file. fsck's page walk (lmdb-file.c) reads
  * the file with pread, not the map, so it cannot fault at all.
+ * Compaction (aptix purge) copies the environment without its free
+ * pages (mdb_env_copy2 with MDB_CP_COMPACT) into a directory beside it,
+ * under a write transaction so that nothing commits meanwhile, then
+ * renames the copy over data.mdb and removes lock.mdb (the next opener
+ * makes a fresh one for the new file). It refuses while another process
+ * has the environment open: LMDB's processes hold a shared fcntl lock
+ * on the first byte of lock.mdb as long as they have it open.
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
 #include "env.h"
 #include "lmdb-file.h"
 #include <lmdb.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -58,8 +66,17 @@
 
 static const char *const table_names[APTIX_TABLE__COUNT] = {
 	"meta", "objects", "refs", "reflog", "sessions", "children",
-	"conversations", "running", "rag", "timeline"
+	"conversations", "running", "rag", "timeline", "purged"
 };
+
+/*
+ * Tables added after the first stores were made: a read-only store
+ * without one reads as if it were empty (a writable one gets it).
+ */
+static int table_optional(int t)
+{
+	return t == APTIX_TABLE_PURGED;
+}
 
 /* The read state of one thread on one store. */
 struct reader {
@@ -75,6 +92,9 @@ typedef struct lmdb_store {
 	aptix_store parent;
 	MDB_env *env;
 	MDB_dbi dbi[APTIX_TABLE__COUNT];
+	unsigned char absent[APTIX_TABLE__COUNT];	/* optional, missing */
+	int compacted;			/* the files were replaced: read only */
+	int lock_fd;			/* lock.mdb, once other_process ran */
 	size_t max_mapsize;
 	char *dir;
 	int readonly;
@@ -448,6 +468,8 @@ static int st_view(aptix_store *s, aptix_table t, const void *key,
 	struct guard g;
 	int rc;
 
+	if (st->absent[t])
+		return APTIX_ENOTFOUND;
 	if ((rc = rtxn_begin(st, &r)) < 0)
 		return rc;
 	if (GUARD(g, st)) {
@@ -555,6 +577,8 @@ static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
 	struct reader *r;
 	int rc;
 
+	if (st->absent[t])
+		return 0;
 	if ((rc = rtxn_begin(st, &r)) < 0)
 		return rc;
 	r->iter_depth++;
@@ -697,6 +721,12 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 				"'%s': it is read-only", st->dir);
 		return APTIX_ERROR;
 	}
+	if (st->compacted) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write to store "
+				"'%s': it was compacted; open it again",
+				st->dir);
+		return APTIX_ERROR;
+	}
 	rtxn_end(r);
 	for (;;) {
 		memset(&w, 0, sizeof(w));
@@ -797,6 +827,123 @@ static int st_check(aptix_store *s, aptix_store_problem_cb cb,
 	return r;
 }
 
+/*
+ * Another process has the environment open: it holds a lock on byte 0
+ * of lock.mdb (see the file comment). *pid gets its process id. The
+ * descriptor stays open until the store is closed: closing it would
+ * drop this process's own fcntl locks on the file.
+ */
+static int other_process(lmdb_store *st, long *pid)
+{
+	aptix_buf path = APTIX_BUF_INIT;
+	struct flock fl;
+	int fd;
+
+	*pid = 0;
+	aptix_buf_printf(&path, "%s/lock.mdb", st->dir);
+	fd = st->lock_fd > 0 ? st->lock_fd : aptix_buf_oom(&path) ? -1 :
+		open(path.ptr, O_RDWR | O_CLOEXEC);
+	aptix_buf_release(&path);
+	if (fd < 0)
+		return 0;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = 0;
+	fl.l_len = 1;
+	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+		*pid = (long)fl.l_pid;
+	st->lock_fd = fd;
+	return *pid != 0;
+}
+
+static int fsync_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+static int st_compact(aptix_store *s)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	struct reader *r = reader_of(st);
+	aptix_buf tmp = APTIX_BUF_INIT, file = APTIX_BUF_INIT;
+	aptix_buf data = APTIX_BUF_INIT, lock = APTIX_BUF_INIT;
+	MDB_txn *w = NULL;
+	long pid;
+	int rc, ret = 0;
+
+	if (!r)
+		return APTIX_ERROR;
+	if (st->readonly || st->compacted) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot compact store "
+				"'%s': it is read-only", st->dir);
+		return APTIX_ERROR;
+	}
+	if (other_process(st, &pid)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot compact store "
+				"'%s': another process (pid %ld) has it open; "
+				"run again when no other aptix command runs",
+				st->dir, pid);
+		return APTIX_ELOCKED;
+	}
+	aptix_buf_printf(&tmp, "%s/compact.tmp", st->dir);
+	aptix_buf_printf(&file, "%s/compact.tmp/data.mdb", st->dir);
+	aptix_buf_printf(&data, "%s/data.mdb", st->dir);
+	aptix_buf_printf(&lock, "%s/lock.mdb", st->dir);
+	if (aptix_buf_oom(&tmp) || aptix_buf_oom(&file) ||
+	    aptix_buf_oom(&data) || aptix_buf_oom(&lock)) {
+		ret = aptix_error_oom();
+		goto done;
+	}
+	/* a copy left by a compaction that died */
+	unlink(file.ptr);
+	rmdir(tmp.ptr);
+	if (mkdir(tmp.ptr, 0700) < 0) {
+		aptix_error_set_os("cannot create '%s'", tmp.ptr);
+		ret = APTIX_ERROR;
+		goto done;
+	}
+	rtxn_end(r);
+	map_rdlock(r);
+	/* the writer's lock: nothing commits until the rename is done */
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &w))) {
+		map_rdunlock(r);
+		ret = lmdb_error(rc, "cannot compact store");
+		goto cleanup;
+	}
+	rc = mdb_env_copy2(st->env, tmp.ptr, MDB_CP_COMPACT);
+	if (rc) {
+		ret = lmdb_error(rc, "cannot compact store");
+	} else if (chmod(file.ptr, 0600) < 0 ||
+		   fsync_path(file.ptr, O_RDONLY) < 0 ||
+		   rename(file.ptr, data.ptr) < 0) {
+		aptix_error_set_os("cannot replace '%s'", data.ptr);
+		ret = APTIX_ERROR;
+	} else {
+		/* the next opener makes a lock file for the new data file */
+		unlink(lock.ptr);
+		fsync_path(st->dir, O_RDONLY | O_DIRECTORY);
+		st->compacted = 1;
+	}
+	mdb_txn_abort(w);
+	map_rdunlock(r);
+cleanup:
+	unlink(file.ptr);
+	rmdir(tmp.ptr);
+done:
+	aptix_buf_release(&tmp);
+	aptix_buf_release(&file);
+	aptix_buf_release(&data);
+	aptix_buf_release(&lock);
+	return ret;
+}
+
 static int open_tables_unguarded(lmdb_store *st, int create)
 {
 	MDB_txn *txn;
@@ -808,6 +955,12 @@ static int open_tables_unguarded(lmdb_store *st, int create)
 	for (i = 0; i < APTIX_TABLE__COUNT; i++) {
 		rc = mdb_dbi_open(txn, table_names[i], create ? MDB_CREATE : 0,
 				  &st->dbi[i]);
+		st->absent[i] = 0;
+		if (rc == MDB_NOTFOUND && !create && st->readonly &&
+		    table_optional(i)) {
+			st->absent[i] = 1;
+			continue;
+		}
 		if (rc == MDB_NOTFOUND && !create) {
 			missing = 1;
 			break;
@@ -880,6 +1033,8 @@ static void store_destroy(lmdb_store *st)
 	pthread_key_delete(st->key);
 	if (st->env)
 		mdb_env_close(st->env);
+	if (st->lock_fd > 0)
+		close(st->lock_fd);
 	pthread_rwlock_destroy(&st->maplock);
 	pthread_mutex_destroy(&st->lock);
 	free(st->dir);
@@ -955,6 +1110,7 @@ static lmdb_store *store_alloc(const char *dir)
 	st->parent.disk_usage = st_disk_usage;
 	st->parent.free = st_free;
 	st->parent.check = st_check;
+	st->parent.compact = st_compact;
 	st->max_mapsize = MAX_MAPSIZE_DEFAULT;
 	if (max_env && *max_env) {
 		unsigned long mb = strtoul(max_env, NULL, 10);

@@ -12,7 +12,9 @@
 #include "common.h"
 #include "aptix/workspace.h"
 #include "aptix/oid.h"
+#include "aptix/credscan.h"
 #include "env.h"
+#include "ignore.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -336,15 +338,24 @@ int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 	int r;
 
 	APTIX_ASSERT_ARG(out);
-	if (flag && *flag)
-		return aptix_buf_set(out, flag, strlen(flag)) < 0 ?
-			aptix_error_oom() : 0;
-	v = aptix_env__get(APTIX_ENV_WORKSPACE);
+	v = flag && *flag ? flag : aptix_env__get(APTIX_ENV_WORKSPACE);
 	if (!v)
 		v = aptix_config_get(cfg, "workspace.id");
-	if (v && *v)
+	if (v && *v) {
+		aptix_credential c;
+		char why[160];
+
+		/* it is stored with every turn and sent to filter on */
+		if (aptix_credscan_find(&c, v, strlen(v), NULL, 0)) {
+			aptix_error_set(APTIX_ERROR_INVALID, "the workspace id "
+					"holds a credential, %s: refusing it",
+					aptix_credential_describe(
+						why, sizeof(why), &c));
+			return APTIX_EINVALID;
+		}
 		return aptix_buf_set(out, v, strlen(v)) < 0 ?
 			aptix_error_oom() : 0;
+	}
 
 	if (!root) {
 		if (!(cwd = current_dir()))
@@ -395,6 +406,7 @@ struct scan {
 	char *root_lex;		/* root, cleaned */
 	char *root_real;	/* realpath(root) */
 	long max_size, max_count;
+	struct aptix__ignore *ignore;	/* root's .aptixignore */
 	struct cand *v;
 	size_t n, alloc;
 };
@@ -519,7 +531,8 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 				r = APTIX_ERROR;
 				break;
 			}
-			if (in_store(rel)) {
+			if (in_store(rel) ||
+			    aptix__ignore_match(sc->ignore, rel)) {
 				free(rel);
 				continue;
 			}
@@ -662,6 +675,10 @@ static int named_candidate(struct scan *sc, const char *given)
 		r = aptix_file_set_warn(sc->out, "'%s' is in the aptix store: "
 					"skipped", given);
 		goto done;
+	} else if (aptix__ignore_match(sc->ignore, rel)) {
+		r = aptix_file_set_warn(sc->out, "'%s' is excluded by "
+					APTIX_IGNORE_FILE ": not sent", given);
+		goto done;
 	} else {
 		r = add_cand(sc, rel, strlen(rel), real, 0, 0);
 	}
@@ -796,6 +813,35 @@ static int set_unreadable(struct scan *sc, aptix_active_file *f,
 }
 
 /*
+ * A file holding a credential is withheld: its content (and hash) are
+ * dropped, the note and a warning say which rule found what where.
+ */
+static int withhold(struct scan *sc, aptix_active_file *f)
+{
+	aptix_buf note = APTIX_BUF_INIT;
+	aptix_credential c;
+	char what[160];
+
+	if (!aptix_credscan_find(&c, f->content.ptr, f->content.len,
+				 sc->o->secrets, sc->o->nsecrets))
+		return 0;
+	aptix_buf_release(&f->content);
+	f->sha256[0] = '\0';
+	f->action = APTIX_FILE_WITHHELD;
+	aptix_buf_printf(&note, "holds %s: %s", aptix_credential_kind(&c),
+			 aptix_credential_describe(what, sizeof(what), &c));
+	free(f->note);
+	if (aptix_buf_oom(&note) || !(f->note = aptix_buf_detach(&note))) {
+		f->note = NULL;
+		aptix_buf_release(&note);
+		return aptix_error_oom();
+	}
+	return aptix_file_set_warn(sc->out, "active file '%s' %s: withheld "
+				   "(neither sent nor stored)", f->path,
+				   f->note);
+}
+
+/*
  * Open, measure, hash and load one file. Returns 1 when it turned out
  * to be a directory (skipped, with a warning), 0, or an error.
  */
@@ -894,7 +940,7 @@ static int read_one(struct scan *sc, aptix_active_file *f, struct cand *c)
 						      f->content.len);
 			f->action = f->binary ? APTIX_FILE_BINARY :
 				APTIX_FILE_SEND;
-			r = 0;
+			r = withhold(sc, f);
 			goto done;
 		}
 		/* it grew past the limit: hash it from the start */
@@ -966,6 +1012,7 @@ int aptix_workspace_scan(aptix_file_set *out, const aptix_scan_options *o)
 	APTIX_ASSERT_ARG(out && o);
 	APTIX_ASSERT_ARG(o->version == 1);
 	APTIX_ASSERT_ARG(o->npaths == 0 || o->paths);
+	APTIX_ASSERT_ARG(o->nsecrets == 0 || o->secrets);
 	aptix_file_set_init(out);
 	memset(&sc, 0, sizeof(sc));
 	sc.o = o;
@@ -1001,6 +1048,8 @@ int aptix_workspace_scan(aptix_file_set *out, const aptix_scan_options *o)
 		goto done;
 	}
 
+	if ((r = aptix__ignore_load(&sc.ignore, sc.root_real)) < 0)
+		goto done;
 	if (!o->no_git && (r = git_candidates(&sc)) < 0)
 		goto done;
 	for (i = 0; i < o->npaths; i++)
@@ -1051,6 +1100,7 @@ done:
 	free(sc.cwd);
 	free(sc.root_lex);
 	free(sc.root_real);
+	aptix__ignore_free(sc.ignore);
 	if (r < 0)
 		aptix_file_set_release(out);
 	return r;

@@ -19,7 +19,9 @@ typedef enum {
 	APTIX_FILE_TOO_LARGE,	/**< over files.max-size: not sent */
 	APTIX_FILE_BINARY,	/**< NUL bytes or invalid UTF-8: not sent */
 	APTIX_FILE_UNREADABLE,	/**< missing, a loop, no permission */
-	APTIX_FILE_OVER_BUDGET	/**< a new chain's context budget is spent */
+	APTIX_FILE_OVER_BUDGET,	/**< a new chain's context budget is spent */
+	/** holds a credential (note says which, where): not sent, not stored */
+	APTIX_FILE_WITHHELD
 } aptix_file_action;
 
 APTIX_EXTERN(const char *) aptix_file_action_name(aptix_file_action a);
@@ -32,7 +34,7 @@ typedef struct {
 	int too_large, binary;
 	aptix_buf content;	/**< the content, unless too large/unreadable */
 	aptix_file_action action;
-	char *note;		/**< why unreadable, for warnings */
+	char *note;		/**< why unreadable or withheld */
 } aptix_active_file;
 
 typedef struct {

@@ -42,7 +42,9 @@ typedef struct {
  *       the keys are only those in q (the library reads no key from the
  *       environment); embedding and search share the rag.timeout
  *       budget. The local backend needs no network; an index never
- *       built gives an empty set without a warning.
+ *       built gives an empty set without a warning. Chunks holding a
+ *       credential (indexed before the detector knew it) and chunks of
+ *       paths .aptixignore names are dropped, with a warning.
  * @return 0 (warnings in out->warnings); with rag.required: APTIX_ENET
  *         (unreachable, timeout), APTIX_EHTTP (an error status: the
  *         server's message, e.g. a vector size mismatch), APTIX_EINVALID
@@ -109,8 +111,9 @@ typedef struct {
 	const char *const *scopes;
 	size_t nscopes;
 	/**
-	 * For embeddings (qdrant). Files holding http.api_key or
-	 * qdrant_api_key are never indexed, whatever the backend.
+	 * For embeddings (qdrant). Files holding http.api_key,
+	 * qdrant_api_key or another credential are never indexed, whatever
+	 * the backend.
 	 */
 	aptix_openai_options http;
 	const char *qdrant_url;		/**< qdrant: the server (NULL: unset) */
@@ -118,10 +121,17 @@ typedef struct {
 	void (*progress)(const aptix_rag_progress *p, void *payload);
 	void *payload;
 	volatile sig_atomic_t *cancel;	/**< non-zero: stop between batches */
+	/**
+	 * Told of each file not indexed because it holds a credential
+	 * (aptix/credscan.h; why: "GitHub token on line 3 (rule
+	 * github-token)"); may be NULL. Such files are skipped (their chunks
+	 * removed), as are the paths .aptixignore names.
+	 */
+	void (*on_withheld)(const char *path, const char *why, void *payload);
 } aptix_rag_index_options;
 
 #define APTIX_RAG_INDEX_OPTIONS_INIT { 1, NULL, NULL, 0, NULL, 0, \
-	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, NULL, NULL, NULL }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, NULL, NULL, NULL, NULL }
 
 typedef struct {
 	const char *backend;		/**< "local" or "qdrant" (static) */

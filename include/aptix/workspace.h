@@ -36,9 +36,13 @@ typedef struct {
 	long max_count;			/**< 0: files.max-count (key table) */
 	/** where files.max-size and files.max-count are read (may be NULL) */
 	const aptix_config *cfg;
+	/** keys that are credentials whatever their form (API keys) */
+	const char *const *secrets;
+	size_t nsecrets;
 } aptix_scan_options;
 
-#define APTIX_SCAN_OPTIONS_INIT { 1, NULL, NULL, 0, NULL, 0, 0, 0, NULL }
+#define APTIX_SCAN_OPTIONS_INIT { 1, NULL, NULL, 0, NULL, 0, 0, 0, NULL, \
+	NULL, 0 }
 
 /**
  * @brief The active files: those git reports modified, staged or
@@ -71,8 +75,17 @@ typedef struct {
  *    the file).
  *  - A file over max_size: too_large, no content, but its SHA-256 and
  *    size (streamed). Binary files within max_size keep their content.
- *  - action: UNREADABLE, TOO_LARGE, BINARY or else SEND; planning
- *    (aptix_context_plan) turns SEND into UNCHANGED where it applies.
+ *  - Paths that root's .aptixignore names (gitignore syntax, see
+ *    README.md) are never taken: git's are dropped silently, named ones
+ *    with the warning "'x' is excluded by .aptixignore: not sent".
+ *  - A file whose content holds a credential (aptix/credscan.h: the
+ *    rules, and the values of secrets) is WITHHELD: its content is
+ *    dropped, note says which rule on which line ("holds a credential:
+ *    GitHub token on line 3 (rule github-token)"), and a warning names
+ *    it.
+ *  - action: UNREADABLE, TOO_LARGE, BINARY, WITHHELD or else SEND;
+ *    planning (aptix_context_plan) turns SEND into UNCHANGED where it
+ *    applies.
  *  - max_count cuts the list, sorted by path, after merging and before
  *    reading: "N more active files not considered (files.max-count)".
  * @return 0 (problems with single files are warnings); APTIX_EINVALID

@@ -33,6 +33,7 @@ Suite *workspace_suite(void);
 Suite *run_suite(void);
 Suite *threads_suite(void);
 Suite *chain_suite(void);
+Suite *credscan_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

@@ -33,6 +33,7 @@ typedef enum {
 	APTIX_TABLE_RUNNING,	/**< conversation id -> running turn */
 	APTIX_TABLE_RAG,	/**< retrieval index (rag.c) */
 	APTIX_TABLE_TIMELINE,	/**< be64 created ms, session id -> "" */
+	APTIX_TABLE_PURGED,	/**< object id -> purge record (purge.c) */
 	APTIX_TABLE__COUNT
 } aptix_table;
 
@@ -102,6 +103,14 @@ struct aptix_store {
 	 */
 	int (*check)(aptix_store *s, aptix_store_problem_cb cb,
 		     void *payload);
+	/**
+	 * Rewrite the store's files without their free pages, so that no
+	 * byte of a deleted value survives on disk (NULL: not supported).
+	 * Refuses (APTIX_ELOCKED) while another process has the store
+	 * open. Afterwards this handle only reads: it must be freed and the
+	 * store opened again to write.
+	 */
+	int (*compact)(aptix_store *s);
 };
 
 enum aptix_store_open_flags {

@@ -1,0 +1,560 @@
+#!/bin/sh
+test_description='credentials: detected, withheld, refused, redacted, purged
+
+A dirty .env holding an OpenAI project key, an AWS key id and secret,
+a GitHub token and a PEM private key is withheld (status, --dry-run, the
+request the stand-in recorded, the objects, the index); .aptixignore
+names paths never sent nor indexed; instructions, config values,
+--model and --workspace holding a credential and URLs with user
+information are refused; a server echoing the key does not get it into
+the stored raw response; aptix purge removes a blob that holds a secret
+from the objects, the reflog, the free pages of the store and the index.
+
+No real credential is written here: every token is made at run time from
+random characters in the provider'"'"'s format.'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-standin.sh
+
+if ! test_have_prereq PYTHON3
+then
+	skip_all='python3 is needed to run the OpenAI stand-in'
+	test_expect_success 'purge: setup, a secret the detector does not know, everywhere' '
+	PURGE=PURGEMARKER$(rand 24) &&
+	echo "$PURGE" >purge-secret &&
+	echo "int leaked(void) { return 7; } /* $PURGE */" >ws/leak.c &&
+	aptix -C ws continue -m "why is $PURGE in leak.c" >out 2>err &&
+	aptix -C ws continue --create --conversation purge-test \
+		-m "a new conversation titled $PURGE" >out 2>err &&
+	aptix -C ws index >/dev/null &&
+	aptix -C ws rag-query "leaked" >q &&
+	grep " leak\.c:1-1 " q &&
+	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	test "$(cat count)" -gt 2 &&
+	aptix -C ws reflog >reflog &&
+	grep -F "$PURGE" reflog
+'
+
+test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
+	grep "refusing\|run again with --force" err &&
+	grep "^purge blob [0-9a-f]\{64\}$" list &&
+	grep "^redact session [0-9a-f]\{64\}$" list &&
+	grep "^redact reflog record of refs/conversations/" list &&
+	grep "^unindex leak\.c$" list &&
+	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
+	test_cmp list list2 &&
+	cmp before.mdb ws/.aptix/data.mdb
+'
+
+test_expect_success 'purge --force: the bytes are nowhere in the store files' '
+	blob=$(sed -n "s/^purge blob //p" list | head -n 1) &&
+	aptix -C ws purge --force --reason "leaked in a turn" \
+		--secret-from-file ../purge-secret >out 2>err &&
+	grep "purged .* blobs, redacted" err &&
+	! grep -a -F "$PURGE" ws/.aptix/* &&
+	(cd ws && store_text) >store.txt &&
+	! grep -a -F "$PURGE" store.txt &&
+	aptix -C ws reflog >reflog &&
+	! grep -F "$PURGE" reflog &&
+	aptix -C ws log --all >log &&
+	! grep -F "$PURGE" log &&
+	aptix -C ws rag-query "leaked" >q &&
+	! grep "leak\.c" q &&
+	test_must_fail aptix -C ws cat-object -p "$blob" 2>err &&
+	grep "fatal: object .$blob. was purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn" err
+'
+
+test_expect_success 'fsck is clean after purge: purged and redacted, not broken' '
+	aptix -C ws fsck --full >fsck &&
+	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
+	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck
+'
+
+test_expect_success 'after purge: show says purged, a new chain rehydrates without it' '
+	aptix -C ws show HEAD >shown &&
+	grep "\[purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn\]" shown &&
+	# the secret leaves the work tree too, as it should
+	rm ws/leak.c &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix -C ws continue -m "after the purge" >out 2>err &&
+	grep "started a new chain" err &&
+	last_request_body >body &&
+	grep -F "[purged]" body &&
+	! grep -F "$PURGE" body
+'
+
+test_expect_success 'compaction needs the store alone' '
+	mkfifo hold &&
+	{ aptix -C ws continue --dry-run -F ../hold >/dev/null 2>&1 & } &&
+	holder=$! &&
+	test_when_finished "kill_children $holder" &&
+	# the holder has the store open, then waits on the fifo
+	i=0 &&
+	while ! ls -l /proc/$holder/fd 2>/dev/null | grep -q "data\.mdb"
+	do
+		i=$((i + 1)) &&
+		test $i -lt 100 &&
+		sleep 0.1 || return 1
+	done &&
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_must_fail aptix -C ws purge --compact 2>err &&
+	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
+	cmp before.mdb ws/.aptix/data.mdb &&
+	echo "go on" >hold &&
+	wait $holder &&
+	aptix -C ws purge --compact &&
+	aptix -C ws fsck --full >/dev/null
+'
+
+test_expect_success 'purge by id: a blob goes, a turn is refused' '
+	id=$(echo "BLOBMARKER_PURGE_BY_ID" | aptix -C ws hash-object -w --stdin) &&
+	turn=$(aptix -C ws rev-parse "HEAD^{turn}") &&
+	test_must_fail aptix -C ws purge --force "$turn" 2>err &&
+	grep "is a turn: only blobs are purged by id" err &&
+	aptix -C ws purge --force --reason "by id" "$id" >out &&
+	grep "^purge blob $id$" out &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
+	grep "was purged on .*: by id" err &&
+	aptix -C ws purge --force "$id" 2>err &&
+	grep "nothing to purge" err &&
+	aptix -C ws fsck
+'
+
+test_done
+fi
+if ! test_have_prereq MDB_DUMP
+then
+	skip_all='mdb_dump is needed to read the store'
+	test_expect_success 'purge: setup, a secret the detector does not know, everywhere' '
+	PURGE=PURGEMARKER$(rand 24) &&
+	echo "$PURGE" >purge-secret &&
+	echo "int leaked(void) { return 7; } /* $PURGE */" >ws/leak.c &&
+	aptix -C ws continue -m "why is $PURGE in leak.c" >out 2>err &&
+	aptix -C ws continue --create --conversation purge-test \
+		-m "a new conversation titled $PURGE" >out 2>err &&
+	aptix -C ws index >/dev/null &&
+	aptix -C ws rag-query "leaked" >q &&
+	grep " leak\.c:1-1 " q &&
+	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	test "$(cat count)" -gt 2 &&
+	aptix -C ws reflog >reflog &&
+	grep -F "$PURGE" reflog
+'
+
+test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
+	grep "refusing\|run again with --force" err &&
+	grep "^purge blob [0-9a-f]\{64\}$" list &&
+	grep "^redact session [0-9a-f]\{64\}$" list &&
+	grep "^redact reflog record of refs/conversations/" list &&
+	grep "^unindex leak\.c$" list &&
+	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
+	test_cmp list list2 &&
+	cmp before.mdb ws/.aptix/data.mdb
+'
+
+test_expect_success 'purge --force: the bytes are nowhere in the store files' '
+	blob=$(sed -n "s/^purge blob //p" list | head -n 1) &&
+	aptix -C ws purge --force --reason "leaked in a turn" \
+		--secret-from-file ../purge-secret >out 2>err &&
+	grep "purged .* blobs, redacted" err &&
+	! grep -a -F "$PURGE" ws/.aptix/* &&
+	(cd ws && store_text) >store.txt &&
+	! grep -a -F "$PURGE" store.txt &&
+	aptix -C ws reflog >reflog &&
+	! grep -F "$PURGE" reflog &&
+	aptix -C ws log --all >log &&
+	! grep -F "$PURGE" log &&
+	aptix -C ws rag-query "leaked" >q &&
+	! grep "leak\.c" q &&
+	test_must_fail aptix -C ws cat-object -p "$blob" 2>err &&
+	grep "fatal: object .$blob. was purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn" err
+'
+
+test_expect_success 'fsck is clean after purge: purged and redacted, not broken' '
+	aptix -C ws fsck --full >fsck &&
+	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
+	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck
+'
+
+test_expect_success 'after purge: show says purged, a new chain rehydrates without it' '
+	aptix -C ws show HEAD >shown &&
+	grep "\[purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn\]" shown &&
+	# the secret leaves the work tree too, as it should
+	rm ws/leak.c &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix -C ws continue -m "after the purge" >out 2>err &&
+	grep "started a new chain" err &&
+	last_request_body >body &&
+	grep -F "[purged]" body &&
+	! grep -F "$PURGE" body
+'
+
+test_expect_success 'compaction needs the store alone' '
+	mkfifo hold &&
+	{ aptix -C ws continue --dry-run -F ../hold >/dev/null 2>&1 & } &&
+	holder=$! &&
+	test_when_finished "kill_children $holder" &&
+	# the holder has the store open, then waits on the fifo
+	i=0 &&
+	while ! ls -l /proc/$holder/fd 2>/dev/null | grep -q "data\.mdb"
+	do
+		i=$((i + 1)) &&
+		test $i -lt 100 &&
+		sleep 0.1 || return 1
+	done &&
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_must_fail aptix -C ws purge --compact 2>err &&
+	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
+	cmp before.mdb ws/.aptix/data.mdb &&
+	echo "go on" >hold &&
+	wait $holder &&
+	aptix -C ws purge --compact &&
+	aptix -C ws fsck --full >/dev/null
+'
+
+test_expect_success 'purge by id: a blob goes, a turn is refused' '
+	id=$(echo "BLOBMARKER_PURGE_BY_ID" | aptix -C ws hash-object -w --stdin) &&
+	turn=$(aptix -C ws rev-parse "HEAD^{turn}") &&
+	test_must_fail aptix -C ws purge --force "$turn" 2>err &&
+	grep "is a turn: only blobs are purged by id" err &&
+	aptix -C ws purge --force --reason "by id" "$id" >out &&
+	grep "^purge blob $id$" out &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
+	grep "was purged on .*: by id" err &&
+	aptix -C ws purge --force "$id" 2>err &&
+	grep "nothing to purge" err &&
+	aptix -C ws fsck
+'
+
+test_done
+fi
+
+# rand <n> [<set>]: n random characters of set (default [A-Za-z0-9])
+rand () {
+	LC_ALL=C tr -dc "${2:-A-Za-z0-9}" </dev/urandom | head -c "$1"
+}
+
+# The fake credentials, in their providers' formats.
+OAI_KEY=sk-proj-$(rand 48)
+AWS_ID=AK"IA"$(rand 16 A-Z2-7)
+AWS_SECRET=$(rand 40 A-Za-z0-9/+)
+GH_TOKEN=gh"p_"$(rand 36)
+PEM_BODY=$(rand 64 A-Za-z0-9+/)
+
+# no_secret <file>...: none of the fake credentials is in the files
+no_secret () {
+	for s in "$OAI_KEY" "$AWS_ID" "$AWS_SECRET" "$GH_TOKEN" "$PEM_BODY"
+	do
+		if grep -a -F -q -e "$s" "$@"
+		then
+			echo "a secret (${s%"${s#????}"}...) is in $(grep -a -l -F -e "$s" "$@")" >&2
+			return 1
+		fi
+	done
+}
+
+test_expect_success 'setup: a git work tree with a dirty .env and a key' '
+	start_standin &&
+	git init -q ws &&
+	(
+		cd ws &&
+		echo "int main(void) { return 0; }" >main.c &&
+		echo "placeholder" >.env &&
+		git add . &&
+		git commit -q -m initial &&
+		aptix init -q &&
+		cat >.env <<-EOF &&
+		# settings
+		OPENAI_API_KEY=$OAI_KEY
+		AWS_ACCESS_KEY_ID=$AWS_ID
+		AWS_SECRET_ACCESS_KEY=$AWS_SECRET
+		GITHUB_TOKEN=$GH_TOKEN
+		EOF
+		{
+			echo "-----BEGIN RSA PRIVATE KEY-----" &&
+			echo "$PEM_BODY" && echo "$PEM_BODY" &&
+			echo "-----END RSA PRIVATE KEY-----"
+		} >deploy.pem &&
+		printf "AWS_ACCESS_KEY_ID=%s\n" "$AWS_ID" >aws.env &&
+		printf "token: %s\n" "$GH_TOKEN" >gh.yml &&
+		echo "int main(void) { return 1; } /* MAIN_V2 */" >main.c
+	)
+'
+
+test_expect_success 'the detector finds each credential, by rule and line' '
+	(
+		cd ws &&
+		test_expect_code 1 aptix credscan .env deploy.pem main.c >../found
+	) &&
+	cat >expect <<-\EOF &&
+	.env:2: openai-project-key: OpenAI API key
+	.env:3: aws-access-key-id: AWS access key id
+	.env:4: aws-secret-access-key: AWS secret access key
+	.env:5: github-token: GitHub token
+	deploy.pem:1: private-key: private key (PEM block)
+	EOF
+	test_cmp expect found &&
+	aptix credscan --rules >rules &&
+	test_line_count = 21 rules &&
+	# credentials.md documents every rule, and says how many
+	grep "^## The rules (21)$" "$TEST_DIRECTORY/../credentials.md" &&
+	cut -f1 rules | while read -r rule
+	do
+		grep -q "^| \`$rule\` |" "$TEST_DIRECTORY/../credentials.md" ||
+		{ echo "rule $rule is not documented" >&2; return 1; }
+	done &&
+	aptix -C ws credscan main.c
+'
+
+test_expect_success 'status shows the files as withheld, with rule and line' '
+	aptix -C ws status >out 2>err &&
+	grep "^  \.env  *withheld: holds a credential: OpenAI API key on line 2 (rule openai-project-key)$" out &&
+	grep "^  deploy\.pem  *withheld: holds a credential: private key (PEM block) on line 1" out &&
+	grep "^  aws\.env  *withheld: .*aws-access-key-id" out &&
+	grep "^  gh\.yml  *withheld: .*github-token" out &&
+	grep "^  main\.c  *send$" out &&
+	grep "warning: active file .\.env. holds a credential" err &&
+	aptix -C ws status --json >json &&
+	python3 -c "
+import json, sys
+files = {f[\"path\"]: f for f in json.load(open(\"json\"))[\"files\"]}
+assert files[\".env\"][\"action\"] == \"withheld\", files
+assert \"line 2\" in files[\".env\"][\"note\"]
+assert files[\".env\"][\"sha256\"] is None
+assert files[\"main.c\"][\"action\"] == \"send\"
+" &&
+	no_secret out err json
+'
+
+test_expect_success 'a dry run lists them and sends none' '
+	aptix -C ws continue --dry-run -m "what is configured" >out 2>err &&
+	grep "Active files withheld (they hold credentials): \.env, aws\.env, deploy\.pem, gh\.yml" out &&
+	grep "MAIN_V2" out &&
+	grep "warning: active file .deploy\.pem. holds a credential" err &&
+	no_secret out err
+'
+
+test_expect_success 'a turn sends and stores none of them' '
+	aptix -C ws continue -m "what is configured" >out 2>err &&
+	last_request_body >body &&
+	grep "MAIN_V2" body &&
+	grep "withheld (they hold credentials)" body &&
+	no_secret body "$STANDIN_LOG_DIR"/* &&
+	(cd ws && store_text) >store.txt &&
+	grep -a -F "MAIN_V2" store.txt &&
+	no_secret store.txt ws/.aptix/* out err &&
+	grep "warning: active file .gh\.yml. holds a credential" err
+'
+
+test_expect_success 'indexing skips them and says so; retrieval never returns them' '
+	aptix -C ws index >out 2>err &&
+	grep "warning: .\.env. holds a credential, OpenAI API key on line 2 (rule openai-project-key): not indexed" err &&
+	grep "warning: .deploy\.pem. holds a credential" err &&
+	aptix -C ws rag-query "AWS_ACCESS_KEY_ID GITHUB_TOKEN OPENAI_API_KEY" >q 2>qerr &&
+	(cd ws && store_text) >store.txt &&
+	no_secret store.txt q qerr
+'
+
+test_expect_success '.aptixignore: ignored paths are never sent nor indexed' '
+	(
+		cd ws &&
+		mkdir -p notes/deep build docs &&
+		echo "NOTES_MARKER" >notes/todo.txt &&
+		echo "DEEP_MARKER" >notes/deep/x.txt &&
+		echo "KEEP_MARKER" >notes/keep.txt &&
+		echo "BUILD_MARKER" >build/out.txt &&
+		echo "DOCS_FILE_MARKER" >docs/build &&
+		echo "LOG_MARKER" >docs/run.log &&
+		cat >.aptixignore <<-\EOF
+		# never sent
+		notes/**
+		!notes/keep.txt
+		/build/
+		*.log
+		EOF
+	) &&
+	aptix -C ws status >out &&
+	! grep -e "notes/todo" -e "notes/deep" -e "build/out" -e "run\.log" out &&
+	grep "^  docs/build  *send" out &&
+	grep "^  notes/keep\.txt  *send" out &&
+	aptix -C ws continue --dry-run -m "look" --file docs/run.log >out 2>err &&
+	grep "warning: .docs/run\.log. is excluded by \.aptixignore: not sent" err &&
+	! grep -e NOTES_MARKER -e DEEP_MARKER -e BUILD_MARKER -e LOG_MARKER out &&
+	grep KEEP_MARKER out &&
+	aptix -C ws index >out &&
+	(cd ws && store_text) >store.txt &&
+	! grep -a -e NOTES_MARKER -e DEEP_MARKER -e BUILD_MARKER -e LOG_MARKER store.txt &&
+	grep -a KEEP_MARKER store.txt
+'
+
+test_expect_success 'an instruction holding a credential is refused, store unchanged' '
+	(cd ws && object_count) >before &&
+	test_must_fail aptix -C ws continue -m "use $GH_TOKEN to push" 2>err &&
+	grep "fatal: the instruction holds a credential, GitHub token on line 1 (rule github-token): refusing to store or send it" err &&
+	test_must_fail aptix -C ws continue --dry-run -m "a key: $OAI_KEY" 2>err2 &&
+	grep "the instruction holds a credential" err2 &&
+	(cd ws && object_count) >after &&
+	test_cmp before after &&
+	no_secret err err2
+'
+
+test_expect_success 'config values, --model and --workspace holding one are refused' '
+	test_must_fail aptix -C ws config openai.model "$OAI_KEY" 2>err &&
+	grep "refusing to store .openai.model.: its value holds a credential, OpenAI API key" err &&
+	test_must_fail aptix -C ws config x.note "$GH_TOKEN" 2>err2 &&
+	test_must_fail aptix -C ws continue --model "$OAI_KEY" -m "hi" 2>err3 &&
+	grep "the model name holds a credential" err3 &&
+	test_must_fail aptix -C ws continue --workspace "$GH_TOKEN" -m "hi" 2>err4 &&
+	grep "the workspace id holds a credential" err4 &&
+	no_secret err err2 err3 err4 ws/.aptix/config
+'
+
+test_expect_success 'URLs with user information are refused' '
+	pw=$(rand 16) &&
+	test_must_fail aptix -C ws config openai.base-url "http://user:$pw@127.0.0.1:1/v1" 2>err &&
+	grep "refusing to store .openai.base-url.: the URL holds user information" err &&
+	! grep -F "$pw" err ws/.aptix/config &&
+	OPENAI_BASE_URL="http://u:$pw@127.0.0.1:$STANDIN_PORT/v1" \
+		test_must_fail aptix -C ws continue --dry-run -m "hi" >out 2>err2 &&
+	grep "the OpenAI base URL holds user information" err2 &&
+	! grep -F "$pw" out err2 &&
+	aptix -C ws config rag.backend qdrant &&
+	QDRANT_URL="http://u:$pw@127.0.0.1:$STANDIN_PORT" \
+		test_must_fail aptix -C ws index 2>err3 &&
+	grep "QDRANT_URL holds user information" err3 &&
+	aptix -C ws config rag.backend local &&
+	! grep -F "$pw" err3
+'
+
+test_expect_success 'a server echoing the key: the stored raw response has it redacted' '
+	test_when_finished "standin_reset" &&
+	standin_fault "{\"kind\":\"status\",\"status\":400,\"message\":\"Incorrect API key provided: $OPENAI_API_KEY\"}" &&
+	test_must_fail aptix -C ws continue --no-stream -m "echo one" >out 2>err &&
+	standin_reset &&
+	standin_fault "{\"kind\":\"failed\",\"message\":\"bad key $OPENAI_API_KEY here\"}" &&
+	test_must_fail aptix -C ws continue --no-stream -m "echo two" >>out 2>>err &&
+	grep "<redacted>" err &&
+	for s in $(aptix -C ws log --all --format=%H)
+	do
+		aptix -C ws show --json "$s" || return 1
+	done >shown &&
+	(cd ws && store_text) >store.txt &&
+	grep -a -F "Incorrect API key provided: <redacted>" store.txt &&
+	grep -a -F "bad key <redacted> here" store.txt &&
+	! grep -a -F -e "$OPENAI_API_KEY" store.txt shown out err &&
+	! grep -a -F -e "$OPENAI_API_KEY" ws/.aptix/*
+'
+
+test_expect_success 'purge: setup, a secret the detector does not know, everywhere' '
+	PURGE=PURGEMARKER$(rand 24) &&
+	echo "$PURGE" >purge-secret &&
+	echo "int leaked(void) { return 7; } /* $PURGE */" >ws/leak.c &&
+	aptix -C ws continue -m "why is $PURGE in leak.c" >out 2>err &&
+	aptix -C ws continue --create --conversation purge-test \
+		-m "a new conversation titled $PURGE" >out 2>err &&
+	aptix -C ws index >/dev/null &&
+	aptix -C ws rag-query "leaked" >q &&
+	grep " leak\.c:1-1 " q &&
+	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	test "$(cat count)" -gt 2 &&
+	aptix -C ws reflog >reflog &&
+	grep -F "$PURGE" reflog
+'
+
+test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
+	grep "refusing\|run again with --force" err &&
+	grep "^purge blob [0-9a-f]\{64\}$" list &&
+	grep "^redact session [0-9a-f]\{64\}$" list &&
+	grep "^redact reflog record of refs/conversations/" list &&
+	grep "^unindex leak\.c$" list &&
+	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
+	test_cmp list list2 &&
+	cmp before.mdb ws/.aptix/data.mdb
+'
+
+test_expect_success 'purge --force: the bytes are nowhere in the store files' '
+	blob=$(sed -n "s/^purge blob //p" list | head -n 1) &&
+	aptix -C ws purge --force --reason "leaked in a turn" \
+		--secret-from-file ../purge-secret >out 2>err &&
+	grep "purged .* blobs, redacted" err &&
+	! grep -a -F "$PURGE" ws/.aptix/* &&
+	(cd ws && store_text) >store.txt &&
+	! grep -a -F "$PURGE" store.txt &&
+	aptix -C ws reflog >reflog &&
+	! grep -F "$PURGE" reflog &&
+	aptix -C ws log --all >log &&
+	! grep -F "$PURGE" log &&
+	aptix -C ws rag-query "leaked" >q &&
+	! grep "leak\.c" q &&
+	test_must_fail aptix -C ws cat-object -p "$blob" 2>err &&
+	grep "fatal: object .$blob. was purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn" err
+'
+
+test_expect_success 'fsck is clean after purge: purged and redacted, not broken' '
+	aptix -C ws fsck --full >fsck &&
+	grep "^purged blob $blob on .*: leaked in a turn$" fsck &&
+	grep "^redacted session [0-9a-f]* on .*: leaked in a turn$" fsck &&
+	! grep -e "^broken" -e "^missing" -e "^hash mismatch" -e "^corrupt" fsck
+'
+
+test_expect_success 'after purge: show says purged, a new chain rehydrates without it' '
+	aptix -C ws show HEAD >shown &&
+	grep "\[purged on 20[0-9-]*T[0-9:.]*Z: leaked in a turn\]" shown &&
+	# the secret leaves the work tree too, as it should
+	rm ws/leak.c &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix -C ws continue -m "after the purge" >out 2>err &&
+	grep "started a new chain" err &&
+	last_request_body >body &&
+	grep -F "[purged]" body &&
+	! grep -F "$PURGE" body
+'
+
+test_expect_success 'compaction needs the store alone' '
+	mkfifo hold &&
+	{ aptix -C ws continue --dry-run -F ../hold >/dev/null 2>&1 & } &&
+	holder=$! &&
+	test_when_finished "kill_children $holder" &&
+	# the holder has the store open, then waits on the fifo
+	i=0 &&
+	while ! ls -l /proc/$holder/fd 2>/dev/null | grep -q "data\.mdb"
+	do
+		i=$((i + 1)) &&
+		test $i -lt 100 &&
+		sleep 0.1 || return 1
+	done &&
+	cp ws/.aptix/data.mdb before.mdb &&
+	test_must_fail aptix -C ws purge --compact 2>err &&
+	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
+	cmp before.mdb ws/.aptix/data.mdb &&
+	echo "go on" >hold &&
+	wait $holder &&
+	aptix -C ws purge --compact &&
+	aptix -C ws fsck --full >/dev/null
+'
+
+test_expect_success 'purge by id: a blob goes, a turn is refused' '
+	id=$(echo "BLOBMARKER_PURGE_BY_ID" | aptix -C ws hash-object -w --stdin) &&
+	turn=$(aptix -C ws rev-parse "HEAD^{turn}") &&
+	test_must_fail aptix -C ws purge --force "$turn" 2>err &&
+	grep "is a turn: only blobs are purged by id" err &&
+	aptix -C ws purge --force --reason "by id" "$id" >out &&
+	grep "^purge blob $id$" out &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
+	grep "was purged on .*: by id" err &&
+	aptix -C ws purge --force "$id" 2>err &&
+	grep "nothing to purge" err &&
+	aptix -C ws fsck
+'
+
+test_done

@@ -1,5 +1,11 @@
 /*
- * porcelain/init.c - aptix init: create an empty store.
+ * porcelain/init.c - aptix init: create an empty store, or move a .aptix
+ * store out of a git work tree into its git directory (--migrate).
+ *
+ * In a git work tree the store lives in the common git directory, where
+ * `git clean -fdx` never deletes it and `git add -A` never stages it,
+ * and which every `git worktree` of the repository shares; elsewhere it
+ * is <directory>/.aptix.
  */
 #include <stdio.h>
 #include <aptix.h>
@@ -9,16 +15,31 @@
 
 static const char *const init_usage[] = {
 	"aptix init [-q | --quiet] [<directory>]",
+	"aptix init --migrate [<directory>]",
 	NULL
 };
+
+static int migrate(const char *dir, int quiet)
+{
+	aptix_buf to = APTIX_BUF_INIT;
+
+	if (aptix_repo_migrate(&to, dir) < 0)
+		die_aptix();
+	if (!quiet)
+		printf("Moved the aptix store to %s/\n", to.ptr);
+	aptix_buf_release(&to);
+	return 0;
+}
 
 int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 {
 	struct aptix_repo *repo = NULL;
-	int quiet = 0, existed = 0;
-	const char *dir = ".";
+	int quiet = 0, existed = 0, move = 0;
+	const char *dir = ".", *to;
 	struct option options[] = {
 		OPT__QUIET(&quiet, "report only errors"),
+		OPT_BOOL(0, "migrate", &move, "move the .aptix store of a "
+			 "git work tree into its git directory"),
 		OPT_END()
 	};
 
@@ -28,12 +49,20 @@ int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 		usage_with_options(init_usage, options);
 	if (argc == 1)
 		dir = argv[0];
+	if (move)
+		return migrate(dir, quiet);
 	if (aptix_repo_init(&repo, dir, &existed) < 0)
 		die_aptix();
 	if (!quiet)
 		printf("%s aptix store in %s/\n",
 		       existed ? "Reinitialized existing" :
 		       "Initialized empty", aptix_repo_path(repo));
+	if ((to = aptix_repo_misplaced(repo))) {
+		warning("the store is inside the git work tree, where 'git "
+			"clean -fdx' deletes it and 'git add -A' stages it");
+		fprintf(stderr, "hint: move it to '%s' with 'aptix init "
+			"--migrate'\n", to);
+	}
 	aptix_repo_free(repo);
 	return 0;
 }

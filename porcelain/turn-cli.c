@@ -211,8 +211,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	memset(&st, 0, sizeof(st));
 	st.tty = isatty(1);
 	st.json = c->json;
-	if (aptix_workspace_id(&wsid, cfg, c->workspace,
-			       aptix_repo_workdir(repo)) < 0)
+	if (aptix_repo_workspace_id(&wsid, repo, cfg, c->workspace) < 0)
 		die_aptix();
 	opts.kind = kind;
 	opts.from = from;

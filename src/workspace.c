@@ -13,6 +13,8 @@
 #include "aptix/workspace.h"
 #include "aptix/oid.h"
 #include "env.h"
+#include "gitdir.h"
+#include "repo.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -243,13 +245,19 @@ static const char *path_under(const char *path, const char *dir)
 	return path[n] == '/' ? path + n + 1 : NULL;
 }
 
-/* Is rel the store directory or inside it? */
+/* Is rel the directory dir or inside it? */
+static int path_in(const char *rel, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(rel, dir, n) && (!rel[n] || rel[n] == '/');
+}
+
+/* Is rel a store directory (.aptix, .git/aptix) or inside one? */
 static int in_store(const char *rel)
 {
-	size_t n = strlen(APTIX_DIR_NAME);
-
-	return !strncmp(rel, APTIX_DIR_NAME, n) &&
-		(!rel[n] || rel[n] == '/');
+	return path_in(rel, APTIX_DIR_NAME) ||
+		path_in(rel, ".git/" APTIX_GIT_STORE_NAME);
 }
 
 static const char *errno_note(int err)
@@ -294,57 +302,30 @@ static char *current_dir(void)
 
 
 /*
- * The work tree's top above dir: the nearest directory holding a .git
- * entry (a directory, or a file for worktrees and submodules), into top;
- * top is emptied when there is none. Looked up rather than asked of git:
- * a spawn costs more than everything else a turn does with it.
+ * The work tree's top above dir (gitdir.c: a .git directory or gitdir
+ * file, $GIT_CEILING_DIRECTORIES honoured) into top; top is emptied when
+ * there is none. Looked up rather than asked of git: a spawn costs more
+ * than everything else a turn does with it.
  */
 static int git_top(aptix_buf *top, const char *dir)
 {
-	aptix_buf_clear(top);
-	if (aptix_buf_puts(top, dir) < 0)
-		return aptix_error_oom();
-	for (;;) {
-		struct stat gst;
-		size_t len = top->len;
-
-		if (aptix_buf_puts(top, "/.git") < 0)
-			return aptix_error_oom();
-		if (lstat(top->ptr, &gst) == 0) {
-			aptix_buf_truncate(top, len);
-			return 0;
-		}
-		aptix_buf_truncate(top, len);
-		while (top->len > 1 && top->ptr[top->len - 1] != '/')
-			top->len--;
-		if (top->len > 1)
-			top->len--;
-		top->ptr[top->len] = '\0';
-		if (len <= 1) {
-			aptix_buf_clear(top);	/* not in a work tree */
-			return 0;
-		}
-	}
-}
-int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
-		       const char *flag, const char *root)
-{
-	const char *v;
-	aptix_buf top = APTIX_BUF_INIT, err = APTIX_BUF_INIT;
-	aptix_buf name = APTIX_BUF_INIT;
-	char host[256], *cwd = NULL, *dot;
+	struct aptix__gitloc loc;
 	int r;
 
-	APTIX_ASSERT_ARG(out);
-	if (flag && *flag)
-		return aptix_buf_set(out, flag, strlen(flag)) < 0 ?
-			aptix_error_oom() : 0;
-	v = aptix_env__get(APTIX_ENV_WORKSPACE);
-	if (!v)
-		v = aptix_config_get(cfg, "workspace.id");
-	if (v && *v)
-		return aptix_buf_set(out, v, strlen(v)) < 0 ?
-			aptix_error_oom() : 0;
+	aptix__gitloc_init(&loc);
+	r = aptix__git_locate(&loc, dir);
+	aptix_buf_clear(top);
+	if (!r && aptix_buf_set(top, loc.top.ptr, loc.top.len) < 0)
+		r = aptix_error_oom();
+	aptix__gitloc_release(&loc);
+	return r;
+}
+
+int aptix__workspace_derive(aptix_buf *out, const char *root)
+{
+	aptix_buf top = APTIX_BUF_INIT, name = APTIX_BUF_INIT;
+	char host[256], *cwd = NULL, *dot;
+	int r;
 
 	if (!root) {
 		if (!(cwd = current_dir()))
@@ -372,10 +353,49 @@ int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 		aptix_error_oom() : 0;
 done:
 	aptix_buf_release(&top);
-	aptix_buf_release(&err);
 	aptix_buf_release(&name);
 	free(cwd);
 	return r;
+}
+
+/* flag, else $APTIX_WORKSPACE, else workspace.id; NULL when none. */
+static const char *explicit_id(const aptix_config *cfg, const char *flag)
+{
+	const char *v;
+
+	if (flag && *flag)
+		return flag;
+	v = aptix_env__get(APTIX_ENV_WORKSPACE);
+	if (!v)
+		v = aptix_config_get(cfg, "workspace.id");
+	return v && *v ? v : NULL;
+}
+
+int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
+		       const char *flag, const char *root)
+{
+	const char *v;
+
+	APTIX_ASSERT_ARG(out);
+	if ((v = explicit_id(cfg, flag)))
+		return aptix_buf_set(out, v, strlen(v)) < 0 ?
+			aptix_error_oom() : 0;
+	return aptix__workspace_derive(out, root);
+}
+
+int aptix_repo_workspace_id(aptix_buf *out, const aptix_repo *repo,
+			    const aptix_config *cfg, const char *flag)
+{
+	const char *v;
+
+	APTIX_ASSERT_ARG(out);
+	APTIX_ASSERT_ARG(repo);
+	if (!(v = explicit_id(cfg, flag)))
+		v = aptix_repo_workspace(repo);
+	if (v)
+		return aptix_buf_set(out, v, strlen(v)) < 0 ?
+			aptix_error_oom() : 0;
+	return aptix__workspace_derive(out, aptix_repo_workdir(repo));
 }
 
 /* --- Candidates ----------------------------------------------------------- */

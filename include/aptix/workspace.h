@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "config.h"
 #include "context.h"
+#include "repo.h"
 
 /**
  * @brief The WorkspaceId: flag, else $APTIX_WORKSPACE, else config
@@ -24,6 +25,19 @@
  */
 APTIX_EXTERN(int) aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 				     const char *flag, const char *root);
+
+/**
+ * @brief The WorkspaceId of a store's turns: flag, else
+ *        $APTIX_WORKSPACE, else workspace.id, else the id the store
+ *        recorded at init (aptix_repo_workspace()), else derived from
+ *        its work tree as aptix_workspace_id() does (older stores).
+ *        Moving or copying the work tree, or opening it on another host,
+ *        does not change it.
+ */
+APTIX_EXTERN(int) aptix_repo_workspace_id(aptix_buf *out,
+					  const aptix_repo *repo,
+					  const aptix_config *cfg,
+					  const char *flag);
 
 typedef struct {
 	unsigned version;

@@ -419,10 +419,51 @@ struct scan {
 	size_t n, alloc;
 };
 
+/*
+ * name with each byte that is not part of valid UTF-8 written \xHH, and
+ * control characters too: a warning that can be stored and printed.
+ */
+static void escape_name(aptix_buf *out, const char *name, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	size_t i = 0, n;
+
+	aptix_buf_clear(out);
+	while (i < len) {
+		n = p[i] < 0x80 ? (p[i] >= 0x20 && p[i] != 0x7f) :
+			aptix_utf8_seqlen(p + i, len - i);
+		if (n) {
+			aptix_buf_put(out, name + i, n);
+			i += n;
+		} else {
+			aptix_buf_printf(out, "\\x%02x", p[i]);
+			i++;
+		}
+	}
+}
+
+/*
+ * A candidate; 1 when it is skipped: a name that is not valid UTF-8
+ * cannot be recorded (paths are UTF-8 in objects, objects-format.md) and
+ * is left out with a warning that shows it escaped.
+ */
 static int add_cand(struct scan *sc, const char *path, size_t len,
 		    const char *abs, int outside, int err)
 {
 	struct cand *c;
+
+	if (!aptix_utf8_valid(path, len)) {
+		aptix_buf esc = APTIX_BUF_INIT;
+		int r;
+
+		escape_name(&esc, path, len);
+		r = aptix_buf_oom(&esc) ? aptix_error_oom() :
+			aptix_file_set_warn(sc->out, "'%s': the file name is "
+					    "not valid UTF-8: skipped",
+					    esc.ptr);
+		aptix_buf_release(&esc);
+		return r < 0 ? r : 1;
+	}
 
 	if (sc->n == sc->alloc) {
 		size_t alloc = sc->alloc ? 2 * sc->alloc : 64;
@@ -565,6 +606,10 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 		if ((r = join_root(&abs, sc->root_real, path, n)) < 0 ||
 		    (r = add_cand(sc, path, n, abs.ptr, 0, 0)) < 0)
 			break;
+		if (r == 1) {
+			r = 0;
+			continue;	/* skipped */
+		}
 		sc->v[sc->n - 1].from_git = 1;
 		if (xy && rec[0] != 'u')
 			sc->v[sc->n - 1].deleted = xy[1] == 'D' ||
@@ -687,6 +732,8 @@ static int named_candidate(struct scan *sc, const char *given)
 	}
 	if (r == 0)
 		sc->v[sc->n - 1].named = 1;
+	else if (r == 1)
+		r = 0;		/* skipped */
 done:
 	free(real);
 	aptix_buf_release(&abs);

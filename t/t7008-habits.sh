@@ -175,13 +175,229 @@ test_expect_success 'an explicit workspace still filters' '
 	grep "No conversation in workspace .elsewhere." err
 '
 
+# --- 5: a pipe that closes, a terminal that closes, Ctrl-C -----------------
+
+# field <rev> <path>: a field of show --json
+field () {
+	aptix show --json "$1" | json_field "$2"
+}
+
+test_expect_success 'setup: a store for the turns' '
+	aptix init -q && aptix continue -m "first" >/dev/null 2>&1
+'
+
+test_expect_success 'continue | head: the answer is still committed' '
+	standin_fault "{\"kind\":\"slow\",\"delay\":0.2}" &&
+	{ aptix continue -m "piped into head"; echo $? >code; } 2>err | head -c 6 >out &&
+	test "$(cat out)" = "Answer" &&
+	test "$(cat code)" = 0 &&
+	test "$(field HEAD .instruction)" = "piped into head" &&
+	test "$(field HEAD .status)" = committed &&
+	field HEAD .answer >answer &&
+	grep "^Answer #.* to: piped into head" answer &&
+	aptix status >st &&
+	! grep "in flight" st
+'
+
+test_expect_success 'SIGHUP (the terminal closed): the turn finishes and is committed' '
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"slow\",\"delay\":0.3}" &&
+	{ aptix continue -m "the terminal closes" >hup.out 2>hup.err & pid=$!; } &&
+	wait_for_requests $((n + 1)) &&
+	kill -HUP $pid &&
+	{ wait $pid; echo $? >code; } &&
+	test "$(cat code)" = 0 &&
+	test "$(field HEAD .instruction)" = "the terminal closes" &&
+	test "$(field HEAD .status)" = committed
+'
+
+test_expect_success 'Ctrl-C exits 130; the turn is committed as failed, its instruction kept' '
+	head=$(aptix rev-parse HEAD) &&
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"hang\",\"max\":30}" &&
+	{ aptix continue -m "interrupted by the user" >int.out 2>int.err & pid=$!; } &&
+	wait_for_requests $((n + 1)) &&
+	kill -INT $pid &&
+	{ wait $pid; echo $? >code; } &&
+	test "$(cat code)" = 130 &&
+	grep "failed; the instruction is kept" int.err &&
+	test "$(aptix rev-parse HEAD)" = "$head" &&
+	aptix log --all --oneline >log &&
+	grep "\[failed\] interrupted by the user" log &&
+	aptix status >st &&
+	! grep "in flight" st &&
+	standin_reset
+'
+
+# --- 7: claims are leases ---------------------------------------------------
+
+# claim_json <conv>: the running record of <conv> (no aptix may run)
+claim_json () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix get running "$1" |
+	python3 -c "import sys; print(bytes.fromhex(sys.stdin.read().strip()).decode())"
+}
+
+# set_claim <conv> <python statements on r>: edit the running record
+set_claim () {
+	claim_json "$1" >claim.json &&
+	python3 - "$2" <<-\EOF >claim2.json &&
+	import json, sys, time
+	r = json.load(open("claim.json"))
+	now = int(time.time() * 1000)
+	exec(sys.argv[1])
+	print(json.dumps(r, sort_keys=True, separators=(",", ":")))
+	EOF
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put running "$1" "$(cat claim2.json)"
+}
+
+test_expect_success 'a killed turn leaves a claim with a lease' '
+	conv=$(aptix symbolic-ref --short HEAD) &&
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"hang\",\"max\":30}" &&
+	{ aptix continue -m "left on another host" >/dev/null 2>&1 & pid=$!; } &&
+	wait_for_requests $((n + 1)) &&
+	kill -9 $pid &&
+	{ wait $pid; true; } &&
+	standin_reset &&
+	claim_json $conv >claim &&
+	json_field .lease <claim >lease &&
+	test "$(cat lease)" = 120000 &&
+	json_field .renewed <claim >renewed &&
+	test "$(cat renewed)" -gt 0
+'
+
+test_expect_success 'a claim from another host with a fresh lease is alive' '
+	set_claim $conv "r[\"host\"] = \"other-host\"; r[\"renewed\"] = now" &&
+	aptix status >st &&
+	grep "^  $conv  pid [0-9]*  since .*  host other-host, renewed [0-9]* s ago  running$" st &&
+	aptix fsck >fsck.out &&
+	grep "^running turn [0-9a-f]* in $conv: pid [0-9]* on other-host, lease renewed [0-9]* s ago (lapses after 120 s)$" fsck.out &&
+	test_must_fail aptix continue -m "refused" 2>err &&
+	grep "is busy" err
+'
+
+test_expect_success 'once its lease lapsed it is taken over, and says why' '
+	set_claim $conv "r[\"renewed\"] = now - 600000" &&
+	aptix fsck >fsck.out &&
+	grep "^dead turn [0-9a-f]* in $conv: pid [0-9]* on other-host stopped renewing its claim [0-9]* s ago (lease lapsed)$" fsck.out &&
+	aptix continue -m "takes over" >out 2>err &&
+	test "$(field HEAD .instruction)" = "takes over" &&
+	aptix log --all --oneline >log &&
+	grep "\[failed\] left on another host" log &&
+	aptix show --json $(aptix log --all --format=%H | sed -n 2p) >dead.json &&
+	grep "stopped renewing its claim" dead.json
+'
+
+test_expect_success 'a running turn renews its lease' '
+	aptix config turn.lease 1s &&
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"hang\",\"max\":30}" &&
+	{ aptix continue -m "renewing" >/dev/null 2>&1 & pid=$!; } &&
+	test_when_finished "kill_children $pid" &&
+	wait_for_requests $((n + 1)) &&
+	aptix status --json | json_field ".running[0].renewed" >r1 &&
+	i=0 &&
+	while aptix status --json | json_field ".running[0].renewed" >r2 &&
+		test "$(cat r1)" = "$(cat r2)" && test $i -lt 100
+	do
+		sleep 0.1 && i=$((i + 1)) || return 1
+	done &&
+	! test_cmp r1 r2 >/dev/null &&
+	aptix status --json | json_field ".running[0].state" >state &&
+	echo running >expect &&
+	test_cmp expect state &&
+	kill -INT $pid &&
+	{ wait $pid; true; } &&
+	aptix config --unset turn.lease &&
+	standin_reset
+'
+
+test_expect_success 'a zombie (killed, never reaped) holds no claim' '
+	cat >zombie.py <<-\EOF &&
+	import os, signal, sys, time
+	pid = os.fork()
+	if pid == 0:
+	    fd = os.open(os.devnull, os.O_WRONLY)
+	    os.dup2(fd, 1)
+	    os.dup2(fd, 2)
+	    os.execv(sys.argv[1], ["aptix", "continue", "-m", "a zombie turn"])
+	for i in range(600):
+	    if os.path.exists("zombie.go"):
+	        break
+	    time.sleep(0.05)
+	os.kill(pid, signal.SIGKILL)
+	open("zombie.pid", "w").write("%d\n" % pid)
+	time.sleep(60)    # never waits: the child stays a zombie
+	EOF
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"hang\",\"max\":30}" &&
+	{ python3 zombie.py "$(command -v aptix)" & parent=$!; } &&
+	test_when_finished "kill $parent" &&
+	wait_for_requests $((n + 1)) &&
+	>zombie.go &&
+	i=0 &&
+	while ! test -s zombie.pid && test $i -lt 200
+	do
+		sleep 0.05 && i=$((i + 1)) || return 1
+	done &&
+	zpid=$(cat zombie.pid) &&
+	i=0 &&
+	while ! grep -q "^$zpid (aptix) Z" /proc/$zpid/stat && test $i -lt 200
+	do
+		sleep 0.05 && i=$((i + 1)) || return 1
+	done &&
+	grep "^$zpid (aptix) Z" /proc/$zpid/stat &&
+	standin_reset &&
+	aptix continue -m "after the zombie" >out 2>err &&
+	test "$(field HEAD .instruction)" = "after the zombie" &&
+	aptix log --all --oneline >log &&
+	grep "\[failed\] a zombie turn" log &&
+	aptix log --all --format=%H >ids &&
+	aptix show --json $(sed -n 2p ids) >z.json &&
+	grep "pid $zpid on .* was killed but never reaped (a zombie)" z.json
+'
+
+# --- 8: file names that are not UTF-8 ----------------------------------------
+
+test_expect_success 'a file name that is not UTF-8 is skipped with a warning' '
+	git init -q names &&
+	(
+		cd names &&
+		aptix init -q &&
+		echo "int good;" >good.c &&
+		echo "int bad;" >"$(printf "bad\\377name.c")" &&
+		aptix continue -m "odd names" >out 2>err &&
+		grep "^warning: .bad\\\\xffname.c.: the file name is not valid UTF-8: skipped" err &&
+		aptix show --json HEAD >show &&
+		test "$(json_field .status <show)" = committed &&
+		grep "good.c" show &&
+		aptix status >st &&
+		! grep "in flight" st
+	)
+'
+
+test_expect_success 'an error after the claim ends in a failed snapshot, not a dead claim' '
+	(
+		cd names &&
+		head=$(aptix rev-parse HEAD) &&
+		mkdir "$(printf "dir\\377")" &&
+		test_must_fail aptix continue --file "$(printf "dir\\377")" -m "cannot be stored whole" >out 2>err &&
+		grep "could not be stored" err &&
+		test "$(aptix rev-parse HEAD)" = "$head" &&
+		aptix log --all --oneline >log &&
+		grep "\[failed\] cannot be stored whole" log &&
+		aptix status >st &&
+		! grep "in flight" st &&
+		! grep "died" st
+	)
+'
+
 # --- 9: init killed midway, a stale config.lock ---------------------------
 
 test_expect_success 'a scratch directory left by a killed init is ignored' '
 	mkdir scratch && (cd scratch && aptix init -q) &&
 	mv scratch/.aptix scratch/.aptix.init-AbC123 &&
-	test_must_fail aptix -C scratch log 2>err &&
-	grep "not an aptix store" err &&
+	test "$(aptix -C scratch rev-parse --aptix-dir)" = "$TRASH_DIRECTORY/.aptix" &&
 	aptix -C scratch init >out &&
 	grep "Initialized empty" out &&
 	aptix -C scratch status

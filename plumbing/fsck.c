@@ -47,6 +47,7 @@
  * Ids, refs and index records are collected before they are checked:
  * nothing is read from the store while one of its tables is iterated.
  */
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -730,11 +731,32 @@ done:
 	free(convs.convs);
 }
 
+/*
+ * Every claim, with its holder and its lease: a dead one is recorded as
+ * failed by the next writer; a live one is said so that a claim that
+ * will not go away is seen.
+ */
 static int dead_cb(const aptix_running_info *r, void *payload)
 {
+	struct timespec ts;
+	long long ago;
+
 	(void)payload;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ago = ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
+	       r->renewed_ms) / 1000;
 	if (!r->alive)
-		printf("dead turn %s in %s: pid %ld on %s died\n",
+		printf("dead turn %s in %s: pid %ld on %s %s\n",
+		       aptix_oid_hex(&r->turn), r->conversation, r->pid,
+		       r->host, r->why);
+	else if (r->renewed_ms)
+		printf("running turn %s in %s: pid %ld on %s, lease renewed "
+		       "%lld s ago (lapses after %lld s)\n",
+		       aptix_oid_hex(&r->turn), r->conversation, r->pid,
+		       r->host, ago > 0 ? ago : 0,
+		       (long long)(r->lease_ms / 1000));
+	else
+		printf("running turn %s in %s: pid %ld on %s\n",
 		       aptix_oid_hex(&r->turn), r->conversation, r->pid,
 		       r->host);
 	return 0;

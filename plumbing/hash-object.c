@@ -78,7 +78,7 @@ int cmd_hash_object(int argc, const char **argv, struct aptix_repo *unused)
 {
 	struct hasher h;
 	const char *type = "blob";
-	aptix_buf dir = APTIX_BUF_INIT, data = APTIX_BUF_INIT;
+	aptix_buf data = APTIX_BUF_INIT;
 	int use_stdin = 0, stdin_paths = 0, i, status = 0;
 	char *line = NULL;
 	size_t cap = 0;
@@ -110,8 +110,7 @@ int cmd_hash_object(int argc, const char **argv, struct aptix_repo *unused)
 	if (!stdin_paths && !use_stdin && !argc)
 		usage_with_options(hash_object_usage, options);
 	if (h.write) {
-		if (aptix_repo_discover(&dir, ".") < 0 ||
-		    aptix_repo_open(&h.repo, dir.ptr) < 0 ||
+		if (aptix_repo_find(&h.repo, ".") < 0 ||
 		    aptix_txn_new(&h.tx, h.repo) < 0)
 			die_aptix();
 	}
@@ -136,7 +135,6 @@ int cmd_hash_object(int argc, const char **argv, struct aptix_repo *unused)
 		status = 128;
 	free(line);
 	aptix_buf_release(&data);
-	aptix_buf_release(&dir);
 	aptix_buf_release(&h.pending);
 	aptix_txn_free(h.tx);
 	aptix_repo_free(h.repo);

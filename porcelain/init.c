@@ -1,5 +1,11 @@
 /*
- * porcelain/init.c - aptix init: create an empty store.
+ * porcelain/init.c - aptix init: create an empty store, or move a .aptix
+ * store out of a git work tree into its git directory (--migrate).
+ *
+ * In a git work tree the store lives in the common git directory, where
+ * `git clean -fdx` never deletes it and `git add -A` never stages it,
+ * and which every `git worktree` of the repository shares; elsewhere it
+ * is <directory>/.aptix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,19 +16,34 @@
 
 static const char *const init_usage[] = {
 	"aptix init [-q | --quiet] [<directory>]",
+	"aptix init --migrate [<directory>]",
 	"",
 	"Without <directory>, APTIX_DIR names the store to create, as",
 	"GIT_DIR does for git init; else ./.aptix.",
 	NULL
 };
 
+static int migrate(const char *dir, int quiet)
+{
+	aptix_buf to = APTIX_BUF_INIT;
+
+	if (aptix_repo_migrate(&to, dir) < 0)
+		die_aptix();
+	if (!quiet)
+		printf("Moved the aptix store to %s/\n", to.ptr);
+	aptix_buf_release(&to);
+	return 0;
+}
+
 int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 {
 	struct aptix_repo *repo = NULL;
-	int quiet = 0, existed = 0;
-	const char *dir = ".", *env;
+	int quiet = 0, existed = 0, move = 0;
+	const char *dir = ".", *to, *env;
 	struct option options[] = {
 		OPT__QUIET(&quiet, "report only errors"),
+		OPT_BOOL(0, "migrate", &move, "move the .aptix store of a "
+			 "git work tree into its git directory"),
 		OPT_END()
 	};
 
@@ -32,6 +53,8 @@ int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 		usage_with_options(init_usage, options);
 	if (argc == 1)
 		dir = argv[0];
+	if (move)
+		return migrate(dir, quiet);
 	env = getenv("APTIX_DIR");
 	if (!argc && env && *env) {
 		if (aptix_repo_init_dir(&repo, env, &existed) < 0)
@@ -43,6 +66,12 @@ int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 		printf("%s aptix store in %s/\n",
 		       existed ? "Reinitialized existing" :
 		       "Initialized empty", aptix_repo_path(repo));
+	if ((to = aptix_repo_misplaced(repo))) {
+		warning("the store is inside the git work tree, where 'git "
+			"clean -fdx' deletes it and 'git add -A' stages it");
+		fprintf(stderr, "hint: move it to '%s' with 'aptix init "
+			"--migrate'\n", to);
+	}
 	aptix_repo_free(repo);
 	return 0;
 }

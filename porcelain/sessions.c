@@ -4,7 +4,7 @@
  *
  * Only the conversations of this workspace are listed unless
  * --all-workspaces: APTIX_WORKSPACE or workspace.id when set, else the
- * derived WorkspaceId of the working copy.
+ * WorkspaceId the store recorded when it was made.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
@@ -72,11 +72,14 @@ static int by_updated(const void *a, const void *b)
 /*
  * The workspace to list: APTIX_WORKSPACE or workspace.id when set
  * (explicit: conversations without a workspace are hidden too), else the
- * derived WorkspaceId of this working copy (conversations that recorded
- * none, made with plumbing, stay visible).
+ * WorkspaceId the store recorded at init (conversations that recorded
+ * none, made with plumbing, stay visible). It is the store's, not the
+ * directory's: moving or copying the work tree, or opening it in another
+ * container, hides nothing. A store too old to have recorded one lists
+ * every conversation (NULL).
  */
 static const char *workspace_scope(aptix_repo *repo, aptix_config **cfg,
-				   aptix_buf *derived, int *explicit_ws)
+				   int *explicit_ws)
 {
 	const char *ws = getenv("APTIX_WORKSPACE");
 
@@ -89,12 +92,7 @@ static const char *workspace_scope(aptix_repo *repo, aptix_config **cfg,
 	if (ws && *ws)
 		return ws;
 	*explicit_ws = 0;
-	if (aptix_workspace_id(derived, *cfg, NULL,
-			       aptix_repo_workdir(repo)) < 0) {
-		aptix_error_clear();
-		return NULL;
-	}
-	return derived->ptr;
+	return aptix_repo_workspace(repo);
 }
 
 static int atoi_safe(const char *s)
@@ -246,7 +244,6 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	int json = 0, all_ws = 0, explicit_ws = 0, only_arch = 0, inc_arch = 0;
 	const char *want_ws = NULL;
 	struct filter f = { 0, NULL, NULL };
-	aptix_buf derived = APTIX_BUF_INIT;
 	unsigned long limit = ULONG_MAX;
 	struct rows rows = { NULL, 0, 0 };
 	aptix_config *cfg = NULL;
@@ -289,7 +286,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		ws = want_ws;
 		explicit_ws = 1;
 	} else if (!all_ws) {
-		ws = workspace_scope(repo, &cfg, &derived, &explicit_ws);
+		ws = workspace_scope(repo, &cfg, &explicit_ws);
 	}
 	if (aptix_conv_resolve(cur, repo, "HEAD") < 0) {
 		*cur = '\0';	/* HEAD names no conversation */
@@ -332,7 +329,6 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	}
 
 	free(rows.v);
-	aptix_buf_release(&derived);
 	aptix_config_free(cfg);
 	return 0;
 }

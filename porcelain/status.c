@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <aptix/run.h>
+#include <time.h>
 #include <aptix/workspace.h>
 
 #include "view.h"
@@ -341,6 +342,23 @@ static void print_files(struct status *st)
 	}
 }
 
+/* Who holds a claim, and how fresh its lease is. */
+static void print_holder(const aptix_running_info *ri)
+{
+	struct timespec ts;
+	long long ago;
+
+	printf("host ");
+	view_puts(stdout, ri->host);
+	if (ri->renewed_ms) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ago = ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
+		       ri->renewed_ms) / 1000;
+		printf(", renewed %lld s ago", ago > 0 ? ago : 0);
+	}
+	printf("  ");
+}
+
 static void print_text(struct status *st)
 {
 	const char *red = view_color(stdout, VIEW_RED);
@@ -383,11 +401,15 @@ static void print_text(struct status *st)
 			printf("  %s  pid %ld  since %s  ",
 			       e->info.conversation, e->info.pid,
 			       aptix_time_fmt(date, e->info.since_ms));
+			print_holder(&e->info);
 			if (e->info.alive)
 				printf("%srunning%s\n", green, reset);
-			else
+			else if (!strcmp(e->info.why, "died"))
 				printf("%sinterrupted (process gone)%s\n",
 				       red, reset);
+			else
+				printf("%sinterrupted (process %s)%s\n",
+				       red, e->info.why, reset);
 			if (e->has_summary) {
 				printf("      ");
 				view_puts(stdout, e->summary);
@@ -503,6 +525,12 @@ static void print_json(struct status *st)
 				      "interrupted"));
 		view_json_set(x, "pid", view_json_int(e->info.pid));
 		view_json_set(x, "host", view_json_str(e->info.host));
+		view_json_set(x, "renewed", e->info.renewed_ms ?
+			      view_json_time(e->info.renewed_ms) :
+			      json_null());
+		view_json_set(x, "lease_ms", view_json_int(e->info.lease_ms));
+		view_json_set(x, "why", e->info.alive ? json_null() :
+			      view_json_str(e->info.why));
 		view_json_set(x, "since", view_json_time(e->info.since_ms));
 		view_json_set(x, "since_ms", view_json_int(e->info.since_ms));
 		view_json_set(x, "turn", view_json_id(&e->info.turn));

@@ -19,12 +19,71 @@
 #include <aptix/workspace.h>
 #include <aptix/rag.h>
 
+/*
+ * Signals during a turn. The answer is paid for once the request is
+ * sent, so nothing but the user's own interrupt stops a turn:
+ *  - SIGINT, SIGTERM: cancel the call; the turn is committed as failed
+ *    with its instruction kept, and the command exits 128 + the signal
+ *    (130 for Ctrl-C), as shells and git expect;
+ *  - SIGHUP (the terminal closed): the output has gone; the turn goes on
+ *    and is committed;
+ *  - SIGPIPE (`aptix continue | head`): ignored; a write that fails with
+ *    EPIPE stops the output, and the turn goes on and is committed.
+ */
 static volatile sig_atomic_t cancelled;
+static volatile sig_atomic_t cancel_signal;
+static volatile sig_atomic_t output_gone;
 
-static void on_sigint(int sig)
+static void on_cancel_signal(int sig)
+{
+	cancel_signal = sig;
+	cancelled = 1;
+}
+
+static void on_sighup(int sig)
 {
 	(void)sig;
-	cancelled = 1;
+	output_gone = 1;
+}
+
+struct saved_signals {
+	struct sigaction intr, term, hup, pipe;
+};
+
+static void catch_signals(struct saved_signals *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_cancel_signal;
+	sigaction(SIGINT, &sa, &old->intr);
+	sigaction(SIGTERM, &sa, &old->term);
+	sa.sa_handler = on_sighup;
+	sigaction(SIGHUP, &sa, &old->hup);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &old->pipe);
+}
+
+/* SIGPIPE stays ignored: what is printed after the turn may fail too. */
+static void restore_signals(const struct saved_signals *old)
+{
+	sigaction(SIGINT, &old->intr, NULL);
+	sigaction(SIGTERM, &old->term, NULL);
+	sigaction(SIGHUP, &old->hup, NULL);
+}
+
+/* Write to stdout unless it has gone; a write that fails says it has. */
+static void out_write(const char *text, size_t len, int tty)
+{
+	if (output_gone)
+		return;
+	if (tty)
+		cli_print_sanitized(stdout, text, len);
+	else
+		fwrite(text, 1, len, stdout);
+	if (fflush(stdout) || ferror(stdout))
+		output_gone = 1;	/* EPIPE, EIO: the reader is gone */
 }
 
 int turn_cli_read_instruction(aptix_buf *out, const struct turn_cli *c,
@@ -66,11 +125,7 @@ static int on_delta(const char *text, size_t len, void *payload)
 
 	if (st->json || !len)
 		return 0;
-	if (st->tty)
-		cli_print_sanitized(stdout, text, len);
-	else
-		fwrite(text, 1, len, stdout);
-	fflush(stdout);
+	out_write(text, len, st->tty);
 	st->printed = 1;
 	st->last_newline = text[len - 1] == '\n';
 	return 0;
@@ -229,7 +284,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	aptix_run *run = NULL;
 	aptix_config *cfg = NULL;
 	struct stream_state st;
-	struct sigaction sa, old_int, old_term;
+	struct saved_signals saved;
 	aptix_buf wsid = APTIX_BUF_INIT;
 	const char *qdrant_key;
 	char before[APTIX_CONV_MAXLEN + 1];
@@ -245,8 +300,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	memset(&st, 0, sizeof(st));
 	st.tty = isatty(1);
 	st.json = c->json;
-	if (aptix_workspace_id(&wsid, cfg, c->workspace,
-			       aptix_repo_workdir(repo)) < 0)
+	if (aptix_repo_workspace_id(&wsid, repo, cfg, c->workspace) < 0)
 		die_aptix();
 	opts.kind = kind;
 	opts.from = from;
@@ -275,6 +329,8 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		opts.secrets = &qdrant_key;
 		opts.nsecrets = 1;
 	}
+	/* before the claim: no signal may leave it behind */
+	catch_signals(&saved);
 	if ((r = aptix_run_new(&run, repo, &opts)) == 0)
 		r = aptix_run_begin(run);
 	if (r == APTIX_ENOTFOUND && c->conversation && !c->create)
@@ -284,21 +340,13 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		die_aptix();
 	res = aptix_run_result_of(run);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-
 	gather_options(&g, c, &opts.http);
 	/* a failed stage is recorded in the run: finish commits it */
 	if (aptix_run_gather(run, &g) == 0 && aptix_run_request(run) == 0 &&
 	    !c->dry_run)
 		aptix_run_send(run);
 	r = aptix_run_finish(run);
-
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	restore_signals(&saved);
 
 	if (c->dry_run) {
 		if (aptix_run_state_of(run) != APTIX_RUN_FINISHED || r < 0 ||
@@ -312,7 +360,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		goto done;
 	}
 	if (st.printed && !st.last_newline)
-		putchar('\n');
+		out_write("\n", 1, 0);
 	st.last_newline = 1;
 	if (!res->committed) {
 		/* nothing recorded: a fatal error at the store */
@@ -322,19 +370,15 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		die_aptix();
 	}
 	rc = r ? 1 : 0;
+	if (r && cancel_signal)
+		rc = 128 + cancel_signal;	/* 130: interrupted */
 	if (!c->json && !st.printed && !r && res->api.text.len) {
 		/* not streamed (--no-stream): print it now */
-		if (st.tty)
-			cli_print_sanitized(stdout, res->api.text.ptr,
-					    res->api.text.len);
-		else
-			fwrite(res->api.text.ptr, 1, res->api.text.len,
-			       stdout);
+		out_write(res->api.text.ptr, res->api.text.len, st.tty);
 		if (res->api.text.ptr[res->api.text.len - 1] != '\n')
-			putchar('\n');
+			out_write("\n", 1, 0);
 	}
-	fflush(stdout);
-	if (c->json)
+	if (c->json && !output_gone)
 		print_json(res, r, aptix_run_chunks(run));
 	for (i = 0; i < res->nwarnings && !c->quiet; i++)
 		warning("%s", res->warnings[i]);
@@ -357,6 +401,8 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 			res->duration_ms / 1000.0);
 	}
 done:
+	if (output_gone && !freopen("/dev/null", "w", stdout))
+		output_gone = 1;	/* nothing more can be printed anyway */
 	aptix_run_free(run);
 	aptix_buf_release(&wsid);
 	aptix_config_free(cfg);

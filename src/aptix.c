@@ -187,11 +187,24 @@ static int unknown_command(const char *name)
 	return 1;
 }
 
+/* A .aptix store in a git work tree: say where it belongs, and how. */
+static void warn_misplaced(struct aptix_repo *repo)
+{
+	const char *to = aptix_repo_misplaced(repo);
+
+	if (!to)
+		return;
+	warning("the store '%s' is inside a git work tree, where 'git "
+		"clean -fdx' deletes it and 'git add -A' stages it",
+		aptix_repo_path(repo));
+	fprintf(stderr, "hint: move it to '%s' with 'aptix init "
+		"--migrate'\n", to);
+}
+
 static int run_command(const struct cmd_struct *cmd, int argc,
 		       const char **argv)
 {
 	struct aptix_repo *repo = NULL;
-	aptix_buf dir = APTIX_BUF_INIT;
 	int status, i, help = 0;
 
 	for (i = 1; i < argc; i++) {
@@ -202,16 +215,14 @@ static int run_command(const struct cmd_struct *cmd, int argc,
 	}
 	/* -h works outside a store, as in git */
 	if ((cmd->flags & NEED_REPO) && !help) {
-		if (aptix_repo_discover(&dir, ".") < 0)
+		if (aptix_repo_find(&repo, ".") < 0)
 			die_aptix();
-		if (aptix_repo_open(&repo, dir.ptr) < 0)
-			die_aptix();
+		warn_misplaced(repo);
 		if ((cmd->flags & WRITES) && !aptix_repo_readonly(repo) &&
 		    aptix_run_recover(repo, NULL) < 0)
 			warning("cannot record the turns of dead processes as "
 				"failed: %s", aptix_error_last()->message);
 	}
-	aptix_buf_release(&dir);
 	status = cmd->fn(argc, argv, repo);
 	aptix_repo_free(repo);
 	if (fflush(stdout) || ferror(stdout)) {

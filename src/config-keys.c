@@ -102,9 +102,12 @@ static const aptix_config_key keys[] = {
 		 "give up on retrieval after this long"),
 	LONG("rag.top-k", "8", 1, 100,
 	     "chunks retrieved for a turn at most"),
+	DURATION("turn.lease", "2m",
+		 "a running turn's claim is taken over when not renewed for "
+		 "this long"),
 	STRING("workspace.id", NULL, 0,
 	       "the workspace of new conversations (APTIX_WORKSPACE "
-	       "overrides); unset: derived from the work tree"),
+	       "overrides); unset: the store's, recorded by init"),
 };
 
 const aptix_config_key *aptix_config_keys(size_t *n)

@@ -36,6 +36,7 @@
 #include <math.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CONFIG_FILE "config"
@@ -1322,6 +1323,27 @@ static int splice_setting(aptix_buf *text, const aptix_buf *old,
 	return r;
 }
 
+/*
+ * The lock file is there: as git does, say whose it may be and how to
+ * clear it when its writer crashed.
+ */
+static void lock_held(const char *lock)
+{
+	struct stat st;
+	char age[64] = "";
+	time_t now = time(NULL);
+
+	if (stat(lock, &st) == 0 && now >= st.st_mtime)
+		snprintf(age, sizeof(age), " (made %lld s ago)",
+			 (long long)(now - st.st_mtime));
+	aptix_error_set(APTIX_ERROR_CONFIG, "cannot lock the config: '%s' "
+			"exists%s. Another aptix process seems to be "
+			"writing the config (aptix config); make sure it "
+			"has finished, then try again. If it still fails, an "
+			"aptix process crashed while writing it: remove the "
+			"file manually to continue.", lock, age);
+}
+
 int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
 {
 	aptix_buf canon = APTIX_BUF_INIT, path = APTIX_BUF_INIT;
@@ -1343,9 +1365,7 @@ int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
 	fd = open(lock.ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST) {
-			aptix_error_set(APTIX_ERROR_CONFIG, "config is locked "
-					"by another process (config.lock "
-					"exists)");
+			lock_held(lock.ptr);
 			r = APTIX_ELOCKED;
 		} else {
 			aptix_error_set_os("cannot create '%s'", lock.ptr);

@@ -13,6 +13,8 @@
  *   APTIX_LIBCRYPTO	tests	the libcrypto to dlopen (libcrypto.so.3)
  *   APTIX_ZLIB_LEVEL	bench	the zlib level, one digit (make bench)
  *   APTIX_TEST_DATE	tests	the clock, in seconds since the epoch
+ *   GIT_CEILING_DIRECTORIES
+ *			users	where the search for a git work tree stops
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -33,6 +35,7 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_LIBCRYPTO] = "APTIX_LIBCRYPTO",
 	[APTIX_ENV_ZLIB_LEVEL] = "APTIX_ZLIB_LEVEL",
 	[APTIX_ENV_TEST_DATE] = "APTIX_TEST_DATE",
+	[APTIX_ENV_GIT_CEILING] = "GIT_CEILING_DIRECTORIES",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

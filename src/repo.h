@@ -10,10 +10,15 @@
 
 struct aptix_repo {
 	char *path;		/* the .aptix directory */
-	char *workdir;		/* the directory holding it */
+	char *workdir;		/* the work tree it serves */
+	char *workspace;	/* the WorkspaceId recorded at init */
+	char *misplaced_to;	/* a .aptix in a git work tree: its home */
 	aptix_store *store;
 	aptix_odb *odb;
 };
+
+/* The derived WorkspaceId of a work tree root (workspace.c). */
+int aptix__workspace_derive(aptix_buf *out, const char *root);
 
 /* Index maintenance inside a write (index.c). */
 /*

@@ -80,6 +80,9 @@ static int running_record(aptix_buf *out, aptix_oid *turn_id,
 			    aptix__proc_starttime((long)getpid())));
 	json_object_set_new(o, "host", json_string(host));
 	json_object_set_new(o, "since", json_integer(run->started));
+	/* a lease, renewed while the turn runs (run-lease.c) */
+	json_object_set_new(o, "renewed", json_integer(aptix__wall_ms()));
+	json_object_set_new(o, "lease", json_integer(run->lease_ms));
 	json_object_set_new(o, "turn", json_string(aptix_oid_hex(turn_id)));
 	json_object_set_new(o, "instruction",
 			    json_string(aptix_oid_hex(&run->turn.instruction)));
@@ -155,6 +158,31 @@ static void drop_context_refs(aptix_turn *t)
 	t->files = NULL;
 	t->chunks = NULL;
 	t->nfiles = t->nchunks = 0;
+}
+
+/* A message as it can be stored: not UTF-8 (a file name...): a fixed one. */
+static const char *storable(const char *msg)
+{
+	if (msg && aptix_utf8_valid(msg, strlen(msg)))
+		return msg;
+	return "the turn failed (its error message is not valid UTF-8)";
+}
+
+/* Keep only what is known to be storable: no context, UTF-8 texts. */
+static int bare_turn(aptix_turn *t)
+{
+	size_t i;
+
+	drop_context_refs(t);
+	aptix__strv_clear(&t->warnings, &t->nwarnings);
+	for (i = 0; i < t->nerrors; i++) {
+		if (aptix_utf8_valid(t->errors[i], strlen(t->errors[i])))
+			continue;
+		free(t->errors[i]);
+		if (!(t->errors[i] = aptix__strdup(storable(NULL))))
+			return APTIX_ERROR;
+	}
+	return 0;
 }
 
 /*
@@ -322,9 +350,13 @@ int aptix_run__commit(aptix_run *run, int completed)
 		memset(&t->response, 0, sizeof(t->response));
 		memset(&t->answer, 0, sizeof(t->answer));
 	}
-	if ((r = record_context(t, tx, &run->files, &run->chunks,
-				run->slim)) < 0 ||
-	    (r = write_turn(&res->turn, tx, t)) < 0)
+	if (run->bare) {
+		if ((r = bare_turn(t)) < 0)
+			goto done;
+	} else if ((r = record_context(t, tx, &run->files, &run->chunks,
+				       run->slim)) < 0)
+		goto done;
+	if ((r = write_turn(&res->turn, tx, t)) < 0)
 		goto done;
 	s.turn = res->turn;
 	if ((r = write_session(&res->session, tx, &s)) < 0 ||
@@ -346,6 +378,7 @@ struct dead {
 	char conv[APTIX_CONV_MAXLEN + 1];
 	struct running_rec rec;
 	int unreadable;
+	char why[96];		/* how its holder went */
 };
 
 struct dead_list {
@@ -359,9 +392,11 @@ static int collect_dead(const void *key, size_t klen, const void *val,
 	struct dead_list *dl = payload;
 	struct running_rec rr;
 	struct dead *d;
+	char why[96] = "died";
 	int bad = aptix__parse_running(&rr, val, vlen) < 0;
 
-	if ((!bad && aptix__process_alive(rr.pid, rr.start, rr.host)) ||
+	if ((!bad && aptix__claim_alive(&rr, aptix__wall_ms(), why,
+					sizeof(why))) ||
 	    klen > APTIX_CONV_MAXLEN) {
 		aptix__running_rec_release(&rr);
 		return 0;
@@ -377,6 +412,7 @@ static int collect_dead(const void *key, size_t klen, const void *val,
 	d->conv[klen] = '\0';
 	d->rec = rr;
 	d->unreadable = bad;
+	snprintf(d->why, sizeof(d->why), "%s", why);
 	return 0;
 }
 
@@ -385,12 +421,12 @@ static int record_dead(aptix_txn *tx, const struct dead *d, aptix_turn *t)
 {
 	aptix_session s;
 	aptix_oid turn_id, sid;
-	char msg[200];
+	char msg[320];
 	int r;
 
 	snprintf(msg, sizeof(msg), "interrupted: the process running this "
-		 "turn (pid %ld on %s) died before it finished", d->rec.pid,
-		 d->rec.host);
+		 "turn (pid %ld on %s) %s before it finished", d->rec.pid,
+		 d->rec.host, d->why);
 	t->status = APTIX_TURN_FAILED;
 	t->status_at = aptix_now_ms();
 	aptix__strv_clear(&t->errors, &t->nerrors);

@@ -44,6 +44,8 @@ struct aptix_run {
 	size_t rehydrated;		/* turns rehydrated into the request */
 
 	/* settings */
+	int64_t lease_ms;		/* turn.lease */
+	struct aptix__lease *lease;	/* renews the claim (run-lease.c) */
 	int64_t chain_ttl;
 	long window_turns, window_chars, summary_chars, chain_max_chars;
 
@@ -52,6 +54,8 @@ struct aptix_run {
 	int64_t started;
 	int fail_rc;			/* the failure finish records */
 	int slim;			/* store no payloads: the store is full */
+	int bare;			/* nor files, chunks or warnings: they
+					   could not be stored */
 	int fallback;			/* what finish fell back from (EFULL,
 					   EMISMATCH), 0: none */
 	char *full_why;			/* why the store was full */
@@ -70,8 +74,17 @@ int aptix_run__credential(aptix_credential *c, const aptix_run *run,
 int aptix_run__plan_context(aptix_run *run);
 int aptix_run__build_request(aptix_run *run);
 
+/* run-lease.c: a thread renewing the claim of turn on conv */
+struct aptix__lease;
+int aptix__lease_start(struct aptix__lease **out, aptix_repo *repo,
+		       const char *conv, const aptix_oid *turn,
+		       int64_t lease_ms);
+/* Stop renewing (waits for the thread). Accepts NULL. */
+void aptix__lease_stop(struct aptix__lease *l);
+
 /* run-commit.c */
 int aptix_run__claim(aptix_run *run);
 int aptix_run__commit(aptix_run *run, int completed);
+
 
 #endif

@@ -129,6 +129,8 @@ static int run_settings(aptix_run *run, const aptix_run_options *opts)
 
 	if ((r = aptix_config_duration_ms(&run->chain_ttl, cfg,
 					  "openai.chain-ttl")) < 0 ||
+	    (r = aptix_config_duration_ms(&run->lease_ms, cfg,
+					  "turn.lease")) < 0 ||
 	    (r = aptix_config_long(&run->window_turns, cfg,
 				   "context.window-turns")) < 0 ||
 	    (r = aptix_config_long(&run->window_chars, cfg,
@@ -435,9 +437,18 @@ int aptix_run_begin(aptix_run *run)
 		 run->conv);
 	run->res.parent = run->parent;
 	run->res.has_parent = run->has_parent;
+	if (run->lease_ms < 1000)
+		run->lease_ms = 1000;
 	if (!run->o.dry_run && (r = aptix_run__claim(run)) < 0)
 		return r;
 	run->claimed = !run->o.dry_run;
+	/* without renewals the claim still holds for one lease */
+	if (run->claimed && aptix__lease_start(&run->lease, run->repo,
+					       run->conv, &run->pending,
+					       run->lease_ms) < 0)
+		aptix_run__add_warning(run, "%s: the turn may be taken over "
+				       "if it runs longer than turn.lease",
+				       aptix_error_last()->message);
 	run->state = APTIX_RUN_BEGUN;
 	return 0;
 }
@@ -654,6 +665,27 @@ static int fall_back(aptix_run *run, int r, int *completed)
 		free(run->full_why);
 		run->full_why = aptix_buf_detach(&why);
 		run->slim = 1;
+	} else if (r != APTIX_EFULL && !run->bare) {
+		/*
+		 * Something of the turn cannot be stored (a name, a
+		 * warning): keep the turn failed, with its instruction and
+		 * why, rather than leave a claim that recovery will call a
+		 * dead process.
+		 */
+		aptix_buf_printf(&e, "the turn could not be stored (%s): "
+				 "kept failed, without its files and chunks",
+				 why.ptr);
+		aptix_run__add_warning(run, "%s", e.ptr);
+		if (!res->error_message)
+			res->error_message = aptix_buf_detach(&why);
+		run->bare = 1;
+		*completed = 0;
+		run->fallback = r;
+		again = !aptix_buf_oom(&e) && push_error(&run->turn,
+							 e.ptr) == 0;
+		aptix_buf_release(&why);
+		aptix_buf_release(&e);
+		return again;
 	} else {
 		aptix_buf_release(&why);
 		return 0;
@@ -697,6 +729,8 @@ int aptix_run_finish(aptix_run *run)
 	    aptix__strv_copy(&run->turn.warnings, &run->turn.nwarnings,
 			     res->warnings, res->nwarnings) < 0)
 		return APTIX_ERROR;
+	aptix__lease_stop(run->lease);
+	run->lease = NULL;
 	while ((r = aptix_run__commit(run, completed)) < 0 &&
 	       fall_back(run, r, &completed))
 		;
@@ -728,6 +762,7 @@ void aptix_run_free(aptix_run *run)
 	/* never leave a claim behind: a paid answer is still committed */
 	if (run->claimed && run->state != APTIX_RUN_FINISHED)
 		aptix_run_finish(run);
+	aptix__lease_stop(run->lease);
 	r = &run->res;
 	aptix_openai_result_release(&r->api);
 	aptix_buf_release(&r->request);

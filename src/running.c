@@ -12,19 +12,24 @@
 #include "aptix/run.h"
 #include "aptix/refs.h"
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 /* --- Liveness of the process that runs a turn ------------------------ */
 
-/* Start time of a process in clock ticks since boot (0 if unknown). */
-unsigned long long aptix__proc_starttime(long pid)
+/*
+ * State (R, S, Z...) and start time (clock ticks since boot) of a
+ * process, from /proc/<pid>/stat. 0 when it cannot be read.
+ */
+static int proc_stat(long pid, char *state, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
 	FILE *fp;
 	size_t n;
 	int field;
 
+	*state = '?';
+	*start = 0;
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	if (!(fp = fopen(path, "r")))
 		return 0;
@@ -32,14 +37,24 @@ unsigned long long aptix__proc_starttime(long pid)
 	fclose(fp);
 	buf[n] = '\0';
 	/* the command name may hold spaces: skip past its ')' */
-	if (!(p = strrchr(buf, ')')))
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ' || !p[2])
 		return 0;
+	*state = p[2];
 	for (field = 2; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
 	if (field == 22)
-		v = strtoull(p, NULL, 10);
-	return v;
+		*start = strtoull(p, NULL, 10);
+	return 1;
+}
+
+unsigned long long aptix__proc_starttime(long pid)
+{
+	unsigned long long start;
+	char state;
+
+	proc_stat(pid, &state, &start);
+	return start;
 }
 
 void aptix__host_name(char out[65])
@@ -49,20 +64,67 @@ void aptix__host_name(char out[65])
 	out[64] = '\0';
 }
 
-int aptix__process_alive(long pid, unsigned long long start,
-			 const char *host)
+int64_t aptix__wall_ms(void)
 {
-	char me[65];
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int dead_because(char *why, size_t len, const char *fmt, ...)
+	APTIX_FORMAT(3, 4);
+
+static int dead_because(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return 0;
+}
+
+/*
+ * A claim is a lease: its holder renews it while the turn runs (see
+ * run-lease.c). It is gone when the lease lapsed, whatever the host:
+ * that is all one can know of a process in another container or on
+ * another machine. On this host the process is also looked at: dead, a
+ * zombie (killed but never reaped: its parent does not wait) or its pid
+ * reused (another start time) frees the claim at once. A record of an
+ * aptix that did not renew counts from when the turn began, and only
+ * for another host.
+ */
+int aptix__claim_alive(const struct running_rec *rr, int64_t now,
+		       char *why, size_t whylen)
+{
+	int64_t lease = rr->lease > 0 ? rr->lease : APTIX_LEASE_DEFAULT_MS;
+	int64_t last = rr->renewed ? rr->renewed : rr->since;
+	unsigned long long start;
+	char me[65], state;
 
 	aptix__host_name(me);
-	if (strcmp(me, host))
-		return 1;	/* another machine: cannot tell, assume so */
-	if (pid <= 0)
-		return 0;
-	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-		return 0;
-	if (start && aptix__proc_starttime(pid) != start)
-		return 0;	/* the pid was reused */
+	if (strcmp(me, rr->host) || rr->renewed) {
+		if (now - last > lease)
+			return dead_because(why, whylen, "stopped renewing "
+					    "its claim %lld s ago (lease "
+					    "lapsed)",
+					    (long long)((now - last) / 1000));
+		if (strcmp(me, rr->host))
+			return 1;	/* another host: the lease says */
+	}
+	if (rr->pid <= 0)
+		return dead_because(why, whylen, "is unknown");
+	if (kill((pid_t)rr->pid, 0) < 0 && errno == ESRCH)
+		return dead_because(why, whylen, "died");
+	if (proc_stat(rr->pid, &state, &start) &&
+	    (state == 'Z' || state == 'X'))
+		return dead_because(why, whylen, "was killed but never reaped "
+				    "(a zombie)");
+	if (rr->start && start != rr->start)
+		return dead_because(why, whylen, "died");	/* pid reused */
 	return 1;
 }
 
@@ -85,6 +147,8 @@ int aptix__parse_running(struct running_rec *rr, const char *data,
 	rr->start = (unsigned long long)json_integer_value(
 		json_object_get(o, "start"));
 	rr->since = json_integer_value(json_object_get(o, "since"));
+	rr->renewed = json_integer_value(json_object_get(o, "renewed"));
+	rr->lease = json_integer_value(json_object_get(o, "lease"));
 	v = json_object_get(o, "host");
 	snprintf(rr->host, sizeof(rr->host), "%s",
 		 json_is_string(v) ? json_string_value(v) : "");
@@ -121,7 +185,7 @@ int aptix_run__check_claim(const char *conv, const char *record, size_t len)
 	if (aptix__parse_running(&rr, record, len) < 0)
 		return APTIX_EEXISTS;	/* unreadable: recovery clears it */
 	aptix__running_rec_release(&rr);
-	if (!aptix__process_alive(rr.pid, rr.start, rr.host))
+	if (!aptix__claim_alive(&rr, aptix__wall_ms(), NULL, 0))
 		return APTIX_EEXISTS;
 	aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' is busy: "
 			"turn %.12s is running (pid %ld on %s, since %s)",
@@ -155,7 +219,10 @@ static int running_walk_cb(const void *key, size_t klen, const void *val,
 	info.pid = rr.pid;
 	info.since_ms = rr.since;
 	snprintf(info.host, sizeof(info.host), "%s", rr.host);
-	info.alive = aptix__process_alive(rr.pid, rr.start, rr.host);
+	info.renewed_ms = rr.renewed;
+	info.lease_ms = rr.lease > 0 ? rr.lease : APTIX_LEASE_DEFAULT_MS;
+	info.alive = aptix__claim_alive(&rr, aptix__wall_ms(), info.why,
+					sizeof(info.why));
 	return rw->cb(&info, rw->payload);
 }
 

@@ -282,7 +282,12 @@ static int running_release(aptix_store_wtxn *w, aptix_store *s,
 
 	/* only our own claim: the pending turn's id is in the record */
 	aptix_oid_tostr(hex, &o->old_id);
-	if (r == 0 && strstr(cur.ptr, hex))
+	if (r == 0 && strstr(cur.ptr, hex) && o->old_mode &&
+	    aptix_run__check_claim(o->name, cur.ptr, cur.len) ==
+	    APTIX_ELOCKED) {
+		/* recovering: its holder renewed it meanwhile, it lives */
+		r = APTIX_ENOTFOUND;
+	} else if (r == 0 && strstr(cur.ptr, hex))
 		r = s->wdel(w, APTIX_TABLE_RUNNING, o->name,
 			    strlen(o->name));
 	else if (o->old_mode) {

@@ -15,6 +15,8 @@
 #include "aptix/credscan.h"
 #include "env.h"
 #include "ignore.h"
+#include "gitdir.h"
+#include "repo.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -245,13 +247,19 @@ static const char *path_under(const char *path, const char *dir)
 	return path[n] == '/' ? path + n + 1 : NULL;
 }
 
-/* Is rel the store directory or inside it? */
+/* Is rel the directory dir or inside it? */
+static int path_in(const char *rel, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(rel, dir, n) && (!rel[n] || rel[n] == '/');
+}
+
+/* Is rel a store directory (.aptix, .git/aptix) or inside one? */
 static int in_store(const char *rel)
 {
-	size_t n = strlen(APTIX_DIR_NAME);
-
-	return !strncmp(rel, APTIX_DIR_NAME, n) &&
-		(!rel[n] || rel[n] == '/');
+	return path_in(rel, APTIX_DIR_NAME) ||
+		path_in(rel, ".git/" APTIX_GIT_STORE_NAME);
 }
 
 static const char *errno_note(int err)
@@ -296,66 +304,30 @@ static char *current_dir(void)
 
 
 /*
- * The work tree's top above dir: the nearest directory holding a .git
- * entry (a directory, or a file for worktrees and submodules), into top;
- * top is emptied when there is none. Looked up rather than asked of git:
- * a spawn costs more than everything else a turn does with it.
+ * The work tree's top above dir (gitdir.c: a .git directory or gitdir
+ * file, $GIT_CEILING_DIRECTORIES honoured) into top; top is emptied when
+ * there is none. Looked up rather than asked of git: a spawn costs more
+ * than everything else a turn does with it.
  */
 static int git_top(aptix_buf *top, const char *dir)
 {
-	aptix_buf_clear(top);
-	if (aptix_buf_puts(top, dir) < 0)
-		return aptix_error_oom();
-	for (;;) {
-		struct stat gst;
-		size_t len = top->len;
-
-		if (aptix_buf_puts(top, "/.git") < 0)
-			return aptix_error_oom();
-		if (lstat(top->ptr, &gst) == 0) {
-			aptix_buf_truncate(top, len);
-			return 0;
-		}
-		aptix_buf_truncate(top, len);
-		while (top->len > 1 && top->ptr[top->len - 1] != '/')
-			top->len--;
-		if (top->len > 1)
-			top->len--;
-		top->ptr[top->len] = '\0';
-		if (len <= 1) {
-			aptix_buf_clear(top);	/* not in a work tree */
-			return 0;
-		}
-	}
-}
-int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
-		       const char *flag, const char *root)
-{
-	const char *v;
-	aptix_buf top = APTIX_BUF_INIT, err = APTIX_BUF_INIT;
-	aptix_buf name = APTIX_BUF_INIT;
-	char host[256], *cwd = NULL, *dot;
+	struct aptix__gitloc loc;
 	int r;
 
-	APTIX_ASSERT_ARG(out);
-	v = flag && *flag ? flag : aptix_env__get(APTIX_ENV_WORKSPACE);
-	if (!v)
-		v = aptix_config_get(cfg, "workspace.id");
-	if (v && *v) {
-		aptix_credential c;
-		char why[160];
+	aptix__gitloc_init(&loc);
+	r = aptix__git_locate(&loc, dir);
+	aptix_buf_clear(top);
+	if (!r && aptix_buf_set(top, loc.top.ptr, loc.top.len) < 0)
+		r = aptix_error_oom();
+	aptix__gitloc_release(&loc);
+	return r;
+}
 
-		/* it is stored with every turn and sent to filter on */
-		if (aptix_credscan_find(&c, v, strlen(v), NULL, 0)) {
-			aptix_error_set(APTIX_ERROR_INVALID, "the workspace id "
-					"holds a credential, %s: refusing it",
-					aptix_credential_describe(
-						why, sizeof(why), &c));
-			return APTIX_EINVALID;
-		}
-		return aptix_buf_set(out, v, strlen(v)) < 0 ?
-			aptix_error_oom() : 0;
-	}
+int aptix__workspace_derive(aptix_buf *out, const char *root)
+{
+	aptix_buf top = APTIX_BUF_INIT, name = APTIX_BUF_INIT;
+	char host[256], *cwd = NULL, *dot;
+	int r;
 
 	if (!root) {
 		if (!(cwd = current_dir()))
@@ -383,10 +355,68 @@ int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 		aptix_error_oom() : 0;
 done:
 	aptix_buf_release(&top);
-	aptix_buf_release(&err);
 	aptix_buf_release(&name);
 	free(cwd);
 	return r;
+}
+
+/* flag, else $APTIX_WORKSPACE, else workspace.id; NULL when none. */
+static const char *explicit_id(const aptix_config *cfg, const char *flag)
+{
+	const char *v;
+
+	if (flag && *flag)
+		return flag;
+	v = aptix_env__get(APTIX_ENV_WORKSPACE);
+	if (!v)
+		v = aptix_config_get(cfg, "workspace.id");
+	return v && *v ? v : NULL;
+}
+
+/* An id is stored with every turn and sent to filter on: no secret. */
+static int check_id(const char *v)
+{
+	aptix_credential c;
+	char why[160];
+
+	if (!aptix_credscan_find(&c, v, strlen(v), NULL, 0))
+		return 0;
+	aptix_error_set(APTIX_ERROR_INVALID, "the workspace id holds a "
+			"credential, %s: refusing it",
+			aptix_credential_describe(why, sizeof(why), &c));
+	return APTIX_EINVALID;
+}
+
+int aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
+		       const char *flag, const char *root)
+{
+	const char *v;
+
+	APTIX_ASSERT_ARG(out);
+	if ((v = explicit_id(cfg, flag))) {
+		if (check_id(v) < 0)
+			return APTIX_EINVALID;
+		return aptix_buf_set(out, v, strlen(v)) < 0 ?
+			aptix_error_oom() : 0;
+	}
+	return aptix__workspace_derive(out, root);
+}
+
+int aptix_repo_workspace_id(aptix_buf *out, const aptix_repo *repo,
+			    const aptix_config *cfg, const char *flag)
+{
+	const char *v;
+
+	APTIX_ASSERT_ARG(out);
+	APTIX_ASSERT_ARG(repo);
+	if ((v = explicit_id(cfg, flag)) && check_id(v) < 0)
+		return APTIX_EINVALID;
+	if (!v)
+		v = aptix_repo_workspace(repo);
+	if (v)
+		return aptix_buf_set(out, v, strlen(v)) < 0 ?
+			aptix_error_oom() : 0;
+	return aptix__workspace_derive(out, aptix_repo_workdir(repo));
 }
 
 /* --- Candidates ----------------------------------------------------------- */
@@ -411,10 +441,51 @@ struct scan {
 	size_t n, alloc;
 };
 
+/*
+ * name with each byte that is not part of valid UTF-8 written \xHH, and
+ * control characters too: a warning that can be stored and printed.
+ */
+static void escape_name(aptix_buf *out, const char *name, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	size_t i = 0, n;
+
+	aptix_buf_clear(out);
+	while (i < len) {
+		n = p[i] < 0x80 ? (p[i] >= 0x20 && p[i] != 0x7f) :
+			aptix_utf8_seqlen(p + i, len - i);
+		if (n) {
+			aptix_buf_put(out, name + i, n);
+			i += n;
+		} else {
+			aptix_buf_printf(out, "\\x%02x", p[i]);
+			i++;
+		}
+	}
+}
+
+/*
+ * A candidate; 1 when it is skipped: a name that is not valid UTF-8
+ * cannot be recorded (paths are UTF-8 in objects, objects-format.md) and
+ * is left out with a warning that shows it escaped.
+ */
 static int add_cand(struct scan *sc, const char *path, size_t len,
 		    const char *abs, int outside, int err)
 {
 	struct cand *c;
+
+	if (!aptix_utf8_valid(path, len)) {
+		aptix_buf esc = APTIX_BUF_INIT;
+		int r;
+
+		escape_name(&esc, path, len);
+		r = aptix_buf_oom(&esc) ? aptix_error_oom() :
+			aptix_file_set_warn(sc->out, "'%s': the file name is "
+					    "not valid UTF-8: skipped",
+					    esc.ptr);
+		aptix_buf_release(&esc);
+		return r < 0 ? r : 1;
+	}
 
 	if (sc->n == sc->alloc) {
 		size_t alloc = sc->alloc ? 2 * sc->alloc : 64;
@@ -558,6 +629,10 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 		if ((r = join_root(&abs, sc->root_real, path, n)) < 0 ||
 		    (r = add_cand(sc, path, n, abs.ptr, 0, 0)) < 0)
 			break;
+		if (r == 1) {
+			r = 0;
+			continue;	/* skipped */
+		}
 		sc->v[sc->n - 1].from_git = 1;
 		if (xy && rec[0] != 'u')
 			sc->v[sc->n - 1].deleted = xy[1] == 'D' ||
@@ -684,6 +759,8 @@ static int named_candidate(struct scan *sc, const char *given)
 	}
 	if (r == 0)
 		sc->v[sc->n - 1].named = 1;
+	else if (r == 1)
+		r = 0;		/* skipped */
 done:
 	free(real);
 	aptix_buf_release(&abs);

@@ -225,9 +225,15 @@ else:
 	fi
 }
 
+# store_dir: the store of the current directory (.aptix, or the git
+# directory's aptix/ in a git work tree)
+store_dir () {
+	aptix rev-parse --aptix-dir
+}
+
 # object_count: the records of the objects table.
 object_count () {
-	mdb_dump -s objects .aptix |
+	mdb_dump -s objects "$(store_dir)" |
 	sed -e '1,/^HEADER=END$/d' -e '/^DATA=END$/d' |
 	wc -l | awk '{ print $1 / 2 }'
 }
@@ -235,7 +241,7 @@ object_count () {
 # store_text: every key and value of every table, values of the objects
 # table inflated (see objects-format.md, "Storage").
 store_text () {
-	mdb_dump -a .aptix >"$TRASH_DIRECTORY/.store-dump" &&
+	mdb_dump -a "$(store_dir)" >"$TRASH_DIRECTORY/.store-dump" &&
 	python3 -c '
 import sys, zlib
 db, pending = None, None

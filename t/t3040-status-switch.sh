@@ -190,7 +190,7 @@ test_expect_success LMDB_UTILS 'status lists the turns in flight; a dead one is 
 	sed -n "/^Turns in flight:/,\$p" out >actual &&
 	cat >expect <<-EOF &&
 	Turns in flight:
-	  c1  pid $$  since 2023-11-14T22:21:40.000Z  running
+	  c1  pid $$  since 2023-11-14T22:21:40.000Z  host $host  running
 	      Still thinking
 	EOF
 	test_cmp expect actual &&

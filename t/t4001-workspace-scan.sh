@@ -98,8 +98,9 @@ test_expect_success JQ 'a clean work tree: "files" is empty' '
 '
 
 test_expect_success 'the store is never an active file' '
-	(cd repo && git status --porcelain -uall) >git-status &&
-	grep "^?? .aptix/" git-status &&
+	(cd repo && git status --porcelain -uall --ignored) >git-status &&
+	! grep aptix git-status &&
+	(cd repo && test -f "$(git rev-parse --git-common-dir)/aptix/data.mdb") &&
 	(cd repo && aptix status) >out &&
 	! grep aptix/ out
 '

@@ -56,7 +56,8 @@ count_objects () {
 # blobs_holding <file>: how many objects of the store have exactly the
 # content of <file>
 blobs_holding () {
-	mdb_dump -s objects ws/.aptix >"$TRASH_DIRECTORY/.objects-dump" &&
+	mdb_dump -s objects "$(aptix -C ws rev-parse --aptix-dir)" \
+		>"$TRASH_DIRECTORY/.objects-dump" &&
 	python3 - "$TRASH_DIRECTORY/.objects-dump" "$1" <<-\EOF
 	import sys, zlib
 	want = open(sys.argv[2], "rb").read()
@@ -108,7 +109,7 @@ test_expect_success 'setup: a git work tree with a store, two dirty files' '
 	) &&
 	echo "SECRET_OUTSIDE" >outside &&
 	git -C ws status --porcelain >st &&
-	test_write_lines " M main.c" " M util.c" "?? .aptix/" >expect &&
+	test_write_lines " M main.c" " M util.c" >expect &&
 	test_cmp expect st
 '
 
@@ -381,11 +382,11 @@ test_expect_success '--file missing: a warning, the turn goes on' '
 
 test_expect_success 'more bad names: the store, a directory, a missing list' '
 	n=$(request_count) &&
-	aptix -C ws continue --file .aptix/data.mdb --file sub -m "odd names" >out 2>err &&
+	aptix -C ws continue --file .git/aptix/data.mdb --file sub -m "odd names" >out 2>err &&
 	test "$(request_count)" = $((n + 1)) &&
-	grep "^warning: .\.aptix/data.mdb. is in the aptix store" err &&
+	grep "^warning: .\.git/aptix/data.mdb. is in the aptix store" err &&
 	grep "^warning: .sub. is a directory" err &&
-	! files_of HEAD | grep -e "^\.aptix" -e "^sub|" &&
+	! files_of HEAD | grep -e "aptix/" -e "^sub|" &&
 	test_must_fail aptix -C ws continue --files-from ../no-such-list -m "no list" >out 2>err &&
 	grep "no-such-list" err &&
 	test "$(request_count)" = $((n + 1))

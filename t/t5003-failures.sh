@@ -221,8 +221,7 @@ test_expect_success 'SIGINT while streaming: cancelled, a failed snapshot' '
 	kill -INT $pid &&
 	wait_for_exit $pid 5 &&
 	{ wait $pid; code=$?; } &&
-	test "$code" != 0 &&
-	test "$code" -lt 128 &&
+	test "$code" = 130 &&
 	expect_failed_turn "interrupt me while I stream my answer" "cancelled" &&
 	aptix status >status &&
 	! grep "in flight" status
@@ -238,7 +237,7 @@ test_expect_success 'SIGINT while waiting for the first byte: cancelled at once'
 	kill -INT $pid &&
 	wait_for_exit $pid 5 &&
 	{ wait $pid; code=$?; } &&
-	test "$code" = 1 &&
+	test "$code" = 130 &&
 	test_must_be_empty out &&
 	expect_failed_turn "interrupt me before I answer" "cancelled"
 '
@@ -257,7 +256,7 @@ test_expect_success 'SIGTERM during a retry backoff: cancelled at once' '
 	kill -TERM $pid &&
 	wait_for_exit $pid 5 &&
 	{ wait $pid; code=$?; } &&
-	test "$code" = 1 &&
+	test "$code" = 143 &&
 	test "$(request_count)" = $((n + 1)) &&
 	expect_failed_turn "terminate me while I wait" "cancelled"
 '

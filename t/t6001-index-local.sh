@@ -11,7 +11,8 @@ test_lazy_prereq MDB_DUMP 'mdb_dump -V'
 
 # rag_dump: the keys and values of the store's rag table, as hex lines
 rag_dump () {
-	mdb_dump -s rag ws/.aptix | sed -e '1,/^HEADER=END$/d'
+	mdb_dump -s rag "$(aptix -C ws rev-parse --aptix-dir)" |
+	sed -e '1,/^HEADER=END$/d'
 }
 
 # ids_of <path>: the chunk ids rag-query --json lists for a path
@@ -210,6 +211,8 @@ test_expect_success 'index <path>: only that part is updated' '
 
 test_expect_success GIT 'in a git work tree, ignored files are not indexed' '
 	git -C ws init -q . &&
+	# its store moves into the git directory, out of git clean'"'"'s way
+	aptix -C ws init --migrate -q &&
 	printf "ignored/\n*.log\n" >ws/.gitignore &&
 	mkdir ws/ignored &&
 	echo "secret_ignored_symbol" >ws/ignored/a.c &&
@@ -223,7 +226,7 @@ test_expect_success GIT 'in a git work tree, ignored files are not indexed' '
 	grep " untracked.c:" out &&
 	! grep -e ignored/ -e build.log out &&
 	aptix -C ws rag-query --json -k 100 symbol >out.json &&
-	! grep "\.aptix/" out.json
+	! grep -e "\.aptix/" -e "\.git/" out.json
 '
 
 test_expect_success PYTHON3 'a progress bar on a terminal, nothing otherwise' '
@@ -270,11 +273,12 @@ test_expect_success 'bad settings and usage are refused' '
 	test_must_fail aptix -C ws config rag.chunk-lines 0 2>err &&
 	grep "rag.chunk-lines" err &&
 	# a hand-edited file is checked when the value is used
-	cp ws/.aptix/config config.saved &&
-	printf "[rag]\n\tchunk-lines = 0\n" >>ws/.aptix/config &&
+	store=$(aptix -C ws rev-parse --aptix-dir) &&
+	cp "$store/config" config.saved &&
+	printf "[rag]\n\tchunk-lines = 0\n" >>"$store/config" &&
 	test_must_fail aptix -C ws index 2>err &&
 	grep "rag.chunk-lines" err &&
-	cp config.saved ws/.aptix/config &&
+	cp config.saved "$store/config" &&
 	test_must_fail aptix -C ws index --backend nope 2>err &&
 	grep "must be .local. or .qdrant." err
 '

@@ -314,7 +314,7 @@ test_expect_success 'commands that die while a turn runs do not use up the reade
 	aptix log -n 1 conv-A >/dev/null &&
 	kill -TERM "$long" &&
 	{ wait "$long"; rc=$?; } &&
-	test "$rc" = 1 &&
+	test "$rc" = 143 &&
 	cat long.err &&
 	aptix status --json | json_field .running >running &&
 	test "$(cat running)" = "[]"

@@ -15,6 +15,11 @@ random characters in the provider'"'"'s format.'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-standin.sh
 
+# wsstore: the store of ws (in its git directory when ws is a work tree)
+wsstore () {
+	(cd ws && aptix rev-parse --aptix-dir)
+}
+
 if ! test_have_prereq PYTHON3
 then
 	skip_all='python3 is needed to run the OpenAI stand-in'
@@ -28,14 +33,14 @@ then
 	aptix -C ws index >/dev/null &&
 	aptix -C ws rag-query "leaked" >q &&
 	grep " leak\.c:1-1 " q &&
-	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	grep -a -c -F "$PURGE" "$(wsstore)/data.mdb" >count &&
 	test "$(cat count)" -gt 2 &&
 	aptix -C ws reflog >reflog &&
 	grep -F "$PURGE" reflog
 '
 
 test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
-	cp ws/.aptix/data.mdb before.mdb &&
+	cp "$(wsstore)/data.mdb" before.mdb &&
 	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
 	grep "refusing\|run again with --force" err &&
 	grep "^purge blob [0-9a-f]\{64\}$" list &&
@@ -44,7 +49,7 @@ test_expect_success 'purge without --force lists and changes nothing; --dry-run 
 	grep "^unindex leak\.c$" list &&
 	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
 	test_cmp list list2 &&
-	cmp before.mdb ws/.aptix/data.mdb
+	cmp before.mdb "$(wsstore)/data.mdb"
 '
 
 test_expect_success 'purge --force: the bytes are nowhere in the store files' '
@@ -52,7 +57,7 @@ test_expect_success 'purge --force: the bytes are nowhere in the store files' '
 	aptix -C ws purge --force --reason "leaked in a turn" \
 		--secret-from-file ../purge-secret >out 2>err &&
 	grep "purged .* blobs, redacted" err &&
-	! grep -a -F "$PURGE" ws/.aptix/* &&
+	! grep -a -F "$PURGE" "$(wsstore)"/* &&
 	(cd ws && store_text) >store.txt &&
 	! grep -a -F "$PURGE" store.txt &&
 	aptix -C ws reflog >reflog &&
@@ -98,10 +103,10 @@ test_expect_success 'compaction needs the store alone' '
 		test $i -lt 100 &&
 		sleep 0.1 || return 1
 	done &&
-	cp ws/.aptix/data.mdb before.mdb &&
+	cp "$(wsstore)/data.mdb" before.mdb &&
 	test_must_fail aptix -C ws purge --compact 2>err &&
 	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
-	cmp before.mdb ws/.aptix/data.mdb &&
+	cmp before.mdb "$(wsstore)/data.mdb" &&
 	echo "go on" >hold &&
 	wait $holder &&
 	aptix -C ws purge --compact &&
@@ -115,7 +120,7 @@ test_expect_success 'purge by id: a blob goes, a turn is refused' '
 	grep "is a turn: only blobs are purged by id" err &&
 	aptix -C ws purge --force --reason "by id" "$id" >out &&
 	grep "^purge blob $id$" out &&
-	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID "$(wsstore)"/* &&
 	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
 	grep "was purged on .*: by id" err &&
 	aptix -C ws purge --force "$id" 2>err &&
@@ -138,14 +143,14 @@ then
 	aptix -C ws index >/dev/null &&
 	aptix -C ws rag-query "leaked" >q &&
 	grep " leak\.c:1-1 " q &&
-	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	grep -a -c -F "$PURGE" "$(wsstore)/data.mdb" >count &&
 	test "$(cat count)" -gt 2 &&
 	aptix -C ws reflog >reflog &&
 	grep -F "$PURGE" reflog
 '
 
 test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
-	cp ws/.aptix/data.mdb before.mdb &&
+	cp "$(wsstore)/data.mdb" before.mdb &&
 	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
 	grep "refusing\|run again with --force" err &&
 	grep "^purge blob [0-9a-f]\{64\}$" list &&
@@ -154,7 +159,7 @@ test_expect_success 'purge without --force lists and changes nothing; --dry-run 
 	grep "^unindex leak\.c$" list &&
 	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
 	test_cmp list list2 &&
-	cmp before.mdb ws/.aptix/data.mdb
+	cmp before.mdb "$(wsstore)/data.mdb"
 '
 
 test_expect_success 'purge --force: the bytes are nowhere in the store files' '
@@ -162,7 +167,7 @@ test_expect_success 'purge --force: the bytes are nowhere in the store files' '
 	aptix -C ws purge --force --reason "leaked in a turn" \
 		--secret-from-file ../purge-secret >out 2>err &&
 	grep "purged .* blobs, redacted" err &&
-	! grep -a -F "$PURGE" ws/.aptix/* &&
+	! grep -a -F "$PURGE" "$(wsstore)"/* &&
 	(cd ws && store_text) >store.txt &&
 	! grep -a -F "$PURGE" store.txt &&
 	aptix -C ws reflog >reflog &&
@@ -208,10 +213,10 @@ test_expect_success 'compaction needs the store alone' '
 		test $i -lt 100 &&
 		sleep 0.1 || return 1
 	done &&
-	cp ws/.aptix/data.mdb before.mdb &&
+	cp "$(wsstore)/data.mdb" before.mdb &&
 	test_must_fail aptix -C ws purge --compact 2>err &&
 	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
-	cmp before.mdb ws/.aptix/data.mdb &&
+	cmp before.mdb "$(wsstore)/data.mdb" &&
 	echo "go on" >hold &&
 	wait $holder &&
 	aptix -C ws purge --compact &&
@@ -225,7 +230,7 @@ test_expect_success 'purge by id: a blob goes, a turn is refused' '
 	grep "is a turn: only blobs are purged by id" err &&
 	aptix -C ws purge --force --reason "by id" "$id" >out &&
 	grep "^purge blob $id$" out &&
-	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID "$(wsstore)"/* &&
 	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
 	grep "was purged on .*: by id" err &&
 	aptix -C ws purge --force "$id" 2>err &&
@@ -349,7 +354,7 @@ test_expect_success 'a turn sends and stores none of them' '
 	no_secret body "$STANDIN_LOG_DIR"/* &&
 	(cd ws && store_text) >store.txt &&
 	grep -a -F "MAIN_V2" store.txt &&
-	no_secret store.txt ws/.aptix/* out err &&
+	no_secret store.txt "$(wsstore)"/* out err &&
 	grep "warning: active file .gh\.yml. holds a credential" err
 '
 
@@ -413,14 +418,14 @@ test_expect_success 'config values, --model and --workspace holding one are refu
 	grep "the model name holds a credential" err3 &&
 	test_must_fail aptix -C ws continue --workspace "$GH_TOKEN" -m "hi" 2>err4 &&
 	grep "the workspace id holds a credential" err4 &&
-	no_secret err err2 err3 err4 ws/.aptix/config
+	no_secret err err2 err3 err4 "$(wsstore)/config"
 '
 
 test_expect_success 'URLs with user information are refused' '
 	pw=$(rand 16) &&
 	test_must_fail aptix -C ws config openai.base-url "http://user:$pw@127.0.0.1:1/v1" 2>err &&
 	grep "refusing to store .openai.base-url.: the URL holds user information" err &&
-	! grep -F "$pw" err ws/.aptix/config &&
+	! grep -F "$pw" err "$(wsstore)/config" &&
 	OPENAI_BASE_URL="http://u:$pw@127.0.0.1:$STANDIN_PORT/v1" \
 		test_must_fail aptix -C ws continue --dry-run -m "hi" >out 2>err2 &&
 	grep "the OpenAI base URL holds user information" err2 &&
@@ -449,7 +454,7 @@ test_expect_success 'a server echoing the key: the stored raw response has it re
 	grep -a -F "Incorrect API key provided: <redacted>" store.txt &&
 	grep -a -F "bad key <redacted> here" store.txt &&
 	! grep -a -F -e "$OPENAI_API_KEY" store.txt shown out err &&
-	! grep -a -F -e "$OPENAI_API_KEY" ws/.aptix/*
+	! grep -a -F -e "$OPENAI_API_KEY" "$(wsstore)"/*
 '
 
 test_expect_success 'purge: setup, a secret the detector does not know, everywhere' '
@@ -462,14 +467,14 @@ test_expect_success 'purge: setup, a secret the detector does not know, everywhe
 	aptix -C ws index >/dev/null &&
 	aptix -C ws rag-query "leaked" >q &&
 	grep " leak\.c:1-1 " q &&
-	grep -a -c -F "$PURGE" ws/.aptix/data.mdb >count &&
+	grep -a -c -F "$PURGE" "$(wsstore)/data.mdb" >count &&
 	test "$(cat count)" -gt 2 &&
 	aptix -C ws reflog >reflog &&
 	grep -F "$PURGE" reflog
 '
 
 test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
-	cp ws/.aptix/data.mdb before.mdb &&
+	cp "$(wsstore)/data.mdb" before.mdb &&
 	test_expect_code 128 aptix -C ws purge --secret-from-file ../purge-secret >list 2>err &&
 	grep "refusing\|run again with --force" err &&
 	grep "^purge blob [0-9a-f]\{64\}$" list &&
@@ -478,7 +483,7 @@ test_expect_success 'purge without --force lists and changes nothing; --dry-run 
 	grep "^unindex leak\.c$" list &&
 	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
 	test_cmp list list2 &&
-	cmp before.mdb ws/.aptix/data.mdb
+	cmp before.mdb "$(wsstore)/data.mdb"
 '
 
 test_expect_success 'purge --force: the bytes are nowhere in the store files' '
@@ -486,7 +491,7 @@ test_expect_success 'purge --force: the bytes are nowhere in the store files' '
 	aptix -C ws purge --force --reason "leaked in a turn" \
 		--secret-from-file ../purge-secret >out 2>err &&
 	grep "purged .* blobs, redacted" err &&
-	! grep -a -F "$PURGE" ws/.aptix/* &&
+	! grep -a -F "$PURGE" "$(wsstore)"/* &&
 	(cd ws && store_text) >store.txt &&
 	! grep -a -F "$PURGE" store.txt &&
 	aptix -C ws reflog >reflog &&
@@ -532,10 +537,10 @@ test_expect_success 'compaction needs the store alone' '
 		test $i -lt 100 &&
 		sleep 0.1 || return 1
 	done &&
-	cp ws/.aptix/data.mdb before.mdb &&
+	cp "$(wsstore)/data.mdb" before.mdb &&
 	test_must_fail aptix -C ws purge --compact 2>err &&
 	grep "cannot compact store .*: another process (pid [0-9]*) has it open" err &&
-	cmp before.mdb ws/.aptix/data.mdb &&
+	cmp before.mdb "$(wsstore)/data.mdb" &&
 	echo "go on" >hold &&
 	wait $holder &&
 	aptix -C ws purge --compact &&
@@ -549,7 +554,7 @@ test_expect_success 'purge by id: a blob goes, a turn is refused' '
 	grep "is a turn: only blobs are purged by id" err &&
 	aptix -C ws purge --force --reason "by id" "$id" >out &&
 	grep "^purge blob $id$" out &&
-	! grep -a -F BLOBMARKER_PURGE_BY_ID ws/.aptix/* &&
+	! grep -a -F BLOBMARKER_PURGE_BY_ID "$(wsstore)"/* &&
 	test_must_fail aptix -C ws cat-object -p "$id" 2>err &&
 	grep "was purged on .*: by id" err &&
 	aptix -C ws purge --force "$id" 2>err &&

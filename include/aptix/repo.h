@@ -11,13 +11,30 @@
 
 typedef struct aptix_repo aptix_repo;
 
-/** Name of the store directory inside a work tree. */
+/**
+ * Name of the store directory outside a git work tree (and of stores
+ * made by older versions inside one).
+ */
 #define APTIX_DIR_NAME ".aptix"
+/**
+ * Name of the store directory inside a git work tree's common git
+ * directory (`$(git rev-parse --git-common-dir)/aptix`), where `git
+ * clean` and `git add` never reach and which every `git worktree` of
+ * the repository shares, as git-lfs and git-annex do.
+ */
+#define APTIX_GIT_STORE_NAME "aptix"
 
 /**
- * @brief Create a store in <workdir>/.aptix (mode 0700, files 0600).
+ * @brief Create a store for workdir (mode 0700, files 0600): in the
+ *        common git directory when workdir is in a git work tree, else
+ *        in <workdir>/.aptix. The store is built in a scratch directory
+ *        next to its place and renamed into it: an init killed midway
+ *        leaves no half-made store. It records the work tree's derived
+ *        WorkspaceId (aptix_repo_workspace()).
  * @param[out] existed set to 1 when a store was already there (it is
- *             then opened, like `git init` re-run); may be NULL.
+ *             then opened, like `git init` re-run: also a .aptix store
+ *             in the git work tree, see aptix_repo_misplaced()); may
+ *             be NULL.
  */
 APTIX_EXTERN(int) aptix_repo_init(aptix_repo **out, const char *workdir,
 				  int *existed);
@@ -29,22 +46,55 @@ APTIX_EXTERN(int) aptix_repo_init(aptix_repo **out, const char *workdir,
 APTIX_EXTERN(int) aptix_repo_init_dir(aptix_repo **out, const char *storedir,
 				      int *existed);
 /**
- * @brief Open the store whose .aptix directory is dir.
+ * @brief Open the store whose directory is dir.
  * @return 0; APTIX_ENOTFOUND when dir is not a store; APTIX_EVERSION
  *         when it was written by a newer format version.
  */
 APTIX_EXTERN(int) aptix_repo_open(aptix_repo **out, const char *dir);
 /**
- * @brief Find the store for start: $APTIX_DIR if set, else the nearest
- *        .aptix directory from start up to the root. The path goes to out.
+ * @brief Find the store for start: $APTIX_DIR if set; else, in a git
+ *        work tree, the store of its common git directory; else the
+ *        nearest .aptix directory from start up to the root. The path
+ *        goes to out. The search for a work tree reads .git entries (no
+ *        git process) and honours $GIT_CEILING_DIRECTORIES.
  */
 APTIX_EXTERN(int) aptix_repo_discover(aptix_buf *out, const char *start);
+/**
+ * @brief aptix_repo_discover() then open; the store's work tree
+ *        (aptix_repo_workdir()) is the top of the work tree holding
+ *        start when the store is in the git directory, so that each
+ *        `git worktree` works on its own files.
+ */
+APTIX_EXTERN(int) aptix_repo_find(aptix_repo **out, const char *start);
+/**
+ * @brief Move the .aptix store of the git work tree holding start into
+ *        the common git directory (one rename: atomic; running turns
+ *        carry on, their open files follow it).
+ * @param[out] to where it went
+ * @return 0; APTIX_EINVALID outside a git work tree; APTIX_ENOTFOUND
+ *         when the work tree has no .aptix store; APTIX_EEXISTS when the
+ *         git directory has a store already; APTIX_ERROR (another file
+ *         system: the message says how to move it by hand).
+ */
+APTIX_EXTERN(int) aptix_repo_migrate(aptix_buf *to, const char *start);
 APTIX_EXTERN(void) aptix_repo_free(aptix_repo *repo);
 
 /** @note Borrowed, valid until aptix_repo_free(). */
 APTIX_EXTERN(const char *) aptix_repo_path(const aptix_repo *repo);
-/** The directory that holds .aptix (the workspace root). */
+/** The work tree the store serves (the workspace root). */
 APTIX_EXTERN(const char *) aptix_repo_workdir(const aptix_repo *repo);
+/**
+ * The WorkspaceId recorded in the store at init, or NULL (stores made
+ * before it was recorded). It does not change when the work tree is
+ * moved, copied or opened on another host.
+ */
+APTIX_EXTERN(const char *) aptix_repo_workspace(const aptix_repo *repo);
+/**
+ * NULL, or, for a .aptix store inside a git work tree (where `git clean
+ * -fdx` deletes it and `git add -A` stages it), the place
+ * aptix_repo_migrate() would move it to.
+ */
+APTIX_EXTERN(const char *) aptix_repo_misplaced(const aptix_repo *repo);
 /** @note Borrowed, valid until aptix_repo_free(). */
 APTIX_EXTERN(aptix_odb *) aptix_repo_odb(aptix_repo *repo);
 

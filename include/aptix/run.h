@@ -283,6 +283,12 @@ typedef struct {
 	int64_t since_ms;
 	char host[65];
 	int alive;			/**< its process still runs */
+	/** wall clock of the claim's last renewal (0: never renewed) */
+	int64_t renewed_ms;
+	int64_t lease_ms;		/**< how long it holds unrenewed */
+	/** not alive: why ("died", "was killed but never reaped (a
+	 *  zombie)", "stopped renewing its claim 130 s ago (lease lapsed)") */
+	char why[96];
 } aptix_running_info;
 
 typedef int (*aptix_running_cb)(const aptix_running_info *r, void *payload);

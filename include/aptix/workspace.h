@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "config.h"
 #include "context.h"
+#include "repo.h"
 
 /**
  * @brief The WorkspaceId: flag, else $APTIX_WORKSPACE, else config
@@ -18,12 +19,25 @@
  * @note out is replaced. Empty values count as unset; cfg and root may
  *       be NULL (root: the current directory). The host name is cut at
  *       its first dot ("localhost" when there is none); in a derived id
- *       characters other than [A-Za-z0-9._-] become '-'. git runs as
- *       `git -C <root> rev-parse --show-toplevel`; no git, or not a work
- *       tree, is no error.
+ *       characters other than [A-Za-z0-9._-] become '-'. The work
+ *       tree's top is found from its .git entry (no git process;
+ *       $GIT_CEILING_DIRECTORIES honoured); not a work tree is no error.
  */
 APTIX_EXTERN(int) aptix_workspace_id(aptix_buf *out, const aptix_config *cfg,
 				     const char *flag, const char *root);
+
+/**
+ * @brief The WorkspaceId of a store's turns: flag, else
+ *        $APTIX_WORKSPACE, else workspace.id, else the id the store
+ *        recorded at init (aptix_repo_workspace()), else derived from
+ *        its work tree as aptix_workspace_id() does (older stores).
+ *        Moving or copying the work tree, or opening it on another host,
+ *        does not change it.
+ */
+APTIX_EXTERN(int) aptix_repo_workspace_id(aptix_buf *out,
+					  const aptix_repo *repo,
+					  const aptix_config *cfg,
+					  const char *flag);
 
 typedef struct {
 	unsigned version;
@@ -88,6 +102,9 @@ typedef struct {
  *    applies.
  *  - max_count cuts the list, sorted by path, after merging and before
  *    reading: "N more active files not considered (files.max-count)".
+ *  - A name that is not valid UTF-8 cannot be recorded (paths in objects
+ *    are UTF-8): it is skipped with the warning "'<name>': the file name
+ *    is not valid UTF-8: skipped", its bad bytes shown as \xHH.
  * @return 0 (problems with single files are warnings); APTIX_EINVALID
  *         for bad options or a bad files.max-* value; APTIX_ENOTFOUND
  *         when root or the --files-from list cannot be read.

@@ -1,0 +1,91 @@
+/*
+ * porcelain/turn-stream.c - the answer as it streams, and the lines
+ * that follow a turn (see turn-stream.h).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "turn-stream.h"
+#include "cli.h"
+
+void turn_stream_init(struct turn_stream *st, int json)
+{
+	memset(st, 0, sizeof(*st));
+	st->tty = isatty(1);
+	st->json = json;
+}
+
+int turn_stream_delta(const char *text, size_t len, void *payload)
+{
+	struct turn_stream *st = payload;
+
+	if (st->json || !len)
+		return 0;
+	if (st->tty)
+		cli_print_sanitized(stdout, text, len);
+	else
+		fwrite(text, 1, len, stdout);
+	fflush(stdout);
+	st->printed = 1;
+	st->last_newline = text[len - 1] == '\n';
+	return 0;
+}
+
+void turn_stream_retry(int attempt, long wait_ms, const char *why,
+		       void *payload)
+{
+	(void)payload;
+	fprintf(stderr, "aptix: %s; retrying in %.1f s (attempt %d)\n", why,
+		wait_ms / 1000.0, attempt);
+}
+
+void turn_stream_end(struct turn_stream *st, const aptix_run_result *res,
+		     int rc)
+{
+	if (st->printed && !st->last_newline)
+		putchar('\n');
+	st->last_newline = 1;
+	if (!st->json && !st->printed && !rc && res->api.text.len) {
+		/* not streamed (--no-stream): print it now */
+		if (st->tty)
+			cli_print_sanitized(stdout, res->api.text.ptr,
+					    res->api.text.len);
+		else
+			fwrite(res->api.text.ptr, 1, res->api.text.len,
+			       stdout);
+		if (res->api.text.ptr[res->api.text.len - 1] != '\n')
+			putchar('\n');
+	}
+	fflush(stdout);
+}
+
+static const char *short_id(const aptix_oid *id)
+{
+	static char buf[13];
+
+	snprintf(buf, sizeof(buf), "%.12s", aptix_oid_hex(id));
+	return buf;
+}
+
+void turn_stream_report(const aptix_run_result *res, int rc, int quiet)
+{
+	size_t i;
+
+	for (i = 0; i < res->nwarnings && !quiet; i++)
+		warning("%s", res->warnings[i]);
+	if (rc) {
+		error("%s", res->error_message ? res->error_message :
+		      aptix_error_last()->message);
+		fprintf(stderr, "[%.8s %s] failed; the instruction is kept: "
+			"retry with 'aptix rerun %s'\n", res->conversation,
+			short_id(&res->session), short_id(&res->session));
+	} else if (!quiet) {
+		fprintf(stderr, "[%.8s %s] %ld tokens (%ld in, %ld out), "
+			"%.1f s\n", res->conversation, short_id(&res->session),
+			res->api.usage.total_tokens,
+			res->api.usage.input_tokens,
+			res->api.usage.output_tokens,
+			res->duration_ms / 1000.0);
+	}
+}

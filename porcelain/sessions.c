@@ -101,34 +101,6 @@ static int scan_session(const aptix_session_info *si, void *payload)
 	return 0;
 }
 
-/*
- * The workspace to list: APTIX_WORKSPACE or workspace.id when set
- * (explicit: conversations without a workspace are hidden too), else the
- * derived WorkspaceId of this working copy (conversations that recorded
- * none, made with plumbing, stay visible).
- */
-static const char *workspace_scope(aptix_repo *repo, aptix_config **cfg,
-				   aptix_buf *derived, int *explicit_ws)
-{
-	const char *ws = getenv("APTIX_WORKSPACE");
-
-	*explicit_ws = 1;
-	if (ws && *ws)
-		return ws;
-	if (aptix_config_open(cfg, repo) < 0)
-		die_aptix();
-	ws = aptix_config_get(*cfg, "workspace.id");
-	if (ws && *ws)
-		return ws;
-	*explicit_ws = 0;
-	if (aptix_workspace_id(derived, *cfg, NULL,
-			       aptix_repo_workdir(repo)) < 0) {
-		aptix_error_clear();
-		return NULL;
-	}
-	return derived->ptr;
-}
-
 static int atoi_safe(const char *s)
 {
 	long v = strtol(s, NULL, 10);
@@ -258,7 +230,8 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	if (argc)
 		usage_with_options(sessions_usage, options);
 	if (!all_ws)
-		ws = workspace_scope(repo, &cfg, &derived, &explicit_ws);
+		ws = view_workspace_scope(repo, &cfg, &derived,
+					 &explicit_ws);
 	if (aptix_conv_resolve(cur, repo, "HEAD") < 0) {
 		*cur = '\0';	/* HEAD names no conversation */
 		aptix_error_clear();
@@ -279,8 +252,8 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		const struct conv_row *row = &rows.v[i];
 		int current = !strcmp(row->ci.id, cur);
 
-		if (ws && strcmp(row->ci.workspace, ws) &&
-		    (explicit_ws || *row->ci.workspace)) {
+		if (!view_workspace_holds(ws, explicit_ws,
+					  row->ci.workspace)) {
 			hidden++;
 			continue;
 		}

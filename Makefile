@@ -58,6 +58,10 @@ endif
 
 LIB_DEPS_PC = lmdb zlib jansson
 LIBS = -llmdb -lz -ljansson
+# Line editing for aptix chat (the command only, not the library):
+# libedit, BSD-licensed; GNU readline's GPL would bind the binary.
+EDIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags libedit 2>/dev/null)
+EDIT_LIBS = $(shell $(PKG_CONFIG) --libs libedit 2>/dev/null || echo -ledit)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null || \
 	echo -lcheck -lsubunit -lm -lrt -lpthread)
@@ -105,6 +109,11 @@ $(O)/porcelain/%.o: porcelain/%.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(CFLAGS) -c -o $@ $<
 
+$(O)/porcelain/chat-tty.o: porcelain/chat-tty.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(EDIT_CFLAGS) \
+		$(CFLAGS) -c -o $@ $<
+
 $(O)/t/unit/%.o: t/unit/%.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(filter-out -Wdeclaration-after-statement, \
@@ -132,7 +141,7 @@ $(O)/libaptix.so: $(LIB_OBJS)
 
 $(O)/aptix: $(CLI_OBJS) $(O)/libaptix.a
 	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -Wl,--as-needed \
-		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS)
+		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS) $(EDIT_LIBS)
 
 # The prefix is recorded: a change of it regenerates the file.
 $(O)/libaptix.pc: Makefile FORCE
@@ -197,7 +206,7 @@ lint:
 
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
-	valgrind clang libclang-rt-14-dev curl jq hyperfine
+	valgrind clang libclang-rt-14-dev curl jq hyperfine libedit-dev tmux
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \

@@ -52,5 +52,6 @@ DECLARE_CMD(status);
 DECLARE_CMD(switch);
 DECLARE_CMD(log);
 DECLARE_CMD(diff);
+DECLARE_CMD(chat);
 
 #endif

@@ -12,37 +12,37 @@
 
 const struct chat_cmd chat_commands[] = {
 	{ CHAT_HELP, "help", "", "list the commands", CHAT_F_NOARG },
-	{ CHAT_NEW, "new", "", "start a new conversation (this one is kept)",
+	{ CHAT_NEW, "new", "", "a new conversation (this one is kept)",
 	  CHAT_F_BUSY | CHAT_F_NOARG },
 	{ CHAT_CLEAR, "clear", "", "the same as /new",
 	  CHAT_F_BUSY | CHAT_F_NOARG },
 	{ CHAT_RESUME, "resume", "[<conversation>]",
 	  "pick a conversation to continue", CHAT_F_BUSY },
 	{ CHAT_FORK, "fork", "[<session>]",
-	  "the next turn forks a new conversation from a session "
-	  "(default: the last turn)", CHAT_F_BUSY | CHAT_F_WRITES },
-	{ CHAT_RERUN, "rerun", "", "run the last instruction again, as a "
-	  "sibling branch", CHAT_F_BUSY | CHAT_F_WRITES | CHAT_F_NOARG },
+	  "the next turn forks a session (default: the last turn)",
+	  CHAT_F_BUSY },
+	{ CHAT_RERUN, "rerun", "", "run the last instruction again (a branch)",
+	  CHAT_F_BUSY | CHAT_F_WRITES | CHAT_F_NOARG },
 	{ CHAT_LOG, "log", "", "the graph of this conversation",
 	  CHAT_F_NOARG },
 	{ CHAT_SHOW, "show", "[<n>]",
-	  "explain the last turn, or turn <n> (1 is the first)", 0 },
-	{ CHAT_DIFF, "diff", "", "what changed in the context at the last "
-	  "turn", CHAT_F_NOARG },
+	  "explain the last turn, or turn <n> (1: the first)", 0 },
+	{ CHAT_DIFF, "diff", "", "what the last turn changed in the context",
+	  CHAT_F_NOARG },
 	{ CHAT_STATUS, "status", "", "the conversation and turns in flight",
 	  CHAT_F_NOARG },
-	{ CHAT_CONTEXT, "context", "", "what the next turn sends and what "
-	  "the chain holds, with sizes", CHAT_F_NOARG },
+	{ CHAT_CONTEXT, "context", "", "what the next turn sends, what the "
+	  "chain holds", CHAT_F_NOARG },
 	{ CHAT_WORKSPACE, "workspace", "", "workspace id, store, index state",
 	  CHAT_F_NOARG },
 	{ CHAT_FILES, "files", "[add|drop <path>...|clear]",
-	  "list, add or drop active files for the next turns", CHAT_F_BUSY },
+	  "list, add or drop active files", CHAT_F_BUSY },
 	{ CHAT_MODEL, "model", "[<name>]", "show or set the model",
 	  CHAT_F_BUSY },
 	{ CHAT_RENAME, "rename", "<title>", "set the conversation's title",
 	  CHAT_F_BUSY | CHAT_F_WRITES | CHAT_F_ARG },
-	{ CHAT_COMPACT, "compact", "", "the next turn starts a new chain from "
-	  "the summary and the recent turns", CHAT_F_BUSY | CHAT_F_NOARG },
+	{ CHAT_COMPACT, "compact", "", "the next turn starts a new chain "
+	  "(summary and window)", CHAT_F_BUSY | CHAT_F_NOARG },
 	{ CHAT_EDIT, "edit", "", "write the next instruction in $EDITOR",
 	  CHAT_F_BUSY | CHAT_F_WRITES | CHAT_F_NOARG },
 	{ CHAT_QUIT, "quit", "", "leave (Ctrl-D too)", CHAT_F_NOARG },

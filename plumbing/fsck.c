@@ -521,6 +521,79 @@ static int collect_conv(const aptix_conv_info *ci, void *payload)
 	return 0;
 }
 
+/* What a conversation's summary record should say, from its sessions. */
+struct conv_count {
+	struct conv_list *convs;	/* sorted by id */
+	aptix_conv_info *want;		/* parallel to convs */
+};
+
+static int conv_by_key(const void *key, const void *elt)
+{
+	return strcmp(key, ((const aptix_conv_info *)elt)->id);
+}
+
+static int count_session(const aptix_session_info *si, void *payload)
+{
+	struct conv_count *cc = payload;
+	const aptix_conv_info *ci = bsearch(si->conversation, cc->convs->convs,
+					    cc->convs->n,
+					    sizeof(*cc->convs->convs),
+					    conv_by_key);
+	aptix_conv_info *w;
+
+	if (!ci)
+		return 0;
+	w = &cc->want[ci - cc->convs->convs];
+	w->turns++;
+	if (!aptix_session_info_failed(si)) {
+		w->committed++;
+		return 0;
+	}
+	w->failed++;
+	if (!w->has_failed || si->created_at >= w->failed_at) {
+		w->has_failed = 1;
+		w->failed_at = si->created_at;
+		w->last_failed = si->id;
+	}
+	return 0;
+}
+
+/* The counts and last failure of each summary record agree with the index. */
+static void check_conv_counts(struct fsck *f, struct conv_list *convs)
+{
+	struct conv_count cc = { convs, NULL };
+	size_t i;
+
+	if (!convs->n)
+		return;
+	if (!(cc.want = calloc(convs->n, sizeof(*cc.want))))
+		die("out of memory");
+	if (aptix_index_foreach_session(f->repo, count_session, &cc) < 0) {
+		free(cc.want);
+		return;		/* reported by check_index already */
+	}
+	for (i = 0; i < convs->n; i++) {
+		const aptix_conv_info *ci = &convs->convs[i], *w = &cc.want[i];
+
+		if (ci->turns != w->turns || ci->committed != w->committed ||
+		    ci->failed != w->failed)
+			report(f, "index mismatch conversation %s: record "
+			       "says %u turns (%u failed), the sessions %u "
+			       "(%u failed)", ci->id, ci->turns, ci->failed,
+			       w->turns, w->failed);
+		else if (ci->has_failed != w->has_failed ||
+			 (w->has_failed && aptix_oid_cmp(&ci->last_failed,
+							 &w->last_failed)))
+			report(f, "index mismatch conversation %s: last "
+			       "failure is %s, the sessions say %s", ci->id,
+			       ci->has_failed ?
+			       aptix_oid_hex(&ci->last_failed) : "none",
+			       w->has_failed ?
+			       aptix_oid_hex(&w->last_failed) : "none");
+	}
+	free(cc.want);
+}
+
 static const aptix_ref *find_ref(const struct ref_list *refs,
 				 const char *name)
 {
@@ -561,6 +634,7 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 	if (aptix_index_foreach_conversation(f->repo, collect_conv,
 					     &convs) < 0)
 		report(f, "index mismatch: %s", aptix_error_last()->message);
+	check_conv_counts(f, &convs);
 	for (i = 0; i < convs.n; i++) {
 		const aptix_conv_info *ci = &convs.convs[i];
 		aptix_buf name = APTIX_BUF_INIT;

@@ -36,12 +36,7 @@ static const char *const sessions_usage[] = {
 #define TITLE_MIN 16
 
 struct conv_row {
-	aptix_conv_info ci;
-	/* the most recent snapshot of the conversation */
-	int has_last;
-	int64_t last_at;
-	aptix_session_status last_status;
-	aptix_turn_status last_turn_status;
+	aptix_conv_info ci;	/* its summary record: one read per row */
 };
 
 struct rows {
@@ -59,17 +54,6 @@ static int collect_conv(const aptix_conv_info *ci, void *payload)
 	return 0;
 }
 
-static int by_id(const void *a, const void *b)
-{
-	return strcmp(((const struct conv_row *)a)->ci.id,
-		      ((const struct conv_row *)b)->ci.id);
-}
-
-static int by_key(const void *key, const void *row)
-{
-	return strcmp(key, ((const struct conv_row *)row)->ci.id);
-}
-
 /* Most recently updated first; then by id, for a stable order. */
 static int by_updated(const void *a, const void *b)
 {
@@ -78,27 +62,6 @@ static int by_updated(const void *a, const void *b)
 	if (x->ci.updated_at != y->ci.updated_at)
 		return x->ci.updated_at > y->ci.updated_at ? -1 : 1;
 	return strcmp(x->ci.id, y->ci.id);
-}
-
-/* Remember the latest snapshot of each listed conversation. */
-static int scan_session(const aptix_session_info *si, void *payload)
-{
-	struct rows *rows = payload;
-	struct conv_row *row = bsearch(si->conversation, rows->v, rows->nr,
-				       sizeof(*rows->v), by_key);
-
-	if (!row)
-		return 0;
-	/* on a tie, prefer the one the conversation record names */
-	if (!row->has_last || si->created_at > row->last_at ||
-	    (si->created_at == row->last_at &&
-	     si->status == row->ci.last_status)) {
-		row->has_last = 1;
-		row->last_at = si->created_at;
-		row->last_status = si->status;
-		row->last_turn_status = si->turn_status;
-	}
-	return 0;
 }
 
 static int atoi_safe(const char *s)
@@ -188,12 +151,12 @@ static json_t *row_json(const struct conv_row *row, int current)
 	view_json_set(o, "status", ci->turns ?
 		      view_json_str(aptix_session_status_name(
 					    ci->last_status)) : json_null());
-	view_json_set(o, "last_turn_status", row->has_last ?
+	view_json_set(o, "last_turn_status", ci->has_last ?
 		      view_json_str(aptix_turn_status_name(
-					    row->last_turn_status)) :
+					    ci->last_turn_status)) :
 		      json_null());
-	view_json_set(o, "last_turn_date", row->has_last ?
-		      view_json_time(row->last_at) : json_null());
+	view_json_set(o, "last_turn_date", ci->has_last ?
+		      view_json_time(ci->updated_at) : json_null());
 	view_json_set(o, "created", view_json_time(ci->created_at));
 	view_json_set(o, "updated", view_json_time(ci->updated_at));
 	view_json_set(o, "turns", view_json_int(ci->turns));
@@ -239,12 +202,8 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 
 	if (aptix_index_foreach_conversation(repo, collect_conv, &rows) < 0)
 		die_aptix();
-	if (rows.nr) {
-		qsort(rows.v, rows.nr, sizeof(*rows.v), by_id);
-		if (aptix_index_foreach_session(repo, scan_session, &rows) < 0)
-			die_aptix();
+	if (rows.nr)
 		qsort(rows.v, rows.nr, sizeof(*rows.v), by_updated);
-	}
 
 	if (json && !(arr = json_array()))
 		die("out of memory");

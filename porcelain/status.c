@@ -123,27 +123,6 @@ static int collect_running(const aptix_running_info *r, void *payload)
 	return 0;
 }
 
-static int find_failed(const aptix_session_info *si, void *payload)
-{
-	struct status *st = payload;
-
-	if (strcmp(si->conversation, st->conv))
-		return 0;
-	if (si->status != APTIX_SESSION_FAILED &&
-	    si->turn_status != APTIX_TURN_FAILED)
-		return 0;
-	if (st->has_head && si->created_at <= st->head.created_at)
-		return 0;
-	if (st->has_failed && si->created_at < st->failed.created_at)
-		return 0;
-	if (st->has_failed && si->created_at == st->failed.created_at &&
-	    si->generation <= st->failed.generation)
-		return 0;
-	st->failed = *si;
-	st->has_failed = 1;
-	return 0;
-}
-
 /* The head when the index does not know it (never in a sane store). */
 static void head_from_objects(struct status *st, const aptix_oid *id)
 {
@@ -187,10 +166,12 @@ static void gather(struct status *st)
 	aptix_ref_release(&ref);
 
 	if (st->on_conv) {
-		if (aptix_index_conversation(&ci, st->repo, st->conv) == 0)
+		if (aptix_index_conversation(&ci, st->repo, st->conv) == 0) {
 			memcpy(st->title, ci.title, sizeof(st->title));
-		else
+		} else {
 			aptix_error_clear();
+			ci.has_failed = 0;
+		}
 		snprintf(name, sizeof(name), "%s%s", APTIX_CONV_PREFIX,
 			 st->conv);
 		r = aptix_ref_resolve(&id, NULL, st->repo, name);
@@ -205,8 +186,15 @@ static void gather(struct status *st)
 		} else {
 			die_aptix();
 		}
-		if (aptix_index_foreach_session(st->repo, find_failed, st) < 0)
-			die_aptix();
+		/* the last failure, when it came after the head */
+		if (ci.has_failed && (!st->has_head ||
+				      ci.failed_at > st->head.created_at)) {
+			if (aptix_index_session(&st->failed, st->repo,
+						&ci.last_failed) == 0)
+				st->has_failed = 1;
+			else
+				aptix_error_clear();
+		}
 	}
 	if (st->has_failed) {
 		aptix_session s;

@@ -5,9 +5,15 @@
  * Session record: u8 version, u8 session status, u8 turn status, u8 flags
  * (1: has parent), parent id, turn id, be64 created (ms), be32 generation,
  * u8 length + conversation id, u8 length + summary.
- * Conversation record: u8 version, u8 flags (1: has head, 2: archived),
- * u8 last status, u8 0, head id, be64 created, be64 updated, be32 turns,
- * u8 length + title, u8 length + workspace.
+ * Conversation record (the conversation's summary: status and sessions
+ * read one per conversation, never every session): u8 version 2, u8
+ * flags (1: has head, 2: archived, 4: has a failed attempt, 8: title set
+ * by the user, 16: has a newest snapshot), u8 last status, u8 last turn
+ * status, head id, be64 created, be64 updated, be32 turns, be32
+ * committed, be32 failed, newest snapshot id, newest failed attempt id,
+ * be64 its time, u8 length + title, u8 length + workspace.
+ * Version 1 records (no counts) are still read: what they lack is
+ * computed from the sessions until `aptix reindex` rewrites them.
  */
 #include "common.h"
 #include "repo.h"
@@ -16,6 +22,7 @@
 #include "aptix/oidmap.h"
 
 #define REC_VERSION 1
+#define CONV_VERSION 2
 
 void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
 {
@@ -121,9 +128,35 @@ static int decode_session(aptix_session_info *si, const aptix_oid *id,
 	return 0;
 }
 
-static int encode_conv(aptix_buf *b, const aptix_conv_info *ci)
+static void put_be32(aptix_buf *b, uint32_t v)
 {
-	unsigned char h[4], t[8];
+	unsigned char t[4];
+
+	t[0] = (unsigned char)(v >> 24);
+	t[1] = (unsigned char)(v >> 16);
+	t[2] = (unsigned char)(v >> 8);
+	t[3] = (unsigned char)v;
+	aptix_buf_put(b, t, 4);
+}
+
+static uint32_t get_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+		(uint32_t)p[2] << 8 | p[3];
+}
+
+static void put_be64(aptix_buf *b, int64_t v)
+{
+	unsigned char t[8];
+
+	aptix__put_be64(t, (uint64_t)v);
+	aptix_buf_put(b, t, 8);
+}
+
+/* A version 1 record stays one until reindex (its counts are partial). */
+static int encode_conv_v1(aptix_buf *b, const aptix_conv_info *ci)
+{
+	unsigned char h[4];
 
 	h[0] = REC_VERSION;
 	h[1] = (unsigned char)((ci->has_head ? 1 : 0) |
@@ -132,31 +165,60 @@ static int encode_conv(aptix_buf *b, const aptix_conv_info *ci)
 	h[3] = 0;
 	aptix_buf_put(b, h, 4);
 	aptix_buf_put(b, ci->head.id, 32);
-	aptix__put_be64(t, (uint64_t)ci->created_at);
-	aptix_buf_put(b, t, 8);
-	aptix__put_be64(t, (uint64_t)ci->updated_at);
-	aptix_buf_put(b, t, 8);
-	t[0] = (unsigned char)(ci->turns >> 24);
-	t[1] = (unsigned char)(ci->turns >> 16);
-	t[2] = (unsigned char)(ci->turns >> 8);
-	t[3] = (unsigned char)ci->turns;
-	aptix_buf_put(b, t, 4);
+	put_be64(b, ci->created_at);
+	put_be64(b, ci->updated_at);
+	put_be32(b, ci->turns);
 	put_str8(b, ci->title);
 	put_str8(b, ci->workspace);
 	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
 }
 
+static int encode_conv(aptix_buf *b, const aptix_conv_info *ci)
+{
+	unsigned char h[4];
+
+	h[0] = CONV_VERSION;
+	h[1] = (unsigned char)((ci->has_head ? 1 : 0) |
+			       (ci->archived ? 2 : 0) |
+			       (ci->has_failed ? 4 : 0) |
+			       (ci->titled ? 8 : 0) |
+			       (ci->has_last ? 16 : 0));
+	h[2] = (unsigned char)ci->last_status;
+	h[3] = (unsigned char)ci->last_turn_status;
+	aptix_buf_put(b, h, 4);
+	aptix_buf_put(b, ci->head.id, 32);
+	put_be64(b, ci->created_at);
+	put_be64(b, ci->updated_at);
+	put_be32(b, ci->turns);
+	put_be32(b, ci->committed);
+	put_be32(b, ci->failed);
+	aptix_buf_put(b, ci->last.id, 32);
+	aptix_buf_put(b, ci->last_failed.id, 32);
+	put_be64(b, ci->failed_at);
+	put_str8(b, ci->title);
+	put_str8(b, ci->workspace);
+	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+}
+
+/*
+ * @return 0; 1 for a version 1 record, whose counts, newest snapshot and
+ * failure are left to fill_legacy(); APTIX_ECORRUPT.
+ */
 static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
 		       const void *val, size_t vlen)
 {
 	const unsigned char *p = val, *end = p + vlen;
+	int v2;
 
 	memset(ci, 0, sizeof(*ci));
 	if (idlen >= sizeof(ci->id))
 		idlen = sizeof(ci->id) - 1;
 	memcpy(ci->id, id, idlen);
 	ci->id[idlen] = '\0';
-	if (vlen < 56 || p[0] != REC_VERSION)
+	if (vlen < 56 || (p[0] != REC_VERSION && p[0] != CONV_VERSION))
+		return corrupt_record(ci->id);
+	v2 = p[0] == CONV_VERSION;
+	if (v2 && vlen < 56 + 8 + 72)
 		return corrupt_record(ci->id);
 	ci->has_head = p[1] & 1;
 	ci->archived = (p[1] & 2) != 0;
@@ -164,13 +226,54 @@ static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
 	memcpy(ci->head.id, p + 4, 32);
 	ci->created_at = (int64_t)aptix__get_be64(p + 36);
 	ci->updated_at = (int64_t)aptix__get_be64(p + 44);
-	ci->turns = (uint32_t)p[52] << 24 | (uint32_t)p[53] << 16 |
-		(uint32_t)p[54] << 8 | p[55];
+	ci->turns = get_be32(p + 52);
 	p += 56;
+	if (v2) {
+		ci->has_failed = (((const unsigned char *)val)[1] & 4) != 0;
+		ci->titled = (((const unsigned char *)val)[1] & 8) != 0;
+		ci->has_last = (((const unsigned char *)val)[1] & 16) != 0;
+		ci->last_turn_status =
+			(aptix_turn_status)((const unsigned char *)val)[3];
+		ci->committed = get_be32(p);
+		ci->failed = get_be32(p + 4);
+		memcpy(ci->last.id, p + 8, 32);
+		memcpy(ci->last_failed.id, p + 40, 32);
+		ci->failed_at = (int64_t)aptix__get_be64(p + 72);
+		p += 80;
+	}
 	if (get_str8(ci->title, sizeof(ci->title), &p, end) ||
 	    get_str8(ci->workspace, sizeof(ci->workspace), &p, end))
 		return corrupt_record(ci->id);
-	return 0;
+	return v2 ? 0 : 1;
+}
+
+int aptix_session_info_failed(const aptix_session_info *s)
+{
+	return s->status == APTIX_SESSION_FAILED ||
+		s->turn_status == APTIX_TURN_FAILED;
+}
+
+/* Count a newly indexed session into its conversation's record. */
+static void conv_count(aptix_conv_info *ci, const aptix_session_info *si)
+{
+	ci->turns++;
+	if (aptix_session_info_failed(si)) {
+		ci->failed++;
+		if (!ci->has_failed || si->created_at >= ci->failed_at) {
+			ci->has_failed = 1;
+			ci->last_failed = si->id;
+			ci->failed_at = si->created_at;
+		}
+	} else {
+		ci->committed++;
+	}
+	if (!ci->has_last || si->created_at >= ci->updated_at) {
+		ci->has_last = 1;
+		ci->last = si->id;
+		ci->updated_at = si->created_at;
+		ci->last_status = si->status;
+		ci->last_turn_status = si->turn_status;
+	}
 }
 
 int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
@@ -243,6 +346,10 @@ done:
 	return r;
 }
 
+/*
+ * *exists: 0 unknown, 1 known, 2 known by a version 1 record (kept at
+ * version 1 by conv_store until reindex).
+ */
 static int conv_load(aptix_conv_info *ci, aptix_store_wtxn *w, aptix_store *s,
 		     const char *conv, int *exists)
 {
@@ -250,9 +357,13 @@ static int conv_load(aptix_conv_info *ci, aptix_store_wtxn *w, aptix_store *s,
 	int r = s->wget(&v, w, APTIX_TABLE_CONVS, conv, strlen(conv));
 
 	*exists = r == 0;
-	if (r == 0)
+	if (r == 0) {
 		r = decode_conv(ci, conv, strlen(conv), v.ptr, v.len);
-	else if (r == APTIX_ENOTFOUND) {
+		if (r == 1) {
+			*exists = 2;
+			r = 0;
+		}
+	} else if (r == APTIX_ENOTFOUND) {
 		memset(ci, 0, sizeof(*ci));
 		snprintf(ci->id, sizeof(ci->id), "%s", conv);
 		r = 0;
@@ -262,10 +373,10 @@ static int conv_load(aptix_conv_info *ci, aptix_store_wtxn *w, aptix_store *s,
 }
 
 static int conv_store(aptix_store_wtxn *w, aptix_store *s,
-		      const aptix_conv_info *ci)
+		      const aptix_conv_info *ci, int exists)
 {
 	aptix_buf v = APTIX_BUF_INIT;
-	int r = encode_conv(&v, ci);
+	int r = exists == 2 ? encode_conv_v1(&v, ci) : encode_conv(&v, ci);
 
 	if (!r)
 		r = s->wput(w, APTIX_TABLE_CONVS, ci->id, strlen(ci->id),
@@ -329,18 +440,15 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		goto done;
 	if (!exists || !ci.turns) {
 		ci.created_at = ss->created_at;
-		snprintf(ci.title, sizeof(ci.title), "%s",
-			 ss->title ? ss->title : op->summary);
+		if (!ci.titled)
+			snprintf(ci.title, sizeof(ci.title), "%s",
+				 ss->title ? ss->title : op->summary);
 		if (ss->workspace)
 			snprintf(ci.workspace, sizeof(ci.workspace), "%s",
 				 ss->workspace);
 	}
-	ci.turns++;
-	if (ss->created_at >= ci.updated_at) {
-		ci.updated_at = ss->created_at;
-		ci.last_status = ss->status;
-	}
-	r = conv_store(w, s, &ci);
+	conv_count(&ci, &si);
+	r = conv_store(w, s, &ci, exists);
 done:
 	aptix_buf_release(&v);
 	return r;
@@ -362,7 +470,33 @@ int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 		memset(&ci.head, 0, sizeof(ci.head));
 		ci.has_head = 0;
 	}
-	return conv_store(w, s, &ci);
+	return conv_store(w, s, &ci, exists);
+}
+
+/*
+ * What the user says of a conversation (txn.c): title NULL keeps it,
+ * archived < 0 keeps the flag.
+ */
+int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
+			   const char *conv, const char *title, int archived)
+{
+	aptix_conv_info ci;
+	int r, exists;
+
+	if ((r = conv_load(&ci, w, s, conv, &exists)) < 0)
+		return r;
+	if (!exists) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY,
+				"conversation '%s' not found", conv);
+		return APTIX_ENOTFOUND;
+	}
+	if (title) {
+		snprintf(ci.title, sizeof(ci.title), "%s", title);
+		ci.titled = 1;
+	}
+	if (archived >= 0)
+		ci.archived = archived != 0;
+	return conv_store(w, s, &ci, exists);
 }
 
 struct session_view {
@@ -504,6 +638,54 @@ int aptix_index_children(aptix_repo *repo, const aptix_oid *parent,
 				 parent->id, 32, child_walk_cb, &cw);
 }
 
+/*
+ * Version 1 records lack the counts and the newest failure: compute them
+ * from the sessions, in one scan for all of them (a store indexed before
+ * version 2, until `aptix reindex`).
+ */
+struct legacy_fill {
+	aptix_conv_info **v;	/* sorted by id */
+	size_t n;
+};
+
+static int legacy_by_id(const void *a, const void *b)
+{
+	return strcmp((*(aptix_conv_info *const *)a)->id,
+		      (*(aptix_conv_info *const *)b)->id);
+}
+
+static int legacy_key(const void *key, const void *elt)
+{
+	return strcmp(key, (*(aptix_conv_info *const *)elt)->id);
+}
+
+static int legacy_cb(const aptix_session_info *si, void *payload)
+{
+	struct legacy_fill *lf = payload;
+	aptix_conv_info **ci = bsearch(si->conversation, lf->v, lf->n,
+				       sizeof(*lf->v), legacy_key);
+
+	if (ci)
+		conv_count(*ci, si);
+	return 0;
+}
+
+static int fill_legacy(aptix_repo *repo, aptix_conv_info **v, size_t n)
+{
+	struct legacy_fill lf = { v, n };
+	size_t i;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		v[i]->turns = v[i]->committed = v[i]->failed = 0;
+		v[i]->has_last = v[i]->has_failed = 0;
+		v[i]->updated_at = 0;
+	}
+	qsort(v, n, sizeof(*v), legacy_by_id);
+	return aptix_index_foreach_session(repo, legacy_cb, &lf);
+}
+
 struct conv_view {
 	aptix_conv_info *out;
 	const char *id;
@@ -532,33 +714,69 @@ int aptix_index_conversation(aptix_conv_info *out, aptix_repo *repo,
 	if (r == APTIX_ENOTFOUND)
 		aptix_error_set(APTIX_ERROR_REPOSITORY,
 				"conversation '%s' not found", id);
+	if (r == 1)
+		r = fill_legacy(repo, &out, 1);
 	return r;
 }
 
 struct conv_walk {
-	aptix_conv_info_cb cb;
-	void *payload;
+	aptix_conv_info *v;
+	size_t n, alloc;
+	size_t nlegacy;
 };
 
 static int conv_walk_cb(const void *key, size_t klen, const void *val,
 			size_t vlen, void *payload)
 {
 	struct conv_walk *cw = payload;
-	aptix_conv_info ci;
 	int r;
 
-	if ((r = decode_conv(&ci, key, klen, val, vlen)) < 0)
+	if (cw->n == cw->alloc) {
+		size_t na = cw->alloc ? cw->alloc * 2 : 32;
+		void *p = aptix__realloc(cw->v, na * sizeof(*cw->v));
+
+		if (!p)
+			return APTIX_ERROR;
+		cw->v = p;
+		cw->alloc = na;
+	}
+	if ((r = decode_conv(&cw->v[cw->n], key, klen, val, vlen)) < 0)
 		return r;
-	return cw->cb(&ci, cw->payload);
+	if (r == 1) {
+		cw->v[cw->n].has_last = -1;	/* marks it for fill_legacy */
+		cw->nlegacy++;
+	}
+	cw->n++;
+	return 0;
 }
 
 int aptix_index_foreach_conversation(aptix_repo *repo, aptix_conv_info_cb cb,
 				     void *payload)
 {
-	struct conv_walk cw = { cb, payload };
+	struct conv_walk cw = { NULL, 0, 0, 0 };
+	aptix_conv_info **legacy = NULL;
+	size_t i, j = 0;
+	int r;
 
-	return repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
-				 conv_walk_cb, &cw);
+	/* copied out first: cb may write, and version 1 records are filled */
+	r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
+			      conv_walk_cb, &cw);
+	if (!r && cw.nlegacy) {
+		if (!(legacy = aptix__calloc(cw.nlegacy, sizeof(*legacy))))
+			r = APTIX_ERROR;
+		for (i = 0; !r && i < cw.n; i++)
+			if (cw.v[i].has_last == -1)
+				legacy[j++] = &cw.v[i];
+		if (!r)
+			r = fill_legacy(repo, legacy, j);
+	}
+	for (i = 0; !r && i < cw.n; i++)
+		r = cb(&cw.v[i], payload);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	free(legacy);
+	free(cw.v);
+	return r;
 }
 
 /* --- Rebuild ---------------------------------------------------------- */
@@ -573,6 +791,8 @@ struct rebuild {
 	char **convs;		/* conversation refs: name, hex */
 	aptix_oid *heads;
 	size_t nconvs;
+	aptix_conv_info *meta;	/* what users said: titles, archived */
+	size_t nmeta, ameta;
 };
 
 static int collect_session(const aptix_oid *id, void *payload)
@@ -658,9 +878,28 @@ static int collect_timeline_key(const void *k, size_t kl,
 	return collect_key(p, APTIX_TABLE_TIMELINE, k, kl);
 }
 
-static int collect_convs_key(const void *k, size_t kl,
-			     const void *v UNUSED, size_t vl UNUSED, void *p)
+static int collect_convs_key(const void *k, size_t kl, const void *v,
+			     size_t vl, void *p)
 {
+	struct rebuild *rb = p;
+	aptix_conv_info ci;
+
+	/* a title or archived flag the user set survives the rebuild */
+	if (decode_conv(&ci, k, kl, v, vl) >= 0 && (ci.titled || ci.archived)) {
+		if (rb->nmeta == rb->ameta) {
+			size_t na = rb->ameta ? rb->ameta * 2 : 16;
+			void *m = aptix__realloc(rb->meta,
+						 na * sizeof(*rb->meta));
+
+			if (!m)
+				return APTIX_ERROR;
+			rb->meta = m;
+			rb->ameta = na;
+		}
+		rb->meta[rb->nmeta++] = ci;
+	} else {
+		aptix_error_clear();
+	}
 	return collect_key(p, APTIX_TABLE_CONVS, k, kl);
 }
 
@@ -787,6 +1026,16 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 	aptix_buf_release(&tmp);
 	for (i = 0; i < rb->nconvs && !r; i++)
 		r = aptix_index__set_head(w, s, rb->convs[i], &rb->heads[i], 0);
+	for (i = 0; i < rb->nmeta && !r; i++) {
+		const aptix_conv_info *m = &rb->meta[i];
+
+		r = aptix_index__conv_meta(w, s, m->id, m->titled ? m->title :
+					   NULL, m->archived);
+		if (r == APTIX_ENOTFOUND) {	/* no session left */
+			aptix_error_clear();
+			r = 0;
+		}
+	}
 	return r;
 }
 
@@ -829,6 +1078,7 @@ done:
 		free(rb.convs[i]);
 	free(rb.convs);
 	free(rb.heads);
+	free(rb.meta);
 	aptix_txn_free(rb.tx);
 	return r;
 }

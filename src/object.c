@@ -6,6 +6,7 @@
  */
 #include "common.h"
 #include "aptix/object.h"
+#include "repo.h"
 #include "cjson.h"
 #include "env.h"
 #include <time.h>
@@ -638,10 +639,13 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 
 /*
  * Parse stored bytes: they must be exactly the canonical encoding of
- * the JSON value they hold, followed by one newline.
+ * the JSON value they hold, followed by one newline. A trusted read
+ * (bytes from the store, checked when they were written: odb.c and
+ * txn.c validate every object) skips the canonical re-encoding, which
+ * costs as much as the parse; fsck and writers still check it.
  */
-static json_t *parse_canonical(const void *data, size_t len,
-			       const char *what)
+static json_t *parse_stored(const void *data, size_t len, const char *what,
+			    int trusted)
 {
 	aptix_buf again = APTIX_BUF_INIT;
 	json_t *o;
@@ -661,8 +665,9 @@ static json_t *parse_canonical(const void *data, size_t len,
 		json_decref(o);
 		return NULL;
 	}
-	if (aptix_cjson_dump(&again, o) < 0 || again.len != len - 1 ||
-	    memcmp(again.ptr, data, len - 1)) {
+	if (!trusted && (aptix_cjson_dump(&again, o) < 0 ||
+			 again.len != len - 1 ||
+			 memcmp(again.ptr, data, len - 1))) {
 		aptix_error_set(APTIX_ERROR_OBJECT, "%s is not in canonical "
 				"form", what);
 		json_decref(o);
@@ -672,9 +677,10 @@ static json_t *parse_canonical(const void *data, size_t len,
 	return o;
 }
 
-int aptix_turn_parse(aptix_turn *out, const void *data, size_t len)
+static int turn_parse(aptix_turn *out, const void *data, size_t len,
+		      int trusted)
 {
-	json_t *o = parse_canonical(data, len, "turn");
+	json_t *o = parse_stored(data, len, "turn", trusted);
 	int r;
 
 	if (!o) {
@@ -689,6 +695,16 @@ int aptix_turn_parse(aptix_turn *out, const void *data, size_t len)
 			APTIX_ECORRUPT;
 	}
 	return 0;
+}
+
+int aptix_turn_parse(aptix_turn *out, const void *data, size_t len)
+{
+	return turn_parse(out, data, len, 0);
+}
+
+int aptix__turn_parse_trusted(aptix_turn *out, const void *data, size_t len)
+{
+	return turn_parse(out, data, len, 1);
 }
 
 int aptix_turn_from_json(aptix_turn *out, const char *json, size_t len)
@@ -865,9 +881,10 @@ static int session_from_obj(aptix_session *s, json_t *o, int strict)
 	return validate_session(s);
 }
 
-int aptix_session_parse(aptix_session *out, const void *data, size_t len)
+static int session_parse(aptix_session *out, const void *data, size_t len,
+			 int trusted)
 {
-	json_t *o = parse_canonical(data, len, "session");
+	json_t *o = parse_stored(data, len, "session", trusted);
 	int r;
 
 	if (!o) {
@@ -882,6 +899,17 @@ int aptix_session_parse(aptix_session *out, const void *data, size_t len)
 			APTIX_ECORRUPT;
 	}
 	return 0;
+}
+
+int aptix_session_parse(aptix_session *out, const void *data, size_t len)
+{
+	return session_parse(out, data, len, 0);
+}
+
+int aptix__session_parse_trusted(aptix_session *out, const void *data,
+				 size_t len)
+{
+	return session_parse(out, data, len, 1);
 }
 
 int aptix_session_from_json(aptix_session *out, const char *json, size_t len)

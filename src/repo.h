@@ -23,6 +23,12 @@ struct aptix_index_session_op {
 };
 int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 			       const struct aptix_index_session_op *op);
+/* Parsers of stored objects that skip the canonical check (object.c). */
+int aptix__turn_parse_trusted(aptix_turn *out, const void *data, size_t len);
+int aptix__session_parse_trusted(aptix_session *out, const void *data,
+				 size_t len);
+int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
+			   const char *conv, const char *title, int archived);
 int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 			  const char *conv, const aptix_oid *head,
 			  int64_t now);

@@ -11,9 +11,10 @@
 #include "odb-store.h"
 #include "aptix/refs.h"
 #include "aptix/oidmap.h"
+#include "aptix/index.h"
 
 enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF, OP_RUNNING_CLAIM,
-	OP_RUNNING_RELEASE, OP_REF_VERIFY };
+	OP_RUNNING_RELEASE, OP_REF_VERIFY, OP_CONV_META };
 
 struct op {
 	enum op_kind kind;
@@ -347,6 +348,67 @@ int aptix_txn__running_release(aptix_txn *tx, const char *conv,
 	return o->name ? 0 : APTIX_ERROR;
 }
 
+/* title NULL keeps it; archived < 0 keeps the flag. */
+static int conv_meta(aptix_repo *repo, const char *conv, const char *title,
+		     int archived)
+{
+	aptix_txn *tx;
+	struct op *o;
+	int r;
+
+	if ((r = aptix_conv_check_id(conv)) < 0)
+		return r;
+	if ((r = aptix_txn_new(&tx, repo)) < 0)
+		return r;
+	if (!(o = new_op(tx, OP_CONV_META)) ||
+	    !(o->name = aptix__strdup(conv)) ||
+	    (title && !(o->newval = aptix__strdup(title)))) {
+		aptix_txn_free(tx);
+		return APTIX_ERROR;
+	}
+	o->old_mode = archived;
+	r = aptix_txn_commit(tx);
+	aptix_txn_free(tx);
+	return r;
+}
+
+int aptix_conversation_set_title(aptix_repo *repo, const char *conv,
+				 const char *title)
+{
+	const char *p;
+
+	for (p = title; *p == ' ' || *p == '\t'; p++)
+		;
+	if (!*p) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the title is empty");
+		return APTIX_EINVALID;
+	}
+	for (p = title; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			aptix_error_set(APTIX_ERROR_INVALID, "the title has "
+					"a control character (one line, "
+					"please)");
+			return APTIX_EINVALID;
+		}
+	if (strlen(title) > APTIX_SUMMARY_MAX) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the title is longer "
+				"than %d bytes", APTIX_SUMMARY_MAX);
+		return APTIX_EINVALID;
+	}
+	if (!aptix_utf8_valid(title, strlen(title))) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the title is not "
+				"valid UTF-8");
+		return APTIX_EINVALID;
+	}
+	return conv_meta(repo, conv, title, -1);
+}
+
+int aptix_conversation_set_archived(aptix_repo *repo, const char *conv,
+				    int archived)
+{
+	return conv_meta(repo, conv, NULL, archived != 0);
+}
+
 /*
  * A ref, its reflog entry and, for a conversation's ref, the index's
  * record of the conversation's head: the one place that ties them.
@@ -393,6 +455,10 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 			break;
 		case OP_REF_VERIFY:
 			r = ref_verify(w, s, o);
+			break;
+		case OP_CONV_META:
+			r = aptix_index__conv_meta(w, s, o->name, o->newval,
+						   o->old_mode);
 			break;
 		}
 	}

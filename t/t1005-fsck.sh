@@ -293,7 +293,10 @@ test_expect_success 'sessions reachable only through a deleted ref are dangling'
 test_expect_success 'a session missing from the index' '
 	fresh unindexed &&
 	store del sessions hex:$s1 &&
-	echo "index mismatch $s1: not in the index" >expect &&
+	cat >expect <<-EOF &&
+	index mismatch $s1: not in the index
+	index mismatch conversation c1: record says 2 turns (0 failed), the sessions 1 (0 failed)
+	EOF
 	test_expect_code 1 aptix fsck >actual &&
 	test_cmp expect actual
 '
@@ -315,10 +318,44 @@ test_expect_success 'a corrupt index record' '
 	grep "^index mismatch $s2: index record of $s2 is corrupt" actual
 '
 
+test_expect_success 'a conversation record whose counts disagree with the sessions' '
+	fresh conv-counts &&
+	rec=$(store get conversations c1) &&
+	# be32 turns at byte 52: say 3 where the sessions make 2
+	bad=$(echo "$rec" | sed "s/^\(.\{104\}\)00000002/\100000003/") &&
+	test "$bad" != "$rec" &&
+	store put conversations c1 hex:$bad &&
+	test_expect_code 1 aptix fsck >actual &&
+	echo "index mismatch conversation c1: record says 3 turns (0 failed), the sessions 2 (0 failed)" >expect &&
+	test_cmp expect actual &&
+	aptix reindex -q &&
+	aptix fsck
+'
+
+test_expect_success 'a version 1 conversation record is read, and reindex rewrites it' '
+	fresh conv-v1 &&
+	rec=$(store get conversations c1) &&
+	case $rec in 02*) ;; *) false ;; esac &&
+	# version 1: no committed/failed counts, newest ids, failure time
+	v1=01$(echo "$rec" | cut -c3-112)$(echo "$rec" | cut -c273-) &&
+	store put conversations c1 hex:$v1 &&
+	aptix sessions --all-workspaces --json >out &&
+	grep "\"turns\": 2," out &&
+	grep "\"last_turn_status\": \"completed\"" out &&
+	aptix fsck &&
+	aptix reindex -q &&
+	store get conversations c1 >rec &&
+	grep "^02" rec &&
+	aptix fsck
+'
+
 test_expect_success 'an index record without a session' '
 	fresh extra-record &&
 	store put sessions hex:$nowhere hex:$(store get sessions hex:$s1) &&
-	echo "index mismatch $nowhere: indexed session does not exist" >expect &&
+	cat >expect <<-EOF &&
+	index mismatch $nowhere: indexed session does not exist
+	index mismatch conversation c1: record says 2 turns (0 failed), the sessions 3 (0 failed)
+	EOF
 	test_expect_code 1 aptix fsck >actual &&
 	test_cmp expect actual
 '

@@ -187,8 +187,11 @@ test_expect_success 'turns and plumbing writes killed at random moments' '
 			if test "$rc" = 0 || test -s out
 			then
 				test_cmp ids out
-			else
-				test "$rc" = 137
+			elif test "$rc" != 137
+			then
+				echo "round $round: hash-object failed (exit $rc):" >&2 &&
+				cat err >&2 &&
+				false
 			fi &&
 			present=0 &&
 			for id in $(cat ids)
@@ -234,11 +237,17 @@ test_expect_success 'turns and plumbing writes killed at random moments' '
 			kill_after "$pid" "$delay" &&
 			a=$(aptix rev-parse refs/crash/a) &&
 			b=$(aptix rev-parse refs/crash/b) &&
-			if test "$rc" = 0
+			if test "$rc" = 0 && test "$a" != "$new"
 			then
-				test "$a" = "$new"
-			else
-				test "$rc" = 137 &&
+				echo "round $round: update-ref succeeded, ref not moved" >&2 &&
+				false
+			elif test "$rc" != 0 && test "$rc" != 137
+			then
+				echo "round $round: update-ref failed (exit $rc):" >&2 &&
+				cat err >&2 &&
+				false
+			elif test "$rc" = 137
+			then
 				if test "$a" = "$new"
 				then
 					ref_kills="$ref_kills moved"
@@ -246,7 +255,11 @@ test_expect_success 'turns and plumbing writes killed at random moments' '
 					ref_kills="$ref_kills kept"
 				fi
 			fi &&
-			test "$a" = "$b" &&
+			if test "$a" != "$b"
+			then
+				echo "round $round: a batch landed half: a=$a b=$b" >&2 &&
+				false
+			fi &&
 			{ test "$a" = "$old" || test "$a" = "$new"; } &&
 			aptix reflog refs/crash/a >/dev/null
 			;;
@@ -258,9 +271,9 @@ test_expect_success 'turns and plumbing writes killed at random moments' '
 		check_recovered || return 1
 	done &&
 	set -- $hash_kills &&
-	hk=$# hk0=$(echo "$hash_kills" | tr " " "\n" | grep -c "^0$") &&
+	hk=$# hk0=$(echo "$hash_kills" | tr " " "\n" | grep -c "^0$" || :) &&
 	set -- $ref_kills &&
-	rk=$# rk0=$(echo "$ref_kills" | tr " " "\n" | grep -c "^kept$") &&
+	rk=$# rk0=$(echo "$ref_kills" | tr " " "\n" | grep -c "^kept$" || :) &&
 	echo "$round rounds, $kills kills survived: $turns turns ($turn_kills killed, $ok_turns succeeded), $hashes hash-object batches ($hk killed: $hk0 before the commit, $((hk - hk0)) after), $refs update-ref batches ($rk killed: $rk0 before the commit, $((rk - rk0)) after)" >summary &&
 	cat summary &&
 	test "$round" -gt 0

@@ -29,9 +29,19 @@ typedef struct {
 	aptix_oid head;			/**< last committed snapshot */
 	int has_head;
 	int archived;
-	int64_t created_at, updated_at;
+	int titled;			/**< title set by the user */
+	int64_t created_at;
+	int64_t updated_at;		/**< last activity: newest snapshot */
 	uint32_t turns;			/**< snapshots, failed ones too */
-	aptix_session_status last_status;
+	uint32_t committed;		/**< turns that did not fail */
+	uint32_t failed;		/**< failed attempts */
+	aptix_session_status last_status;	/**< of the newest snapshot */
+	aptix_turn_status last_turn_status;
+	aptix_oid last;			/**< the newest snapshot */
+	int has_last;
+	aptix_oid last_failed;		/**< the newest failed attempt */
+	int has_failed;
+	int64_t failed_at;
 	char title[APTIX_SUMMARY_MAX + 1];
 	char workspace[129];
 } aptix_conv_info;
@@ -67,6 +77,29 @@ typedef int (*aptix_conv_info_cb)(const aptix_conv_info *c, void *payload);
 APTIX_EXTERN(int) aptix_index_foreach_conversation(aptix_repo *repo,
 						   aptix_conv_info_cb cb,
 						   void *payload);
+
+/** 1 when the session counts as a failed attempt (failed snapshot or turn). */
+APTIX_EXTERN(int) aptix_session_info_failed(const aptix_session_info *s);
+
+/**
+ * @brief Set a conversation's title (what `sessions` and the picker show).
+ * The title is one line of at most APTIX_SUMMARY_MAX bytes; later turns
+ * never replace it, and `reindex` keeps it.
+ * @return 0; APTIX_ENOTFOUND for an unknown conversation; APTIX_EINVALID
+ * for an empty title or one with control characters.
+ */
+APTIX_EXTERN(int) aptix_conversation_set_title(aptix_repo *repo,
+					       const char *conv,
+					       const char *title);
+/**
+ * @brief Archive (1) or unarchive (0) a conversation: seed 002's soft
+ * delete. Nothing is removed; listings hide archived conversations unless
+ * asked. `reindex` keeps the flag.
+ * @return 0; APTIX_ENOTFOUND for an unknown conversation.
+ */
+APTIX_EXTERN(int) aptix_conversation_set_archived(aptix_repo *repo,
+						  const char *conv,
+						  int archived);
 /**
  * @brief Rebuild the index from the objects and refs (`aptix reindex`).
  * @param[out] nsessions number of sessions indexed (may be NULL)

@@ -1156,6 +1156,57 @@ START_TEST(test_index_rebuild)
 }
 END_TEST
 
+START_TEST(test_conversation_meta)
+{
+	aptix_conv_info ci;
+	size_t n = 0;
+	char longer[APTIX_SUMMARY_MAX + 2];
+
+	build_history();
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"), 0);
+	ck_assert_uint_eq(ci.committed + ci.failed, ci.turns);
+	ck_assert_int_eq(ci.has_last, 1);
+	ck_assert_int_eq(ci.titled, 0);
+
+	ck_assert_int_eq(aptix_conversation_set_title(repo, "alpha",
+						      "Renamed"), 0);
+	ck_assert_int_eq(aptix_conversation_set_archived(repo, "alpha", 1), 0);
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"), 0);
+	ck_assert_str_eq(ci.title, "Renamed");
+	ck_assert_int_eq(ci.titled, 1);
+	ck_assert_int_eq(ci.archived, 1);
+	ck_assert_uint_eq(ci.turns, 4);
+
+	/* refused: unknown, empty, two lines, too long; nothing changes */
+	ck_assert_int_eq(aptix_conversation_set_title(repo, "nope", "x"),
+			 APTIX_ENOTFOUND);
+	ck_assert_int_eq(aptix_conversation_set_title(repo, "alpha", "  "),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(aptix_conversation_set_title(repo, "alpha",
+						      "a\nb"),
+			 APTIX_EINVALID);
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	ck_assert_int_eq(aptix_conversation_set_title(repo, "alpha", longer),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(aptix_conversation_set_archived(repo, "no pe", 1),
+			 APTIX_EINVALID);
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"), 0);
+	ck_assert_str_eq(ci.title, "Renamed");
+
+	/* what the user said survives a rebuild */
+	ck_assert_int_eq(aptix_index_rebuild(repo, &n), 0);
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"), 0);
+	ck_assert_str_eq(ci.title, "Renamed");
+	ck_assert_int_eq(ci.archived, 1);
+	ck_assert_uint_eq(ci.turns, 4);
+	ck_assert_int_eq(aptix_conversation_set_archived(repo, "alpha", 0), 0);
+	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"), 0);
+	ck_assert_int_eq(ci.archived, 0);
+	ck_assert_str_eq(ci.title, "Renamed");
+}
+END_TEST
+
 START_TEST(test_summary_line)
 {
 	char out[APTIX_SUMMARY_MAX + 1];
@@ -1474,6 +1525,7 @@ Suite *repo_suite(void)
 	tcase_add_checked_fixture(refs, setup, teardown);
 	tcase_add_test(refs, test_reflog);
 	tcase_add_test(refs, test_ref_names);
+	tcase_add_test(refs, test_conversation_meta);
 	tcase_add_test(refs, test_conv_ids);
 	tcase_add_test(refs, test_symrefs);
 	suite_add_tcase(s, refs);

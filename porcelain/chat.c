@@ -989,10 +989,16 @@ static void slash_rerun(struct chat *ch)
 
 static void slash_rename(struct chat *ch, const char *arg)
 {
-	(void)ch;
-	(void)arg;
-	error("/rename needs aptix_conversation_set_title (not built in "
-	      "yet)");
+	if (need_turns(ch) < 0)
+		return;
+	if (aptix_conversation_set_title(ch->repo, ch->conv, arg) < 0) {
+		error_aptix();
+		return;
+	}
+	reload_conv(ch);
+	fprintf(stderr, "chat: conversation %.8s is now \"", ch->conv);
+	view_puts(stderr, conv_title(ch));
+	fputs("\"\n", stderr);
 }
 
 static void slash_edit(struct chat *ch)

@@ -261,6 +261,17 @@ test_expect_success '/workspace: workspace, store, index state' '
 	grep "^RAG index: 0 files, 0 chunks" out
 '
 
+test_expect_success '/rename sets the title; the prompt and sessions show it' '
+	printf "/rename  The parser work\n" | chat --session "$conv" >out 2>err &&
+	grep "^chat: conversation ${conv%%-*} is now \"The parser work\"" err &&
+	aptix sessions --json --all-workspaces >list &&
+	grep "\"title\": \"The parser work\"" list &&
+	printf "/rename\n" | chat >out 2>err &&
+	grep "usage: /rename <title>" err &&
+	printf "/rename x\n" | chat --new >out 2>err &&
+	grep "no turn yet" err
+'
+
 test_expect_success '/edit: the instruction from $EDITOR' '
 	write_script editor.sh <<-\EOF &&
 	printf "a long instruction\nwritten in the editor\n" >"$1"

@@ -23,7 +23,7 @@ const struct chat_cmd chat_commands[] = {
 	  CHAT_F_BUSY },
 	{ CHAT_RERUN, "rerun", "", "run the last instruction again (a branch)",
 	  CHAT_F_BUSY | CHAT_F_WRITES | CHAT_F_NOARG },
-	{ CHAT_LOG, "log", "", "the graph of this conversation",
+	{ CHAT_LOG, "log", "", "the graph of this conversation, a line a turn",
 	  CHAT_F_NOARG },
 	{ CHAT_SHOW, "show", "[<n>]",
 	  "explain the last turn, or turn <n> (1: the first)", 0 },

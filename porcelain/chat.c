@@ -836,9 +836,10 @@ static void slash_context(struct chat *ch)
 			nskip++;
 		}
 	}
-	printf("Next turn: model %s; active files: %zu to send (%ld bytes), "
-	       "%zu already in the chain (%ld bytes), %zu not sent\n",
-	       model_of(ch), nsend, send_bytes, nkept, kept_bytes, nskip);
+	printf("Next turn: model %s\n", model_of(ch));
+	printf("Active files: %zu to send (%ld bytes), %zu already in the "
+	       "chain (%ld bytes), %zu not sent\n", nsend, send_bytes, nkept,
+	       kept_bytes, nskip);
 	for (i = 0; i < fs.n; i++) {
 		printf("  %-9s %8ld  ", aptix_file_action_name(fs.v[i].action),
 		       fs.v[i].size);
@@ -1041,7 +1042,7 @@ static int refused(struct chat *ch, const struct chat_cmd *c)
 static void run_command(struct chat *ch, const struct chat_cmd *c,
 			const char *arg)
 {
-	const char *args[4] = { NULL, NULL, NULL, NULL };
+	const char *args[5] = { NULL, NULL, NULL, NULL, NULL };
 
 	if (refused(ch, c))
 		return;
@@ -1073,7 +1074,8 @@ static void run_command(struct chat *ch, const struct chat_cmd *c,
 			break;
 		args[0] = "log";
 		args[1] = "--graph";
-		args[2] = ch->conv;
+		args[2] = "--oneline";
+		args[3] = ch->conv;
 		run_aptix(args);
 		break;
 	case CHAT_SHOW:

@@ -368,6 +368,25 @@ test_expect_success 'two chats on different conversations both work' '
 	grep "Answer #.* to: still here" held.out
 '
 
+test_expect_success 'a turn in flight makes the conversation busy' '
+	standin_fault "{\"kind\":\"slow\",\"delay\":3}" &&
+	{ aptix continue --no-rag -m "slow one" >cont.out 2>cont.err & } &&
+	cpid=$! &&
+	test_when_finished "kill_children $cpid" &&
+	for i in $(test_seq 100)
+	do
+		aptix status --json >st.json &&
+		grep -q "\"pid\": $cpid" st.json && break
+		sleep 0.1
+	done &&
+	echo "not now" | test_expect_code 1 chat >out 2>err &&
+	grep "is busy: a turn is running (pid $cpid, since " err &&
+	printf "/compact\n/context\n" | chat --read-only >out 2>err &&
+	grep "/compact is refused while a turn of this conversation runs" err &&
+	grep "^Chain: " out &&
+	wait_for_exit $cpid 20
+'
+
 test_expect_success 'resume after the chain expired: rehydrated, with notice' '
 	aptix config openai.chain-ttl 90s &&
 	test_tick &&

@@ -172,7 +172,7 @@ test_expect_success 'the picker: arrows and numbers; 0 is a new conversation' '
 	pid_gone "$(cat p4.pid)"
 '
 
-test_expect_success 'Tab completes slash commands; Ctrl-C clears the line' '
+test_expect_success 'Tab completion, Ctrl-C clears the line, /resume' '
 	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
 	start_chat c1 --session "$beta" &&
 	wait_screen c1 "beta topic\]>" &&
@@ -188,6 +188,14 @@ test_expect_success 'Tab completes slash commands; Ctrl-C clears the line' '
 	keys c1 "/help" Enter &&
 	wait_screen c1 "/quit  *leave" &&
 	test "$(request_count)" = $n &&
+	keys c1 /resume Enter &&
+	wait_screen c1 "+ new conversation" &&
+	keys c1 Escape &&
+	wait_screen c1 "^\[${beta%%-*} beta topic\]>$" &&
+	keys c1 /resume Enter &&
+	wait_screen c1 "+ new conversation" &&
+	keys c1 0 Enter &&
+	wait_screen c1 "^chat: new conversation" &&
 	prompt_back c1 &&
 	keys c1 C-d &&
 	pid_gone "$(cat c1.pid)"

@@ -373,6 +373,8 @@ static void new_conversation(struct chat *ch)
 
 	if (aptix_uuid_v4(id) < 0)
 		die_aptix();
+	ch->want_read_only = 0;	/* a fresh one is nobody else's */
+	ch->forking = 0;
 	go_to(ch, id);
 }
 
@@ -1163,7 +1165,7 @@ static const char *prompt(struct chat *ch)
 			n--;
 		snprintf(title, sizeof(title), "%.*s...", (int)n, t);
 	} else {
-		snprintf(title, sizeof(title), "%s", t);
+		snprintf(title, sizeof(title), "%.*s", (int)n, t);
 	}
 	for (n = 0; title[n]; n++)
 		if ((unsigned char)title[n] < 0x20)

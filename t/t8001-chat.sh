@@ -332,7 +332,10 @@ test_expect_success 'the second may view it read-only' '
 	grep "open read-only: /fork to continue in a new one" err &&
 	grep "/rerun: this conversation is open read-only" err &&
 	grep "^\* $(echo "$head" | cut -c1-12) " out &&
-	test "$(aptix rev-parse "$conv")" = "$head"
+	test "$(aptix rev-parse "$conv")" = "$head" &&
+	printf "/new\nin a fresh one\n" | chat --read-only >out 2>err &&
+	grep "^chat: new conversation" err &&
+	grep "chain depth 1" out
 '
 
 test_expect_success '... or fork it' '

@@ -49,7 +49,7 @@ endif
 BASIC_CFLAGS = -std=c11 $(WARNINGS) -D_POSIX_C_SOURCE=200809L \
 	-D_DEFAULT_SOURCE -Iinclude -fPIC -MMD -MP
 LIB_CFLAGS = -Isrc -fvisibility=hidden
-CLI_CFLAGS = -Iplumbing
+CLI_CFLAGS = -Iplumbing -Iserve
 ifdef SANITIZE
 BASIC_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) \
 	-fno-omit-frame-pointer -g
@@ -58,6 +58,11 @@ endif
 
 LIB_DEPS_PC = lmdb zlib jansson
 LIBS = -llmdb -lz -ljansson
+# libmicrohttpd: the HTTP server of `aptix serve`, its header only: the
+# library is loaded by the command when it starts (serve/http.c), as
+# libcurl is, so that other commands do not load it and GnuTLS
+MHD_CFLAGS = $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS = -lpthread
 # Line editing for aptix chat (the command only, not the library):
 # libedit, BSD-licensed; GNU readline's GPL would bind the binary.
 EDIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags libedit 2>/dev/null)
@@ -70,11 +75,17 @@ LIB_SRCS = $(sort $(wildcard src/*.c))
 LIB_SRCS := $(filter-out src/aptix.c,$(LIB_SRCS))
 PLUMBING_SRCS = $(sort $(wildcard plumbing/*.c))
 PORCELAIN_SRCS = $(sort $(wildcard porcelain/*.c))
+# serve/: the handlers and transports of `aptix serve` and `aptix
+# app-server` (linked into the command, not the library), and the files
+# of the browser page, embedded at build time.
+SERVE_SRCS = $(filter-out serve/page-files.c, \
+	$(sort $(wildcard serve/*.c)))
+PAGE_FILES = $(sort $(wildcard serve/page/*))
 UNIT_SRCS = $(sort $(wildcard t/unit/*.c))
 
 LIB_OBJS = $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 CLI_OBJS = $(patsubst %.c,$(O)/%.o,src/aptix.c $(PLUMBING_SRCS) \
-	$(PORCELAIN_SRCS))
+	$(PORCELAIN_SRCS) $(SERVE_SRCS)) $(O)/serve/page-files.o
 UNIT_OBJS = $(patsubst %.c,$(O)/%.o,$(UNIT_SRCS))
 FUZZ_NAMES = object config sse openai_json refname revparse
 FUZZ_OBJS = $(patsubst %,$(O)/t/fuzz/fuzz_%.o,$(FUZZ_NAMES)) \
@@ -114,6 +125,19 @@ $(O)/porcelain/chat-tty.o: porcelain/chat-tty.c
 	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(EDIT_CFLAGS) \
 		$(CFLAGS) -c -o $@ $<
 
+$(O)/serve/%.o: serve/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(MHD_CFLAGS) \
+		$(CFLAGS) -c -o $@ $<
+
+# The page's files as C arrays (serve/embed.sh), served by GET /.
+$(O)/serve/page-files.c: serve/embed.sh $(PAGE_FILES)
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN)sh serve/embed.sh $(PAGE_FILES) >$@+ && mv $@+ $@
+
+$(O)/serve/page-files.o: $(O)/serve/page-files.c
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) -Iserve $(CFLAGS) -c -o $@ $<
+
 $(O)/t/unit/%.o: t/unit/%.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(filter-out -Wdeclaration-after-statement, \
@@ -141,7 +165,7 @@ $(O)/libaptix.so: $(LIB_OBJS)
 
 $(O)/aptix: $(CLI_OBJS) $(O)/libaptix.a
 	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -Wl,--as-needed \
-		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS) $(EDIT_LIBS)
+		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS) $(MHD_LIBS) $(EDIT_LIBS)
 
 # The prefix is recorded: a change of it regenerates the file.
 $(O)/libaptix.pc: Makefile FORCE
@@ -201,12 +225,13 @@ valgrind: $(O)/t/unit/aptix-unit
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning -Iinclude \
 		-D__GNUC__ --suppress=missingIncludeSystem \
-		src plumbing porcelain
+		src plumbing porcelain serve
 	shellcheck -s bash -S warning -e SC2034 t/*.sh
 
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
-	valgrind clang libclang-rt-14-dev curl jq hyperfine libedit-dev tmux
+	valgrind clang libclang-rt-14-dev curl jq hyperfine \
+	libmicrohttpd-dev chromium libedit-dev tmux
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -291,7 +316,8 @@ fuzz: $(FUZZ_BINS)
 clean:
 	rm -rf aptix libaptix.a libaptix.so libaptix.pc libaptix.pc.prefix \
 		build-asan build-tsan build-fuzz \
-		src/*.[od] plumbing/*.[od] porcelain/*.[od] t/unit/*.[od] \
+		src/*.[od] plumbing/*.[od] porcelain/*.[od] serve/*.[od] \
+		serve/page-files.c t/unit/*.[od] \
 		t/unit/aptix-unit t/fuzz/*.[od] t/fuzz/replay-*
 	$(MAKE) -C t clean
 

@@ -38,6 +38,7 @@ DECLARE_CMD(commit_session);
 DECLARE_CMD(fsck);
 DECLARE_CMD(reindex);
 DECLARE_CMD(rag_query);
+DECLARE_CMD(salvage);
 
 /* porcelain */
 DECLARE_CMD(init);
@@ -48,10 +49,13 @@ DECLARE_CMD(rerun);
 DECLARE_CMD(config);
 DECLARE_CMD(show);
 DECLARE_CMD(sessions);
+DECLARE_CMD(conversation);
 DECLARE_CMD(status);
 DECLARE_CMD(switch);
 DECLARE_CMD(log);
 DECLARE_CMD(diff);
+DECLARE_CMD(serve);
+DECLARE_CMD(app_server);
 DECLARE_CMD(chat);
 
 #endif

@@ -9,7 +9,12 @@
  * object references are reported as dangling, which is not an error.
  * The session index must agree with the session objects.
  *
+ * First the store's pages are checked without trusting them (LMDB
+ * trusts its file; see src/lmdb-file.c), so that damage below the
+ * objects is reported even where no read would meet it.
+ *
  * Reports go to stdout, one per line:
+ *	corrupt store: <why>		(a page of data.mdb)
  *	corrupt <type> <id>: <why>	(type "object": the header is bad)
  *	hash mismatch <id>
  *	broken link from    <type> <id>
@@ -618,6 +623,7 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 	}
 	for (i = 0; i < ids.n; i++) {
 		long j = find_obj(f, &ids.ids[i]);
+		int r;
 
 		if (j < 0)
 			report(f, "index mismatch %s: indexed session does "
@@ -627,6 +633,15 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 			report(f, "index mismatch %s: indexed session is a %s",
 			       aptix_oid_hex(&ids.ids[i]),
 			       type_name(f->objs[j].type));
+		else if (f->full && f->objs[j].type == APTIX_OBJ_SESSION &&
+			 (r = aptix_index_verify_chain(f->repo,
+						       &ids.ids[i])) != 0) {
+			if (r == 1)
+				report(f, "index mismatch %s: its chain "
+				       "record disagrees with its turn and "
+				       "parent", aptix_oid_hex(&ids.ids[i]));
+			aptix_error_clear();	/* else: reported above */
+		}
 	}
 	/* conversation heads follow the conversation refs */
 	if (f->refs_incomplete)
@@ -686,6 +701,20 @@ static int dead_cb(const aptix_running_info *r, void *payload)
 	return 0;
 }
 
+static void store_problem(const char *msg, void *payload)
+{
+	report(payload, "corrupt store: %s", msg);
+}
+
+/* The store's own structure (LMDB's pages), before any object. */
+static void check_store(struct fsck *f)
+{
+	if (f->verbose)
+		fprintf(stderr, "Checking the store's pages\n");
+	if (aptix_repo_check_store(f->repo, store_problem, f) < 0)
+		report(f, "corrupt store: %s", aptix_error_last()->message);
+}
+
 /* Turns whose process died: reported, recorded by the next writer. */
 static void check_running(struct fsck *f)
 {
@@ -723,6 +752,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	f.odb = aptix_repo_odb(repo);
 	aptix_buf_init(&f.data, 0);
 
+	check_store(&f);
 	check_objects(&f);
 	check_refs(&f, &refs);
 	mark_reachable(&f);

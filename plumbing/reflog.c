@@ -139,7 +139,8 @@ static const char *abbrev(char out[APTIX_OID_HEXSZ + 1], aptix_odb *odb,
 	return out;
 }
 
-static int reflog_show(int argc, const char **argv, aptix_repo *repo)
+static int reflog_show(int argc, const char **argv, aptix_repo *repo,
+		       const char *const *usage)
 {
 	int max = -1, no_pager = 0;
 	const char *label;
@@ -154,9 +155,9 @@ static int reflog_show(int argc, const char **argv, aptix_repo *repo)
 		OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, reflog_show_usage, 0);
+	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc > 1)
-		usage_with_options(reflog_show_usage, options);
+		usage_with_options(usage, options);
 	label = argc ? argv[0] : "HEAD";
 	name = reflog_ref(repo, label, 1);
 	read_reflog(&l, repo, name, max < 0 ? 0 : (size_t)max);
@@ -209,18 +210,11 @@ static int reflog_exists(int argc, const char **argv, aptix_repo *repo)
 
 int cmd_reflog(int argc, const char **argv, struct aptix_repo *repo)
 {
-	struct option options[] = {
-		OPT_END()
-	};
-
 	if (argc > 1 && !strcmp(argv[1], "show"))
-		return reflog_show(argc - 1, argv + 1, repo);
+		return reflog_show(argc - 1, argv + 1, repo,
+				   reflog_show_usage);
 	if (argc > 1 && !strcmp(argv[1], "exists"))
 		return reflog_exists(argc - 1, argv + 1, repo);
-	if (argc > 1 && (!strcmp(argv[1], "-h") ||
-			 !strcmp(argv[1], "--help"))) {
-		parse_options(argc, argv, options, reflog_usage, 0);
-		return 129;	/* not reached: -h exits */
-	}
-	return reflog_show(argc, argv, repo);
+	/* plain reflog is show: -h describes show's options too */
+	return reflog_show(argc, argv, repo, reflog_usage);
 }

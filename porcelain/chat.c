@@ -571,6 +571,8 @@ static int chat_turn(struct chat *ch, aptix_run_kind kind,
 	}
 	turn_stream_init(&st, 0);
 	ch->tc.conversation = ch->conv;
+	/* chat continues ids it resolved or made itself: never a typo */
+	ch->tc.create = 1;
 	ch->tc.model = ch->model;
 	turn_cli_setup(&opts, &g, &wsid, ch->repo, ch->cfg, &ch->tc, &st);
 	opts.kind = kind;

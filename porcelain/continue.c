@@ -10,7 +10,7 @@
 
 static const char *const continue_usage[] = {
 	"aptix continue [-m <text> | -F <file>] [--model <model>] "
-	"[--no-stream] [--dry-run] [--json] [--conversation <id>] "
+	"[--no-stream] [--dry-run] [--json] [--conversation <id> [--create]] "
 	"[--file <path>...] [--files-from <file>] [--no-files] [--no-rag]",
 	"",
 	"Reads the instruction from -m, from -F <file> (- for stdin), or "
@@ -31,6 +31,8 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 			   "read the instruction from a file"),
 		OPT_STRING(0, "conversation", &c.conversation, "id",
 			   "continue this conversation instead of HEAD's"),
+		OPT_BOOL('c', "create", &c.create, "start the --conversation "
+			 "when it does not exist yet"),
 		TURN_RUN_OPTIONS(c),
 		TURN_CONTEXT_OPTIONS(c),
 		OPT_END()
@@ -39,6 +41,8 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 	argc = parse_options(argc, argv, options, continue_usage, 0);
 	if (argc)
 		usage_with_options(continue_usage, options);
+	if (c.create && !c.conversation)
+		die("--create needs --conversation <id>");
 	turn_cli_read_instruction(&instr, &c, 1);
 	rc = turn_cli_run(repo, APTIX_RUN_CONTINUE, NULL, &instr, &c);
 	aptix_buf_release(&instr);

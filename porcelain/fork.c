@@ -21,9 +21,25 @@ static const char *const fork_usage[] = {
 	NULL
 };
 
+/* What a plain fork would do, changing nothing (--dry-run). */
+static int fork_dry_run(const aptix_oid *from, const aptix_session_info *si,
+			int json)
+{
+	if (json) {
+		printf("{\n  \"dry_run\": true,\n  \"kind\": \"fork\",\n"
+		       "  \"from\": \"%s\",\n  \"switch_head\": true\n}\n",
+		       aptix_oid_hex(from));
+		return 0;
+	}
+	printf("Would switch to a new conversation forked from session %.12s "
+	       "(%s); nothing is sent or changed\n", aptix_oid_hex(from),
+	       si->summary);
+	return 0;
+}
+
 /* The new conversation's ref points at the session it forks from. */
 static int fork_only(struct aptix_repo *repo, const aptix_oid *from,
-		     const char *spec)
+		     const char *spec, const struct turn_cli *c)
 {
 	aptix_txn *tx = NULL;
 	aptix_buf ref = APTIX_BUF_INIT, reason = APTIX_BUF_INIT;
@@ -33,10 +49,12 @@ static int fork_only(struct aptix_repo *repo, const aptix_oid *from,
 	int r;
 
 	memset(&zero, 0, sizeof(zero));
-	if (aptix_uuid_v4(conv) < 0)
-		die_aptix();
 	if (aptix_index_session(&si, repo, from) < 0)
 		die("'%s' is not a session", spec);
+	if (c->dry_run)
+		return fork_dry_run(from, &si, c->json);
+	if (aptix_uuid_v4(conv) < 0)
+		die_aptix();
 	aptix_buf_printf(&ref, "refs/conversations/%s", conv);
 	aptix_buf_printf(&reason, "fork: from %s", aptix_oid_hex(from));
 	if ((r = aptix_txn_new(&tx, repo)) < 0 ||
@@ -46,8 +64,8 @@ static int fork_only(struct aptix_repo *repo, const aptix_oid *from,
 					 reason.ptr)) < 0 ||
 	    (r = aptix_txn_commit(tx)) < 0)
 		die_aptix();
-	printf("Switched to new conversation '%s', forked from session %.12s "
-	       "(%s)\n", conv, aptix_oid_hex(from), si.summary);
+	printf("Switched to a new conversation '%s', forked from session "
+	       "%.12s (%s)\n", conv, aptix_oid_hex(from), si.summary);
 	fprintf(stderr, "The next 'aptix continue' commits there.\n");
 	aptix_txn_free(tx);
 	aptix_buf_release(&ref);
@@ -78,7 +96,7 @@ int cmd_fork(int argc, const char **argv, struct aptix_repo *repo)
 	view_resolve_session(&from, repo, argv[0]);
 	if (!c.message && !c.file) {
 		aptix_strlist_release(&c.files);
-		return fork_only(repo, &from, argv[0]);
+		return fork_only(repo, &from, argv[0], &c);
 	}
 	turn_cli_read_instruction(&instr, &c, 1);
 	rc = turn_cli_run(repo, APTIX_RUN_FORK, &from, &instr, &c);

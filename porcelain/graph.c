@@ -1,6 +1,7 @@
 /*
  * porcelain/graph.c - the lane state machine of `aptix log --graph`
- * (see graph.h): columns of expected sessions, '*' for the shown one,
+ * (see graph.h): columns of expected sessions, '*' for the shown one
+ * ('o' when it is a root),
  * and branches that only ever join ("|/"), one column per line,
  * crossing other branches with '_' as git does.
  */
@@ -110,6 +111,7 @@ void graph_update(struct graph *g, uint32_t x, uint32_t parent)
 	while (g->map_size > 1 && g->map[g->map_size - 1] < 0)
 		g->map_size--;
 	g->pad_len = -1;
+	g->mark = '*';
 	/* like git, entering the commit state does not touch prev_state */
 	g->state = GRAPH_COMMIT;
 }
@@ -132,7 +134,7 @@ static int graph_commit_line(struct graph *g, char *b)
 		if (i == g->ncols && g->commit_index < g->ncols)
 			break;
 		if (i == g->commit_index)
-			b[n++] = '*';
+			b[n++] = g->mark;
 		else if (g->prev_state == GRAPH_COLLAPSING &&
 			 g->oldmap[2 * i + 1] == i && g->map[2 * i] < i)
 			b[n++] = '/';
@@ -241,6 +243,11 @@ int graph_next_line(struct graph *g, const char **out)
 		n = graph_collapsing_line(g, g->line);
 	*out = g->line;
 	return graph_pad(g, g->line, n);
+}
+
+void graph_mark_root(struct graph *g)
+{
+	g->mark = 'o';
 }
 
 int graph_is_collapsing(const struct graph *g)

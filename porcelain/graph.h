@@ -39,6 +39,7 @@ struct graph {
 	enum graph_state state, prev_state;
 	char *line, *pad;		/* the last line; the padding line */
 	int pad_len;			/* < 0: to be drawn */
+	char mark;			/* '*', or 'o' for a root */
 };
 
 /* An empty graph, with nothing allocated. */
@@ -49,6 +50,14 @@ void graph_init(struct graph *g);
  * is still to be shown, else GRAPH_NO_PARENT (the branch ends at x).
  */
 void graph_update(struct graph *g, uint32_t x, uint32_t parent);
+
+/*
+ * The session given to the last graph_update() is a root (it has no
+ * parent at all, rather than a parent left out of the view): its line
+ * shows 'o' rather than '*', so that two histories stacked in one
+ * column never read as one chain.
+ */
+void graph_mark_root(struct graph *g);
 
 /*
  * The graph part of the next line: *out points at it (not

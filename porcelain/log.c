@@ -42,6 +42,8 @@ static const char *const log_usage[] = {
 	"%s (summary), %S (status), %d %D (decorations), %ad %ai %aI (date),",
 	"%at (seconds), %am (milliseconds), %g (generation), %n, %%, %x00,",
 	"%Cred %Cgreen %Cblue %Creset %C(<color>)",
+	"",
+	"--graph marks a session '*' and a root (a first turn) 'o'.",
 	NULL
 };
 
@@ -97,6 +99,9 @@ struct log {
 	size_t nkids, akids;
 	uint32_t *order;		/* --reverse: what to show */
 	uint32_t norder, aorder;
+	uint32_t *held;			/* failed, waiting for a tip */
+	uint32_t nheld, aheld;
+	int tip_shown;			/* a committed session was shown */
 
 	struct head *heads;
 	size_t nheads, aheads;
@@ -106,6 +111,9 @@ struct log {
 	aptix_oid head_id;
 
 	int show_failed, all, max_count, reverse, color, use_graph;
+	int with_archived;		/* --all: archived ones too */
+	char (*archived)[APTIX_CONV_MAXLEN + 1];	/* sorted */
+	size_t narchived, aarchived;
 	enum fmt_kind kind;
 	const char *user_fmt;
 
@@ -896,6 +904,8 @@ static void show(struct log *lg, uint32_t k)
 			parent = NONE;	/* skewed clocks: the branch ends */
 		graph_update(&lg->g, k, parent == NONE ? GRAPH_NO_PARENT :
 			     parent);
+		if (!lg->v[k].has_parent)
+			graph_mark_root(&lg->g);
 	}
 	lg->v[k].shown = 1;
 	lg->bol = 1;
@@ -931,7 +941,7 @@ static void show(struct log *lg, uint32_t k)
 }
 
 /* Show now, or keep for --reverse. */
-static void emit(struct log *lg, uint32_t k)
+static void emit_now(struct log *lg, uint32_t k)
 {
 	if (!lg->reverse) {
 		show(lg, k);
@@ -950,6 +960,56 @@ static int limit_reached(const struct log *lg, uint32_t emitted)
 	return lg->max_count >= 0 && emitted >= (uint32_t)lg->max_count;
 }
 
+/*
+ * Failed snapshots newer than every committed session of the view wait
+ * until the first committed one is shown: a view starts from a tip a ref
+ * names (what rev-parse says), and the failed attempts on top of it come
+ * right after it (--reverse keeps plain date order). Returns how many
+ * sessions were shown.
+ */
+static uint32_t emit(struct log *lg, uint32_t k, uint32_t emitted)
+{
+	uint32_t i, n = 0;
+
+	if (!lg->tip_shown && !lg->reverse &&
+	    lg->v[k].status == APTIX_SESSION_FAILED) {
+		if (lg->nheld == lg->aheld) {
+			lg->aheld = lg->aheld ? lg->aheld * 2 : 16;
+			lg->held = xrealloc(lg->held, lg->aheld,
+					    sizeof(*lg->held));
+		}
+		lg->held[lg->nheld++] = k;
+		return 0;
+	}
+	if (!lg->tip_shown) {
+		lg->tip_shown = 1;
+		emit_now(lg, k);
+		n++;
+	}
+	for (i = 0; i < lg->nheld && !limit_reached(lg, emitted + n); i++) {
+		emit_now(lg, lg->held[i]);
+		n++;
+	}
+	lg->nheld = 0;
+	if (!n && !limit_reached(lg, emitted)) {
+		emit_now(lg, k);
+		n++;
+	}
+	return n;
+}
+
+/* The end of a walk: what still waits (a view of failed turns only). */
+static void emit_held(struct log *lg, uint32_t emitted)
+{
+	uint32_t i;
+
+	for (i = 0; i < lg->nheld && !limit_reached(lg, emitted); i++) {
+		emit_now(lg, lg->held[i]);
+		emitted++;
+	}
+	lg->nheld = 0;
+}
+
 static void walk_lazy(struct log *lg)
 {
 	uint32_t k, p, emitted = 0;
@@ -961,16 +1021,57 @@ static void walk_lazy(struct log *lg)
 			p = discover(lg, &parent);
 			lg->v[k].parent_idx = p;
 		}
-		emit(lg, k);
-		emitted++;
+		emitted += emit(lg, k, emitted);
 	}
+	emit_held(lg, emitted);
+}
+
+/* --- Archived conversations (hidden from --all unless asked) ------------ */
+
+static int archived_cb(const aptix_conv_info *ci, void *payload)
+{
+	struct log *lg = payload;
+
+	if (!ci->archived)
+		return 0;
+	if (lg->narchived == lg->aarchived) {
+		lg->aarchived = lg->aarchived ? lg->aarchived * 2 : 16;
+		lg->archived = xrealloc(lg->archived, lg->aarchived,
+					sizeof(*lg->archived));
+	}
+	snprintf(lg->archived[lg->narchived++], APTIX_CONV_MAXLEN + 1, "%s",
+		 ci->id);
+	return 0;
+}
+
+static int conv_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void load_archived(struct log *lg)
+{
+	if (aptix_index_foreach_conversation(lg->repo, archived_cb, lg) < 0)
+		die_aptix();
+	if (lg->narchived)
+		qsort(lg->archived, lg->narchived, sizeof(*lg->archived),
+		      conv_cmp);
+}
+
+static int hidden(const struct log *lg, const aptix_session_info *si)
+{
+	if (!lg->show_failed && si->status == APTIX_SESSION_FAILED)
+		return 1;
+	return lg->narchived && bsearch(si->conversation, lg->archived,
+					lg->narchived, sizeof(*lg->archived),
+					conv_cmp);
 }
 
 static int load_cb(const aptix_session_info *si, void *payload)
 {
 	struct log *lg = payload;
 
-	if (!lg->show_failed && si->status == APTIX_SESSION_FAILED)
+	if (hidden(lg, si))
 		return 0;
 	add_rec(lg, si);
 	return 0;
@@ -985,7 +1086,7 @@ static int recent_cb(const aptix_session_info *si, void *payload)
 {
 	struct recent *rc = payload;
 
-	if (!rc->lg->show_failed && si->status == APTIX_SESSION_FAILED)
+	if (hidden(rc->lg, si))
 		return 0;
 	discover(rc->lg, &si->id);
 	return ++rc->n >= rc->lg->max_count ? APTIX_ITEROVER : 0;
@@ -1049,12 +1150,12 @@ static void walk_all(struct log *lg)
 	for (k = lg->nheap / 2; k-- > 0;)
 		sift_down(lg, k);
 	while (!limit_reached(lg, emitted) && (k = heap_pop(lg)) != NONE) {
-		emit(lg, k);
-		emitted++;
+		emitted += emit(lg, k, emitted);
 		p = lg->v[k].parent_idx;
 		if (p != NONE && !--lg->v[p].pending)
 			heap_push(lg, p);
 	}
+	emit_held(lg, emitted);
 }
 
 /* --- Start points --------------------------------------------------------- */
@@ -1267,6 +1368,8 @@ static void log_release(struct log *lg)
 	free(lg->heap);
 	free(lg->kids);
 	free(lg->order);
+	free(lg->held);
+	free(lg->archived);
 	free(lg->heads);
 	free(lg->ob);
 	aptix_buf_release(&lg->text);
@@ -1287,6 +1390,8 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 			       PARSE_OPT_NOARG, oneline_cb),
 		OPT_BOOL(0, "all", &lg.all, "every session of every "
 			 "conversation, failed ones too"),
+		OPT_BOOL(0, "include-archived", &lg.with_archived, "with "
+			 "--all: archived conversations too"),
 		OPT_INTEGER('n', "max-count", &lg.max_count, "show at most "
 			    "<n> sessions"),
 		OPT_BOOL(0, "failed", &lg.show_failed, "show failed snapshots "
@@ -1320,6 +1425,8 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	lg.color = when < 0 ? cli_color_enabled(STDOUT_FILENO) : when;
 
 	load_heads(&lg);
+	if (lg.all && !lg.with_archived)
+		load_archived(&lg);
 	if (!argc && !lg.all) {
 		add_start(&lg, "HEAD", 1);
 	} else {

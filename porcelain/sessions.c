@@ -9,6 +9,7 @@
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
 #endif
+#include <ctype.h>
 #include <limits.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -23,10 +24,14 @@
 #include "parse-options.h"
 
 static const char *const sessions_usage[] = {
-	"aptix sessions [--json] [--all-workspaces] [-n <n>]",
+	"aptix sessions [--json] [--all-workspaces | --workspace <id>] "
+	"[-n <n>]",
+	"               [--archived | --include-archived] [--status <s>] "
+	"[--grep <text>]",
 	"",
 	"Lists the conversations, most recently updated first; '*' marks",
-	"the current one (HEAD's).",
+	"the current one (HEAD's). Archived ones are hidden unless asked.",
+	"'aptix conversation list' is the same listing.",
 	NULL
 };
 
@@ -113,9 +118,11 @@ static void print_row(const struct conv_row *row, int current)
 		printf("  ");
 	cols += 2;
 	/* ids are [A-Za-z0-9._-]: safe to print as they are */
+	/* turns: the committed ones, as show numbers them */
 	n = printf("%-8.8s  %s  %3lu turn%s  ", ci->id,
 		   view_date(date, ci->updated_at, 0),
-		   (unsigned long)ci->turns, ci->turns == 1 ? " " : "s");
+		   (unsigned long)ci->committed,
+		   ci->committed == 1 ? " " : "s");
 	cols += n > 0 ? n : 0;
 	if (current)
 		printf("%s", reset);
@@ -159,7 +166,8 @@ static json_t *row_json(const struct conv_row *row, int current)
 		      view_json_time(ci->updated_at) : json_null());
 	view_json_set(o, "created", view_json_time(ci->created_at));
 	view_json_set(o, "updated", view_json_time(ci->updated_at));
-	view_json_set(o, "turns", view_json_int(ci->turns));
+	view_json_set(o, "turns", view_json_int(ci->committed));
+	view_json_set(o, "failed", view_json_int(ci->failed));
 	view_json_set(o, "head", ci->has_head ? view_json_id(&ci->head) :
 		      json_null());
 	view_json_set(o, "current", json_boolean(current));
@@ -169,9 +177,47 @@ static json_t *row_json(const struct conv_row *row, int current)
 	return o;
 }
 
+/* Does text hold needle, ignoring ASCII case? */
+static int has_text(const char *text, const char *needle)
+{
+	size_t n = strlen(needle), i;
+
+	for (; *text; text++) {
+		for (i = 0; i < n && text[i]; i++)
+			if (tolower((unsigned char)text[i]) !=
+			    tolower((unsigned char)needle[i]))
+				break;
+		if (i == n)
+			return 1;
+	}
+	return !n;
+}
+
+struct filter {
+	int archived;		/* 0 hide, 1 only, 2 both */
+	const char *status;	/* committed, failed, new */
+	const char *grep;	/* in the id or the title */
+};
+
+static int filtered_out(const struct filter *f, const aptix_conv_info *ci)
+{
+	const char *status = ci->turns ?
+		aptix_session_status_name(ci->last_status) : "new";
+
+	if ((f->archived == 0 && ci->archived) ||
+	    (f->archived == 1 && !ci->archived))
+		return 1;
+	if (f->status && strcmp(f->status, status))
+		return 1;
+	return f->grep && !has_text(ci->id, f->grep) &&
+		!has_text(ci->title, f->grep);
+}
+
 int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 {
-	int json = 0, all_ws = 0, explicit_ws = 0;
+	int json = 0, all_ws = 0, explicit_ws = 0, only_arch = 0, inc_arch = 0;
+	const char *want_ws = NULL;
+	struct filter f = { 0, NULL, NULL };
 	aptix_buf derived = APTIX_BUF_INIT;
 	unsigned long limit = ULONG_MAX;
 	struct rows rows = { NULL, 0, 0 };
@@ -184,17 +230,40 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_BOOL(0, "json", &json, "print a JSON array"),
 		OPT_BOOL(0, "all-workspaces", &all_ws,
 			 "list the conversations of every workspace"),
+		OPT_STRING(0, "workspace", &want_ws, "id",
+			   "list the conversations of this workspace"),
 		OPT_ULONG('n', "max-count", &limit,
 			  "list at most <n> conversations"),
+		OPT_BOOL(0, "archived", &only_arch,
+			 "list only the archived conversations"),
+		OPT_BOOL(0, "include-archived", &inc_arch,
+			 "list the archived conversations too"),
+		OPT_STRING(0, "status", &f.status, "status",
+			   "only those whose last turn is committed or "
+			   "failed, or new ones"),
+		OPT_STRING(0, "grep", &f.grep, "text",
+			   "only those whose id or title holds the text"),
 		OPT_END()
 	};
 
 	argc = parse_options(argc, argv, options, sessions_usage, 0);
 	if (argc)
 		usage_with_options(sessions_usage, options);
-	if (!all_ws)
+	if (f.status && strcmp(f.status, "committed") &&
+	    strcmp(f.status, "failed") && strcmp(f.status, "new"))
+		die("invalid --status '%s': expected committed, failed or new",
+		    f.status);
+	if (only_arch && inc_arch)
+		die("options '--archived' and '--include-archived' cannot be "
+		    "used together");
+	f.archived = only_arch ? 1 : inc_arch ? 2 : 0;
+	if (want_ws) {
+		ws = want_ws;
+		explicit_ws = 1;
+	} else if (!all_ws) {
 		ws = view_workspace_scope(repo, &cfg, &derived,
 					 &explicit_ws);
+	}
 	if (aptix_conv_resolve(cur, repo, "HEAD") < 0) {
 		*cur = '\0';	/* HEAD names no conversation */
 		aptix_error_clear();
@@ -211,6 +280,8 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		const struct conv_row *row = &rows.v[i];
 		int current = !strcmp(row->ci.id, cur);
 
+		if (filtered_out(&f, &row->ci))
+			continue;
 		if (!view_workspace_holds(ws, explicit_ws,
 					  row->ci.workspace)) {
 			hidden++;

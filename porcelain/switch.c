@@ -14,9 +14,11 @@
 
 static const char *const switch_usage[] = {
 	"aptix switch <conversation>",
+	"aptix switch -",
 	"aptix switch (-c | --create) [<new-conversation>]",
 	"",
-	"Makes a conversation (an id or a unique prefix of one) current.",
+	"Makes a conversation (an id or a unique prefix of one) current;",
+	"'-' is the one HEAD was on before the last switch (@{-1}).",
 	"With -c, starts a new empty conversation (a random id unless one",
 	"is given) and makes it current.",
 	NULL
@@ -43,13 +45,12 @@ static int conv_exists(aptix_repo *repo, const char *id)
 static void set_head(aptix_repo *repo, const char *id)
 {
 	char target[sizeof(APTIX_CONV_PREFIX) + APTIX_CONV_MAXLEN];
-	char reason[16 + APTIX_CONV_MAXLEN];
 	aptix_txn *tx;
 
 	snprintf(target, sizeof(target), "%s%s", APTIX_CONV_PREFIX, id);
-	snprintf(reason, sizeof(reason), "switch: to %s", id);
+	/* the store adds ": moving from <old> to <new>" */
 	if (aptix_txn_new(&tx, repo) < 0 ||
-	    aptix_txn_symref_update(tx, "HEAD", target, reason) < 0 ||
+	    aptix_txn_symref_update(tx, "HEAD", target, "switch") < 0 ||
 	    aptix_txn_commit(tx) < 0)
 		die_aptix();
 	aptix_txn_free(tx);
@@ -84,7 +85,7 @@ int cmd_switch(int argc, const char **argv, struct aptix_repo *repo)
 
 	if (create) {
 		if (argc) {
-			if (aptix_conv_check_id(argv[0]) < 0)
+			if (aptix_conv_check_new_id(argv[0]) < 0)
 				die_aptix();
 			if (conv_exists(repo, argv[0]))
 				die("conversation '%s' already exists",
@@ -99,8 +100,12 @@ int cmd_switch(int argc, const char **argv, struct aptix_repo *repo)
 		return 0;
 	}
 
-	if (aptix_conv_resolve(id, repo, argv[0]) < 0)
+	if (!strcmp(argv[0], "-") || !strcmp(argv[0], "@{-1}")) {
+		if (aptix_conv_previous(id, repo, 1) < 0)
+			die_aptix();
+	} else if (aptix_conv_resolve(id, repo, argv[0]) < 0) {
 		die_aptix();
+	}
 	if (aptix_conv_resolve(cur, repo, "HEAD") == 0 && !strcmp(cur, id)) {
 		printf("Already on conversation '%s'", id);
 		print_title(repo, id);

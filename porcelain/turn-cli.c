@@ -123,12 +123,41 @@ static void print_json(const aptix_run_result *res, int rc,
 	json_decref(o);
 }
 
-static void print_dry_run(const aptix_run_result *res, const char *base)
+/*
+ * The request a dry run would send: as HTTP, or with --json as one
+ * JSON object (method, url, headers, body), nothing before or after.
+ */
+static void print_dry_run(const aptix_run_result *res, const char *base,
+			  int as_json)
 {
 	json_t *req = json_loadb(res->request.ptr, res->request.len, 0, NULL);
-	char *s = req ? json_dumps(req, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-				   JSON_REAL_PRECISION(15)) : NULL;
+	char *s;
 
+	if (as_json) {
+		json_t *o = json_object(), *h = json_object();
+		aptix_buf url = APTIX_BUF_INIT;
+
+		aptix_buf_printf(&url, "%s/responses", base);
+		json_object_set_new(o, "dry_run", json_true());
+		json_object_set_new(o, "method", json_string("POST"));
+		json_object_set_new(o, "url", json_string(url.ptr));
+		json_object_set_new(h, "Authorization",
+				    json_string("Bearer <redacted>"));
+		json_object_set_new(h, "Content-Type",
+				    json_string("application/json"));
+		json_object_set_new(o, "headers", h);
+		json_object_set_new(o, "body", req ? req : json_null());
+		s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			       JSON_REAL_PRECISION(15));
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(o);
+		aptix_buf_release(&url);
+		return;
+	}
+	s = req ? json_dumps(req, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			     JSON_REAL_PRECISION(15)) : NULL;
 	printf("POST %s/responses\n", base);
 	printf("Authorization: Bearer <redacted>\n");
 	printf("Content-Type: application/json\n\n");
@@ -163,6 +192,7 @@ void turn_cli_setup(aptix_run_options *opts, aptix_gather_options *g,
 			       aptix_repo_workdir(repo)) < 0)
 		die_aptix();
 	opts->conversation = c->conversation;
+	opts->create = c->create;
 	opts->model = c->model;
 	opts->no_stream = c->no_stream;
 	opts->dry_run = c->dry_run;
@@ -196,10 +226,15 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	struct turn_stream st;
 	struct sigaction sa, old_int, old_term;
 	aptix_buf wsid = APTIX_BUF_INIT;
+	char before[APTIX_CONV_MAXLEN + 1];
 	int r, rc;
 
 	if (aptix_config_open(&cfg, repo) < 0)
 		die_aptix();
+	if (aptix_conv_resolve(before, repo, "HEAD") < 0) {
+		*before = '\0';
+		aptix_error_clear();
+	}
 	turn_stream_init(&st, c->json);
 	turn_cli_setup(&opts, &g, &wsid, repo, cfg, c, &st);
 	opts.kind = kind;
@@ -208,8 +243,12 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.instruction_len = instruction ? instruction->len : 0;
 	/* a continue leaves HEAD alone; a fork or rerun moves to its branch */
 	opts.switch_head = kind != APTIX_RUN_CONTINUE;
-	if (aptix_run_new(&run, repo, &opts) < 0 ||
-	    aptix_run_begin(run) < 0)
+	if ((r = aptix_run_new(&run, repo, &opts)) == 0)
+		r = aptix_run_begin(run);
+	if (r == APTIX_ENOTFOUND && c->conversation && !c->create)
+		die("%s; to start a new conversation, add --create",
+		    aptix_error_last()->message);
+	if (r < 0)
 		die_aptix();
 	res = aptix_run_result_of(run);
 
@@ -232,7 +271,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		if (aptix_run_state_of(run) != APTIX_RUN_FINISHED || r < 0 ||
 		    !res->request.len)
 			die_aptix();
-		print_dry_run(res, opts.http.base_url);
+		print_dry_run(res, opts.http.base_url, c->json);
 		rc = 0;
 		goto done;
 	}
@@ -247,7 +286,12 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	turn_stream_end(&st, res, r);
 	if (c->json)
 		print_json(res, r, aptix_run_chunks(run));
-	turn_stream_report(res, r, c->quiet);
+	turn_stream_warnings(res, c->quiet);
+	/* HEAD moved: say so, as git checkout -b does */
+	if (opts.switch_head && !c->quiet && strcmp(before, res->conversation))
+		fprintf(stderr, "Switched to a new conversation '%s'\n",
+			res->conversation);
+	turn_stream_result(res, r, c->quiet);
 done:
 	aptix_run_free(run);
 	aptix_buf_release(&wsid);

@@ -22,6 +22,7 @@ struct turn_cli {
 	const char *files_from;		/* --files-from */
 	int no_stream, dry_run, json, quiet;
 	int no_files, no_rag;
+	int create;			/* --create: a new --conversation */
 };
 
 /* The run options every turn command takes. */

@@ -68,12 +68,22 @@ static const char *short_id(const aptix_oid *id)
 	return buf;
 }
 
-void turn_stream_report(const aptix_run_result *res, int rc, int quiet)
+void turn_stream_warnings(const aptix_run_result *res, int quiet)
 {
 	size_t i;
 
 	for (i = 0; i < res->nwarnings && !quiet; i++)
 		warning("%s", res->warnings[i]);
+}
+
+void turn_stream_report(const aptix_run_result *res, int rc, int quiet)
+{
+	turn_stream_warnings(res, quiet);
+	turn_stream_result(res, rc, quiet);
+}
+
+void turn_stream_result(const aptix_run_result *res, int rc, int quiet)
+{
 	if (rc) {
 		error("%s", res->error_message ? res->error_message :
 		      aptix_error_last()->message);

@@ -42,5 +42,8 @@ void turn_stream_end(struct turn_stream *st, const aptix_run_result *res,
  * line "[conv session] N tokens ..." (unless quiet).
  */
 void turn_stream_report(const aptix_run_result *res, int rc, int quiet);
+/* The two halves of turn_stream_report(), for a line between them. */
+void turn_stream_warnings(const aptix_run_result *res, int quiet);
+void turn_stream_result(const aptix_run_result *res, int rc, int quiet);
 
 #endif

@@ -32,6 +32,8 @@ struct cmd_struct {
 };
 
 static const struct cmd_struct commands[] = {
+	{ "app-server", cmd_app_server, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "serve editors and agents JSON-RPC on stdin and stdout" },
 	{ "cat-object", cmd_cat_object, NEED_REPO, CAT_PLUMBING,
 	  "show the content, type or size of objects" },
 	{ "chat", cmd_chat, NEED_REPO | WRITES, CAT_PORCELAIN,
@@ -40,6 +42,8 @@ static const struct cmd_struct commands[] = {
 	  "create a session snapshot from a turn (no ref moves)" },
 	{ "config", cmd_config, NEED_REPO, CAT_PORCELAIN,
 	  "get and set options" },
+	{ "conversation", cmd_conversation, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "list, rename, archive or delete conversations" },
 	{ "continue", cmd_continue, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "run one turn in the current conversation" },
 	{ "diff", cmd_diff, NEED_REPO, CAT_PORCELAIN,
@@ -68,6 +72,10 @@ static const struct cmd_struct commands[] = {
 	  "run a session's instruction again, as a sibling branch" },
 	{ "rev-parse", cmd_rev_parse, NEED_REPO, CAT_PLUMBING,
 	  "turn names into object ids" },
+	{ "salvage", cmd_salvage, 0, CAT_PLUMBING,
+	  "copy what is readable of a damaged store into a new one" },
+	{ "serve", cmd_serve, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "serve the store over HTTP, with a page for browsers" },
 	{ "sessions", cmd_sessions, NEED_REPO, CAT_PORCELAIN,
 	  "list the conversations, most recent first" },
 	{ "show", cmd_show, NEED_REPO, CAT_PORCELAIN,

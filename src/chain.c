@@ -17,8 +17,8 @@ void aptix__chain_init(struct aptix__chain *c, aptix_repo *repo,
 	memset(c, 0, sizeof(*c));
 	c->repo = repo;
 	if (start) {
-		c->next = *start;
-		c->more = 1;
+		c->start = c->next = *start;
+		c->has_start = c->more = 1;
 	}
 }
 
@@ -193,12 +193,9 @@ static int plan_cb(const aptix_turn *t, void *payload)
 	return 1;
 }
 
-int aptix__chain_plan(struct aptix__chain *c, int restart,
-		      aptix_file_set *files, aptix_chunk_set *chunks)
+static void plan_reset(aptix_file_set *files, aptix_chunk_set *chunks)
 {
-	struct plan_walk pw;
 	size_t i;
-	int r;
 
 	for (i = 0; files && i < files->n; i++)
 		if (files->v[i].action == APTIX_FILE_UNCHANGED ||
@@ -206,8 +203,15 @@ int aptix__chain_plan(struct aptix__chain *c, int restart,
 			files->v[i].action = APTIX_FILE_SEND;
 	for (i = 0; chunks && i < chunks->n; i++)
 		chunks->v[i].sent = 1;
-	if (restart || ((!files || !files->n) && (!chunks || !chunks->n)))
-		return 0;
+}
+
+int aptix__chain_plan_walk(struct aptix__chain *c, aptix_file_set *files,
+			   aptix_chunk_set *chunks)
+{
+	struct plan_walk pw;
+	int r;
+
+	plan_reset(files, chunks);
 	pw.files = files;
 	pw.chunks = chunks;
 	pw.seen = aptix__calloc(files && files->n ? files->n : 1, 1);
@@ -216,4 +220,19 @@ int aptix__chain_plan(struct aptix__chain *c, int restart,
 	r = aptix__chain_links(c, plan_cb, &pw);
 	free(pw.seen);
 	return r;
+}
+
+int aptix__chain_plan(struct aptix__chain *c, int restart,
+		      aptix_file_set *files, aptix_chunk_set *chunks)
+{
+	int r;
+
+	plan_reset(files, chunks);
+	if (restart || ((!files || !files->n) && (!chunks || !chunks->n)) ||
+	    !c->has_start)
+		return 0;
+	r = aptix_index__chain_plan(c->repo, &c->start, files, chunks, NULL);
+	if (r <= 0)
+		return r;
+	return aptix__chain_plan_walk(c, files, chunks);
 }

@@ -30,6 +30,8 @@ struct aptix__chain {
 	aptix_repo *repo;
 	struct aptix__past *v;	/* committed ancestors, newest first */
 	size_t n, alloc;
+	aptix_oid start;	/* the snapshot a child continues */
+	int has_start;
 	aptix_oid next;		/* the next snapshot to read */
 	int more;		/* next is valid */
 	size_t walked;		/* snapshots read so far */
@@ -62,8 +64,15 @@ int aptix__chain_links(struct aptix__chain *c, aptix__link_fn fn,
 int aptix__chain_state(aptix_chain_state *out, struct aptix__chain *c,
 		       int64_t now);
 
-/** Context planning over the chain (see aptix_context_plan). */
+/**
+ * Context planning (see aptix_context_plan): from the start's index
+ * record (src/index-chain.c), or by walking the chain when the record
+ * was written by an older version.
+ */
 int aptix__chain_plan(struct aptix__chain *c, int restart,
 		      aptix_file_set *files, aptix_chunk_set *chunks);
+/** The same by walking the chain's turns (stores of older versions). */
+int aptix__chain_plan_walk(struct aptix__chain *c, aptix_file_set *files,
+			   aptix_chunk_set *chunks);
 
 #endif

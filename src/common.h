@@ -37,6 +37,12 @@
 void *aptix__malloc(size_t n);
 void *aptix__calloc(size_t n, size_t sz);
 void *aptix__realloc(void *p, size_t n);
+/*
+ * Make room for element n of the array *pp (alloc elements of size
+ * bytes): doubled, first elements the first time. 0, or APTIX_ERROR.
+ */
+int aptix__grow(void *pp, size_t *alloc, size_t n, size_t size,
+		size_t first);
 char *aptix__strdup(const char *s);
 char *aptix__strndup(const char *s, size_t n);
 
@@ -62,6 +68,20 @@ static inline void aptix__put_be64(unsigned char *p, uint64_t v)
 		p[i] = (unsigned char)(v & 0xff);
 		v >>= 8;
 	}
+}
+
+static inline void aptix__put_be32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static inline uint32_t aptix__get_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+		(uint32_t)p[2] << 8 | p[3];
 }
 
 static inline uint64_t aptix__get_be64(const unsigned char *p)

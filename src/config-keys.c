@@ -36,6 +36,16 @@
 static const char *const rag_backends[] = { "local", "qdrant", NULL };
 
 static const aptix_config_key keys[] = {
+	/*
+	 * 120,000 bytes (about 30,000 tokens): four times what a restart
+	 * sends (window 24,000 + summary 4,000, plus files), so restarts
+	 * stay rare, while every turn's input, billed on the whole chain,
+	 * stays far below any current model's window and stale file
+	 * versions leave the model's context within a few dozen turns.
+	 */
+	LONG("context.chain-max-chars", "120000", 0, OPEN,
+	     "bytes a response chain may carry before the next turn starts "
+	     "a new one (0: no limit)"),
 	LONG("context.summary-chars", "4000", 0, OPEN,
 	     "characters of the summary of turns older than the window"),
 	LONG("context.window-chars", "24000", 0, OPEN,
@@ -56,6 +66,8 @@ static const aptix_config_key keys[] = {
 	       "the system prompt of every turn"),
 	LONG("openai.max-attempts", "5", 1, 20,
 	     "tries of a request on 429, 5xx and network errors"),
+	LONG("openai.max-response", "64m", 1024, OPEN,
+	     "bytes of an answer (a body or a stream) at most"),
 	STRING("openai.model", "gpt-5", APTIX_CONFIG_NONEMPTY,
 	       "the model of a turn (APTIX_MODEL overrides)"),
 	DOUBLE("openai.temperature", NULL, 0, 2,

@@ -131,6 +131,29 @@ void *aptix__realloc(void *p, size_t n)
 	return q;
 }
 
+int aptix__grow(void *pp, size_t *alloc, size_t n, size_t size,
+		size_t first)
+{
+	void **p = pp;
+	size_t na;
+	void *q;
+
+	if (n < *alloc)
+		return 0;
+	na = *alloc ? *alloc * 2 : first;
+	if (na <= n)
+		na = n + 1;
+	if (na > SIZE_MAX / size) {
+		aptix_error_oom();
+		return APTIX_ERROR;
+	}
+	if (!(q = aptix__realloc(*p, na * size)))
+		return APTIX_ERROR;
+	*p = q;
+	*alloc = na;
+	return 0;
+}
+
 char *aptix__strdup(const char *s)
 {
 	return s ? aptix__strndup(s, strlen(s)) : NULL;

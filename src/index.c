@@ -4,7 +4,8 @@
  *
  * Session record: u8 version, u8 session status, u8 turn status, u8 flags
  * (1: has parent), parent id, turn id, be64 created (ms), be32 generation,
- * u8 length + conversation id, u8 length + summary.
+ * u8 length + conversation id, u8 length + summary; version 2 adds the
+ * chain section (what the model holds: src/index-chain.c).
  * Conversation record (the conversation's summary: status and sessions
  * read one per conversation, never every session): u8 version 2, u8
  * flags (1: has head, 2: archived, 4: has a failed attempt, 8: title set
@@ -22,6 +23,7 @@
 #include "aptix/oidmap.h"
 
 #define REC_VERSION 1
+#define SESSION_VERSION 2	/* version 1 and the chain section */
 #define CONV_VERSION 2
 
 void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
@@ -85,7 +87,7 @@ static int encode_session(aptix_buf *b, const aptix_session_info *si)
 {
 	unsigned char h[4], t[8];
 
-	h[0] = REC_VERSION;
+	h[0] = SESSION_VERSION;
 	h[1] = (unsigned char)si->status;
 	h[2] = (unsigned char)si->turn_status;
 	h[3] = si->has_parent ? 1 : 0;
@@ -110,7 +112,7 @@ static int decode_session(aptix_session_info *si, const aptix_oid *id,
 	const unsigned char *p = val, *end = p + vlen;
 
 	memset(si, 0, sizeof(*si));
-	if (vlen < 80 || p[0] != REC_VERSION)
+	if (vlen < 80 || (p[0] != REC_VERSION && p[0] != SESSION_VERSION))
 		return corrupt_record(aptix_oid_hex(id));
 	si->id = *id;
 	si->status = (aptix_session_status)p[1];
@@ -132,17 +134,8 @@ static void put_be32(aptix_buf *b, uint32_t v)
 {
 	unsigned char t[4];
 
-	t[0] = (unsigned char)(v >> 24);
-	t[1] = (unsigned char)(v >> 16);
-	t[2] = (unsigned char)(v >> 8);
-	t[3] = (unsigned char)v;
+	aptix__put_be32(t, v);
 	aptix_buf_put(b, t, 4);
-}
-
-static uint32_t get_be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-		(uint32_t)p[2] << 8 | p[3];
 }
 
 static void put_be64(aptix_buf *b, int64_t v)
@@ -151,6 +144,31 @@ static void put_be64(aptix_buf *b, int64_t v)
 
 	aptix__put_be64(t, (uint64_t)v);
 	aptix_buf_put(b, t, 8);
+}
+
+int aptix_index__chain_section(const unsigned char **sec, size_t *len,
+			       const void *val, size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+	char skip[256];
+
+	if (vlen < 80 || (p[0] != REC_VERSION && p[0] != SESSION_VERSION))
+		return corrupt_record("a session");
+	if (p[0] == REC_VERSION)
+		return 1;
+	p += 80;
+	if (get_str8(skip, sizeof(skip), &p, end) ||
+	    get_str8(skip, sizeof(skip), &p, end))
+		return corrupt_record("a session");
+	*sec = p;
+	*len = (size_t)(end - p);
+	return 0;
+}
+
+void aptix_index__op_release(struct aptix_index_session_op *op)
+{
+	aptix_session_release(&op->session);
+	aptix_index__delta_release(&op->delta);
 }
 
 /* A version 1 record stays one until reindex (its counts are partial). */
@@ -226,7 +244,7 @@ static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
 	memcpy(ci->head.id, p + 4, 32);
 	ci->created_at = (int64_t)aptix__get_be64(p + 36);
 	ci->updated_at = (int64_t)aptix__get_be64(p + 44);
-	ci->turns = get_be32(p + 52);
+	ci->turns = aptix__get_be32(p + 52);
 	p += 56;
 	if (v2) {
 		ci->has_failed = (((const unsigned char *)val)[1] & 4) != 0;
@@ -234,8 +252,8 @@ static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
 		ci->has_last = (((const unsigned char *)val)[1] & 16) != 0;
 		ci->last_turn_status =
 			(aptix_turn_status)((const unsigned char *)val)[3];
-		ci->committed = get_be32(p);
-		ci->failed = get_be32(p + 4);
+		ci->committed = aptix__get_be32(p);
+		ci->failed = aptix__get_be32(p + 4);
 		memcpy(ci->last.id, p + 8, 32);
 		memcpy(ci->last_failed.id, p + 40, 32);
 		ci->failed_at = (int64_t)aptix__get_be64(p + 72);
@@ -328,10 +346,15 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		goto done;
 	}
 	r = aptix_txn_read_object(&buf, &type, tx, &turn.instruction);
-	if (r == 0 && type == APTIX_OBJ_BLOB)
+	if (r == 0 && type == APTIX_OBJ_BLOB) {
 		aptix_summary_line(op->summary, APTIX_SUMMARY_MAX, buf.ptr,
 				   buf.len);
-	else if (strict) {
+		if ((r = aptix_index__delta_from_turn(&op->delta, tx, &turn,
+						      buf.len)) < 0) {
+			aptix_turn_release(&turn);
+			goto done;
+		}
+	} else if (strict) {
 		aptix_error_set(APTIX_ERROR_OBJECT, "instruction '%s' of the "
 				"turn is missing",
 				aptix_oid_hex(&turn.instruction));
@@ -391,9 +414,11 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	const aptix_session *ss = &op->session;
 	aptix_session_info si, pi;
 	aptix_conv_info ci;
-	aptix_buf v = APTIX_BUF_INIT;
+	aptix_buf v = APTIX_BUF_INIT, psec = APTIX_BUF_INIT;
 	unsigned char ckey[64];
-	int r, exists;
+	const unsigned char *sec;
+	size_t seclen;
+	int r, exists, parent_known = 1;
 
 	r = s->wget(&v, w, APTIX_TABLE_SESSIONS, op->id.id, 32);
 	if (r == 0 || r != APTIX_ENOTFOUND)
@@ -421,6 +446,12 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		if (r < 0 || (r = decode_session(&pi, &ss->parent, v.ptr,
 						 v.len)) < 0)
 			goto done;
+		r = aptix_index__chain_section(&sec, &seclen, v.ptr, v.len);
+		if (r < 0)
+			goto done;
+		if (r == 0)
+			aptix_buf_put(&psec, sec, seclen);
+		parent_known = r == 0;
 		si.generation = pi.generation + 1;
 		memcpy(ckey, ss->parent.id, 32);
 		memcpy(ckey + 32, op->id.id, 32);
@@ -429,6 +460,12 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	}
 	aptix_buf_clear(&v);
 	if ((r = encode_session(&v, &si)) < 0 ||
+	    (r = aptix_index__chain_encode(&v, ss->has_parent ?
+					   (const unsigned char *)psec.ptr :
+					   NULL, psec.len, parent_known,
+					   ss->status ==
+					   APTIX_SESSION_COMMITTED,
+					   &op->delta)) < 0 ||
 	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, v.ptr,
 			 v.len)) < 0)
 		goto done;
@@ -451,6 +488,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	r = conv_store(w, s, &ci, exists);
 done:
 	aptix_buf_release(&v);
+	aptix_buf_release(&psec);
 	return r;
 }
 
@@ -461,15 +499,20 @@ int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 	aptix_conv_info ci;
 	int r, exists;
 
+	if (!head) {
+		/*
+		 * The ref was deleted: the conversation goes from the
+		 * listings (its sessions stay, reachable from the reflog);
+		 * reindex keeps it gone (rebuild_fn). A new turn in it
+		 * starts a new record.
+		 */
+		r = s->wdel(w, APTIX_TABLE_CONVS, conv, strlen(conv));
+		return r == APTIX_ENOTFOUND ? 0 : r;
+	}
 	if ((r = conv_load(&ci, w, s, conv, &exists)) < 0)
 		return r;
-	if (head) {
-		ci.head = *head;
-		ci.has_head = 1;
-	} else {
-		memset(&ci.head, 0, sizeof(ci.head));
-		ci.has_head = 0;
-	}
+	ci.head = *head;
+	ci.has_head = 1;
 	return conv_store(w, s, &ci, exists);
 }
 
@@ -731,15 +774,8 @@ static int conv_walk_cb(const void *key, size_t klen, const void *val,
 	struct conv_walk *cw = payload;
 	int r;
 
-	if (cw->n == cw->alloc) {
-		size_t na = cw->alloc ? cw->alloc * 2 : 32;
-		void *p = aptix__realloc(cw->v, na * sizeof(*cw->v));
-
-		if (!p)
-			return APTIX_ERROR;
-		cw->v = p;
-		cw->alloc = na;
-	}
+	if (aptix__grow(&cw->v, &cw->alloc, cw->n, sizeof(*cw->v), 32) < 0)
+		return APTIX_ERROR;
 	if ((r = decode_conv(&cw->v[cw->n], key, klen, val, vlen)) < 0)
 		return r;
 	if (r == 1) {
@@ -793,6 +829,10 @@ struct rebuild {
 	size_t nconvs;
 	aptix_conv_info *meta;	/* what users said: titles, archived */
 	size_t nmeta, ameta;
+	char **gone;		/* conversations whose ref was deleted */
+	size_t ngone, agone;
+	char last[APTIX_REF_MAXLEN + 1];	/* reflog walk: its ref */
+	int last_deleted;
 };
 
 static int collect_session(const aptix_oid *id, void *payload)
@@ -828,7 +868,7 @@ static int collect_session(const aptix_oid *id, void *payload)
 	r = aptix_index__prepare(op, rb->tx, 0, id, data.ptr, data.len);
 	aptix_buf_release(&data);
 	if (r < 0) {	/* an unreadable session: fsck reports it */
-		aptix_session_release(&op->session);
+		aptix_index__op_release(op);
 		free(op);
 		return 0;
 	}
@@ -886,21 +926,65 @@ static int collect_convs_key(const void *k, size_t kl, const void *v,
 
 	/* a title or archived flag the user set survives the rebuild */
 	if (decode_conv(&ci, k, kl, v, vl) >= 0 && (ci.titled || ci.archived)) {
-		if (rb->nmeta == rb->ameta) {
-			size_t na = rb->ameta ? rb->ameta * 2 : 16;
-			void *m = aptix__realloc(rb->meta,
-						 na * sizeof(*rb->meta));
-
-			if (!m)
-				return APTIX_ERROR;
-			rb->meta = m;
-			rb->ameta = na;
-		}
+		if (aptix__grow(&rb->meta, &rb->ameta, rb->nmeta,
+				sizeof(*rb->meta), 16) < 0)
+			return APTIX_ERROR;
 		rb->meta[rb->nmeta++] = ci;
 	} else {
 		aptix_error_clear();
 	}
 	return collect_key(p, APTIX_TABLE_CONVS, k, kl);
+}
+
+/* The last reflog entry of rb->last deleted it: remember the name. */
+static int note_gone(struct rebuild *rb)
+{
+	char *name;
+
+	if (!*rb->last || !rb->last_deleted)
+		return 0;
+	if (rb->ngone == rb->agone) {
+		size_t na = rb->agone ? rb->agone * 2 : 8;
+		void *g = aptix__realloc(rb->gone, na * sizeof(*rb->gone));
+
+		if (!g)
+			return APTIX_ERROR;
+		rb->gone = g;
+		rb->agone = na;
+	}
+	if (!(name = aptix__strdup(rb->last + strlen(APTIX_CONV_PREFIX))))
+		return APTIX_ERROR;
+	rb->gone[rb->ngone++] = name;
+	return 0;
+}
+
+/*
+ * Reflog entries of conversation refs, by name then oldest first: a ref
+ * whose newest entry logs a zero id was deleted (update-ref -d, the
+ * conversation command's delete).
+ */
+static int collect_deleted(const void *k, size_t kl, const void *v,
+			   size_t vl, void *p)
+{
+	struct rebuild *rb = p;
+	size_t plen = strlen(APTIX_CONV_PREFIX), nlen;
+	static const unsigned char zero[APTIX_OID_RAWSZ];
+	int r;
+
+	if (kl < plen || memcmp(k, APTIX_CONV_PREFIX, plen))
+		return APTIX_ITEROVER;
+	if (kl < 9 || (nlen = kl - 9) > APTIX_REF_MAXLEN ||
+	    vl < 2 * APTIX_OID_RAWSZ)
+		return 0;
+	if (strlen(rb->last) != nlen || memcmp(rb->last, k, nlen)) {
+		if ((r = note_gone(rb)) < 0)
+			return r;
+		memcpy(rb->last, k, nlen);
+		rb->last[nlen] = '\0';
+	}
+	rb->last_deleted = !memcmp((const unsigned char *)v +
+				   APTIX_OID_RAWSZ, zero, APTIX_OID_RAWSZ);
+	return 0;
 }
 
 static int collect_conv_ref(const aptix_ref *ref, void *payload)
@@ -1036,15 +1120,53 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 			r = 0;
 		}
 	}
+	for (i = 0; i < rb->ngone && !r; i++) {
+		size_t k;
+
+		for (k = 0; k < rb->nconvs; k++)
+			if (!strcmp(rb->convs[k], rb->gone[i]))
+				break;
+		if (k == rb->nconvs)	/* deleted, and not made again */
+			r = aptix_index__set_head(w, s, rb->gone[i], NULL, 0);
+	}
 	return r;
+}
+
+/* The first problem the store's check finds. */
+static void first_problem(const char *msg, void *payload)
+{
+	aptix_buf *first = payload;
+
+	if (!first->len)
+		aptix_buf_puts(first, msg);
 }
 
 int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 {
 	struct rebuild rb;
+	aptix_buf first = APTIX_BUF_INIT;
 	size_t i;
 	int r;
 
+	/*
+	 * The rebuild rewrites every page of the index: on damaged pages
+	 * LMDB would write through the damage (into its own memory). A
+	 * store whose pages are not sound is left alone.
+	 */
+	r = repo->store->check ?
+		repo->store->check(repo->store, first_problem, &first) : 0;
+	if (r > 0) {
+		aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: %s (and "
+				"%d more problems: run 'aptix fsck'); it is "
+				"not rewritten: 'aptix salvage <dir>' copies "
+				"what is readable", first.ptr ? first.ptr : "",
+				r - 1);
+		aptix_buf_release(&first);
+		return APTIX_ECORRUPT;
+	}
+	aptix_buf_release(&first);
+	if (r < 0)
+		return r;
 	memset(&rb, 0, sizeof(rb));
 	rb.repo = repo;
 	if ((r = aptix_txn_new(&rb.tx, repo)) < 0)
@@ -1062,14 +1184,19 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 	    (r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
 				   collect_convs_key, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
-				   &rb)) < 0)
+				   &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_REFLOG,
+				   APTIX_CONV_PREFIX,
+				   strlen(APTIX_CONV_PREFIX), collect_deleted,
+				   &rb)) < 0 ||
+	    (r = note_gone(&rb)) < 0)
 		goto done;
 	r = repo->store->write(repo->store, rebuild_fn, &rb);
 	if (!r && nsessions)
 		*nsessions = rb.n;
 done:
 	for (i = 0; i < rb.n; i++) {
-		aptix_session_release(&rb.ops[i]->session);
+		aptix_index__op_release(rb.ops[i]);
 		free(rb.ops[i]);
 	}
 	free(rb.ops);
@@ -1079,6 +1206,9 @@ done:
 	free(rb.convs);
 	free(rb.heads);
 	free(rb.meta);
+	for (i = 0; i < rb.ngone; i++)
+		free(rb.gone[i]);
+	free(rb.gone);
 	aptix_txn_free(rb.tx);
 	return r;
 }

@@ -22,7 +22,8 @@
  */
 #define DEFAULT_RETRY_BASE_MS 500L
 #define DEFAULT_RETRY_MAX_MS 30000L
-#define MAX_BODY ((size_t)64 << 20)	/* a response or an error body */
+/* An error body; a response's cap is openai.max-response. */
+#define MAX_BODY ((size_t)64 << 20)
 #define MAX_MESSAGE 1000		/* chars of a server message kept */
 #define SLEEP_SLICE_MS 50
 
@@ -57,6 +58,7 @@ int aptix_http_status_is_retryable(long status)
 struct call {
 	const aptix_openai_options *opts;
 	long connect_ms, idle_ms, total_ms, base_ms, max_ms;
+	size_t max_response;	/* bytes of a body or a stream */
 	int max_attempts;
 	int64_t deadline;
 	uint64_t rng;
@@ -91,7 +93,7 @@ static int call_init(struct call *c, const aptix_openai_options *opts,
 	const char *base = opts->base_url;
 	size_t blen, n = 0;
 	struct timespec ts;
-	long attempts;
+	long attempts, max_response;
 
 	if (!base || !*base)
 		aptix_config_string(&base, NULL, "openai.base-url");
@@ -109,6 +111,13 @@ static int call_init(struct call *c, const aptix_openai_options *opts,
 	else
 		aptix_config_long(&attempts, NULL, "openai.max-attempts");
 	c->max_attempts = (int)attempts;
+	if (opts->max_response)
+		c->max_response = opts->max_response;
+	else if (aptix_config_long(&max_response, NULL,
+				   "openai.max-response") == 0)
+		c->max_response = (size_t)max_response;
+	else
+		c->max_response = MAX_BODY;
 	c->base_ms = opts->retry_base_ms > 0 ?
 		opts->retry_base_ms : DEFAULT_RETRY_BASE_MS;
 	c->max_ms = opts->retry_max_ms > 0 ?
@@ -374,6 +383,7 @@ struct stream {
 	int terminal;		/* response.completed/incomplete seen */
 	int delivered;		/* on_delta was called */
 	int keep_raw;		/* still appending the stream to raw */
+	size_t received;	/* bytes of the body or stream so far */
 };
 
 static int stream_fail(int code, const char *fmt, const char *arg)
@@ -499,15 +509,23 @@ static int on_data(const char *data, size_t len, void *payload)
 		st->mode = ct && !strncasecmp(ct, "text/event-stream", 17) ?
 			1 : 2;
 	}
-	if (st->mode == 2) {
-		if (out->raw.len + len > MAX_BODY) {
-			aptix_error_set(APTIX_ERROR_OPENAI, "openai: response "
-					"larger than %zu bytes", MAX_BODY);
-			return APTIX_EFULL;
-		}
+	/*
+	 * A body or a stream past the cap fails the call: a server that
+	 * never stops (an endless stream of deltas) must not grow the
+	 * answer without bound until the timeout.
+	 */
+	if (len > st->c->max_response - st->received) {
+		aptix_error_set(APTIX_ERROR_OPENAI, "openai: %s larger than "
+				"%zu bytes (openai.max-response)",
+				st->mode == 2 ? "response" : "streamed response",
+				st->c->max_response);
+		st->received = st->c->max_response;
+		return APTIX_EFULL;
+	}
+	st->received += len;
+	if (st->mode == 2)
 		return aptix_buf_put(&out->raw, data, len) < 0 ?
 			APTIX_ERROR : 0;
-	}
 	if (st->keep_raw) {
 		if (out->raw.len + len <= MAX_BODY)
 			aptix_buf_put(&out->raw, data, len);
@@ -611,7 +629,7 @@ static int post(aptix_openai_result *out, struct call *c, const char *body,
 		req.connect_timeout_ms = c->connect_ms;
 		req.idle_timeout_ms = c->idle_ms;
 		req.deadline = c->deadline;
-		req.max_body = MAX_BODY;
+		req.max_body = MAX_BODY;	/* an error body */
 		req.on_data = on_data;
 		req.payload = &st;
 		req.cancel = o->cancel;

@@ -125,6 +125,23 @@ const char *aptix_ref_shorten(const char *name)
 	return conv ? conv : name;
 }
 
+int aptix_conv_check_new_id(const char *id)
+{
+	size_t len = strlen(id);
+	int r;
+
+	if ((r = aptix_conv_check_id(id)) < 0)
+		return r;
+	if (!strcmp(id, "HEAD") || (len >= APTIX_OID_MINPREFIX &&
+				    aptix_is_hex(id, len))) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "'%s' cannot name a new "
+				"conversation: it reads as %s", id,
+				strcmp(id, "HEAD") ? "a session id" : "HEAD");
+		return APTIX_EINVALID;
+	}
+	return 0;
+}
+
 int aptix_conv_check_id(const char *id)
 {
 	if (conv_id_ok(id))
@@ -323,6 +340,60 @@ static int reflog_append(aptix_store_wtxn *w, aptix_store *s,
 	return r;
 }
 
+/*
+ * The id a symbolic ref's target names inside the write transaction
+ * (a zero id when it is unborn), so that HEAD's reflog records the
+ * sessions it moved between rather than zeroes.
+ */
+static void wresolve(aptix_oid *out, aptix_store_wtxn *w, aptix_store *s,
+		     const char *target)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	aptix_ref ref;
+	char *name = aptix__strdup(target);
+	int depth;
+
+	memset(out, 0, sizeof(*out));
+	for (depth = 0; name && depth < MAX_SYMREF_DEPTH; depth++) {
+		aptix_buf_clear(&v);
+		memset(&ref, 0, sizeof(ref));
+		if (s->wget(&v, w, APTIX_TABLE_REFS, name, strlen(name)) < 0 ||
+		    parse_value(&ref, name, v.ptr, v.len) < 0)
+			break;
+		free(name);
+		name = NULL;
+		if (!ref.target) {
+			*out = ref.oid;
+		} else {
+			name = ref.target;
+			ref.target = NULL;
+		}
+		aptix_ref_release(&ref);
+	}
+	free(name);
+	aptix_buf_release(&v);
+	aptix_error_clear();
+}
+
+/*
+ * The reason logged for a symbolic ref that moves from one target to
+ * another: "<reason>: moving from <old> to <new>", as git's checkout
+ * says, which is what <ref>@{-<n>} and `switch -` read back.
+ */
+static char *symref_reason(const char *reason, const char *old_target,
+			   const char *newval)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+
+	aptix_buf_puts(&b, reason);
+	if (old_target && newval && !strncmp(newval, "ref: ", 5) &&
+	    strcmp(old_target, newval + 5))
+		aptix_buf_printf(&b, ": moving from %s to %s",
+				 aptix_ref_shorten(old_target),
+				 aptix_ref_shorten(newval + 5));
+	return aptix_buf_detach(&b);
+}
+
 int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 		      const char *newval, int old_mode,
 		      const aptix_oid *old_id, const aptix_oid *log_new,
@@ -330,7 +401,8 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 {
 	aptix_buf cur = APTIX_BUF_INIT;
 	aptix_ref ref;
-	aptix_oid cur_id;
+	aptix_oid cur_id, new_id = *log_new;
+	char *why = NULL;
 	int r, exists;
 
 	memset(&cur_id, 0, sizeof(cur_id));
@@ -344,6 +416,8 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 			goto done;
 		if (!ref.target)
 			cur_id = ref.oid;
+		else
+			wresolve(&cur_id, w, s, ref.target);
 	}
 	if (old_mode == OLD_ABSENT && exists) {
 		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' already "
@@ -373,8 +447,15 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 	}
 	if (r < 0)
 		goto done;
-	r = reflog_append(w, s, name, &cur_id, log_new, now, reason);
+	if (newval && !strncmp(newval, "ref: ", 5))
+		wresolve(&new_id, w, s, newval + 5);
+	if (!(why = symref_reason(reason, ref.target, newval))) {
+		r = APTIX_ERROR;
+		goto done;
+	}
+	r = reflog_append(w, s, name, &cur_id, &new_id, now, why);
 done:
+	free(why);
 	aptix_ref_release(&ref);
 	aptix_buf_release(&cur);
 	return r;

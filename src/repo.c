@@ -157,11 +157,7 @@ static int mkdir_p(const char *path)
 
 int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 {
-	aptix_buf dir = APTIX_BUF_INIT, head = APTIX_BUF_INIT;
-	aptix_repo *repo = NULL;
-	struct init_payload ip;
-	struct stat sb;
-	char conv[37];
+	aptix_buf dir = APTIX_BUF_INIT;
 	int r;
 
 	*out = NULL;
@@ -172,6 +168,41 @@ int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 	aptix_buf_printf(&dir, "%s/%s", workdir, APTIX_DIR_NAME);
 	if (aptix_buf_oom(&dir))
 		return APTIX_ERROR;
+	r = aptix_repo_init_dir(out, dir.ptr, existed);
+	aptix_buf_release(&dir);
+	return r;
+}
+
+int aptix_repo_init_dir(aptix_repo **out, const char *storedir, int *existed)
+{
+	aptix_buf dir = APTIX_BUF_INIT, head = APTIX_BUF_INIT, parent;
+	aptix_repo *repo = NULL;
+	struct init_payload ip;
+	struct stat sb;
+	char conv[37];
+	int r;
+
+	*out = NULL;
+	if (existed)
+		*existed = 0;
+	aptix_buf_init(&parent, 0);
+	aptix_buf_puts(&parent, storedir);
+	while (parent.len > 1 && parent.ptr[parent.len - 1] == '/')
+		aptix_buf_truncate(&parent, parent.len - 1);
+	aptix_buf_puts(&dir, parent.ptr);
+	while (parent.len && parent.ptr[parent.len - 1] != '/')
+		aptix_buf_truncate(&parent, parent.len - 1);
+	if (aptix_buf_oom(&dir) || aptix_buf_oom(&parent)) {
+		aptix_buf_release(&parent);
+		aptix_buf_release(&dir);
+		return APTIX_ERROR;
+	}
+	r = parent.len > 1 ? mkdir_p(parent.ptr) : 0;
+	aptix_buf_release(&parent);
+	if (r < 0) {
+		aptix_buf_release(&dir);
+		return APTIX_ERROR;
+	}
 	if (mkdir(dir.ptr, 0700) < 0) {
 		if (errno != EEXIST) {
 			aptix_error_set_os("cannot create '%s'", dir.ptr);
@@ -296,4 +327,13 @@ int aptix_repo_readonly(const aptix_repo *repo)
 int aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo)
 {
 	return repo->store->disk_usage(bytes, repo->store);
+}
+
+int aptix_repo_check_store(aptix_repo *repo,
+			   void (*cb)(const char *msg, void *payload),
+			   void *payload)
+{
+	if (!repo->store->check)
+		return 0;
+	return repo->store->check(repo->store, cb, payload);
 }

@@ -6,6 +6,7 @@
 
 #include "aptix/repo.h"
 #include "aptix/sys/store_backend.h"
+#include "aptix/context.h"
 
 struct aptix_repo {
 	char *path;		/* the .aptix directory */
@@ -15,12 +16,58 @@ struct aptix_repo {
 };
 
 /* Index maintenance inside a write (index.c). */
+/*
+ * What a committed turn adds to its response chain (index.c keeps, in
+ * each session's record, what the model holds through the chain a child
+ * would continue: see chain_state there).
+ */
+struct aptix_index_chain_delta {
+	int link;		/* completed, with a response id */
+	int continues;		/* has previous_response_id, not restarted */
+	unsigned char response[16], previous[16];	/* id fingerprints */
+	uint64_t chars;		/* instruction, answer, files, chunks sent */
+	char **paths;		/* files sent: path and raw SHA-256 */
+	unsigned char (*shas)[32];
+	size_t nfiles;
+	unsigned char (*chunks)[16];	/* chunks sent: fingerprints */
+	size_t nchunks;
+};
+
 struct aptix_index_session_op {
 	aptix_oid id;
 	aptix_session session;	/* parsed */
 	aptix_turn_status turn_status;
 	char summary[121];
+	struct aptix_index_chain_delta delta;
 };
+void aptix_index__op_release(struct aptix_index_session_op *op);
+
+/* The chain state in session records (index-chain.c). */
+struct aptix_index_chain_info {
+	int has_chain;		/* a child continues a response chain */
+	uint64_t chars;		/* what that chain has carried */
+	uint32_t links, files, chunks;
+};
+int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
+				 aptix_txn *tx, const aptix_turn *t,
+				 size_t instruction_len);
+void aptix_index__delta_release(struct aptix_index_chain_delta *d);
+int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
+			      size_t parent_len, int parent_known,
+			      int committed,
+			      const struct aptix_index_chain_delta *d);
+/* The chain section of a session record: 0; 1 for version 1 (none). */
+int aptix_index__chain_section(const unsigned char **sec, size_t *len,
+			       const void *val, size_t vlen);
+/*
+ * Context planning from the parent's record: 0 when done; 1 when the
+ * record cannot tell (indexed by an older version): walk the chain.
+ */
+int aptix_index__chain_plan(aptix_repo *repo, const aptix_oid *parent,
+			    aptix_file_set *files, aptix_chunk_set *chunks,
+			    struct aptix_index_chain_info *info);
+/* Size of an object queued in tx or stored (header only). */
+int aptix_txn__object_size(size_t *size, aptix_txn *tx, const aptix_oid *id);
 int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 			       const struct aptix_index_session_op *op);
 /* Parsers of stored objects that skip the canonical check (object.c). */

@@ -88,6 +88,159 @@ int aptix_conv_resolve(char *out, aptix_repo *repo, const char *name)
 	return APTIX_ENOTFOUND;
 }
 
+struct nth_entry {
+	long n;
+	aptix_oid id;
+	int found;
+	char conv[APTIX_CONV_MAXLEN + 1];
+};
+
+static int nth_cb(const aptix_reflog_entry *e, void *payload)
+{
+	struct nth_entry *ne = payload;
+
+	if (ne->n-- > 0)
+		return 0;
+	ne->id = e->new_id;
+	ne->found = 1;
+	return APTIX_ITEROVER;
+}
+
+static int moved_cb(const aptix_reflog_entry *e, void *payload)
+{
+	struct nth_entry *ne = payload;
+	const char *p = strstr(e->message, ": moving from ");
+	size_t len;
+
+	if (!p)
+		return 0;
+	p += strlen(": moving from ");
+	len = strcspn(p, " ");
+	if (!len || len > APTIX_CONV_MAXLEN || --ne->n > 0)
+		return 0;
+	memcpy(ne->conv, p, len);
+	ne->conv[len] = '\0';
+	ne->found = 1;
+	return APTIX_ITEROVER;
+}
+
+int aptix_conv_previous(char *out, aptix_repo *repo, int n)
+{
+	struct nth_entry ne;
+	int r;
+
+	memset(&ne, 0, sizeof(ne));
+	ne.n = n;
+	if (n < 1 || (r = aptix_reflog_foreach(repo, "HEAD", moved_cb,
+					       &ne)) < 0 || !ne.found) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "HEAD has not switched "
+				"conversations %d time%s yet", n,
+				n == 1 ? "" : "s");
+		return APTIX_ENOTFOUND;
+	}
+	snprintf(out, APTIX_CONV_MAXLEN + 1, "%s", ne.conv);
+	return 0;
+}
+
+/* "<ref>@{<n>}": the n-th newest entry of the ref's reflog. */
+static int resolve_reflog(aptix_oid *out, aptix_repo *repo, const char *ref,
+			  long n, const char *name)
+{
+	struct nth_entry ne;
+	char *target = NULL;
+	aptix_oid id;
+	int r;
+
+	memset(&ne, 0, sizeof(ne));
+	ne.n = n;
+	if ((r = aptix_reflog_foreach(repo, ref, nth_cb, &ne)) < 0)
+		return r;
+	if (!ne.found && !strcmp(ref, "HEAD") && n == ne.n &&
+	    aptix_ref_resolve(&id, &target, repo, "HEAD") >= 0 && target) {
+		/* HEAD without a reflog of its own: its target's */
+		r = aptix_reflog_foreach(repo, target, nth_cb, &ne);
+		free(target);
+		if (r < 0)
+			return r;
+	} else {
+		free(target);
+	}
+	aptix_error_clear();
+	if (!ne.found) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "'%s': the reflog of "
+				"'%s' has no entry %ld", name, ref, n);
+		return APTIX_ENOTFOUND;
+	}
+	if (aptix_oid_is_zero(&ne.id)) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "'%s': the reflog of "
+				"'%s' recorded no session there", name, ref);
+		return APTIX_ENOTFOUND;
+	}
+	*out = ne.id;
+	return 0;
+}
+
+/* "@{-<n>}": the tip of the conversation HEAD left n switches ago. */
+static int resolve_previous(aptix_oid *out, aptix_repo *repo, long n)
+{
+	char conv[APTIX_CONV_MAXLEN + 1];
+	aptix_buf ref = APTIX_BUF_INIT;
+	int r;
+
+	if ((r = aptix_conv_previous(conv, repo, (int)n)) < 0)
+		return r;
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, conv);
+	r = aptix_ref_resolve(out, NULL, repo, ref.ptr);
+	aptix_buf_release(&ref);
+	return r;
+}
+
+/* "<base>@{<n>}" or "@{-<n>}"; 1 when name is not of that form. */
+static int resolve_at(aptix_oid *out, aptix_repo *repo, const char *name)
+{
+	const char *at = strstr(name, "@{");
+	char conv[APTIX_CONV_MAXLEN + 1], *end, *base;
+	aptix_buf ref = APTIX_BUF_INIT;
+	long n;
+	int r;
+
+	if (!at || name[strlen(name) - 1] != '}')
+		return 1;
+	errno = 0;
+	n = strtol(at + 2, &end, 10);
+	if (errno || end == at + 2 || *end != '}' || end[1] ||
+	    n > 1000000 || n < -1000000) {
+		aptix_error_set(APTIX_ERROR_INVALID, "malformed name '%s'",
+				name);
+		return APTIX_EINVALID;
+	}
+	if (n < 0) {
+		if (at != name) {
+			aptix_error_set(APTIX_ERROR_INVALID, "'%s': @{-<n>} "
+					"takes no ref before it", name);
+			return APTIX_EINVALID;
+		}
+		return resolve_previous(out, repo, -n);
+	}
+	if (!(base = aptix__strndup(name, (size_t)(at - name))))
+		return APTIX_ERROR;
+	if (!*base || !strcmp(base, "@") || !strcmp(base, "HEAD") ||
+	    !strncmp(base, "refs/", 5)) {
+		aptix_buf_puts(&ref, *base && *base != '@' ? base : "HEAD");
+	} else if ((r = aptix_conv_resolve(conv, repo, base)) == 0) {
+		aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, conv);
+	} else {
+		free(base);
+		return r == APTIX_EAMBIGUOUS ? r : not_found(name);
+	}
+	free(base);
+	if (aptix_buf_oom(&ref))
+		return APTIX_ERROR;
+	r = resolve_reflog(out, repo, ref.ptr, n, name);
+	aptix_buf_release(&ref);
+	return r;
+}
+
 static int resolve_base(aptix_oid *out, aptix_repo *repo, const char *name)
 {
 	aptix_buf ref = APTIX_BUF_INIT;
@@ -97,6 +250,10 @@ static int resolve_base(aptix_oid *out, aptix_repo *repo, const char *name)
 
 	if (!len)
 		return not_found(name);
+	if ((r = resolve_at(out, repo, name)) <= 0)
+		return r;
+	if (!strcmp(name, "@"))
+		name = "HEAD";
 	if (!strcmp(name, "HEAD") || !strncmp(name, "refs/", 5))
 		return aptix_ref_resolve(out, NULL, repo, name);
 	if (len == APTIX_OID_HEXSZ && aptix_is_hex(name, len))

@@ -37,11 +37,12 @@ struct aptix_run {
 	int restart;			/* rehydrate instead of chaining */
 	char *expired_id;		/* for the warning */
 	int64_t expired_at;
+	uint64_t chain_chars;		/* restarted: the chain carried this */
 	size_t rehydrated;		/* turns rehydrated into the request */
 
 	/* settings */
 	int64_t chain_ttl;
-	long window_turns, window_chars, summary_chars;
+	long window_turns, window_chars, summary_chars, chain_max_chars;
 
 	aptix_turn turn;		/* the turn being built */
 	aptix_oid pending;		/* id of the pending turn (the claim) */

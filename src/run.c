@@ -56,7 +56,8 @@ static int fail(aptix_run *run, int r, const char *code)
 	run->res.error_code = aptix__strdup(code ? code :
 					    r == APTIX_ECANCELLED ?
 					    "cancelled" : r == APTIX_ENET ?
-					    "network_error" :
+					    "network_error" : r == APTIX_EFULL ?
+					    "response_too_large" :
 					    "invalid_response");
 	run->fail_rc = r;
 	run->state = APTIX_RUN_FAILED;
@@ -66,7 +67,7 @@ static int fail(aptix_run *run, int r, const char *code)
 /* The client's settings the caller left unset come from the config. */
 static int http_settings(aptix_openai_options *h, const aptix_config *cfg)
 {
-	long attempts;
+	long attempts, max_response;
 	int64_t timeout, idle;
 	int r;
 
@@ -79,8 +80,12 @@ static int http_settings(aptix_openai_options *h, const aptix_config *cfg)
 	    (r = aptix_config_duration_ms(&timeout, cfg,
 					  "openai.timeout")) < 0 ||
 	    (r = aptix_config_duration_ms(&idle, cfg,
-					  "openai.idle-timeout")) < 0)
+					  "openai.idle-timeout")) < 0 ||
+	    (r = aptix_config_long(&max_response, cfg,
+				   "openai.max-response")) < 0)
 		return r;
+	if (!h->max_response)
+		h->max_response = (size_t)max_response;
 	if (!h->max_attempts)
 		h->max_attempts = (int)attempts;
 	if (!h->total_timeout_ms)
@@ -105,6 +110,8 @@ static int run_settings(aptix_run *run, const aptix_run_options *opts)
 				   "context.window-chars")) < 0 ||
 	    (r = aptix_config_long(&run->summary_chars, cfg,
 				   "context.summary-chars")) < 0 ||
+	    (r = aptix_config_long(&run->chain_max_chars, cfg,
+				   "context.chain-max-chars")) < 0 ||
 	    (r = http_settings(&run->o.http, cfg)) < 0 ||
 	    (!model && (r = aptix_config_string(&model, cfg,
 						"openai.model")) < 0))
@@ -186,11 +193,16 @@ static int place_continue(aptix_run *run)
 	const char *name = run->o.conversation;
 	int r = aptix_conv_resolve(run->conv, run->repo, name ? name : "HEAD");
 
-	if (r == APTIX_ENOTFOUND && name && aptix_conv_check_id(name) == 0) {
+	if (r == APTIX_ENOTFOUND && name && run->o.create) {
 		/* a new conversation, named by the caller */
+		if ((r = aptix_conv_check_new_id(name)) < 0)
+			return r;
 		snprintf(run->conv, sizeof(run->conv), "%s", name);
 		aptix_error_clear();
-		r = 0;
+	} else if (r == APTIX_ENOTFOUND && name &&
+		   aptix_conv_check_id(name) == 0) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "conversation '%s' not "
+				"found", name);
 	}
 	if (r < 0)
 		return r;
@@ -315,7 +327,18 @@ static int plan_chain(aptix_run *run)
 	if ((r = aptix__chain_state(&cs, &run->chain, run->started)) < 0)
 		return r;
 	if (cs.has_chain && !cs.expired && !run->o.new_chain) {
+		struct aptix_index_chain_info info;
+
 		run->previous = aptix__strdup(cs.response_id);
+		/* a chain that carries too much starts afresh (issue 10) */
+		if (run->chain_max_chars > 0 &&
+		    aptix_index__chain_plan(run->repo, &run->parent, NULL,
+					    NULL, &info) == 0 &&
+		    info.has_chain &&
+		    info.chars > (uint64_t)run->chain_max_chars) {
+			run->restart = 1;
+			run->chain_chars = info.chars;
+		}
 	} else {
 		/* expired, history but no chain, or a new chain asked for */
 		run->restart = 1;
@@ -445,6 +468,16 @@ int aptix_run_request(aptix_run *run)
 	if ((r = aptix_run__plan_context(run)) < 0 ||
 	    (r = aptix_run__build_request(run)) < 0)
 		return run->claimed ? fail(run, r, "request_error") : r;
+	if (run->restart && run->chain_chars) {
+		aptix_run__add_warning(run, "the response chain carries %llu "
+				       "bytes, over context.chain-max-chars "
+				       "(%ld): started a new chain with the "
+				       "current files and the context of %zu "
+				       "earlier turns rehydrated from the "
+				       "store",
+				       (unsigned long long)run->chain_chars,
+				       run->chain_max_chars, run->rehydrated);
+	}
 	if (run->restart && run->expired_id) {
 		char when[32];
 

@@ -17,12 +17,36 @@
  * A store whose files the user cannot write (a read-only mount, another
  * user's files) is opened read-only: reads work, writes fail with a
  * clear error.
+ *
+ * A damaged data.mdb never kills the process. liblmdb trusts the file:
+ * a page number past the end of a truncated file is a SIGBUS, a damaged
+ * page a SIGSEGV or a failed assertion (abort). So (1) opening checks
+ * the file against the meta page LMDB will use (its last page must be
+ * in the file); (2) every LMDB call, and every callback that reads a
+ * value in the map, runs under a guard: a SIGSEGV or SIGBUS whose
+ * address lies in this store's map, or an LMDB assertion (through
+ * mdb_env_set_assert), jumps back to the guard (siglongjmp), which
+ * returns APTIX_ECORRUPT. This is sound because such a fault is a read
+ * of the map by code that holds no lock and is in no allocator: LMDB's
+ * read paths only compute on the map, and a callback only copies or
+ * parses a value. A fault anywhere else (a bug, not a damaged file) is
+ * not contained: the handler gives it to the previous disposition. After
+ * a contained fault the read transaction is reset (that writes only the
+ * reader slot) and a write transaction aborted (that frees memory and
+ * unlocks the writer mutex); the store then refuses writes, as its
+ * pages cannot be trusted. (3) A value is handed to a callback only
+ * when it lies inside the file. fsck's page walk (lmdb-file.c) reads
+ * the file with pread, not the map, so it cannot fault at all.
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
 #include "env.h"
+#include "lmdb-file.h"
 #include <lmdb.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -64,6 +88,10 @@ typedef struct lmdb_store {
 	ino_t ino;
 	pid_t pid;
 	struct lmdb_store *next_open;
+	/* the map, for the fault guard and the value check (0: unknown) */
+	char *map_lo, *map_hi;
+	volatile uint64_t file_size;	/* data.mdb's size when last seen */
+	volatile int damaged;		/* a fault was contained: no writes */
 } lmdb_store;
 
 struct aptix_store_wtxn {
@@ -71,6 +99,189 @@ struct aptix_store_wtxn {
 	MDB_txn *txn;
 	int map_full;
 };
+
+/* --- Containing faults on a damaged file ------------------------------ */
+
+struct guard {
+	sigjmp_buf jb;
+	struct guard *prev;
+	const char *lo, *hi;	/* the map (NULL: unknown) */
+	int cb_depth;		/* callbacks running when it was pushed */
+	int sig;		/* the signal, or 0 */
+	char why[240];		/* the assertion */
+};
+
+static __thread struct guard *guard_top;
+/* Callbacks (ours) running under guards: see on_fault. */
+static __thread int cb_depth;
+static struct sigaction old_segv, old_bus;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	struct guard *g = guard_top;
+	const char *a = si ? (const char *)si->si_addr : NULL;
+	struct sigaction *old = sig == SIGBUS ? &old_bus : &old_segv;
+
+	/*
+	 * Inside LMDB (no callback of ours running since the guard was
+	 * pushed) any fault is a read steered by a damaged page; inside a
+	 * callback only a read of the map is.
+	 */
+	if (g && (cb_depth == g->cb_depth || !g->lo ||
+		  (a >= g->lo && a < g->hi))) {
+		guard_top = g->prev;
+		cb_depth = g->cb_depth;
+		g->sig = sig;
+		siglongjmp(g->jb, 1);
+	}
+	/* Not a read of a store's map: what would have happened anyway. */
+	if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+		old->sa_sigaction(sig, si, uc);
+	} else if (old->sa_handler != SIG_DFL &&
+		   old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+	} else {
+		signal(sig, SIG_DFL);	/* the fault happens again, fatally */
+	}
+}
+
+static void install_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	/* NODEFER: the guard's sigsetjmp need not save the mask */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+}
+
+static void on_assert(MDB_env *env, const char *msg)
+{
+	struct guard *g = guard_top;
+
+	(void)env;
+	if (!g)
+		return;		/* LMDB prints it and aborts */
+	guard_top = g->prev;
+	cb_depth = g->cb_depth;
+	snprintf(g->why, sizeof(g->why), "%s", msg);
+	siglongjmp(g->jb, 1);
+}
+
+static void guard_push(struct guard *g, const lmdb_store *st)
+{
+	g->prev = guard_top;
+	g->lo = st->map_lo;
+	g->hi = st->map_hi;
+	g->cb_depth = cb_depth;
+	g->sig = 0;
+	g->why[0] = '\0';
+	guard_top = g;
+}
+
+static void guard_pop(struct guard *g)
+{
+	guard_top = g->prev;
+}
+
+/*
+ * GUARD(g, st): true on entry; after a contained fault control comes
+ * back to it once more with the guard popped, and it is false.
+ */
+#define GUARD(g, st) (guard_push(&(g), (st)), sigsetjmp((g).jb, 0) == 0)
+
+/* The error of a contained fault. */
+static int fault_error(lmdb_store *st, const struct guard *g,
+		       const char *what)
+{
+	const char *why = g->sig == SIGBUS ? "a page is missing from the "
+		"file (was it truncated?)" : g->sig ? "a page reference is "
+		"invalid" : g->why;
+
+	st->damaged = 1;
+	aptix_error_set(APTIX_ERROR_LMDB, "%s: store is corrupt: %s; run "
+			"'aptix fsck', and 'aptix salvage <dir>' to copy what "
+			"is readable", what, why);
+	return APTIX_ECORRUPT;
+}
+
+/*
+ * The map's address range, from /proc/self/maps (the mapping of
+ * data.mdb): what the fault handler and in_file() compare with. Left
+ * unknown (NULL) where there is no /proc.
+ */
+static void find_map(lmdb_store *st)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	st->map_lo = st->map_hi = NULL;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		char *end;
+
+		lo = strtoul(line, &end, 16);
+		if (*end != '-')
+			continue;
+		hi = strtoul(end + 1, &end, 16);
+		if (!strchr(end, ':'))
+			continue;
+		/* perms offset dev inode path */
+		if (sscanf(end, " %*s %lx %*s %lu", &off, &ino) != 2)
+			continue;
+		if (off == 0 && ino == (unsigned long)st->ino && ino &&
+		    strstr(line, "/data.mdb")) {
+			st->map_lo = (char *)lo;
+			st->map_hi = (char *)hi;
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void refresh_file_size(lmdb_store *st)
+{
+	struct stat sb;
+	int fd;
+
+	if (mdb_env_get_fd(st->env, &fd) == 0 && fstat(fd, &sb) == 0)
+		st->file_size = (uint64_t)sb.st_size;
+}
+
+/*
+ * A value LMDB returned lies inside the file (else it is damage). In a
+ * write transaction a value outside the map is on a dirty page (memory
+ * of the transaction), and that is fine.
+ */
+static int in_file(lmdb_store *st, const void *p, size_t len, int writing)
+{
+	const char *c = p;
+
+	if (!st->map_lo || !len)
+		return 1;
+	if (writing && (c < st->map_lo || c >= st->map_hi))
+		return 1;
+	if (c < st->map_lo || c > st->map_hi ||
+	    len > (size_t)(st->map_hi - c))
+		return 0;
+	if ((uint64_t)(c - st->map_lo) + len <= st->file_size)
+		return 1;
+	refresh_file_size(st);	/* another process made it grow? */
+	return (uint64_t)(c - st->map_lo) + len <= st->file_size;
+}
+
+static int outside_file(void)
+{
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: a value lies "
+			"outside data.mdb");
+	return APTIX_ECORRUPT;
+}
 
 static int lmdb_error(int rc, const char *what)
 {
@@ -122,6 +333,7 @@ static int set_mapsize(struct reader *r, size_t size)
 	}
 	pthread_rwlock_wrlock(&st->maplock);
 	rc = mdb_env_set_mapsize(st->env, size);
+	find_map(st);
 	pthread_rwlock_unlock(&st->maplock);
 	return rc ? lmdb_error(rc, "cannot resize map") : 0;
 }
@@ -233,16 +445,27 @@ static int st_view(aptix_store *s, aptix_table t, const void *key,
 	lmdb_store *st = (lmdb_store *)s;
 	MDB_val k = { klen, (void *)key }, v;
 	struct reader *r;
+	struct guard g;
 	int rc;
 
 	if ((rc = rtxn_begin(st, &r)) < 0)
 		return rc;
-	rc = mdb_get(r->txn, st->dbi[t], &k, &v);
-	if (rc)
-		rc = rc == MDB_NOTFOUND ? APTIX_ENOTFOUND :
-			lmdb_error(rc, "cannot read store");
-	else
-		rc = cb(v.mv_data, v.mv_size, payload);
+	if (GUARD(g, st)) {
+		rc = mdb_get(r->txn, st->dbi[t], &k, &v);
+		if (rc)
+			rc = rc == MDB_NOTFOUND ? APTIX_ENOTFOUND :
+				lmdb_error(rc, "cannot read store");
+		else if (!in_file(st, v.mv_data, v.mv_size, 0))
+			rc = outside_file();
+		else {
+			cb_depth++;
+			rc = cb(v.mv_data, v.mv_size, payload);
+			cb_depth--;
+		}
+		guard_pop(&g);
+	} else {
+		rc = fault_error(st, &g, "cannot read store");
+	}
 	rtxn_end(r);
 	return rc;
 }
@@ -258,18 +481,15 @@ static int st_get(aptix_buf *out, aptix_store *s, aptix_table t,
 	return st_view(s, t, key, klen, copy_cb, out);
 }
 
-static int cursor_walk(MDB_txn *txn, MDB_dbi dbi, const void *start,
-		       size_t slen, int reverse, aptix_store_iter_cb cb,
-		       void *payload)
+/* writing: c belongs to a write transaction (see in_file) */
+static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
+				 const void *start, size_t slen, int reverse,
+				 aptix_store_iter_cb cb, void *payload)
 {
-	MDB_cursor *c;
 	MDB_val k, v;
 	int rc, r = 0;
 	MDB_cursor_op op;
 
-	rc = mdb_cursor_open(txn, dbi, &c);
-	if (rc)
-		return lmdb_error(rc, "cannot open cursor");
 	if (!start) {
 		op = reverse ? MDB_LAST : MDB_FIRST;
 		rc = mdb_cursor_get(c, &k, &v, op);
@@ -286,12 +506,16 @@ static int cursor_walk(MDB_txn *txn, MDB_dbi dbi, const void *start,
 		}
 	}
 	while (rc == 0) {
+		if (!in_file(st, k.mv_data, k.mv_size, writing) ||
+		    !in_file(st, v.mv_data, v.mv_size, writing))
+			return outside_file();
+		cb_depth++;
 		r = cb(k.mv_data, k.mv_size, v.mv_data, v.mv_size, payload);
+		cb_depth--;
 		if (r)
 			break;
 		rc = mdb_cursor_get(c, &k, &v, reverse ? MDB_PREV : MDB_NEXT);
 	}
-	mdb_cursor_close(c);
 	if (r == APTIX_ITEROVER)
 		return 0;
 	if (r)
@@ -299,6 +523,28 @@ static int cursor_walk(MDB_txn *txn, MDB_dbi dbi, const void *start,
 	if (rc && rc != MDB_NOTFOUND)
 		return lmdb_error(rc, "cannot iterate store");
 	return 0;
+}
+
+static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
+		       MDB_dbi dbi, const void *start, size_t slen,
+		       int reverse, aptix_store_iter_cb cb, void *payload)
+{
+	MDB_cursor *c;
+	struct guard g;
+	int rc;
+
+	rc = mdb_cursor_open(txn, dbi, &c);
+	if (rc)
+		return lmdb_error(rc, "cannot open cursor");
+	if (GUARD(g, st)) {
+		rc = cursor_walk_unguarded(st, c, writing, start, slen,
+					   reverse, cb, payload);
+		guard_pop(&g);
+	} else {
+		rc = fault_error(st, &g, "cannot iterate store");
+	}
+	mdb_cursor_close(c);	/* frees memory, reads no page */
+	return rc;
 }
 
 static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
@@ -312,8 +558,8 @@ static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
 	if ((rc = rtxn_begin(st, &r)) < 0)
 		return rc;
 	r->iter_depth++;
-	rc = cursor_walk(r->txn, st->dbi[t], start, slen, reverse, cb,
-			 payload);
+	rc = cursor_walk(st, r->txn, 0, st->dbi[t], start, slen, reverse,
+			 cb, payload);
 	r->iter_depth--;
 	rtxn_end(r);
 	return rc;
@@ -335,18 +581,28 @@ static int w_get(aptix_buf *out, aptix_store_wtxn *w, aptix_table t,
 		 const void *key, size_t klen)
 {
 	MDB_val k = { klen, (void *)key }, v;
-	int rc = mdb_get(w->txn, w->st->dbi[t], &k, &v);
+	struct guard g;
+	int rc;
 
+	if (!GUARD(g, w->st))
+		return fault_error(w->st, &g, "cannot read store");
+	rc = mdb_get(w->txn, w->st->dbi[t], &k, &v);
 	if (rc)
-		return rc == MDB_NOTFOUND ? APTIX_ENOTFOUND :
+		rc = rc == MDB_NOTFOUND ? APTIX_ENOTFOUND :
 			lmdb_error(rc, "cannot read store");
-	return aptix_buf_set(out, v.mv_data, v.mv_size);
+	else if (!in_file(w->st, v.mv_data, v.mv_size, 1))
+		rc = outside_file();
+	else
+		rc = aptix_buf_set(out, v.mv_data, v.mv_size);
+	guard_pop(&g);
+	return rc;
 }
 
 static int w_put(aptix_store_wtxn *w, aptix_table t, const void *key,
 		 size_t klen, const void *val, size_t vlen)
 {
 	MDB_val k = { klen, (void *)key }, v = { vlen, (void *)val };
+	struct guard g;
 	int rc;
 
 	if (klen == 0 || klen > 511) {
@@ -354,7 +610,10 @@ static int w_put(aptix_store_wtxn *w, aptix_table t, const void *key,
 				klen);
 		return APTIX_EINVALID;
 	}
+	if (!GUARD(g, w->st))
+		return fault_error(w->st, &g, "cannot write to store");
 	rc = mdb_put(w->txn, w->st->dbi[t], &k, &v, 0);
+	guard_pop(&g);
 	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
 		w->map_full = 1;
 	return rc ? lmdb_error(rc, "cannot write to store") : 0;
@@ -364,8 +623,13 @@ static int w_del(aptix_store_wtxn *w, aptix_table t, const void *key,
 		 size_t klen)
 {
 	MDB_val k = { klen, (void *)key };
-	int rc = mdb_del(w->txn, w->st->dbi[t], &k, NULL);
+	struct guard g;
+	int rc;
 
+	if (!GUARD(g, w->st))
+		return fault_error(w->st, &g, "cannot delete from store");
+	rc = mdb_del(w->txn, w->st->dbi[t], &k, NULL);
+	guard_pop(&g);
 	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
 		w->map_full = 1;
 	if (rc == MDB_NOTFOUND)
@@ -376,8 +640,8 @@ static int w_del(aptix_store_wtxn *w, aptix_table t, const void *key,
 static int w_iter_rev(aptix_store_wtxn *w, aptix_table t, const void *start,
 		      size_t slen, aptix_store_iter_cb cb, void *payload)
 {
-	return cursor_walk(w->txn, w->st->dbi[t], start, slen, 1, cb,
-			   payload);
+	return cursor_walk(w->st, w->txn, 1, w->st->dbi[t], start, slen, 1,
+			   cb, payload);
 }
 
 static int grow_map(struct reader *r)
@@ -416,11 +680,18 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 {
 	lmdb_store *st = (lmdb_store *)s;
 	aptix_store_wtxn w;
-	struct reader *r = reader_of(st);
+	struct reader *volatile r = reader_of(st);
+	struct guard g;
 	int rc, ret;
 
 	if (!r)
 		return APTIX_ERROR;
+	if (st->damaged) {
+		aptix_error_set(APTIX_ERROR_LMDB, "cannot write to store '%s': "
+				"it is damaged (a read found corrupt pages); "
+				"run 'aptix fsck'", st->dir);
+		return APTIX_ECORRUPT;
+	}
 	if (st->readonly) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write to store "
 				"'%s': it is read-only", st->dir);
@@ -448,9 +719,23 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 			}
 			return lmdb_error(rc, "cannot begin write transaction");
 		}
+		if (!GUARD(g, st)) {
+			struct guard g2;
+
+			/* aborting frees memory and unlocks the writer */
+			if (GUARD(g2, st)) {
+				mdb_txn_abort(w.txn);
+				guard_pop(&g2);
+			}
+			map_rdunlock(r);
+			return fault_error(st, &g, "cannot write to store");
+		}
+		cb_depth++;
 		ret = fn(&w, payload);
+		cb_depth--;
 		if (ret) {
 			mdb_txn_abort(w.txn);
+			guard_pop(&g);
 			map_rdunlock(r);
 			if (w.map_full) {
 				if ((ret = grow_map(r)) < 0)
@@ -460,6 +745,7 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 			return ret;
 		}
 		rc = mdb_txn_commit(w.txn);
+		guard_pop(&g);
 		map_rdunlock(r);
 		if (rc == MDB_MAP_FULL) {
 			if ((ret = grow_map(r)) < 0)
@@ -497,7 +783,21 @@ static int st_disk_usage(uint64_t *out, aptix_store *s)
 	return r;
 }
 
-static int open_tables(lmdb_store *st, int create)
+static int st_check(aptix_store *s, aptix_store_problem_cb cb,
+		    void *payload)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	aptix_buf path = APTIX_BUF_INIT;
+	int r;
+
+	if (aptix_buf_printf(&path, "%s/data.mdb", st->dir) < 0)
+		return APTIX_ERROR;
+	r = aptix_lmdb_file_check(path.ptr, cb, payload);
+	aptix_buf_release(&path);
+	return r;
+}
+
+static int open_tables_unguarded(lmdb_store *st, int create)
 {
 	MDB_txn *txn;
 	int rc, i, missing = 0;
@@ -523,6 +823,43 @@ static int open_tables(lmdb_store *st, int create)
 	}
 	rc = mdb_txn_commit(txn);
 	return rc ? lmdb_error(rc, "cannot open store") : 0;
+}
+
+static int open_tables(lmdb_store *st, int create)
+{
+	struct guard g;
+	int r;
+
+	if (!GUARD(g, st))
+		return fault_error(st, &g, "cannot open store");
+	r = open_tables_unguarded(st, create);
+	guard_pop(&g);
+	return r;
+}
+
+/*
+ * The file holds every page the meta page LMDB uses names: a truncated
+ * file would be a SIGBUS at the first read of a missing page.
+ */
+static int check_file(lmdb_store *st)
+{
+	MDB_envinfo info;
+	MDB_stat ms;
+	uint64_t need;
+
+	if (mdb_env_info(st->env, &info) || mdb_env_stat(st->env, &ms))
+		return 0;	/* LMDB will say */
+	refresh_file_size(st);
+	need = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
+	if (st->file_size >= need)
+		return 0;
+	aptix_error_set(APTIX_ERROR_LMDB, "cannot open store: store is "
+			"corrupt: %s/data.mdb has %llu bytes but its meta "
+			"page names page %zu (%llu bytes): it was truncated; "
+			"'aptix salvage <dir>' copies what is readable",
+			st->dir, (unsigned long long)st->file_size,
+			info.me_last_pgno, (unsigned long long)need);
+	return APTIX_ECORRUPT;
 }
 
 /* The stores this process has open, shared by every handle on each. */
@@ -579,6 +916,7 @@ static int env_open(lmdb_store *st, unsigned extra)
 	}
 	if ((rc = mdb_env_create(&st->env)))
 		return rc;
+	mdb_env_set_assert(st->env, on_assert);
 	mdb_env_set_maxdbs(st->env, APTIX_TABLE__COUNT + 4);
 	mdb_env_set_mapsize(st->env, INITIAL_MAPSIZE < st->max_mapsize ?
 			    INITIAL_MAPSIZE : st->max_mapsize);
@@ -616,6 +954,7 @@ static lmdb_store *store_alloc(const char *dir)
 	st->parent.readonly = st_readonly;
 	st->parent.disk_usage = st_disk_usage;
 	st->parent.free = st_free;
+	st->parent.check = st_check;
 	st->max_mapsize = MAX_MAPSIZE_DEFAULT;
 	if (max_env && *max_env) {
 		unsigned long mb = strtoul(max_env, NULL, 10);
@@ -665,6 +1004,9 @@ static int store_open(lmdb_store *st, unsigned flags)
 	 */
 	if (!st->readonly)
 		mdb_reader_check(st->env, NULL);
+	find_map(st);
+	if ((r = check_file(st)) < 0)
+		return r;
 	r = open_tables(st, 0);
 	if (r == APTIX_ENOTFOUND && !st->readonly)
 		r = open_tables(st, 1);
@@ -690,6 +1032,13 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 				"not an aptix store: '%s'", dir);
 		return APTIX_ENOTFOUND;
 	}
+	if (known && sb.st_size == 0 && !(flags & APTIX_STORE_CREATE)) {
+		/* LMDB would make a new, empty environment of it */
+		aptix_error_set(APTIX_ERROR_LMDB, "cannot open store: store is "
+				"corrupt: %s/data.mdb is empty", dir);
+		return APTIX_ECORRUPT;
+	}
+	pthread_once(&handler_once, install_handler);
 	pthread_mutex_lock(&registry_lock);
 	for (st = open_stores; known && st; st = st->next_open)
 		if (st->dev == sb.st_dev && st->ino == sb.st_ino &&
@@ -705,6 +1054,10 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 		r = aptix_error_oom();
 		goto done;
 	}
+	if (known) {
+		st->dev = sb.st_dev;
+		st->ino = sb.st_ino;
+	}
 	if ((r = store_open(st, flags)) < 0) {
 		store_destroy(st);
 		goto done;
@@ -715,6 +1068,8 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 		st->ino = sb.st_ino;
 	}
 	aptix_buf_release(&path);
+	if (!st->map_lo)
+		find_map(st);	/* a new store: its inode is known now */
 	st->next_open = open_stores;
 	open_stores = st;
 	*out = &st->parent;

@@ -56,7 +56,7 @@ static void clear_ops(aptix_txn *tx)
 
 		aptix_buf_release(&o->val);
 		if (o->sess) {
-			aptix_session_release(&o->sess->session);
+			aptix_index__op_release(o->sess);
 			free(o->sess);
 		}
 		free(o->name);
@@ -119,6 +119,18 @@ int aptix_txn_read_object(aptix_buf *out, aptix_otype *type, aptix_txn *tx,
 	return aptix_odb_read(out, type, tx->repo->odb, id, 0);
 }
 
+int aptix_txn__object_size(size_t *size, aptix_txn *tx, const aptix_oid *id)
+{
+	struct op *o = find_object(tx, id);
+	aptix_otype type;
+	size_t hlen;
+
+	if (o)
+		return aptix_stored_header(&type, size, &hlen, o->val.ptr,
+					   o->val.len);
+	return aptix_odb_read_header(size, &type, tx->repo->odb, id);
+}
+
 int aptix_txn_write_object(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 			   const void *data, size_t len)
 {
@@ -140,7 +152,7 @@ int aptix_txn_write_object(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 			return APTIX_ERROR;
 		if ((r = aptix_index__prepare(sess, tx, 1, &id, data,
 						 len)) < 0) {
-			aptix_session_release(&sess->session);
+			aptix_index__op_release(sess);
 			free(sess);
 			return r;
 		}
@@ -167,7 +179,7 @@ int aptix_txn_write_object(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 	return 0;
 fail:
 	if (sess) {
-		aptix_session_release(&sess->session);
+		aptix_index__op_release(sess);
 		free(sess);
 	}
 	return r;

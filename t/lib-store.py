@@ -13,6 +13,12 @@ Usage: lib-store.py <store-dir> <command> [<args>]
   corrupt <id> <how>           damage a stored object: "flip" a byte in
                                the middle of its data, "truncate" it by
                                4 bytes, "header" (value 0xff 0xff)
+  pages                        print the number of pages of data.mdb
+  root <table>                 print the page number of the table's root
+                               (from the newest meta page)
+  page <n> <how>               damage page n of data.mdb in place:
+                               "zero" it, fill it with "noise" (fixed
+                               bytes), or "header" (its page number)
 
 A key or value is text, or "hex:<digits>" for raw bytes. Keys of the
 objects table are the 32 raw id bytes: "hex:<id>" (or just the id for
@@ -149,6 +155,62 @@ def varint(n):
 TYPES = {"blob": 1, "turn": 2, "session": 3}
 
 
+PSIZE = 4096
+
+
+def le(b, off, n):
+    return int.from_bytes(b[off:off + n], "little")
+
+
+def data_file(store):
+    return os.path.join(store, "data.mdb")
+
+
+def table_root(store, table):
+    """Walk LMDB's main tree (liblmdb 0.9, 64-bit) to a table's root."""
+    with open(data_file(store), "rb") as f:
+        metas = []
+        for i in range(2):
+            f.seek(i * PSIZE)
+            m = f.read(160)
+            metas.append((le(m, 144, 8), le(m, 128, 8)))  # txnid, root
+        pg = max(metas)[1]
+        while True:
+            f.seek(pg * PSIZE)
+            p = f.read(PSIZE)
+            flags, lower = le(p, 10, 2), le(p, 12, 2)
+            nodes = [le(p, 16 + 2 * i, 2) for i in range((lower - 16) // 2)]
+            if flags & 1:  # branch: follow the last child whose key <= name
+                child = None
+                for i, off in enumerate(nodes):
+                    ks = le(p, off + 6, 2)
+                    key = p[off + 8:off + 8 + ks]
+                    if i == 0 or key <= table.encode():
+                        child = le(p, off, 2) | le(p, off + 2, 2) << 16 | \
+                            le(p, off + 4, 2) << 32
+                pg = child
+                continue
+            for off in nodes:
+                ks = le(p, off + 6, 2)
+                if p[off + 8:off + 8 + ks] == table.encode():
+                    return le(p, off + 8 + ks + 40, 8)
+            return None
+
+
+def damage_page(store, n, how):
+    with open(data_file(store), "r+b") as f:
+        f.seek(n * PSIZE)
+        if how == "zero":
+            f.write(bytes(PSIZE))
+        elif how == "noise":
+            f.write(hashlib.sha256(b"noise").digest() * (PSIZE // 32))
+        elif how == "header":
+            f.write((n ^ 0x5a5a).to_bytes(8, "little"))
+        else:
+            return 2
+    return 0
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
@@ -190,6 +252,15 @@ def main(argv):
         else:
             return 2
         put(store, "objects", key, v)
+    elif cmd == "pages" and not args:
+        print(os.path.getsize(data_file(store)) // PSIZE)
+    elif cmd == "root" and len(args) == 1:
+        r = table_root(store, args[0])
+        if r is None:
+            return 1
+        print(r)
+    elif cmd == "page" and len(args) == 2:
+        return damage_page(store, int(args[0]), args[1])
     else:
         sys.stderr.write(__doc__)
         return 2

@@ -71,4 +71,19 @@ test_expect_success 'unknown global option' '
 	test_expect_code 129 aptix --bogus
 '
 
+test_expect_success 'APTIX_DIR names the store init creates, as GIT_DIR does' '
+	mkdir -p envdir/work &&
+	(
+		cd envdir/work &&
+		APTIX_DIR=../elsewhere/.aptix aptix init >out &&
+		grep "Initialized empty aptix store in .*/envdir/elsewhere/.aptix/" out &&
+		test_path_is_missing .aptix &&
+		test -f ../elsewhere/.aptix/data.mdb &&
+		APTIX_DIR=../elsewhere/.aptix aptix status >status &&
+		grep "^On conversation" status &&
+		APTIX_DIR=../elsewhere/.aptix aptix init >out &&
+		grep "^Reinitialized existing" out
+	)
+'
+
 test_done

@@ -169,13 +169,14 @@ test_expect_success '-d of a missing ref is fatal' '
 	grep "no such ref" err
 '
 
-test_expect_success 'the reflog of HEAD records changes with -m' '
+test_expect_success 'the reflog of HEAD records changes with -m, and ids' '
 	aptix symbolic-ref -m "switch to c2" HEAD refs/conversations/c2 &&
 	aptix symbolic-ref HEAD refs/conversations/c1 &&
 	aptix reflog show -n 2 HEAD >actual &&
-	cat >expect <<-\EOF &&
-	0000000 HEAD@{0}: symbolic-ref
-	0000000 HEAD@{1}: switch to c2
+	c1=$(aptix rev-parse --short=7 refs/conversations/c1) &&
+	cat >expect <<-EOF &&
+	$c1 HEAD@{0}: symbolic-ref: moving from c2 to c1
+	0000000 HEAD@{1}: switch to c2: moving from c1 to c2
 	EOF
 	test_cmp expect actual
 '

@@ -18,6 +18,7 @@ test_expect_success '-h prints the usage and exits 129' '
 	test_expect_code 129 aptix reflog -h >out &&
 	grep "^usage: aptix reflog" out &&
 	grep "reflog exists" out &&
+	grep -e "--max-count" out &&
 	test_expect_code 129 aptix reflog show -h >out &&
 	grep "^usage: aptix reflog \[show\]" out &&
 	test_expect_code 129 aptix reflog exists -h >out &&
@@ -100,8 +101,10 @@ test_expect_success '-n limits the number of entries' '
 '
 
 test_expect_success 'HEAD has its own reflog once set' '
+	old=$(aptix symbolic-ref --short HEAD) &&
 	aptix symbolic-ref -m "to c1" HEAD $R &&
-	echo "0000000 HEAD@{0}: to c1" >expect.head &&
+	echo "$(short "$C") HEAD@{0}: to c1: moving from $old to c1" \
+		>expect.head &&
 	aptix reflog >actual &&
 	test_cmp expect.head actual &&
 	aptix reflog show HEAD >actual &&
@@ -122,9 +125,9 @@ test_expect_success 'a detached HEAD logs the new id' '
 	aptix update-ref -m detach --no-deref HEAD "$A" &&
 	aptix symbolic-ref -m back HEAD $R &&
 	cat >expect <<-EOF &&
-	0000000 HEAD@{0}: back
+	$(short "$B") HEAD@{0}: back
 	$(short "$A") HEAD@{1}: detach
-	0000000 HEAD@{2}: to c1
+	$(sed "s/HEAD@{0}/HEAD@{2}/" expect.head)
 	EOF
 	aptix reflog >actual &&
 	test_cmp expect actual
@@ -173,6 +176,54 @@ test_expect_success 'an unknown ref is fatal' '
 	grep "^fatal: ref .refs/conversations/never. not found" err &&
 	test_expect_code 128 aptix reflog "a b" 2>err &&
 	grep "^fatal: invalid ref name" err
+'
+
+test_expect_success 'HEAD entries record the ids HEAD moved to' '
+	aptix update-ref refs/conversations/c2 "$A" &&
+	aptix switch c2 &&
+	aptix switch c1 &&
+	tip=$(aptix rev-parse c1) &&
+	aptix reflog -n 2 >actual &&
+	cat >expect <<-EOF &&
+	$(short "$tip") HEAD@{0}: switch: moving from c2 to c1
+	$(short "$A") HEAD@{1}: switch: moving from c1 to c2
+	EOF
+	test_cmp expect actual &&
+	! grep 0000000 actual
+'
+
+test_expect_success 'rev-parse reads what reflog prints: X@{n}, @{n}, @' '
+	test "$(aptix rev-parse "HEAD@{1}")" = "$A" &&
+	test "$(aptix rev-parse "@{1}")" = "$A" &&
+	test "$(aptix rev-parse "HEAD@{0}")" = "$tip" &&
+	test "$(aptix rev-parse @)" = "$tip" &&
+	aptix reflog c1 >log &&
+	n=$(grep -c . log) &&
+	i=0 &&
+	while test $i -lt "$n"
+	do
+		want=$(sed -n "$((i + 1))p" log | cut -d" " -f1) &&
+		got=$(aptix rev-parse --short=7 "c1@{$i}") &&
+		test "$want" = "$got" || return 1
+		i=$((i + 1))
+	done &&
+	test "$(aptix rev-parse "$R@{1}")" = "$(aptix rev-parse "c1@{1}")" &&
+	test "$(aptix rev-parse "c1@{1}~1")" = "$B" &&
+	test_must_fail aptix rev-parse "c1@{99}" 2>err &&
+	grep "has no entry 99" err &&
+	test_must_fail aptix rev-parse "c1@{x}" 2>err &&
+	grep "malformed" err
+'
+
+test_expect_success '@{-1} and switch - go back to the previous conversation' '
+	test "$(aptix rev-parse "@{-1}")" = "$A" &&
+	aptix switch - >out &&
+	grep "Switched to conversation .c2." out &&
+	aptix switch - >out &&
+	grep "Switched to conversation .c1." out &&
+	test "$(aptix rev-parse "@{-2}")" = "$tip" &&
+	test_must_fail aptix rev-parse "@{-99}" 2>err &&
+	grep "has not switched" err
 '
 
 test_expect_success 'more than one ref is a usage error' '

@@ -58,22 +58,22 @@ test_expect_success setup '
 	aptix symbolic-ref HEAD refs/conversations/c1
 '
 
-test_expect_success 'the history of HEAD, failed snapshots marked' '
+test_expect_success 'the history of HEAD starts at HEAD, failed ones marked' '
 	aptix log >actual &&
 	cat >expect <<-EOF &&
-	session $x [failed]
-	Conversation: c1
-	Date:   2023-11-14T22:19:20.000Z
-	Status: failed
-
-	    broken instruction
-
 	session $a3 (HEAD -> c1)
 	Conversation: c1
 	Date:   2023-11-14T22:17:20.000Z
 	Status: committed
 
 	    third instruction
+
+	session $x [failed]
+	Conversation: c1
+	Date:   2023-11-14T22:19:20.000Z
+	Status: failed
+
+	    broken instruction
 
 	session $a2 (longconv)
 	Conversation: c1
@@ -103,17 +103,41 @@ test_expect_success 'HEAD, c1 and a session name the same history' '
 	test_cmp expect actual
 '
 
+test_expect_success 'log -n 1 and rev-parse agree on the tip after a failure' '
+	aptix rev-parse HEAD >tip &&
+	aptix log -n 1 --format=%H >tipact &&
+	test_cmp tip tipact &&
+	aptix log -n 1 --format=%H c1 >tipact &&
+	test_cmp tip tipact &&
+	aptix log -n 2 --format=%H >tipact &&
+	echo $x >>tip &&
+	test_cmp tip tipact
+'
+
+test_expect_success '--graph: a root is drawn o, never * under another' '
+	aptix log --graph --oneline c3 >tipact &&
+	cat >tip <<-EOF &&
+	* $(short $b2) (c3) unrelated end
+	o $(short $b1) unrelated start
+	EOF
+	test_cmp tip tipact &&
+	aptix log --graph --oneline --all >tipact &&
+	grep "^o $(short $a1) first" tipact &&
+	grep "o $(short $r) \[failed\]" tipact &&
+	! grep "[*] $(short $r)" tipact
+'
+
 test_expect_success '--oneline and --no-failed' '
 	aptix log --oneline >actual &&
 	cat >expect <<-EOF &&
-	$(short $x) [failed] broken instruction
 	$(short $a3) (HEAD -> c1) third instruction
+	$(short $x) [failed] broken instruction
 	$(short $a2) (longconv) second instruction
 	$(short $a1) first instruction
 	EOF
 	test_cmp expect actual &&
 	aptix log --oneline --no-failed >actual &&
-	sed 1d expect >expect.nofail &&
+	sed 2d expect >expect.nofail &&
 	test_cmp expect.nofail actual
 '
 
@@ -151,7 +175,7 @@ test_expect_success 'a fork: the history goes on into the parent conversation' '
 	* $(short $f2) (c2) more fork work
 	* $(short $f1) fork from the second
 	* $(short $a2) (longconv) second instruction
-	* $(short $a1) first instruction
+	o $(short $a1) first instruction
 	EOF
 	test_cmp expect actual
 '
@@ -165,7 +189,7 @@ test_expect_success 'a fork in the graph joins its parent with |/' '
 	| * $(short $a3) (HEAD -> c1) third instruction
 	|/
 	* $(short $a2) (longconv) second instruction
-	* $(short $a1) first instruction
+	o $(short $a1) first instruction
 	EOF
 	test_cmp expect actual
 '
@@ -208,7 +232,7 @@ test_expect_success '--graph with the full format' '
 	|
 	|     second instruction
 	|
-	* session $a1
+	o session $a1
 	  Conversation: c1
 	  Date:   2023-11-14T22:13:20.000Z
 	  Status: committed
@@ -221,20 +245,20 @@ test_expect_success '--graph with the full format' '
 test_expect_success '--all: every conversation, and failed snapshots' '
 	aptix log --graph --oneline --all >actual &&
 	cat >expect <<-EOF &&
-	* $(short $r) [failed] failed first turn
 	* $(short $f2) (c2) more fork work
+	| o $(short $r) [failed] failed first turn
 	| * $(short $x) [failed] broken instruction
 	* | $(short $f1) fork from the second
 	| * $(short $a3) (HEAD -> c1) third instruction
 	|/
 	| * $(short $b2) (c3) unrelated end
 	* | $(short $a2) (longconv) second instruction
-	| * $(short $b1) unrelated start
-	* $(short $a1) first instruction
+	| o $(short $b1) unrelated start
+	o $(short $a1) first instruction
 	EOF
 	test_cmp expect actual &&
 	aptix log --oneline --all >actual &&
-	sed -e "/^|\/\$/d" -e "s/^[*|/ ]*//" expect >expect.flat &&
+	sed -e "/^|\/\$/d" -e "s/^[*o|/ ]*//" expect >expect.flat &&
 	test_cmp expect.flat actual &&
 	aptix log --oneline --all --no-failed >actual &&
 	grep -v failed expect.flat >expect.nofail &&
@@ -263,8 +287,8 @@ test_expect_success 'decorations: several conversations at one session' '
 test_expect_success '--format placeholders' '
 	aptix log -n 2 --format="%h %H %p%d [%S] %c %ad %g: %s" >actual &&
 	cat >expect <<-EOF &&
-	$(short $x) $x $(short $a3) [failed] c1 2023-11-14T22:19:20.000Z 4: broken instruction
 	$(short $a3) $a3 $(short $a2) (HEAD -> c1) [committed] c1 2023-11-14T22:17:20.000Z 3: third instruction
+	$(short $x) $x $(short $a3) [failed] c1 2023-11-14T22:19:20.000Z 4: broken instruction
 	EOF
 	test_cmp expect actual &&
 	aptix log -n 1 --format="%D%n%at%%%x41%q" c3 >actual &&
@@ -348,6 +372,20 @@ test_expect_success 'the timeline comes back with reindex' '
 	aptix reindex -q &&
 	aptix log --oneline --all -n 3 >again &&
 	test_cmp three again
+'
+
+test_expect_success 'log --all hides archived conversations unless asked' '
+	aptix conversation archive c3 &&
+	test_when_finished "aptix conversation unarchive c3" &&
+	aptix log --oneline --all >actual &&
+	! grep "unrelated" actual &&
+	grep "first instruction" actual &&
+	aptix log --oneline --all -n 3 >actual &&
+	! grep "unrelated" actual &&
+	aptix log --oneline --all --include-archived >actual &&
+	grep "unrelated start" actual &&
+	aptix log --oneline c3 >actual &&
+	grep "unrelated end" actual
 '
 
 test_done

@@ -62,7 +62,7 @@ test_expect_success setup '
 test_expect_success 'most recently updated first, the current one starred' '
 	aptix sessions --all-workspaces >out &&
 	cat >expect <<-\EOF &&
-	  beta      2023-11-14    2 turns  failed     Beta work
+	  beta      2023-11-14    1 turn   failed     Beta work
 	  gamma     2023-11-14    1 turn   committed  A very long title that ...
 	* alpha     2023-11-14    2 turns  committed  Alpha
 	EOF
@@ -110,7 +110,7 @@ test_expect_success JQ '--json prints an array of objects' '
 		.workspace] | map(tostring) | join(\"|\")" out >actual &&
 	cat >expect <<-EOF &&
 	utf|$t|committed|completed|2023-11-14T22:18:20.000Z|2023-11-14T22:18:20.000Z|2023-11-14T22:18:20.000Z|1|$u1|false|null
-	beta|Beta work|failed|failed|2023-11-14T22:17:20.000Z|2023-11-14T22:14:20.000Z|2023-11-14T22:17:20.000Z|2|$b1|false|ws1
+	beta|Beta work|failed|failed|2023-11-14T22:17:20.000Z|2023-11-14T22:14:20.000Z|2023-11-14T22:17:20.000Z|1|$b1|false|ws1
 	gamma|$long_title|committed|completed|2023-11-14T22:16:20.000Z|2023-11-14T22:16:20.000Z|2023-11-14T22:16:20.000Z|1|$g1|false|ws2
 	alpha|Alpha|committed|completed|2023-11-14T22:15:20.000Z|2023-11-14T22:13:20.000Z|2023-11-14T22:15:20.000Z|2|$a2|true|null
 	EOF
@@ -123,7 +123,7 @@ test_expect_success JQ '--json prints an array of objects' '
 test_expect_success 'APTIX_WORKSPACE keeps the conversations of a workspace' '
 	APTIX_WORKSPACE=ws1 aptix sessions >out &&
 	cat >expect <<-\EOF &&
-	  beta      2023-11-14    2 turns  failed     Beta work
+	  beta      2023-11-14    1 turn   failed     Beta work
 	EOF
 	test_cmp expect out &&
 	APTIX_WORKSPACE=ws1 aptix sessions --all-workspaces >out &&
@@ -185,6 +185,104 @@ test_expect_success 'by default: the derived workspace, plus conversations witho
 	! grep " gamma " out &&
 	aptix sessions --all-workspaces >all &&
 	grep " beta " all
+'
+
+test_expect_success 'update-ref -d takes a conversation out, reindex too' '
+	test_tick &&
+	d1=$(new_session doomed "Doomed" committed) &&
+	aptix update-ref refs/conversations/doomed $d1 &&
+	aptix sessions --all-workspaces >out &&
+	grep " doomed " out &&
+	aptix update-ref -d refs/conversations/doomed &&
+	aptix sessions --all-workspaces >out &&
+	! grep " doomed " out &&
+	aptix reindex -q &&
+	aptix sessions --all-workspaces >out &&
+	! grep " doomed " out &&
+	grep " beta " out &&
+	aptix fsck &&
+	aptix cat-object -t $d1 &&
+	aptix update-ref refs/conversations/doomed $d1 &&
+	aptix reindex -q &&
+	aptix sessions --all-workspaces >out &&
+	grep " doomed " out
+'
+
+test_expect_success 'the HEAD conversation too' '
+	aptix switch doomed &&
+	aptix update-ref -d refs/conversations/doomed &&
+	aptix sessions --all-workspaces >out &&
+	! grep "doomed" out &&
+	aptix reindex -q &&
+	aptix sessions --all-workspaces >out &&
+	! grep "doomed" out &&
+	aptix switch alpha
+'
+
+test_expect_success 'turns counts the committed ones, not failed attempts' '
+	aptix sessions --all-workspaces >out &&
+	grep "^  beta .*  1 turn   failed" out &&
+	aptix sessions --all-workspaces --json >out &&
+	grep "\"failed\": 1" out
+'
+
+test_expect_success 'conversation rename, archive, unarchive' '
+	aptix conversation rename gamma "Gamma renamed" >out &&
+	grep "Renamed conversation .gamma." out &&
+	aptix sessions --all-workspaces >out &&
+	grep " gamma .* Gamma renamed$" out &&
+	aptix conversation rename "The current one" &&
+	aptix sessions --all-workspaces >out &&
+	grep "^\* alpha .* The current one$" out &&
+	aptix conversation archive gamma >out &&
+	grep "Archived conversation .gamma." out &&
+	aptix sessions --all-workspaces >out &&
+	! grep " gamma " out &&
+	aptix conversation list --all-workspaces >out2 &&
+	test_cmp out out2 &&
+	aptix sessions --all-workspaces --archived >out &&
+	grep " gamma " out &&
+	test_line_count = 1 out &&
+	aptix sessions --all-workspaces --include-archived >out &&
+	grep " gamma " out &&
+	grep " beta " out &&
+	aptix reindex -q &&
+	aptix sessions --all-workspaces --archived >out &&
+	grep " gamma .* Gamma renamed$" out &&
+	aptix conversation unarchive gamma &&
+	aptix sessions --all-workspaces >out &&
+	grep " gamma " out
+'
+
+test_expect_success 'the listing filters by status, text and workspace' '
+	aptix conversation list --all-workspaces --status failed >out &&
+	grep " beta " out &&
+	test_line_count = 1 out &&
+	aptix conversation list --all-workspaces --grep RENAMED >out &&
+	grep " gamma " out &&
+	test_line_count = 1 out &&
+	aptix conversation list --workspace ws1 >out &&
+	grep " beta " out &&
+	test_line_count = 1 out &&
+	test_must_fail aptix sessions --status nope 2>err &&
+	grep "invalid --status" err
+'
+
+test_expect_success 'conversation delete: the ref goes, the sessions stay' '
+	head=$(aptix rev-parse gamma) &&
+	test_must_fail aptix conversation delete alpha 2>err &&
+	grep "cannot delete the current conversation" err &&
+	aptix conversation delete gamma >out &&
+	grep "Deleted conversation .gamma." out &&
+	test_must_fail aptix rev-parse --verify -q refs/conversations/gamma &&
+	aptix sessions --all-workspaces --include-archived >out &&
+	! grep " gamma " out &&
+	aptix cat-object -t $head &&
+	aptix reflog refs/conversations/gamma | grep "conversation: delete" &&
+	test_must_fail aptix conversation delete nosuch 2>err &&
+	grep "not found" err &&
+	test_expect_code 129 aptix conversation frobnicate 2>err &&
+	grep "unknown subcommand" err
 '
 
 test_done

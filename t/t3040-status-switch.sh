@@ -57,7 +57,7 @@ test_expect_success 'switch to a conversation' '
 	test_cmp expect actual &&
 	aptix reflog HEAD >log &&
 	head -n 1 log >actual &&
-	grep "HEAD@{0}: switch: to c1$" actual
+	grep "HEAD@{0}: switch: moving from .* to c1$" actual
 '
 
 test_expect_success 'status shows the head' '
@@ -97,7 +97,7 @@ test_expect_success 'switch -c starts a new empty conversation' '
 	id=$(sed -n "s/^Switched to a new conversation .\(.*\).$/\1/p" out) &&
 	echo "$id" | grep -E "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$" &&
 	test "$(aptix symbolic-ref HEAD)" = "refs/conversations/$id" &&
-	aptix reflog HEAD | head -n 1 | grep "switch: to $id$" &&
+	aptix reflog HEAD | head -n 1 | grep "switch: moving from .* to $id$" &&
 	aptix status >out &&
 	printf "On conversation %s\nNo turns yet.\n" "$id" >expect &&
 	test_cmp expect out &&

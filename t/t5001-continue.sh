@@ -352,4 +352,40 @@ test_expect_success MDB_DUMP 'the API key is in neither the store nor any output
 	grep "Bearer <redacted>" out-dry
 '
 
+test_expect_success MDB_DUMP 'an unknown --conversation is an error without --create' '
+	n=$(request_count) &&
+	objects=$(object_count) &&
+	test_must_fail aptix continue --conversation typo -m x 2>err &&
+	grep "conversation .typo. not found" err &&
+	grep -e "--create" err &&
+	test "$(request_count)" = "$n" &&
+	test "$(object_count)" = "$objects" &&
+	! aptix sessions | grep typo &&
+	aptix continue --create --conversation newone -m "on a new one" \
+		>out 2>err &&
+	aptix sessions >list &&
+	grep newone list &&
+	test "$(aptix symbolic-ref --short HEAD)" = "$conv" &&
+	test_must_fail aptix continue --create -m x 2>err &&
+	grep "needs --conversation" err
+'
+
+test_expect_success 'names that read as a session id or HEAD are not created' '
+	objects=$(object_count) &&
+	for name in deadbeef 0123 ABCDEF12
+	do
+		test_must_fail aptix continue -c --conversation $name -m x \
+			2>err &&
+		grep "cannot name a new conversation" err &&
+		test_must_fail aptix switch -c $name 2>err &&
+		grep "cannot name a new conversation" err || return 1
+	done &&
+	test_must_fail aptix switch -c HEAD 2>err &&
+	grep "cannot name a new conversation: it reads as HEAD" err &&
+	test "$(object_count)" = "$objects" &&
+	test "$(aptix symbolic-ref --short HEAD)" = "$conv" &&
+	aptix switch -c abc >out &&
+	aptix switch "$conv"
+'
+
 test_done

@@ -57,7 +57,8 @@ test_expect_success 'fork -m: HEAD moves to the new conversation' '
 	test "$(aptix rev-parse refs/conversations/$fconv)" = "$F" &&
 	# the old conversation did not move
 	test "$(aptix rev-parse refs/conversations/$conv)" = "$C" &&
-	grep -E "^\[$(printf %.8s "$fconv") [0-9a-f]{12}\] [0-9]+ tokens" err
+	grep -E "^\[$(printf %.8s "$fconv") [0-9a-f]{12}\] [0-9]+ tokens" err &&
+	grep "^Switched to a new conversation .$fconv.$" err
 '
 
 test_expect_success 'fork without -m switches HEAD and sends nothing' '
@@ -67,7 +68,7 @@ test_expect_success 'fork without -m switches HEAD and sends nothing' '
 	pconv=$(aptix symbolic-ref --short HEAD) &&
 	test "$pconv" != "$conv" &&
 	test "$pconv" != "$fconv" &&
-	grep "^Switched to new conversation .$pconv., forked from session $(printf %.12s $A)" out &&
+	grep "^Switched to a new conversation .$pconv., forked from session $(printf %.12s $A)" out &&
 	test "$(aptix rev-parse HEAD)" = "$A"
 '
 
@@ -105,7 +106,8 @@ test_expect_success 'rerun: same instruction, sibling of the session, new conver
 	test "$(field $R .conversation)" = "$rconv" &&
 	test "$(field $R .instruction)" = "question C" &&
 	test "$(field $R .instruction_id)" = "$(field $C .instruction_id)" &&
-	test "$(field $R .seq)" = 3
+	test "$(field $R .seq)" = 3 &&
+	grep "^Switched to a new conversation .$rconv.$" err
 '
 
 test_expect_success 'rerun leaves the old session and its conversation untouched' '
@@ -139,6 +141,59 @@ test_expect_success MDB_DUMP 'rerun --dry-run and fork --dry-run change nothing'
 	test "$(aptix symbolic-ref HEAD)" = "$head"
 '
 
+# save_store <dir>: a copy of every file of the store but lock.mdb
+# (LMDB's table of readers, which any reader writes)
+save_store () {
+	rm -rf "$1" &&
+	mkdir "$1" &&
+	(cd .aptix && find . ! -name lock.mdb | sort) >"$1.list" &&
+	(cd .aptix && tar cf - --exclude=./lock.mdb .) | (cd "$1" && tar xf -)
+}
+
+# same_store <dir>: the store's files are those save_store saved,
+# byte for byte
+same_store () {
+	(cd .aptix && find . ! -name lock.mdb | sort) >now.list &&
+	test_cmp "$1.list" now.list &&
+	(cd .aptix && find . -type f ! -name lock.mdb) >files &&
+	while read -r f
+	do
+		cmp "$1/$f" ".aptix/$f" || return 1
+	done <files
+}
+
+test_expect_success 'every --dry-run leaves every file of the store as it was' '
+	aptix config openai.model gpt-5 &&
+	n=$(request_count) &&
+	save_store before &&
+	for cmd in "continue --dry-run -m dry" \
+		"continue --dry-run --json -m dry" \
+		"continue --dry-run --no-stream -m dry" \
+		"fork --dry-run $B" "fork --dry-run --json $B" \
+		"fork --dry-run -m dry $B" "fork --dry-run --json -m dry $B" \
+		"rerun --dry-run $C" "rerun --dry-run --json $C"
+	do
+		aptix $cmd >out 2>err &&
+		same_store before || { echo "changed by: $cmd" >&2; return 1; }
+	done &&
+	test "$(request_count)" = "$n"
+'
+
+test_expect_success '--dry-run --json prints exactly one JSON object' '
+	for cmd in "continue --dry-run --json -m dry" \
+		"fork --dry-run --json $B" "fork --dry-run --json -m dry $B" \
+		"rerun --dry-run --json $C"
+	do
+		aptix $cmd >out &&
+		python3 -c "import json, sys; o = json.load(sys.stdin); \
+assert isinstance(o, dict) and o[\"dry_run\"] is True" <out ||
+		{ echo "not one JSON object: $cmd" >&2; cat out >&2; return 1; }
+	done &&
+	aptix continue --dry-run --json -m "dry as json" >out &&
+	grep "\"Authorization\": \"Bearer <redacted>\"" out &&
+	grep "\"content\": \"dry as json\"" out
+'
+
 test_expect_success 'fork and rerun need a session' '
 	n=$(request_count) &&
 	test_must_fail aptix fork -m "x" "$C^{turn}" 2>err &&
@@ -154,7 +209,7 @@ test_expect_success 'log --graph --oneline --all shows the branches' '
 	aptix log --graph --oneline --all >graph &&
 	cat graph &&
 	# one node per session: A B C, fork, after-fork, two reruns
-	test "$(grep -c "^[| ]*\*" graph)" = 7 &&
+	test "$(grep -c "^[| ]*[*o]" graph)" = 7 &&
 	# branches join their parent
 	grep "^|/" graph &&
 	# every session once

@@ -283,6 +283,26 @@ test_expect_success 'a silent stream and a short openai.idle-timeout: failed, ti
 	expect_failed_turn "silent server" "timed out|timeout|idle"
 '
 
+test_expect_success 'an endless stream: failed at openai.max-response' '
+	aptix config openai.max-response 64k &&
+	test_when_finished "aptix config --unset openai.max-response" &&
+	# the stand-in gives up after 8 MiB, so that this cannot hang
+	standin_fault "{\"kind\":\"endless\",\"max\":8388608}" &&
+	test_expect_code 1 aptix continue -m "never ending" >out 2>err &&
+	expect_failed_turn "never ending" \
+		"streamed response larger than 65536 bytes" &&
+	grep "openai.max-response" err
+'
+
+test_expect_success 'an endless body without streaming: failed at the cap too' '
+	aptix config openai.max-response 64k &&
+	test_when_finished "aptix config --unset openai.max-response" &&
+	standin_fault "{\"kind\":\"endless\",\"max\":8388608}" &&
+	test_expect_code 1 aptix continue --no-stream -m "endless body" \
+		>out 2>err &&
+	expect_failed_turn "endless body" "response larger than 65536 bytes"
+'
+
 test_expect_success 'nothing is left running, the store is sound' '
 	aptix status >status &&
 	! grep "in flight" status &&

@@ -343,4 +343,39 @@ test_expect_success 'a new chain counts active files against its budget' '
 	grep "Active files left out (over the context budget): big2.txt" body
 '
 
+test_expect_success 'a chain over context.chain-max-chars starts afresh with the current files' '
+	test_when_finished "rm -f notes.txt && aptix config --unset context.chain-max-chars" &&
+	aptix switch -c capped &&
+	echo "version one of the notes" >notes.txt &&
+	aptix continue --file notes.txt -m "capped first" >out 2>err &&
+	first=$(field HEAD .response_id) &&
+	echo "version two of the notes" >notes.txt &&
+	aptix continue --file notes.txt -m "capped second" >out 2>err &&
+	# still one chain: the second turn chained on the first
+	last_request_body >body &&
+	test "$(json_field .previous_response_id <body)" = "$first" &&
+	! grep "chain-max-chars" err &&
+	aptix config context.chain-max-chars 500 &&
+	echo "version three of the notes" >notes.txt &&
+	aptix continue --file notes.txt -m "capped third" >out 2>err &&
+	# one line says so, and the turn records it
+	test "$(grep -c "over context.chain-max-chars (500)" err)" = 1 &&
+	aptix show --json HEAD >show.json &&
+	grep "over context.chain-max-chars" show.json &&
+	test "$(field HEAD .chain_restarted)" = true &&
+	last_request_body >body &&
+	test "$(json_field .previous_response_id <body)" = null &&
+	# the current version of the file only, and the earlier turns
+	grep "version three" body &&
+	! grep "version one" body &&
+	! grep "version two" body &&
+	grep "capped second" body &&
+	# the next turn chains on the new chain (it carries less)
+	aptix config context.chain-max-chars 100000 &&
+	restarted=$(field HEAD .response_id) &&
+	aptix continue -m "capped fourth" >out 2>err &&
+	last_request_body >body &&
+	test "$(json_field .previous_response_id <body)" = "$restarted"
+'
+
 test_done

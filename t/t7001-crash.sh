@@ -139,7 +139,7 @@ test_expect_success 'turns and plumbing writes killed at random moments' '
 			blob=$(printf %s "$instr" | aptix hash-object --stdin) &&
 			if test "$what" = 6
 			then
-				set -- --conversation "crash-new-$round"
+				set -- --create --conversation "crash-new-$round"
 			else
 				set -- --conversation "$conv"
 			fi &&

@@ -39,7 +39,7 @@ now_ms () {
 turn () {
 	(
 		s=$(now_ms)
-		aptix continue --json -q --conversation "$2" -m "$3" \
+		aptix continue --json -q --create --conversation "$2" -m "$3" \
 			>"out.$1" 2>"err.$1"
 		rc=$?
 		e=$(now_ms)
@@ -99,10 +99,10 @@ max_of () {
 test_expect_success 'setup: conversations A and B1..B4' '
 	aptix init &&
 	start_standin &&
-	aptix continue -q --conversation conv-A -m "A: first" >/dev/null &&
+	aptix continue -q -c --conversation conv-A -m "A: first" >/dev/null &&
 	for j in $(test_seq $M)
 	do
-		aptix continue -q --conversation "conv-B$j" -m "B$j: first" >/dev/null ||
+		aptix continue -q -c --conversation "conv-B$j" -m "B$j: first" >/dev/null ||
 		return 1
 	done &&
 	aptix for-each-ref >refs &&

@@ -15,7 +15,7 @@ complete_words () {
 
 test_expect_success 'command names' '
 	complete_words aptix con >out &&
-	printf "config\ncontinue\n" >expect &&
+	printf "config\ncontinue\nconversation\n" >expect &&
 	test_cmp expect out
 '
 

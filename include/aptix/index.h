@@ -78,6 +78,16 @@ APTIX_EXTERN(int) aptix_index_foreach_conversation(aptix_repo *repo,
 						   aptix_conv_info_cb cb,
 						   void *payload);
 
+/**
+ * @brief fsck's check of a session's chain record (what the model holds
+ * through the response chain a child continues: see src/index-chain.c).
+ * @return 0 when it is what the session's parent record and turn make
+ * (or the record predates chain records); 1, with the error set, when
+ * not; a read error.
+ */
+APTIX_EXTERN(int) aptix_index_verify_chain(aptix_repo *repo,
+					   const aptix_oid *session);
+
 /** 1 when the session counts as a failed attempt (failed snapshot or turn). */
 APTIX_EXTERN(int) aptix_session_info_failed(const aptix_session_info *s);
 

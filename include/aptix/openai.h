@@ -36,11 +36,13 @@ typedef struct {
 	void (*on_retry)(int attempt, long wait_ms, const char *why,
 			 void *payload);
 	void *payload;
+	/** bytes of a response body or stream; 0: openai.max-response's */
+	size_t max_response;
 } aptix_openai_options;
 
 #define APTIX_OPENAI_OPTIONS_VERSION 1
 #define APTIX_OPENAI_OPTIONS_INIT { APTIX_OPENAI_OPTIONS_VERSION, NULL, \
-	NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL }
+	NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0 }
 
 typedef struct {
 	long http_status;		/**< last HTTP status (0: none) */
@@ -92,8 +94,10 @@ APTIX_EXTERN(void) aptix_openai_result_release(aptix_openai_result *r);
  *         previous_response_id); APTIX_ENET for connection failures and
  *         timeouts; APTIX_ECANCELLED when cancelled; APTIX_EINVALID for
  *         a malformed response (bad JSON, broken SSE, a stream that ended
- *         without response.completed); APTIX_EFULL for a response over
- *         64 MiB (or an event over 16 MiB). The message (one line,
+ *         without response.completed); APTIX_EFULL for a response body
+ *         or stream over max_response bytes (openai.max-response,
+ *         64 MiB by default), an error body over 64 MiB or an event
+ *         over 16 MiB. The message (one line,
  *         "openai: ...", with "(after N attempts)" when retried) never
  *         holds the key. 429 insufficient_quota is not retried.
  */

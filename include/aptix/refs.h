@@ -38,6 +38,13 @@ APTIX_EXTERN(int) aptix_ref_check_name(const char *name);
  */
 APTIX_EXTERN(int) aptix_conv_check_id(const char *id);
 /**
+ * @brief A name for a new conversation: a valid id that revparse cannot
+ *        take for something else: not HEAD, not "@", and not 4 or more
+ *        hex digits (an abbreviated session id).
+ * @return 0 or APTIX_EINVALID with a message saying why.
+ */
+APTIX_EXTERN(int) aptix_conv_check_new_id(const char *id);
+/**
  * @brief A ref name as revparse reads it back: "refs/conversations/<id>"
  * as "<id>" (when <id> is a valid conversation id), any other name as is.
  * @note The result points into name.

@@ -22,6 +22,13 @@ typedef struct aptix_repo aptix_repo;
 APTIX_EXTERN(int) aptix_repo_init(aptix_repo **out, const char *workdir,
 				  int *existed);
 /**
+ * @brief Create a store in exactly storedir (not storedir/.aptix), its
+ *        parents too, as git init honours GIT_DIR; an existing store
+ *        is opened (*existed = 1).
+ */
+APTIX_EXTERN(int) aptix_repo_init_dir(aptix_repo **out, const char *storedir,
+				      int *existed);
+/**
  * @brief Open the store whose .aptix directory is dir.
  * @return 0; APTIX_ENOTFOUND when dir is not a store; APTIX_EVERSION
  *         when it was written by a newer format version.
@@ -46,6 +53,37 @@ APTIX_EXTERN(aptix_odb *) aptix_repo_odb(aptix_repo *repo);
  * cannot be written by this user. Reads work; writes fail.
  */
 APTIX_EXTERN(int) aptix_repo_readonly(const aptix_repo *repo);
+
+/**
+ * @brief Check the store's files below the objects (LMDB's pages: page
+ *        numbers, headers, key order, the free list) without trusting
+ *        them; each problem goes to cb as one line.
+ * @return the number of problems (0: sound), or < 0 with a message.
+ */
+APTIX_EXTERN(int) aptix_repo_check_store(aptix_repo *repo,
+					 void (*cb)(const char *msg,
+						    void *payload),
+					 void *payload);
+
+typedef struct {
+	size_t objects;		/**< objects in the new store */
+	size_t objects_seen;	/**< sound copies found (with repeats) */
+	size_t refs, reflog;	/**< refs and reflog entries copied */
+	size_t refs_dropped;	/**< refs whose target was not recovered */
+	size_t damaged_records;	/**< records of those tables unreadable */
+	size_t bad_pages;	/**< pages skipped as damaged */
+	size_t sessions;	/**< sessions indexed in the new store */
+} aptix_salvage_stats;
+
+/**
+ * @brief Copy every readable object, ref and reflog entry of the store
+ *        in directory from (a .aptix directory, perhaps damaged: it is
+ *        read without trusting it, and never written) into a new store
+ *        in <workdir>/.aptix, with its config file, and index it.
+ * @return 0; APTIX_EEXISTS when workdir holds a store already; < 0.
+ */
+APTIX_EXTERN(int) aptix_salvage(const char *from, const char *workdir,
+				aptix_salvage_stats *stats);
 
 /** Bytes the store's files take on disk (data.mdb actually allocated). */
 APTIX_EXTERN(int) aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo);

@@ -13,7 +13,10 @@
  *        digits, HEAD, a ref (refs/...), a conversation id or a unique
  *        prefix of one (refs/conversations/<id>), each followed by any
  *        number of ~N (N-th ancestor), ^ (parent), ^{turn} (the turn of
- *        a session) or ^{session} (must be a session).
+ *        a session) or ^{session} (must be a session). "@" alone is
+ *        HEAD; "<ref>@{<n>}" is the id the n-th newest entry of the
+ *        ref's reflog recorded ("@{<n>}": HEAD's), and "@{-<n>}" the
+ *        tip of the conversation HEAD left n switches ago.
  * @return 0; APTIX_ENOTFOUND; APTIX_EAMBIGUOUS; APTIX_EINVALID for a
  *         malformed name.
  */
@@ -27,5 +30,14 @@ APTIX_EXTERN(int) aptix_revparse(aptix_oid *out, aptix_repo *repo,
  */
 APTIX_EXTERN(int) aptix_conv_resolve(char *out, aptix_repo *repo,
 				     const char *name);
+
+/**
+ * @brief The conversation HEAD was on before its n-th newest move
+ *        between conversations (n >= 1), as its reflog records it
+ *        ("... moving from <old> to <new>"); what `switch -` goes to.
+ * @param[out] out the id, at least APTIX_CONV_MAXLEN + 1 bytes
+ * @return 0; APTIX_ENOTFOUND when HEAD has not moved that often.
+ */
+APTIX_EXTERN(int) aptix_conv_previous(char *out, aptix_repo *repo, int n);
 
 #endif

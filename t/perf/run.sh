@@ -200,4 +200,6 @@ if [ -f "$PERF_DIR/more.sh" ]; then
 	APTIX="$APTIX" W="$W" PERF_DIR="$PERF_DIR" sh "$PERF_DIR/more.sh"
 fi
 echo
+APTIX="$APTIX" sh "$PERF_DIR/serve-load.sh"
+echo
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -41,6 +41,8 @@ MAX_BODY = 64 * 1024 * 1024
 MAX_SLEEP = 120.0          # upper bound for any single injected delay
 DEFAULT_HANG = 120.0       # "hang" gives up after this many seconds
 MAX_HANG = 600.0
+DEFAULT_ENDLESS = 1 << 30  # "endless" gives up after this many bytes
+MAX_ENDLESS = 1 << 36
 
 # --------------------------------------------------------------------------
 # small helpers
@@ -634,7 +636,7 @@ def vscore(dist, q, v):
 
 FAULT_KINDS = {
     "responses": {"status", "drop", "expire_previous", "slow", "failed", "error_event",
-                  "bad_json", "hang"},
+                  "bad_json", "hang", "endless"},
     "embeddings": {"status", "drop", "slow", "bad_json", "hang"},
     "qdrant": {"status", "slow", "down", "drop", "hang", "bad_json"},
 }
@@ -1378,6 +1380,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.apply_status_fault(fault, "responses")
         if kind == "hang":
             return self.hang(fault)
+        if kind == "endless" and not stream:
+            return self.endless_body(fault)
         if kind == "slow" and not stream:
             self.sleep(fault.get("delay", 1))
         parent = None
@@ -1449,6 +1453,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         sse.event("response.content_part.added", {
             "item_id": item["id"], "output_index": 0, "content_index": 0,
             "part": dict(part, text="")})
+        if kind == "endless":
+            return self.endless_stream(sse, item, fault)
         words = re.findall(r"\s+|\S+\s*", text)
         chunks = ["".join(words[i:i + 3]) for i in range(0, len(words), 3)] or [""]
         obf = (body.get("stream_options") or {}).get("include_obfuscation", True) is not False
@@ -1483,6 +1489,50 @@ class Handler(http.server.BaseHTTPRequestHandler):
         terminal = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
         sse.event(terminal, {"response": final})
         sse.end()
+
+    def endless_limit(self, fault):
+        limit = fault.get("max")
+        return DEFAULT_ENDLESS if limit is None else max(0, min(int(limit), MAX_ENDLESS))
+
+    def endless_stream(self, sse, item, fault):
+        """output_text.delta events, 4 KiB each, until the client goes."""
+        limit = self.endless_limit(fault)
+        sse.types.append("<endless>")
+        ev = {"type": "response.output_text.delta", "item_id": item["id"],
+              "output_index": 0, "content_index": 0, "delta": "x" * 4096,
+              "logprobs": []}
+        data = ("event: response.output_text.delta\ndata: %s\n\n" % jdump(ev)).encode()
+        sent = 0
+        try:
+            while sent < limit and not self.app.stop.is_set():
+                sse.chunk(data)
+                sent += len(data)
+        finally:
+            self.outcome["endless_bytes"] = sent
+        return self.abort()
+
+    def endless_body(self, fault):
+        """A 200 JSON body that never ends (chunked), until the client goes."""
+        limit = self.endless_limit(fault)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.headers_sent = True
+        self.outcome["status"] = 200
+        data = b'{"id":"resp_endless","object":"response","output_text":"'
+        sent = 0
+        try:
+            while sent < limit and not self.app.stop.is_set():
+                self.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
+                self.wfile.flush()
+                sent += len(data)
+                data = b"x" * 4096
+        except (OSError, ValueError):
+            self.outcome["endless_bytes"] = sent
+            raise ClientGone()
+        self.outcome["endless_bytes"] = sent
+        return self.abort()
 
     # -- embeddings --
     def embeddings(self, body, body_ok, raw):

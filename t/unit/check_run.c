@@ -57,6 +57,7 @@ static void options(aptix_run_options *o, const char *conv,
 
 	*o = init;
 	o->conversation = conv;
+	o->create = 1;		/* the suites name new conversations */
 	o->instruction = text;
 	o->instruction_len = text ? strlen(text) : 0;
 	o->no_stream = 1;

@@ -82,6 +82,7 @@ static void *writer_main(void *arg)
 
 		snprintf(text, sizeof(text), "turn %d of thread %d", i, w->n);
 		o.conversation = conv;
+		o.create = 1;
 		o.instruction = text;
 		o.instruction_len = strlen(text);
 		o.http.base_url = srv.base;

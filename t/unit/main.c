@@ -36,6 +36,7 @@ static const struct {
 	{ "object", object_suite },
 	{ "odb", odb_suite },
 	{ "repo", repo_suite },
+	{ "chain", chain_suite },
 	{ "config", config_suite },
 	{ "sse", sse_suite },
 	{ "openai", openai_suite },

@@ -32,6 +32,7 @@ Suite *rag_suite(void);
 Suite *workspace_suite(void);
 Suite *run_suite(void);
 Suite *threads_suite(void);
+Suite *chain_suite(void);
 Suite *chat_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */

@@ -20,7 +20,7 @@
 #include "../common.h"
 #include "../buf.h"
 
-#define APTIX_STORE_BACKEND_VERSION 2
+#define APTIX_STORE_BACKEND_VERSION 3
 
 typedef enum {
 	APTIX_TABLE_META = 0,	/**< store-wide settings: format version */
@@ -49,6 +49,9 @@ typedef int (*aptix_store_iter_cb)(const void *key, size_t klen,
 				   void *payload);
 
 typedef int (*aptix_store_write_fn)(aptix_store_wtxn *w, void *payload);
+
+/** A problem of the store's structure, one line (no final LF). */
+typedef void (*aptix_store_problem_cb)(const char *msg, void *payload);
 
 /**
  * Zero-copy read callback: val is valid only during the call (the read
@@ -92,6 +95,13 @@ struct aptix_store {
 	/** Bytes used on disk. */
 	int (*disk_usage)(uint64_t *out, aptix_store *s);
 	void (*free)(aptix_store *s);
+	/**
+	 * Check the store's own structure (LMDB: its pages) without
+	 * trusting it: each problem to cb, one line. May be NULL (no such
+	 * check). Returns the number of problems, or < 0.
+	 */
+	int (*check)(aptix_store *s, aptix_store_problem_cb cb,
+		     void *payload);
 };
 
 enum aptix_store_open_flags {

@@ -1,0 +1,576 @@
+/*
+ * serve/jsonrpc.c - JSON-RPC 2.0 over a pair of file descriptors, in the
+ * shape of OpenAI Codex's app-server (thread = conversation, turn = one
+ * session snapshot). The protocol is described in serve/PROTOCOL.md.
+ *
+ * Each method turns its parameters into the handlers' (serve.h) and
+ * their results into the protocol's; a handler's HTTP-like status
+ * becomes an error code. Nothing the client sends can stop the loop: a
+ * line that is not JSON, not a request, too long or not UTF-8 gets an
+ * error response and the next line is read.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsonrpc.h"
+
+#define PROTOCOL_VERSION "aptix-app-server/1"
+
+enum {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL_ERROR = -32603,
+	/* server-defined (-32000 to -32099) */
+	RPC_NOT_FOUND = -32004,
+	RPC_BUSY = -32009,
+	RPC_NOT_SUPPORTED = -32001,
+	RPC_STORE_FULL = -32007
+};
+
+struct jsonrpc {
+	struct serve *srv;
+	int out_fd;
+	pthread_mutex_t write_lock;
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	size_t threads;		/* turn threads still running */
+	int initialized;
+};
+
+struct rpc_turn {
+	struct jsonrpc *j;
+	struct serve_turn *t;
+	char thread_id[APTIX_CONV_MAXLEN + 1];
+	char turn_id[APTIX_OID_HEXSZ + 1];
+};
+
+/* Write one message as one line; serialized between threads. */
+static void send_msg(struct jsonrpc *j, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
+	size_t len, off = 0;
+	ssize_t n;
+
+	if (!s)
+		return;
+	len = strlen(s);
+	s[len++] = '\n';	/* json_dumps' NUL becomes the newline */
+	pthread_mutex_lock(&j->write_lock);
+	while (off < len) {
+		n = write(j->out_fd, s + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* the client is gone */
+		off += (size_t)n;
+	}
+	pthread_mutex_unlock(&j->write_lock);
+	free(s);
+}
+
+static void send_result(struct jsonrpc *j, json_t *id, json_t *result)
+{
+	json_t *m = json_object();
+
+	json_object_set_new(m, "jsonrpc", json_string("2.0"));
+	json_object_set(m, "id", id ? id : json_null());
+	json_object_set_new(m, "result", result ? result : json_null());
+	send_msg(j, m);
+	json_decref(m);
+}
+
+static void send_error(struct jsonrpc *j, json_t *id, int code,
+		       const char *message, json_t *data)
+{
+	json_t *m = json_object(), *e = json_object();
+
+	json_object_set_new(e, "code", json_integer(code));
+	json_object_set_new(e, "message", serve_json_str(message));
+	if (data)
+		json_object_set_new(e, "data", data);
+	json_object_set_new(m, "jsonrpc", json_string("2.0"));
+	json_object_set(m, "id", id ? id : json_null());
+	json_object_set_new(m, "error", e);
+	send_msg(j, m);
+	json_decref(m);
+}
+
+static void send_serve_error(struct jsonrpc *j, json_t *id,
+			     const struct serve_err *e)
+{
+	int code;
+	json_t *data = json_pack("{s:i}", "status", e->status);
+
+	switch (e->status) {
+	case 400:
+	case 413:
+		code = RPC_INVALID_PARAMS;
+		break;
+	case 404:
+		code = RPC_NOT_FOUND;
+		break;
+	case 409:
+		code = RPC_BUSY;
+		if (*e->busy)
+			json_object_set_new(data, "threadId",
+					    json_string(e->busy));
+		break;
+	case 501:
+		code = RPC_NOT_SUPPORTED;
+		break;
+	case 507:
+		code = RPC_STORE_FULL;
+		break;
+	default:
+		code = RPC_INTERNAL_ERROR;
+	}
+	send_error(j, id, code, e->message, data);
+}
+
+static void notify(struct jsonrpc *j, const char *method, json_t *params)
+{
+	json_t *m = json_object();
+
+	json_object_set_new(m, "jsonrpc", json_string("2.0"));
+	json_object_set_new(m, "method", json_string(method));
+	json_object_set_new(m, "params", params);
+	send_msg(j, m);
+	json_decref(m);
+}
+
+/* ---- parameters ---- */
+
+/* p[from] copied to q[to] when present. */
+static void copy(json_t *q, const char *to, json_t *p, const char *from)
+{
+	json_t *v = json_object_get(p, from);
+
+	if (v)
+		json_object_set(q, to, v);
+}
+
+/*
+ * Codex sends the input as [{"type":"text","text":...}, ...]; a plain
+ * string is taken too. The texts are joined by newlines.
+ */
+static int input_text(json_t *q, json_t *p)
+{
+	json_t *in = json_object_get(p, "input"), *v;
+	aptix_buf b = APTIX_BUF_INIT;
+	size_t i;
+
+	if (!in)
+		return 0;
+	if (json_is_string(in)) {
+		json_object_set(q, "instruction", in);
+		return 0;
+	}
+	if (!json_is_array(in))
+		return -1;
+	json_array_foreach(in, i, v) {
+		const char *text = json_is_object(v) ?
+			json_string_value(json_object_get(v, "text")) : NULL;
+
+		if (!text)
+			return aptix_buf_release(&b), -1;
+		if (b.len)
+			aptix_buf_putc(&b, '\n');
+		aptix_buf_puts(&b, text);
+	}
+	json_object_set_new(q, "instruction",
+			    json_stringn(b.ptr ? b.ptr : "", b.len));
+	aptix_buf_release(&b);
+	return 0;
+}
+
+/* ---- turns ---- */
+
+static void on_event(const char *event, json_t *data, void *payload)
+{
+	struct rpc_turn *rt = payload;
+
+	if (!strcmp(event, "delta"))
+		notify(rt->j, "item/agentMessage/delta", json_pack(
+			       "{s:s,s:s,s:s,s:O}", "threadId", rt->thread_id,
+			       "turnId", rt->turn_id, "itemId", rt->turn_id,
+			       "delta", json_object_get(data, "text")));
+	else if (!strcmp(event, "retry"))
+		notify(rt->j, "turn/retry", json_pack("{s:s,s:s,s:O}",
+			       "threadId", rt->thread_id, "turnId",
+			       rt->turn_id, "retry", data));
+}
+
+static void *turn_thread(void *arg)
+{
+	struct rpc_turn *rt = arg;
+	struct jsonrpc *j = rt->j;
+	json_t *final = serve_turn_run(rt->t);
+
+	if (!final)
+		final = json_pack("{s:s}", "kind", "error");
+	json_object_set_new(final, "id", json_string(rt->turn_id));
+	notify(j, "turn/completed", json_pack("{s:s,s:o}", "threadId",
+					      json_string_value(json_object_get(
+						final, "conversation")) ?
+					      json_string_value(json_object_get(
+						final, "conversation")) :
+					      rt->thread_id, "turn", final));
+	serve_turn_free(rt->t);
+	free(rt);
+	pthread_mutex_lock(&j->lock);
+	j->threads--;
+	pthread_cond_broadcast(&j->done);
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+/*
+ * Begin a turn (its errors answer the request), answer {thread, turn},
+ * tell turn/started, and run the rest in a thread.
+ */
+static void start_turn(struct jsonrpc *j, json_t *id, json_t *q)
+{
+	struct serve_err e = { 0, "", "" };
+	struct rpc_turn *rt = calloc(1, sizeof(*rt));
+	pthread_attr_t attr;
+	pthread_t th;
+	sigset_t all, old;
+	json_t *started;
+	int r;
+
+	if (!rt) {
+		send_error(j, id, RPC_INTERNAL_ERROR, "out of memory", NULL);
+		return;
+	}
+	rt->j = j;
+	started = serve_turn_begin(&rt->t, j->srv, q, on_event, rt, &e);
+	if (!started) {
+		serve_turn_free(rt->t);
+		free(rt);
+		send_serve_error(j, id, &e);
+		return;
+	}
+	snprintf(rt->thread_id, sizeof(rt->thread_id), "%s",
+		 serve_turn_conversation(rt->t));
+	snprintf(rt->turn_id, sizeof(rt->turn_id), "%s",
+		 json_string_value(json_object_get(started, "turn")));
+	json_object_set_new(started, "id", json_string(rt->turn_id));
+	send_result(j, id, json_pack("{s:{s:s},s:O}", "thread", "id",
+				     rt->thread_id, "turn", started));
+	notify(j, "turn/started", json_pack("{s:s,s:o}", "threadId",
+					    rt->thread_id, "turn", started));
+	pthread_mutex_lock(&j->lock);
+	j->threads++;
+	pthread_mutex_unlock(&j->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* signals are for the main thread (its read is interrupted) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = pthread_create(&th, &attr, turn_thread, rt);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		turn_thread(rt);	/* no thread: the client waits longer */
+	pthread_attr_destroy(&attr);
+}
+
+/* ---- methods ---- */
+
+typedef json_t *(*handler_fn)(struct serve *, json_t *, struct serve_err *);
+
+static void call(struct jsonrpc *j, json_t *id, handler_fn fn, json_t *q)
+{
+	struct serve_err e = { 0, "", "" };
+	json_t *r = fn(j->srv, q, &e);
+
+	if (r)
+		send_result(j, id, r);
+	else
+		send_serve_error(j, id, &e);
+}
+
+static json_t *new_thread(struct serve *s, json_t *p, struct serve_err *e)
+{
+	json_t *r = serve_session_open(s, p, e), *o;
+
+	if (!r)
+		return NULL;
+	o = json_pack("{s:{s:O,s:O,s:s,s:[]}}", "thread",
+		      "id", json_object_get(r, "sessionId"),
+		      "workspace", json_object_get(r, "workspace"),
+		      "status", "new", "turns");
+	json_decref(r);
+	return o;
+}
+
+static json_t *read_thread(struct serve *s, json_t *p, struct serve_err *e)
+{
+	json_t *r = serve_read_conversation(s, p, e), *o;
+
+	if (!r)
+		return NULL;
+	o = json_pack("{s:O,s:O}", "thread", json_object_get(r,
+							     "conversation"),
+		      "turns", json_object_get(r, "turns"));
+	json_decref(r);
+	return o;
+}
+
+static json_t *list_threads(struct serve *s, json_t *p, struct serve_err *e)
+{
+	json_t *r = serve_list_conversations(s, p, e), *o;
+
+	if (!r)
+		return NULL;
+	o = json_pack("{s:O,s:O}", "data", json_object_get(r, "items"),
+		      "nextCursor", json_object_get(r, "next_cursor"));
+	json_decref(r);
+	return o;
+}
+
+static int is_str_or_absent(json_t *p, const char *key)
+{
+	json_t *v = json_object_get(p, key);
+
+	return !v || json_is_string(v) || json_is_null(v);
+}
+
+static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
+		     json_t *p)
+{
+	json_t *q = json_object();
+	static const char *const strs[] = { "threadId", "sessionId",
+		"turnId", "cursor", "workspace", "q", "name", "id", "model",
+		NULL };
+	size_t i;
+
+	for (i = 0; strs[i]; i++)
+		if (!is_str_or_absent(p, strs[i])) {
+			send_error(j, id, RPC_INVALID_PARAMS, "a string "
+				   "parameter is not a string",
+				   json_pack("{s:s}", "param", strs[i]));
+			goto done;
+		}
+	copy(q, "conversation", p, "threadId");
+	copy(q, "session", p, "sessionId");
+	copy(q, "workspace", p, "workspace");
+
+	if (!strcmp(method, "initialize")) {
+		j->initialized = 1;
+		send_result(j, id, json_pack("{s:{s:s,s:s},s:s}",
+			"serverInfo", "name", "aptix", "version",
+			APTIX_VERSION, "protocolVersion", PROTOCOL_VERSION));
+	} else if (!strcmp(method, "thread/start")) {
+		call(j, id, new_thread, q);
+	} else if (!strcmp(method, "thread/resume")) {
+		if (!json_object_get(q, "conversation"))
+			send_error(j, id, RPC_INVALID_PARAMS, "threadId is "
+				   "needed", NULL);
+		else
+			call(j, id, read_thread, q);
+	} else if (!strcmp(method, "thread/read")) {
+		if (json_object_get(q, "session")) {
+			copy(q, "full", p, "full");
+			call(j, id, serve_read_turn, q);
+		} else {
+			call(j, id, read_thread, q);
+		}
+	} else if (!strcmp(method, "thread/list")) {
+		copy(q, "cursor", p, "cursor");
+		copy(q, "limit", p, "limit");
+		copy(q, "q", p, "q");
+		copy(q, "all", p, "all");
+		copy(q, "archived", p, "archived");
+		call(j, id, list_threads, q);
+	} else if (!strcmp(method, "thread/graph")) {
+		copy(q, "cursor", p, "cursor");
+		copy(q, "limit", p, "limit");
+		copy(q, "all", p, "all");
+		call(j, id, serve_graph, q);
+	} else if (!strcmp(method, "thread/name/set")) {
+		copy(q, "title", p, "name");
+		call(j, id, serve_rename, q);
+	} else if (!strcmp(method, "thread/archive")) {
+		json_object_set_new(q, "archived", json_true());
+		copy(q, "archived", p, "archived");
+		call(j, id, serve_archive, q);
+	} else if (!strcmp(method, "object/read")) {
+		copy(q, "id", p, "id");
+		call(j, id, serve_read_object_json, q);
+	} else if (!strcmp(method, "turn/start") ||
+		   !strcmp(method, "thread/fork") ||
+		   !strcmp(method, "turn/rerun")) {
+		if (input_text(q, p) < 0) {
+			send_error(j, id, RPC_INVALID_PARAMS, "input is a "
+				   "string or an array of {type, text}",
+				   NULL);
+			goto done;
+		}
+		json_object_set_new(q, "kind", json_string(
+			!strcmp(method, "thread/fork") ? "fork" :
+			!strcmp(method, "turn/rerun") ? "rerun" : "continue"));
+		if (strcmp(method, "turn/start"))
+			json_object_del(q, "conversation");
+		copy(q, "active_files", p, "activeFiles");
+		copy(q, "model", p, "model");
+		copy(q, "files", p, "files");
+		copy(q, "rag", p, "rag");
+		start_turn(j, id, q);
+	} else if (!strcmp(method, "turn/interrupt")) {
+		copy(q, "turn", p, "turnId");
+		call(j, id, serve_interrupt, q);
+	} else if (!strcmp(method, "initialized")) {
+		;	/* Codex's notification: nothing to do */
+	} else {
+		send_error(j, id, RPC_METHOD_NOT_FOUND, "method not found",
+			   json_pack("{s:s}", "method", method));
+	}
+done:
+	json_decref(q);
+}
+
+/* ---- messages ---- */
+
+void jsonrpc_handle_line(struct jsonrpc *j, const char *line, size_t len)
+{
+	json_error_t err;
+	json_t *msg, *id, *params, *v;
+	const char *method;
+	size_t i;
+
+	for (i = 0; i < len && strchr(" \t\r", line[i]); i++)
+		;
+	if (i == len)
+		return;		/* an empty line */
+	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES |
+			 JSON_DECODE_ANY, &err);
+	if (!msg) {
+		send_error(j, NULL, RPC_PARSE_ERROR, "parse error",
+			   json_pack("{s:s}", "detail", err.text));
+		return;
+	}
+	id = json_object_get(msg, "id");
+	if (id && !json_is_string(id) && !json_is_integer(id) &&
+	    !json_is_null(id))
+		id = NULL;	/* answered with a null id */
+	if (!json_is_object(msg)) {
+		send_error(j, NULL, RPC_INVALID_REQUEST, json_is_array(msg) ?
+			   "batches are not supported" :
+			   "a request is a JSON object", NULL);
+		goto done;
+	}
+	v = json_object_get(msg, "jsonrpc");
+	method = json_string_value(json_object_get(msg, "method"));
+	params = json_object_get(msg, "params");
+	if ((v && !(json_is_string(v) &&
+		    !strcmp(json_string_value(v), "2.0"))) || !method ||
+	    (json_object_get(msg, "id") && !id)) {
+		send_error(j, id, RPC_INVALID_REQUEST, "invalid request",
+			   NULL);
+		goto done;
+	}
+	if (!json_object_get(msg, "id") && strcmp(method, "initialized"))
+		goto done;	/* a notification we do not know: ignored */
+	if (params && !json_is_object(params)) {
+		send_error(j, id, RPC_INVALID_PARAMS, "params is an object",
+			   NULL);
+		goto done;
+	}
+	if (!json_object_get(msg, "id"))
+		goto done;
+	if (params)
+		dispatch(j, id, method, params);
+	else if ((params = json_object())) {
+		dispatch(j, id, method, params);
+		json_decref(params);
+	}
+done:
+	json_decref(msg);
+}
+
+int jsonrpc_new(struct jsonrpc **out, struct serve *s, int out_fd)
+{
+	struct jsonrpc *j = calloc(1, sizeof(*j));
+
+	*out = j;
+	if (!j)
+		return aptix_error_oom();
+	j->srv = s;
+	j->out_fd = out_fd;
+	pthread_mutex_init(&j->write_lock, NULL);
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->done, NULL);
+	return 0;
+}
+
+int jsonrpc_serve_fd(struct jsonrpc *j, int in_fd,
+		     volatile sig_atomic_t *stop)
+{
+	aptix_buf line = APTIX_BUF_INIT;
+	char buf[65536];
+	ssize_t n;
+	size_t i, start;
+	int skipping = 0;
+
+	while (!*stop) {
+		n = read(in_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (start = 0, i = 0; i < (size_t)n; i++) {
+			if (buf[i] != '\n')
+				continue;
+			if (!skipping) {
+				aptix_buf_put(&line, buf + start, i - start);
+				jsonrpc_handle_line(j, line.ptr ? line.ptr :
+						    "", line.len);
+			}
+			skipping = 0;
+			aptix_buf_clear(&line);
+			start = i + 1;
+		}
+		if (skipping)
+			continue;
+		aptix_buf_put(&line, buf + start, (size_t)n - start);
+		if (line.len > JSONRPC_MAX_LINE || aptix_buf_oom(&line)) {
+			send_error(j, NULL, RPC_INVALID_REQUEST, "message too "
+				   "long", json_pack("{s:i}", "max",
+						     JSONRPC_MAX_LINE));
+			aptix_buf_release(&line);
+			skipping = 1;
+		}
+	}
+	if (line.len && !skipping)
+		jsonrpc_handle_line(j, line.ptr, line.len);
+	aptix_buf_release(&line);
+	return 0;
+}
+
+void jsonrpc_shutdown(struct jsonrpc *j, long grace_ms)
+{
+	if (serve_wait_idle(j->srv, grace_ms))
+		serve_cancel_all(j->srv);
+	pthread_mutex_lock(&j->lock);
+	while (j->threads)
+		pthread_cond_wait(&j->done, &j->lock);
+	pthread_mutex_unlock(&j->lock);
+}
+
+void jsonrpc_free(struct jsonrpc *j)
+{
+	if (!j)
+		return;
+	pthread_cond_destroy(&j->done);
+	pthread_mutex_destroy(&j->lock);
+	pthread_mutex_destroy(&j->write_lock);
+	free(j);
+}

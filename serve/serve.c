@@ -1,0 +1,1281 @@
+/*
+ * serve/serve.c - the read and write handlers of the servers (see
+ * serve.h): conversations listed and read, turns in their summary and
+ * full views (seed 001 DD-005: summaries inline, full payloads on demand
+ * by object id), raw objects, the graph of the DAG for drawing, and
+ * seed 003's workspace sessions.
+ *
+ * A list or a graph reads the conversation records once, and a graph
+ * or a conversation reads the session index once (every snapshot, the
+ * failed ones too, which are not on any head's chain).
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "serve-int.h"
+
+/* Seed 001 DD-005: instruction and answer summaries of ~1024 chars. */
+#define SUMMARY_BYTES 1024
+#define LIST_DEFAULT 50
+#define LIST_MAX 1000
+
+json_t *serve_fail(struct serve_err *e, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->status = status;
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+json_t *serve_fail_aptix(struct serve_err *e, int r)
+{
+	int status;
+
+	switch (r) {
+	case APTIX_ENOTFOUND:
+		status = 404;
+		break;
+	case APTIX_ELOCKED:
+	case APTIX_EMISMATCH:
+		status = 409;
+		break;
+	case APTIX_EINVALID:
+	case APTIX_EAMBIGUOUS:
+		status = 400;
+		break;
+	case APTIX_EFULL:
+		status = 507;
+		break;
+	default:
+		status = 500;
+	}
+	return serve_fail(e, status, "%s", aptix_error_last()->message);
+}
+
+json_t *serve_json_text(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	aptix_buf clean = APTIX_BUF_INIT;
+	size_t i = 0, n;
+	json_t *v;
+
+	if (!s)
+		return json_null();
+	if (aptix_utf8_valid(s, len))
+		return json_stringn(s, len);
+	while (i < len) {
+		n = aptix_utf8_seqlen(u + i, len - i);
+		if (n && u[i])
+			aptix_buf_put(&clean, s + i, n);
+		else
+			aptix_buf_puts(&clean, "\xef\xbf\xbd");
+		i += n ? n : 1;
+	}
+	v = aptix_buf_oom(&clean) ? NULL :
+		json_stringn(clean.ptr, clean.len);
+	aptix_buf_release(&clean);
+	return v ? v : json_null();
+}
+
+json_t *serve_json_str(const char *s)
+{
+	return s ? serve_json_text(s, strlen(s)) : json_null();
+}
+
+json_t *serve__time(int64_t ms)
+{
+	char buf[32];
+
+	return ms ? json_string(aptix_time_fmt(buf, ms)) : json_null();
+}
+
+json_t *serve__id(const aptix_oid *id)
+{
+	if (!id || aptix_oid_is_zero(id))
+		return json_null();
+	return json_string(aptix_oid_hex(id));
+}
+
+const char *serve__pstr(json_t *p, const char *key)
+{
+	json_t *v = p ? json_object_get(p, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int serve__pbool(json_t *p, const char *key, int def)
+{
+	json_t *v = p ? json_object_get(p, key) : NULL;
+
+	if (!v || json_is_null(v))
+		return def;
+	if (!json_is_boolean(v))
+		return -1;
+	return json_is_true(v);
+}
+
+/* An integer member in [min, max]; def when absent; -1 when bad. */
+static long pint(json_t *p, const char *key, long def, long min, long max)
+{
+	json_t *v = p ? json_object_get(p, key) : NULL;
+
+	if (!v || json_is_null(v))
+		return def;
+	if (!json_is_integer(v) || json_integer_value(v) < min ||
+	    json_integer_value(v) > max)
+		return -1;
+	return (long)json_integer_value(v);
+}
+
+const char *serve__turn_status_of(aptix_session_status st)
+{
+	switch (st) {
+	case APTIX_SESSION_COMMITTED:
+	case APTIX_SESSION_ARCHIVED:
+		return "completed";
+	case APTIX_SESSION_FAILED:
+		return "failed";
+	default:
+		return "pending";
+	}
+}
+
+json_t *serve__usage_json(const aptix_usage *u)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}",
+			 "input_tokens", (json_int_t)u->input_tokens,
+			 "cached_tokens", (json_int_t)u->cached_tokens,
+			 "output_tokens", (json_int_t)u->output_tokens,
+			 "reasoning_tokens", (json_int_t)u->reasoning_tokens,
+			 "total_tokens", (json_int_t)u->total_tokens,
+			 "model_requests", (json_int_t)u->model_requests);
+}
+
+static void set(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v ? v : json_null());
+}
+
+/* ---- the server ---- */
+
+int serve_new(struct serve **out, aptix_repo *repo, const char *workspace,
+	      struct serve_err *e)
+{
+	struct serve *s = calloc(1, sizeof(*s));
+	aptix_config *cfg = NULL;
+	aptix_buf derived = APTIX_BUF_INIT;
+	const char *ws = workspace;
+
+	*out = NULL;
+	if (!s) {
+		serve_fail(e, 500, "out of memory");
+		return APTIX_ERROR;
+	}
+	s->repo = repo;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->changed, NULL);
+	s->explicit_ws = 1;
+	if (!ws || !*ws)
+		ws = getenv("APTIX_WORKSPACE");
+	if ((!ws || !*ws) && aptix_config_open(&cfg, repo) == 0)
+		ws = aptix_config_get(cfg, "workspace.id");
+	if (!ws || !*ws) {
+		s->explicit_ws = 0;
+		if (aptix_workspace_id(&derived, cfg, NULL,
+				       aptix_repo_workdir(repo)) == 0)
+			ws = derived.ptr;
+		aptix_error_clear();
+	}
+	if (ws && *ws && !(s->workspace = strdup(ws))) {
+		serve_fail(e, 500, "out of memory");
+		serve_free(s);
+		s = NULL;
+	}
+	aptix_buf_release(&derived);
+	aptix_config_free(cfg);
+	*out = s;
+	return s ? 0 : APTIX_ERROR;
+}
+
+void serve_free(struct serve *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nopen; i++)
+		free(s->open[i]);
+	free(s->open);
+	free(s->workspace);
+	pthread_cond_destroy(&s->changed);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+aptix_repo *serve_repo(struct serve *s)
+{
+	return s->repo;
+}
+
+/* ---- conversations ---- */
+
+struct convs {
+	aptix_conv_info *v;
+	size_t nr, alloc;
+};
+
+static int collect_conv(const aptix_conv_info *ci, void *payload)
+{
+	struct convs *c = payload;
+	aptix_conv_info *nv;
+
+	if (c->nr == c->alloc) {
+		c->alloc = c->alloc ? 2 * c->alloc : 64;
+		if (!(nv = realloc(c->v, c->alloc * sizeof(*nv))))
+			return aptix_error_oom();
+		c->v = nv;
+	}
+	c->v[c->nr++] = *ci;
+	return 0;
+}
+
+/* Most recently updated first; then by id, for a stable order. */
+static int by_updated(const void *a, const void *b)
+{
+	const aptix_conv_info *x = a, *y = b;
+
+	if (x->updated_at != y->updated_at)
+		return x->updated_at > y->updated_at ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+static json_t *conv_json(struct serve *s, const aptix_conv_info *ci)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	set(o, "id", json_string(ci->id));
+	set(o, "title", *ci->title ? serve_json_str(ci->title) : NULL);
+	set(o, "status", ci->turns ? json_string(
+		    aptix_session_status_name(ci->last_status)) : NULL);
+	set(o, "last_turn_status", ci->turns ? json_string(
+		    aptix_turn_status_name(ci->last_turn_status)) : NULL);
+	set(o, "last_turn_date", ci->turns ? serve__time(ci->updated_at) :
+	    NULL);
+	set(o, "turn_count", json_integer(ci->turns));
+	set(o, "failed_count", json_integer(ci->failed));
+	set(o, "titled", json_boolean(ci->titled));
+	set(o, "workspace", *ci->workspace ?
+	    serve_json_str(ci->workspace) : NULL);
+	set(o, "created", serve__time(ci->created_at));
+	set(o, "updated", serve__time(ci->updated_at));
+	set(o, "head", ci->has_head ? serve__id(&ci->head) : NULL);
+	set(o, "archived", json_boolean(ci->archived));
+	set(o, "running", json_boolean(serve__busy(s, ci->id, NULL)));
+	return o;
+}
+
+/* Does the text filter q match (case-insensitive, title or id)? */
+static int matches(const aptix_conv_info *ci, const char *q)
+{
+	size_t n = strlen(q), i;
+	const char *fields[3];
+	int k;
+
+	if (!n)
+		return 1;
+	fields[0] = ci->title;
+	fields[1] = ci->id;
+	fields[2] = ci->workspace;
+	for (k = 0; k < 3; k++)
+		for (i = 0; fields[k][i]; i++)
+			if (!strncasecmp(fields[k] + i, q, n))
+				return 1;
+	return 0;
+}
+
+/*
+ * The cursor is "<updated ms>.<id>" of the last item shown: the next
+ * page starts after it in the list's order.
+ */
+static int after_cursor(const aptix_conv_info *ci, int64_t at,
+			const char *id)
+{
+	if (ci->updated_at != at)
+		return ci->updated_at < at;
+	return strcmp(ci->id, id) > 0;
+}
+
+struct scope {
+	const char *workspace;
+	int explicit_ws, archived, all;
+	const char *q;
+	int has_cursor;
+	int64_t cursor_at;
+	char cursor_id[APTIX_CONV_MAXLEN + 1];
+	long limit;
+};
+
+static int read_scope(struct scope *sc, struct serve *s, json_t *p,
+		      struct serve_err *e)
+{
+	const char *cursor = serve__pstr(p, "cursor");
+
+	memset(sc, 0, sizeof(*sc));
+	sc->workspace = serve__pstr(p, "workspace");
+	sc->explicit_ws = 1;
+	if (!sc->workspace) {
+		sc->workspace = s->workspace;
+		sc->explicit_ws = s->explicit_ws;
+	}
+	sc->all = serve__pbool(p, "all", 0);
+	sc->archived = serve__pbool(p, "archived", 0);
+	if (sc->all < 0 || sc->archived < 0) {
+		serve_fail(e, 400, "'all' and 'archived' are booleans");
+		return -1;
+	}
+	if (sc->all)
+		sc->workspace = NULL;
+	sc->q = serve__pstr(p, "q");
+	if (p && json_object_get(p, "q") && !sc->q) {
+		serve_fail(e, 400, "'q' is a string");
+		return -1;
+	}
+	sc->limit = pint(p, "limit", LIST_DEFAULT, 1, LIST_MAX);
+	if (sc->limit < 0) {
+		serve_fail(e, 400, "'limit' is an integer from 1 to %d",
+			   LIST_MAX);
+		return -1;
+	}
+	if (p && json_object_get(p, "cursor") &&
+	    !json_is_null(json_object_get(p, "cursor")) && !cursor) {
+		serve_fail(e, 400, "'cursor' is a string");
+		return -1;
+	}
+	if (cursor) {
+		char *end;
+		long long at;
+
+		errno = 0;
+		at = strtoll(cursor, &end, 10);
+		if (errno || *end != '.' || strlen(end + 1) >
+		    APTIX_CONV_MAXLEN) {
+			serve_fail(e, 400, "bad cursor");
+			return -1;
+		}
+		sc->has_cursor = 1;
+		sc->cursor_at = at;
+		snprintf(sc->cursor_id, sizeof(sc->cursor_id), "%s", end + 1);
+	}
+	return 0;
+}
+
+static int in_scope(const struct scope *sc, const aptix_conv_info *ci)
+{
+	if (sc->workspace && strcmp(ci->workspace, sc->workspace) &&
+	    (sc->explicit_ws || *ci->workspace))
+		return 0;
+	if (ci->archived && !sc->archived)
+		return 0;
+	if (sc->q && !matches(ci, sc->q))
+		return 0;
+	return 1;
+}
+
+/*
+ * The page of conversations a list or a graph shows, in order: *more is
+ * set when others follow it.
+ */
+static int select_page(struct convs *page, int *more, struct serve *s,
+		       const struct scope *sc)
+{
+	struct convs all = { NULL, 0, 0 };
+	size_t i;
+	int r;
+
+	memset(page, 0, sizeof(*page));
+	*more = 0;
+	if ((r = aptix_index_foreach_conversation(s->repo, collect_conv,
+						  &all)) < 0)
+		goto done;
+	if (all.nr)
+		qsort(all.v, all.nr, sizeof(*all.v), by_updated);
+	for (i = 0; i < all.nr; i++) {
+		if (!in_scope(sc, &all.v[i]) || (sc->has_cursor &&
+		    !after_cursor(&all.v[i], sc->cursor_at, sc->cursor_id)))
+			continue;
+		if (page->nr == (size_t)sc->limit) {
+			*more = 1;
+			break;
+		}
+		if ((r = collect_conv(&all.v[i], page)) < 0)
+			goto done;
+	}
+done:
+	free(all.v);
+	return r;
+}
+
+static json_t *cursor_of(const aptix_conv_info *ci)
+{
+	char buf[32 + APTIX_CONV_MAXLEN];
+
+	snprintf(buf, sizeof(buf), "%" PRId64 ".%s", ci->updated_at, ci->id);
+	return json_string(buf);
+}
+
+json_t *serve_list_conversations(struct serve *s, json_t *p,
+				 struct serve_err *e)
+{
+	struct convs page;
+	struct scope sc;
+	json_t *o, *items;
+	size_t i;
+	int more, r;
+
+	if (read_scope(&sc, s, p, e) < 0)
+		return NULL;
+	if ((r = select_page(&page, &more, s, &sc)) < 0) {
+		free(page.v);
+		return serve_fail_aptix(e, r);
+	}
+	o = json_object();
+	items = json_array();
+	for (i = 0; i < page.nr; i++)
+		json_array_append_new(items, conv_json(s, &page.v[i]));
+	set(o, "items", items);
+	set(o, "next_cursor", more && page.nr ?
+	    cursor_of(&page.v[page.nr - 1]) : NULL);
+	free(page.v);
+	return o;
+}
+
+/* ---- turns ---- */
+
+static json_t *summary_text(const aptix_buf *b, int full)
+{
+	size_t n = full ? b->len : aptix_utf8_cut(b->ptr, b->len,
+						  SUMMARY_BYTES);
+
+	return serve_json_text(b->ptr, n);
+}
+
+static json_t *strings(char **v, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, serve_json_str(v[i]));
+	return a;
+}
+
+static json_t *sources_json(const aptix_turn *t)
+{
+	json_t *a = json_array(), *x;
+	size_t i;
+
+	for (i = 0; i < t->nchunks; i++) {
+		const aptix_chunk_ref *c = &t->chunks[i];
+
+		x = json_object();
+		set(x, "path", serve_json_str(c->path));
+		set(x, "start_line", json_integer(c->start_line));
+		set(x, "end_line", json_integer(c->end_line));
+		set(x, "score", json_real(c->score / 1e6));
+		set(x, "sent", json_boolean(c->sent));
+		set(x, "chunk_id", serve_json_str(c->chunk_id));
+		set(x, "content_hash", serve_json_str(c->content_hash));
+		set(x, "snippet", serve__id(&c->snippet));
+		json_array_append_new(a, x);
+	}
+	return a;
+}
+
+static json_t *files_json(const aptix_turn *t)
+{
+	json_t *a = json_array(), *x;
+	size_t i;
+
+	for (i = 0; i < t->nfiles; i++) {
+		const aptix_file_ref *f = &t->files[i];
+
+		x = json_object();
+		set(x, "path", serve_json_str(f->path));
+		set(x, "size", json_integer(f->size));
+		set(x, "sha256", serve_json_str(f->sha256));
+		set(x, "sent", json_boolean(f->sent));
+		set(x, "touched", json_boolean(f->touched));
+		set(x, "too_large", json_boolean(f->too_large));
+		set(x, "binary", json_boolean(f->binary));
+		set(x, "content", f->has_content ? serve__id(&f->content) :
+		    NULL);
+		json_array_append_new(a, x);
+	}
+	return a;
+}
+
+/*
+ * A turn: the summary view (seed 001's list fields, the instruction and
+ * answer cut at 1024 bytes, ids of the full payloads) or the full view
+ * (whole texts, sources, active files, chain details).
+ */
+static json_t *turn_view(struct serve *s, const aptix_oid *sid, int full,
+			 struct serve_err *e)
+{
+	aptix_session ss;
+	aptix_turn t;
+	aptix_buf in = APTIX_BUF_INIT, ans = APTIX_BUF_INIT;
+	json_t *o = NULL;
+	int r, failed;
+
+	aptix_session_init(&ss);
+	aptix_turn_init(&t);
+	if ((r = aptix_session_lookup(&ss, s->repo, sid)) < 0 ||
+	    (r = aptix_turn_lookup(&t, s->repo, &ss.turn)) < 0 ||
+	    (r = aptix_blob_lookup(&in, s->repo, &t.instruction)) < 0 ||
+	    (!aptix_oid_is_zero(&t.answer) &&
+	     (r = aptix_blob_lookup(&ans, s->repo, &t.answer)) < 0)) {
+		serve_fail_aptix(e, r);
+		goto done;
+	}
+	failed = ss.status == APTIX_SESSION_FAILED ||
+		t.status == APTIX_TURN_FAILED;
+	o = json_object();
+	set(o, "session", serve__id(sid));
+	set(o, "turn", serve__id(&ss.turn));
+	set(o, "parent", ss.has_parent ? serve__id(&ss.parent) : NULL);
+	set(o, "conversation", serve_json_str(ss.conversation));
+	set(o, "seq", json_integer(t.seq));
+	set(o, "status", json_string(aptix_session_status_name(ss.status)));
+	set(o, "turn_status", json_string(aptix_turn_status_name(t.status)));
+	set(o, "failed", json_boolean(failed));
+	set(o, "created", serve__time(t.created_at));
+	set(o, "status_at", serve__time(t.status_at));
+	set(o, "response_at", serve__time(t.response_at));
+	set(o, "duration_ms", json_integer(ss.duration_ms));
+	set(o, "mode", serve_json_str(t.mode));
+	set(o, "model", serve_json_str(t.model));
+	set(o, "workspace", serve_json_str(t.workspace ? t.workspace :
+					   ss.workspace));
+	set(o, full ? "instruction" : "instruction_summary",
+	    summary_text(&in, full));
+	set(o, full ? "answer" : "answer_summary",
+	    aptix_oid_is_zero(&t.answer) ? NULL : summary_text(&ans, full));
+	set(o, "instruction_id", serve__id(&t.instruction));
+	set(o, "answer_id", serve__id(&t.answer));
+	set(o, "request_id", serve__id(&t.request));
+	set(o, "response_payload_id", serve__id(&t.response));
+	set(o, "response_id", serve_json_str(t.response_id));
+	set(o, "usage", serve__usage_json(&t.usage));
+	set(o, "warnings", strings(t.warnings, t.nwarnings));
+	set(o, "errors", strings(t.errors, t.nerrors));
+	set(o, "nsources", json_integer((json_int_t)t.nchunks));
+	set(o, "nfiles", json_integer((json_int_t)t.nfiles));
+	if (full) {
+		set(o, "previous_response_id",
+		    serve_json_str(t.previous_response_id));
+		set(o, "chain_expires_at", serve__time(t.chain_expires_at));
+		set(o, "chain_restarted", json_boolean(t.chain_restarted));
+		set(o, "forked_from", serve_json_str(ss.forked_from));
+		set(o, "repo", serve_json_str(t.repo));
+		set(o, "transport", serve_json_str(ss.transport));
+		set(o, "sources", sources_json(&t));
+		set(o, "files", files_json(&t));
+	}
+done:
+	aptix_buf_release(&in);
+	aptix_buf_release(&ans);
+	aptix_turn_release(&t);
+	aptix_session_release(&ss);
+	return o;
+}
+
+/* The session a name (full or short id, HEAD~1, a conversation) names. */
+static int resolve_session(aptix_oid *out, struct serve *s,
+			   const char *name, struct serve_err *e)
+{
+	aptix_otype type;
+	size_t size;
+	int r;
+
+	if (!name) {
+		serve_fail(e, 400, "a session id is needed");
+		return -1;
+	}
+	if ((r = aptix_revparse(out, s->repo, name)) < 0) {
+		serve_fail_aptix(e, r);
+		return -1;
+	}
+	if ((r = aptix_odb_read_header(&size, &type, aptix_repo_odb(s->repo),
+				       out)) < 0) {
+		serve_fail_aptix(e, r);
+		return -1;
+	}
+	if (type != APTIX_OBJ_SESSION) {
+		serve_fail(e, 400, "'%s' is a %s, not a session", name,
+			   aptix_otype_name(type));
+		return -1;
+	}
+	return 0;
+}
+
+json_t *serve_read_turn(struct serve *s, json_t *p, struct serve_err *e)
+{
+	aptix_oid id;
+	int full = serve__pbool(p, "full", 0);
+
+	if (full < 0)
+		return serve_fail(e, 400, "'full' is a boolean");
+	if (resolve_session(&id, s, serve__pstr(p, "session"), e) < 0)
+		return NULL;
+	return turn_view(s, &id, full, e);
+}
+
+/* ---- sessions of conversations ---- */
+
+struct sessions {
+	aptix_session_info *v;
+	size_t nr, alloc;
+	/* sorted ids of the conversations wanted */
+	const char **convs;
+	size_t nconvs;
+};
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int collect_session(const aptix_session_info *si, void *payload)
+{
+	struct sessions *ss = payload;
+	const char *key = si->conversation;
+	aptix_session_info *nv;
+
+	if (!bsearch(&key, ss->convs, ss->nconvs, sizeof(*ss->convs), by_str))
+		return 0;
+	if (ss->nr == ss->alloc) {
+		ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
+		if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
+			return aptix_error_oom();
+		ss->v = nv;
+	}
+	ss->v[ss->nr++] = *si;
+	return 0;
+}
+
+/* Oldest first: a parent before its children. */
+static int by_created(const void *a, const void *b)
+{
+	const aptix_session_info *x = a, *y = b;
+
+	if (x->created_at != y->created_at)
+		return x->created_at < y->created_at ? -1 : 1;
+	if (x->generation != y->generation)
+		return x->generation < y->generation ? -1 : 1;
+	return aptix_oid_cmp(&x->id, &y->id);
+}
+
+/* Every snapshot of the conversations of page, oldest first. */
+static int sessions_of(struct sessions *ss, struct serve *s,
+		       const struct convs *page)
+{
+	size_t i;
+	int r;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!page->nr)
+		return 0;
+	if (!(ss->convs = malloc(page->nr * sizeof(*ss->convs))))
+		return aptix_error_oom();
+	for (i = 0; i < page->nr; i++)
+		ss->convs[i] = page->v[i].id;
+	ss->nconvs = page->nr;
+	qsort(ss->convs, ss->nconvs, sizeof(*ss->convs), by_str);
+	if ((r = aptix_index_foreach_session(s->repo, collect_session,
+					     ss)) < 0)
+		return r;
+	if (ss->nr)
+		qsort(ss->v, ss->nr, sizeof(*ss->v), by_created);
+	return 0;
+}
+
+static void sessions_release(struct sessions *ss)
+{
+	free(ss->v);
+	free(ss->convs);
+}
+
+/* The conversation named (an id or a unique prefix), in ci. */
+static int find_conv(aptix_conv_info *ci, struct serve *s, const char *name,
+		     struct serve_err *e)
+{
+	char id[APTIX_CONV_MAXLEN + 1];
+	int r;
+
+	if (!name) {
+		serve_fail(e, 400, "a conversation id is needed");
+		return -1;
+	}
+	if (!strcmp(name, "HEAD") || (r = aptix_conv_resolve(id, s->repo,
+							    name)) < 0 ||
+	    (r = aptix_index_conversation(ci, s->repo, id)) < 0) {
+		serve_fail(e, 404, "no conversation '%.100s'", name);
+		return -1;
+	}
+	return 0;
+}
+
+json_t *serve_read_conversation(struct serve *s, json_t *p,
+				struct serve_err *e)
+{
+	aptix_conv_info ci;
+	struct convs one;
+	struct sessions ss;
+	json_t *o, *turns, *v;
+	size_t i;
+	int r;
+
+	if (find_conv(&ci, s, serve__pstr(p, "conversation"), e) < 0)
+		return NULL;
+	one.v = &ci;
+	one.nr = one.alloc = 1;
+	if ((r = sessions_of(&ss, s, &one)) < 0) {
+		sessions_release(&ss);
+		return serve_fail_aptix(e, r);
+	}
+	turns = json_array();
+	for (i = 0; i < ss.nr; i++) {
+		if (!(v = turn_view(s, &ss.v[i].id, 0, e))) {
+			json_decref(turns);
+			sessions_release(&ss);
+			return NULL;
+		}
+		json_array_append_new(turns, v);
+	}
+	sessions_release(&ss);
+	o = json_object();
+	set(o, "conversation", conv_json(s, &ci));
+	set(o, "turns", turns);
+	return o;
+}
+
+/* ---- the graph ---- */
+
+struct by_oid {
+	aptix_oid id;
+	size_t row;
+};
+
+static int cmp_by_oid(const void *a, const void *b)
+{
+	return aptix_oid_cmp(&((const struct by_oid *)a)->id,
+			     &((const struct by_oid *)b)->id);
+}
+
+static long row_of(const struct by_oid *idx, size_t n, const aptix_oid *id)
+{
+	struct by_oid key, *hit;
+
+	key.id = *id;
+	key.row = 0;
+	hit = bsearch(&key, idx, n, sizeof(*idx), cmp_by_oid);
+	return hit ? (long)hit->row : -1;
+}
+
+struct span {
+	size_t conv;		/* index in the page */
+	long start, end;	/* rows: the fork point (or first), last */
+	long first;		/* row of its first snapshot */
+	int lane;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* the conversation a fork leaves keeps the left lane */
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->conv < y->conv ? -1 : x->conv > y->conv;
+}
+
+static int by_conv(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->conv < y->conv ? -1 : x->conv > y->conv;
+}
+
+static int conv_index(const struct convs *page, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < page->nr; i++)
+		if (!strcmp(page->v[i].id, id))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Lanes: each conversation gets a column from its fork point (the row of
+ * the parent of its first snapshot, when shown) to its last snapshot;
+ * a column is reused once the conversation in it has ended (interval
+ * scheduling, lowest free lane first).
+ */
+static int assign_lanes(struct span *sp, size_t n, int *nlanes)
+{
+	long *ends = NULL;
+	size_t i;
+	int l, lanes = 0;
+
+	if (n && !(ends = calloc(n, sizeof(*ends))))
+		return aptix_error_oom();
+	qsort(sp, n, sizeof(*sp), by_start);
+	for (i = 0; i < n; i++) {
+		for (l = 0; l < lanes && ends[l] >= sp[i].start; l++)
+			;
+		if (l == lanes)
+			lanes++;
+		ends[l] = sp[i].end;
+		sp[i].lane = l;
+	}
+	qsort(sp, n, sizeof(*sp), by_conv);
+	free(ends);
+	*nlanes = lanes;
+	return 0;
+}
+
+static json_t *graph_json(struct serve *s, const struct convs *page,
+			  const struct sessions *ss, struct serve_err *e)
+{
+	struct by_oid *idx = NULL;
+	struct span *sp = NULL;
+	json_t *o, *nodes, *convs, *x;
+	size_t i;
+	int nlanes = 0, c;
+	long prow;
+
+	idx = malloc((ss->nr + 1) * sizeof(*idx));
+	sp = calloc(page->nr + 1, sizeof(*sp));
+	if (!idx || !sp) {
+		free(idx);
+		free(sp);
+		return serve_fail(e, 500, "out of memory");
+	}
+	for (i = 0; i < ss->nr; i++) {
+		idx[i].id = ss->v[i].id;
+		idx[i].row = i;
+	}
+	qsort(idx, ss->nr, sizeof(*idx), cmp_by_oid);
+	for (i = 0; i < page->nr; i++) {
+		sp[i].conv = i;
+		sp[i].start = sp[i].end = -1;
+	}
+	for (i = 0; i < ss->nr; i++) {
+		if ((c = conv_index(page, ss->v[i].conversation)) < 0)
+			continue;
+		if (sp[c].start < 0) {
+			prow = ss->v[i].has_parent ?
+				row_of(idx, ss->nr, &ss->v[i].parent) : -1;
+			sp[c].start = prow >= 0 ? prow : (long)i;
+			sp[c].first = (long)i;
+		}
+		sp[c].end = (long)i;
+	}
+	if (assign_lanes(sp, page->nr, &nlanes) < 0) {
+		free(idx);
+		free(sp);
+		return serve_fail(e, 500, "out of memory");
+	}
+
+	nodes = json_array();
+	for (i = 0; i < ss->nr; i++) {
+		const aptix_session_info *si = &ss->v[i];
+
+		c = conv_index(page, si->conversation);
+		prow = si->has_parent ? row_of(idx, ss->nr, &si->parent) :
+			-1;
+		x = json_object();
+		set(x, "id", serve__id(&si->id));
+		set(x, "parent", si->has_parent ? serve__id(&si->parent) :
+		    NULL);
+		set(x, "parent_row", prow >= 0 ? json_integer(prow) : NULL);
+		set(x, "conversation", json_string(si->conversation));
+		set(x, "row", json_integer((json_int_t)i));
+		set(x, "lane", json_integer(c >= 0 ? sp[c].lane : 0));
+		set(x, "generation", json_integer(si->generation));
+		set(x, "status", json_string(
+			    aptix_session_status_name(si->status)));
+		set(x, "turn_status", json_string(
+			    aptix_turn_status_name(si->turn_status)));
+		set(x, "failed", json_boolean(
+			    si->status == APTIX_SESSION_FAILED ||
+			    si->turn_status == APTIX_TURN_FAILED));
+		set(x, "created", serve__time(si->created_at));
+		set(x, "summary", serve_json_str(si->summary));
+		json_array_append_new(nodes, x);
+	}
+	convs = json_array();
+	for (i = 0; i < page->nr; i++) {
+		x = conv_json(s, &page->v[i]);
+		set(x, "lane", json_integer(sp[i].lane));
+		json_array_append_new(convs, x);
+	}
+	free(idx);
+	free(sp);
+	o = json_object();
+	set(o, "nodes", nodes);
+	set(o, "conversations", convs);
+	set(o, "lanes", json_integer(nlanes));
+	return o;
+}
+
+json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e)
+{
+	struct convs page;
+	struct sessions ss;
+	struct scope sc;
+	aptix_conv_info ci;
+	const char *conv = serve__pstr(p, "conversation");
+	json_t *o = NULL;
+	int more = 0, r;
+
+	memset(&page, 0, sizeof(page));
+	if (conv) {
+		if (find_conv(&ci, s, conv, e) < 0)
+			return NULL;
+		if ((r = collect_conv(&ci, &page)) < 0)
+			return serve_fail_aptix(e, r);
+	} else if (read_scope(&sc, s, p, e) < 0) {
+		return NULL;
+	} else if ((r = select_page(&page, &more, s, &sc)) < 0) {
+		free(page.v);
+		return serve_fail_aptix(e, r);
+	}
+	if ((r = sessions_of(&ss, s, &page)) < 0)
+		serve_fail_aptix(e, r);
+	else if ((o = graph_json(s, &page, &ss, e)))
+		set(o, "next_cursor", more && page.nr ?
+		    cursor_of(&page.v[page.nr - 1]) : NULL);
+	sessions_release(&ss);
+	free(page.v);
+	return o;
+}
+
+/* ---- raw objects ---- */
+
+int serve_read_object(struct serve *s, const char *id, aptix_buf *out,
+		      aptix_otype *type, const char **content_type,
+		      struct serve_err *e)
+{
+	aptix_oid oid;
+	int r;
+
+	if (!id || strlen(id) != APTIX_OID_HEXSZ ||
+	    aptix_oid_fromstr(&oid, id) < 0) {
+		serve_fail(e, 400, "an object id is 64 hex digits");
+		return APTIX_EINVALID;
+	}
+	if ((r = aptix_odb_read(out, type, aptix_repo_odb(s->repo), &oid,
+				0)) < 0) {
+		serve_fail_aptix(e, r);
+		return r;
+	}
+	if (*type != APTIX_OBJ_BLOB)
+		*content_type = "application/json";
+	else if (aptix_utf8_valid(out->ptr, out->len))
+		*content_type = "text/plain; charset=utf-8";
+	else
+		*content_type = "application/octet-stream";
+	return 0;
+}
+
+static json_t *base64(const unsigned char *p, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		"abcdefghijklmnopqrstuvwxyz0123456789+/";
+	aptix_buf b = APTIX_BUF_INIT;
+	unsigned long v;
+	size_t i;
+	json_t *j;
+
+	for (i = 0; i < n; i += 3) {
+		v = (unsigned long)p[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned long)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		aptix_buf_putc(&b, tab[(v >> 18) & 63]);
+		aptix_buf_putc(&b, tab[(v >> 12) & 63]);
+		aptix_buf_putc(&b, i + 1 < n ? tab[(v >> 6) & 63] : '=');
+		aptix_buf_putc(&b, i + 2 < n ? tab[v & 63] : '=');
+	}
+	j = aptix_buf_oom(&b) ? NULL : json_stringn(b.ptr, b.len);
+	aptix_buf_release(&b);
+	return j;
+}
+
+json_t *serve_read_object_json(struct serve *s, json_t *p,
+			       struct serve_err *e)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	aptix_otype type;
+	const char *ct, *id = serve__pstr(p, "id");
+	json_t *o;
+	int text;
+
+	if (serve_read_object(s, id, &b, &type, &ct, e) < 0) {
+		aptix_buf_release(&b);
+		return NULL;
+	}
+	text = aptix_utf8_valid(b.ptr, b.len);
+	o = json_object();
+	set(o, "id", json_string(id));
+	set(o, "type", json_string(aptix_otype_name(type)));
+	set(o, "size", json_integer((json_int_t)b.len));
+	set(o, "content_type", json_string(ct));
+	set(o, "encoding", json_string(text ? "utf-8" : "base64"));
+	set(o, "data", text ? json_stringn(b.ptr, b.len) :
+	    base64((const unsigned char *)b.ptr, b.len));
+	aptix_buf_release(&b);
+	return o;
+}
+
+/* ---- seed 003: workspace sessions ---- */
+
+/*
+ * A workspace named by a path (absolute: its WorkspaceId is derived as
+ * the CLI derives it) or by its WorkspaceId.
+ */
+static int workspace_of(aptix_buf *out, struct serve *s, const char *ws,
+			struct serve_err *e)
+{
+	aptix_config *cfg = NULL;
+	int r;
+
+	if (!ws || !*ws) {
+		serve_fail(e, 400, "a workspace path or id is needed");
+		return -1;
+	}
+	if (*ws != '/')
+		return aptix_buf_set(out, ws, strlen(ws)) < 0 ?
+			(serve_fail(e, 500, "out of memory"), -1) : 0;
+	if ((r = aptix_config_open(&cfg, s->repo)) == 0)
+		r = aptix_workspace_id(out, cfg, NULL, ws);
+	aptix_config_free(cfg);
+	if (r < 0) {
+		serve_fail_aptix(e, r);
+		return -1;
+	}
+	return 0;
+}
+
+json_t *serve_workspace_sessions(struct serve *s, json_t *p,
+				 struct serve_err *e)
+{
+	aptix_buf ws = APTIX_BUF_INIT;
+	struct convs page;
+	struct scope sc;
+	json_t *a, *x, *q;
+	size_t i;
+	int more, r;
+
+	if (workspace_of(&ws, s, serve__pstr(p, "workspace"), e) < 0) {
+		aptix_buf_release(&ws);
+		return NULL;
+	}
+	q = json_pack("{s:s,s:b,s:i}", "workspace", ws.ptr, "archived", 1,
+		      "limit", LIST_MAX);
+	r = q ? read_scope(&sc, s, q, e) : -1;
+	if (r == 0 && (r = select_page(&page, &more, s, &sc)) < 0)
+		serve_fail_aptix(e, r);
+	json_decref(q);
+	aptix_buf_release(&ws);
+	if (r < 0)
+		return q ? NULL : serve_fail(e, 500, "out of memory");
+	a = json_array();
+	for (i = 0; i < page.nr; i++) {
+		const aptix_conv_info *ci = &page.v[i];
+		int open = 0;
+		size_t k;
+
+		pthread_mutex_lock(&s->lock);
+		for (k = 0; k < s->nopen; k++)
+			open |= !strcmp(s->open[k], ci->id);
+		pthread_mutex_unlock(&s->lock);
+		x = json_object();
+		set(x, "sessionId", json_string(ci->id));
+		set(x, "title", *ci->title ? serve_json_str(ci->title) : NULL);
+		set(x, "model", NULL);
+		set(x, "status", json_string(ci->archived ? "archived" :
+					     open ? "active" : "closed"));
+		set(x, "updatedAt", serve__time(ci->updated_at));
+		set(x, "turnCount", json_integer(ci->turns));
+		set(x, "lastTurnStatus", ci->turns ? json_string(
+			    aptix_turn_status_name(ci->last_turn_status)) :
+		    NULL);
+		json_array_append_new(a, x);
+	}
+	free(page.v);
+	return a;
+}
+
+static int add_open(struct serve *s, const char *id)
+{
+	char **nv, *dup;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->nopen; i++)
+		if (!strcmp(s->open[i], id))
+			break;
+	if (i == s->nopen) {
+		if (s->nopen == s->aopen) {
+			s->aopen = s->aopen ? 2 * s->aopen : 16;
+			nv = realloc(s->open, s->aopen * sizeof(*nv));
+			if (!nv) {
+				pthread_mutex_unlock(&s->lock);
+				return -1;
+			}
+			s->open = nv;
+		}
+		if (!(dup = strdup(id))) {
+			pthread_mutex_unlock(&s->lock);
+			return -1;
+		}
+		s->open[s->nopen++] = dup;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+json_t *serve_session_open(struct serve *s, json_t *p, struct serve_err *e)
+{
+	const char *sid = serve__pstr(p, "sessionId");
+	const char *wsname = serve__pstr(p, "workspacePath");
+	aptix_buf ws = APTIX_BUF_INIT;
+	char id[APTIX_UUID_STRSZ + 1];
+	aptix_conv_info ci;
+	json_t *o;
+	int resumed = 0;
+
+	if (!wsname)
+		wsname = serve__pstr(p, "workspace");
+	if (wsname && workspace_of(&ws, s, wsname, e) < 0) {
+		aptix_buf_release(&ws);
+		return NULL;
+	}
+	if (sid) {
+		if (find_conv(&ci, s, sid, e) < 0) {
+			aptix_buf_release(&ws);
+			return NULL;
+		}
+		resumed = 1;
+	} else {
+		memset(&ci, 0, sizeof(ci));
+		if (aptix_uuid_v4(id) < 0) {
+			aptix_buf_release(&ws);
+			return serve_fail_aptix(e, APTIX_ERROR);
+		}
+		snprintf(ci.id, sizeof(ci.id), "%s", id);
+		snprintf(ci.workspace, sizeof(ci.workspace), "%s",
+			 ws.len ? ws.ptr : s->workspace ? s->workspace : "");
+	}
+	aptix_buf_release(&ws);
+	if (add_open(s, ci.id) < 0)
+		return serve_fail(e, 500, "out of memory");
+	o = json_object();
+	set(o, "sessionId", json_string(ci.id));
+	set(o, "resumed", json_boolean(resumed));
+	set(o, "status", json_string("active"));
+	set(o, "title", *ci.title ? serve_json_str(ci.title) : NULL);
+	set(o, "workspace", *ci.workspace ? serve_json_str(ci.workspace) :
+	    NULL);
+	set(o, "turnCount", json_integer(ci.turns));
+	set(o, "updatedAt", serve__time(ci.updated_at));
+	return o;
+}
+
+json_t *serve_session_close(struct serve *s, json_t *p, struct serve_err *e)
+{
+	const char *sid = serve__pstr(p, "sessionId");
+	size_t i;
+	int found = 0;
+
+	if (!sid)
+		return serve_fail(e, 400, "a sessionId is needed");
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->nopen; i++) {
+		if (strcmp(s->open[i], sid))
+			continue;
+		free(s->open[i]);
+		s->open[i] = s->open[--s->nopen];
+		found = 1;
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!found)
+		return serve_fail(e, 404, "no open session '%.100s'", sid);
+	return json_pack("{s:s,s:s}", "sessionId", sid, "status", "closed");
+}
+
+/* ---- rename and archive ---- */
+
+static json_t *conv_after(struct serve *s, const char *id,
+			  struct serve_err *e)
+{
+	aptix_conv_info ci;
+	int r;
+
+	if ((r = aptix_index_conversation(&ci, s->repo, id)) < 0)
+		return serve_fail_aptix(e, r);
+	return conv_json(s, &ci);
+}
+
+json_t *serve_rename(struct serve *s, json_t *p, struct serve_err *e)
+{
+	const char *title = serve__pstr(p, "title");
+	aptix_conv_info ci;
+	int r;
+
+	if (find_conv(&ci, s, serve__pstr(p, "conversation"), e) < 0)
+		return NULL;
+	if (!title)
+		return serve_fail(e, 400, "'title' is a string");
+	if ((r = aptix_conversation_set_title(s->repo, ci.id, title)) < 0)
+		return serve_fail_aptix(e, r);
+	return conv_after(s, ci.id, e);
+}
+
+json_t *serve_archive(struct serve *s, json_t *p, struct serve_err *e)
+{
+	int archived = serve__pbool(p, "archived", 1);
+	aptix_conv_info ci;
+	int r;
+
+	if (find_conv(&ci, s, serve__pstr(p, "conversation"), e) < 0)
+		return NULL;
+	if (archived < 0)
+		return serve_fail(e, 400, "'archived' is a boolean");
+	if ((r = aptix_conversation_set_archived(s->repo, ci.id,
+						 archived)) < 0)
+		return serve_fail_aptix(e, r);
+	return conv_after(s, ci.id, e);
+}

@@ -1,0 +1,49 @@
+/*
+ * src/lmdb-file.h - LMDB's data file read with pread(), trusting nothing:
+ * a check of its page structure (fsck; reindex before it rewrites the
+ * index) and a salvage scan (aptix salvage). Internal to the library;
+ * see lmdb-file.c for the format.
+ */
+#ifndef APTIX_LMDB_FILE_H
+#define APTIX_LMDB_FILE_H
+
+#include "common.h"
+
+/** One problem found by the check: one line, no final LF. */
+typedef void (*aptix_lmdb_problem_cb)(const char *msg, void *payload);
+
+/**
+ * @brief Check data.mdb at path: both meta pages, the file's size, and
+ *        every page reachable from the meta page LMDB uses (the main
+ *        tree, each table's tree, the free list): page numbers in range
+ *        and used once, page headers, node bounds, key order and
+ *        separator bounds, overflow pages, depths and counts against
+ *        the trees' records. Never maps the file.
+ * @return the number of problems found (each also given to cb), or
+ *         APTIX_ERROR when the file cannot be read (message set).
+ */
+int aptix_lmdb_file_check(const char *path, aptix_lmdb_problem_cb cb,
+			  void *payload);
+
+/**
+ * A record found by the salvage scan. table: the table's name when the
+ * record was found by walking that table's tree from a meta page; NULL
+ * for one found on a leaf page no tree reaches (an orphan, or a page
+ * of an older version: it may be stale). Non-zero return stops.
+ */
+typedef int (*aptix_lmdb_record_cb)(const char *table, const void *key,
+				    size_t klen, const void *val,
+				    size_t vlen, void *payload);
+
+/**
+ * @brief Every readable record of data.mdb at path, skipping damaged
+ *        pages and nodes: first the trees of the tables from each valid
+ *        meta page (newest first), then every other leaf page.
+ * @param[out] bad_pages pages skipped as damaged (may be NULL).
+ * @return 0, cb's non-zero return, or APTIX_ERROR when the file cannot
+ *         be read at all.
+ */
+int aptix_lmdb_file_salvage(const char *path, aptix_lmdb_record_cb cb,
+			    void *payload, size_t *bad_pages);
+
+#endif

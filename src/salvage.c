@@ -1,0 +1,370 @@
+/*
+ * src/salvage.c - copy what is readable of a damaged store into a new
+ * one (`aptix salvage`), as sqlite3's .recover does.
+ *
+ * The damaged store is never opened through LMDB: its data.mdb is read
+ * with pread by lmdb-file.c, which walks the tables' trees from each
+ * valid meta page (newest first) and then scans every leaf page no tree
+ * reached. What it finds goes in as follows:
+ *
+ *	objects	every value that decodes and hashes to its key, wherever
+ *		it was found (an object's id proves its bytes, so a copy
+ *		on an old page is as good as any);
+ *	refs	from the refs tree, the newest meta first; a ref name met
+ *		only on an orphan page is taken only when no tree gave it
+ *		(it may be stale); a ref whose target object was not
+ *		recovered is dropped (symbolic refs are kept);
+ *	reflog	entries likewise, first found first kept;
+ *	config	the file is copied as it is.
+ *
+ * The index (sessions, children, conversations, timeline) is rebuilt
+ * from the recovered objects and refs; turns in flight are not copied.
+ */
+#include "common.h"
+#include "aptix/repo.h"
+#include "aptix/refs.h"
+#include "aptix/index.h"
+#include "aptix/oid.h"
+#include "lmdb-file.h"
+#include "odb-store.h"
+#include "repo.h"
+#include "zstream.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BATCH 512
+
+struct rec {
+	aptix_table table;
+	aptix_buf key, val;
+	int from_tree;
+};
+
+struct salvage {
+	aptix_repo *repo;
+	aptix_salvage_stats *stats;
+	struct rec *pending;		/* objects, written in batches */
+	size_t npending, alloc;
+	struct rec *refs;		/* refs and reflog, written last */
+	size_t nrefs, refs_alloc;
+	int error;
+};
+
+static int push(struct rec **v, size_t *n, size_t *alloc, aptix_table t,
+		const void *key, size_t klen, const void *val, size_t vlen,
+		int from_tree)
+{
+	struct rec *r;
+
+	if (*n == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 64;
+		struct rec *nv = aptix__realloc(*v, na * sizeof(**v));
+
+		if (!nv)
+			return APTIX_ERROR;
+		*v = nv;
+		*alloc = na;
+	}
+	r = &(*v)[(*n)++];
+	r->table = t;
+	r->from_tree = from_tree;
+	aptix_buf_init(&r->key, 0);
+	aptix_buf_init(&r->val, 0);
+	if (aptix_buf_set(&r->key, key, klen) < 0 ||
+	    aptix_buf_set(&r->val, val, vlen) < 0)
+		return APTIX_ERROR;
+	return 0;
+}
+
+static void release(struct rec *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		aptix_buf_release(&v[i].key);
+		aptix_buf_release(&v[i].val);
+	}
+}
+
+static int write_objects(aptix_store_wtxn *w, void *payload)
+{
+	struct salvage *s = payload;
+	size_t i;
+	int r;
+
+	for (i = 0; i < s->npending; i++) {
+		aptix_oid id;
+
+		memcpy(id.id, s->pending[i].key.ptr, APTIX_OID_RAWSZ);
+		if ((r = aptix_odb_store_put(w, &id, &s->pending[i].val)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int flush_objects(struct salvage *s)
+{
+	aptix_store *st = s->repo->store;
+	int r = 0;
+
+	if (s->npending)
+		r = st->write(st, write_objects, s);
+	release(s->pending, s->npending);
+	s->npending = 0;
+	return r;
+}
+
+/* A value that decodes and hashes to its key. */
+static int is_object(const void *key, size_t klen, const void *val,
+		     size_t vlen)
+{
+	aptix_buf content = APTIX_BUF_INIT;
+	aptix_otype type;
+	aptix_oid actual;
+	int ok;
+
+	if (klen != APTIX_OID_RAWSZ)
+		return 0;
+	ok = aptix_stored_decode(&content, &type, val, vlen) == 0 &&
+		aptix_object_hash(&actual, type, content.ptr,
+				  content.len) == 0 &&
+		!memcmp(actual.id, key, APTIX_OID_RAWSZ);
+	aptix_buf_release(&content);
+	aptix_error_clear();
+	return ok;
+}
+
+/* A ref name as a C string (klen bytes, no NUL), else 0. */
+static int ref_name(char *out, size_t size, const void *key, size_t klen)
+{
+	if (!klen || klen >= size || memchr(key, '\0', klen))
+		return 0;
+	memcpy(out, key, klen);
+	out[klen] = '\0';
+	if (strcmp(out, "HEAD") && aptix_ref_check_name(out) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	return 1;
+}
+
+static int ref_value_ok(const char *v, size_t len)
+{
+	size_t i;
+
+	if (len >= 5 && !memcmp(v, "ref: ", 5))
+		return len < 1024 && !memchr(v, '\0', len);
+	if (len != APTIX_OID_HEXSZ)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!strchr("0123456789abcdef", v[i]))
+			return 0;
+	return 1;
+}
+
+static int on_record(const char *table, const void *key, size_t klen,
+		     const void *val, size_t vlen, void *payload)
+{
+	struct salvage *s = payload;
+	char name[1024];
+	int r = 0;
+
+	if ((!table || !strcmp(table, "objects")) &&
+	    is_object(key, klen, val, vlen)) {
+		s->stats->objects_seen++;
+		if (push(&s->pending, &s->npending, &s->alloc,
+			 APTIX_TABLE_OBJECTS, key, klen, val, vlen, 1) < 0)
+			return APTIX_ERROR;
+		if (s->npending >= BATCH)
+			r = flush_objects(s);
+	} else if ((!table || !strcmp(table, "refs")) &&
+		   ref_name(name, sizeof(name), key, klen) &&
+		   ref_value_ok(val, vlen)) {
+		r = push(&s->refs, &s->nrefs, &s->refs_alloc,
+			 APTIX_TABLE_REFS, key, klen, val, vlen, !!table);
+	} else if ((!table || !strcmp(table, "reflog")) && klen > 9 &&
+		   ((const char *)key)[klen - 9] == '\0' &&
+		   ref_name(name, sizeof(name), key, klen - 9)) {
+		r = push(&s->refs, &s->nrefs, &s->refs_alloc,
+			 APTIX_TABLE_REFLOG, key, klen, val, vlen, !!table);
+	} else if (table && (!strcmp(table, "objects") ||
+			     !strcmp(table, "refs") ||
+			     !strcmp(table, "reflog"))) {
+		s->stats->damaged_records++;
+	}
+	return r;
+}
+
+/* A ref's target was recovered (a symbolic ref always counts). */
+static int target_ok(aptix_repo *repo, const aptix_buf *val)
+{
+	aptix_oid id;
+
+	if (val->len >= 5 && !memcmp(val->ptr, "ref: ", 5))
+		return 1;
+	if (aptix_oid_fromstrn(&id, val->ptr, val->len) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	return aptix_odb_exists(repo->odb, &id);
+}
+
+struct keys {
+	struct rec *v;
+	size_t n, alloc;
+};
+
+static int collect_key(const void *key, size_t klen, const void *val,
+		       size_t vlen, void *payload)
+{
+	struct keys *k = payload;
+
+	(void)val;
+	(void)vlen;
+	return push(&k->v, &k->n, &k->alloc, 0, key, klen, "", 0, 0);
+}
+
+/* What init wrote (HEAD, its reflog entry) gives way to what is found. */
+static int clear_table(aptix_store_wtxn *w, aptix_store *st, aptix_table t)
+{
+	struct keys k = { NULL, 0, 0 };
+	size_t i;
+	int r = st->witer_rev(w, t, NULL, 0, collect_key, &k);
+
+	for (i = 0; !r && i < k.n; i++)
+		r = st->wdel(w, t, k.v[i].key.ptr, k.v[i].key.len);
+	release(k.v, k.n);
+	free(k.v);
+	return r;
+}
+
+/* The refs found on the trees first, then those of orphan pages. */
+static int write_refs(aptix_store_wtxn *w, void *payload)
+{
+	struct salvage *s = payload;
+	aptix_store *st = s->repo->store;
+	aptix_buf old = APTIX_BUF_INIT;
+	size_t k;
+	int r = 0;
+
+	s->stats->refs = s->stats->reflog = s->stats->refs_dropped = 0;
+	if ((r = clear_table(w, st, APTIX_TABLE_REFS)) < 0 ||
+	    (r = clear_table(w, st, APTIX_TABLE_REFLOG)) < 0)
+		return r;
+	for (k = 0; k < 2 * s->nrefs && !r; k++) {
+		struct rec *e = &s->refs[k % s->nrefs];
+
+		if (e->from_tree != (k < s->nrefs))
+			continue;
+		r = st->wget(&old, w, e->table, e->key.ptr, e->key.len);
+		if (r == 0)
+			continue;	/* first found, first kept */
+		if (r != APTIX_ENOTFOUND)
+			break;
+		r = 0;
+		if (e->table == APTIX_TABLE_REFS &&
+		    !target_ok(s->repo, &e->val)) {
+			s->stats->refs_dropped++;
+			continue;
+		}
+		r = st->wput(w, e->table, e->key.ptr, e->key.len,
+			     e->val.ptr, e->val.len);
+		if (e->table == APTIX_TABLE_REFS)
+			s->stats->refs++;
+		else
+			s->stats->reflog++;
+	}
+	aptix_buf_release(&old);
+	return r;
+}
+
+/* The config file, byte for byte (none: nothing to do). */
+static int copy_file(const char *from, const char *to)
+{
+	char buf[8192];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out, r = 0;
+	ssize_t n;
+
+	if (in < 0)
+		return 0;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		close(in);
+		aptix_error_set_os("cannot write '%s'", to);
+		return APTIX_ERROR;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	if (n < 0 || fsync(out) < 0) {
+		aptix_error_set_os("cannot copy '%s' to '%s'", from, to);
+		r = APTIX_ERROR;
+	}
+	close(in);
+	if (close(out) < 0 && !r) {
+		aptix_error_set_os("cannot write '%s'", to);
+		r = APTIX_ERROR;
+	}
+	return r;
+}
+
+static int count_object(const aptix_oid *id, void *payload)
+{
+	aptix_salvage_stats *stats = payload;
+
+	(void)id;
+	stats->objects++;
+	return 0;
+}
+
+int aptix_salvage(const char *from, const char *workdir,
+		  aptix_salvage_stats *stats)
+{
+	struct salvage s;
+	aptix_buf path = APTIX_BUF_INIT, to = APTIX_BUF_INIT;
+	int existed = 0, r;
+
+	memset(&s, 0, sizeof(s));
+	memset(stats, 0, sizeof(*stats));
+	s.stats = stats;
+	if ((r = aptix_repo_init(&s.repo, workdir, &existed)) < 0)
+		return r;
+	if (existed) {
+		aptix_repo_free(s.repo);
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "'%s' holds a store "
+				"already: salvage into a new directory",
+				workdir);
+		return APTIX_EEXISTS;
+	}
+	aptix_buf_printf(&path, "%s/data.mdb", from);
+	r = aptix_lmdb_file_salvage(path.ptr, on_record, &s,
+				    &stats->bad_pages);
+	if (!r)
+		r = flush_objects(&s);
+	if (!r && s.nrefs)
+		r = s.repo->store->write(s.repo->store, write_refs, &s);
+	if (!r) {
+		aptix_buf_clear(&path);
+		aptix_buf_printf(&path, "%s/config", from);
+		aptix_buf_printf(&to, "%s/config", aptix_repo_path(s.repo));
+		r = copy_file(path.ptr, to.ptr);
+	}
+	if (!r)
+		r = aptix_index_rebuild(s.repo, &stats->sessions);
+	if (!r) {
+		/* objects actually stored (several copies of one: once) */
+		stats->objects = 0;
+		r = aptix_odb_foreach(s.repo->odb, count_object, stats);
+	}
+	release(s.pending, s.npending);
+	release(s.refs, s.nrefs);
+	free(s.pending);
+	free(s.refs);
+	aptix_buf_release(&path);
+	aptix_buf_release(&to);
+	aptix_repo_free(s.repo);
+	return r;
+}

@@ -1,0 +1,180 @@
+#!/bin/sh
+
+test_description='a damaged data.mdb never kills a command by a signal
+
+liblmdb trusts its file: a truncated data.mdb gave SIGBUS in every
+command, fsck included; a damaged page SIGSEGV or an assertion abort.
+Each fixed damage below is made on a fresh copy of a good store; every
+command then ends with an error or an answer, never by a signal (exit
+codes above 128). fsck reports damage of the pages ("corrupt store:"),
+reindex refuses to write on them, and salvage copies what is readable
+into a new store. The corruption campaign (t/perf/corrupt.py) does
+the same with random damage, outside make check.'
+
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-objects.sh
+
+if ! test_have_prereq PYTHON3
+then
+	# shellcheck disable=SC2034 # read by test_done
+	skip_all='python3 is needed to damage the store'
+	test_done
+fi
+
+store () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix "$@"
+}
+
+# fresh <dir>: a copy of the good store in <dir>, and cd there
+fresh () {
+	cd "$TRASH_DIRECTORY" &&
+	rm -rf "$1" salvaged &&
+	cp -R good "$1" &&
+	cd "$1"
+}
+
+# no_signal <command>...: the command may fail, but not by a signal
+no_signal () {
+	local rc=0
+	"$@" >/dev/null 2>signal.err || rc=$?
+	if test $rc -gt 128 || grep -q "Sanitizer\|runtime error" signal.err
+	then
+		echo "'$*' died with exit code $rc:" >&2
+		cat signal.err >&2
+		return 1
+	fi
+}
+
+# every_command: the commands of the campaign, none killed by a signal
+every_command () {
+	no_signal aptix status &&
+	no_signal aptix log --all --oneline &&
+	no_signal aptix fsck --full &&
+	no_signal aptix reindex &&
+	no_signal aptix salvage "$TRASH_DIRECTORY/salvaged"
+}
+
+test_expect_success 'setup: a good store' '
+	aptix init -q good &&
+	(
+		cd good &&
+		prev= &&
+		for i in $(test_seq 1 40)
+		do
+			test_tick &&
+			s=$(make_session c1 "instruction number $i ${prev:+after}" \
+				$prev) &&
+			prev=$s || return 1
+		done &&
+		aptix update-ref refs/conversations/c1 $prev &&
+		aptix symbolic-ref HEAD refs/conversations/c1 &&
+		aptix reindex -q &&
+		aptix fsck >out &&
+		! grep -v "^dangling" out &&
+		aptix log --oneline >log &&
+		test_line_count = 40 log
+	) &&
+	test_when_finished "rm -rf salvaged" &&
+	pages=$(cd good && store pages) &&
+	test "$pages" -gt 10
+'
+
+test_expect_success 'salvage of a good store copies everything' '
+	fresh s0 &&
+	aptix salvage "$TRASH_DIRECTORY/salvaged" >out &&
+	grep "^salvaged 120 objects, 2 refs, 2 reflog entries" out &&
+	grep "^indexed 40 sessions" out &&
+	! grep skipped out &&
+	aptix for-each-ref >expect &&
+	aptix log --all >expect.log &&
+	cd "$TRASH_DIRECTORY/salvaged" &&
+	aptix for-each-ref >actual &&
+	test_cmp ../s0/expect actual &&
+	aptix log --all >actual.log &&
+	test_cmp ../s0/expect.log actual.log &&
+	aptix fsck --full >out &&
+	! grep -v "^dangling" out
+'
+
+test_expect_success 'salvage refuses a directory that holds a store' '
+	fresh s1 &&
+	aptix init -q "$TRASH_DIRECTORY/salvaged" &&
+	test_must_fail aptix salvage "$TRASH_DIRECTORY/salvaged" 2>err &&
+	grep "holds a store already" err
+'
+
+test_expect_success 'a truncated data.mdb: errors, no SIGBUS; salvage works' '
+	fresh trunc &&
+	size=$(wc -c <.aptix/data.mdb) &&
+	truncate -s $((size / 2)) .aptix/data.mdb &&
+	cp .aptix/data.mdb before &&
+	for cmd in status "log --all" "fsck --full" reindex
+	do
+		test_expect_code 128 aptix $cmd >out 2>err &&
+		grep "store is corrupt: .*it was truncated" err || return 1
+	done &&
+	cmp before .aptix/data.mdb &&
+	aptix salvage "$TRASH_DIRECTORY/salvaged" >out &&
+	grep "^salvaged [1-9][0-9]* objects" out &&
+	cd "$TRASH_DIRECTORY/salvaged" &&
+	no_signal aptix fsck --full
+'
+
+test_expect_success 'an empty data.mdb is corrupt, and is left empty' '
+	fresh empty &&
+	: >.aptix/data.mdb &&
+	test_expect_code 128 aptix status 2>err &&
+	grep "data.mdb is empty" err &&
+	test_must_be_empty .aptix/data.mdb
+'
+
+test_expect_success 'pages zeroed in turn: no command dies by a signal' '
+	fresh z &&
+	pages=$(store pages) &&
+	# every fourth page: all kinds of pages, in a few seconds
+	for p in $(test_seq 2 $((pages - 1)) | awk "NR % 4 == 1")
+	do
+		fresh z &&
+		store page $p zero &&
+		every_command || { echo "page $p" >&2; return 1; }
+	done
+'
+
+test_expect_success 'noise on the root of each table: no signal' '
+	for t in objects refs reflog sessions children timeline conversations
+	do
+		fresh noise &&
+		root=$(store root $t) &&
+		store page $root noise &&
+		every_command || { echo "table $t, page $root" >&2; return 1; }
+	done
+'
+
+test_expect_success 'fsck reports a damaged page; reindex leaves it alone' '
+	fresh hdr &&
+	root=$(store root objects) &&
+	store page $root header &&
+	cp .aptix/data.mdb before &&
+	test_expect_code 1 aptix fsck >out &&
+	grep "^corrupt store: objects: page $root says it is page" out &&
+	test_must_fail aptix reindex 2>err &&
+	grep "store is corrupt: objects: page $root" err &&
+	grep "it is not rewritten" err &&
+	cmp before .aptix/data.mdb
+'
+
+test_expect_success 'salvage of a store with a damaged objects page' '
+	fresh lost &&
+	root=$(store root sessions) &&
+	store page $root zero &&
+	aptix salvage "$TRASH_DIRECTORY/salvaged" >out &&
+	grep "^salvaged 120 objects" out &&
+	grep "^indexed 40 sessions" out &&
+	cd "$TRASH_DIRECTORY/salvaged" &&
+	aptix log --oneline >log &&
+	test_line_count = 40 log &&
+	aptix fsck --full >out &&
+	! grep -v "^dangling" out
+'
+
+test_done

@@ -1,0 +1,408 @@
+#!/bin/sh
+test_description='aptix serve: the HTTP API
+
+Every route of serve/openapi.json with curl against the OpenAI
+stand-in: lists, reads, raw objects, the graph, turns run, forked and
+rerun (as JSON and as Server-Sent Events), seed 003 sessions; and the
+security checks: 401 without the token, 421 on a foreign Host, 403 on a
+foreign Origin, 409 on a busy conversation, 413 on an oversized body,
+400 on malformed JSON, a slow client timed out, SIGTERM mid-turn.'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-standin.sh
+
+if ! test_have_prereq PYTHON3 || ! test_have_prereq CURL
+then
+	skip_all='python3 (the stand-in) and curl are needed'
+	test_done
+fi
+
+# start_serve <args>...: aptix serve --port 0 in the background; sets
+# URL, TOKEN, HOSTPORT
+start_serve () {
+	rm -f .aptix/serve.token &&
+	test_start_server serve aptix serve --port 0 "$@" &&
+	test_wait_for_file .aptix/serve.token 10 serve &&
+	URL=$(sed -n "s/^url //p" "$TRASH_DIRECTORY/serve.log") &&
+	URL=${URL%/} &&
+	HOSTPORT=${URL#http://} &&
+	TOKEN=$(cat .aptix/serve.token) &&
+	test -n "$TOKEN"
+}
+
+# api <method> <path> [<curl args>...]: the body in "body", the status
+# on stdout
+api () {
+	local method=$1 path=$2
+	shift 2
+	curl -sS -o body -w "%{http_code}" -X "$method" \
+		-H "Authorization: Bearer $TOKEN" "$@" "$URL$path"
+}
+
+# post <path> <json> [<curl args>...]
+post () {
+	local path=$1 data=$2
+	shift 2
+	api POST "$path" -H "Content-Type: application/json" \
+		--data-binary "$data" "$@"
+}
+
+# stream_bg <out> <json>: a streamed execute in the background (call it
+# from the test body, not a subshell); its pid in $cpid
+stream_bg () {
+	curl -sS -N -o "$1" -H "Authorization: Bearer $TOKEN" \
+		-H "Accept: text/event-stream" --data-binary "$2" \
+		"$URL/api/ai/agent/execute" &
+	cpid=$!
+}
+
+test_expect_success 'setup: two turns, a fork, and a server' '
+	start_standin &&
+	aptix init -q &&
+	aptix continue -m "first question" >/dev/null 2>&1 &&
+	aptix continue -m "second question" >/dev/null 2>&1 &&
+	conv=$(aptix symbolic-ref --short HEAD) &&
+	A=$(aptix rev-parse HEAD~1) &&
+	B=$(aptix rev-parse HEAD) &&
+	aptix fork $A -m "forked question" >/dev/null 2>&1 &&
+	fconv=$(aptix symbolic-ref --short HEAD) &&
+	start_serve --timeout 2 --max-body 65536 &&
+	test_path_is_file .aptix/serve.token &&
+	test "$(stat -c %a .aptix/serve.token)" = 600 &&
+	grep "^page $URL/#token=$TOKEN\$" "$TRASH_DIRECTORY/serve.log"
+'
+
+test_expect_success 'the documented routes are the routes served' '
+	aptix serve --list-routes | sort >served &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+for path, ops in d[\"paths\"].items():
+    for m in ops:
+        print(m.upper(), path)
+" "$TEST_DIRECTORY/../serve/openapi.json" | sort >documented &&
+	test_cmp documented served
+'
+
+test_expect_success '401 without the token or with a wrong one' '
+	test "$(curl -sS -o body -w "%{http_code}" "$URL/api/conversations")" = 401 &&
+	test "$(json_field .error.status <body)" = 401 &&
+	test "$(curl -sS -o body -w "%{http_code}" -H "Authorization: Bearer x$TOKEN" \
+		"$URL/api/conversations")" = 401 &&
+	test "$(curl -sS -o body -w "%{http_code}" -H "Authorization: Bearer $TOKEN" \
+		"$URL/api/conversations")" = 200
+'
+
+test_expect_success 'the page and its files need no token and hold no data' '
+	curl -sS -D headers -o page.html "$URL/" &&
+	grep -i "^content-type: text/html" headers &&
+	grep -i "^content-security-policy: default-src .none." headers &&
+	grep -i "^x-frame-options: DENY" headers &&
+	grep "static/app.js" page.html &&
+	! grep "$TOKEN" page.html &&
+	curl -sS -f -D headers -o app.js "$URL/static/app.js" &&
+	grep -i "^content-type: text/javascript" headers &&
+	test "$(curl -sS -o /dev/null -w "%{http_code}" "$URL/static/nope.js")" = 404
+'
+
+test_expect_success 'GET /api/conversations: summaries, paging, filter' '
+	test "$(api GET "/api/conversations")" = 200 &&
+	test "$(json_field ".items[0].id" <body)" = "$fconv" &&
+	test "$(json_field ".items[1].id" <body)" = "$conv" &&
+	test "$(json_field ".items[1].title" <body)" = "first question" &&
+	test "$(json_field ".items[1].turn_count" <body)" = 2 &&
+	test "$(json_field ".items[1].last_turn_status" <body)" = completed &&
+	test "$(json_field .next_cursor <body)" = null &&
+	test "$(api GET "/api/conversations?limit=1")" = 200 &&
+	cursor=$(json_field .next_cursor <body) &&
+	test "$(api GET "/api/conversations?limit=1&cursor=$cursor")" = 200 &&
+	test "$(json_field ".items[0].id" <body)" = "$conv" &&
+	test "$(api GET "/api/conversations?q=FORKED")" = 200 &&
+	test "$(json_field ".items[0].id" <body)" = "$fconv" &&
+	test "$(json_field ".items[1]" <body)" = null &&
+	test "$(api GET "/api/conversations?limit=zero")" = 400 &&
+	test "$(api GET "/api/conversations?limit=5000")" = 400 &&
+	test "$(api GET "/api/conversations?all=maybe")" = 400
+'
+
+test_expect_success 'GET /api/conversations/<id>: its turns' '
+	test "$(api GET "/api/conversations/$conv")" = 200 &&
+	test "$(json_field .conversation.id <body)" = "$conv" &&
+	test "$(json_field ".turns[0].session" <body)" = "$A" &&
+	test "$(json_field ".turns[1].session" <body)" = "$B" &&
+	test "$(json_field ".turns[1].instruction_summary" <body)" = "second question" &&
+	test "$(api GET "/api/conversations/nosuch")" = 404 &&
+	test "$(api GET "/api/conversations/$conv/extra")" = 404 &&
+	test "$(api DELETE "/api/conversations/$conv")" = 405
+'
+
+test_expect_success 'turns: summary and full views; raw objects' '
+	test "$(api GET "/api/turns/$B")" = 200 &&
+	test "$(json_field .parent <body)" = "$A" &&
+	test "$(json_field .instruction <body)" = null &&
+	test "$(api GET "/api/turns/$B/full")" = 200 &&
+	test "$(json_field .instruction <body)" = "second question" &&
+	json_field .answer <body >answer &&
+	grep "^Answer #2 to: second question" answer &&
+	iid=$(json_field .instruction_id <body) &&
+	rid=$(json_field .request_id <body) &&
+	curl -sS -D headers -o obj -H "Authorization: Bearer $TOKEN" \
+		"$URL/api/objects/$iid" &&
+	grep -i "^content-type: text/plain; charset=utf-8" headers &&
+	grep -i "^x-aptix-object-type: blob" headers &&
+	printf "second question" >expect &&
+	test_cmp expect obj &&
+	test "$(api GET "/api/objects/$rid")" = 200 &&
+	test "$(json_field .model <body)" != null &&
+	curl -sS -D headers -o obj -H "Authorization: Bearer $TOKEN" \
+		"$URL/api/objects/$B" &&
+	grep -i "^content-type: application/json" headers &&
+	grep -i "^x-aptix-object-type: session" headers &&
+	test "$(api GET "/api/objects/1234")" = 400 &&
+	test "$(api GET "/api/objects/$(printf %064d 0)")" = 404 &&
+	test "$(api GET "/api/turns/$iid")" = 400
+'
+
+test_expect_success 'GET /api/graph: nodes, parents, lanes' '
+	test "$(api GET "/api/graph")" = 200 &&
+	test "$(json_field .lanes <body)" = 2 &&
+	test "$(json_field ".nodes[0].id" <body)" = "$A" &&
+	test "$(json_field ".nodes[2].parent" <body)" = "$A" &&
+	test "$(json_field ".nodes[2].parent_row" <body)" = 0 &&
+	test "$(json_field ".nodes[1].lane" <body)" = "$(json_field ".nodes[0].lane" <body)" &&
+	test "$(json_field ".nodes[2].lane" <body)" != "$(json_field ".nodes[0].lane" <body)" &&
+	test "$(api GET "/api/graph?conversation=$fconv")" = 200 &&
+	test "$(json_field ".nodes[0].parent" <body)" = "$A" &&
+	test "$(json_field ".nodes[0].parent_row" <body)" = null
+'
+
+test_expect_success 'POST /api/ai/agent/execute: the final object as JSON' '
+	test "$(post /api/ai/agent/execute \
+		"{\"conversation\":\"$conv\",\"instruction\":\"third\"}")" = 200 &&
+	test "$(json_field .kind <body)" = answer &&
+	test "$(json_field .status <body)" = completed &&
+	test "$(json_field .parent <body)" = "$B" &&
+	test "$(json_field .conversation <body)" = "$conv" &&
+	test "$(json_field .error_code <body)" = null &&
+	json_field .text <body | grep "^Answer #.* to: third" &&
+	C=$(json_field .session <body) &&
+	test "$(aptix rev-parse refs/conversations/$conv)" = "$C"
+'
+
+test_expect_success 'POST /api/ai/agent/execute: Server-Sent Events' '
+	curl -sS -N -o events -D headers -H "Authorization: Bearer $TOKEN" \
+		-H "Accept: text/event-stream" \
+		-H "Content-Type: application/json" \
+		--data-binary "{\"conversation\":\"$conv\",\"instruction\":\"stream it\"}" \
+		"$URL/api/ai/agent/execute" &&
+	grep -i "^content-type: text/event-stream" headers &&
+	python3 -c "
+import json, sys
+events, name = [], None
+for line in open(sys.argv[1]):
+    line = line.rstrip(\"\n\")
+    if line.startswith(\"event: \"):
+        name = line[7:]
+    elif line.startswith(\"data: \"):
+        events.append((name, json.loads(line[6:])))
+names = [e[0] for e in events]
+assert names[0] == \"started\" and names[-1] == \"completed\", names
+deltas = [d[\"text\"] for n, d in events if n == \"delta\"]
+final = events[-1][1]
+assert len(deltas) > 1, deltas
+assert \"\".join(deltas) == final[\"text\"], (deltas, final)
+assert final[\"status\"] == \"completed\", final
+" events
+'
+
+test_expect_success 'execute: fork from a session, rerun a session' '
+	test "$(post /api/ai/agent/execute \
+		"{\"session\":\"$A\",\"instruction\":\"fork it\"}")" = 200 &&
+	test "$(json_field .parent <body)" = "$A" &&
+	nconv=$(json_field .conversation <body) &&
+	test "$nconv" != "$conv" && test "$nconv" != "$fconv" &&
+	S=$(json_field .session <body) &&
+	test "$(post /api/ai/agent/execute \
+		"{\"kind\":\"rerun\",\"session\":\"$S\"}")" = 200 &&
+	test "$(json_field .parent <body)" = "$A" &&
+	json_field .text <body | grep "to: fork it" &&
+	test "$(post /api/ai/agent/execute "{\"kind\":\"fork\"}")" = 400 &&
+	test "$(post /api/ai/agent/execute "{\"kind\":\"jump\",\"instruction\":\"x\"}")" = 400 &&
+	test "$(post /api/ai/agent/execute "{\"instruction\":\"   \"}")" = 400
+'
+
+test_expect_success 'malformed JSON and wrong types get 400' '
+	test "$(post /api/ai/agent/execute "{\"instruction\":")" = 400 &&
+	json_field .error.message <body | grep "^malformed JSON" &&
+	test "$(post /api/ai/agent/execute "[1,2]")" = 400 &&
+	test "$(post /api/ai/agent/execute "{\"instruction\":5}")" = 400 &&
+	test "$(post /api/ai/agent/execute "{\"instruction\":\"x\",\"active_files\":[\"../etc/passwd\"]}")" = 400 &&
+	test "$(post /api/ai/agent/execute "{\"instruction\":\"x\",\"active_files\":[\"/etc/passwd\"]}")" = 400
+'
+
+test_expect_success 'PATCH /api/conversations/<id>: rename, archive' '
+	test "$(api PATCH "/api/conversations/$fconv" \
+		--data-binary "{\"title\":\"renamed fork\"}")" = 200 &&
+	test "$(json_field .title <body)" = "renamed fork" &&
+	test "$(api PATCH "/api/conversations/$fconv" \
+		--data-binary "{\"archived\":true}")" = 200 &&
+	test "$(json_field .archived <body)" = true &&
+	test "$(api GET "/api/conversations?q=renamed")" = 200 &&
+	test "$(json_field ".items[0]" <body)" = null &&
+	test "$(api GET "/api/conversations?q=renamed&archived=1")" = 200 &&
+	test "$(json_field ".items[0].id" <body)" = "$fconv" &&
+	test "$(api PATCH "/api/conversations/$fconv" \
+		--data-binary "{\"archived\":false}")" = 200 &&
+	test "$(api PATCH "/api/conversations/$fconv" --data-binary "{}")" = 400 &&
+	test "$(api PATCH "/api/conversations/nosuch" \
+		--data-binary "{\"title\":\"x\"}")" = 404
+'
+
+test_expect_success 'seed 003: workspace sessions, open, message, close' '
+	test "$(post /api/sessions "{\"workspacePath\":\"$PWD\"}")" = 201 &&
+	sid=$(json_field .sessionId <body) &&
+	test "$(json_field .status <body)" = active &&
+	curl -sS -N -o events -H "Authorization: Bearer $TOKEN" \
+		-H "Accept: text/event-stream" \
+		--data-binary "{\"message\":\"a seed 003 message\"}" \
+		"$URL/api/sessions/$sid/messages" &&
+	grep "^event: delta" events &&
+	grep "^event: completed" events &&
+	ws=$(python3 -c "import urllib.parse, sys; print(urllib.parse.quote(sys.argv[1], safe=\"\"))" "$PWD") &&
+	test "$(api GET "/api/workspaces/$ws/sessions")" = 200 &&
+	python3 -c "
+import json, sys
+s = [x for x in json.load(open(\"body\")) if x[\"sessionId\"] == sys.argv[1]]
+assert s and s[0][\"status\"] == \"active\", s
+assert s[0][\"title\"] == \"a seed 003 message\", s
+" "$sid" &&
+	test "$(post /api/sessions "{\"sessionId\":\"$conv\"}")" = 201 &&
+	test "$(json_field .resumed <body)" = true &&
+	test "$(api DELETE "/api/sessions/$sid")" = 200 &&
+	test "$(json_field .status <body)" = closed &&
+	test "$(api DELETE "/api/sessions/$sid")" = 404 &&
+	test "$(api GET "/api/conversations/$sid")" = 200 &&
+	test "$(post /api/sessions "{\"sessionId\":\"nosuch\"}")" = 404
+'
+
+test_expect_success 'the Host header must name the server (421)' '
+	test "$(api GET /api/conversations -H "Host: evil.example")" = 421 &&
+	test "$(api GET /api/conversations -H "Host: evil.example:${URL##*:}")" = 421 &&
+	test "$(api GET / -H "Host: 127.0.0.1.evil.example")" = 421 &&
+	test "$(api GET /api/conversations -H "Host: localhost:${URL##*:}")" = 200 &&
+	test "$(api GET /api/conversations -H "Host: $HOSTPORT")" = 200
+'
+
+test_expect_success 'a foreign Origin cannot change anything (403); no CORS' '
+	test "$(post /api/ai/agent/execute "{\"instruction\":\"x\"}" \
+		-H "Origin: http://evil.example")" = 403 &&
+	test "$(api PATCH "/api/conversations/$conv" -H "Origin: null" \
+		--data-binary "{\"title\":\"x\"}")" = 403 &&
+	test "$(api DELETE "/api/sessions/x" \
+		-H "Origin: http://127.0.0.1:1")" = 403 &&
+	test "$(api PATCH "/api/conversations/$conv" -H "Origin: $URL" \
+		--data-binary "{\"title\":\"same origin\"}")" = 200 &&
+	curl -sS -D headers -o /dev/null -X OPTIONS \
+		-H "Origin: http://evil.example" \
+		-H "Access-Control-Request-Method: POST" \
+		"$URL/api/ai/agent/execute" &&
+	! grep -i "^access-control" headers &&
+	curl -sS -D headers -o /dev/null -H "Authorization: Bearer $TOKEN" \
+		-H "Origin: http://evil.example" "$URL/api/conversations" &&
+	! grep -i "^access-control" headers
+'
+
+test_expect_success 'oversized bodies and headers get 413' '
+	python3 -c "print(\"{\\\"instruction\\\":\\\"\" + \"x\" * 70000 + \"\\\"}\")" >big.json &&
+	test "$(api POST /api/ai/agent/execute --data-binary @big.json)" = 413 &&
+	test "$(api POST /api/ai/agent/execute --data-binary @big.json \
+		-H "Transfer-Encoding: chunked")" = 413 &&
+	hdr=$(python3 -c "print(\"X-Big: \" + \"y\" * 40000)") &&
+	code=$(api GET /api/conversations -H "$hdr") &&
+	case "$code" in 413|431) : ;; *) false ;; esac
+'
+
+test_expect_success 'a busy conversation gets 409 naming the running turn' '
+	standin_fault "{\"kind\":\"hang\",\"max\":60}" &&
+	n=$(request_count) &&
+	stream_bg running.events \
+		"{\"conversation\":\"$conv\",\"instruction\":\"hold on\"}" &&
+	test_when_finished "kill_children $cpid" &&
+	wait_for_requests $((n + 1)) &&
+	test "$(post /api/ai/agent/execute \
+		"{\"conversation\":\"$conv\",\"instruction\":\"me too\"}")" = 409 &&
+	test "$(json_field .error.conversation <body)" = "$conv" &&
+	json_field .error.message <body | grep "is busy: turn [0-9a-f]\{12\} is running" &&
+	test "$(api GET "/api/conversations/$conv")" = 200 &&
+	test "$(post "/api/conversations/$conv/interrupt" "{}")" = 200 &&
+	test "$(json_field .interrupted <body)" = 1 &&
+	wait $cpid &&
+	grep "^event: completed" running.events &&
+	grep "\"error_code\":\"cancelled\"" running.events &&
+	test "$(post "/api/conversations/$conv/interrupt" "{}")" = 404
+'
+
+test_expect_success 'a slow client is timed out (slowloris)' '
+	python3 -c "
+import socket, sys, time
+host, port = sys.argv[1].split(\":\")
+s = socket.create_connection((host, int(port)))
+s.sendall(b\"GET /api/conversations HTTP/1.1\r\nHost: \" + sys.argv[1].encode() + b\"\r\n\")
+s.settimeout(20)
+start = time.time()
+try:
+    data = s.recv(1024)
+except socket.timeout:
+    sys.exit(\"the connection is still open after 20 s\")
+# closed (or answered with an error and closed) by the server
+assert data == b\"\" or data.startswith(b\"HTTP/1.1 4\"), data
+" "$HOSTPORT"
+'
+
+test_expect_success 'the API key is in no response' '
+	test "$(api GET "/api/turns/$B/full")" = 200 &&
+	! grep -r "$OPENAI_API_KEY" body events running.events page.html app.js &&
+	! grep "$OPENAI_API_KEY" "$TRASH_DIRECTORY/serve.log"
+'
+
+test_expect_success 'SIGTERM mid-turn: cancelled after the grace, kept as failed' '
+	test_stop_server serve &&
+	start_serve --grace 1 &&
+	pid=$(cat "$TRASH_DIRECTORY/serve.pid") &&
+	standin_reset &&
+	standin_fault "{\"kind\":\"hang\",\"max\":60}" &&
+	n=$(request_count) &&
+	stream_bg term.events \
+		"{\"conversation\":\"$conv\",\"instruction\":\"stopped by SIGTERM\"}" &&
+	test_when_finished "kill_children $cpid" &&
+	wait_for_requests $((n + 1)) &&
+	kill -TERM $pid &&
+	wait $cpid &&
+	wait_for_exit $pid 20 &&
+	grep "^event: completed" term.events &&
+	grep "\"status\":\"failed\"" term.events &&
+	test_path_is_missing .aptix/serve.token &&
+	S=$(sed -n "s/.*\"session\":\"\([0-9a-f]*\)\".*/\1/p" term.events) &&
+	aptix show --json $S >show &&
+	test "$(json_field .instruction <show)" = "stopped by SIGTERM" &&
+	test "$(json_field .failed <show)" = true &&
+	aptix fsck >/dev/null &&
+	rm -f "$TRASH_DIRECTORY/serve.pid"
+'
+
+test_expect_success 'a unix socket; another address only with a warning' '
+	rm -f .aptix/serve.token &&
+	test_start_server userve aptix serve --unix-socket "$TRASH_DIRECTORY/s.sock" &&
+	test_wait_for_file .aptix/serve.token 10 userve &&
+	TOKEN=$(cat .aptix/serve.token) &&
+	curl -sS -f -o body --unix-socket "$TRASH_DIRECTORY/s.sock" \
+		-H "Authorization: Bearer $TOKEN" http://localhost/api/conversations &&
+	test "$(json_field ".items[0].id" <body)" != null &&
+	test_stop_server userve &&
+	test_must_fail aptix serve --unix-socket s.sock --port 1 2>err &&
+	grep "cannot be used with" err &&
+	test_must_fail aptix serve --bind 999.1.1.1 2>err &&
+	grep "warning: listening on 999.1.1.1" err &&
+	grep "not an IPv4 address" err
+'
+
+test_done

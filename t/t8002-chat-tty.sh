@@ -226,11 +226,13 @@ test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains' '
 	wait_screen x1 "^Answer #[0-9]* to: " &&
 	keys x1 C-c &&
 	wait_screen x1 "^chat: cancelled; the turn is kept as failed" &&
-	aptix log --failed --format="%H %S" -n 1 "$beta" >last &&
-	read failed status <last &&
-	test "$status" = failed &&
+	aptix log --failed --format="%H %S %s" "$beta" >log &&
+	grep " failed a slow question with an answer of many words$" log >line &&
+	test_line_count = 1 line &&
+	failed=$(cut -d" " -f1 line) &&
 	test "$(field "$failed" .instruction)" = \
 		"a slow question with an answer of many words" &&
+	test "$(field "$failed" .status)" = failed &&
 	field "$failed" .answer | grep "^Answer #[0-9]* to: " &&
 	test "$(aptix rev-parse "$beta")" = "$head" &&
 	prompt_back x1 &&

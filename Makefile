@@ -63,6 +63,10 @@ LIBS = -llmdb -lz -ljansson
 # libcurl is, so that other commands do not load it and GnuTLS
 MHD_CFLAGS = $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS = -lpthread
+# Line editing for aptix chat (the command only, not the library):
+# libedit, BSD-licensed; GNU readline's GPL would bind the binary.
+EDIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags libedit 2>/dev/null)
+EDIT_LIBS = $(shell $(PKG_CONFIG) --libs libedit 2>/dev/null || echo -ledit)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null || \
 	echo -lcheck -lsubunit -lm -lrt -lpthread)
@@ -87,7 +91,8 @@ FUZZ_NAMES = object config sse openai_json refname revparse
 FUZZ_OBJS = $(patsubst %,$(O)/t/fuzz/fuzz_%.o,$(FUZZ_NAMES)) \
 	$(O)/t/fuzz/replay-main.o
 FUZZ_REPLAY = $(patsubst %,$(O)/t/fuzz/replay-%,$(FUZZ_NAMES))
-CLI_LIB_OBJS = $(O)/plumbing/cli.o $(O)/plumbing/parse-options.o
+CLI_LIB_OBJS = $(O)/plumbing/cli.o $(O)/plumbing/parse-options.o \
+	$(O)/porcelain/chat-model.o
 
 ifneq ($(V),1)
 QUIET_CC = @echo '   ' CC $@;
@@ -114,6 +119,11 @@ $(O)/plumbing/%.o: plumbing/%.c
 $(O)/porcelain/%.o: porcelain/%.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/porcelain/chat-tty.o: porcelain/chat-tty.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(EDIT_CFLAGS) \
+		$(CFLAGS) -c -o $@ $<
 
 $(O)/serve/%.o: serve/%.c
 	@mkdir -p $(dir $@)
@@ -155,7 +165,7 @@ $(O)/libaptix.so: $(LIB_OBJS)
 
 $(O)/aptix: $(CLI_OBJS) $(O)/libaptix.a
 	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -Wl,--as-needed \
-		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS) $(MHD_LIBS)
+		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS) $(MHD_LIBS) $(EDIT_LIBS)
 
 # The prefix is recorded: a change of it regenerates the file.
 $(O)/libaptix.pc: Makefile FORCE
@@ -221,7 +231,7 @@ lint:
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
-	libmicrohttpd-dev chromium
+	libmicrohttpd-dev chromium libedit-dev tmux
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \

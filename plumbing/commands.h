@@ -58,5 +58,6 @@ DECLARE_CMD(diff);
 DECLARE_CMD(serve);
 DECLARE_CMD(app_server);
 DECLARE_CMD(purge);
+DECLARE_CMD(chat);
 
 #endif

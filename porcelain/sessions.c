@@ -69,32 +69,6 @@ static int by_updated(const void *a, const void *b)
 	return strcmp(x->ci.id, y->ci.id);
 }
 
-/*
- * The workspace to list: APTIX_WORKSPACE or workspace.id when set
- * (explicit: conversations without a workspace are hidden too), else the
- * WorkspaceId the store recorded at init (conversations that recorded
- * none, made with plumbing, stay visible). It is the store's, not the
- * directory's: moving or copying the work tree, or opening it in another
- * container, hides nothing. A store too old to have recorded one lists
- * every conversation (NULL).
- */
-static const char *workspace_scope(aptix_repo *repo, aptix_config **cfg,
-				   int *explicit_ws)
-{
-	const char *ws = getenv("APTIX_WORKSPACE");
-
-	*explicit_ws = 1;
-	if (ws && *ws)
-		return ws;
-	if (aptix_config_open(cfg, repo) < 0)
-		die_aptix();
-	ws = aptix_config_get(*cfg, "workspace.id");
-	if (ws && *ws)
-		return ws;
-	*explicit_ws = 0;
-	return aptix_repo_workspace(repo);
-}
-
 static int atoi_safe(const char *s)
 {
 	long v = strtol(s, NULL, 10);
@@ -244,6 +218,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	int json = 0, all_ws = 0, explicit_ws = 0, only_arch = 0, inc_arch = 0;
 	const char *want_ws = NULL;
 	struct filter f = { 0, NULL, NULL };
+	aptix_buf derived = APTIX_BUF_INIT;
 	unsigned long limit = ULONG_MAX;
 	struct rows rows = { NULL, 0, 0 };
 	aptix_config *cfg = NULL;
@@ -286,7 +261,8 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		ws = want_ws;
 		explicit_ws = 1;
 	} else if (!all_ws) {
-		ws = workspace_scope(repo, &cfg, &explicit_ws);
+		ws = view_workspace_scope(repo, &cfg, &derived,
+					 &explicit_ws);
 	}
 	if (aptix_conv_resolve(cur, repo, "HEAD") < 0) {
 		*cur = '\0';	/* HEAD names no conversation */
@@ -306,8 +282,8 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 
 		if (filtered_out(&f, &row->ci))
 			continue;
-		if (ws && strcmp(row->ci.workspace, ws) &&
-		    (explicit_ws || *row->ci.workspace)) {
+		if (!view_workspace_holds(ws, explicit_ws,
+					  row->ci.workspace)) {
 			hidden++;
 			continue;
 		}

@@ -32,7 +32,6 @@
  */
 static volatile sig_atomic_t cancelled;
 static volatile sig_atomic_t cancel_signal;
-static volatile sig_atomic_t output_gone;
 
 static void on_cancel_signal(int sig)
 {
@@ -43,7 +42,7 @@ static void on_cancel_signal(int sig)
 static void on_sighup(int sig)
 {
 	(void)sig;
-	output_gone = 1;
+	turn_stream_gone = 1;
 }
 
 struct saved_signals {
@@ -73,19 +72,6 @@ static void restore_signals(const struct saved_signals *old)
 	sigaction(SIGHUP, &old->hup, NULL);
 }
 
-/* Write to stdout unless it has gone; a write that fails says it has. */
-static void out_write(const char *text, size_t len, int tty)
-{
-	if (output_gone)
-		return;
-	if (tty)
-		cli_print_sanitized(stdout, text, len);
-	else
-		fwrite(text, 1, len, stdout);
-	if (fflush(stdout) || ferror(stdout))
-		output_gone = 1;	/* EPIPE, EIO: the reader is gone */
-}
-
 int turn_cli_read_instruction(aptix_buf *out, const struct turn_cli *c,
 			      int need)
 {
@@ -110,41 +96,6 @@ int turn_cli_read_instruction(aptix_buf *out, const struct turn_cli *c,
 	if (aptix_buf_read_fd(out, fd) < 0)
 		die_aptix();
 	return 1;
-}
-
-struct stream_state {
-	int tty;
-	int json;
-	int printed;
-	int last_newline;
-};
-
-static int on_delta(const char *text, size_t len, void *payload)
-{
-	struct stream_state *st = payload;
-
-	if (st->json || !len)
-		return 0;
-	out_write(text, len, st->tty);
-	st->printed = 1;
-	st->last_newline = text[len - 1] == '\n';
-	return 0;
-}
-
-static void on_retry(int attempt, long wait_ms, const char *why,
-		     void *payload)
-{
-	(void)payload;
-	fprintf(stderr, "aptix: %s; retrying in %.1f s (attempt %d)\n", why,
-		wait_ms / 1000.0, attempt);
-}
-
-static const char *short_id(const aptix_oid *id)
-{
-	static char buf[13];
-
-	snprintf(buf, sizeof(buf), "%.12s", aptix_oid_hex(id));
-	return buf;
 }
 
 static json_t *usage_json(const aptix_usage *u)
@@ -274,6 +225,39 @@ static void gather_options(aptix_gather_options *g, const struct turn_cli *c,
 	g->query.qdrant_api_key = getenv("QDRANT_API_KEY");
 }
 
+void turn_cli_setup(aptix_run_options *opts, aptix_gather_options *g,
+		    aptix_buf *wsid, struct aptix_repo *repo,
+		    aptix_config *cfg, const struct turn_cli *c,
+		    struct turn_stream *st)
+{
+	/* the Qdrant key is never sent or stored either */
+	static const char *qdrant_key;
+
+	if (aptix_repo_workspace_id(wsid, repo, cfg, c->workspace) < 0)
+		die_aptix();
+	opts->conversation = c->conversation;
+	opts->create = c->create;
+	opts->model = c->model;
+	opts->no_stream = c->no_stream;
+	opts->dry_run = c->dry_run;
+	opts->cfg = cfg;
+	if (aptix_config_string(&opts->http.base_url, cfg,
+				"openai.base-url") < 0)
+		die_aptix();
+	opts->http.api_key = getenv("OPENAI_API_KEY");
+	opts->http.cancel = &cancelled;
+	opts->http.on_delta = turn_stream_delta;
+	opts->http.on_retry = c->quiet ? NULL : turn_stream_retry;
+	opts->http.payload = st;
+	opts->workspace = wsid->len ? wsid->ptr : NULL;
+	qdrant_key = getenv("QDRANT_API_KEY");
+	if (qdrant_key && *qdrant_key) {
+		opts->secrets = &qdrant_key;
+		opts->nsecrets = 1;
+	}
+	gather_options(g, c, &opts->http);
+}
+
 int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		 const aptix_oid *from, const aptix_buf *instruction,
 		 const struct turn_cli *c)
@@ -283,12 +267,11 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	const aptix_run_result *res;
 	aptix_run *run = NULL;
 	aptix_config *cfg = NULL;
-	struct stream_state st;
+	struct turn_stream st;
 	struct saved_signals saved;
 	aptix_buf wsid = APTIX_BUF_INIT;
-	const char *qdrant_key;
-	char before[APTIX_CONV_MAXLEN + 1];
 	size_t i;
+	char before[APTIX_CONV_MAXLEN + 1];
 	int r, rc;
 
 	if (aptix_config_open(&cfg, repo) < 0)
@@ -297,38 +280,14 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		*before = '\0';
 		aptix_error_clear();
 	}
-	memset(&st, 0, sizeof(st));
-	st.tty = isatty(1);
-	st.json = c->json;
-	if (aptix_repo_workspace_id(&wsid, repo, cfg, c->workspace) < 0)
-		die_aptix();
+	turn_stream_init(&st, c->json);
+	turn_cli_setup(&opts, &g, &wsid, repo, cfg, c, &st);
 	opts.kind = kind;
 	opts.from = from;
 	opts.instruction = instruction ? instruction->ptr : NULL;
 	opts.instruction_len = instruction ? instruction->len : 0;
-	opts.conversation = c->conversation;
-	opts.create = c->create;
-	opts.model = c->model;
-	opts.no_stream = c->no_stream;
-	opts.dry_run = c->dry_run;
 	/* a continue leaves HEAD alone; a fork or rerun moves to its branch */
 	opts.switch_head = kind != APTIX_RUN_CONTINUE;
-	opts.cfg = cfg;
-	if (aptix_config_string(&opts.http.base_url, cfg,
-				"openai.base-url") < 0)
-		die_aptix();
-	opts.http.api_key = getenv("OPENAI_API_KEY");
-	opts.http.cancel = &cancelled;
-	opts.http.on_delta = on_delta;
-	opts.http.on_retry = c->quiet ? NULL : on_retry;
-	opts.http.payload = &st;
-	opts.workspace = wsid.len ? wsid.ptr : NULL;
-	/* the Qdrant key is never sent or stored either */
-	qdrant_key = getenv("QDRANT_API_KEY");
-	if (qdrant_key && *qdrant_key) {
-		opts.secrets = &qdrant_key;
-		opts.nsecrets = 1;
-	}
 	/* before the claim: no signal may leave it behind */
 	catch_signals(&saved);
 	if ((r = aptix_run_new(&run, repo, &opts)) == 0)
@@ -340,7 +299,6 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		die_aptix();
 	res = aptix_run_result_of(run);
 
-	gather_options(&g, c, &opts.http);
 	/* a failed stage is recorded in the run: finish commits it */
 	if (aptix_run_gather(run, &g) == 0 && aptix_run_request(run) == 0 &&
 	    !c->dry_run)
@@ -359,12 +317,9 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		rc = 0;
 		goto done;
 	}
-	if (st.printed && !st.last_newline)
-		out_write("\n", 1, 0);
-	st.last_newline = 1;
 	if (!res->committed) {
 		/* nothing recorded: a fatal error at the store */
-		fflush(stdout);
+		turn_stream_end(&st, res, 1);
 		if (c->json)
 			print_json(res, r, aptix_run_chunks(run));
 		die_aptix();
@@ -372,37 +327,18 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	rc = r ? 1 : 0;
 	if (r && cancel_signal)
 		rc = 128 + cancel_signal;	/* 130: interrupted */
-	if (!c->json && !st.printed && !r && res->api.text.len) {
-		/* not streamed (--no-stream): print it now */
-		out_write(res->api.text.ptr, res->api.text.len, st.tty);
-		if (res->api.text.ptr[res->api.text.len - 1] != '\n')
-			out_write("\n", 1, 0);
-	}
-	if (c->json && !output_gone)
+	turn_stream_end(&st, res, r);
+	if (c->json && !turn_stream_gone)
 		print_json(res, r, aptix_run_chunks(run));
-	for (i = 0; i < res->nwarnings && !c->quiet; i++)
-		warning("%s", res->warnings[i]);
+	turn_stream_warnings(res, c->quiet);
 	/* HEAD moved: say so, as git checkout -b does */
 	if (opts.switch_head && !c->quiet && strcmp(before, res->conversation))
 		fprintf(stderr, "Switched to a new conversation '%s'\n",
 			res->conversation);
-	if (r) {
-		error("%s", res->error_message ? res->error_message :
-		      aptix_error_last()->message);
-		fprintf(stderr, "[%.8s %s] failed; the instruction is kept: "
-			"retry with 'aptix rerun %s'\n", res->conversation,
-			short_id(&res->session), short_id(&res->session));
-	} else if (!c->quiet) {
-		fprintf(stderr, "[%.8s %s] %ld tokens (%ld in, %ld out), "
-			"%.1f s\n", res->conversation, short_id(&res->session),
-			res->api.usage.total_tokens,
-			res->api.usage.input_tokens,
-			res->api.usage.output_tokens,
-			res->duration_ms / 1000.0);
-	}
+	turn_stream_result(res, r, c->quiet);
+	if (turn_stream_gone && !freopen("/dev/null", "w", stdout))
+		turn_stream_gone = 1;	/* nothing more can be printed anyway */
 done:
-	if (output_gone && !freopen("/dev/null", "w", stdout))
-		output_gone = 1;	/* nothing more can be printed anyway */
 	aptix_run_free(run);
 	aptix_buf_release(&wsid);
 	aptix_config_free(cfg);

@@ -10,6 +10,7 @@
 #include <aptix/run.h>
 
 #include "parse-options.h"
+#include "turn-stream.h"
 
 struct turn_cli {
 	const char *message;		/* -m */
@@ -53,6 +54,19 @@ struct turn_cli {
  */
 int turn_cli_read_instruction(aptix_buf *out, const struct turn_cli *c,
 			      int need);
+
+/*
+ * The run and gather options of c (model, workspace, endpoint, key,
+ * secrets, streaming into st, the active files and retrieval), for
+ * callers that drive the stages themselves (chat). Dies on a bad
+ * setting. opts->http.cancel is set to turn-cli's own flag (SIGINT):
+ * a caller with its own flag sets it afterwards. wsid holds the
+ * WorkspaceId the options borrow.
+ */
+void turn_cli_setup(aptix_run_options *opts, aptix_gather_options *g,
+		    aptix_buf *wsid, struct aptix_repo *repo,
+		    aptix_config *cfg, const struct turn_cli *c,
+		    struct turn_stream *st);
 
 /*
  * Run a turn and report it: answer on stdout as it streams, a summary

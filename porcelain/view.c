@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <aptix/config.h>
+#include <aptix/workspace.h>
 #include "view.h"
 #include "cli.h"
 
@@ -269,4 +271,39 @@ void view_json_append(json_t *a, json_t *v)
 {
 	if (!v || json_array_append_new(a, v) < 0)
 		die("out of memory");
+}
+
+/*
+ * The workspace to list: APTIX_WORKSPACE or workspace.id when set
+ * (explicit: conversations without a workspace are hidden too), else the
+ * derived WorkspaceId of this working copy (conversations that recorded
+ * none, made with plumbing, stay visible).
+ */
+const char *view_workspace_scope(aptix_repo *repo, aptix_config **cfg,
+				 aptix_buf *derived, int *explicit_ws)
+{
+	const char *ws = getenv("APTIX_WORKSPACE");
+
+	*explicit_ws = 1;
+	if (ws && *ws)
+		return ws;
+	if (aptix_config_open(cfg, repo) < 0)
+		die_aptix();
+	ws = aptix_config_get(*cfg, "workspace.id");
+	if (ws && *ws)
+		return ws;
+	*explicit_ws = 0;
+	/*
+	 * the WorkspaceId the store recorded at init: the store's, not the
+	 * directory's, so that moving or copying the work tree, or opening
+	 * it in another container, hides nothing; a store too old to have
+	 * recorded one lists every conversation (NULL)
+	 */
+	(void)derived;
+	return aptix_repo_workspace(repo);
+}
+
+int view_workspace_holds(const char *ws, int explicit_ws, const char *conv_ws)
+{
+	return !ws || !strcmp(conv_ws, ws) || (!explicit_ws && !*conv_ws);
 }

@@ -65,6 +65,19 @@ void view_load_session(aptix_session *out, aptix_repo *repo,
 void view_load_turn(aptix_turn *out, aptix_repo *repo, const aptix_oid *id);
 
 /*
+ * The workspace whose conversations a listing shows: APTIX_WORKSPACE or
+ * workspace.id when set (*explicit_ws: conversations without a
+ * workspace are hidden too), else the derived WorkspaceId of this
+ * working copy (conversations that recorded none, made with plumbing,
+ * stay visible); NULL when none can be derived. *cfg is opened when it
+ * must be read (free it); derived holds the derived id.
+ */
+const char *view_workspace_scope(aptix_repo *repo, aptix_config **cfg,
+				 aptix_buf *derived, int *explicit_ws);
+/* Does the scope (ws NULL: all) hold a conversation of workspace conv_ws? */
+int view_workspace_holds(const char *ws, int explicit_ws, const char *conv_ws);
+
+/*
  * JSON values; each returns a new reference (json_null() for an absent
  * value) and dies when out of memory.
  */

@@ -36,6 +36,8 @@ static const struct cmd_struct commands[] = {
 	  "serve editors and agents JSON-RPC on stdin and stdout" },
 	{ "cat-object", cmd_cat_object, NEED_REPO, CAT_PLUMBING,
 	  "show the content, type or size of objects" },
+	{ "chat", cmd_chat, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "hold a conversation: turns, slash commands, a picker" },
 	{ "commit-session", cmd_commit_session, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "create a session snapshot from a turn (no ref moves)" },
 	{ "config", cmd_config, NEED_REPO, CAT_PORCELAIN,

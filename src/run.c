@@ -372,7 +372,7 @@ static int plan_chain(aptix_run *run)
 	/* the chain continues from the nearest completed turn */
 	if ((r = aptix__chain_state(&cs, &run->chain, run->started)) < 0)
 		return r;
-	if (cs.has_chain && !cs.expired) {
+	if (cs.has_chain && !cs.expired && !run->o.new_chain) {
 		struct aptix_index_chain_info info;
 
 		run->previous = aptix__strdup(cs.response_id);
@@ -386,8 +386,9 @@ static int plan_chain(aptix_run *run)
 			run->chain_chars = info.chars;
 		}
 	} else {
-		run->restart = 1;	/* expired, or history but no chain */
-		if (cs.has_chain) {
+		/* expired, history but no chain, or a new chain asked for */
+		run->restart = 1;
+		if (cs.has_chain && cs.expired) {
 			run->expired_id = aptix__strdup(cs.response_id);
 			run->expired_at = cs.expires_at;
 		}
@@ -545,6 +546,11 @@ int aptix_run_request(aptix_run *run)
 				       "rehydrated from the store",
 				       aptix_time_fmt(when, run->expired_at),
 				       run->expired_id, run->rehydrated);
+	} else if (run->restart && run->o.new_chain && run->has_parent) {
+		aptix_run__add_warning(run, "started a new chain as asked, "
+				       "with the context of %zu earlier turns "
+				       "rehydrated from the store",
+				       run->rehydrated);
 	}
 	run->state = APTIX_RUN_REQUESTED;
 	return 0;

@@ -101,12 +101,18 @@ typedef struct {
 	 * conversation is APTIX_ENOTFOUND, so that a typo never starts one.
 	 */
 	int create;
+	/**
+	 * Start a new response chain even when the parent's is alive: the
+	 * context is rehydrated from the store (summary and window), as
+	 * for an expired chain (chat's /compact). Since version 4.
+	 */
+	int new_chain;
 } aptix_run_options;
 
-#define APTIX_RUN_OPTIONS_VERSION 3
+#define APTIX_RUN_OPTIONS_VERSION 4
 #define APTIX_RUN_OPTIONS_INIT { APTIX_RUN_OPTIONS_VERSION, \
 	APTIX_RUN_CONTINUE, NULL, 0, NULL, NULL, NULL, 0, 0, 1, NULL, \
-	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0, 0 }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0, 0, 0 }
 
 /** What a run did: filled in as it goes; read with aptix_run_result(). */
 typedef struct {

@@ -1,0 +1,460 @@
+/*
+ * porcelain/chat-tty.c - the terminal half of `aptix chat` (chat.h):
+ * libedit for the input line (BSD-licensed, unlike GNU readline), the
+ * picker's drawing and keys, one-key questions and $EDITOR.
+ *
+ * libedit runs with the terminal's ISIG off while it reads, so that
+ * Ctrl-C arrives as a key: it drops the line typed, as shells do. During
+ * a turn the terminal is back in its normal mode and Ctrl-C is a
+ * SIGINT, which chat.c turns into a cancel.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+#include <histedit.h>
+
+#include <aptix.h>
+#include "chat.h"
+#include "cli.h"
+#include "view.h"
+
+struct chat_tty {
+	EditLine *el;
+	History *hist;
+	char *history_path;
+	const char *prompt;
+	int interrupted;	/* Ctrl-C was typed */
+};
+
+FILE *chat_tty_out(void)
+{
+	return isatty(1) ? stdout : stderr;
+}
+
+static char *get_prompt(EditLine *el)
+{
+	struct chat_tty *t = NULL;
+
+	el_get(el, EL_CLIENTDATA, &t);
+	return (char *)(t && t->prompt ? t->prompt : "> ");
+}
+
+/* Ctrl-C: drop the line (and the lines it continues). */
+static unsigned char on_interrupt(EditLine *el, int ch)
+{
+	struct chat_tty *t = NULL;
+	const LineInfo *li = el_line(el);
+
+	(void)ch;
+	el_get(el, EL_CLIENTDATA, &t);
+	el_cursor(el, (int)(li->lastchar - li->cursor));
+	li = el_line(el);
+	el_deletestr(el, (int)(li->cursor - li->buffer));
+	if (t)
+		t->interrupted = 1;
+	fputs("^C", chat_tty_out());
+	return CC_NEWLINE;
+}
+
+/* Tab: complete a slash command at the start of the line. */
+static unsigned char on_tab(EditLine *el, int ch)
+{
+	const struct chat_cmd *v[32];
+	const LineInfo *li = el_line(el);
+	size_t len = (size_t)(li->cursor - li->buffer), n, common, i;
+	char add[32];
+	FILE *out = chat_tty_out();
+
+	(void)ch;
+	if (!len || li->buffer[0] != '/' ||
+	    memchr(li->buffer, ' ', len) || memchr(li->buffer, '\t', len))
+		return CC_ERROR;
+	n = chat_complete(v, 32, li->buffer + 1, len - 1, &common);
+	if (!n)
+		return CC_ERROR;
+	if (common > len - 1 || n == 1) {
+		snprintf(add, sizeof(add), "%.*s%s", (int)(common - (len - 1)),
+			 v[0]->name + len - 1, n == 1 ? " " : "");
+		if (*add && el_insertstr(el, add) < 0)
+			return CC_ERROR;
+		return CC_REFRESH;
+	}
+	fputc('\n', out);
+	for (i = 0; i < n && i < 32; i++)
+		fprintf(out, "/%s%s", v[i]->name, i + 1 < n ? "  " : "\n");
+	return CC_REDISPLAY;
+}
+
+struct chat_tty *chat_tty_open(const char *history_path)
+{
+	struct chat_tty *t = calloc(1, sizeof(*t));
+	HistEvent ev;
+
+	if (!t)
+		die("out of memory");
+	t->el = el_init("aptix", stdin, chat_tty_out(), stderr);
+	t->hist = history_init();
+	if (!t->el || !t->hist)
+		die("cannot start line editing");
+	history(t->hist, &ev, H_SETSIZE, 1000);
+	history(t->hist, &ev, H_SETUNIQUE, 1);
+	if (history_path) {
+		t->history_path = strdup(history_path);
+		history(t->hist, &ev, H_LOAD, history_path);
+	}
+	el_set(t->el, EL_CLIENTDATA, t);
+	el_set(t->el, EL_EDITOR, "emacs");
+	el_set(t->el, EL_PROMPT, get_prompt);
+	el_set(t->el, EL_HIST, history, t->hist);
+	el_set(t->el, EL_ADDFN, "aptix-complete", "complete a slash command",
+	       on_tab);
+	el_set(t->el, EL_ADDFN, "aptix-interrupt", "drop the line",
+	       on_interrupt);
+	/* the user's ~/.editrc first; the keys chat needs win */
+	el_source(t->el, NULL);
+	el_set(t->el, EL_BIND, "^I", "aptix-complete", NULL);
+	el_set(t->el, EL_BIND, "^C", "aptix-interrupt", NULL);
+	el_set(t->el, EL_BIND, "^R", "em-inc-search-prev", NULL);
+	el_set(t->el, EL_SETTY, "-d", "-isig", NULL);
+	return t;
+}
+
+void chat_tty_close(struct chat_tty *t)
+{
+	if (!t)
+		return;
+	el_end(t->el);
+	history_end(t->hist);
+	free(t->history_path);
+	free(t);
+}
+
+char *chat_tty_read(struct chat_tty *t, const char *prompt)
+{
+	aptix_buf in = APTIX_BUF_INIT;
+	HistEvent ev;
+	const char *line;
+	char *copy, *out;
+	int count, more;
+
+again:
+	aptix_buf_clear(&in);
+	t->prompt = prompt;
+	do {
+		t->interrupted = 0;
+		line = el_gets(t->el, &count);
+		if (t->interrupted) {
+			fputc('\n', chat_tty_out());
+			goto again;
+		}
+		if (!line || count <= 0) {
+			if (in.len)
+				break;	/* Ctrl-D ends a continued input */
+			aptix_buf_release(&in);
+			return NULL;
+		}
+		if (!(copy = strdup(line)))
+			die("out of memory");
+		more = chat_line_continues(copy);
+		if (in.len)
+			aptix_buf_putc(&in, '\n');
+		aptix_buf_puts(&in, copy);
+		free(copy);
+		t->prompt = "... ";
+	} while (more);
+	if (!(out = strdup(in.ptr)))
+		die("out of memory");
+	aptix_buf_release(&in);
+	if (*out && strspn(out, " \t\n") < strlen(out)) {
+		history(t->hist, &ev, H_ENTER, out);
+		if (t->history_path)
+			history(t->hist, &ev, H_SAVE, t->history_path);
+	}
+	return out;
+}
+
+/* --- Raw keys ----------------------------------------------------------- */
+
+static struct termios saved_tio;
+static int raw_on;
+
+static int raw_mode(int on)
+{
+	struct termios tio;
+
+	if (on) {
+		if (tcgetattr(0, &saved_tio) < 0)
+			return -1;
+		tio = saved_tio;
+		tio.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ISIG);
+		tio.c_cc[VMIN] = 1;
+		tio.c_cc[VTIME] = 0;
+		if (tcsetattr(0, TCSAFLUSH, &tio) < 0)
+			return -1;
+		raw_on = 1;
+	} else if (raw_on) {
+		tcsetattr(0, TCSAFLUSH, &saved_tio);
+		raw_on = 0;
+	}
+	return 0;
+}
+
+enum {
+	KEY_EOF = -1, KEY_UP = 256, KEY_DOWN, KEY_PGUP, KEY_PGDN, KEY_ESC
+};
+
+/* One key: a byte, or one of the names above for escape sequences. */
+static int read_key(void)
+{
+	unsigned char c, seq[8];
+	struct pollfd pfd = { 0, POLLIN, 0 };
+	size_t n = 0;
+
+	if (read(0, &c, 1) != 1)
+		return KEY_EOF;
+	if (c != 27)
+		return c;
+	/* an escape sequence follows at once; a lone Esc does not */
+	while (n < sizeof(seq) && poll(&pfd, 1, 50) > 0 &&
+	       read(0, &seq[n], 1) == 1) {
+		n++;
+		if (n >= 2 && ((seq[n - 1] >= 'A' && seq[n - 1] <= 'Z') ||
+			       seq[n - 1] == '~'))
+			break;
+	}
+	if (!n)
+		return KEY_ESC;
+	if (n >= 2 && (seq[0] == '[' || seq[0] == 'O')) {
+		if (seq[1] == 'A')
+			return KEY_UP;
+		if (seq[1] == 'B')
+			return KEY_DOWN;
+		if (seq[1] == '5' && n >= 3)
+			return KEY_PGUP;
+		if (seq[1] == '6' && n >= 3)
+			return KEY_PGDN;
+	}
+	return 0;	/* a key we do not use */
+}
+
+int chat_ask(const char *question, const char *keys)
+{
+	FILE *out = chat_tty_out();
+	int k;
+
+	if (!isatty(0))
+		return 0;
+	fputs(question, out);
+	fflush(out);
+	raw_mode(1);
+	do {
+		k = read_key();
+		if (k == KEY_EOF || k == KEY_ESC || k == 3) {
+			k = 0;
+			break;
+		}
+	} while (k > 255 || !k || !strchr(keys, k));
+	raw_mode(0);
+	fprintf(out, "%c\n", k ? k : ' ');
+	return k;
+}
+
+/* --- The picker --------------------------------------------------------- */
+
+static void draw_row(FILE *out, const struct picker *p, size_t e)
+{
+	const aptix_conv_info *ci = &p->rows[p->vis[e - 1]].ci;
+	char date[32];
+
+	fprintf(out, "%s%3lu  %-8.8s  %s  %3lu turn%s  %-9s  ",
+		p->sel == e ? "> " : "  ", (unsigned long)e, ci->id,
+		view_date(date, ci->updated_at, 1), (unsigned long)ci->turns,
+		ci->turns == 1 ? " " : "s", ci->turns ?
+		aptix_session_status_name(ci->last_status) : "new");
+	if (*ci->title)
+		view_put_truncated(out, ci->title, 40, 0);
+	else
+		fputs("(no title)", out);
+	fputs("\033[K\r\n", out);
+}
+
+static void draw(FILE *out, const struct picker *p, const char *scope,
+		 int filtering, const char *number)
+{
+	size_t page = picker_page_of(p), e, first, last;
+
+	fputs("\033[H\033[2J", out);
+	fprintf(out, "Conversations of %s, most recent first\r\n",
+		p->all ? "every workspace" : scope ? "this workspace" :
+		"the store");
+	fputs("Up/Down or a number, Enter: open; /: filter; a: all "
+	      "workspaces; n: new; Esc: quit\r\n", out);
+	if (filtering || *p->filter) {
+		fputs("Filter: ", out);
+		view_puts(out, p->filter);
+		fputs(filtering ? "_  (Enter: done)\r\n" : "\r\n", out);
+	}
+	fputs("\r\n", out);
+	fprintf(out, "%s  0  + new conversation\033[K\r\n",
+		p->sel == 0 ? "> " : "  ");
+	first = page * PICKER_PAGE + 1;
+	last = first + PICKER_PAGE - 1;
+	if (last > p->nvis)
+		last = p->nvis;
+	for (e = first; e <= last; e++)
+		draw_row(out, p, e);
+	if (!p->nvis)
+		fputs("  (no conversation matches)\r\n", out);
+	fprintf(out, "\r\nPage %lu/%lu (PgUp/PgDn)%s%s\r\n",
+		(unsigned long)page + 1, (unsigned long)picker_pages(p),
+		*number ? "  Number: " : "", number);
+	fflush(out);
+}
+
+int chat_pick(struct picker *p, const char *scope)
+{
+	FILE *out = chat_tty_out();
+	char number[16] = "", filter[sizeof(p->filter)];
+	int filtering = 0, k, chosen = -1;
+	size_t n;
+
+	if (raw_mode(1) < 0)
+		return 0;
+	while (chosen < 0) {
+		draw(out, p, scope, filtering, number);
+		k = read_key();
+		if (k == KEY_EOF) {
+			chosen = 0;
+		} else if (filtering) {
+			snprintf(filter, sizeof(filter), "%s", p->filter);
+			n = strlen(filter);
+			if (k == '\r' || k == '\n') {
+				filtering = 0;
+			} else if (k == KEY_ESC || k == 3) {
+				filtering = 0;
+				picker_set_filter(p, "");
+			} else if ((k == 127 || k == 8) && n) {
+				filter[n - 1] = '\0';
+				picker_set_filter(p, filter);
+			} else if (k >= 32 && k < 256 && k != 127 &&
+				   n + 1 < sizeof(filter)) {
+				filter[n] = (char)k;
+				filter[n + 1] = '\0';
+				picker_set_filter(p, filter);
+			} else if (k == KEY_UP || k == KEY_DOWN) {
+				picker_move(p, k == KEY_UP ? -1 : 1);
+			}
+		} else if (k >= '0' && k <= '9') {
+			n = strlen(number);
+			if (n + 1 < sizeof(number)) {
+				number[n] = (char)k;
+				number[n + 1] = '\0';
+			}
+		} else if (k == '\r' || k == '\n') {
+			if (*number && picker_select_number(p,
+					strtoul(number, NULL, 10)) < 0) {
+				*number = '\0';
+				continue;
+			}
+			chosen = 1;
+		} else if (k == 127 || k == 8) {
+			if (*number)
+				number[strlen(number) - 1] = '\0';
+		} else {
+			*number = '\0';
+			if (k == KEY_ESC || k == 'q' || k == 3)
+				chosen = 0;
+			else if (k == KEY_UP || k == 'k')
+				picker_move(p, -1);
+			else if (k == KEY_DOWN || k == 'j')
+				picker_move(p, 1);
+			else if (k == KEY_PGUP)
+				picker_page(p, -1);
+			else if (k == KEY_PGDN || k == ' ')
+				picker_page(p, 1);
+			else if (k == '/')
+				filtering = 1;
+			else if (k == 'a')
+				picker_toggle_all(p);
+			else if (k == 'n') {
+				p->sel = 0;
+				chosen = 1;
+			}
+		}
+	}
+	raw_mode(0);
+	fputs("\033[H\033[2J", out);
+	fflush(out);
+	return chosen;
+}
+
+/* --- $EDITOR ------------------------------------------------------------ */
+
+char *chat_edit_text(const char *path)
+{
+	const char *editor = getenv("VISUAL");
+	struct sigaction ign, old_int, old_quit;
+	aptix_buf text = APTIX_BUF_INIT, cmd = APTIX_BUF_INIT;
+	FILE *fp;
+	pid_t pid;
+	int status = 0;
+	char *out;
+
+	if (!editor || !*editor)
+		editor = getenv("EDITOR");
+	if (!editor || !*editor)
+		editor = "vi";
+	/* as git runs it: the editor may hold arguments */
+	aptix_buf_printf(&cmd, "%s \"$@\"", editor);
+	if (!(fp = fopen(path, "w"))) {
+		error_errno("cannot write %s", path);
+		aptix_buf_release(&cmd);
+		return NULL;
+	}
+	fclose(fp);
+	fflush(stdout);
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid = fork();
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", cmd.ptr, editor, path,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	aptix_buf_release(&cmd);
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		error("the editor '%s' failed", editor);
+		unlink(path);
+		return NULL;
+	}
+	if (aptix_buf_read_file(&text, path) < 0) {
+		error_aptix();
+		unlink(path);
+		return NULL;
+	}
+	unlink(path);
+	out = strdup(text.ptr);
+	aptix_buf_release(&text);
+	if (!out)
+		die("out of memory");
+	return out;
+}

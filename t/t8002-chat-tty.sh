@@ -1,0 +1,309 @@
+#!/bin/sh
+test_description='aptix chat in a real terminal (tmux), against the stand-in
+
+The picker (selection by arrows, by number, the filter, every
+workspace), the prompt, streaming, Ctrl-C during a turn and at the
+prompt, SIGHUP during a turn, the history with Ctrl-R, and a second
+chat on a busy conversation. Screens are polled with a bounded wait,
+never a fixed sleep.'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-standin.sh
+
+test_lazy_prereq TMUX 'tmux -V'
+
+if ! test_have_prereq PYTHON3 || ! test_have_prereq TMUX
+then
+	skip_all='python3 (for the stand-in) and tmux are needed'
+	test_done
+fi
+
+tmux_ () {
+	tmux -S "$TRASH_DIRECTORY/tmux.sock" -f /dev/null "$@"
+}
+
+# start_chat <name> [<chat options>...]: aptix chat in a 120x40 terminal;
+# its pid goes to <name>.pid
+start_chat () {
+	local name=$1
+	shift
+	rm -f "$name.pid" &&
+	tmux_ new-session -d -x 120 -y 40 -s "$name" \
+		"echo \$\$ >$name.pid && exec aptix chat --no-rag $*" &&
+	test_wait_for_file "$name.pid" 10 &&
+	test -s "$name.pid"
+}
+
+screen () {
+	tmux_ capture-pane -p -t "$1"
+}
+
+# wait_screen <name> <regex> [<seconds>]: poll until the screen shows it
+wait_screen () {
+	local tenths=$((${3:-10} * 10))
+	while ! screen "$1" 2>/dev/null | grep -q -e "$2"
+	do
+		if test "$tenths" -le 0
+		then
+			echo "wait_screen: no '$2' on the screen of $1:" >&2
+			screen "$1" >&2
+			return 1
+		fi
+		sleep 0.1
+		tenths=$((tenths - 1))
+	done
+}
+
+# prompt_back <name>: the prompt waits, empty (keys typed before it shows
+# are read in the terminal's cooked mode, where Ctrl-D is lost)
+prompt_back () {
+	wait_screen "$1" "[])]>$"
+}
+
+keys () {
+	local name=$1
+	shift
+	tmux_ send-keys -t "$name" "$@"
+}
+
+# pid_alive <pid>: the process runs (a zombie tmux has not reaped yet
+# does not count)
+pid_alive () {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	test "${stat%% *}" != Z
+}
+
+# pid_gone <pid> [<seconds>]: poll until the process is gone
+pid_gone () {
+	local tenths=$((${2:-10} * 10))
+	while pid_alive "$1"
+	do
+		test "$tenths" -le 0 && return 1
+		sleep 0.1
+		tenths=$((tenths - 1))
+	done
+}
+
+field () {
+	aptix show --json "$1" | json_field "$2"
+}
+
+test_expect_success 'setup: three conversations, one of another workspace' '
+	start_standin &&
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	aptix init -q &&
+	test_tick &&
+	echo "alpha topic" | aptix chat --new --no-rag >out 2>err &&
+	alpha=$(field HEAD .conversation) &&
+	test_tick &&
+	echo "beta topic" | aptix chat --new --no-rag >out 2>err &&
+	beta=$(field HEAD .conversation) &&
+	echo "gamma topic" |
+	aptix chat --new --no-rag --workspace elsewhere >out 2>err &&
+	gamma=$(field HEAD .conversation) &&
+	test "$alpha" != "$beta"
+'
+
+test_expect_success 'the picker: this workspace'"'"'s, most recent first' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	start_chat p1 &&
+	wait_screen p1 "new conversation" &&
+	screen p1 >s &&
+	grep -n "topic" s >rows &&
+	test_line_count = 2 rows &&
+	grep "^>   1  ${beta%%-*} .*beta topic" s &&
+	grep "^    2  ${alpha%%-*} .*alpha topic" s &&
+	! grep gamma s &&
+	keys p1 a &&
+	wait_screen p1 "gamma topic" &&
+	keys p1 Escape &&
+	pid_gone "$(cat p1.pid)"
+'
+
+test_expect_success 'the picker: filter, then Enter opens; the turn streams' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	start_chat p2 &&
+	wait_screen p2 "new conversation" &&
+	keys p2 / A L P H &&
+	wait_screen p2 "Filter: ALPH_" &&
+	screen p2 >s &&
+	! grep "beta topic" s &&
+	keys p2 Enter Enter &&
+	wait_screen p2 "^\[${alpha%%-*} alpha topic\]>" &&
+	head=$(aptix rev-parse "$alpha") &&
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"slow\",\"delay\":1}" &&
+	keys p2 "tell me more about it please" Enter &&
+	# the answer shows while the call still runs
+	wait_screen p2 "^Answer #[0-9]* to: " &&
+	screen p2 >s &&
+	! grep "tokens (" s &&
+	wait_screen p2 "tokens (" &&
+	test "$(request_count)" = $((n + 1)) &&
+	test "$(last_request_body | json_field .previous_response_id)" = \
+		"$(field "$head" .response_id)" &&
+	test "$(field "$alpha" .parent)" = "$head" &&
+	prompt_back p2 &&
+	keys p2 /quit Enter &&
+	pid_gone "$(cat p2.pid)"
+'
+
+test_expect_success 'the picker: arrows and numbers; 0 is a new conversation' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	start_chat p3 &&
+	wait_screen p3 "new conversation" &&
+	keys p3 Down Up Down &&
+	wait_screen p3 "^>   2 " &&
+	keys p3 0 Enter &&
+	wait_screen p3 "^chat: new conversation" &&
+	wait_screen p3 "(new)\]>" &&
+	prompt_back p3 &&
+	keys p3 C-d &&
+	pid_gone "$(cat p3.pid)" &&
+	start_chat p4 &&
+	wait_screen p4 "new conversation" &&
+	num=$(screen p4 | sed -n "s/^[> ] *\([0-9]*\)  ${beta%%-*} .*/\1/p") &&
+	test -n "$num" &&
+	keys p4 $num Enter &&
+	wait_screen p4 "^\[${beta%%-*} beta topic\]>" &&
+	prompt_back p4 &&
+	keys p4 C-d &&
+	pid_gone "$(cat p4.pid)"
+'
+
+test_expect_success 'Tab completion, Ctrl-C clears the line, /resume' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	start_chat c1 --session "$beta" &&
+	wait_screen c1 "beta topic\]>" &&
+	keys c1 /wor Tab &&
+	wait_screen c1 "> /workspace$" &&
+	keys c1 C-c &&
+	wait_screen c1 "> /workspace ^C$" &&
+	keys c1 /co Tab &&
+	wait_screen c1 "^/context  /compact$" &&
+	keys c1 C-c &&
+	n=$(request_count) &&
+	keys c1 "never sent" C-c &&
+	keys c1 "/help" Enter &&
+	wait_screen c1 "/quit  *leave" &&
+	test "$(request_count)" = $n &&
+	keys c1 /resume Enter &&
+	wait_screen c1 "+ new conversation" &&
+	keys c1 Escape &&
+	wait_screen c1 "^\[${beta%%-*} beta topic\]>$" &&
+	keys c1 /resume Enter &&
+	wait_screen c1 "+ new conversation" &&
+	keys c1 0 Enter &&
+	wait_screen c1 "^chat: new conversation" &&
+	prompt_back c1 &&
+	keys c1 C-d &&
+	pid_gone "$(cat c1.pid)"
+'
+
+test_expect_success 'multi-line input with a trailing backslash' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	start_chat m1 --session "$beta" &&
+	wait_screen m1 "beta topic\]>" &&
+	keys m1 "first line \\" Enter &&
+	wait_screen m1 "^\.\.\.$" &&
+	keys m1 "second line" Enter &&
+	wait_screen m1 "tokens (" &&
+	test "$(field "$beta" .instruction)" = \
+		"$(printf "first line \nsecond line")" &&
+	prompt_back m1 &&
+	keys m1 C-d &&
+	pid_gone "$(cat m1.pid)"
+'
+
+test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	head=$(aptix rev-parse "$beta") &&
+	start_chat x1 --session "$beta" &&
+	wait_screen x1 "beta topic\]>" &&
+	standin_fault "{\"kind\":\"slow\",\"delay\":5}" &&
+	keys x1 "a slow question with an answer of many words" Enter &&
+	wait_screen x1 "^Answer #[0-9]* to: " &&
+	keys x1 C-c &&
+	wait_screen x1 "^chat: cancelled; the turn is kept as failed" &&
+	aptix log --failed --format="%H %S %s" "$beta" >log &&
+	grep " failed a slow question with an answer of many words$" log >line &&
+	test_line_count = 1 line &&
+	failed=$(cut -d" " -f1 line) &&
+	test "$(field "$failed" .instruction)" = \
+		"a slow question with an answer of many words" &&
+	test "$(field "$failed" .status)" = failed &&
+	field "$failed" .answer | grep "^Answer #[0-9]* to: " &&
+	test "$(aptix rev-parse "$beta")" = "$head" &&
+	prompt_back x1 &&
+	keys x1 "and now a quick one" Enter &&
+	wait_screen x1 "tokens (" &&
+	test "$(field "$beta" .parent)" = "$head" &&
+	test "$(last_request_body | json_field .previous_response_id)" = \
+		"$(field "$head" .response_id)" &&
+	prompt_back x1 &&
+	keys x1 /quit Enter &&
+	pid_gone "$(cat x1.pid)"
+'
+
+test_expect_success 'SIGHUP during a turn: the turn is finished and committed' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	head=$(aptix rev-parse "$beta") &&
+	start_chat h1 --session "$beta" &&
+	wait_screen h1 "beta topic\]>" &&
+	standin_fault "{\"kind\":\"slow\",\"delay\":1}" &&
+	keys h1 "answer me even if I hang up" Enter &&
+	wait_screen h1 "^Answer #[0-9]* to: " &&
+	kill -HUP "$(cat h1.pid)" &&
+	pid_gone "$(cat h1.pid)" 20 &&
+	test "$(field "$beta" .parent)" = "$head" &&
+	test "$(field "$beta" .status)" = committed &&
+	test "$(field "$beta" .instruction)" = "answer me even if I hang up" &&
+	field "$beta" .answer | grep "to: answer me even if I hang up"
+'
+
+test_expect_success 'the history is kept per store; Ctrl-R searches it' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	grep "^answer\\\\040me" .aptix/chat_history &&
+	start_chat r1 --session "$beta" &&
+	wait_screen r1 "beta topic\]>" &&
+	keys r1 C-r hang &&
+	wait_screen r1 "answer me even if I hang up" &&
+	keys r1 C-c &&
+	prompt_back r1 &&
+	keys r1 C-d &&
+	pid_gone "$(cat r1.pid)"
+'
+
+test_expect_success 'a second chat on a busy conversation: read-only or fork' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	start_chat b1 --session "$alpha" &&
+	wait_screen b1 "alpha topic\]>" &&
+	head=$(aptix rev-parse "$alpha") &&
+	start_chat b2 --session "$alpha" &&
+	wait_screen b2 "is open in another chat (pid $(cat b1.pid) on " &&
+	wait_screen b2 "\[r\] view it read-only, \[f\] fork it" &&
+	keys b2 r &&
+	wait_screen b2 "(read-only)>" &&
+	keys b2 "not allowed" Enter &&
+	wait_screen b2 "open read-only: /fork to continue" &&
+	prompt_back b2 &&
+	keys b2 C-d &&
+	pid_gone "$(cat b2.pid)" &&
+	start_chat b3 --session "$alpha" &&
+	wait_screen b3 "\[r\] view it read-only" &&
+	keys b3 f &&
+	wait_screen b3 "the next turn forks" &&
+	keys b3 "in a fork" Enter &&
+	wait_screen b3 "^chat: now in conversation" &&
+	test "$(field HEAD .parent)" = "$head" &&
+	test "$(aptix rev-parse "$alpha")" = "$head" &&
+	prompt_back b3 &&
+	keys b3 C-d &&
+	pid_gone "$(cat b3.pid)" &&
+	keys b1 "the holder goes on" Enter &&
+	wait_screen b1 "tokens (" &&
+	test "$(field "$alpha" .parent)" = "$head"
+'
+
+test_done

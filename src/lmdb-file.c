@@ -316,7 +316,8 @@ static int nodes_packed(struct lfile *f, const unsigned char *p,
 
 	for (i = 0; i < n; i++)
 		offs[i] = get16(p + HDR + 2 * i);
-	qsort(offs, n, sizeof(offs[0]), by_offset);
+	if (n > 1)
+		qsort(offs, n, sizeof(offs[0]), by_offset);
 	for (i = 0; i < n; i++) {
 		const unsigned char *node = p + offs[i];
 		uint64_t sz = NODE + get16(node + 6);

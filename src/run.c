@@ -375,6 +375,7 @@ static int plan_chain(aptix_run *run)
 	if (cs.has_chain && !cs.expired && !run->o.new_chain) {
 		struct aptix_index_chain_info info;
 
+		memset(&info, 0, sizeof(info));
 		run->previous = aptix__strdup(cs.response_id);
 		/* a chain that carries too much starts afresh (issue 10) */
 		if (run->chain_max_chars > 0 &&

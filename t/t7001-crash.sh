@@ -66,7 +66,9 @@ kill_after () {
 	rc=$?
 }
 
-# check_recovered: what must hold after every round.
+# check_recovered: what must hold after every round ($round is set by
+# the loop in the test body, which shellcheck does not see).
+# shellcheck disable=SC2154
 check_recovered () {
 	aptix status --json >status.json 2>status.err || {
 		echo "status failed after round $round:" >&2

@@ -30,7 +30,7 @@ fresh () {
 	cd "$TRASH_DIRECTORY" &&
 	rm -rf "$1" salvaged &&
 	cp -R good "$1" &&
-	cd "$1"
+	cd "$1" || return 1
 }
 
 # no_signal <command>...: the command may fail, but not by a signal

@@ -110,7 +110,7 @@ typedef struct lmdb_store {
 	struct lmdb_store *next_open;
 	/* the map, for the fault guard and the value check (0: unknown) */
 	char *map_lo, *map_hi;
-	volatile uint64_t file_size;	/* data.mdb's size when last seen */
+	uint64_t file_size;	/* data.mdb's size when last seen: atomic */
 	volatile int damaged;		/* a fault was contained: no writes */
 } lmdb_store;
 
@@ -265,13 +265,20 @@ static void find_map(lmdb_store *st)
 	fclose(f);
 }
 
+/* Threads read and refresh it at once: relaxed atomics, a size only. */
+static uint64_t file_size(const lmdb_store *st)
+{
+	return __atomic_load_n(&st->file_size, __ATOMIC_RELAXED);
+}
+
 static void refresh_file_size(lmdb_store *st)
 {
 	struct stat sb;
 	int fd;
 
 	if (mdb_env_get_fd(st->env, &fd) == 0 && fstat(fd, &sb) == 0)
-		st->file_size = (uint64_t)sb.st_size;
+		__atomic_store_n(&st->file_size, (uint64_t)sb.st_size,
+				 __ATOMIC_RELAXED);
 }
 
 /*
@@ -290,10 +297,10 @@ static int in_file(lmdb_store *st, const void *p, size_t len, int writing)
 	if (c < st->map_lo || c > st->map_hi ||
 	    len > (size_t)(st->map_hi - c))
 		return 0;
-	if ((uint64_t)(c - st->map_lo) + len <= st->file_size)
+	if ((uint64_t)(c - st->map_lo) + len <= file_size(st))
 		return 1;
 	refresh_file_size(st);	/* another process made it grow? */
-	return (uint64_t)(c - st->map_lo) + len <= st->file_size;
+	return (uint64_t)(c - st->map_lo) + len <= file_size(st);
 }
 
 static int outside_file(void)
@@ -1004,13 +1011,13 @@ static int check_file(lmdb_store *st)
 		return 0;	/* LMDB will say */
 	refresh_file_size(st);
 	need = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
-	if (st->file_size >= need)
+	if (file_size(st) >= need)
 		return 0;
 	aptix_error_set(APTIX_ERROR_LMDB, "cannot open store: store is "
 			"corrupt: %s/data.mdb has %llu bytes but its meta "
 			"page names page %zu (%llu bytes): it was truncated; "
 			"'aptix salvage <dir>' copies what is readable",
-			st->dir, (unsigned long long)st->file_size,
+			st->dir, (unsigned long long)file_size(st),
 			info.me_last_pgno, (unsigned long long)need);
 	return APTIX_ECORRUPT;
 }

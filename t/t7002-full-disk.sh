@@ -121,8 +121,9 @@ with open(\".aptix/config\", \"a\") as f:
 	head=$(aptix rev-parse HEAD) &&
 	requests=$(request_count) &&
 	standin_reset &&
-	# the answer comes after 6 s (once: --no-stream), when fill is done
-	standin_fault "{\"kind\":\"slow\",\"delay\":6}" &&
+	# the answer comes after 10 s (once: --no-stream), when fill is done
+	# (ASan under prove -j2 on a loaded machine has needed more than 6)
+	standin_fault "{\"kind\":\"slow\",\"delay\":10}" &&
 	instr="the turn that finds the store full $(head -c 16 /dev/urandom | od -An -tx1 | tr -d " \\n")" &&
 	echo "$instr" >instr &&
 	{ APTIX_STORE_MAX_MB=$cap aptix continue --no-stream -m "$instr" >turn.out 2>turn.err &

@@ -277,8 +277,9 @@ static void draw_row(FILE *out, const struct picker *p, size_t e)
 
 	fprintf(out, "%s%3lu  %-8.8s  %s  %3lu turn%s  %-9s  ",
 		p->sel == e ? "> " : "  ", (unsigned long)e, ci->id,
-		view_date(date, ci->updated_at, 1), (unsigned long)ci->turns,
-		ci->turns == 1 ? " " : "s", ci->turns ?
+		view_date(date, ci->updated_at, 1),
+		(unsigned long)ci->committed,
+		ci->committed == 1 ? " " : "s", ci->turns ?
 		aptix_session_status_name(ci->last_status) : "new");
 	if (*ci->title)
 		view_put_truncated(out, ci->title, 40, 0);

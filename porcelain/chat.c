@@ -350,7 +350,8 @@ static void announce(struct chat *ch)
 	fprintf(stderr, "chat: conversation %.8s \"", ch->conv);
 	view_puts(stderr, conv_title(ch));
 	fprintf(stderr, "\", %lu turn%s, last %s%s\n",
-		(unsigned long)ch->ci.turns, ch->ci.turns == 1 ? "" : "s",
+		(unsigned long)ch->ci.committed,
+		ch->ci.committed == 1 ? "" : "s",
 		aptix_session_status_name(ch->ci.last_status),
 		ch->read_only ? " (read-only)" : "");
 	if (aptix_chain_state_of(&cs, ch->repo, &ch->ci.head,
@@ -794,7 +795,8 @@ static void slash_context(struct chat *ch)
 	}
 	restart = !cs.has_chain || cs.expired || ch->compact;
 	printf("Conversation %.8s, %lu turn%s%s%s\n", ch->conv,
-	       (unsigned long)ch->ci.turns, ch->ci.turns == 1 ? "" : "s",
+	       (unsigned long)ch->ci.committed,
+	       ch->ci.committed == 1 ? "" : "s",
 	       has_head ? ", head " : "", has_head ?
 	       view_short_id(&ch->ci.head) : "");
 	if (!has_head)

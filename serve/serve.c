@@ -275,7 +275,9 @@ static json_t *conv_json(struct serve *s, const aptix_conv_info *ci)
 		    aptix_turn_status_name(ci->last_turn_status)) : NULL);
 	set(o, "last_turn_date", ci->turns ? serve__time(ci->updated_at) :
 	    NULL);
-	set(o, "turn_count", json_integer(ci->turns));
+	/* turns as show numbers them; failed attempts apart */
+	set(o, "turn_count", json_integer(ci->committed));
+	set(o, "failed_count", json_integer(ci->failed));
 	set(o, "failed_count", json_integer(ci->failed));
 	set(o, "titled", json_boolean(ci->titled));
 	set(o, "workspace", *ci->workspace ?
@@ -1127,7 +1129,7 @@ json_t *serve_workspace_sessions(struct serve *s, json_t *p,
 		set(x, "status", json_string(ci->archived ? "archived" :
 					     open ? "active" : "closed"));
 		set(x, "updatedAt", serve__time(ci->updated_at));
-		set(x, "turnCount", json_integer(ci->turns));
+		set(x, "turnCount", json_integer(ci->committed));
 		set(x, "lastTurnStatus", ci->turns ? json_string(
 			    aptix_turn_status_name(ci->last_turn_status)) :
 		    NULL);

@@ -161,7 +161,8 @@ test_expect_success 'turns and plumbing writes killed at random moments' '
 			if test -n "$session"
 			then
 				ok_turns=$((ok_turns + 1)) &&
-				echo "$session $*" >>successes
+				# the session and its conversation (the last argument)
+				eval "echo \"\$session --conversation \${$#}\"" >>successes
 			fi &&
 			if test "$rc" = 137
 			then

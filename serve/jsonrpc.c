@@ -43,11 +43,21 @@ struct jsonrpc {
 	pthread_cond_t done;
 	size_t threads;		/* turn threads still running */
 	int initialized;
+	/*
+	 * Turn threads are joined, not detached: a detached thread that
+	 * has said it is done may still be freeing its thread-local state
+	 * (OpenSSL's, through libcurl) when the process exits. Slot states:
+	 * 0 free, 1 running, 2 finished and not joined yet.
+	 */
+	pthread_t *tids;
+	unsigned char *slot_state;
+	size_t nslots;
 };
 
 struct rpc_turn {
 	struct jsonrpc *j;
 	struct serve_turn *t;
+	size_t slot;
 	char thread_id[APTIX_CONV_MAXLEN + 1];
 	char turn_id[APTIX_OID_HEXSZ + 1];
 };
@@ -212,6 +222,7 @@ static void *turn_thread(void *arg)
 {
 	struct rpc_turn *rt = arg;
 	struct jsonrpc *j = rt->j;
+	size_t slot = rt->slot;
 	json_t *final = serve_turn_run(rt->t);
 
 	if (!final)
@@ -227,9 +238,27 @@ static void *turn_thread(void *arg)
 	free(rt);
 	pthread_mutex_lock(&j->lock);
 	j->threads--;
+	if (slot < j->nslots && j->slot_state[slot] == 1)
+		j->slot_state[slot] = 2;
 	pthread_cond_broadcast(&j->done);
 	pthread_mutex_unlock(&j->lock);
 	return NULL;
+}
+
+/* Join the finished turn threads; a free slot's index, or nslots. */
+static size_t reap_threads(struct jsonrpc *j)
+{
+	size_t i, free_slot = j->nslots;
+
+	for (i = 0; i < j->nslots; i++) {
+		if (j->slot_state[i] == 2) {
+			pthread_join(j->tids[i], NULL);
+			j->slot_state[i] = 0;
+		}
+		if (!j->slot_state[i] && free_slot == j->nslots)
+			free_slot = i;
+	}
+	return free_slot;
 }
 
 /*
@@ -269,17 +298,38 @@ static void start_turn(struct jsonrpc *j, json_t *id, json_t *q)
 					    rt->thread_id, "turn", started));
 	pthread_mutex_lock(&j->lock);
 	j->threads++;
-	pthread_mutex_unlock(&j->lock);
+	rt->slot = reap_threads(j);
+	if (rt->slot == j->nslots) {
+		size_t n = j->nslots ? j->nslots * 2 : 8;
+		pthread_t *t = realloc(j->tids, n * sizeof(*t));
+		unsigned char *st = t ? realloc(j->slot_state, n) : NULL;
+
+		if (t)
+			j->tids = t;
+		if (st) {
+			memset(st + j->nslots, 0, n - j->nslots);
+			j->slot_state = st;
+			j->nslots = n;
+		}
+	}
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* signals are for the main thread (its read is interrupted) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = pthread_create(&th, &attr, turn_thread, rt);
+	/* under the lock: the thread cannot be reaped before tids has it */
+	r = rt->slot < j->nslots ?
+		pthread_create(&th, &attr, turn_thread, rt) : -1;
+	if (!r) {
+		j->tids[rt->slot] = th;
+		j->slot_state[rt->slot] = 1;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r)
-		turn_thread(rt);	/* no thread: the client waits longer */
+	pthread_mutex_unlock(&j->lock);
 	pthread_attr_destroy(&attr);
+	if (r) {
+		rt->slot = (size_t)-1;
+		turn_thread(rt);	/* no thread: the client waits longer */
+	}
 }
 
 /* ---- methods ---- */
@@ -562,6 +612,7 @@ void jsonrpc_shutdown(struct jsonrpc *j, long grace_ms)
 	pthread_mutex_lock(&j->lock);
 	while (j->threads)
 		pthread_cond_wait(&j->done, &j->lock);
+	reap_threads(j);
 	pthread_mutex_unlock(&j->lock);
 }
 
@@ -569,6 +620,8 @@ void jsonrpc_free(struct jsonrpc *j)
 {
 	if (!j)
 		return;
+	free(j->tids);
+	free(j->slot_state);
 	pthread_cond_destroy(&j->done);
 	pthread_mutex_destroy(&j->lock);
 	pthread_mutex_destroy(&j->write_lock);

@@ -879,15 +879,9 @@ static int collect_session(const aptix_oid *id, void *payload)
 static int collect_key(struct rebuild *rb, int table, const void *key,
 		       size_t klen)
 {
-	if (rb->ndels == rb->adels) {
-		size_t na = rb->adels ? rb->adels * 2 : 64;
-		void *p = aptix__realloc(rb->dels, na * sizeof(*rb->dels));
-
-		if (!p)
-			return APTIX_ERROR;
-		rb->dels = p;
-		rb->adels = na;
-	}
+	if (aptix__grow(&rb->dels, &rb->adels, rb->ndels, sizeof(*rb->dels),
+			64) < 0)
+		return APTIX_ERROR;
 	if (klen > sizeof(rb->dels[0].key))
 		return 0;
 	memcpy(rb->dels[rb->ndels].key, key, klen);
@@ -943,15 +937,9 @@ static int note_gone(struct rebuild *rb)
 
 	if (!*rb->last || !rb->last_deleted)
 		return 0;
-	if (rb->ngone == rb->agone) {
-		size_t na = rb->agone ? rb->agone * 2 : 8;
-		void *g = aptix__realloc(rb->gone, na * sizeof(*rb->gone));
-
-		if (!g)
-			return APTIX_ERROR;
-		rb->gone = g;
-		rb->agone = na;
-	}
+	if (aptix__grow(&rb->gone, &rb->agone, rb->ngone, sizeof(*rb->gone),
+			8) < 0)
+		return APTIX_ERROR;
 	if (!(name = aptix__strdup(rb->last + strlen(APTIX_CONV_PREFIX))))
 		return APTIX_ERROR;
 	rb->gone[rb->ngone++] = name;

@@ -27,12 +27,7 @@ if ! command -v valgrind >/dev/null; then
 	echo "chain: valgrind is needed"; exit 0
 fi
 
-# count BINARY ARGS...: instructions of one run, in $W/ws
-count() {
-	(cd "$W/ws" && valgrind --tool=callgrind \
-		--callgrind-out-file="$W/cg.out" "$@" >/dev/null 2>"$W/vg.err")
-	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$W/vg.err"
-}
+. "$PERF_DIR/lib.sh"
 
 mkdir "$W/ws"
 cd "$W/ws"

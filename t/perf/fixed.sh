@@ -24,11 +24,7 @@ while [ ! -s "$W/port" ]; do sleep 0.1; done
 export OPENAI_BASE_URL="http://127.0.0.1:$(cat "$W/port")/v1"
 export OPENAI_API_KEY=sk-bench-0123456789abcdef
 
-count() {
-	(cd "$W/ws" && valgrind --tool=callgrind \
-		--callgrind-out-file="$W/cg.out" "$@" >/dev/null 2>"$W/vg.err")
-	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$W/vg.err"
-}
+. "$PERF_DIR/lib.sh"
 mkdir "$W/ws"
 cd "$W/ws"
 git init -q

@@ -72,3 +72,10 @@ have_hyperfine() {
 	echo "(hyperfine is not installed: latencies skipped; apt-get install hyperfine)"
 	return 1
 }
+
+# count BINARY ARGS...: instructions (callgrind) of one run, in $W/ws
+count() {
+	(cd "$W/ws" && valgrind --tool=callgrind \
+		--callgrind-out-file="$W/cg.out" "$@" >/dev/null 2>"$W/vg.err")
+	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$W/vg.err"
+}

@@ -90,6 +90,7 @@ struct fsck {
 	aptix_odb *odb;
 	int full, connectivity_only, verbose;
 	int errors;
+	int mismatched;		/* an object's content is not its id's */
 	struct obj *objs;
 	size_t nobjs, aobjs;
 	struct link *links;
@@ -299,6 +300,7 @@ static void check_object(struct fsck *f, size_t i)
 	} else if (r == APTIX_EMISMATCH) {
 		aptix_error_clear();
 		report(f, "hash mismatch %s", hex);
+		f->mismatched = 1;
 	} else if (r == APTIX_ECORRUPT) {
 		report(f, "corrupt %s %s: stored data is damaged or "
 		       "truncated", type_name(o->type), hex);
@@ -673,13 +675,16 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 			report(f, "index mismatch %s: indexed session is a %s",
 			       aptix_oid_hex(&ids.ids[i]),
 			       type_name(f->objs[j].type));
-		else if (f->full && f->objs[j].type == APTIX_OBJ_SESSION &&
+		/* records made from the wrong content would only echo it */
+		else if (f->full && !f->mismatched &&
+			 f->objs[j].type == APTIX_OBJ_SESSION &&
 			 (r = aptix_index_verify_chain(f->repo,
 						       &ids.ids[i])) != 0) {
-			if (r == 1)
-				report(f, "index mismatch %s: its chain "
-				       "record disagrees with its turn and "
-				       "parent", aptix_oid_hex(&ids.ids[i]));
+			if (r == 1 || r == 2)
+				report(f, "index mismatch %s: its %s record "
+				       "disagrees with its turn and parent",
+				       aptix_oid_hex(&ids.ids[i]),
+				       r == 1 ? "chain" : "summary");
 			aptix_error_clear();	/* else: reported above */
 		}
 	}

@@ -532,6 +532,49 @@ static int read_record(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 				 32, rec_copy_cb, &rc);
 }
 
+/*
+ * The rolling summary's section of a record against what its session,
+ * turn and parent make (src/index-summary.c): 0, or 1 with the error set.
+ */
+static int verify_rolling(aptix_repo *repo, aptix_txn *tx,
+			  const aptix_oid *id, const aptix_buf *rec,
+			  const aptix_session *s, const aptix_buf *prec)
+{
+	/* 0, or 2 with the error set */
+	struct aptix_index_session_op op;
+	aptix_buf raw = APTIX_BUF_INIT, want = APTIX_BUF_INIT;
+	const unsigned char *sec;
+	aptix_otype type;
+	size_t len;
+	int r;
+
+	memset(&op, 0, sizeof(op));
+	if ((r = aptix_index__rolling_section(&sec, &len, rec->ptr,
+					      rec->len)) != 0)
+		return r < 0 ? r : 0;	/* an older record: none to check */
+	if ((r = aptix_txn_read_object(&raw, &type, tx, id)) < 0 ||
+	    (r = aptix_index__prepare(&op, tx, 0, id, raw.ptr,
+				      raw.len)) < 0 ||
+	    (r = aptix_index__rolling_encode(&want, s->has_parent ?
+					     &s->parent : NULL, prec,
+					     &op.line,
+					     aptix_index__rolling_get,
+					     repo)) < 0)
+		goto done;
+	if (want.len != len + 4 ||
+	    memcmp((const unsigned char *)want.ptr + 4, sec, len)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "rolling summary "
+				"record of %s disagrees with its turn and "
+				"parent", aptix_oid_hex(id));
+		r = 2;
+	}
+done:
+	aptix_index__op_release(&op);
+	aptix_buf_release(&raw);
+	aptix_buf_release(&want);
+	return r;
+}
+
 int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 {
 	aptix_buf rec = APTIX_BUF_INIT, prec = APTIX_BUF_INIT;
@@ -590,6 +633,10 @@ int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 				aptix_oid_hex(id));
 		r = 1;
 	}
+	if (r == 0 && !tx && (r = aptix_txn_new(&tx, repo)) < 0)
+		goto done;
+	if (r == 0)
+		r = verify_rolling(repo, tx, id, &rec, &s, &prec);
 done:
 	aptix_index__delta_release(&d);
 	aptix_session_release(&s);

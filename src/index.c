@@ -5,7 +5,8 @@
  * Session record: u8 version, u8 session status, u8 turn status, u8 flags
  * (1: has parent), parent id, turn id, be64 created (ms), be32 generation,
  * u8 length + conversation id, u8 length + summary; version 2 adds the
- * chain section (what the model holds: src/index-chain.c).
+ * chain section (what the model holds: src/index-chain.c); version 3
+ * puts the rolling summary's section (src/index-summary.c) before it.
  * Conversation record (the conversation's summary: status and sessions
  * read one per conversation, never every session): u8 version 2, u8
  * flags (1: has head, 2: archived, 4: has a failed attempt, 8: title set
@@ -23,7 +24,8 @@
 #include "aptix/oidmap.h"
 
 #define REC_VERSION 1
-#define SESSION_VERSION 2	/* version 1 and the chain section */
+#define SESSION_V2 2	/* version 1 and the chain section */
+#define SESSION_VERSION 3	/* version 2 and the rolling summary */
 #define CONV_VERSION 2
 
 void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
@@ -112,7 +114,7 @@ static int decode_session(aptix_session_info *si, const aptix_oid *id,
 	const unsigned char *p = val, *end = p + vlen;
 
 	memset(si, 0, sizeof(*si));
-	if (vlen < 80 || (p[0] != REC_VERSION && p[0] != SESSION_VERSION))
+	if (vlen < 80 || p[0] < REC_VERSION || p[0] > SESSION_VERSION)
 		return corrupt_record(aptix_oid_hex(id));
 	si->id = *id;
 	si->status = (aptix_session_status)p[1];
@@ -146,20 +148,58 @@ static void put_be64(aptix_buf *b, int64_t v)
 	aptix_buf_put(b, t, 8);
 }
 
+/* After the fixed fields: the sections of a version 2 or 3 record. */
+static int sections(const unsigned char **p, const unsigned char **end,
+		    const void *val, size_t vlen)
+{
+	const unsigned char *q = val;
+	char skip[256];
+
+	if (vlen < 80 || q[0] < REC_VERSION || q[0] > SESSION_VERSION)
+		return corrupt_record("a session");
+	if (q[0] == REC_VERSION)
+		return 1;
+	*end = q + vlen;
+	*p = q + 80;
+	if (get_str8(skip, sizeof(skip), p, *end) ||
+	    get_str8(skip, sizeof(skip), p, *end))
+		return corrupt_record("a session");
+	return 0;
+}
+
+int aptix_index__rolling_section(const unsigned char **sec, size_t *len,
+				 const void *val, size_t vlen)
+{
+	const unsigned char *p, *end;
+	uint32_t n;
+	int r = sections(&p, &end, val, vlen);
+
+	if (r)
+		return r;
+	if (*(const unsigned char *)val == SESSION_V2)
+		return 1;
+	if (end - p < 4 || (n = aptix__get_be32(p)) > (size_t)(end - p) - 4)
+		return corrupt_record("a session");
+	*sec = p + 4;
+	*len = n;
+	return 0;
+}
+
 int aptix_index__chain_section(const unsigned char **sec, size_t *len,
 			       const void *val, size_t vlen)
 {
-	const unsigned char *p = val, *end = p + vlen;
-	char skip[256];
+	const unsigned char *p, *end;
+	int r = aptix_index__rolling_section(sec, len, val, vlen);
 
-	if (vlen < 80 || (p[0] != REC_VERSION && p[0] != SESSION_VERSION))
-		return corrupt_record("a session");
-	if (p[0] == REC_VERSION)
-		return 1;
-	p += 80;
-	if (get_str8(skip, sizeof(skip), &p, end) ||
-	    get_str8(skip, sizeof(skip), &p, end))
-		return corrupt_record("a session");
+	if (r < 0)
+		return r;
+	if (r == 0) {	/* version 3: the chain follows the summary */
+		*sec += *len;
+		*len = (size_t)((const unsigned char *)val + vlen - *sec);
+		return 0;
+	}
+	if ((r = sections(&p, &end, val, vlen)) != 0)
+		return r;
 	*sec = p;
 	*len = (size_t)(end - p);
 	return 0;
@@ -294,6 +334,30 @@ static void conv_count(aptix_conv_info *ci, const aptix_session_info *si)
 	}
 }
 
+/*
+ * The turn's line of the rolling summary, when its session commits it:
+ * the start of its instruction (in instr) and of its answer.
+ */
+static int prepare_line(struct aptix_index_session_op *op, aptix_txn *tx,
+			const aptix_turn *t, const aptix_buf *instr)
+{
+	aptix_buf a = APTIX_BUF_INIT;
+	aptix_otype type;
+	int have = 0;
+
+	if (op->session.status != APTIX_SESSION_COMMITTED)
+		return 0;
+	if (!aptix_oid_is_zero(&t->answer)) {
+		have = aptix_txn_read_object(&a, &type, tx, &t->answer) == 0 &&
+			type == APTIX_OBJ_BLOB;
+		aptix_error_clear();	/* purged since: no answer line */
+	}
+	aptix_index__line_set(&op->line, t->seq, instr->ptr, instr->len,
+			      have ? a.ptr : NULL, have ? a.len : 0);
+	aptix_buf_release(&a);
+	return 0;
+}
+
 int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 			 int strict, const aptix_oid *id, const void *data,
 			 size_t len)
@@ -304,6 +368,7 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 	int r;
 
 	op->id = *id;
+	memset(&op->line, 0, sizeof(op->line));
 	if ((r = aptix_session_parse(&op->session, data, len)) < 0)
 		return r == APTIX_ECORRUPT ? APTIX_EINVALID : r;
 	if ((r = aptix_conv_check_id(op->session.conversation)) < 0)
@@ -350,11 +415,26 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		aptix_summary_line(op->summary, APTIX_SUMMARY_MAX, buf.ptr,
 				   buf.len);
 		if ((r = aptix_index__delta_from_turn(&op->delta, tx, &turn,
-						      buf.len)) < 0) {
+						      buf.len)) < 0 ||
+		    (r = prepare_line(op, tx, &turn, &buf)) < 0) {
 			aptix_turn_release(&turn);
 			goto done;
 		}
-	} else if (strict) {
+	} else if (!strict) {
+		/*
+		 * purged since: the turn keeps its place in the chain (its
+		 * sizes unknown, as fsck --full allows) and the summary
+		 */
+		aptix_error_clear();
+		aptix_buf_set(&buf, "[purged]", 8);
+		if ((r = aptix_index__delta_from_turn(&op->delta, tx, &turn,
+						      0)) < 0 ||
+		    (r = prepare_line(op, tx, &turn, &buf)) < 0) {
+			aptix_turn_release(&turn);
+			goto done;
+		}
+		op->delta.sizes_unknown = 1;
+	} else {
 		aptix_error_set(APTIX_ERROR_OBJECT, "instruction '%s' of the "
 				"turn is missing",
 				aptix_oid_hex(&turn.instruction));
@@ -408,6 +488,19 @@ static int conv_store(aptix_store_wtxn *w, aptix_store *s,
 	return r;
 }
 
+struct wget_ctx {
+	aptix_store_wtxn *w;
+	aptix_store *s;
+};
+
+static int wget_rec(aptix_buf *out, const unsigned char id[32], void *ctx)
+{
+	struct wget_ctx *wc = ctx;
+	int r = wc->s->wget(out, wc->w, APTIX_TABLE_SESSIONS, id, 32);
+
+	return r == APTIX_ENOTFOUND ? corrupt_record("an ancestor") : r;
+}
+
 int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 			       const struct aptix_index_session_op *op)
 {
@@ -415,6 +508,8 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	aptix_session_info si, pi;
 	aptix_conv_info ci;
 	aptix_buf v = APTIX_BUF_INIT, psec = APTIX_BUF_INIT;
+	aptix_buf prec = APTIX_BUF_INIT;
+	struct wget_ctx wc = { w, s };
 	unsigned char ckey[64];
 	const unsigned char *sec;
 	size_t seclen;
@@ -452,6 +547,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		if (r == 0)
 			aptix_buf_put(&psec, sec, seclen);
 		parent_known = r == 0;
+		aptix_buf_put(&prec, v.ptr, v.len);
 		si.generation = pi.generation + 1;
 		memcpy(ckey, ss->parent.id, 32);
 		memcpy(ckey + 32, op->id.id, 32);
@@ -460,6 +556,9 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	}
 	aptix_buf_clear(&v);
 	if ((r = encode_session(&v, &si)) < 0 ||
+	    (r = aptix_index__rolling_encode(&v, ss->has_parent ?
+					     &ss->parent : NULL, &prec,
+					     &op->line, wget_rec, &wc)) < 0 ||
 	    (r = aptix_index__chain_encode(&v, ss->has_parent ?
 					   (const unsigned char *)psec.ptr :
 					   NULL, psec.len, parent_known,
@@ -489,6 +588,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 done:
 	aptix_buf_release(&v);
 	aptix_buf_release(&psec);
+	aptix_buf_release(&prec);
 	return r;
 }
 

@@ -20,6 +20,7 @@
 #include "rag-int.h"
 #include "zstream.h"
 #include "aptix/object.h"
+#include "aptix/index.h"
 #include "aptix/purge.h"
 #include "aptix/rag.h"
 
@@ -590,6 +591,13 @@ int aptix_purge(aptix_purge_stats *out, aptix_repo *repo,
 	if ((r = drop_paths(&p, cfg)) < 0 ||
 	    ((p.nblobs || p.nred || p.nrecs) &&
 	     (r = s->write(s, write_fn, &p)) < 0))
+		goto done;
+	/*
+	 * The index records are remade from what is left: a masked record
+	 * says nothing true, and the rolling summary's line of a purged
+	 * instruction becomes "[purged]" (what fsck --full recomputes).
+	 */
+	if ((p.nblobs || p.nred) && (r = aptix_index_rebuild(repo, NULL)) < 0)
 		goto done;
 	if ((r = s->compact(s)) < 0) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "purged, but the "

@@ -39,12 +39,52 @@ struct aptix_index_chain_delta {
 	size_t nchunks;
 };
 
+/* A committed turn's line of the rolling summary (index-summary.c). */
+#define APTIX_INDEX_LINE_INSTR 160
+#define APTIX_INDEX_LINE_ANSWER 120
+struct aptix_index_line {
+	int has;		/* the turn is committed */
+	uint32_t seq;
+	char instr[APTIX_INDEX_LINE_INSTR + 1];
+	char answer[APTIX_INDEX_LINE_ANSWER + 1];
+};
+void aptix_index__line_set(struct aptix_index_line *l, long seq,
+			   const char *instr, size_t ilen, const char *ans,
+			   size_t alen);
+size_t aptix_index__line_size(const struct aptix_index_line *l);
+/* At most max bytes of text's first line, cut at a word ("..."). */
+void aptix__head_words(aptix_buf *out, const char *text, size_t len,
+		       size_t max);
+/* Reads a session's index record (in a write, or from the store). */
+typedef int (*aptix_index__rec_fn)(aptix_buf *out, const unsigned char id[32],
+				   void *ctx);
+int aptix_index__rolling_get(aptix_buf *out, const unsigned char id[32],
+			     void *repo);
+/* The rolling section of a child of the record prec (NULL: a root). */
+int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
+				const aptix_buf *prec,
+				const struct aptix_index_line *line,
+				aptix_index__rec_fn get, void *ctx);
+/* The rolling section of a session record: 0; 1 when it has none. */
+int aptix_index__rolling_section(const unsigned char **sec, size_t *len,
+				 const void *val, size_t vlen);
+/*
+ * The summary of the turns up to upto that a child of head rehydrates,
+ * compacted to cap bytes, and the turns it covers: 0; 1 when the
+ * records cannot tell (indexed by an older version): walk the history.
+ */
+int aptix_index__rolling_summary(aptix_buf *out, uint32_t *lo,
+				 uint32_t *hi, aptix_repo *repo,
+				 const aptix_oid *head, uint32_t upto,
+				 size_t cap);
+
 struct aptix_index_session_op {
 	aptix_oid id;
 	aptix_session session;	/* parsed */
 	aptix_turn_status turn_status;
 	char summary[121];
 	struct aptix_index_chain_delta delta;
+	struct aptix_index_line line;
 };
 void aptix_index__op_release(struct aptix_index_session_op *op);
 

@@ -157,39 +157,6 @@ static const aptix_turn *past(aptix_run *run, size_t i)
 }
 
 /*
- * At most max bytes of the first line of text, cut at a word boundary
- * ("..." marks the cut) and never inside a UTF-8 sequence.
- */
-static void head_words(aptix_buf *out, const char *text, size_t len,
-		       size_t max)
-{
-	char *line;
-	size_t n, first;
-
-	if (!max || !(line = aptix__malloc(max + 1)))
-		return;
-	for (first = 0; first < len && text[first] != '\n'; first++)
-		;
-	aptix_summary_line(line, max, text, len);
-	n = strlen(line);
-	if (n < first && max >= 8) {
-		aptix_summary_line(line, max - 3, text, len);
-		n = strlen(line);
-		while (n > max / 2 && line[n - 1] != ' ')
-			n--;
-		while (n > 0 && line[n - 1] == ' ')
-			n--;
-		if (n <= max / 2)	/* one long word: cut it */
-			n = strlen(line);
-		aptix_buf_put(out, line, n);
-		aptix_buf_puts(out, "...");
-	} else {
-		aptix_buf_put(out, line, n);
-	}
-	free(line);
-}
-
-/*
  * The summary of turns 1..k (newest first in the chain: indexes
  * n-1..n-k), within max bytes, no turn left out: each turn gets an
  * equal share for the start of its instruction and of its answer; when
@@ -224,12 +191,12 @@ static void summarise(aptix_buf *out, aptix_run *run, size_t n, size_t k,
 		if (last - i == 1) {
 			aptix_buf_printf(out, "- Turn %ld asked: ", t->seq);
 			if (aptix_blob_lookup(&a, repo, &t->instruction) == 0)
-				head_words(out, a.ptr, a.len, text * 3 / 5);
+				aptix__head_words(out, a.ptr, a.len, text * 3 / 5);
 			aptix_buf_puts(out, "\n");
 			if (!aptix_oid_is_zero(&t->answer) &&
 			    aptix_blob_lookup(&a, repo, &t->answer) == 0) {
 				aptix_buf_puts(out, "  Answer began: ");
-				head_words(out, a.ptr, a.len, text * 2 / 5);
+				aptix__head_words(out, a.ptr, a.len, text * 2 / 5);
 				aptix_buf_puts(out, "\n");
 			}
 			continue;
@@ -241,13 +208,63 @@ static void summarise(aptix_buf *out, aptix_run *run, size_t n, size_t k,
 			if (j > i)
 				aptix_buf_puts(out, " / ");
 			if (aptix_blob_lookup(&a, repo, &t->instruction) == 0)
-				head_words(out, a.ptr, a.len,
+				aptix__head_words(out, a.ptr, a.len,
 					   text / (last - i));
 		}
 		aptix_buf_puts(out, "\n");
 	}
 	aptix_error_clear();
 	aptix_buf_release(&a);
+}
+
+/*
+ * The summary of the turns before the window (the turn at index window
+ * and older): from the rolling summary in the index records, a fixed
+ * number of reads; for a history indexed by an older version, from the
+ * turns themselves.
+ */
+static int add_summary(json_t *input, aptix_run *run, size_t window)
+{
+	aptix_buf summary = APTIX_BUF_INIT, body = APTIX_BUF_INIT;
+	const aptix_turn *t = past(run, window);
+	uint32_t lo, hi;
+	size_t n;
+	int r;
+
+	if (!t)
+		return 0;	/* the window holds every turn */
+	r = aptix_index__rolling_summary(&body, &lo, &hi, run->repo,
+					 &run->parent, (uint32_t)t->seq,
+					 (size_t)run->summary_chars);
+	if (r == 1) {	/* older records: read every turn */
+		aptix_buf_clear(&body);
+		if ((r = history_len(&n, run)) < 0)
+			goto done;
+		lo = (uint32_t)past(run, n - 1)->seq;
+		hi = (uint32_t)t->seq;
+		summarise(&body, run, n, n - window,
+			  (size_t)run->summary_chars);
+		r = 0;
+	}
+	if (r < 0 || !body.len)
+		goto done;
+	aptix_buf_printf(&summary, "Summary of the earlier turns of this "
+			 "conversation, turns %lu to %lu (the previous "
+			 "responses are no longer available):\n",
+			 (unsigned long)lo, (unsigned long)hi);
+	aptix_buf_put(&summary, body.ptr, body.len);
+	if (aptix_buf_oom(&summary)) {
+		r = APTIX_ERROR;
+		goto done;
+	}
+	add_text(input, "user", summary.ptr, summary.len);
+	if (hi > (uint32_t)t->seq)	/* the base covers window turns too */
+		hi = (uint32_t)t->seq;
+	run->rehydrated += hi >= lo ? hi - lo + 1 : 0;
+done:
+	aptix_buf_release(&summary);
+	aptix_buf_release(&body);
+	return r;
 }
 
 /*
@@ -259,19 +276,18 @@ static void summarise(aptix_buf *out, aptix_run *run, size_t n, size_t k,
  */
 static int rehydrate(json_t *input, aptix_run *run, size_t used)
 {
-	aptix_buf summary = APTIX_BUF_INIT, a = APTIX_BUF_INIT;
+	aptix_buf a = APTIX_BUF_INIT;
 	aptix_repo *repo = run->repo;
-	size_t i, n, window = 0, chars = 0, room;
-	int r;
+	size_t i, window = 0, chars = 0, room;
+	const aptix_turn *t;
+	int r = 0;
 
 	run->rehydrated = 0;
-	if ((r = history_len(&n, run)) < 0)
-		return r;
 	room = (size_t)run->window_chars > used ?
 		(size_t)run->window_chars - used : 0;
 	/* how many recent turns fit the window, newest first */
-	for (i = 0; i < n && window < (size_t)run->window_turns; i++) {
-		const aptix_turn *t = past(run, i);
+	for (i = 0; window < (size_t)run->window_turns &&
+	     (t = past(run, i)) != NULL; i++) {
 		size_t sz = blob_size(repo, &t->instruction) +
 			blob_size(repo, &t->answer);
 
@@ -280,19 +296,11 @@ static int rehydrate(json_t *input, aptix_run *run, size_t used)
 		chars += sz;
 		window++;
 	}
-	if (n > window && run->summary_chars > 0) {
-		aptix_buf_printf(&summary, "Summary of the earlier turns of "
-				 "this conversation, turns %ld to %ld (the "
-				 "previous responses are no longer "
-				 "available):\n", past(run, n - 1)->seq,
-				 past(run, window)->seq);
-		summarise(&summary, run, n, n - window,
-			  (size_t)run->summary_chars);
-		add_text(input, "user", summary.ptr, summary.len);
-	}
+	if (run->summary_chars > 0 &&
+	    (r = add_summary(input, run, window)) < 0)
+		return r;
 	for (i = window; i > 0; i--) {
-		const aptix_turn *t = past(run, i - 1);
-
+		t = past(run, i - 1);
 		if ((r = history_blob(&a, repo, &t->instruction)) < 0)
 			break;
 		add_text(input, "user", a.ptr, a.len);
@@ -303,9 +311,6 @@ static int rehydrate(json_t *input, aptix_run *run, size_t used)
 		}
 		run->rehydrated++;
 	}
-	run->rehydrated += n - window;
-	r = r < 0 ? r : aptix_buf_oom(&summary) ? APTIX_ERROR : 0;
-	aptix_buf_release(&summary);
 	aptix_buf_release(&a);
 	return r;
 }

@@ -335,7 +335,7 @@ test_expect_success 'a conversation record whose counts disagree with the sessio
 test_expect_success 'fsck --full checks each session'"'"'s chain record' '
 	fresh chain-record &&
 	rec=$(store get sessions hex:$s2) &&
-	case $rec in 02*) ;; *) false ;; esac &&
+	case $rec in 03*) ;; *) false ;; esac &&
 	# the chain section ends with be32 nchunks: claim one chunk
 	bad=$(echo "$rec" | sed "s/00000000\$/00000001/") &&
 	test "$bad" != "$rec" &&
@@ -343,6 +343,21 @@ test_expect_success 'fsck --full checks each session'"'"'s chain record' '
 	aptix fsck &&
 	test_expect_code 1 aptix fsck --full >actual &&
 	echo "index mismatch $s2: its chain record disagrees with its turn and parent" >expect &&
+	test_cmp expect actual &&
+	aptix reindex -q &&
+	aptix fsck --full
+'
+
+test_expect_success 'fsck --full checks each session'"'"'s rolling summary record' '
+	fresh summary-record &&
+	rec=$(store get sessions hex:$s2) &&
+	# the summary line holds the start of the answer, "other"
+	bad=$(echo "$rec" | sed "s/6f74686572/6f74686573/") &&
+	test "$bad" != "$rec" &&
+	store put sessions hex:$s2 hex:$bad &&
+	aptix fsck &&
+	test_expect_code 1 aptix fsck --full >actual &&
+	echo "index mismatch $s2: its summary record disagrees with its turn and parent" >expect &&
 	test_cmp expect actual &&
 	aptix reindex -q &&
 	aptix fsck --full

@@ -3,8 +3,11 @@
 # conversation (issue 10): instructions (callgrind, stable on a noisy
 # machine) of `continue --dry-run` with four active files and local RAG
 # at chain lengths 1, 10, 100 and LENGTH (default 1000), and of status
-# and sessions at the same points. Every fifth turn edits one of the
-# files. Prints figures and the ratio to length 1; never asserts.
+# and sessions at the same points, and of a dry run whose chain has
+# expired (a restart: the window and the rolling summary), with the
+# size of that rehydrated request against its budget (window-chars plus
+# summary-chars). Every fifth turn edits one of the files. Prints
+# figures and the ratio to length 1; never asserts.
 #
 #	sh t/perf/chain.sh       APTIX=path/to/aptix LENGTH=1000
 #	APTIX_OLD=path/to/other/aptix   the same on another build, alternated
@@ -52,8 +55,12 @@ turn() {
 buffer and retry the network query" >/dev/null
 }
 
-printf '%-8s %14s %12s %12s %14s\n' length "dry-run" status sessions \
-	"dry-run/len1"
+# a clock 100 days on: every chain has expired (openai.chain-ttl)
+LATER=$(( $(date +%s) + 100 * 86400 ))
+# the defaults of context.window-chars and context.summary-chars
+BUDGET=$((24000 + 4000))
+printf '%-8s %14s %12s %12s %14s %14s %14s\n' length "dry-run" status \
+	sessions "dry-run/len1" restart "size/budget"
 done_turns=0
 base=
 for at in 1 10 100 $LENGTH; do
@@ -68,7 +75,17 @@ for at in 1 10 100 $LENGTH; do
 buffer and retry the network query")
 	s=$(count "$APTIX" status)
 	l=$(count "$APTIX" sessions)
+	rs=$(APTIX_TEST_DATE=$LATER count "$APTIX" continue --dry-run \
+		$FILES -m "parse the config buffer and retry the network query")
+	size=$(cd "$W/ws" && APTIX_TEST_DATE=$LATER "$APTIX" continue \
+		--dry-run $FILES -m "parse the config buffer and retry the \
+network query" 2>/dev/null | python3 -c 'import json, sys
+t = sys.stdin.read()
+body = json.loads(t[t.find("{"):])
+print(sum(len(m["content"].encode()) for m in body["input"]))')
 	base=${base:-$d}
-	printf '%-8s %14s %12s %12s %14s\n' "$at" "$d" "$s" "$l" \
-		"$(awk -v a="$d" -v b="$base" 'BEGIN { printf "%.2f", a / b }')"
+	printf '%-8s %14s %12s %12s %14s %14s %14s\n' "$at" "$d" "$s" "$l" \
+		"$(awk -v a="$d" -v b="$base" 'BEGIN { printf "%.2f", a / b }')" \
+		"$rs" "$(awk -v a="$size" -v b="$BUDGET" \
+			'BEGIN { printf "%.2f", a / b }')"
 done

@@ -37,6 +37,7 @@ static const struct {
 	{ "odb", odb_suite },
 	{ "repo", repo_suite },
 	{ "chain", chain_suite },
+	{ "summary", summary_suite },
 	{ "config", config_suite },
 	{ "sse", sse_suite },
 	{ "openai", openai_suite },

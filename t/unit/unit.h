@@ -33,6 +33,7 @@ Suite *workspace_suite(void);
 Suite *run_suite(void);
 Suite *threads_suite(void);
 Suite *chain_suite(void);
+Suite *summary_suite(void);
 Suite *credscan_suite(void);
 Suite *chat_suite(void);
 

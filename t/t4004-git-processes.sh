@@ -66,7 +66,9 @@ test_expect_success PYTHON3 'a whole turn runs git once and records the work tre
 	(cd wt/sub && aptix show --json) >json &&
 	test "$(json_field .worktree.commit <json)" = "$head" &&
 	test "$(json_field .worktree.branch <json)" = topic &&
-	test "$(json_field .worktree.dirty <json)" = false
+	test "$(json_field .worktree.dirty <json)" = false &&
+	(cd wt/sub && aptix cat-object -p "$(json_field .turn <../../json)") >out &&
+	grep "^worktree  *$head clean branch topic\$" out
 '
 
 test_expect_success PYTHON3 'reading commands run no git' '

@@ -698,7 +698,7 @@ static int git_candidates(struct scan *sc)
 	int r, status;
 	const char *st[] = { "git", "--no-optional-locks", "-C",
 			     sc->root_real, "status", "--porcelain=v2",
-			     "--branch", "-z",
+			     "--branch", "--no-ahead-behind", "-z",
 			     "--untracked-files=all", "--", ".",
 			     ":(exclude)" APTIX_DIR_NAME, NULL };
 

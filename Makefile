@@ -64,9 +64,10 @@ LIBS = -llmdb -lz -ljansson
 MHD_CFLAGS = $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS = -lpthread
 # Line editing for aptix chat (the command only, not the library):
-# libedit, BSD-licensed; GNU readline's GPL would bind the binary.
+# libedit, BSD-licensed; GNU readline's GPL would bind the binary. Its
+# header only: chat loads the library (porcelain/chat-tty.c), so that
+# other commands do not map it and the three libraries it needs.
 EDIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags libedit 2>/dev/null)
-EDIT_LIBS = $(shell $(PKG_CONFIG) --libs libedit 2>/dev/null || echo -ledit)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null || \
 	echo -lcheck -lsubunit -lm -lrt -lpthread)
@@ -165,7 +166,7 @@ $(O)/libaptix.so: $(LIB_OBJS)
 
 $(O)/aptix: $(CLI_OBJS) $(O)/libaptix.a
 	$(QUIET_LINK)$(CC) $(BASIC_LDFLAGS) $(LDFLAGS) -Wl,--as-needed \
-		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS) $(MHD_LIBS) $(EDIT_LIBS)
+		-o $@ $(CLI_OBJS) $(O)/libaptix.a $(LIBS) $(MHD_LIBS)
 
 # The prefix is recorded: a change of it regenerates the file.
 $(O)/libaptix.pc: Makefile FORCE

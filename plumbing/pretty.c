@@ -43,6 +43,17 @@ void pretty_print_turn(FILE *fp, const aptix_turn *t)
 	field(fp, "model", t->model);
 	field(fp, "workspace", t->workspace);
 	field(fp, "repo", t->repo);
+	if (t->has_worktree) {
+		fprintf(fp, "%-22s %s %s", "worktree", t->worktree.commit ?
+			t->worktree.commit : "(no commit)",
+			t->worktree.dirty ? "dirty" : "clean");
+		if (t->worktree.branch) {
+			fputs(" branch ", fp);
+			cli_print_oneline(fp, t->worktree.branch,
+					  strlen(t->worktree.branch));
+		}
+		fputc('\n', fp);
+	}
 	field_time(fp, "created", t->created_at);
 	field_time(fp, "status changed", t->status_at);
 	field_time(fp, "response received", t->response_at);

@@ -7,10 +7,18 @@
  * Ctrl-C arrives as a key: it drops the line typed, as shells do. During
  * a turn the terminal is back in its normal mode and Ctrl-C is a
  * SIGINT, which chat.c turns into a cancel.
+ *
+ * libedit is loaded with dlopen() when chat opens the terminal, not
+ * linked: it and the libraries it needs (tinfo, bsd, md) would be
+ * mapped and relocated by every aptix process, some 0.5 million
+ * instructions each (`aptix --version` costs 0.3 million without), and
+ * each object in the global scope makes every later dlopen (libcurl)
+ * slower.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
 #endif
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -26,6 +34,49 @@
 #include "chat.h"
 #include "cli.h"
 #include "view.h"
+
+/* libedit's functions, from dlopen() (load_libedit). */
+static struct {
+	EditLine *(*el_init)(const char *, FILE *, FILE *, FILE *);
+	void (*el_end)(EditLine *);
+	int (*el_set)(EditLine *, int, ...);
+	int (*el_get)(EditLine *, int, ...);
+	const char *(*el_gets)(EditLine *, int *);
+	const LineInfo *(*el_line)(EditLine *);
+	int (*el_cursor)(EditLine *, int);
+	void (*el_deletestr)(EditLine *, int);
+	int (*el_insertstr)(EditLine *, const char *);
+	int (*el_source)(EditLine *, const char *);
+	History *(*history_init)(void);
+	void (*history_end)(History *);
+	int (*history)(History *, HistEvent *, int, ...);
+} E;
+
+#define EDIT_SYM(field) (*(void **)&E.field = dlsym(lib, #field))
+
+static void load_libedit(void)
+{
+	static const char *const names[] = {
+		"libedit.so.2", "libedit.so.0", "libedit.so"
+	};
+	void *lib = NULL;
+	size_t i;
+
+	if (E.el_init)
+		return;
+	for (i = 0; !lib && i < sizeof(names) / sizeof(names[0]); i++)
+		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		die("cannot start line editing: cannot load libedit: %s",
+		    dlerror());
+	if (!EDIT_SYM(el_init) || !EDIT_SYM(el_end) || !EDIT_SYM(el_set) ||
+	    !EDIT_SYM(el_get) || !EDIT_SYM(el_gets) || !EDIT_SYM(el_line) ||
+	    !EDIT_SYM(el_cursor) || !EDIT_SYM(el_deletestr) ||
+	    !EDIT_SYM(el_insertstr) || !EDIT_SYM(el_source) ||
+	    !EDIT_SYM(history_init) || !EDIT_SYM(history_end) ||
+	    !EDIT_SYM(history))
+		die("cannot start line editing: libedit lacks a function");
+}
 
 struct chat_tty {
 	EditLine *el;
@@ -44,7 +95,7 @@ static char *get_prompt(EditLine *el)
 {
 	struct chat_tty *t = NULL;
 
-	el_get(el, EL_CLIENTDATA, &t);
+	E.el_get(el, EL_CLIENTDATA, &t);
 	return (char *)(t && t->prompt ? t->prompt : "> ");
 }
 
@@ -52,13 +103,13 @@ static char *get_prompt(EditLine *el)
 static unsigned char on_interrupt(EditLine *el, int ch)
 {
 	struct chat_tty *t = NULL;
-	const LineInfo *li = el_line(el);
+	const LineInfo *li = E.el_line(el);
 
 	(void)ch;
-	el_get(el, EL_CLIENTDATA, &t);
-	el_cursor(el, (int)(li->lastchar - li->cursor));
-	li = el_line(el);
-	el_deletestr(el, (int)(li->cursor - li->buffer));
+	E.el_get(el, EL_CLIENTDATA, &t);
+	E.el_cursor(el, (int)(li->lastchar - li->cursor));
+	li = E.el_line(el);
+	E.el_deletestr(el, (int)(li->cursor - li->buffer));
 	if (t)
 		t->interrupted = 1;
 	fputs("^C", chat_tty_out());
@@ -69,7 +120,7 @@ static unsigned char on_interrupt(EditLine *el, int ch)
 static unsigned char on_tab(EditLine *el, int ch)
 {
 	const struct chat_cmd *v[32];
-	const LineInfo *li = el_line(el);
+	const LineInfo *li = E.el_line(el);
 	size_t len = (size_t)(li->cursor - li->buffer), n, common, i;
 	char add[32];
 	FILE *out = chat_tty_out();
@@ -84,7 +135,7 @@ static unsigned char on_tab(EditLine *el, int ch)
 	if (common > len - 1 || n == 1) {
 		snprintf(add, sizeof(add), "%.*s%s", (int)(common - (len - 1)),
 			 v[0]->name + len - 1, n == 1 ? " " : "");
-		if (*add && el_insertstr(el, add) < 0)
+		if (*add && E.el_insertstr(el, add) < 0)
 			return CC_ERROR;
 		return CC_REFRESH;
 	}
@@ -101,30 +152,31 @@ struct chat_tty *chat_tty_open(const char *history_path)
 
 	if (!t)
 		die("out of memory");
-	t->el = el_init("aptix", stdin, chat_tty_out(), stderr);
-	t->hist = history_init();
+	load_libedit();
+	t->el = E.el_init("aptix", stdin, chat_tty_out(), stderr);
+	t->hist = E.history_init();
 	if (!t->el || !t->hist)
 		die("cannot start line editing");
-	history(t->hist, &ev, H_SETSIZE, 1000);
-	history(t->hist, &ev, H_SETUNIQUE, 1);
+	E.history(t->hist, &ev, H_SETSIZE, 1000);
+	E.history(t->hist, &ev, H_SETUNIQUE, 1);
 	if (history_path) {
 		t->history_path = strdup(history_path);
-		history(t->hist, &ev, H_LOAD, history_path);
+		E.history(t->hist, &ev, H_LOAD, history_path);
 	}
-	el_set(t->el, EL_CLIENTDATA, t);
-	el_set(t->el, EL_EDITOR, "emacs");
-	el_set(t->el, EL_PROMPT, get_prompt);
-	el_set(t->el, EL_HIST, history, t->hist);
-	el_set(t->el, EL_ADDFN, "aptix-complete", "complete a slash command",
-	       on_tab);
-	el_set(t->el, EL_ADDFN, "aptix-interrupt", "drop the line",
+	E.el_set(t->el, EL_CLIENTDATA, t);
+	E.el_set(t->el, EL_EDITOR, "emacs");
+	E.el_set(t->el, EL_PROMPT, get_prompt);
+	E.el_set(t->el, EL_HIST, E.history, t->hist);
+	E.el_set(t->el, EL_ADDFN, "aptix-complete",
+		 "complete a slash command", on_tab);
+	E.el_set(t->el, EL_ADDFN, "aptix-interrupt", "drop the line",
 	       on_interrupt);
 	/* the user's ~/.editrc first; the keys chat needs win */
-	el_source(t->el, NULL);
-	el_set(t->el, EL_BIND, "^I", "aptix-complete", NULL);
-	el_set(t->el, EL_BIND, "^C", "aptix-interrupt", NULL);
-	el_set(t->el, EL_BIND, "^R", "em-inc-search-prev", NULL);
-	el_set(t->el, EL_SETTY, "-d", "-isig", NULL);
+	E.el_source(t->el, NULL);
+	E.el_set(t->el, EL_BIND, "^I", "aptix-complete", NULL);
+	E.el_set(t->el, EL_BIND, "^C", "aptix-interrupt", NULL);
+	E.el_set(t->el, EL_BIND, "^R", "em-inc-search-prev", NULL);
+	E.el_set(t->el, EL_SETTY, "-d", "-isig", NULL);
 	return t;
 }
 
@@ -132,8 +184,8 @@ void chat_tty_close(struct chat_tty *t)
 {
 	if (!t)
 		return;
-	el_end(t->el);
-	history_end(t->hist);
+	E.el_end(t->el);
+	E.history_end(t->hist);
 	free(t->history_path);
 	free(t);
 }
@@ -151,7 +203,7 @@ again:
 	t->prompt = prompt;
 	do {
 		t->interrupted = 0;
-		line = el_gets(t->el, &count);
+		line = E.el_gets(t->el, &count);
 		if (t->interrupted) {
 			fputc('\n', chat_tty_out());
 			goto again;
@@ -175,9 +227,9 @@ again:
 		die("out of memory");
 	aptix_buf_release(&in);
 	if (*out && strspn(out, " \t\n") < strlen(out)) {
-		history(t->hist, &ev, H_ENTER, out);
+		E.history(t->hist, &ev, H_ENTER, out);
 		if (t->history_path)
-			history(t->hist, &ev, H_SAVE, t->history_path);
+			E.history(t->hist, &ev, H_SAVE, t->history_path);
 	}
 	return out;
 }

@@ -196,6 +196,18 @@ static void print_text(struct show *sh)
 	       t->usage.model_requests,
 	       t->usage.model_requests == 1 ? "" : "s");
 	field("Workspace", t->workspace ? t->workspace : sh->s.workspace);
+	if (t->has_worktree) {
+		label("Work tree");
+		printf("%s", t->worktree.commit ? t->worktree.commit :
+		       "no commit yet");
+		if (t->worktree.branch) {
+			printf(" on ");
+			view_puts(stdout, t->worktree.branch);
+		} else {
+			printf(" (detached HEAD)");
+		}
+		printf("%s\n", t->worktree.dirty ? " (dirty)" : "");
+	}
 	field("Repository", t->repo);
 	field("Transport", sh->s.transport);
 	if (sh->raw) {
@@ -362,6 +374,16 @@ static void print_json(struct show *sh)
 	view_json_set(o, "workspace", view_json_str(t->workspace ?
 						    t->workspace :
 						    sh->s.workspace));
+	if (t->has_worktree) {
+		json_t *w = view_json_object();
+
+		view_json_set(w, "commit", view_json_str(t->worktree.commit));
+		view_json_set(w, "branch", view_json_str(t->worktree.branch));
+		view_json_set(w, "dirty", json_boolean(t->worktree.dirty));
+		view_json_set(o, "worktree", w);
+	} else {
+		view_json_set(o, "worktree", json_null());
+	}
 	view_json_set(o, "repo", view_json_str(t->repo));
 	view_json_set(o, "transport", view_json_str(sh->s.transport));
 	view_json_set(o, "instruction_id", view_json_id(&t->instruction));

@@ -45,6 +45,8 @@ void aptix_file_set_release(aptix_file_set *s)
 	}
 	free(s->v);
 	aptix__strv_clear(&s->warnings, &s->nwarnings);
+	free(s->worktree.commit);
+	free(s->worktree.branch);
 	memset(s, 0, sizeof(*s));
 }
 

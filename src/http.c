@@ -6,9 +6,9 @@
  * function is called through the table below, filled by dlsym(), so the
  * library does not link against libcurl.
  */
+#include "dl.h"
 #include "common.h"
 #include <ctype.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <strings.h>
 #include <time.h>
@@ -104,7 +104,7 @@ static int load_locked(void)
 
 	if (!path)
 		path = "libcurl.so.4";
-	lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+	lib = dlopen(path, APTIX_DL_FLAGS);
 	if (!lib) {
 		const char *why = dlerror();
 

@@ -140,6 +140,13 @@ static const struct field file_fields[] = {
 	{ NULL, 0, 0, 0 }
 };
 
+static const struct field worktree_fields[] = {
+	FLD(aptix_worktree, "branch", F_STR, branch, 0),
+	FLD(aptix_worktree, "commit", F_STR, commit, 0),
+	FLD(aptix_worktree, "dirty", F_BOOL, dirty, 1),
+	{ NULL, 0, 0, 0 }
+};
+
 static const struct field turn_fields[] = {
 	FLD(aptix_turn, "answer", F_OID, answer, 0),
 	FLD(aptix_turn, "chain_expires_at", F_I64, chain_expires_at, 0),
@@ -442,6 +449,8 @@ void aptix_turn_release(aptix_turn *t)
 		free(t->files[i].sha256);
 	}
 	free(t->files);
+	free(t->worktree.commit);
+	free(t->worktree.branch);
 	aptix__strv_clear(&t->warnings, &t->nwarnings);
 	aptix__strv_clear(&t->errors, &t->nerrors);
 	aptix_turn_init(t);
@@ -487,10 +496,41 @@ static json_t *turn_to_json(const aptix_turn *t)
 				goto fail;
 		}
 	}
+	if (t->has_worktree) {
+		e = json_object();
+		if (!e || json_object_set_new(o, "worktree", e) < 0 ||
+		    put_fields(e, worktree_fields, &t->worktree,
+			       "worktree") < 0)
+			goto fail;
+	}
 	return o;
 fail:
 	json_decref(o);
 	return NULL;
+}
+
+/* A git object id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits. */
+static int is_git_commit(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n != 40 && n != 64)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static int validate_worktree(const aptix_worktree *w)
+{
+	if (w->commit && !is_git_commit(w->commit))
+		return bad_field("worktree", "commit", "must be 40 or 64 "
+				 "lowercase hex digits");
+	if (w->branch && !*w->branch)
+		return bad_field("worktree", "branch", "is empty");
+	return 0;
 }
 
 static int validate_turn(const aptix_turn *t)
@@ -509,6 +549,8 @@ static int validate_turn(const aptix_turn *t)
 	for (i = 0; i < t->nfiles; i++)
 		if (t->files[i].size < 0)
 			return bad_field("file", "size", "is negative");
+	if (t->has_worktree)
+		return validate_worktree(&t->worktree);
 	return 0;
 }
 
@@ -544,7 +586,7 @@ int aptix_turn_serialize(aptix_buf *out, const aptix_turn *t)
 static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 {
 	static const char *const extra[] = {
-		"v", "status", "usage", "chunks", "files", NULL
+		"v", "status", "usage", "chunks", "files", "worktree", NULL
 	};
 	json_t *v;
 	size_t i;
@@ -577,7 +619,7 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 		if (!json_is_object(v))
 			return bad_field("turn", "usage", "must be an object");
 		if (strict && (r = check_unknown(v, usage_fields,
-			       extra + 5, "usage")) < 0)
+			       extra + 6, "usage")) < 0)
 			return r;
 		if ((r = get_fields(&t->usage, usage_fields, v, "usage")) < 0)
 			return r;
@@ -600,7 +642,7 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 						 "must hold objects");
 			t->nchunks = i + 1;
 			if (strict && (r = check_unknown(e, chunk_fields,
-				       extra + 5, "chunk")) < 0)
+				       extra + 6, "chunk")) < 0)
 				return r;
 			if ((r = get_fields(&t->chunks[i], chunk_fields, e,
 					    "chunk")) < 0)
@@ -623,7 +665,7 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 						 "must hold objects");
 			t->nfiles = i + 1;
 			if (strict && (r = check_unknown(e, file_fields,
-				       extra + 5, "file")) < 0)
+				       extra + 6, "file")) < 0)
 				return r;
 			if ((r = get_fields(&t->files[i], file_fields, e,
 					    "file")) < 0)
@@ -631,6 +673,18 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 			t->files[i].has_content =
 				!aptix_oid_is_zero(&t->files[i].content);
 		}
+	}
+	if ((v = json_object_get(o, "worktree"))) {
+		if (!json_is_object(v))
+			return bad_field("turn", "worktree",
+					 "must be an object");
+		if (strict && (r = check_unknown(v, worktree_fields,
+			       extra + 6, "worktree")) < 0)
+			return r;
+		if ((r = get_fields(&t->worktree, worktree_fields, v,
+				    "worktree")) < 0)
+			return r;
+		t->has_worktree = 1;
 	}
 	if (strict && !t->status_at)
 		t->status_at = t->created_at;

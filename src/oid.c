@@ -1,11 +1,11 @@
 /*
  * src/oid.c - object ids and SHA-256 (OpenSSL EVP).
  */
+#include "dl.h"
 #include "common.h"
 #include "aptix/oid.h"
 #include "aptix/object.h"
 #include "env.h"
-#include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <openssl/evp.h>
@@ -167,7 +167,7 @@ static void crypto_init(void)
 	const char *name = aptix_env__get(APTIX_ENV_LIBCRYPTO);
 
 	crypto.handle = dlopen(name && *name ? name : "libcrypto.so.3",
-			       RTLD_LAZY | RTLD_LOCAL);
+			       APTIX_DL_FLAGS);
 	if (!crypto.handle)
 		aptix_error_set(APTIX_ERROR_OS, "cannot load OpenSSL's "
 				"libcrypto: %s", dlerror());

@@ -185,6 +185,23 @@ static int bare_turn(aptix_turn *t)
 	return 0;
 }
 
+/* The work tree's commit, branch and dirty flag, when the scan had them. */
+static int record_worktree(aptix_turn *t, const aptix_file_set *files)
+{
+	const aptix_worktree *w = &files->worktree;
+
+	free(t->worktree.commit);
+	free(t->worktree.branch);
+	memset(&t->worktree, 0, sizeof(t->worktree));
+	if (!(t->has_worktree = files->has_worktree))
+		return 0;
+	t->worktree.dirty = w->dirty;
+	if ((w->commit && !(t->worktree.commit = aptix__strdup(w->commit))) ||
+	    (w->branch && !(t->worktree.branch = aptix__strdup(w->branch))))
+		return APTIX_ERROR;
+	return 0;
+}
+
 /*
  * The file and chunk refs of the turn (owned copies), with their content
  * stored as blobs in tx (the same content is one object).
@@ -197,6 +214,8 @@ static int record_context(aptix_turn *t, aptix_txn *tx,
 	int r;
 
 	drop_context_refs(t);
+	if ((r = record_worktree(t, files)) < 0)
+		return r;
 	if (files->n && !(t->files = aptix__calloc(files->n,
 						   sizeof(*t->files))))
 		return APTIX_ERROR;

@@ -536,10 +536,47 @@ static const char *skip_fields(const char *p, const char *end, int n)
 }
 
 /*
- * Candidates from `git status --porcelain=v2 -z`: records end with NUL;
- * a rename or copy ("2") is followed by its original path (skipped).
- * Paths are relative to the top of the work tree: prefix (root's place
- * in it) is stripped.
+ * The "# branch.oid" and "# branch.head" headers of --branch: the
+ * commit (none on an unborn branch) and the branch (none when HEAD is
+ * detached, or when its name is not UTF-8: objects hold UTF-8).
+ */
+static int branch_header(aptix_worktree *w, const char *rec,
+			 const char *rend)
+{
+	static const char oid_h[] = "# branch.oid ", head_h[] =
+		"# branch.head ";
+	size_t n = (size_t)(rend - rec);
+	char **slot;
+	const char *v;
+
+	if (n > sizeof(oid_h) - 1 &&
+	    !strncmp(rec, oid_h, sizeof(oid_h) - 1)) {
+		slot = &w->commit;
+		v = rec + sizeof(oid_h) - 1;
+	} else if (n > sizeof(head_h) - 1 &&
+		   !strncmp(rec, head_h, sizeof(head_h) - 1)) {
+		slot = &w->branch;
+		v = rec + sizeof(head_h) - 1;
+	} else {
+		return 0;
+	}
+	n = (size_t)(rend - v);
+	if (*v == '(' || !aptix_utf8_valid(v, n) ||
+	    (slot == &w->commit && ((n != 40 && n != 64) ||
+				     !aptix_is_hex(v, n))))
+		return 0;	/* (initial), (detached) */
+	free(*slot);
+	if (!(*slot = aptix__strndup(v, n)))
+		return APTIX_ERROR;
+	return 0;
+}
+
+/*
+ * Candidates from `git status --porcelain=v2 --branch -z`: records end
+ * with NUL; a rename or copy ("2") is followed by its original path
+ * (skipped). Paths are relative to the top of the work tree: prefix
+ * (root's place in it) is stripped. Any entry under root makes the work
+ * tree dirty; the branch headers give its commit and branch.
  */
 static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 			    const char *prefix)
@@ -560,6 +597,9 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 		p = rend < end ? rend + 1 : end;
 		if (rend - rec < 3 || rec[1] != ' ')
 			continue;
+		if (rec[0] == '#' && (r = branch_header(&sc->out->worktree,
+							rec, rend)) < 0)
+			break;
 		switch (rec[0]) {
 		case '1':
 			path = skip_fields(rec, rend, 8);
@@ -595,6 +635,7 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 		n -= plen;
 		if (!n)
 			continue;
+		sc->out->worktree.dirty = 1;
 		{
 			char *rel = aptix__strndup(path, n);
 
@@ -656,7 +697,8 @@ static int git_candidates(struct scan *sc)
 	aptix_buf prefix = APTIX_BUF_INIT;
 	int r, status;
 	const char *st[] = { "git", "--no-optional-locks", "-C",
-			     sc->root_real, "status", "--porcelain=v2", "-z",
+			     sc->root_real, "status", "--porcelain=v2",
+			     "--branch", "--no-ahead-behind", "-z",
 			     "--untracked-files=all", "--", ".",
 			     ":(exclude)" APTIX_DIR_NAME, NULL };
 
@@ -702,6 +744,7 @@ static int git_candidates(struct scan *sc)
 					err.ptr);
 		goto done;
 	}
+	sc->out->has_worktree = 1;
 	r = parse_git_status(sc, out.ptr, out.len, prefix.ptr);
 done:
 	aptix_buf_release(&out);

@@ -3,8 +3,11 @@ test_description='a turn runs git at most once, and never outside a work tree
 
 git status gives the dirty files; where the workspace sits in the work
 tree comes from looking up the .git entry, not from another git
-process. Outside a work tree no git runs at all.'
+process. Outside a work tree no git runs at all; commands that read the store
+run none. The same git status gives the commit, branch and dirty flag
+each turn records (issue 12).'
 . "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-standin.sh
 
 # A git on PATH that logs each call to $GIT_CALLS, then runs the real one.
 test_expect_success 'setup: a logging git' '
@@ -46,6 +49,58 @@ test_expect_success 'outside a work tree: no git at all' '
 	rm -f calls &&
 	(cd "$outside" && PATH=$TRASH_DIRECTORY/bin:$PATH aptix continue --dry-run -m x >/dev/null) &&
 	test_path_is_missing calls
+'
+
+test_expect_success PYTHON3 'a whole turn runs git once and records the work tree' '
+	start_standin &&
+	git -C wt add sub/dirty.txt &&
+	git -C wt commit -q -m one &&
+	git -C wt checkout -q -b topic &&
+	head=$(git -C wt rev-parse HEAD) &&
+	rm -f calls &&
+	(cd wt/sub && PATH=$TRASH_DIRECTORY/bin:$PATH &&
+	 aptix continue -q --no-stream -m clean) >/dev/null &&
+	test_line_count = 1 calls &&
+	(cd wt/sub && aptix show) >out &&
+	grep "^Work tree: *$head on topic\$" out &&
+	(cd wt/sub && aptix show --json) >json &&
+	test "$(json_field .worktree.commit <json)" = "$head" &&
+	test "$(json_field .worktree.branch <json)" = topic &&
+	test "$(json_field .worktree.dirty <json)" = false &&
+	(cd wt/sub && aptix cat-object -p "$(json_field .turn <../../json)") >out &&
+	grep "^worktree  *$head clean branch topic\$" out
+'
+
+test_expect_success PYTHON3 'reading commands run no git' '
+	rm -f calls &&
+	(cd wt/sub && PATH=$TRASH_DIRECTORY/bin:$PATH &&
+	 aptix --version && aptix log -n1 && aptix show && aptix sessions &&
+	 aptix rev-parse HEAD) >/dev/null &&
+	test_path_is_missing calls
+'
+
+test_expect_success PYTHON3 'a dirty work tree, then a detached HEAD' '
+	echo more >wt/sub/dirty.txt &&
+	(cd wt/sub && aptix continue -q --no-stream -m dirty) >/dev/null &&
+	(cd wt/sub && aptix show) >out &&
+	grep "^Work tree: *$head on topic (dirty)\$" out &&
+	git -C wt checkout -q --detach &&
+	(cd wt/sub && aptix continue -q --no-stream -m detached) >/dev/null &&
+	(cd wt/sub && aptix show) >out &&
+	grep "^Work tree: *$head (detached HEAD) (dirty)\$" out &&
+	(cd wt/sub && aptix show --json) >json &&
+	test "$(json_field .worktree.branch <json)" = null
+'
+
+test_expect_success PYTHON3 'outside a work tree a turn records none' '
+	outside=$(mktemp -d "${TMPDIR:-/tmp}/aptix-nogit.XXXXXX") &&
+	test_when_finished "rm -rf \"$outside\"" &&
+	(cd "$outside" && aptix init -q &&
+	 aptix continue -q --no-stream -m x >/dev/null &&
+	 aptix show >"$TRASH_DIRECTORY/out" &&
+	 aptix show --json >"$TRASH_DIRECTORY/json") &&
+	! grep "^Work tree" out &&
+	test "$(json_field .worktree <json)" = null
 '
 
 test_done

@@ -42,6 +42,9 @@ typedef struct {
 	size_t n;
 	char **warnings;
 	size_t nwarnings;
+	/** the git work tree's state, from the scan's git status */
+	aptix_worktree worktree;
+	int has_worktree;	/**< the root is in a work tree git took */
 } aptix_file_set;
 
 APTIX_EXTERN(void) aptix_file_set_init(aptix_file_set *s);

@@ -54,6 +54,18 @@ typedef struct {
 	int has_content;
 } aptix_file_ref;
 
+/**
+ * The git work tree a turn ran in, when it ran in one (the turn's
+ * "worktree" field): HEAD's commit (NULL on an unborn branch), its
+ * branch (NULL when HEAD is detached), and whether git reported changed
+ * or untracked files under the workspace root.
+ */
+typedef struct {
+	char *commit;		/**< hex, lowercase (40 or 64 digits) */
+	char *branch;		/**< short name ("main") */
+	int dirty;
+} aptix_worktree;
+
 typedef struct {
 	long input_tokens, output_tokens, total_tokens;
 	long cached_tokens, reasoning_tokens;
@@ -101,6 +113,8 @@ typedef struct {
 	char **errors;
 	size_t nerrors;
 	int chain_restarted;		/**< the chain started afresh here */
+	aptix_worktree worktree;	/**< valid when has_worktree */
+	int has_worktree;
 } aptix_turn;
 
 APTIX_EXTERN(void) aptix_turn_init(aptix_turn *t);

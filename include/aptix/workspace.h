@@ -72,11 +72,15 @@ typedef struct {
  *    they are recorded relative to root. A --files-from list holds one
  *    path a line, or one path per NUL-terminated entry when it contains
  *    a NUL byte (`git ls-files -z`); empty entries are skipped.
- *  - git runs as `git --no-optional-locks -C <root> status
- *    --porcelain=v2 -z --untracked-files=all -- . ':(exclude).aptix'`:
- *    only the files under root are taken when root is a subdirectory of
- *    the work tree. No git, or root not in a work tree: no git files,
- *    no warning. The store (.aptix/) is never an active file.
+ *  - git runs once, as `git --no-optional-locks -C <root> status
+ *    --porcelain=v2 --branch --no-ahead-behind -z
+ *    --untracked-files=all -- . ':(exclude).aptix'`: only the files
+ *    under root are taken when root is a subdirectory of the work tree.
+ *    No git, or root not in a work tree: no git files, no warning. The
+ *    store (.aptix/) is never an active file.
+ *  - When git ran, out->has_worktree is set and out->worktree holds
+ *    HEAD's commit and branch (from the --branch headers; NULL when
+ *    unborn or detached) and dirty: any entry git reported under root.
  *  - Files git reports deleted are not listed: a warning names each
  *    (the first ten, then "N more deleted files not named"). Nested
  *    repositories and submodules are skipped with a warning.

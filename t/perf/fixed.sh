@@ -3,10 +3,13 @@
 # instructions (callgrind) of a whole `aptix continue --no-stream`
 # against an instant responder, over those of a minimal libcurl client
 # (t/perf/curl-post.c) posting the same request to the same responder;
-# and of commands that make no network call (--version, log, status).
+# and of commands that make no network call (--version, log, status,
+# continue --dry-run), with the git processes each starts (a logging git
+# on PATH). APTIX_BASE: another build (the one before a change), whose
+# figures are printed alongside, measured in the same run.
 # Prints figures; never asserts.
 #
-#	sh t/perf/fixed.sh        APTIX=path/to/aptix  CC=cc
+#	sh t/perf/fixed.sh        APTIX=path/to/aptix  CC=cc  [APTIX_BASE=...]
 set -eu
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 PERF_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -33,12 +36,41 @@ git init -q
 "$APTIX" continue --dry-run --no-stream -m "second turn" 2>/dev/null |
 	sed -n '/^{/,$p' >"$W/body.json"
 test -s "$W/body.json" || echo '{"model":"m","input":"second turn"}' >"$W/body.json"
+# A git that logs its calls: gitcalls CMD... prints how many CMD starts
+mkdir "$W/bin"
+real_git=$(command -v git)
+printf '#!/bin/sh\necho "$*" >>"%s/git-calls"\nexec "%s" "$@"\n' \
+	"$W" "$real_git" >"$W/bin/git"
+chmod +x "$W/bin/git"
+gitcalls() {
+	rm -f "$W/git-calls"
+	(cd "$W/ws" && PATH="$W/bin:$PATH" "$@" >/dev/null 2>&1)
+	if [ -f "$W/git-calls" ]; then wc -l <"$W/git-calls"; else echo 0; fi
+}
+# row LABEL ARGS...: instructions of aptix (and of APTIX_BASE), git calls
+row() {
+	_l=$1
+	shift
+	_n=$(count "$APTIX" "$@")
+	_b=
+	[ -z "${APTIX_BASE:-}" ] || _b=$(count "$APTIX_BASE" "$@")
+	printf '%-36s %12s %12s %6s\n' "$_l" "$_n" "$_b" \
+		"$(gitcalls "$APTIX" "$@")"
+}
 curl=$(count "$W/curl-post" "$OPENAI_BASE_URL/responses" "$W/body.json")
-cont=$(count "$APTIX" continue -q --no-stream -m "second turn")
-printf '%-44s %12s\n' "minimal libcurl client, one POST" "$curl"
-printf '%-44s %12s  (%s x the client)\n' "aptix continue --no-stream (turn 2)" \
-	"$cont" "$(awk -v a="$cont" -v b="$curl" 'BEGIN { printf "%.2f", a / b }')"
-for cmd in "--version" "log --oneline" "status" "sessions"; do
+printf '%-36s %12s %12s %6s\n' "" "instructions" \
+	"${APTIX_BASE:+base build}" "git"
+printf '%-36s %12s\n' "minimal libcurl client, one POST" "$curl"
+for cmd in "--version" "log -n1" "log --oneline" "status" "sessions" \
+	"continue --dry-run -m x"; do
 	# shellcheck disable=SC2086
-	printf '%-44s %12s\n' "aptix $cmd" "$(count "$APTIX" $cmd)"
+	row "aptix $cmd" $cmd
 done
+cont=$(count "$APTIX" continue -q --no-stream -m "second turn")
+base=
+[ -z "${APTIX_BASE:-}" ] ||
+	base=$(count "$APTIX_BASE" continue -q --no-stream -m "second turn")
+printf '%-36s %12s %12s %6s\n' "aptix continue --no-stream (turn 2+)" \
+	"$cont" "$base" "$(gitcalls "$APTIX" continue -q --no-stream -m x)"
+printf '%-36s %12s %12s\n' "  over the libcurl client" \
+	"$(ratio "$cont" "$curl")x" "${base:+$(ratio "$base" "$curl")x}"

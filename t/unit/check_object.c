@@ -812,6 +812,69 @@ START_TEST(test_turn_from_json)
 }
 END_TEST
 
+/* The work tree's commit, branch and dirty flag (issue 12). */
+START_TEST(test_turn_worktree)
+{
+	static const char with[] =
+		"{\"conversation\":\"c\",\"created_at\":5,"
+		"\"instruction\":\"" OID1 "\",\"seq\":1,"
+		"\"status\":\"pending\",\"status_at\":5," USAGE0 ",\"v\":1,"
+		"\"worktree\":{\"branch\":\"main\",\"commit\":"
+		"\"0123456789abcdef0123456789abcdef01234567\","
+		"\"dirty\":true}}\n";
+	aptix_turn t, back;
+	aptix_buf out = APTIX_BUF_INIT;
+
+	min_turn(&t);
+	t.has_worktree = 1;
+	t.worktree.branch = xstrdup("main");
+	t.worktree.commit = xstrdup("0123456789abcdef0123456789abcdef"
+				    "01234567");
+	t.worktree.dirty = 1;
+	ck_assert_int_eq(aptix_turn_serialize(&out, &t), 0);
+	ck_assert_str_eq(out.ptr, with);
+	ck_assert_int_eq(aptix_turn_parse(&back, out.ptr, out.len), 0);
+	ck_assert_int_eq(back.has_worktree, 1);
+	ck_assert_str_eq(back.worktree.branch, "main");
+	ck_assert_str_eq(back.worktree.commit, t.worktree.commit);
+	ck_assert_int_eq(back.worktree.dirty, 1);
+	aptix_turn_release(&back);
+
+	/* unborn and detached: only the dirty flag, false */
+	free(t.worktree.branch);
+	free(t.worktree.commit);
+	t.worktree.branch = t.worktree.commit = NULL;
+	t.worktree.dirty = 0;
+	aptix_buf_clear(&out);
+	ck_assert_int_eq(aptix_turn_serialize(&out, &t), 0);
+	ck_assert_ptr_nonnull(strstr(out.ptr,
+				     "\"worktree\":{\"dirty\":false}}"));
+	ck_assert_int_eq(aptix_turn_parse(&back, out.ptr, out.len), 0);
+	ck_assert_int_eq(back.has_worktree, 1);
+	ck_assert_ptr_null(back.worktree.branch);
+	ck_assert_ptr_null(back.worktree.commit);
+	aptix_turn_release(&back);
+
+	/* a bad commit is refused on write */
+	t.worktree.commit = xstrdup("not-hex");
+	aptix_buf_clear(&out);
+	ck_assert_int_eq(aptix_turn_serialize(&out, &t), APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "'commit'"));
+
+	/* no work tree: no field */
+	aptix_turn_release(&t);
+	min_turn(&t);
+	aptix_buf_clear(&out);
+	ck_assert_int_eq(aptix_turn_serialize(&out, &t), 0);
+	ck_assert_str_eq(out.ptr, MIN_TURN);
+	ck_assert_int_eq(aptix_turn_parse(&back, out.ptr, out.len), 0);
+	ck_assert_int_eq(back.has_worktree, 0);
+	aptix_turn_release(&back);
+	aptix_turn_release(&t);
+	aptix_buf_release(&out);
+}
+END_TEST
+
 struct bad_input {
 	const char *from, *to;	/* edit of MIN_TURN */
 	const char *field;	/* the field the message must name */
@@ -869,6 +932,14 @@ START_TEST(test_turn_from_json_errors)
 		  "\"path\":\"p\",\"sent\":false,\"sha256\":\"s\","
 		  "\"size\":1,\"too_large\":false,\"touched\":false,"
 		  "\"mtime\":3}]", "mtime" },
+		{ "\"v\":1", "\"v\":1,\"worktree\":true", "worktree" },
+		{ "\"v\":1", "\"v\":1,\"worktree\":{}", "dirty" },
+		{ "\"v\":1", "\"v\":1,\"worktree\":{\"dirty\":false,"
+		  "\"commit\":\"ABCD\"}", "commit" },
+		{ "\"v\":1", "\"v\":1,\"worktree\":{\"dirty\":false,"
+		  "\"branch\":\"\"}", "branch" },
+		{ "\"v\":1", "\"v\":1,\"worktree\":{\"dirty\":false,"
+		  "\"remote\":\"x\"}", "remote" },
 	};
 	aptix_turn t;
 	size_t i;
@@ -1239,6 +1310,7 @@ Suite *object_suite(void)
 	tcase_add_test(tc, test_unknown_keys);
 	tcase_add_test(tc, test_turn_from_json);
 	tcase_add_test(tc, test_turn_from_json_errors);
+	tcase_add_test(tc, test_turn_worktree);
 	tcase_add_test(tc, test_session_round_trip);
 	tcase_add_test(tc, test_session_statuses);
 	tcase_add_test(tc, test_session_errors);

@@ -42,6 +42,8 @@ typedef struct {
 	size_t n;
 	char **warnings;
 	size_t nwarnings;
+	size_t nhashed;		/**< files the scan hashed (not cached) */
+	uint64_t nread;		/**< bytes the scan read */
 } aptix_file_set;
 
 APTIX_EXTERN(void) aptix_file_set_init(aptix_file_set *s);

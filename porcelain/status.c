@@ -239,6 +239,7 @@ static void gather_files(struct status *st)
 	const char *keys[2];
 	aptix_chain_state cs;
 	const aptix_oid *parent = next_parent(st);
+	long max_total;
 	int restart = 0;
 
 	if (aptix_config_open(&cfg, st->repo) < 0)
@@ -267,7 +268,9 @@ static void gather_files(struct status *st)
 		restart = cs.expired;
 	}
 	if (aptix_context_plan(st->repo, parent, restart, &st->files,
-			       NULL) < 0)
+			       NULL) < 0 ||
+	    aptix_config_long(&max_total, cfg, "files.max-total") < 0 ||
+	    aptix_context_limit(&st->files, NULL, max_total) < 0)
 		goto fail;
 	aptix_config_free(cfg);
 	aptix_buf_release(&cache);

@@ -124,6 +124,31 @@ static int split_prefixes(struct rag_settings *s, const char *v)
 	return 0;
 }
 
+/* repo_name becomes "<name>@<first 12 hex digits of the store id>". */
+static int qualify_repo(struct rag_settings *s, aptix_repo *repo)
+{
+	aptix_buf id = APTIX_BUF_INIT, name = APTIX_BUF_INIT;
+	size_t i, n = 0;
+	int r;
+
+	if ((r = aptix__repo_store_id(&id, repo)) < 0)
+		return r;
+	aptix_buf_printf(&name, "%s@", s->repo_name);
+	for (i = 0; i < id.len && n < 12; i++)
+		if (id.ptr[i] != '-') {
+			aptix_buf_putc(&name, id.ptr[i]);
+			n++;
+		}
+	aptix_buf_release(&id);
+	if (aptix_buf_oom(&name)) {
+		aptix_buf_release(&name);
+		return aptix_error_oom();
+	}
+	free(s->repo_name);
+	s->repo_name = aptix_buf_detach(&name);
+	return 0;
+}
+
 int aptix_rag__settings(struct rag_settings *s, aptix_repo *repo,
 			const aptix_config *cfg, const char *backend)
 {
@@ -182,6 +207,16 @@ int aptix_rag__settings(struct rag_settings *s, aptix_repo *repo,
 		base = base ? base + 1 : wd;
 		s->repo_name = aptix__strdup(base && *base ? base :
 					     "workspace");
+		/*
+		 * A Qdrant collection is shared by every store on the
+		 * machine: the default repo key carries this store's id,
+		 * so that two clones named alike neither read nor delete
+		 * each other's points (their ids, made from the key,
+		 * differ too). The local index is the store's own.
+		 */
+		if (s->repo_name && repo && s->backend == RAG_QDRANT &&
+		    (r = qualify_repo(s, repo)) < 0)
+			goto fail;
 	}
 	if (!s->repo_name) {
 		r = APTIX_ERROR;

@@ -191,6 +191,7 @@ const char *aptix__statcache_get(struct aptix__statcache *c,
 
 	if (!c || !c->nold)
 		return NULL;
+	memset(&key, 0, sizeof(key));
 	key.path = (char *)path;
 	e = bsearch(&key, c->old, c->nold, sizeof(*c->old), entry_cmp);
 	if (!e)

@@ -234,10 +234,12 @@ static const aptix_oid *next_parent(const struct status *st)
 static void gather_files(struct status *st)
 {
 	aptix_scan_options so = APTIX_SCAN_OPTIONS_INIT;
+	aptix_buf cache = APTIX_BUF_INIT;
 	aptix_config *cfg = NULL;
 	const char *keys[2];
 	aptix_chain_state cs;
 	const aptix_oid *parent = next_parent(st);
+	long max_total;
 	int restart = 0;
 
 	if (aptix_config_open(&cfg, st->repo) < 0)
@@ -252,6 +254,10 @@ static void gather_files(struct status *st)
 	keys[1] = getenv("QDRANT_API_KEY");
 	so.secrets = keys;
 	so.nsecrets = 2;
+	if (aptix_workspace_stat_cache(&cache, st->repo) < 0)
+		goto fail;
+	so.stat_cache = cache.ptr;
+	so.stat_cache_readonly = aptix_repo_readonly(st->repo);
 	if (aptix_workspace_scan(&st->files, &so) < 0)
 		goto fail;
 	st->has_files = 1;
@@ -262,9 +268,12 @@ static void gather_files(struct status *st)
 		restart = cs.expired;
 	}
 	if (aptix_context_plan(st->repo, parent, restart, &st->files,
-			       NULL) < 0)
+			       NULL) < 0 ||
+	    aptix_config_long(&max_total, cfg, "files.max-total") < 0 ||
+	    aptix_context_limit(&st->files, NULL, max_total) < 0)
 		goto fail;
 	aptix_config_free(cfg);
+	aptix_buf_release(&cache);
 	return;
 fail:
 	st->files_error = strdup(aptix_error_last()->message);
@@ -272,6 +281,7 @@ fail:
 		die("out of memory");
 	aptix_error_clear();
 	aptix_config_free(cfg);
+	aptix_buf_release(&cache);
 }
 
 /* "send", "too large (150.0 KiB)", "unreadable: no such file". */

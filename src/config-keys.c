@@ -56,6 +56,15 @@ static const aptix_config_key keys[] = {
 	     "files attached to a turn at most"),
 	LONG("files.max-size", "100k", 0, OPEN,
 	     "bytes of one attached file at most"),
+	/*
+	 * 256 KiB (about 64,000 tokens): at least two files at
+	 * files.max-size, yet a quarter of the input of the smaller
+	 * windows (128,000 tokens) stays free for the history, the chunks
+	 * and the answer; twenty stray 60 KB logs no longer make a 1.2 MB
+	 * request, billed again on every turn of the chain.
+	 */
+	LONG("files.max-total", "256k", 0, OPEN,
+	     "bytes of active files one turn sends at most (0: no limit)"),
 	URL("openai.base-url", "https://api.openai.com/v1",
 	    "the OpenAI API (OPENAI_BASE_URL overrides)"),
 	DURATION("openai.chain-ttl", "30d",

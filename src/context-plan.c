@@ -37,6 +37,57 @@ int aptix_context_plan(aptix_repo *repo, const aptix_oid *parent,
 	return r;
 }
 
+/* At most this many files left out are named one by one. */
+#define OVER_WARN_MAX 10
+
+static int whole(const aptix_file_set *files, const char *path)
+{
+	size_t i;
+
+	for (i = 0; files && i < files->n; i++)
+		if (!strcmp(files->v[i].path, path))
+			return files->v[i].action == APTIX_FILE_SEND ||
+				files->v[i].action == APTIX_FILE_UNCHANGED;
+	return 0;
+}
+
+int aptix_context_limit(aptix_file_set *files, aptix_chunk_set *chunks,
+			long max_total)
+{
+	uint64_t used = 0, over = 0;
+	size_t i, nover = 0;
+	int r = 0;
+
+	for (i = 0; files && max_total > 0 && i < files->n; i++) {
+		aptix_active_file *f = &files->v[i];
+
+		if (f->action != APTIX_FILE_SEND)
+			continue;
+		if (used + (uint64_t)f->size <= (uint64_t)max_total) {
+			used += (uint64_t)f->size;
+			continue;
+		}
+		f->action = APTIX_FILE_OVER_BUDGET;
+		if (++nover > OVER_WARN_MAX)
+			over += (uint64_t)f->size;	/* not named */
+		else if (r == 0)
+			r = aptix_file_set_warn(files, "active file '%s' (%ld "
+						"bytes) left out: over the "
+						"turn's %ld bytes of files "
+						"(files.max-total)", f->path,
+						f->size, max_total);
+	}
+	if (r == 0 && nover > OVER_WARN_MAX)
+		r = aptix_file_set_warn(files, "%lu more active files (%llu "
+					"bytes) left out (files.max-total)",
+					(unsigned long)(nover - OVER_WARN_MAX),
+					(unsigned long long)over);
+	for (i = 0; chunks && i < chunks->n; i++)
+		if (chunks->v[i].sent && whole(files, chunks->v[i].path))
+			chunks->v[i].sent = 0;
+	return r;
+}
+
 /* A fence longer than any run of backticks in the text. */
 static void fence(char *out, size_t max, const char *text, size_t len)
 {

@@ -124,6 +124,31 @@ static int split_prefixes(struct rag_settings *s, const char *v)
 	return 0;
 }
 
+/* repo_name becomes "<name>@<first 12 hex digits of the store id>". */
+static int qualify_repo(struct rag_settings *s, aptix_repo *repo)
+{
+	aptix_buf id = APTIX_BUF_INIT, name = APTIX_BUF_INIT;
+	size_t i, n = 0;
+	int r;
+
+	if ((r = aptix__repo_store_id(&id, repo)) < 0)
+		return r;
+	aptix_buf_printf(&name, "%s@", s->repo_name);
+	for (i = 0; i < id.len && n < 12; i++)
+		if (id.ptr[i] != '-') {
+			aptix_buf_putc(&name, id.ptr[i]);
+			n++;
+		}
+	aptix_buf_release(&id);
+	if (aptix_buf_oom(&name)) {
+		aptix_buf_release(&name);
+		return aptix_error_oom();
+	}
+	free(s->repo_name);
+	s->repo_name = aptix_buf_detach(&name);
+	return 0;
+}
+
 int aptix_rag__settings(struct rag_settings *s, aptix_repo *repo,
 			const aptix_config *cfg, const char *backend)
 {
@@ -182,6 +207,16 @@ int aptix_rag__settings(struct rag_settings *s, aptix_repo *repo,
 		base = base ? base + 1 : wd;
 		s->repo_name = aptix__strdup(base && *base ? base :
 					     "workspace");
+		/*
+		 * A Qdrant collection is shared by every store on the
+		 * machine: the default repo key carries this store's id,
+		 * so that two clones named alike neither read nor delete
+		 * each other's points (their ids, made from the key,
+		 * differ too). The local index is the store's own.
+		 */
+		if (s->repo_name && repo && s->backend == RAG_QDRANT &&
+		    (r = qualify_repo(s, repo)) < 0)
+			goto fail;
 	}
 	if (!s->repo_name) {
 		r = APTIX_ERROR;
@@ -843,8 +878,56 @@ static void chunk_release(aptix_rag_chunk *c)
 }
 
 /*
+ * Is chunk c still what the work tree holds at its lines? Its text is
+ * the file's lines start_line..end_line with their newlines, as
+ * aptix_rag__chunk_text() cut it, and content_hash is their SHA-256.
+ */
+static int chunk_live(const aptix_rag_chunk *c, const char *workdir)
+{
+	aptix_buf file = APTIX_BUF_INIT, full = APTIX_BUF_INIT;
+	const char *p, *end, *from = NULL;
+	char hex[65];
+	aptix_oid h;
+	long line = 1;
+	int ok = 0;
+
+	aptix_buf_printf(&full, "%s/%s", workdir, c->path);
+	if (aptix_buf_oom(&full) || aptix_buf_read_file(&file, full.ptr) < 0)
+		goto done;
+	p = file.ptr;
+	end = file.ptr + file.len;
+	while (p < end && line < c->start_line) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		p = nl ? nl + 1 : end;
+		line++;
+	}
+	if (line != c->start_line || p >= end)
+		goto done;
+	from = p;
+	while (p < end && line <= c->end_line) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		p = nl ? nl + 1 : end;
+		line++;
+	}
+	if (line <= c->end_line)
+		goto done;	/* the file is shorter now */
+	if (aptix_sha256(&h, from, (size_t)(p - from)) < 0)
+		goto done;
+	aptix_oid_tostr(hex, &h);
+	ok = !strcmp(hex, c->content_hash);
+done:
+	aptix_error_clear();
+	aptix_buf_release(&file);
+	aptix_buf_release(&full);
+	return ok;
+}
+
+/*
  * Retrieved chunks from n0 on that hold a credential (indexed before
- * the detector knew it) or whose path .aptixignore names are dropped.
+ * the detector knew it), whose path .aptixignore names, or whose lines
+ * in the work tree changed since they were indexed are dropped.
  */
 static int drop_withheld(aptix_chunk_set *out, size_t n0, aptix_repo *repo,
 			 const aptix_rag_query *q)
@@ -863,6 +946,21 @@ static int drop_withheld(aptix_chunk_set *out, size_t n0, aptix_repo *repo,
 		aptix_rag_chunk *c = &out->v[i];
 
 		if (aptix__ignore_match(ig, c->path)) {
+			chunk_release(c);
+			continue;
+		}
+		/* stale: sending it would contradict the live file */
+		if (aptix_repo_workdir(repo) &&
+		    !chunk_live(c, aptix_repo_workdir(repo))) {
+			if (r == 0)
+				r = aptix_chunk_set_warn(out, "a chunk of '%s' "
+							 "(lines %ld-%ld) "
+							 "changed since it "
+							 "was indexed: "
+							 "dropped; run aptix "
+							 "index", c->path,
+							 c->start_line,
+							 c->end_line);
 			chunk_release(c);
 			continue;
 		}

@@ -13,6 +13,7 @@
 
 #define FORMAT_KEY "format"
 #define WORKSPACE_KEY "workspace"
+#define STORE_ID_KEY "store-id"
 
 static int check_format(aptix_repo *repo)
 {
@@ -242,6 +243,50 @@ struct init_payload {
 	int finish;		/* a store left half-made: keep what it has */
 };
 
+/*
+ * The store's id (a random UUID) unless it has one: what keeps its
+ * points apart from other stores' in a shared Qdrant collection.
+ */
+static int put_store_id(aptix_store_wtxn *w)
+{
+	aptix_store *s = aptix_store_of_wtxn(w);
+	aptix_buf cur = APTIX_BUF_INIT;
+	char id[APTIX_UUID_STRSZ + 1];
+	int r;
+
+	r = s->wget(&cur, w, APTIX_TABLE_META, STORE_ID_KEY,
+		    strlen(STORE_ID_KEY));
+	aptix_buf_release(&cur);
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	aptix_error_clear();
+	if ((r = aptix_uuid_v4(id)) < 0)
+		return r;
+	return s->wput(w, APTIX_TABLE_META, STORE_ID_KEY,
+		       strlen(STORE_ID_KEY), id, strlen(id));
+}
+
+static int store_id_fn(aptix_store_wtxn *w, void *payload)
+{
+	(void)payload;
+	return put_store_id(w);
+}
+
+int aptix__repo_store_id(aptix_buf *out, aptix_repo *repo)
+{
+	int r = repo->store->get(out, repo->store, APTIX_TABLE_META,
+				 STORE_ID_KEY, strlen(STORE_ID_KEY));
+
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	/* an older store: it gets one on first use */
+	aptix_error_clear();
+	if ((r = repo->store->write(repo->store, store_id_fn, NULL)) < 0)
+		return r;
+	return repo->store->get(out, repo->store, APTIX_TABLE_META,
+				STORE_ID_KEY, strlen(STORE_ID_KEY));
+}
+
 static int init_fn(aptix_store_wtxn *w, void *payload)
 {
 	aptix_store *s = aptix_store_of_wtxn(w);
@@ -258,6 +303,8 @@ static int init_fn(aptix_store_wtxn *w, void *payload)
 	    (r = s->wput(w, APTIX_TABLE_META, WORKSPACE_KEY,
 			 strlen(WORKSPACE_KEY), ip->workspace,
 			 strlen(ip->workspace))) < 0)
+		return r;
+	if ((r = put_store_id(w)) < 0)
 		return r;
 	if (ip->finish) {
 		r = s->wget(&cur, w, APTIX_TABLE_REFS, "HEAD", 4);

@@ -157,4 +157,10 @@ int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
 int aptix_run__check_claim(const char *conv, const char *record,
 			   size_t len);
 
+/*
+ * The store's id (meta "store-id", a random UUID made at init; an older
+ * store gets one on first use, in a short write). Into out (replaced).
+ */
+int aptix__repo_store_id(aptix_buf *out, aptix_repo *repo);
+
 #endif

@@ -70,12 +70,17 @@ int aptix_run__plan_context(aptix_run *run)
 {
 	const aptix_file_set *files = &run->files;
 	const aptix_chunk_set *chunks = &run->chunks;
+	long max_total;
 	size_t i;
 	int r;
 
 	drop_secrets(run);
 	if ((r = aptix__chain_plan(&run->chain, run->restart, &run->files,
-				   &run->chunks)) < 0)
+				   &run->chunks)) < 0 ||
+	    (r = aptix_config_long(&max_total, run->o.cfg,
+				   "files.max-total")) < 0 ||
+	    (r = aptix_context_limit(&run->files, &run->chunks,
+				     max_total)) < 0)
 		return r;
 	for (i = 0; i < files->nwarnings; i++)
 		aptix_run__add_warning(run, "%s", files->warnings[i]);

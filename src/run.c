@@ -459,6 +459,7 @@ int aptix_run_begin(aptix_run *run)
 
 int aptix_run_gather(aptix_run *run, const aptix_gather_options *g)
 {
+	aptix_buf cache = APTIX_BUF_INIT;
 	aptix_scan_options so;
 	aptix_rag_query q;
 	int r;
@@ -476,7 +477,18 @@ int aptix_run_gather(aptix_run *run, const aptix_gather_options *g)
 			so.secrets = run->keys;
 			so.nsecrets = run->nkeys;
 		}
-		if ((r = aptix_workspace_scan(&run->files, &so)) < 0)
+		if (!so.stat_cache) {
+			if ((r = aptix_workspace_stat_cache(&cache,
+							    run->repo)) < 0)
+				return fail(run, r, "context_error");
+			so.stat_cache = cache.ptr;
+			/* a dry run changes nothing in the store */
+			so.stat_cache_readonly |= run->o.dry_run ||
+				aptix_repo_readonly(run->repo);
+		}
+		r = aptix_workspace_scan(&run->files, &so);
+		aptix_buf_release(&cache);
+		if (r < 0)
 			return fail(run, r, "context_error");
 	}
 	if (!g->rag)

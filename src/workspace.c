@@ -5,8 +5,9 @@
  * The active files are gathered in three steps: candidates (git's dirty
  * files, then the named ones, resolved against the workspace root),
  * merged and cut to files.max-count by path, then read: each file is
- * opened once, measured with fstat, hashed, and loaded when small
- * enough. git runs as a child (posix_spawnp, no shell) with its output
+ * measured with stat first (one over files.max-size is never opened),
+ * then opened once, loaded, and hashed unless the stat cache
+ * (src/statcache.c) knows it. git runs as a child (posix_spawnp, no shell) with its output
  * on pipes.
  */
 #include "common.h"
@@ -17,6 +18,7 @@
 #include "ignore.h"
 #include "gitdir.h"
 #include "repo.h"
+#include "statcache.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -437,6 +439,7 @@ struct scan {
 	char *root_real;	/* realpath(root) */
 	long max_size, max_count;
 	struct aptix__ignore *ignore;	/* root's .aptixignore */
+	struct aptix__statcache *cache;	/* NULL: no stat cache */
 	struct cand *v;
 	size_t n, alloc;
 };
@@ -961,16 +964,61 @@ static int withhold(struct scan *sc, aptix_active_file *f)
 				   f->note);
 }
 
+/* A file over files.max-size: its size only, never read nor hashed. */
+static int set_too_large(aptix_active_file *f, const struct stat *st)
+{
+	aptix_buf_release(&f->content);
+	f->sha256[0] = '\0';
+	f->size = (long)st->st_size;
+	f->too_large = 1;
+	f->action = APTIX_FILE_TOO_LARGE;
+	return 0;
+}
+
+/* Read at most cap bytes of fd into f->content; 0, or -errno. */
+static int read_capped(struct scan *sc, aptix_active_file *f, int fd,
+		       const struct stat *st, size_t cap)
+{
+	if (aptix_buf_grow(&f->content, (size_t)st->st_size + 1 < cap ?
+			   (size_t)st->st_size + 1 : cap) < 0)
+		return aptix_error_oom();
+	while (f->content.len < cap) {
+		size_t room = f->content.alloc - f->content.len - 1;
+		ssize_t n;
+
+		if (!room) {
+			if (aptix_buf_grow(&f->content, 65536) < 0)
+				return aptix_error_oom();
+			room = f->content.alloc - f->content.len - 1;
+		}
+		if (room > cap - f->content.len)
+			room = cap - f->content.len;
+		n = read(fd, f->content.ptr + f->content.len, room);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		sc->out->nread += (uint64_t)n;
+		f->content.len += (size_t)n;
+		f->content.ptr[f->content.len] = '\0';
+	}
+	return 0;
+}
+
 /*
- * Open, measure, hash and load one file. Returns 1 when it turned out
- * to be a directory (skipped, with a warning), 0, or an error.
+ * Open, measure and load one file, and hash it unless the stat cache
+ * knows it. A file over max_size is never opened: stat says so. Returns
+ * 1 when it turned out to be a directory (skipped, with a warning), 0,
+ * or an error.
  */
 static int read_one(struct scan *sc, aptix_active_file *f, struct cand *c)
 {
 	struct stat st;
+	const char *cached;
 	aptix_oid id;
 	int fd, r;
-	uint64_t size;
 
 	f->touched = c->from_git;
 	if (c->outside)
@@ -995,7 +1043,12 @@ static int read_one(struct scan *sc, aptix_active_file *f, struct cand *c)
 		}
 		free(c->abs);
 		c->abs = real;
+		if (stat(c->abs, &st) < 0)
+			return set_unreadable(sc, f, errno_note(errno));
 	}
+	/* the size first: a 50 GB file is not read to learn it is large */
+	if (S_ISREG(st.st_mode) && st.st_size > sc->max_size)
+		return set_too_large(f, &st);
 	fd = open(c->abs, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return set_unreadable(sc, f, errno_note(errno));
@@ -1013,81 +1066,44 @@ static int read_one(struct scan *sc, aptix_active_file *f, struct cand *c)
 		r = set_unreadable(sc, f, "not a regular file");
 		goto done;
 	}
-	if (st.st_size <= sc->max_size) {
-		/* read at most max_size + 1 bytes: it may have grown */
-		size_t cap = (size_t)sc->max_size + 1;
-
-		if (aptix_buf_grow(&f->content, (size_t)st.st_size + 1 < cap ?
-				   (size_t)st.st_size + 1 : cap) < 0) {
-			r = aptix_error_oom();
-			goto done;
-		}
-		while (f->content.len < cap) {
-			size_t room = f->content.alloc - f->content.len - 1;
-			ssize_t n;
-
-			if (!room) {
-				if (aptix_buf_grow(&f->content, 65536) < 0) {
-					r = aptix_error_oom();
-					goto done;
-				}
-				room = f->content.alloc - f->content.len - 1;
-			}
-			if (room > cap - f->content.len)
-				room = cap - f->content.len;
-			n = read(fd, f->content.ptr + f->content.len, room);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				int e = errno;
-
-				aptix_buf_release(&f->content);
-				r = set_unreadable(sc, f, errno_note(e));
-				goto done;
-			}
-			if (n == 0)
-				break;
-			f->content.len += (size_t)n;
-			f->content.ptr[f->content.len] = '\0';
-		}
-		if (f->content.len <= (size_t)sc->max_size) {
-			if ((r = aptix_sha256(&id, f->content.ptr,
-					      f->content.len)) < 0)
-				goto done;
-			aptix_oid_tostr(f->sha256, &id);
-			f->size = (long)f->content.len;
-			f->binary = !aptix_utf8_valid(f->content.ptr,
-						      f->content.len);
-			f->action = f->binary ? APTIX_FILE_BINARY :
-				APTIX_FILE_SEND;
-			r = withhold(sc, f);
-			goto done;
-		}
-		/* it grew past the limit: hash it from the start */
-		aptix_buf_release(&f->content);
-		if (lseek(fd, 0, SEEK_SET) < 0) {
-			r = set_unreadable(sc, f, errno_note(errno));
-			goto done;
-		}
-	}
-	if ((r = aptix_sha256_fd(&id, fd, &size)) < 0) {
-		const char *msg = aptix_error_last()->message;
-
-		/* a read error is this file's problem, not the scan's */
-		if (!strncmp(msg, "read error: ", 12)) {
-			char *why = aptix__strdup(msg + 12);
-
-			aptix_error_clear();
-			r = why ? set_unreadable(sc, f, why) : APTIX_ERROR;
-			free(why);
-		}
+	if (st.st_size > sc->max_size) {
+		r = set_too_large(f, &st);
 		goto done;
 	}
-	aptix_oid_tostr(f->sha256, &id);
-	f->size = (long)size;
-	f->too_large = 1;
-	f->action = APTIX_FILE_TOO_LARGE;
-	r = 0;
+	/* read at most max_size + 1 bytes: it may have grown */
+	r = read_capped(sc, f, fd, &st, (size_t)sc->max_size + 1);
+	if (r < 0 && r != APTIX_ERROR) {
+		aptix_buf_release(&f->content);
+		r = set_unreadable(sc, f, errno_note(-r));
+		goto done;
+	}
+	if (r < 0)
+		goto done;
+	if (f->content.len > (size_t)sc->max_size) {
+		/* it grew past the limit while we read */
+		st.st_size = (off_t)f->content.len;
+		r = set_too_large(f, &st);
+		goto done;
+	}
+	cached = (off_t)f->content.len == st.st_size ?
+		aptix__statcache_get(sc->cache, f->path, &st) : NULL;
+	if (cached) {
+		memcpy(f->sha256, cached, 65);
+	} else {
+		if ((r = aptix_sha256(&id, f->content.ptr,
+				      f->content.len)) < 0)
+			goto done;
+		aptix_oid_tostr(f->sha256, &id);
+		sc->out->nhashed++;
+		if ((off_t)f->content.len == st.st_size &&
+		    (r = aptix__statcache_put(sc->cache, f->path, &st,
+					      f->sha256)) < 0)
+			goto done;
+	}
+	f->size = (long)f->content.len;
+	f->binary = !aptix_utf8_valid(f->content.ptr, f->content.len);
+	f->action = f->binary ? APTIX_FILE_BINARY : APTIX_FILE_SEND;
+	r = withhold(sc, f);
 done:
 	close(fd);
 	return r;
@@ -1170,6 +1186,10 @@ int aptix_workspace_scan(aptix_file_set *out, const aptix_scan_options *o)
 
 	if ((r = aptix__ignore_load(&sc.ignore, sc.root_real)) < 0)
 		goto done;
+	if (o->stat_cache &&
+	    (r = aptix__statcache_load(&sc.cache, o->stat_cache,
+				       aptix_now_ms() * 1000000)) < 0)
+		goto done;
 	if (!o->no_git && (r = git_candidates(&sc)) < 0)
 		goto done;
 	for (i = 0; i < o->npaths; i++)
@@ -1212,8 +1232,11 @@ int aptix_workspace_scan(aptix_file_set *out, const aptix_scan_options *o)
 			r = 0;
 		}
 	}
+	if (!o->stat_cache_readonly)
+		aptix__statcache_save(sc.cache);
 	r = 0;
 done:
+	aptix__statcache_free(sc.cache);
 	for (i = 0; i < sc.n; i++)
 		cand_free(&sc.v[i]);
 	free(sc.v);
@@ -1224,4 +1247,12 @@ done:
 	if (r < 0)
 		aptix_file_set_release(out);
 	return r;
+}
+
+int aptix_workspace_stat_cache(aptix_buf *out, const aptix_repo *repo)
+{
+	APTIX_ASSERT_ARG(out && repo);
+	aptix_buf_clear(out);
+	aptix_buf_printf(out, "%s/stat-cache", aptix_repo_path(repo));
+	return aptix_buf_oom(out) ? aptix_error_oom() : 0;
 }

@@ -178,15 +178,27 @@ test_expect_success JQ 'from a subdirectory: paths relative to the workspace roo
 	grep -x "modified.c" paths
 '
 
-test_expect_success JQ 'too large: over files.max-size, hashed, not sent' '
+test_expect_success JQ 'too large: over files.max-size, not read, not sent' '
 	awk "BEGIN { for (i = 0; i < 5000; i++) print \"line \" i \" of a large file\" }" >repo/large.txt &&
 	files repo >actual &&
 	grep "^large.txt|too large|$" actual &&
 	jq -r ".files[] | select(.path == \"large.txt\") | [.size, .sha256] | map(tostring) | join(\" \")" status.json >large &&
-	echo "$(wc -c <repo/large.txt | tr -d " ") $(sha256_of repo/large.txt)" >expect &&
+	echo "$(wc -c <repo/large.txt | tr -d " ") null" >expect &&
 	test_cmp expect large &&
 	(cd repo && aptix status) >out &&
 	grep "^  large.txt  *too large (1[0-9][0-9]\.[0-9] KiB)$" out
+'
+
+test_expect_success JQ 'a 20 GB sparse file is too large, from its size alone' '
+	truncate -s 20G repo/sparse.img &&
+	test_when_finished "rm -f repo/sparse.img" &&
+	files repo >actual &&
+	grep "^sparse.img|too large|$" actual &&
+	jq -r ".files[] | select(.path == \"sparse.img\") | .size" status.json >size &&
+	echo 21474836480 >expect &&
+	test_cmp expect size &&
+	(cd repo && aptix status) >out &&
+	grep "^  sparse.img  *too large (20.0 GiB)$" out
 '
 
 test_expect_success JQ 'files.max-size sets the limit' '

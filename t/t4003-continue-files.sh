@@ -247,7 +247,8 @@ test_expect_success 'a file over files.max-size is not sent; show and --json say
 	test "$(json_field .kind <out.json)" = answer &&
 	json_field .warnings <out.json >warnings &&
 	grep "big.txt.* too large to send ($size bytes, over files.max-size): skipped" warnings &&
-	test "$(files_of HEAD | grep "^big.txt|")" = "big.txt|too large|false|$(sha big.txt)|true" &&
+	# never read, so not hashed: the size comes from stat
+	test "$(files_of HEAD | grep "^big.txt|")" = "big.txt|too large|false||true" &&
 	test "$(field HEAD .files[0].path)" = big.txt &&
 	test "$(field HEAD .files[0].too_large)" = true &&
 	test "$(field HEAD .files[0].content)" = null &&
@@ -266,6 +267,37 @@ test_expect_success 'the limit follows files.max-size' '
 	msg "$(request_count)" >m &&
 	grep "^Active file big.txt (" m &&
 	grep -F BIG_MARKER m
+'
+
+test_expect_success 'files past files.max-total are left out, named in the warnings' '
+	aptix -C ws config files.max-size 100k &&
+	test_when_finished "aptix -C ws config files.max-size 1k" &&
+	test_when_finished "rm -f ws/log*.log" &&
+	for i in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20
+	do
+		python3 -c "print(\"LOG_$i \" * 8600)" >ws/log$i.log || return 1
+	done &&
+	aptix -C ws status >status 2>status.err &&
+	grep "^  log05.log  *over budget$" status &&
+	grep "^  log01.log  *send$" status &&
+	grep "log14.log.* left out: over the turn.s 262144 bytes of files (files.max-total)" status.err &&
+	grep "^warning: 6 more active files (361206 bytes) left out (files.max-total)$" status.err &&
+	aptix -C ws continue --dry-run -m "many logs" >dry 2>dry.err &&
+	grep "log05.log.* left out.*files.max-total" dry.err &&
+	grep "more active files (.* bytes) left out (files.max-total)" dry.err &&
+	aptix -C ws continue --json -m "many logs" >out.json 2>err &&
+	msg "$(request_count)" >m &&
+	grep "^Active file log01.log (" m &&
+	! grep "^Active file log05.log (" m &&
+	! grep -F LOG_20 m &&
+	grep "^Active files left out (over the context budget): .*log20.log" m &&
+	json_field .warnings <out.json >warnings &&
+	grep "active file .log05.log. (60201 bytes) left out" warnings &&
+	test "$(wc -c <m)" -lt 300000 &&
+	aptix -C ws config files.max-total 0 &&
+	test_when_finished "aptix -C ws config --unset files.max-total" &&
+	aptix -C ws status >status &&
+	! grep "over budget" status
 '
 
 test_expect_success 'binary files (NUL bytes, invalid UTF-8) are skipped with a warning' '
@@ -568,6 +600,9 @@ test_expect_success 'the file refs of every turn agree with the request bodies' 
 	    for line in msg.split("\n"):
 	        if line.startswith("Active files unchanged since you last saw them: "):
 	            unchanged = line.split(": ", 1)[1].split(", ")
+	        if line.startswith("Active files left out (over the context budget): "):
+	            # recorded as not sent, which show calls unchanged
+	            unchanged += line.split(": ", 1)[1].split(", ")
 	    for f in d["files"]:
 	        blob = None
 	        if f["content"]:

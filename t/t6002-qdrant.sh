@@ -126,7 +126,8 @@ for p in points:
     pl = p[\"payload\"]
     assert sorted(pl) == [\"content_hash\", \"end_line\", \"language\", \"path\",
                           \"path_prefixes\", \"repo\", \"start_line\", \"text\"], pl
-    assert pl[\"repo\"] == \"ws\"
+    # the repo key carries the store id (see the isolation test)
+    assert __import__(\"re\").fullmatch(\"ws@[0-9a-f]{12}\", pl[\"repo\"]), pl
     assert pl[\"content_hash\"] == hashlib.sha256(pl[\"text\"].encode()).hexdigest()
     assert len(p[\"vector\"]) == 64 and len(p[\"id\"]) == 36
 by = {p[\"payload\"][\"path\"]: p[\"payload\"] for p in points}
@@ -150,7 +151,9 @@ test_expect_success 'rag-query: an embedded query, filtered by repo' '
 assert paths == [(\"POST\", \"/v1/embeddings\"), (\"POST\", \"/collections/aptix/points/query\")], paths
 b = logs[1][\"body\"]
 assert len(b[\"query\"]) == 64
-assert b[\"filter\"] == {\"must\": [{\"key\": \"repo\", \"match\": {\"value\": \"ws\"}}]}, b
+repo = b[\"filter\"][\"must\"][0][\"match\"][\"value\"]
+assert __import__(\"re\").fullmatch(\"ws@[0-9a-f]{12}\", repo), b
+assert b[\"filter\"] == {\"must\": [{\"key\": \"repo\", \"match\": {\"value\": repo}}]}, b
 assert b[\"limit\"] == 8 and b[\"with_payload\"] is True, b
 assert \"score_threshold\" not in b
 " &&
@@ -161,7 +164,9 @@ assert \"score_threshold\" not in b
 	logs_since "
 b = logs[1][\"body\"]
 assert b[\"limit\"] == 2
-assert b[\"filter\"] == {\"must\": [{\"key\": \"repo\", \"match\": {\"value\": \"ws\"}},
+repo = b[\"filter\"][\"must\"][0][\"match\"][\"value\"]
+assert repo.startswith(\"ws@\"), b
+assert b[\"filter\"] == {\"must\": [{\"key\": \"repo\", \"match\": {\"value\": repo}},
                                 {\"key\": \"language\", \"match\": {\"value\": \"c\"}}],
                        \"should\": [{\"key\": \"path_prefixes\", \"match\": {\"value\": \"src/net\"}},
                                   {\"key\": \"path_prefixes\", \"match\": {\"value\": \"docs\"}}]}, b
@@ -331,6 +336,35 @@ test_expect_success 'embeddings failing: index stops with the error' '
 	grep "^fatal: openai: " err &&
 	aptix -C ws index >out &&
 	grep "^chunks: 1 added, 0 removed, 1 embedded; 4 in 4 files" out
+'
+
+test_expect_success 'two stores named alike keep their points apart' '
+	aptix init -q one/ws &&
+	aptix init -q two/ws &&
+	for d in one/ws two/ws
+	do
+		aptix -C $d config rag.backend qdrant &&
+		printf "int shared_helper(void) { return 7; }\n" >$d/common.c ||
+		return 1
+	done &&
+	printf "the SECRET_PLAN: launch at dawn\n" >one/ws/plan.txt &&
+	aptix -C one/ws index >out &&
+	grep "^chunks: 2 added" out &&
+	aptix -C two/ws index >out &&
+	grep "^chunks: 1 added" out &&
+	aptix -C two/ws rag-query SECRET_PLAN launch dawn >out &&
+	! grep plan.txt out &&
+	grep " common.c:1-1 " out &&
+	aptix -C one/ws rag-query SECRET_PLAN launch dawn >out &&
+	grep " plan.txt:1-1 " out &&
+	# removing a file in one store leaves the other its chunks
+	rm two/ws/common.c &&
+	aptix -C two/ws index >out &&
+	grep "^chunks: 0 added, 1 removed" out &&
+	aptix -C one/ws index >out &&
+	grep "^files: .* 0 changed, 2 unchanged, 0 removed" out &&
+	aptix -C one/ws rag-query shared helper >out &&
+	grep " common.c:1-1 " out
 '
 
 test_expect_success MDB_DUMP 'the Qdrant key is never stored nor printed' '

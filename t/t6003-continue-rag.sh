@@ -330,6 +330,43 @@ test_expect_success 'local: a rerun retrieves for the instruction it repeats' '
 	check_turn $((n + 1)) HEAD
 '
 
+test_expect_success 'a chunk whose lines changed since indexing is dropped' '
+	aptix init -q st &&
+	printf "/* quasar_flux: compute the quasar flux */\nint quasar_flux(int strtol_mode)\n{\n\treturn strtol_mode;\n}\n" >st/flux.c &&
+	printf "/* nebula_drift: move the nebula */\nint nebula_drift(void);\n" >st/drift.c &&
+	aptix -C st index >out &&
+	aptix -C st continue --json -m "quasar flux nebula drift" >s1.json &&
+	msg "$(request_count)" >m &&
+	grep "^Retrieved from flux.c lines 1-5 " m &&
+	grep "^Retrieved from drift.c lines 1-2 " m &&
+	sed "s/strtol_mode/strtoll_mode/" st/flux.c >flux.new &&
+	mv flux.new st/flux.c &&
+	aptix -C st switch -c >/dev/null &&
+	aptix -C st continue --json -m "quasar flux nebula drift" >s2.json &&
+	msg "$(request_count)" >m &&
+	! grep "^Retrieved from flux.c" m &&
+	! grep -F strtol_mode m &&
+	grep "^Retrieved from drift.c lines 1-2 " m &&
+	json_field .warnings <s2.json >warnings &&
+	grep "a chunk of .flux.c. (lines 1-5) changed since it was indexed: dropped; run aptix index" warnings
+'
+
+test_expect_success 'a chunk of a file sent whole is not sent again' '
+	aptix -C st index >out &&
+	aptix -C st switch -c >/dev/null &&
+	aptix -C st continue --json --file flux.c -m "quasar flux nebula drift" >s3.json &&
+	msg "$(request_count)" >m &&
+	grep "^Active file flux.c (" m &&
+	! grep "^Retrieved from flux.c" m &&
+	grep "^Retrieved from drift.c lines 1-2 " m &&
+	test "$(grep -c strtoll_mode m)" = 2 &&
+	python3 -c "
+import json
+s = json.load(open(\"s3.json\"))[\"sources\"]
+assert [c[\"sent\"] for c in s if c[\"path\"] == \"flux.c\"] == [False], s
+"
+'
+
 test_expect_success 'qdrant: index the repository (embeddings from the stand-in)' '
 	aptix -C ws config rag.backend qdrant &&
 	log_mark &&

@@ -45,6 +45,8 @@ typedef struct {
 	/** the git work tree's state, from the scan's git status */
 	aptix_worktree worktree;
 	int has_worktree;	/**< the root is in a work tree git took */
+	size_t nhashed;		/**< files the scan hashed (not cached) */
+	uint64_t nread;		/**< bytes the scan read */
 } aptix_file_set;
 
 APTIX_EXTERN(void) aptix_file_set_init(aptix_file_set *s);
@@ -108,6 +110,20 @@ APTIX_EXTERN(int) aptix_context_plan(aptix_repo *repo,
 				     const aptix_oid *parent, int restart,
 				     aptix_file_set *files,
 				     aptix_chunk_set *chunks);
+
+/**
+ * @brief The limits of one turn, applied after aptix_context_plan():
+ *        files to send beyond max_total bytes in all (files.max-total;
+ *        0: no limit) become OVER_BUDGET, in path order (a smaller file
+ *        after a left-out one may still fit), and a warning of files
+ *        names them (the first ten, then "N more"); a chunk of a file
+ *        the model gets whole (SEND) or has whole in the chain
+ *        (UNCHANGED) is not sent.
+ * @param files may be NULL; chunks may be NULL
+ */
+APTIX_EXTERN(int) aptix_context_limit(aptix_file_set *files,
+				      aptix_chunk_set *chunks,
+				      long max_total);
 
 /**
  * @brief The text sent ahead of the instruction: the files to send,

@@ -53,10 +53,16 @@ typedef struct {
 	/** keys that are credentials whatever their form (API keys) */
 	const char *const *secrets;
 	size_t nsecrets;
+	/**
+	 * the stat cache file (aptix_workspace_stat_cache()); NULL: none,
+	 * every file is hashed
+	 */
+	const char *stat_cache;
+	int stat_cache_readonly;	/**< use it, never write it */
 } aptix_scan_options;
 
 #define APTIX_SCAN_OPTIONS_INIT { 1, NULL, NULL, 0, NULL, 0, 0, 0, NULL, \
-	NULL, 0 }
+	NULL, 0, NULL, 0 }
 
 /**
  * @brief The active files: those git reports modified, staged or
@@ -91,8 +97,14 @@ typedef struct {
  *    regular file", or the system's message. A directory is skipped
  *    with a warning. Duplicates are merged (touched when git reported
  *    the file).
- *  - A file over max_size: too_large, no content, but its SHA-256 and
- *    size (streamed). Binary files within max_size keep their content.
+ *  - A file over max_size: too_large, with its size from stat and no
+ *    content and no SHA-256 (sha256 ""): it is never read, however
+ *    large. Binary files within max_size keep their content.
+ *  - With a stat cache, a file whose stat data (size, mtime and ctime
+ *    in ns, inode, device) is what the cache holds is not hashed again,
+ *    as git's index does (src/statcache.c: the "racy git" rule); the
+ *    cache is written back unless stat_cache_readonly. nhashed and
+ *    nread of out count the files hashed and the bytes read.
  *  - Paths that root's .aptixignore names (gitignore syntax, see
  *    README.md) are never taken: git's are dropped silently, named ones
  *    with the warning "'x' is excluded by .aptixignore: not sent".
@@ -115,5 +127,13 @@ typedef struct {
  */
 APTIX_EXTERN(int) aptix_workspace_scan(aptix_file_set *out,
 				       const aptix_scan_options *o);
+
+/**
+ * @brief The stat cache of a store's work tree: the file "stat-cache"
+ *        in the store's directory, beside data.mdb (objects-format.md,
+ *        Storage). Into out (replaced).
+ */
+APTIX_EXTERN(int) aptix_workspace_stat_cache(aptix_buf *out,
+					     const aptix_repo *repo);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aptix.h"
@@ -445,7 +446,7 @@ END_TEST
 START_TEST(test_too_large)
 {
 	const char *paths[] = { "big", "limit", "small" };
-	char *data = malloc(300000), hex[65];
+	char *data = malloc(300000);
 	const aptix_active_file *f;
 
 	ck_assert_ptr_nonnull(data);
@@ -462,9 +463,9 @@ START_TEST(test_too_large)
 	ck_assert_int_eq(f->binary, 0);		/* not examined */
 	ck_assert_int_eq(f->size, 300000);
 	ck_assert_uint_eq(f->content.len, 0);
-	unit_fill_random(data, 300000, 7);
-	hex_of(hex, data, 300000);
-	ck_assert_str_eq(f->sha256, hex);	/* streamed */
+	ck_assert_str_eq(f->sha256, "");	/* never read */
+	ck_assert_uint_eq(fs.nread, 1000 + 999);
+	ck_assert_uint_eq(fs.nhashed, 2);
 	f = find("limit");
 	ck_assert_int_eq(f->action, APTIX_FILE_SEND);	/* exactly the limit */
 	ck_assert_uint_eq(f->content.len, 1000);
@@ -950,6 +951,108 @@ START_TEST(test_git_many_deleted)
 }
 END_TEST
 
+/* The stat cache: a scan with one, file names relative to tmpdir. */
+static int scan_cached(const char *const *paths, size_t n, long max_size)
+{
+	aptix_scan_options o = APTIX_SCAN_OPTIONS_INIT;
+
+	aptix_file_set_release(&fs);
+	o.root = tmpdir;
+	o.paths = paths;
+	o.npaths = n;
+	o.max_size = max_size;
+	o.stat_cache = "stat-cache";
+	return aptix_workspace_scan(&fs, &o);
+}
+
+/* Set a file's mtime (and so its ctime to now) to now - ago seconds. */
+static void age_file(const char *path, long ago)
+{
+	struct timespec t[2];
+
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= ago;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+START_TEST(test_sparse_never_read)
+{
+	const char *paths[] = { "huge.img" };
+	int fd = open("huge.img", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	/* 20 GB of hole: reading it would take tens of seconds */
+	ck_assert_int_eq(ftruncate(fd, (off_t)20 << 30), 0);
+	close(fd);
+	ck_assert_int_eq(scan_cached(paths, 1, 0), 0);
+	ck_assert_uint_eq(fs.n, 1);
+	ck_assert_int_eq(fs.v[0].action, APTIX_FILE_TOO_LARGE);
+	ck_assert_int_eq(fs.v[0].size, (long)((off_t)20 << 30));
+	ck_assert_uint_eq(fs.nread, 0);
+	ck_assert_uint_eq(fs.nhashed, 0);
+}
+END_TEST
+
+START_TEST(test_stat_cache)
+{
+	const char *paths[] = { "a.c", "b.c" };
+	char hex[65];
+	struct timespec t[2];
+
+	unit_write_file("a.c", "alpha\n", 6);
+	unit_write_file("b.c", "bravo\n", 6);
+	age_file("a.c", 100);
+	age_file("b.c", 100);
+	ck_assert_int_eq(scan_cached(paths, 2, 0), 0);
+	ck_assert_uint_eq(fs.nhashed, 2);
+	ck_assert_int_eq(access("stat-cache", F_OK), 0);
+
+	/* the second scan hashes nothing and gets the same hashes */
+	ck_assert_int_eq(scan_cached(paths, 2, 0), 0);
+	ck_assert_uint_eq(fs.nhashed, 0);
+	hex_of(hex, "alpha\n", 6);
+	ck_assert_str_eq(find("a.c")->sha256, hex);
+	hex_of(hex, "bravo\n", 6);
+	ck_assert_str_eq(find("b.c")->sha256, hex);
+
+	/* the same size, another content and mtime: hashed again */
+	unit_write_file("a.c", "ALPHA\n", 6);
+	age_file("a.c", 50);
+	ck_assert_int_eq(scan_cached(paths, 2, 0), 0);
+	ck_assert_uint_eq(fs.nhashed, 1);
+	hex_of(hex, "ALPHA\n", 6);
+	ck_assert_str_eq(find("a.c")->sha256, hex);
+	ck_assert_int_eq(scan_cached(paths, 2, 0), 0);
+	ck_assert_uint_eq(fs.nhashed, 0);
+
+	/*
+	 * racy: a cache written no later than a file's mtime is not
+	 * trusted for it (the file may have changed in the same tick)
+	 */
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 70;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, "stat-cache", t, 0), 0);
+	ck_assert_int_eq(scan_cached(paths, 2, 0), 0);
+	ck_assert_uint_eq(fs.nhashed, 1);	/* a.c, 50 s old */
+
+	/* a file changed just now is hashed, and not cached */
+	unit_write_file("b.c", "BRAVO\n", 6);
+	ck_assert_int_eq(scan_cached(paths, 2, 0), 0);
+	ck_assert_uint_eq(fs.nhashed, 1);
+	ck_assert_int_eq(scan_cached(paths, 2, 0), 0);
+	ck_assert_uint_eq(fs.nhashed, 1);
+	hex_of(hex, "BRAVO\n", 6);
+	ck_assert_str_eq(find("b.c")->sha256, hex);
+
+	/* a damaged cache is an empty one */
+	unit_write_file("stat-cache", "aptix stat cache 1\nxyz", 22);
+	ck_assert_int_eq(scan_cached(paths, 2, 0), 0);
+	ck_assert_uint_eq(fs.nhashed, 2);
+}
+END_TEST
+
 Suite *workspace_suite(void)
 {
 	Suite *s = suite_create("workspace");
@@ -972,6 +1075,8 @@ Suite *workspace_suite(void)
 	tcase_add_test(tc, test_named_files);
 	tcase_add_test(tc, test_utf8_edge_cases);
 	tcase_add_test(tc, test_too_large);
+	tcase_add_test(tc, test_sparse_never_read);
+	tcase_add_test(tc, test_stat_cache);
 	tcase_add_test(tc, test_limits_from_config);
 	tcase_add_test(tc, test_bad_entries);
 	tcase_add_test(tc, test_unreadable_permission);

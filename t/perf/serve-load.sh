@@ -81,6 +81,7 @@ c.close()
 
 lock = threading.Lock()
 lat, codes, count = [], {}, [0]
+kinds = {}
 rss = {"start": rss_kib()}
 stop = time.time() + seconds
 
@@ -90,16 +91,17 @@ def client(seed):
     while time.time() < stop:
         x = rnd.random()
         if x < 0.2:
-            m, path = "POST", "/api/ai/agent/execute"
+            m, path, what = "POST", "/api/ai/agent/execute", "turn"
             body = json.dumps({"conversation": rnd.choice(convs),
                                "instruction": "load", "files": False,
                                "rag": False})
         else:
             m, body = "GET", None
-            path = rnd.choice(["/api/conversations?limit=20",
-                               "/api/graph?limit=20",
-                               "/api/conversations/" + rnd.choice(convs),
-                               "/api/turns/%s/full" % rnd.choice(sessions)])
+            what, path = rnd.choice([
+                ("list", "/api/conversations?limit=20"),
+                ("graph", "/api/graph?limit=20"),
+                ("conversation", "/api/conversations/" + rnd.choice(convs)),
+                ("full turn", "/api/turns/%s/full" % rnd.choice(sessions))])
         t0 = time.time()
         try:
             c.request(m, path, body, H)
@@ -113,6 +115,7 @@ def client(seed):
         dt = time.time() - t0
         with lock:
             lat.append(dt)
+            kinds.setdefault(what, []).append(dt)
             codes[code] = codes.get(code, 0) + 1
             count[0] += 1
             if count[0] == 1000:
@@ -135,6 +138,10 @@ errors = sum(v for k, v in codes.items() if k not in (200, 409))
 print("requests      %d in %.1f s: %.0f per second" % (n, elapsed, n / elapsed))
 print("latency       p50 %.1f ms, p99 %.1f ms" % (lat[n // 2] * 1e3,
                                                     lat[int(n * .99)] * 1e3))
+for k, v in sorted(kinds.items()):
+    v.sort()
+    print("  %-12s %5d: p50 %.1f ms, p99 %.1f ms" % (
+        k, len(v), v[len(v) // 2] * 1e3, v[int(len(v) * .99)] * 1e3))
 print("statuses      %s" % ", ".join("%s: %d" % kv for kv in
                                        sorted(codes.items(), key=str)))
 print("errors        %d (not counting the expected 409s)" % errors)

@@ -93,7 +93,8 @@ FUZZ_OBJS = $(patsubst %,$(O)/t/fuzz/fuzz_%.o,$(FUZZ_NAMES)) \
 	$(O)/t/fuzz/replay-main.o
 FUZZ_REPLAY = $(patsubst %,$(O)/t/fuzz/replay-%,$(FUZZ_NAMES))
 CLI_LIB_OBJS = $(O)/plumbing/cli.o $(O)/plumbing/parse-options.o \
-	$(O)/porcelain/chat-model.o
+	$(O)/porcelain/chat-model.o \
+	$(O)/serve/serve.o $(O)/serve/turn.o $(O)/serve/jsonrpc.o
 
 ifneq ($(V),1)
 QUIET_CC = @echo '   ' CC $@;

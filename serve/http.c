@@ -171,6 +171,16 @@ struct http_server {
 	pthread_cond_t cond;
 	size_t streams;			/* stream threads alive */
 	size_t responses;		/* streamed responses not yet sent */
+	/*
+	 * Stream threads are joined, not detached (as app-server's turn
+	 * threads: serve/jsonrpc.c): a detached thread that has said it
+	 * is done may still be freeing its thread-local state when the
+	 * process exits. Slot states: 0 free, 1 running, 2 finished and
+	 * not joined yet. Under lock.
+	 */
+	pthread_t *tids;
+	unsigned char *slot_state;
+	size_t nslots;
 };
 
 struct req {
@@ -404,6 +414,7 @@ struct stream {
 	size_t off;
 	int done, refs;
 	long keepalive_ms;
+	size_t slot;		/* its thread's (-1: none) */
 };
 
 static void stream_unref(struct stream *st)
@@ -447,6 +458,7 @@ static void *stream_thread(void *arg)
 {
 	struct stream *st = arg;
 	struct http_server *h = st->h;
+	size_t slot = st->slot;
 	json_t *final = serve_turn_run(st->t);
 
 	stream_put(st, "completed", final, 1);
@@ -454,9 +466,79 @@ static void *stream_thread(void *arg)
 	stream_unref(st);
 	pthread_mutex_lock(&h->lock);
 	h->streams--;
+	if (slot < h->nslots && h->slot_state[slot] == 1)
+		h->slot_state[slot] = 2;
 	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->lock);
 	return NULL;
+}
+
+/* Join the finished stream threads (under lock); a free slot or nslots. */
+static size_t reap_streams(struct http_server *h)
+{
+	size_t i, free_slot = h->nslots;
+
+	for (i = 0; i < h->nslots; i++) {
+		if (h->slot_state[i] == 2) {
+			pthread_join(h->tids[i], NULL);
+			h->slot_state[i] = 0;
+		}
+		if (!h->slot_state[i] && free_slot == h->nslots)
+			free_slot = i;
+	}
+	return free_slot;
+}
+
+/* A free slot for a new stream thread (under lock); nslots: none. */
+static size_t stream_slot(struct http_server *h)
+{
+	size_t slot = reap_streams(h), n;
+	pthread_t *t;
+	unsigned char *st;
+
+	if (slot < h->nslots)
+		return slot;
+	n = h->nslots ? 2 * h->nslots : 8;
+	if (!(t = realloc(h->tids, n * sizeof(*t))))
+		return h->nslots;
+	h->tids = t;
+	if (!(st = realloc(h->slot_state, n)))
+		return h->nslots;
+	memset(st + h->nslots, 0, n - h->nslots);
+	h->slot_state = st;
+	h->nslots = n;
+	return slot;
+}
+
+/*
+ * Run the stream's turn on a thread of its own, joinable, with every
+ * signal blocked (they are for the main thread's sigwait).
+ */
+static void start_stream_thread(struct http_server *h, struct stream *st)
+{
+	sigset_t all, old;
+	pthread_t th;
+	int r;
+
+	sigfillset(&all);
+	pthread_mutex_lock(&h->lock);
+	h->streams++;
+	h->responses++;
+	st->slot = stream_slot(h);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	/* under the lock: the thread cannot be reaped before tids has it */
+	r = st->slot < h->nslots ?
+		pthread_create(&th, NULL, stream_thread, st) : -1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!r) {
+		h->tids[st->slot] = th;
+		h->slot_state[st->slot] = 1;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (r) {
+		st->slot = (size_t)-1;
+		stream_thread(st);	/* no thread: the events come at once */
+	}
 }
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -524,8 +606,6 @@ static enum MHD_Result run_turn(struct http_server *h,
 	struct stream *st = NULL;
 	struct serve_turn *t = NULL;
 	struct MHD_Response *r;
-	pthread_attr_t attr;
-	pthread_t th;
 	json_t *started, *final;
 	enum MHD_Result ret;
 	int sse = accept && strstr(accept, "text/event-stream");
@@ -565,15 +645,7 @@ static enum MHD_Result run_turn(struct http_server *h,
 	}
 	M.add_response_header(r, "Content-Type", "text/event-stream");
 	security_headers(r);
-	pthread_mutex_lock(&h->lock);
-	h->streams++;
-	h->responses++;
-	pthread_mutex_unlock(&h->lock);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, stream_thread, st))
-		stream_thread(st);	/* no thread: the events come at once */
-	pthread_attr_destroy(&attr);
+	start_stream_thread(h, st);
 	ret = M.queue_response(c, 200, r);
 	M.destroy_response(r);
 	return ret;
@@ -987,6 +1059,7 @@ void http_stop(struct http_server *h)
 	pthread_mutex_lock(&h->lock);
 	while (h->streams)
 		pthread_cond_wait(&h->cond, &h->lock);
+	reap_streams(h);
 	/* let the clients read the last events, for a while */
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += STOP_DRAIN_SECONDS;
@@ -1000,6 +1073,8 @@ void http_stop(struct http_server *h)
 		close(h->listen_fd);
 	if (h->o.unix_socket)
 		unlink(h->o.unix_socket);
+	free(h->tids);
+	free(h->slot_state);
 	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->lock);
 	free(h);

@@ -5,9 +5,10 @@
  * by object id), raw objects, the graph of the DAG for drawing, and
  * seed 003's workspace sessions.
  *
- * A list or a graph reads the conversation records once, and a graph
- * or a conversation reads the session index once (every snapshot, the
- * failed ones too, which are not on any head's chain).
+ * A list or a graph reads the conversation records once; a graph or a
+ * conversation then finds the snapshots of the conversations it shows
+ * from their records and the children index (the failed ones too,
+ * which are not on any head's chain), never by reading every session.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
@@ -649,41 +650,158 @@ json_t *serve_read_turn(struct serve *s, json_t *p, struct serve_err *e)
 
 /* ---- sessions of conversations ---- */
 
-struct sessions {
-	aptix_session_info *v;
-	size_t nr, alloc;
-	/* sorted ids of the conversations wanted */
-	const char **convs;
-	size_t nconvs;
+/*
+ * The snapshots of the conversations a graph or a conversation shows,
+ * found from each one's summary record: its head, newest snapshot and
+ * newest failed attempt lead up (parent by parent, while in the
+ * conversation) to its first snapshot, and the children index leads
+ * down from there to every other one, failed attempts too. What this
+ * costs grows with the snapshots shown (and the forks leaving them),
+ * not with the store. When the walk finds fewer snapshots than the
+ * record counts (a second root: a conversation whose first attempts
+ * failed before a turn succeeded, a store indexed by an older aptix),
+ * those conversations are completed by one scan of the session index.
+ */
+struct node {
+	aptix_session_info si;
+	size_t conv;		/* index in the page */
 };
 
-static int by_str(const void *a, const void *b)
+struct conv_key {
+	const char *id;
+	size_t conv;
+};
+
+struct sessions {
+	struct node *v;
+	size_t nr, alloc;
+	/* the conversations still to scan for, sorted by id */
+	struct conv_key *scan;
+	size_t nscan;
+};
+
+static int by_conv_key(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	return strcmp(((const struct conv_key *)a)->id,
+		      ((const struct conv_key *)b)->id);
 }
 
-static int collect_session(const aptix_session_info *si, void *payload)
+static int add_node(struct sessions *ss, const aptix_session_info *si,
+		    size_t conv)
 {
-	struct sessions *ss = payload;
-	const char *key = si->conversation;
-	aptix_session_info *nv;
+	struct node *nv;
 
-	if (!bsearch(&key, ss->convs, ss->nconvs, sizeof(*ss->convs), by_str))
-		return 0;
 	if (ss->nr == ss->alloc) {
 		ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
 		if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
 			return aptix_error_oom();
 		ss->v = nv;
 	}
-	ss->v[ss->nr++] = *si;
+	ss->v[ss->nr].si = *si;
+	ss->v[ss->nr++].conv = conv;
 	return 0;
 }
 
-/* Oldest first: a parent before its children. */
+static int scan_session(const aptix_session_info *si, void *payload)
+{
+	struct sessions *ss = payload;
+	struct conv_key key, *hit;
+
+	key.id = si->conversation;
+	key.conv = 0;
+	hit = bsearch(&key, ss->scan, ss->nscan, sizeof(*ss->scan),
+		      by_conv_key);
+	return hit ? add_node(ss, si, hit->conv) : 0;
+}
+
+struct oids {
+	aptix_oid *v;
+	size_t nr, alloc;
+};
+
+static int add_oid(const aptix_oid *id, void *payload)
+{
+	struct oids *o = payload;
+	aptix_oid *nv;
+
+	if (o->nr == o->alloc) {
+		o->alloc = o->alloc ? 2 * o->alloc : 16;
+		if (!(nv = realloc(o->v, o->alloc * sizeof(*nv))))
+			return aptix_error_oom();
+		o->v = nv;
+	}
+	o->v[o->nr++] = *id;
+	return 0;
+}
+
+/* The first snapshot of conv above id (parent by parent), in roots. */
+static int find_root(struct oids *roots, struct serve *s, const char *conv,
+		     const aptix_oid *id)
+{
+	aptix_session_info si, pi;
+	size_t i;
+	int r;
+
+	if ((r = aptix_index_session(&si, s->repo, id)) < 0)
+		return r == APTIX_ENOTFOUND ? 0 : r;
+	if (strcmp(si.conversation, conv))
+		return 0;
+	while (si.has_parent) {
+		if ((r = aptix_index_session(&pi, s->repo, &si.parent)) < 0)
+			return r == APTIX_ENOTFOUND ? 0 : r;
+		if (strcmp(pi.conversation, conv))
+			break;
+		si = pi;
+	}
+	for (i = 0; i < roots->nr; i++)
+		if (!aptix_oid_cmp(&roots->v[i], &si.id))
+			return 0;
+	return add_oid(&si.id, roots);
+}
+
+/* Every snapshot of page->v[c] below its roots; 1 when some are missing. */
+static int walk_conv(struct sessions *ss, struct serve *s,
+		     const struct convs *page, size_t c)
+{
+	const aptix_conv_info *ci = &page->v[c];
+	struct oids todo = { NULL, 0, 0 }, kids = { NULL, 0, 0 };
+	aptix_session_info si;
+	size_t i, found = 0;
+	int r = 0;
+
+	if (ci->has_head)
+		r = find_root(&todo, s, ci->id, &ci->head);
+	if (!r && ci->has_last > 0)
+		r = find_root(&todo, s, ci->id, &ci->last);
+	if (!r && ci->has_failed)
+		r = find_root(&todo, s, ci->id, &ci->last_failed);
+	/* todo grows at its end as the walk goes down: breadth first */
+	for (i = 0; !r && i < todo.nr; i++) {
+		if ((r = aptix_index_session(&si, s->repo, &todo.v[i])) < 0)
+			break;
+		if (strcmp(si.conversation, ci->id))
+			continue;	/* a fork leaving it */
+		if ((r = add_node(ss, &si, c)) < 0)
+			break;
+		found++;
+		kids.nr = 0;
+		if ((r = aptix_index_children(s->repo, &si.id, add_oid,
+					      &kids)) < 0)
+			break;
+		while (!r && kids.nr)
+			r = add_oid(&kids.v[--kids.nr], &todo);
+	}
+	free(todo.v);
+	free(kids.v);
+	if (r < 0)
+		return r;
+	return found < ci->turns;
+}
+
 static int by_created(const void *a, const void *b)
 {
-	const aptix_session_info *x = a, *y = b;
+	const aptix_session_info *x = &((const struct node *)a)->si;
+	const aptix_session_info *y = &((const struct node *)b)->si;
 
 	if (x->created_at != y->created_at)
 		return x->created_at < y->created_at ? -1 : 1;
@@ -696,21 +814,30 @@ static int by_created(const void *a, const void *b)
 static int sessions_of(struct sessions *ss, struct serve *s,
 		       const struct convs *page)
 {
-	size_t i;
+	size_t i, kept;
 	int r;
 
 	memset(ss, 0, sizeof(*ss));
 	if (!page->nr)
 		return 0;
-	if (!(ss->convs = malloc(page->nr * sizeof(*ss->convs))))
+	if (!(ss->scan = malloc(page->nr * sizeof(*ss->scan))))
 		return aptix_error_oom();
-	for (i = 0; i < page->nr; i++)
-		ss->convs[i] = page->v[i].id;
-	ss->nconvs = page->nr;
-	qsort(ss->convs, ss->nconvs, sizeof(*ss->convs), by_str);
-	if ((r = aptix_index_foreach_session(s->repo, collect_session,
-					     ss)) < 0)
-		return r;
+	for (i = 0; i < page->nr; i++) {
+		kept = ss->nr;
+		if ((r = walk_conv(ss, s, page, i)) < 0)
+			return r;
+		if (r) {	/* incomplete: scanned for instead */
+			ss->nr = kept;
+			ss->scan[ss->nscan].id = page->v[i].id;
+			ss->scan[ss->nscan++].conv = i;
+		}
+	}
+	if (ss->nscan) {
+		qsort(ss->scan, ss->nscan, sizeof(*ss->scan), by_conv_key);
+		if ((r = aptix_index_foreach_session(s->repo, scan_session,
+						     ss)) < 0)
+			return r;
+	}
 	if (ss->nr)
 		qsort(ss->v, ss->nr, sizeof(*ss->v), by_created);
 	return 0;
@@ -719,7 +846,7 @@ static int sessions_of(struct sessions *ss, struct serve *s,
 static void sessions_release(struct sessions *ss)
 {
 	free(ss->v);
-	free(ss->convs);
+	free(ss->scan);
 }
 
 /* The conversation named (an id or a unique prefix), in ci. */
@@ -762,7 +889,7 @@ json_t *serve_read_conversation(struct serve *s, json_t *p,
 	}
 	turns = json_array();
 	for (i = 0; i < ss.nr; i++) {
-		if (!(v = turn_view(s, &ss.v[i].id, 0, e))) {
+		if (!(v = turn_view(s, &ss.v[i].si.id, 0, e))) {
 			json_decref(turns);
 			sessions_release(&ss);
 			return NULL;
@@ -825,16 +952,6 @@ static int by_conv(const void *a, const void *b)
 	return x->conv < y->conv ? -1 : x->conv > y->conv;
 }
 
-static int conv_index(const struct convs *page, const char *id)
-{
-	size_t i;
-
-	for (i = 0; i < page->nr; i++)
-		if (!strcmp(page->v[i].id, id))
-			return (int)i;
-	return -1;
-}
-
 /*
  * Lanes: each conversation gets a column from its fork point (the row of
  * the parent of its first snapshot, when shown) to its last snapshot;
@@ -882,7 +999,7 @@ static json_t *graph_json(struct serve *s, const struct convs *page,
 		return serve_fail(e, 500, "out of memory");
 	}
 	for (i = 0; i < ss->nr; i++) {
-		idx[i].id = ss->v[i].id;
+		idx[i].id = ss->v[i].si.id;
 		idx[i].row = i;
 	}
 	qsort(idx, ss->nr, sizeof(*idx), cmp_by_oid);
@@ -891,11 +1008,10 @@ static json_t *graph_json(struct serve *s, const struct convs *page,
 		sp[i].start = sp[i].end = -1;
 	}
 	for (i = 0; i < ss->nr; i++) {
-		if ((c = conv_index(page, ss->v[i].conversation)) < 0)
-			continue;
+		c = (int)ss->v[i].conv;
 		if (sp[c].start < 0) {
-			prow = ss->v[i].has_parent ?
-				row_of(idx, ss->nr, &ss->v[i].parent) : -1;
+			prow = ss->v[i].si.has_parent ?
+				row_of(idx, ss->nr, &ss->v[i].si.parent) : -1;
 			sp[c].start = prow >= 0 ? prow : (long)i;
 			sp[c].first = (long)i;
 		}
@@ -909,9 +1025,9 @@ static json_t *graph_json(struct serve *s, const struct convs *page,
 
 	nodes = json_array();
 	for (i = 0; i < ss->nr; i++) {
-		const aptix_session_info *si = &ss->v[i];
+		const aptix_session_info *si = &ss->v[i].si;
 
-		c = conv_index(page, si->conversation);
+		c = (int)ss->v[i].conv;
 		prow = si->has_parent ? row_of(idx, ss->nr, &si->parent) :
 			-1;
 		x = json_object();

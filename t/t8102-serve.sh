@@ -6,7 +6,8 @@ stand-in: lists, reads, raw objects, the graph, turns run, forked and
 rerun (as JSON and as Server-Sent Events), seed 003 sessions; and the
 security checks: 401 without the token, 421 on a foreign Host, 403 on a
 foreign Origin, 409 on a busy conversation, 413 on an oversized body,
-400 on malformed JSON, a slow client timed out, SIGTERM mid-turn.'
+400 on malformed JSON, a slow client timed out, a new token at each
+start (0600), at most N connections, SIGTERM mid-turn.'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-standin.sh
 
@@ -356,6 +357,47 @@ except socket.timeout:
 # closed (or answered with an error and closed) by the server
 assert data == b\"\" or data.startswith(b\"HTTP/1.1 4\"), data
 " "$HOSTPORT"
+'
+
+test_expect_success 'a new token at each start; at most N connections' '
+	old=$TOKEN &&
+	test_stop_server serve &&
+	start_serve --max-body 65536 --max-connections 3 &&
+	test "$TOKEN" != "$old" &&
+	test "$(stat -c %a .aptix/serve.token)" = 600 &&
+	python3 -c "
+import socket, sys
+host, port = sys.argv[1].split(\":\")
+req = b\"GET /api/conversations HTTP/1.1\\r\\nHost: \" + sys.argv[1].encode()
+# three connections that hold the server (their requests unfinished)
+held = [socket.create_connection((host, int(port))) for _ in range(3)]
+for s in held:
+    s.sendall(req + b\"\\r\\n\")
+# a fourth waits: not taken while they are open
+s = socket.create_connection((host, int(port)))
+s.sendall(req + b\"\\r\\nAuthorization: Bearer \" + sys.argv[2].encode() +
+          b\"\\r\\n\\r\\n\")
+s.settimeout(2)
+try:
+    sys.exit(\"answered over the limit: %r\" % s.recv(1024))
+except socket.timeout:
+    pass
+# and is answered once one of them goes
+held[0].close()
+s.settimeout(30)
+data = s.recv(1024)
+assert data.startswith(b\"HTTP/1.1 200\"), data
+" "$HOSTPORT" "$TOKEN" &&
+	# the held ones closed, the server answers again (once it has seen)
+	for i in $(test_seq 50)
+	do
+		code=$(api GET /api/conversations) &&
+		test "$code" = 200 && break
+		sleep 0.1
+	done &&
+	test "$code" = 200 &&
+	test "$(curl -sS -o /dev/null -w "%{http_code}" \
+		-H "Authorization: Bearer $old" "$URL/api/conversations")" = 401
 '
 
 test_expect_success 'the API key is in no response' '

@@ -7,8 +7,9 @@
 # conversation, a turn's full view), 20% turns (POST execute, JSON)
 # against t/perf/instant-responses.py. Reports requests per second, p50
 # and p99 latency, errors other than the expected 409s (goal: 0), the
-# server's resident memory after the first 10,000 requests and at the
-# end (goal: flat), and fsck after.
+# server's resident memory at the start, after 1,000 and 10,000 requests
+# and at the end (goal: flat; anonymous memory apart from the file-backed
+# pages of the store's map, which grow with the store), and fsck after.
 #
 #	APTIX=/path/to/aptix  SERVE_LOAD_SECONDS=60  SERVE_LOAD_CLIENTS=32
 set -eu
@@ -54,9 +55,15 @@ host, port = url[len("http://"):].rstrip("/").split(":")
 H = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
 
 def rss_kib():
+    """Resident KiB: all, anonymous (the heap, stacks) and file-backed
+    (mostly the store's LMDB map, which grows with the store)."""
+    v = {}
     for line in open("/proc/%s/status" % pid):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
+        k = line.split(":")[0]
+        if k in ("VmRSS", "RssAnon", "RssFile"):
+            v[k] = int(line.split()[1])
+    return "%d (anon %d, file %d)" % (v["VmRSS"], v.get("RssAnon", 0),
+                                      v.get("RssFile", 0))
 
 def conn():
     return http.client.HTTPConnection(host, int(port), timeout=60)
@@ -74,6 +81,7 @@ c.close()
 
 lock = threading.Lock()
 lat, codes, count = [], {}, [0]
+kinds = {}
 rss = {"start": rss_kib()}
 stop = time.time() + seconds
 
@@ -83,16 +91,17 @@ def client(seed):
     while time.time() < stop:
         x = rnd.random()
         if x < 0.2:
-            m, path = "POST", "/api/ai/agent/execute"
+            m, path, what = "POST", "/api/ai/agent/execute", "turn"
             body = json.dumps({"conversation": rnd.choice(convs),
                                "instruction": "load", "files": False,
                                "rag": False})
         else:
             m, body = "GET", None
-            path = rnd.choice(["/api/conversations?limit=20",
-                               "/api/graph?limit=20",
-                               "/api/conversations/" + rnd.choice(convs),
-                               "/api/turns/%s/full" % rnd.choice(sessions)])
+            what, path = rnd.choice([
+                ("list", "/api/conversations?limit=20"),
+                ("graph", "/api/graph?limit=20"),
+                ("conversation", "/api/conversations/" + rnd.choice(convs)),
+                ("full turn", "/api/turns/%s/full" % rnd.choice(sessions))])
         t0 = time.time()
         try:
             c.request(m, path, body, H)
@@ -106,8 +115,11 @@ def client(seed):
         dt = time.time() - t0
         with lock:
             lat.append(dt)
+            kinds.setdefault(what, []).append(dt)
             codes[code] = codes.get(code, 0) + 1
             count[0] += 1
+            if count[0] == 1000:
+                rss["after 1,000 requests"] = rss_kib()
             if count[0] == 10000:
                 rss["after 10,000 requests"] = rss_kib()
     c.close()
@@ -126,10 +138,15 @@ errors = sum(v for k, v in codes.items() if k not in (200, 409))
 print("requests      %d in %.1f s: %.0f per second" % (n, elapsed, n / elapsed))
 print("latency       p50 %.1f ms, p99 %.1f ms" % (lat[n // 2] * 1e3,
                                                     lat[int(n * .99)] * 1e3))
+for k, v in sorted(kinds.items()):
+    v.sort()
+    print("  %-12s %5d: p50 %.1f ms, p99 %.1f ms" % (
+        k, len(v), v[len(v) // 2] * 1e3, v[int(len(v) * .99)] * 1e3))
 print("statuses      %s" % ", ".join("%s: %d" % kv for kv in
                                        sorted(codes.items(), key=str)))
 print("errors        %d (not counting the expected 409s)" % errors)
-print("RSS (KiB)     %s" % ", ".join("%s %d" % kv for kv in rss.items()))
+for k, v in rss.items():
+    print("RSS (KiB)     %-22s %s" % (k, v))
 PY
 kill "$SPID" && wait "$SPID" || :
 SPID=

@@ -36,6 +36,7 @@ Suite *chain_suite(void);
 Suite *summary_suite(void);
 Suite *credscan_suite(void);
 Suite *chat_suite(void);
+Suite *serve_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

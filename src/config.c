@@ -1315,8 +1315,7 @@ int aptix_config_check_key(const char *key, const char *value)
 	else
 		aptix_error_set(APTIX_ERROR_CONFIG, "unknown config key '%s' "
 				"(aptix config --list-keys lists them; keys of "
-				"your own go under 'x.', prices under "
-				"'price.<model>.')", key);
+				"your own go under 'x.')", key);
 	return APTIX_EINVALID;
 }
 

@@ -1579,7 +1579,9 @@ static void compile_greps(struct log *lg, const aptix_strlist *pats,
 {
 	char msg[256];
 	size_t i;
-	int r, flags = REG_NOSUB | (extended ? REG_EXTENDED : 0) |
+	/* REG_NEWLINE: ^ and $ match at each line, as git's --grep */
+	int r, flags = REG_NOSUB | REG_NEWLINE |
+		(extended ? REG_EXTENDED : 0) |
 		(lg->ignore_case ? REG_ICASE : 0);
 
 	if (!pats->nr)

@@ -1236,8 +1236,9 @@ static int check_setting(aptix_buf *canon, const char *key,
 				"the environment");
 		return APTIX_EINVALID;
 	}
+	/* price.<model>.<field>: a model name is a subsection */
 	if ((r = canonical_key(canon, key, !value ||
-				 aptix_price_key(key))) < 0)
+				 !strncasecmp(key, "price.", 6))) < 0)
 		return r;
 	if (value) {
 		aptix_credential c;

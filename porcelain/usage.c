@@ -124,6 +124,7 @@ static int session_cb(const aptix_session_info *si, void *payload)
 	if ((us->since && si->created_at < us->since) ||
 	    (us->until && si->created_at > us->until))
 		return 0;
+	memset(&key, 0, sizeof(key));
 	snprintf(key.id, sizeof(key.id), "%s", si->conversation);
 	c = bsearch(&key, us->convs, us->nconvs, sizeof(*us->convs),
 		    conv_by_id);

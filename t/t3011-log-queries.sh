@@ -9,7 +9,7 @@ and of file contents'
 # a committed session whose turn has an answer (and files), at the time
 # of the fake clock
 make_answered () {
-	local seq=1 ms=${APTIX_TEST_DATE}000 ins ans turn pj= fj=
+	local seq=1 ms=${APTIX_TEST_DATE}000 ins ans turn pj='' fj=''
 	if test -n "${4-}"
 	then
 		seq=$(object_field "$(object_field "$4" turn)" seq) &&

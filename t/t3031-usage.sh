@@ -7,7 +7,7 @@ overall, an estimated cost from the price table and config'
 # used_turn <conv> <model> <input> <cached> <output> [<parent>]: a
 # committed session whose turn spent these tokens, at the fake clock
 used_turn () {
-	local seq=1 ms=${APTIX_TEST_DATE}000 ins turn pj= mj=
+	local seq=1 ms=${APTIX_TEST_DATE}000 ins turn pj='' mj=''
 	if test -n "${6-}"
 	then
 		seq=$(object_field "$(object_field "$6" turn)" seq) &&

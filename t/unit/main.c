@@ -4,7 +4,8 @@
  *	aptix-unit            run every suite
  *	aptix-unit <suite>... run those suites (buf, oid, zstream, object, odb,
  *	                      repo, config, sse, openai, parse_options,
- *	                      workspace, run, threads, credscan, chat)
+ *	                      workspace, run, threads, credscan, chat,
+ *	                      history)
  *
  * With APTIX_UNIT_TAP set the results are written as TAP to stdout, so
  * that prove can run t/unit/run-unit.sh. The exit status is non-zero
@@ -47,6 +48,7 @@ static const struct {
 	{ "threads", threads_suite },
 	{ "credscan", credscan_suite },
 	{ "chat", chat_suite },
+	{ "history", history_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

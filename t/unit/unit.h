@@ -35,6 +35,7 @@ Suite *threads_suite(void);
 Suite *chain_suite(void);
 Suite *credscan_suite(void);
 Suite *chat_suite(void);
+Suite *history_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

@@ -1284,6 +1284,9 @@ static int recent_cb(const aptix_session_info *si, void *payload)
 {
 	struct recent *rc = payload;
 
+	/* the timeline is newest first: the rest is older still */
+	if (rc->lg->since && si->created_at < rc->lg->since)
+		return APTIX_ITEROVER;
 	if (hidden(rc->lg, si))
 		return 0;
 	discover(rc->lg, &si->id);
@@ -1677,8 +1680,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_STRING('S', NULL, &lg.pickaxe, "text", "sessions whose "
 			   "instruction or answer holds <text>"),
 		OPT_STRING_LIST(0, "grep", &greps, "pattern", "sessions whose "
-				"instruction or answer matches <pattern> "
-				"(POSIX regex; any of several)"),
+				"instruction or answer matches (POSIX)"),
 		OPT_BOOL('i', "regexp-ignore-case", &lg.ignore_case, "-S and "
 			 "--grep ignore case"),
 		OPT_BOOL('E', "extended-regexp", &extended, "--grep patterns "

@@ -62,5 +62,6 @@
 #include "aptix/credscan.h"
 #include "aptix/purge.h"
 #include "aptix/rag.h"
+#include "aptix/history.h"
 
 #endif

@@ -6,7 +6,11 @@
  * the active files (path and SHA-256), the retrieved chunks, the model,
  * the previous_response_id it continued, and whether the chain restarted
  * there. Files are matched by path (added, removed, changed when the
- * SHA-256 differs), chunks by chunk id (added, removed).
+ * SHA-256 differs), chunks by chunk id (added, removed). The answers are
+ * compared line by line, and with -p so are the contents of the files
+ * whose content the turns stored (a longest-common-subsequence diff
+ * shown as unified hunks; too big a pair is shown whole, - then +).
+ * With one session, its parent is the other side.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
@@ -24,11 +28,13 @@
 
 static const char *const diff_usage[] = {
 	"aptix diff [--stat] [--json] <session-a> <session-b>",
+	"aptix diff [-p] [--stat] [--json] <session>",
 	"",
 	"Shows what changed in the context between two sessions: the",
-	"instructions, the active files (added, removed, changed), the",
+	"instructions, the answers, the active files (added, removed,",
+	"changed; with -p their stored contents line by line), the",
 	"retrieved chunks, the model, the previous response id and chain",
-	"restarts.",
+	"restarts. With one session: against its parent.",
 	NULL
 };
 
@@ -37,7 +43,8 @@ struct side {
 	aptix_oid id;
 	aptix_session s;
 	aptix_turn t;
-	aptix_buf instruction;
+	aptix_buf instruction, answer;
+	int has_answer;
 	/* sorted views of the turn's files and chunks */
 	const aptix_file_ref **files;
 	size_t nfiles;
@@ -63,7 +70,8 @@ struct diff {
 	size_t nfiles, nadded, nremoved, nchanged;
 	struct chunk_change *chunks;
 	size_t nchunks, nchunks_added, nchunks_removed;
-	int same_instruction;
+	int same_instruction, same_answer;
+	aptix_repo *repo;
 };
 
 static const char *nz(const char *s)
@@ -105,6 +113,10 @@ static void load_side(struct side *sd, aptix_repo *repo, const char *name)
 	view_load_session(&sd->s, repo, &sd->id);
 	view_load_turn(&sd->t, repo, &sd->s.turn);
 	view_read_blob(&sd->instruction, repo, &sd->t.instruction);
+	if (!aptix_oid_is_zero(&sd->t.answer)) {
+		view_read_blob(&sd->answer, repo, &sd->t.answer);
+		sd->has_answer = 1;
+	}
 
 	sd->files = xcalloc(sd->t.nfiles, sizeof(*sd->files));
 	for (i = 0; i < sd->t.nfiles; i++)
@@ -123,6 +135,7 @@ static void release_side(struct side *sd)
 	free(sd->files);
 	free(sd->chunks);
 	aptix_buf_release(&sd->instruction);
+	aptix_buf_release(&sd->answer);
 	aptix_turn_release(&sd->t);
 	aptix_session_release(&sd->s);
 }
@@ -177,6 +190,9 @@ static void compute(struct diff *d)
 	d->same_instruction = a->instruction.len == b->instruction.len &&
 		!memcmp(a->instruction.ptr, b->instruction.ptr,
 			a->instruction.len);
+	d->same_answer = a->has_answer == b->has_answer &&
+		a->answer.len == b->answer.len &&
+		!memcmp(a->answer.ptr, b->answer.ptr, a->answer.len);
 
 	d->files = xcalloc(a->nfiles + b->nfiles, sizeof(*d->files));
 	while (i < a->nfiles || j < b->nfiles) {
@@ -259,6 +275,188 @@ static void put_prefixed(const char *prefix, const char *color,
 	}
 }
 
+/* --- Line diff ------------------------------------------------------------ */
+
+struct lines {
+	const char *text;
+	size_t n;
+	size_t *start, *len;
+	uint32_t *hash;
+};
+
+static void split_lines(struct lines *l, const char *text, size_t len)
+{
+	size_t i, s = 0, n = 0;
+	uint32_t h;
+
+	memset(l, 0, sizeof(*l));
+	l->text = text;
+	for (i = 0; i < len; i++)
+		if (text[i] == '\n')
+			n++;
+	if (len && text[len - 1] != '\n')
+		n++;
+	l->start = xcalloc(n, sizeof(*l->start));
+	l->len = xcalloc(n, sizeof(*l->len));
+	l->hash = xcalloc(n, sizeof(*l->hash));
+	for (i = 0; i <= len && l->n < n; i++) {
+		if (i < len && text[i] != '\n')
+			continue;
+		l->start[l->n] = s;
+		l->len[l->n] = i - s;
+		for (h = 2166136261u; s < i; s++)
+			h = (h ^ (unsigned char)text[s]) * 16777619u;
+		l->hash[l->n++] = h;
+		s = i + 1;
+	}
+}
+
+static void free_lines(struct lines *l)
+{
+	free(l->start);
+	free(l->len);
+	free(l->hash);
+}
+
+static int same_line(const struct lines *a, size_t i, const struct lines *b,
+		     size_t j)
+{
+	return a->hash[i] == b->hash[j] && a->len[i] == b->len[j] &&
+		!memcmp(a->text + a->start[i], b->text + b->start[j],
+			a->len[i]);
+}
+
+/* Beyond this many cells (lines of a times lines of b): shown whole. */
+#define LCS_MAX_CELLS (4u << 20)
+#define CONTEXT 3
+
+static void put_line(const char *prefix, const char *color,
+		     const struct colors *co, const struct lines *l, size_t i)
+{
+	printf("%s%s", color, prefix);
+	view_putn(stdout, l->text + l->start[i], l->len[i]);
+	printf("%s\n", *color ? co->reset : "");
+}
+
+/*
+ * ops: for each step, '=' (both), '-' (a only) or '+' (b only), from a
+ * longest common subsequence; *nops its length. NULL when too big.
+ */
+static char *lcs_ops(const struct lines *a, const struct lines *b,
+		     size_t *nops)
+{
+	size_t w = b->n + 1, i, j, k = 0;
+	uint32_t *t;
+	char *ops;
+
+	if (a->n && b->n && (a->n + 1) > LCS_MAX_CELLS / w)
+		return NULL;
+	t = xcalloc((a->n + 1) * w, sizeof(*t));
+	for (i = a->n; i-- > 0;)
+		for (j = b->n; j-- > 0;)
+			t[i * w + j] = same_line(a, i, b, j) ?
+				t[(i + 1) * w + j + 1] + 1 :
+				t[(i + 1) * w + j] > t[i * w + j + 1] ?
+				t[(i + 1) * w + j] : t[i * w + j + 1];
+	ops = xcalloc(a->n + b->n + 1, 1);
+	i = j = 0;
+	while (i < a->n || j < b->n) {
+		if (i < a->n && j < b->n && same_line(a, i, b, j)) {
+			ops[k++] = '=';
+			i++;
+			j++;
+		} else if (j == b->n || (i < a->n && t[(i + 1) * w + j] >=
+					  t[i * w + j + 1])) {
+			ops[k++] = '-';
+			i++;
+		} else {
+			ops[k++] = '+';
+			j++;
+		}
+	}
+	free(t);
+	*nops = k;
+	return ops;
+}
+
+/* Unified hunks of a -> b, each line after indent. */
+static void put_line_diff(const char *indent, const char *ta, size_t la,
+			  const char *tb, size_t lb, const struct colors *co)
+{
+	struct lines a, b;
+	size_t nops = 0, k, i, j, end, ai, bi, an, bn, x;
+	char *ops, pfx[64];
+
+	split_lines(&a, ta, la);
+	split_lines(&b, tb, lb);
+	ops = lcs_ops(&a, &b, &nops);
+	if (!ops) {
+		snprintf(pfx, sizeof(pfx), "%s-", indent);
+		for (i = 0; i < a.n; i++)
+			put_line(pfx, co->red, co, &a, i);
+		snprintf(pfx, sizeof(pfx), "%s+", indent);
+		for (j = 0; j < b.n; j++)
+			put_line(pfx, co->green, co, &b, j);
+		goto done;
+	}
+	i = j = 0;		/* lines of a and b before ops[k] */
+	for (k = 0; k < nops;) {
+		if (ops[k] == '=') {
+			i++;
+			j++;
+			k++;
+			continue;
+		}
+		/* a hunk: back CONTEXT lines, on until CONTEXT*2 equal */
+		x = k;
+		ai = i;
+		bi = j;
+		while (x > 0 && k - x < CONTEXT && ops[x - 1] == '=') {
+			x--;
+			ai--;
+			bi--;
+		}
+		for (end = k; end < nops; end++) {
+			size_t run = 0;
+
+			while (end + run < nops && ops[end + run] == '=')
+				run++;
+			if (end + run == nops || run > 2 * CONTEXT) {
+				end += run < CONTEXT ? run : CONTEXT;
+				break;
+			}
+			end += run;
+		}
+		for (an = bn = 0, k = x; k < end; k++) {
+			an += ops[k] != '+';
+			bn += ops[k] != '-';
+		}
+		printf("%s%s@@ -%lu,%lu +%lu,%lu @@%s\n", indent, co->bold,
+		       (unsigned long)(an ? ai + 1 : ai), (unsigned long)an,
+		       (unsigned long)(bn ? bi + 1 : bi), (unsigned long)bn,
+		       *co->bold ? co->reset : "");
+		for (k = x; k < end; k++) {
+			if (ops[k] == '=') {
+				snprintf(pfx, sizeof(pfx), "%s ", indent);
+				put_line(pfx, "", co, &a, ai++);
+				bi++;
+			} else if (ops[k] == '-') {
+				snprintf(pfx, sizeof(pfx), "%s-", indent);
+				put_line(pfx, co->red, co, &a, ai++);
+			} else {
+				snprintf(pfx, sizeof(pfx), "%s+", indent);
+				put_line(pfx, co->green, co, &b, bi++);
+			}
+		}
+		i = ai;
+		j = bi;
+	}
+done:
+	free(ops);
+	free_lines(&a);
+	free_lines(&b);
+}
+
 /* "label: same (value)" or "label: a -> b"; values are untrusted. */
 static void print_pair(const char *label, const char *a, const char *b,
 		       const struct colors *co)
@@ -327,7 +525,58 @@ static const char *yes_no(int v)
 	return v ? "yes" : "no";
 }
 
-static void print_text(const struct diff *d, int stat)
+/* Answers, when either turn has one. */
+static void print_answers(const struct diff *d, int stat,
+			  const struct colors *co)
+{
+	if (!d->a.has_answer && !d->b.has_answer)
+		return;
+	if (d->same_answer) {
+		printf("Answers: same\n");
+		return;
+	}
+	if (stat || !d->a.has_answer || !d->b.has_answer) {
+		printf("Answers: %s\n", !d->a.has_answer ? "(none) -> answer" :
+		       !d->b.has_answer ? "answer -> (none)" : "changed");
+		if (stat)
+			return;
+	} else {
+		printf("Answers:\n");
+	}
+	put_line_diff("  ", d->a.answer.ptr, d->a.answer.len,
+		      d->b.answer.ptr, d->b.answer.len, co);
+}
+
+/* -p: a file's stored content, or why there is none. */
+static int file_content(aptix_buf *out, aptix_repo *repo,
+			const aptix_file_ref *f)
+{
+	if (!f || !f->has_content)
+		return 0;
+	view_read_blob(out, repo, &f->content);
+	return 1;
+}
+
+static void print_file_patch(const struct diff *d,
+			     const struct file_change *fc,
+			     const struct colors *co)
+{
+	aptix_buf a = APTIX_BUF_INIT, b = APTIX_BUF_INIT;
+	int has_a = file_content(&a, d->repo, fc->a);
+	int has_b = file_content(&b, d->repo, fc->b);
+
+	if ((fc->a && !has_a) || (fc->b && !has_b) ||
+	    (fc->a && fc->a->binary) || (fc->b && fc->b->binary))
+		printf("    (content not stored%s)\n",
+		       (fc->a && fc->a->binary) || (fc->b && fc->b->binary) ?
+		       ": binary" : "");
+	else
+		put_line_diff("    ", a.ptr, a.len, b.ptr, b.len, co);
+	aptix_buf_release(&a);
+	aptix_buf_release(&b);
+}
+
+static void print_text(const struct diff *d, int stat, int patch)
 {
 	struct colors co;
 	size_t i;
@@ -352,6 +601,7 @@ static void print_text(const struct diff *d, int stat)
 		put_prefixed("  + ", co.green, co.reset, d->b.instruction.ptr,
 			     d->b.instruction.len);
 	}
+	print_answers(d, stat, &co);
 	print_pair("Model", d->a.t.model, d->b.t.model, &co);
 	print_pair("Previous response id", d->a.t.previous_response_id,
 		   d->b.t.previous_response_id, &co);
@@ -370,8 +620,11 @@ static void print_text(const struct diff *d, int stat)
 		printf("%lu added, %lu removed, %lu changed\n",
 		       (unsigned long)d->nadded, (unsigned long)d->nremoved,
 		       (unsigned long)d->nchanged);
-	for (i = 0; i < d->nfiles; i++)
+	for (i = 0; i < d->nfiles; i++) {
 		print_file_line(&d->files[i], &co, stat);
+		if (patch && !stat)
+			print_file_patch(d, &d->files[i], &co);
+	}
 
 	printf("Chunks: ");
 	if (!d->nchunks)
@@ -431,6 +684,11 @@ static void print_json(const struct diff *d)
 					     d->a.instruction.len),
 			      view_json_text(d->b.instruction.ptr,
 					     d->b.instruction.len)));
+	view_json_set(o, "answers", pair_json(
+			      d->a.has_answer ? view_json_text(d->a.answer.ptr,
+				      d->a.answer.len) : json_null(),
+			      d->b.has_answer ? view_json_text(d->b.answer.ptr,
+				      d->b.answer.len) : json_null()));
 	view_json_set(o, "model", pair_json(view_json_str(d->a.t.model),
 					    view_json_str(d->b.t.model)));
 	view_json_set(o, "previous_response_id", pair_json(
@@ -495,8 +753,11 @@ static void print_json(const struct diff *d)
 int cmd_diff(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct diff d;
-	int json = 0, stat = 0, no_pager = 0;
+	int json = 0, stat = 0, no_pager = 0, patch = 0;
+	char parent[APTIX_OID_HEXSZ + 1];
 	struct option options[] = {
+		OPT_BOOL('p', "patch", &patch, "the stored contents of the "
+			 "files, line by line"),
 		OPT_BOOL(0, "stat", &stat, "only counts, and file sizes"),
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
 		OPT_NO_PAGER(&no_pager),
@@ -504,18 +765,30 @@ int cmd_diff(int argc, const char **argv, struct aptix_repo *repo)
 	};
 
 	argc = parse_options(argc, argv, options, diff_usage, 0);
-	if (argc != 2)
+	if (argc != 1 && argc != 2)
 		usage_with_options(diff_usage, options);
 	memset(&d, 0, sizeof(d));
-	load_side(&d.a, repo, argv[0]);
-	load_side(&d.b, repo, argv[1]);
+	d.repo = repo;
+	if (argc == 1) {
+		/* a session against its parent, as git show does */
+		load_side(&d.b, repo, argv[0]);
+		if (!d.b.s.has_parent)
+			die("'%s' is the first turn of its conversation: it "
+			    "has no parent to compare with", argv[0]);
+		snprintf(parent, sizeof(parent), "%s",
+			 aptix_oid_hex(&d.b.s.parent));
+		load_side(&d.a, repo, parent);
+	} else {
+		load_side(&d.a, repo, argv[0]);
+		load_side(&d.b, repo, argv[1]);
+	}
 	compute(&d);
 	if (!no_pager)
 		setup_pager();
 	if (json)
 		print_json(&d);
 	else
-		print_text(&d, stat);
+		print_text(&d, stat, patch);
 	free(d.files);
 	free(d.chunks);
 	release_side(&d.a);

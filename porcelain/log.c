@@ -23,6 +23,8 @@
  * start of each line, and removes the trailing blanks of lines that
  * carry no text. The pager is the one every command shares (pager.c).
  */
+#include <ctype.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +35,19 @@
 #include "graph.h"
 #include "pager.h"
 #include "parse-options.h"
+#include "view.h"
 
 static const char *const log_usage[] = {
-	"aptix log [<options>] [<session> | <conversation>...]",
+	"aptix log [<options>] [[^]<session> | <a>..<b> | <conversation>...]",
 	"",
 	"Formats (--format): oneline, short, medium, or a string with",
 	"%H %h (session), %P %p (parent), %T %t (turn), %c (conversation),",
 	"%s (summary), %S (status), %d %D (decorations), %ad %ai %aI (date),",
-	"%at (seconds), %am (milliseconds), %g (generation), %n, %%, %x00,",
-	"%Cred %Cgreen %Cblue %Creset %C(<color>)",
+	"%at (seconds), %am (milliseconds), %g (generation), %I (instruction),",
+	"%A (answer), %n, %%, %x00, %Cred %Cgreen %Cblue %Creset %C(<color>)",
 	"",
+	"A..B: sessions reachable from B but not from A; ^A excludes A and",
+	"its ancestors. --since/--until take ISO dates or '2 days ago'.",
 	"--graph marks a session '*' and a root (a first turn) 'o'.",
 	NULL
 };
@@ -116,6 +121,18 @@ struct log {
 	size_t narchived, aarchived;
 	enum fmt_kind kind;
 	const char *user_fmt;
+
+	/* queries: each one only costs when asked for */
+	int64_t since, until;		/* ms; 0: no bound */
+	const char *pickaxe;		/* -S */
+	regex_t *greps;			/* --grep, any of them */
+	size_t ngreps;
+	int ignore_case, patch, no_walk;
+	aptix_oidmap excluded;		/* ^A: A and its ancestors */
+	int any_excluded;
+	uint32_t text_k;		/* whose texts instr/answer hold */
+	aptix_buf instr, answer;
+	int has_answer;
 
 	struct graph g;
 	char *ob;			/* output, written in big chunks */
@@ -362,6 +379,7 @@ static int collect_kid(const aptix_oid *id, void *payload)
 }
 
 static void queue_failed_children(struct log *lg, uint32_t k);
+static int is_excluded(const struct log *lg, const aptix_oid *id);
 
 /* Take a session into the walk (once) and queue it. */
 static uint32_t take(struct log *lg, const aptix_session_info *si)
@@ -372,7 +390,7 @@ static uint32_t take(struct log *lg, const aptix_session_info *si)
 		return k;
 	k = add_rec(lg, si);
 	heap_push(lg, k);
-	if (lg->show_failed)
+	if (lg->show_failed && !lg->no_walk && !is_excluded(lg, &si->id))
 		queue_failed_children(lg, k);
 	return k;
 }
@@ -414,6 +432,116 @@ static uint32_t discover(struct log *lg, const aptix_oid *id)
 	if (r < 0)
 		die_aptix();
 	return take(lg, &si);
+}
+
+/* --- Queries -------------------------------------------------------------- */
+
+/*
+ * The instruction and the answer of a session: read from the objects,
+ * so only -S, --grep, -p, %I and %A pay for them.
+ */
+static void load_texts(struct log *lg, uint32_t k)
+{
+	aptix_turn t;
+	aptix_oid turn = lg->v[k].turn;
+
+	if (lg->text_k == k)
+		return;
+	aptix_buf_clear(&lg->instr);
+	aptix_buf_clear(&lg->answer);
+	lg->has_answer = 0;
+	view_load_turn(&t, lg->repo, &turn);
+	view_read_blob(&lg->instr, lg->repo, &t.instruction);
+	if (!aptix_oid_is_zero(&t.answer)) {
+		view_read_blob(&lg->answer, lg->repo, &t.answer);
+		lg->has_answer = 1;
+	}
+	aptix_turn_release(&t);
+	lg->text_k = k;
+}
+
+/* Does text hold needle (case-insensitively with -i)? */
+static int holds(const struct log *lg, const aptix_buf *text,
+		 const char *needle)
+{
+	size_t n = strlen(needle), i, j;
+	unsigned char a, b;
+
+	for (i = 0; i + n <= text->len; i++) {
+		for (j = 0; j < n; j++) {
+			a = (unsigned char)text->ptr[i + j];
+			b = (unsigned char)needle[j];
+			if (lg->ignore_case ? tolower(a) != tolower(b) : a != b)
+				break;
+		}
+		if (j == n)
+			return 1;
+	}
+	return 0;
+}
+
+static int greps_match(const struct log *lg, const aptix_buf *text)
+{
+	size_t i;
+
+	for (i = 0; i < lg->ngreps; i++)
+		if (!regexec(&lg->greps[i], text->ptr, 0, NULL, 0))
+			return 1;
+	return 0;
+}
+
+static int is_excluded(const struct log *lg, const aptix_oid *id)
+{
+	return lg->any_excluded &&
+		aptix_oidmap_get(NULL, &lg->excluded, id) == 0;
+}
+
+static int in_dates(const struct log *lg, int64_t created_at)
+{
+	return (!lg->since || created_at >= lg->since) &&
+		(!lg->until || created_at <= lg->until);
+}
+
+/* Does session k match -S and --grep (the texts are read only then)? */
+static int wanted(struct log *lg, uint32_t k)
+{
+	if (!lg->pickaxe && !lg->ngreps)
+		return 1;
+	load_texts(lg, k);
+	if (lg->pickaxe && !holds(lg, &lg->instr, lg->pickaxe) &&
+	    !(lg->has_answer && holds(lg, &lg->answer, lg->pickaxe)))
+		return 0;
+	if (lg->ngreps && !greps_match(lg, &lg->instr) &&
+	    !(lg->has_answer && greps_match(lg, &lg->answer)))
+		return 0;
+	return 1;
+}
+
+/*
+ * ^A: A and every ancestor of A are left out. A session has one parent,
+ * so that is A's chain down to its root, read from the index.
+ */
+static void exclude_from(struct log *lg, const aptix_oid *start)
+{
+	aptix_session_info si;
+	aptix_oid id = *start;
+	int r;
+
+	for (;;) {
+		if (aptix_oidmap_get(NULL, &lg->excluded, &id) == 0)
+			return;		/* the rest is there already */
+		if (aptix_oidmap_put(&lg->excluded, &id, 0) < 0)
+			die("out of memory");
+		lg->any_excluded = 1;
+		r = aptix_index_session(&si, lg->repo, &id);
+		if (r == APTIX_ENOTFOUND)
+			return;
+		if (r < 0)
+			die_aptix();
+		if (!si.has_parent)
+			return;
+		id = si.parent;
+	}
 }
 
 /* --- Decorations ---------------------------------------------------------- */
@@ -746,6 +874,52 @@ static const char *color_code(const char *name, size_t len)
 	return NULL;
 }
 
+/*
+ * A text of many lines (an instruction, an answer): each line through
+ * nl(), so the graph goes on beside it; trailing newlines dropped.
+ */
+static void out_lines(struct log *lg, const char *indent, const char *s,
+		      size_t len)
+{
+	size_t start = 0, i;
+
+	while (len && s[len - 1] == '\n')
+		len--;
+	for (i = 0; i <= len; i++) {
+		if (i < len && s[i] != '\n')
+			continue;
+		if (start)
+			nl(lg);
+		if (indent && i > start)
+			outs(lg, indent);
+		if (i > start) {
+			char *line = xrealloc(NULL, i - start + 1, 1);
+
+			memcpy(line, s + start, i - start);
+			line[i - start] = '\0';
+			out_untrusted(lg, line);
+			free(line);
+		}
+		start = i + 1;
+	}
+}
+
+/* -p: the answer under the entry. */
+static void show_patch(struct log *lg, uint32_t k)
+{
+	load_texts(lg, k);
+	if (!lg->bol)
+		nl(lg);
+	nl(lg);
+	if (!lg->has_answer) {
+		OUTL(lg, "No answer.");
+		return;
+	}
+	OUTL(lg, "Answer:");
+	nl(lg);
+	out_lines(lg, "    ", lg->answer.ptr, lg->answer.len);
+}
+
 /* Expand one placeholder at p (after '%'); returns its length, 0 if none. */
 static size_t expand(struct log *lg, uint32_t k, const char *p)
 {
@@ -787,6 +961,15 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 		return 1;
 	case 'D':
 		out_decorations(lg, k, 0);
+		return 1;
+	case 'I':
+		load_texts(lg, k);
+		out_lines(lg, NULL, lg->instr.ptr, lg->instr.len);
+		return 1;
+	case 'A':
+		load_texts(lg, k);
+		if (lg->has_answer)
+			out_lines(lg, NULL, lg->answer.ptr, lg->answer.len);
 		return 1;
 	case 'n':
 		nl(lg);
@@ -924,6 +1107,8 @@ static void show(struct log *lg, uint32_t k)
 		show_user(lg, k);
 		break;
 	}
+	if (lg->patch)
+		show_patch(lg, k);
 	/*
 	 * The rest of the branch moves on lines of their own; as in git, a
 	 * format ending with a newline gets its last (empty) line after them.
@@ -1015,13 +1200,24 @@ static void walk_lazy(struct log *lg)
 	uint32_t k, p, emitted = 0;
 
 	while (!limit_reached(lg, emitted) && (k = heap_pop(lg)) != NONE) {
-		if (lg->v[k].has_parent) {
+		/* A..B: A's chain and what is older than --since end it */
+		if (is_excluded(lg, &lg->v[k].id) ||
+		    (lg->since && lg->v[k].created_at < lg->since))
+			continue;
+		if (lg->v[k].has_parent && !lg->no_walk &&
+		    !is_excluded(lg, &lg->v[k].parent)) {
 			aptix_oid parent = lg->v[k].parent;
 
 			p = discover(lg, &parent);
+			if (p != NONE && lg->since &&
+			    lg->v[p].created_at < lg->since)
+				p = NONE;
 			lg->v[k].parent_idx = p;
 		}
-		emitted += emit(lg, k, emitted);
+		if (lg->until && lg->v[k].created_at > lg->until)
+			continue;
+		if (wanted(lg, k))
+			emitted += emit(lg, k, emitted);
 	}
 	emit_held(lg, emitted);
 }
@@ -1062,6 +1258,8 @@ static int hidden(const struct log *lg, const aptix_session_info *si)
 {
 	if (!lg->show_failed && si->status == APTIX_SESSION_FAILED)
 		return 1;
+	if (!in_dates(lg, si->created_at) || is_excluded(lg, &si->id))
+		return 1;
 	return lg->narchived && bsearch(si->conversation, lg->archived,
 					lg->narchived, sizeof(*lg->archived),
 					conv_cmp);
@@ -1086,6 +1284,9 @@ static int recent_cb(const aptix_session_info *si, void *payload)
 {
 	struct recent *rc = payload;
 
+	/* the timeline is newest first: the rest is older still */
+	if (rc->lg->since && si->created_at < rc->lg->since)
+		return APTIX_ITEROVER;
 	if (hidden(rc->lg, si))
 		return 0;
 	discover(rc->lg, &si->id);
@@ -1100,7 +1301,7 @@ static int walk_recent(struct log *lg)
 {
 	struct recent rc = { lg, 0 };
 
-	if (lg->max_count < 0 || lg->reverse ||
+	if (lg->max_count < 0 || lg->reverse || lg->pickaxe || lg->ngreps ||
 	    !aptix_index_has_timeline(lg->repo))
 		return 0;
 	if (lg->max_count > 0 &&
@@ -1150,7 +1351,8 @@ static void walk_all(struct log *lg)
 	for (k = lg->nheap / 2; k-- > 0;)
 		sift_down(lg, k);
 	while (!limit_reached(lg, emitted) && (k = heap_pop(lg)) != NONE) {
-		emitted += emit(lg, k, emitted);
+		if (wanted(lg, k))
+			emitted += emit(lg, k, emitted);
 		p = lg->v[k].parent_idx;
 		if (p != NONE && !--lg->v[p].pending)
 			heap_push(lg, p);
@@ -1360,8 +1562,80 @@ static int take_dash_number(int argc, const char **argv, int *max_count)
 	return j;
 }
 
+static int date_cb(const struct option *opt, const char *arg, int unset)
+{
+	int64_t *ms = opt->value;
+
+	if (unset) {
+		*ms = 0;
+		return 0;
+	}
+	if (aptix_date_parse(ms, arg, aptix_now_ms()) < 0)
+		return error("%s", aptix_error_last()->message);
+	if (!*ms)
+		*ms = 1;	/* the epoch itself: still a bound */
+	return 0;
+}
+
+static void compile_greps(struct log *lg, const aptix_strlist *pats,
+			  int extended)
+{
+	char msg[256];
+	size_t i;
+	/* REG_NEWLINE: ^ and $ match at each line, as git's --grep */
+	int r, flags = REG_NOSUB | REG_NEWLINE |
+		(extended ? REG_EXTENDED : 0) |
+		(lg->ignore_case ? REG_ICASE : 0);
+
+	if (!pats->nr)
+		return;
+	lg->greps = xrealloc(NULL, pats->nr, sizeof(*lg->greps));
+	for (i = 0; i < pats->nr; i++) {
+		r = regcomp(&lg->greps[i], pats->items[i], flags);
+		if (r) {
+			regerror(r, &lg->greps[i], msg, sizeof(msg));
+			die("invalid --grep pattern '%s': %s", pats->items[i],
+			    msg);
+		}
+		lg->ngreps++;
+	}
+}
+
+/* "A..B", "^A", or a start point. */
+static void add_arg(struct log *lg, const char *arg)
+{
+	const char *dots = strstr(arg, "..");
+	aptix_oid id;
+	char *left;
+
+	if (arg[0] == '^' && arg[1]) {
+		view_resolve_session(&id, lg->repo, arg + 1);
+		exclude_from(lg, &id);
+		return;
+	}
+	if (!dots || dots[2] == '.') {
+		add_start(lg, arg, 0);
+		return;
+	}
+	left = xrealloc(NULL, (size_t)(dots - arg) + 1, 1);
+	memcpy(left, arg, (size_t)(dots - arg));
+	left[dots - arg] = '\0';
+	view_resolve_session(&id, lg->repo, *left ? left : "HEAD");
+	free(left);
+	exclude_from(lg, &id);
+	add_start(lg, dots[2] ? dots + 2 : "HEAD", 0);
+}
+
 static void log_release(struct log *lg)
 {
+	size_t i;
+
+	for (i = 0; i < lg->ngreps; i++)
+		regfree(&lg->greps[i]);
+	free(lg->greps);
+	aptix_oidmap_release(&lg->excluded);
+	aptix_buf_release(&lg->instr);
+	aptix_buf_release(&lg->answer);
 	free(lg->v);
 	free(lg->hash);
 	free(lg->convs);
@@ -1380,7 +1654,8 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct log lg;
 	struct fmt_opt fo;
-	int when = -1, no_pager = 0, i;
+	int when = -1, no_pager = 0, i, extended = 0, starts = 0;
+	aptix_strlist greps;
 	uint32_t k;
 	struct option options[] = {
 		OPT_BOOL(0, "graph", &lg.use_graph, "draw the history as a "
@@ -1397,6 +1672,28 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_BOOL(0, "failed", &lg.show_failed, "show failed snapshots "
 			 "next to their parent (default)"),
 		OPT_BOOL(0, "reverse", &lg.reverse, "oldest first"),
+		OPT_BOOL('p', "patch", &lg.patch, "show the answer under each "
+			 "session"),
+		OPT_BOOL(0, "no-walk", &lg.no_walk, "only the sessions named, "
+			 "not their ancestors"),
+		OPT_GROUP("Queries"),
+		OPT_STRING('S', NULL, &lg.pickaxe, "text", "sessions whose "
+			   "instruction or answer holds <text>"),
+		OPT_STRING_LIST(0, "grep", &greps, "pattern", "sessions whose "
+				"instruction or answer matches (POSIX)"),
+		OPT_BOOL('i', "regexp-ignore-case", &lg.ignore_case, "-S and "
+			 "--grep ignore case"),
+		OPT_BOOL('E', "extended-regexp", &extended, "--grep patterns "
+			 "are extended regexes"),
+		OPT_CALLBACK(0, "since", &lg.since, "date", "sessions created "
+			     "at or after <date>", date_cb),
+		OPT_CALLBACK(0, "after", &lg.since, "date", "same as --since",
+			     date_cb),
+		OPT_CALLBACK(0, "until", &lg.until, "date", "sessions created "
+			     "at or before <date>", date_cb),
+		OPT_CALLBACK(0, "before", &lg.until, "date", "same as --until",
+			     date_cb),
+		OPT_GROUP(""),
 		OPT_CALLBACK(0, "format", NULL, "format", "oneline, short, "
 			     "medium or a format string (see above)",
 			     format_cb),
@@ -1409,6 +1706,9 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 
 	memset(&lg, 0, sizeof(lg));
 	aptix_buf_init(&lg.text, 0);
+	aptix_strlist_init(&greps);
+	aptix_oidmap_init(&lg.excluded);
+	lg.text_k = NONE;
 	lg.repo = repo;
 	lg.show_failed = 1;
 	lg.max_count = -1;
@@ -1422,17 +1722,28 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	if (lg.use_graph && lg.reverse)
 		die("options '--reverse' and '--graph' cannot be used "
 		    "together");
+	if (lg.use_graph && (lg.pickaxe || greps.nr))
+		die("options '-S' and '--grep' cannot be used with '--graph'");
+	if (lg.pickaxe && !*lg.pickaxe)
+		die("-S needs a text to look for");
 	lg.color = when < 0 ? cli_color_enabled(STDOUT_FILENO) : when;
+	compile_greps(&lg, &greps, extended);
+	aptix_strlist_release(&greps);
 
 	load_heads(&lg);
 	if (lg.all && !lg.with_archived)
 		load_archived(&lg);
-	if (!argc && !lg.all) {
+	/* exclusions first: a start point's failed children look at them */
+	for (i = 0; i < argc; i++)
+		if (argv[i][0] == '^')
+			add_arg(&lg, argv[i]);
+		else
+			starts++;
+	for (i = 0; i < argc; i++)
+		if (argv[i][0] != '^')
+			add_arg(&lg, argv[i]);
+	if (!starts && !lg.all)
 		add_start(&lg, "HEAD", 1);
-	} else {
-		for (i = 0; i < argc; i++)
-			add_start(&lg, argv[i], 0);
-	}
 
 	if (!no_pager)
 		setup_pager();

@@ -23,10 +23,13 @@
 
 static const char *const show_usage[] = {
 	"aptix show [--json] [--raw] [<session>]",
+	"aptix show --format=<format> [<session>...]",
 	"",
 	"Explains one turn (default: HEAD): status, times, model, usage, the",
 	"full instruction and answer, sources, active files, warnings and",
-	"errors.",
+	"errors. --format prints what log's --format would, with the same",
+	"placeholders: %A is the answer, %I the instruction, %H the session",
+	"(see aptix log -h); `aptix show --format=%A` prints only the answer.",
 	NULL
 };
 
@@ -444,22 +447,63 @@ static void print_json(struct show *sh)
 	view_json_print(o);
 }
 
+/*
+ * --format: log's formats, for the sessions named and no ancestor, so
+ * the placeholders are the same in both commands by construction.
+ */
+static int show_format(int argc, const char **argv, const char *format,
+		       int no_pager, struct aptix_repo *repo)
+{
+	const char **av = calloc((size_t)argc + 5, sizeof(*av));
+	aptix_buf fmt = APTIX_BUF_INIT;
+	int ac = 0, i, r;
+
+	if (!av)
+		die("out of memory");
+	/* a bare string is a format, as git's show --format=%H */
+	if (!strchr(format, ':') && strchr(format, '%'))
+		aptix_buf_printf(&fmt, "--format=tformat:%s", format);
+	else
+		aptix_buf_printf(&fmt, "--format=%s", format);
+	if (aptix_buf_oom(&fmt))
+		die("out of memory");
+	av[ac++] = "log";
+	av[ac++] = "--no-walk";
+	av[ac++] = fmt.ptr;
+	if (no_pager)
+		av[ac++] = "--no-pager";
+	av[ac++] = "--";
+	for (i = 0; i < argc; i++)
+		av[ac++] = argv[i];
+	av[ac] = NULL;
+	r = cmd_log(ac, av, repo);
+	free(av);
+	aptix_buf_release(&fmt);
+	return r;
+}
+
 int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct show sh;
 	int json = 0, no_pager = 0;
-	const char *name = "HEAD";
+	const char *name = "HEAD", *format = NULL;
 	aptix_conv_info ci;
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
 		OPT_BOOL(0, "raw", &sh.raw, "add the raw request and response "
 			 "payloads"),
+		OPT_STRING(0, "format", &format, "format", "print the "
+			   "sessions as log --format does (%A: the answer)"),
 		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};
 
 	memset(&sh, 0, sizeof(sh));
 	argc = parse_options(argc, argv, options, show_usage, 0);
+	if (format && (json || sh.raw))
+		die("--format cannot be used with --json or --raw");
+	if (format)
+		return show_format(argc, argv, format, no_pager, repo);
 	if (argc > 1)
 		usage_with_options(show_usage, options);
 	if (argc == 1)

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "turn-cli.h"
+#include "editor.h"
 #include "cli.h"
 #include <aptix/workspace.h>
 #include <aptix/rag.h>
@@ -90,7 +91,8 @@ int turn_cli_read_instruction(aptix_buf *out, const struct turn_cli *c,
 	if (!c->file && isatty(0)) {
 		if (!need)
 			return 0;
-		fprintf(stderr, "Type the instruction, then Ctrl-D:\n");
+		editor_read_instruction(out);	/* as git commit */
+		return 1;
 	}
 	fd = 0;
 	if (aptix_buf_read_fd(out, fd) < 0)

@@ -92,6 +92,8 @@ static const struct cmd_struct commands[] = {
 	  "make a conversation current, or start a new one" },
 	{ "update-ref", cmd_update_ref, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "update refs safely (compare-and-swap, atomic batches)" },
+	{ "usage", cmd_usage, NEED_REPO, CAT_PORCELAIN,
+	  "tokens spent and their estimated cost" },
 	{ "write-turn", cmd_write_turn, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "create a turn object from JSON and/or options" },
 };

@@ -52,6 +52,9 @@ static const aptix_config_key keys[] = {
 	     "characters of recent turns replayed when a chain restarts"),
 	LONG("context.window-turns", "6", 0, 1000,
 	     "recent turns replayed when a chain restarts"),
+	STRING("core.editor", NULL, 0,
+	       "the editor for an instruction when none is given on a "
+	       "terminal (APTIX_EDITOR overrides; then VISUAL, EDITOR)"),
 	LONG("files.max-count", "500", 0, OPEN,
 	     "files attached to a turn at most"),
 	LONG("files.max-size", "100k", 0, OPEN,

@@ -27,6 +27,7 @@
 #include "repo.h"
 #include "aptix/config.h"
 #include "aptix/credscan.h"
+#include "aptix/history.h"
 #include "env.h"
 #include "secrets.h"
 #include "test-hooks.h"
@@ -1235,7 +1236,9 @@ static int check_setting(aptix_buf *canon, const char *key,
 				"the environment");
 		return APTIX_EINVALID;
 	}
-	if ((r = canonical_key(canon, key, !value)) < 0)
+	/* price.<model>.<field>: a model name is a subsection */
+	if ((r = canonical_key(canon, key, !value ||
+				 !strncasecmp(key, "price.", 6))) < 0)
 		return r;
 	if (value) {
 		aptix_credential c;
@@ -1267,6 +1270,21 @@ static int check_setting(aptix_buf *canon, const char *key,
 	return 0;
 }
 
+/* price.<model>.<field>: US dollars per million tokens (src/price.c). */
+static int check_price(const char *key, const char *value)
+{
+	char *end;
+	double d;
+
+	if (!value)
+		return 0;
+	d = strtod(value, &end);
+	if (end == value || *end || !(d >= 0) || d > 1e6)
+		return bad_value(key, value, "expected US dollars per million "
+				 "tokens, as 1.25");
+	return 0;
+}
+
 /*
  * A key the table does not know is refused (aptix config refuses to set
  * it), with the nearest table key when one is close, except in the free
@@ -1284,6 +1302,8 @@ int aptix_config_check_key(const char *key, const char *value)
 	aptix_buf_release(&canon);
 	if (r < 0 || aptix_config_key_find(key) || !strncmp(key, "x.", 2))
 		return r;
+	if (aptix_price_key(key))
+		return check_price(key, value);
 	keys = aptix_config_keys(&n);
 	for (i = 0; i < n; i++)
 		if ((d = edit_distance(key, keys[i].name, 2)) < bestd) {

@@ -200,9 +200,10 @@ test_expect_success 'names: abbreviations, conversations, ~N' '
 '
 
 test_expect_success 'bad arguments' '
-	test_expect_code 129 aptix diff $a 2>err &&
-	grep "^usage: aptix diff" err &&
+	test_expect_code 128 aptix diff $a 2>err &&
+	grep "^fatal: .* no parent to compare with" err &&
 	test_expect_code 129 aptix diff $a $b $b 2>err &&
+	grep "^usage: aptix diff" err &&
 	test_expect_code 129 aptix diff 2>err &&
 	test_expect_code 128 aptix diff $a nosuchname 2>err &&
 	grep "^fatal: " err &&

@@ -6,6 +6,7 @@
  *	                      repo, config, sse, openai, parse_options,
  *	                      workspace, run, threads, credscan, chat,
  *	                      serve)
+ *	                      history)
  *
  * With APTIX_UNIT_TAP set the results are written as TAP to stdout, so
  * that prove can run t/unit/run-unit.sh. The exit status is non-zero
@@ -50,6 +51,7 @@ static const struct {
 	{ "credscan", credscan_suite },
 	{ "chat", chat_suite },
 	{ "serve", serve_suite },
+	{ "history", history_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

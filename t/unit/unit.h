@@ -37,6 +37,7 @@ Suite *summary_suite(void);
 Suite *credscan_suite(void);
 Suite *chat_suite(void);
 Suite *serve_suite(void);
+Suite *history_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

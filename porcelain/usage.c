@@ -1,0 +1,490 @@
+/*
+ * porcelain/usage.c - aptix usage: tokens spent, per turn, per
+ * conversation and overall, and what they cost (an estimate).
+ *
+ * The index chooses what to read: conversation records give the scope
+ * (workspace, --conversation) and skip a conversation whose last
+ * activity is older than --since; session records give the snapshots and
+ * their times. Only the turns chosen are read, for their model and
+ * usage (the index does not carry tokens). A turn object shared by two
+ * snapshots counts once.
+ *
+ * Cost: tokens times the price of the turn's model (src/price.c, config
+ * price.<model>.*). A turn whose model has no price has an unknown cost,
+ * and so has every total it is part of: an estimate that leaves out a
+ * part must not read as the whole bill.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view.h"
+#include "cli.h"
+#include "commands.h"
+#include "pager.h"
+#include "parse-options.h"
+
+static const char *const usage_usage[] = {
+	"aptix usage [--turns] [--json] [--conversation <name>] "
+	"[--all-workspaces | --workspace <id>] [--since <date>] "
+	"[--until <date>]",
+	"",
+	"Tokens spent per conversation and overall (--turns: per turn too),",
+	"with an estimated cost in US dollars from a built-in price table",
+	"per model; set price.<model>.input, price.<model>.cached-input and",
+	"price.<model>.output (dollars per million tokens) to override it.",
+	"A model without a price has an unknown cost, never 0.",
+	NULL
+};
+
+struct sum {
+	int64_t input, cached, output, reasoning, total;
+	uint32_t turns;
+	double cost;
+	int unknown;		/* a turn of unknown cost is part of it */
+};
+
+struct turn_row {
+	aptix_oid session, turn;
+	int64_t created_at;
+	uint32_t conv;			/* index into convs */
+	char *model;
+	aptix_usage u;
+	double cost;
+	int known, from_config;
+};
+
+struct conv_row {
+	char id[APTIX_CONV_MAXLEN + 1];
+	int64_t updated_at;
+	struct sum sum;
+};
+
+struct usage {
+	aptix_repo *repo;
+	aptix_config *cfg;
+	const char *ws, *only_conv;
+	int explicit_ws;
+	int64_t since, until;
+	struct conv_row *convs;		/* by id */
+	size_t nconvs, aconvs;
+	const struct conv_row **order;	/* most recent first */
+	struct turn_row *turns;
+	size_t nturns, aturns;
+	aptix_strlist unknown_models;
+	struct sum total;
+};
+
+static void *grow(void *p, size_t *alloc, size_t n, size_t size)
+{
+	if (n < *alloc)
+		return p;
+	*alloc = *alloc ? *alloc * 2 : 16;
+	if (*alloc > SIZE_MAX / size)
+		die("out of memory");
+	p = realloc(p, *alloc * size);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static int conv_cb(const aptix_conv_info *ci, void *payload)
+{
+	struct usage *us = payload;
+	struct conv_row *c;
+
+	if (us->only_conv && strcmp(ci->id, us->only_conv))
+		return 0;
+	if (!us->only_conv &&
+	    !view_workspace_holds(us->ws, us->explicit_ws, ci->workspace))
+		return 0;
+	if (us->since && ci->has_last && ci->updated_at < us->since)
+		return 0;	/* nothing of it is recent enough */
+	us->convs = grow(us->convs, &us->aconvs, us->nconvs,
+			 sizeof(*us->convs));
+	c = &us->convs[us->nconvs++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->id, sizeof(c->id), "%s", ci->id);
+	c->updated_at = ci->updated_at;
+	return 0;
+}
+
+static int conv_by_id(const void *a, const void *b)
+{
+	return strcmp(((const struct conv_row *)a)->id,
+		      ((const struct conv_row *)b)->id);
+}
+
+static int session_cb(const aptix_session_info *si, void *payload)
+{
+	struct usage *us = payload;
+	struct conv_row key, *c;
+	struct turn_row *t;
+
+	if ((us->since && si->created_at < us->since) ||
+	    (us->until && si->created_at > us->until))
+		return 0;
+	memset(&key, 0, sizeof(key));
+	snprintf(key.id, sizeof(key.id), "%s", si->conversation);
+	c = bsearch(&key, us->convs, us->nconvs, sizeof(*us->convs),
+		    conv_by_id);
+	if (!c)
+		return 0;
+	us->turns = grow(us->turns, &us->aturns, us->nturns,
+			 sizeof(*us->turns));
+	t = &us->turns[us->nturns++];
+	memset(t, 0, sizeof(*t));
+	t->session = si->id;
+	t->created_at = si->created_at;
+	t->conv = (uint32_t)(c - us->convs);
+	t->turn = si->turn;
+	return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct turn_row *x = a, *y = b;
+
+	if (x->created_at != y->created_at)
+		return x->created_at < y->created_at ? -1 : 1;
+	return aptix_oid_cmp(&x->session, &y->session);
+}
+
+static void note_unknown(struct usage *us, const char *model)
+{
+	size_t i;
+
+	for (i = 0; i < us->unknown_models.nr; i++)
+		if (!strcmp(us->unknown_models.items[i], model))
+			return;
+	if (aptix_strlist_push(&us->unknown_models, model) < 0)
+		die("out of memory");
+}
+
+static void add(struct sum *s, const struct turn_row *t)
+{
+	s->turns++;
+	s->input += t->u.input_tokens;
+	s->cached += t->u.cached_tokens;
+	s->output += t->u.output_tokens;
+	s->reasoning += t->u.reasoning_tokens;
+	s->total += t->u.total_tokens;
+	if (t->known)
+		s->cost += t->cost;
+	else
+		s->unknown = 1;
+}
+
+/* Read each chosen turn once: model and usage, then its price. */
+static void read_turns(struct usage *us)
+{
+	aptix_oidmap seen;
+	aptix_price price;
+	aptix_turn turn;
+	size_t i, j = 0;
+	int r;
+
+	aptix_oidmap_init(&seen);
+	for (i = 0; i < us->nturns; i++) {
+		struct turn_row *t = &us->turns[i];
+
+		if (aptix_oidmap_get(NULL, &seen, &t->turn) == 0)
+			continue;	/* shared by two snapshots */
+		if (aptix_oidmap_put(&seen, &t->turn, i) < 0)
+			die("out of memory");
+		view_load_turn(&turn, us->repo, &t->turn);
+		t->u = turn.usage;
+		t->model = strdup(turn.model ? turn.model : "");
+		aptix_turn_release(&turn);
+		if (!t->model)
+			die("out of memory");
+		r = aptix_price_lookup(&price, us->cfg, t->model);
+		if (r == 0) {
+			t->known = 1;
+			t->from_config = price.from_config;
+			t->cost = aptix_price_cost(&price, t->u.input_tokens,
+						   t->u.cached_tokens,
+						   t->u.output_tokens);
+		} else if (r == APTIX_ENOTFOUND) {
+			/* no token spent costs nothing, whatever the model */
+			t->known = !t->u.input_tokens && !t->u.output_tokens;
+			if (!t->known)
+				note_unknown(us, *t->model ? t->model :
+					     "(no model recorded)");
+		} else {
+			die_aptix();
+		}
+		us->turns[j++] = *t;
+	}
+	us->nturns = j;
+	aptix_oidmap_release(&seen);
+	for (i = 0; i < us->nturns; i++) {
+		add(&us->convs[us->turns[i].conv].sum, &us->turns[i]);
+		add(&us->total, &us->turns[i]);
+	}
+}
+
+/* --- Text ----------------------------------------------------------------- */
+
+static const char *cost_text(char out[32], double cost, int known)
+{
+	if (!known)
+		snprintf(out, 32, "unknown");
+	else if (cost > 0 && cost < 0.00005)
+		snprintf(out, 32, "<$0.0001");
+	else
+		snprintf(out, 32, "$%.4f", cost);
+	return out;
+}
+
+static void print_counts(const struct sum *s)
+{
+	char c[32];
+
+	printf("%10" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64
+	       " %10s\n", s->input, s->cached, s->output, s->total,
+	       cost_text(c, s->cost, !s->unknown));
+}
+
+static void print_turns(const struct usage *us)
+{
+	char date[32], c[32];
+	size_t i;
+
+	printf("%-12s  %-16s  %-20s  %-16s %10s %10s %10s %10s %10s\n",
+	       "SESSION", "CONVERSATION", "DATE", "MODEL", "INPUT", "CACHED",
+	       "OUTPUT", "TOTAL", "COST");
+	for (i = 0; i < us->nturns; i++) {
+		const struct turn_row *t = &us->turns[i];
+
+		printf("%s  ", view_short_id(&t->session));
+		view_put_truncated(stdout, us->convs[t->conv].id, 16, 1);
+		printf("  %-20s  ", view_date(date, t->created_at, 1));
+		view_put_truncated(stdout, *t->model ? t->model : "-", 16, 1);
+		printf(" %10ld %10ld %10ld %10ld %10s\n", t->u.input_tokens,
+		       t->u.cached_tokens, t->u.output_tokens,
+		       t->u.total_tokens, cost_text(c, t->cost, t->known));
+	}
+	putchar('\n');
+}
+
+static int conv_by_recent(const void *a, const void *b)
+{
+	const struct conv_row *x = *(const struct conv_row *const *)a;
+	const struct conv_row *y = *(const struct conv_row *const *)b;
+
+	if (x->updated_at != y->updated_at)
+		return x->updated_at > y->updated_at ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+static void print_text(struct usage *us, int per_turn)
+{
+	size_t i;
+
+	if (per_turn)
+		print_turns(us);
+	printf("%-24s %6s %10s %10s %10s %10s %10s\n", "CONVERSATION",
+	       "TURNS", "INPUT", "CACHED", "OUTPUT", "TOTAL", "COST");
+	for (i = 0; i < us->nconvs; i++) {
+		const struct conv_row *c = us->order[i];
+
+		if (!c->sum.turns)
+			continue;
+		view_put_truncated(stdout, c->id, 24, 1);
+		printf(" %6u ", (unsigned)c->sum.turns);
+		print_counts(&c->sum);
+	}
+	printf("%-24s %6u ", "total", (unsigned)us->total.turns);
+	print_counts(&us->total);
+}
+
+/* --- JSON ----------------------------------------------------------------- */
+
+static json_t *cost_json(double cost, int known)
+{
+	return known ? json_real(cost) : json_null();
+}
+
+static void sum_json(json_t *o, const struct sum *s)
+{
+	view_json_set(o, "turns", view_json_int(s->turns));
+	view_json_set(o, "input_tokens", view_json_int(s->input));
+	view_json_set(o, "cached_tokens", view_json_int(s->cached));
+	view_json_set(o, "output_tokens", view_json_int(s->output));
+	view_json_set(o, "reasoning_tokens", view_json_int(s->reasoning));
+	view_json_set(o, "total_tokens", view_json_int(s->total));
+	view_json_set(o, "cost_usd", cost_json(s->cost, !s->unknown));
+}
+
+static void print_json(struct usage *us, int per_turn)
+{
+	json_t *o = view_json_object(), *a, *x;
+	size_t i;
+
+	if (per_turn) {
+		a = view_json_array();
+		for (i = 0; i < us->nturns; i++) {
+			const struct turn_row *t = &us->turns[i];
+
+			x = view_json_object();
+			view_json_set(x, "session", view_json_id(&t->session));
+			view_json_set(x, "conversation",
+				      view_json_str(us->convs[t->conv].id));
+			view_json_set(x, "created",
+				      view_json_time(t->created_at));
+			view_json_set(x, "model", *t->model ?
+				      view_json_str(t->model) : json_null());
+			view_json_set(x, "input_tokens",
+				      view_json_int(t->u.input_tokens));
+			view_json_set(x, "cached_tokens",
+				      view_json_int(t->u.cached_tokens));
+			view_json_set(x, "output_tokens",
+				      view_json_int(t->u.output_tokens));
+			view_json_set(x, "reasoning_tokens",
+				      view_json_int(t->u.reasoning_tokens));
+			view_json_set(x, "total_tokens",
+				      view_json_int(t->u.total_tokens));
+			view_json_set(x, "cost_usd",
+				      cost_json(t->cost, t->known));
+			view_json_set(x, "price_from_config",
+				      json_boolean(t->from_config));
+			view_json_append(a, x);
+		}
+		view_json_set(o, "turns", a);
+	}
+	a = view_json_array();
+	for (i = 0; i < us->nconvs; i++) {
+		if (!us->order[i]->sum.turns)
+			continue;
+		x = view_json_object();
+		view_json_set(x, "conversation",
+			      view_json_str(us->order[i]->id));
+		sum_json(x, &us->order[i]->sum);
+		view_json_append(a, x);
+	}
+	view_json_set(o, "conversations", a);
+	x = view_json_object();
+	sum_json(x, &us->total);
+	view_json_set(o, "total", x);
+	a = view_json_array();
+	for (i = 0; i < us->unknown_models.nr; i++)
+		view_json_append(a, view_json_str(us->unknown_models.items[i]));
+	view_json_set(o, "unpriced_models", a);
+	view_json_print(o);
+}
+
+/* --- Command -------------------------------------------------------------- */
+
+static int date_cb(const struct option *opt, const char *arg, int unset)
+{
+	int64_t *ms = opt->value;
+
+	if (unset) {
+		*ms = 0;
+		return 0;
+	}
+	if (aptix_date_parse(ms, arg, aptix_now_ms()) < 0)
+		return error("%s", aptix_error_last()->message);
+	if (!*ms)
+		*ms = 1;
+	return 0;
+}
+
+int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
+{
+	struct usage us;
+	int json = 0, per_turn = 0, all_ws = 0, no_pager = 0;
+	const char *want_ws = NULL, *conv_name = NULL;
+	char conv[APTIX_CONV_MAXLEN + 1];
+	aptix_buf derived = APTIX_BUF_INIT;
+	size_t i;
+	struct option options[] = {
+		OPT_BOOL(0, "turns", &per_turn, "one line per turn too"),
+		OPT_BOOL(0, "json", &json, "print one JSON object"),
+		OPT_STRING('c', "conversation", &conv_name, "name",
+			   "only this conversation"),
+		OPT_BOOL(0, "all-workspaces", &all_ws,
+			 "the conversations of every workspace"),
+		OPT_STRING(0, "workspace", &want_ws, "id",
+			   "the conversations of this workspace"),
+		OPT_CALLBACK(0, "since", &us.since, "date", "turns created at "
+			     "or after <date> (\"2 weeks ago\", 2026-01-31)",
+			     date_cb),
+		OPT_CALLBACK(0, "until", &us.until, "date", "turns created at "
+			     "or before <date>", date_cb),
+		OPT_NO_PAGER(&no_pager),
+		OPT_END()
+	};
+
+	memset(&us, 0, sizeof(us));
+	aptix_strlist_init(&us.unknown_models);
+	us.repo = repo;
+	argc = parse_options(argc, argv, options, usage_usage, 0);
+	if (argc)
+		usage_with_options(usage_usage, options);
+	if (all_ws && want_ws)
+		die("options '--all-workspaces' and '--workspace' cannot be "
+		    "used together");
+	if (conv_name) {
+		if (aptix_conv_resolve(conv, repo, conv_name) < 0)
+			die_aptix();
+		us.only_conv = conv;
+	}
+	if (want_ws) {
+		us.ws = want_ws;
+		us.explicit_ws = 1;
+	} else if (!all_ws && !conv_name) {
+		us.ws = view_workspace_scope(repo, &us.cfg, &derived,
+					     &us.explicit_ws);
+	}
+	if (!us.cfg && aptix_config_open(&us.cfg, repo) < 0)
+		die_aptix();
+
+	if (aptix_index_foreach_conversation(repo, conv_cb, &us) < 0)
+		die_aptix();
+	if (us.nconvs > 1)
+		qsort(us.convs, us.nconvs, sizeof(*us.convs), conv_by_id);
+	if (us.nconvs &&
+	    aptix_index_foreach_session(repo, session_cb, &us) < 0)
+		die_aptix();
+	if (us.nturns > 1)
+		qsort(us.turns, us.nturns, sizeof(*us.turns), by_time);
+	read_turns(&us);
+	/* the rows of conversations: most recent first */
+	us.order = calloc(us.nconvs ? us.nconvs : 1, sizeof(*us.order));
+	if (!us.order)
+		die("out of memory");
+	for (i = 0; i < us.nconvs; i++)
+		us.order[i] = &us.convs[i];
+	if (us.nconvs > 1)
+		qsort(us.order, us.nconvs, sizeof(*us.order), conv_by_recent);
+
+	if (!no_pager && !json)
+		setup_pager();
+	if (json) {
+		print_json(&us, per_turn);
+	} else {
+		print_text(&us, per_turn);
+		if (us.unknown_models.nr) {
+			fprintf(stderr, "note: no price for ");
+			for (i = 0; i < us.unknown_models.nr; i++) {
+				fprintf(stderr, "%s'", i ? ", " : "");
+				view_puts(stderr, us.unknown_models.items[i]);
+				fputc('\'', stderr);
+			}
+			fprintf(stderr, "; set price.<model>.input and "
+				"price.<model>.output (dollars per million "
+				"tokens)\n");
+		}
+	}
+	for (i = 0; i < us.nturns; i++)
+		free(us.turns[i].model);
+	free(us.turns);
+	free(us.convs);
+	free(us.order);
+	aptix_strlist_release(&us.unknown_models);
+	aptix_buf_release(&derived);
+	aptix_config_free(us.cfg);
+	return 0;
+}

@@ -1,0 +1,134 @@
+#!/bin/sh
+test_description='aptix usage: tokens per turn, per conversation and
+overall, an estimated cost from the price table and config'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-objects.sh
+
+# used_turn <conv> <model> <input> <cached> <output> [<parent>]: a
+# committed session whose turn spent these tokens, at the fake clock
+used_turn () {
+	local seq=1 ms=${APTIX_TEST_DATE}000 ins turn pj='' mj=''
+	if test -n "${6-}"
+	then
+		seq=$(object_field "$(object_field "$6" turn)" seq) &&
+		seq=$((seq + 1)) &&
+		pj="\"parent\":\"$6\"," || return 1
+	fi
+	test -n "$2" && mj="\"model\":\"$2\","
+	ins=$(make_blob "turn $seq of $1") &&
+	turn=$(printf '{"conversation":"%s","created_at":%s,"instruction":"%s",%s"seq":%s,"status":"completed","status_at":%s,"usage":{"cached_tokens":%s,"input_tokens":%s,"model_requests":1,"output_tokens":%s,"reasoning_tokens":0,"total_tokens":%s},"v":1}\n' \
+		"$1" "$ms" "$ins" "$mj" "$seq" "$ms" "$4" "$3" "$5" \
+		"$(($3 + $5))" |
+		aptix hash-object -w -t turn --stdin) &&
+	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":0,"model_requests":1,"prompt_tokens":0,"total_tokens":0}},"status":"committed","turn":"%s","v":1}\n' \
+		"$1" "$ms" "$pj" "$turn" |
+	aptix hash-object -w -t session --stdin
+}
+
+# row <name>: the line of a conversation (or "total") in usage's table
+row () {
+	grep "^$1 " out | tr -s " "
+}
+
+#   c1: gpt-5-mini (1M in, 200k of them cached, 100k out), then a dated
+#       snapshot of gpt-5 (2M in, 1M out)
+#   c2: a model no table knows, 1000 in, 10 out
+test_expect_success setup '
+	aptix init -q &&
+	test_tick &&
+	a1=$(used_turn c1 gpt-5-mini 1000000 200000 100000) &&
+	test_tick &&
+	a2=$(used_turn c1 gpt-5-2025-08-07 2000000 0 1000000 $a1) &&
+	test_tick &&
+	b1=$(used_turn c2 acme-7b 1000 0 10) &&
+	aptix update-ref refs/conversations/c1 $a2 &&
+	aptix update-ref refs/conversations/c2 $b1 &&
+	aptix symbolic-ref HEAD refs/conversations/c1
+'
+
+# gpt-5-mini: 800k x 0.25 + 200k x 0.025 + 100k x 2.00 = 0.405
+# gpt-5:      2M x 1.25 + 1M x 10.00                    = 12.5
+test_expect_success 'totals per conversation and overall; unknown, not 0' '
+	aptix usage --all-workspaces >out 2>err &&
+	test "$(row c1)" = "c1 2 3000000 200000 1100000 4100000 \$12.9050" &&
+	test "$(row c2)" = "c2 1 1000 0 10 1010 unknown" &&
+	test "$(row total)" = "total 3 3001000 200000 1100010 4101010 unknown" &&
+	grep "no price for .acme-7b." err &&
+	head -n1 out | grep "^CONVERSATION  *TURNS  *INPUT  *CACHED  *OUTPUT"
+'
+
+test_expect_success '--turns: one line per turn, oldest first' '
+	aptix usage --all-workspaces --turns >out 2>err &&
+	grep "^SESSION" out &&
+	grep "^$(echo $a1 | cut -c1-12) .* gpt-5-mini .* \$0.4050$" out &&
+	grep "^$(echo $a2 | cut -c1-12) .* gpt-5-2025-08-07 .* \$12.5000$" out &&
+	grep "^$(echo $b1 | cut -c1-12) .* acme-7b .* unknown$" out &&
+	grep -n "^$(echo $a1 | cut -c1-12)" out | grep "^2:"
+'
+
+test_expect_success 'prices from config override and extend the table' '
+	aptix config price.acme-7b.input 1000 &&
+	aptix config price.acme-7b.output 100000 &&
+	aptix config price.gpt-5-mini.output 0 &&
+	aptix usage --all-workspaces >out 2>err &&
+	test_must_be_empty err &&
+	test "$(row c2)" = "c2 1 1000 0 10 1010 \$2.0000" &&
+	test "$(row c1)" = "c1 2 3000000 200000 1100000 4100000 \$12.7050" &&
+	test "$(row total)" = "total 3 3001000 200000 1100010 4101010 \$14.7050" &&
+	aptix config --unset price.acme-7b.input &&
+	aptix config --unset price.acme-7b.output &&
+	aptix config --unset price.gpt-5-mini.output
+'
+
+test_expect_success 'price keys are checked when set' '
+	cp .aptix/config before &&
+	test_must_fail aptix config price.gpt-5.input cheap 2>err &&
+	grep "bad value .cheap. for .price.gpt-5.input." err &&
+	test_must_fail aptix config price.gpt-5.input 1e9 2>err &&
+	test_must_fail aptix config price.gpt-5.inptu 1 2>err &&
+	grep "unknown config key" err &&
+	test_cmp before .aptix/config &&
+	aptix config price.gpt-4.1.cached-input 0.4 &&
+	test "$(aptix config price.gpt-4.1.cached-input)" = 0.4 &&
+	aptix config --unset price.gpt-4.1.cached-input
+'
+
+test_expect_success PYTHON3 '--json: per turn, per conversation, total' '
+	aptix usage --all-workspaces --json --turns >out &&
+	python3 -c "
+import json, sys
+d = json.load(open(\"out\"))
+assert d[\"total\"][\"cost_usd\"] is None, d
+assert d[\"total\"][\"turns\"] == 3
+c = {x[\"conversation\"]: x for x in d[\"conversations\"]}
+assert abs(c[\"c1\"][\"cost_usd\"] - 12.905) < 1e-9, c
+assert c[\"c2\"][\"cost_usd\"] is None
+assert [t[\"model\"] for t in d[\"turns\"]] == [\"gpt-5-mini\", \"gpt-5-2025-08-07\", \"acme-7b\"]
+assert d[\"unpriced_models\"] == [\"acme-7b\"]
+"
+'
+
+test_expect_success 'filters: --conversation, --since, --until' '
+	aptix usage -c c2 >out 2>/dev/null &&
+	test "$(row total)" = "total 1 1000 0 10 1010 unknown" &&
+	! grep "^c1 " out &&
+	aptix usage --all-workspaces --since "1 minute ago" >out 2>/dev/null &&
+	test "$(row c1)" = "c1 1 2000000 0 1000000 3000000 \$12.5000" &&
+	aptix usage --all-workspaces --until @1700000000 >out &&
+	test "$(row total)" = "total 1 1000000 200000 100000 1100000 \$0.4050" &&
+	aptix usage --workspace nowhere >out &&
+	test "$(row total)" = "total 0 0 0 0 0 \$0.0000" &&
+	test_must_fail aptix usage -c nosuch 2>err &&
+	grep "^fatal: " err &&
+	test_must_fail aptix usage --since "the other day" 2>err &&
+	grep "invalid date" err
+'
+
+test_expect_success 'usage -h' '
+	test_expect_code 129 aptix usage -h >out &&
+	grep "^usage: aptix usage" out &&
+	aptix help >help &&
+	grep "^   usage  *tokens spent and their estimated cost$" help
+'
+
+test_done

@@ -518,6 +518,8 @@ static int write_fn(aptix_store_wtxn *w, void *payload)
 		r = aptix_stored_encode(&val, rd->type, rd->content.ptr,
 					rd->content.len);
 		if (r == 0)
+			r = aptix_odb_store_note_format(w, &val);
+		if (r == 0)
 			r = s->wput(w, APTIX_TABLE_OBJECTS, rd->id.id,
 				    APTIX_OID_RAWSZ, val.ptr, val.len);
 		p->record_val[1] = PURGE_REDACTED;

@@ -42,10 +42,15 @@ PY
 STORE=$("$APTIX" rev-parse --aptix-dir)
 FILES="--file src01.c --file src02.c --file src03.c --file src04.c"
 # store_size: data.mdb's size and the bytes of the pages LMDB uses
+# (pages used: the file's pages less those on LMDB's free list), and
+# the pages of each table
 store_size() {
 	printf '%s %s\n' "$(stat -c %s "$STORE/data.mdb")" \
-		"$(mdb_stat -e "$STORE" | awk '/Page size/ { p = $3 }
-			/Number of pages used/ { u = $5 } END { print p * u }')"
+		"$(mdb_stat -ef "$STORE" | awk '/Page size/ { p = $3 }
+			/Number of pages used/ { u = $5 }
+			/Free pages/ { f = $3 }	END { print p * (u - f) }')"
+	mdb_stat -a "$STORE" | awk '/^Status of/ { t = $3 }
+		/pages:/ { n[t] += $3 } END { for (t in n) print t, n[t] }'
 }
 : >"$W/turns"
 n=0
@@ -88,8 +93,13 @@ for sid in open(w + "/turns").read().split():
     sent.append(len(obj(turn["request"])))
     resend.append(history + len(instr) + size)
     history += len(instr) + len(answer)
-a10, u10 = map(int, open(w + "/size10").read().split())
-a50, u50 = map(int, open(w + "/size50").read().split())
+def sizes(f):
+    lines = open(f).read().split("\n")
+    a, u = map(int, lines[0].split())
+    t = dict((l.split()[0], int(l.split()[1])) for l in lines[1:] if l)
+    return a, u, t
+a10, u10, t10 = sizes(w + "/size10")
+a50, u50, t50 = sizes(w + "/size50")
 span = turns - 10
 jsonl = sum(len(l.encode()) for l in lines[10:]) / span
 file_per = (a50 - a10) / span
@@ -100,6 +110,9 @@ print("  store file (data.mdb)     %8.0f bytes  %.2fx JSONL" %
       (file_per, file_per / jsonl))
 print("  store pages used          %8.0f bytes  %.2fx JSONL" %
       (used_per, used_per / jsonl))
+print("  pages per table: " + ", ".join(
+    "%s %.0f" % (t, (t50[t] - t10.get(t, 0)) * 4096 / span)
+    for t in sorted(t50) if t50[t] != t10.get(t, 0)))
 print("  request sent              %8.0f bytes  %.3fx a full resend (%.0f)" %
       (sum(sent) / len(sent), sum(sent) / sum(resend),
        sum(resend) / len(resend)))

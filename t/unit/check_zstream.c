@@ -583,7 +583,8 @@ START_TEST(test_packed_keeps_odd_json)
 
 	for (i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
 		ck_assert_int_eq(aptix_stored_encode(&enc, APTIX_OBJ_TURN,
-						     odd[i], strlen(odd[i])), 0);
+						     odd[i], strlen(odd[i])),
+				 0);
 		ck_assert_int_eq(aptix_stored_header(&type, &size, &hlen,
 						     enc.ptr, enc.len), 0);
 		ck_assert_int_eq(type, APTIX_OBJ_TURN);

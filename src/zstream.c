@@ -483,3 +483,29 @@ int aptix_stored_is_spliced(const void *val, size_t vlen)
 	return vlen && (p[0] & APTIX_STORED_TYPE) == APTIX_OBJ_BLOB &&
 		(p[0] & APTIX_STORED_PACKED);
 }
+
+int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
+			      size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+	uint64_t v, n;
+	size_t i;
+
+	if (!aptix_stored_is_spliced(val, vlen))
+		return 0;
+	p++;
+	if (get_varint(&v, &p, end) < 0 || get_varint(&n, &p, end) < 0 ||
+	    n > APTIX_STORED_MAX_SPLICES)
+		return APTIX_ECORRUPT;
+	for (i = 0; i < n; i++) {
+		if ((size_t)(end - p) < APTIX_OID_RAWSZ + 2)
+			return APTIX_ECORRUPT;
+		if (i < max)
+			memcpy(out[i].id, p, APTIX_OID_RAWSZ);
+		p += APTIX_OID_RAWSZ;
+		if (get_varint(&v, &p, end) < 0 || p >= end)
+			return APTIX_ECORRUPT;
+		p++;
+	}
+	return (int)n;
+}

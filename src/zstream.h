@@ -47,6 +47,10 @@ int aptix_stored_decode_with(aptix_buf *out, aptix_otype *type,
 /** Is it a spliced blob (whose decoding needs its bases)? */
 int aptix_stored_is_spliced(const void *val, size_t vlen);
 
+/** The bases of a spliced blob (up to max of them): how many, or < 0. */
+int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
+			      size_t vlen);
+
 /* pack.c */
 int aptix__pack_json(aptix_buf *out, const void *json, size_t len);
 int aptix__unpack_json(aptix_buf *out, const void *packed, size_t len);

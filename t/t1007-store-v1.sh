@@ -115,4 +115,17 @@ test_expect_success PYTHON3 'reindex and salvage keep both formats' '
 	test_cmp all2 all3
 '
 
+test_expect_success PYTHON3 'purging the answer takes the response spliced on it' '
+	answer=$(json_field .answer <turn) &&
+	response=$(json_field .response <turn) &&
+	aptix -C old purge --dry-run "$answer" >list &&
+	grep "^purge blob $answer$" list &&
+	grep "^purge blob $response$" list &&
+	aptix -C old purge --force --reason test "$answer" 2>err &&
+	test_must_fail aptix -C old cat-object -p "$response" 2>err &&
+	grep "was purged" err &&
+	aptix -C old fsck --full >fsck &&
+	! grep -e "^broken" -e "^missing" -e "^corrupt" fsck
+'
+
 test_done

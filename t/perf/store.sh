@@ -22,7 +22,8 @@ python3 "$PERF_DIR/instant-responses.py" --port-file "$W/port" \
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; rm -rf "$W"' EXIT
 while [ ! -s "$W/port" ]; do sleep 0.1; done
-export OPENAI_BASE_URL="http://127.0.0.1:$(cat "$W/port")/v1"
+OPENAI_BASE_URL="http://127.0.0.1:$(cat "$W/port")/v1"
+export OPENAI_BASE_URL
 export OPENAI_API_KEY=sk-bench-0123456789abcdef
 
 mkdir "$W/ws"

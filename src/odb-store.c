@@ -14,12 +14,16 @@ struct sb_view {
 	aptix_buf *out;
 	aptix_otype *type;
 	size_t *size;
+	aptix_buf *spliced;	/* a spliced blob's value, decoded later */
 };
 
 static int read_cb(const void *val, size_t vlen, void *payload)
 {
 	struct sb_view *v = payload;
 
+	/* its bases are read once this view's transaction is over */
+	if (v->spliced && aptix_stored_is_spliced(val, vlen))
+		return aptix_buf_set(v->spliced, val, vlen);
 	return aptix_stored_decode(v->out, v->type, val, vlen);
 }
 
@@ -69,25 +73,53 @@ static int sb_view(aptix_odb_backend *b, const aptix_oid *id,
 	return r;
 }
 
+/* A base of a spliced blob: itself never spliced (no chains, no loops). */
+static int read_base(aptix_buf *out, const aptix_oid *id, void *payload)
+{
+	aptix_otype type;
+	struct sb_view v = { out, &type, NULL, NULL };
+	int r = sb_view(payload, id, read_cb, &v);
+
+	if (!r && type != APTIX_OBJ_BLOB)
+		r = APTIX_ECORRUPT;
+	return r;
+}
+
 static int sb_read(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
 		   const aptix_oid *id)
 {
-	struct sb_view v = { out, type, NULL };
+	aptix_buf spliced = APTIX_BUF_INIT;
+	struct sb_view v = { out, type, NULL, &spliced };
+	int r = sb_view(b, id, read_cb, &v);
 
-	return sb_view(b, id, read_cb, &v);
+	if (!r && spliced.len) {
+		r = aptix_stored_decode_with(out, type, spliced.ptr,
+					     spliced.len, read_base, b);
+		if (r == APTIX_ECORRUPT) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s",
+				 aptix_error_last() ?
+				 aptix_error_last()->message : "");
+			aptix_error_set(APTIX_ERROR_ODB, "object '%s' is "
+					"corrupt: %s", aptix_oid_hex(id), why);
+		}
+	}
+	aptix_buf_release(&spliced);
+	return r;
 }
 
 static int sb_read_header(size_t *size, aptix_otype *type,
 			  aptix_odb_backend *b, const aptix_oid *id)
 {
-	struct sb_view v = { NULL, type, size };
+	struct sb_view v = { NULL, type, size, NULL };
 
 	return sb_view(b, id, header_cb, &v);
 }
 
 static int sb_exists(aptix_odb_backend *b, const aptix_oid *id)
 {
-	struct sb_view v = { NULL, NULL, NULL };
+	struct sb_view v = { NULL, NULL, NULL, NULL };
 
 	return sb_view(b, id, exists_cb, &v) == 0;
 }
@@ -103,6 +135,33 @@ static int write_one_fn(aptix_store_wtxn *w, void *payload)
 				   ((struct write_one *)payload)->val);
 }
 
+/*
+ * A store of format 1 that gets its first value of format 2 (packed or
+ * spliced) says so, in the same write: an older aptix then refuses it
+ * ("upgrade aptix") instead of calling the new values corrupt.
+ */
+int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val)
+{
+	static const char key[] = "format";
+	aptix_store *s = aptix_store_of_wtxn(w);
+	aptix_buf cur = APTIX_BUF_INIT;
+	char fmt[16];
+	int r;
+
+	if (!val->len || !(val->ptr[0] & APTIX_STORED_PACKED))
+		return 0;
+	r = s->wget(&cur, w, APTIX_TABLE_META, key, strlen(key));
+	if (r == 0 && strtol(cur.ptr, NULL, 10) < APTIX_STORE_FORMAT) {
+		snprintf(fmt, sizeof(fmt), "%d", APTIX_STORE_FORMAT);
+		r = s->wput(w, APTIX_TABLE_META, key, strlen(key), fmt,
+			    strlen(fmt));
+	} else if (r == APTIX_ENOTFOUND) {
+		r = 0;
+	}
+	aptix_buf_release(&cur);
+	return r;
+}
+
 int aptix_odb_store_put(aptix_store_wtxn *w, const aptix_oid *id,
 			const aptix_buf *val)
 {
@@ -114,6 +173,8 @@ int aptix_odb_store_put(aptix_store_wtxn *w, const aptix_oid *id,
 	if (r == 0)
 		return 0;	/* already there: a no-op */
 	if (r != APTIX_ENOTFOUND)
+		return r;
+	if ((r = aptix_odb_store_note_format(w, val)) < 0)
 		return r;
 	return s->wput(w, APTIX_TABLE_OBJECTS, id->id, APTIX_OID_RAWSZ,
 		       val->ptr, val->len);

@@ -13,6 +13,8 @@ int aptix_odb_backend_store(aptix_odb_backend **out, aptix_store *store);
 /** Inside a write: put an encoded object unless it is there already. */
 int aptix_odb_store_put(aptix_store_wtxn *w, const aptix_oid *id,
 			const aptix_buf *val);
+/** Inside a write: raise the store's format for a value of format 2. */
+int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val);
 /** Decode a purge record (purge.c): 0 or APTIX_ECORRUPT. */
 int aptix__purge_decode(aptix_purge_info *out, const void *val, size_t len);
 /** The store a write transaction belongs to. */

@@ -274,6 +274,37 @@ static int plan_objects(struct plan *p)
 	return 0;
 }
 
+/*
+ * A spliced blob (objects-format.md, "Storage") whose base goes, goes:
+ * it could not be read without it. (One that holds the secret was found
+ * by plan_objects already; this is for blobs purged by id.)
+ */
+static int plan_spliced(struct plan *p)
+{
+	aptix_store *s = p->repo->store;
+	aptix_oid bases[APTIX_STORED_MAX_SPLICES];
+	size_t i;
+	int n, k, r;
+
+	for (i = 0; i < p->nall && p->nblobs; i++) {
+		if (has_blob(p, &p->all[i]))
+			continue;
+		r = s->get(&p->tmp, s, APTIX_TABLE_OBJECTS, p->all[i].id,
+			   APTIX_OID_RAWSZ);
+		if (r < 0)
+			return r;
+		n = aptix_stored_splice_bases(bases, APTIX_STORED_MAX_SPLICES,
+					      p->tmp.ptr, p->tmp.len);
+		for (k = 0; k < n; k++)
+			if (has_blob(p, &bases[k])) {
+				if ((r = add_blob(p, &p->all[i])) < 0)
+					return r;
+				break;
+			}
+	}
+	return 0;
+}
+
 /* The paths of file and chunk refs whose blob goes: their chunks go. */
 static int plan_ref_paths(struct plan *p)
 {
@@ -422,7 +453,8 @@ static int make_plan(struct plan *p)
 	if (p->nall)
 		qsort(p->all, p->nall, sizeof(*p->all), oid_cmp_v);
 	if ((r = plan_ids(p)) < 0 || (r = plan_objects(p)) < 0 ||
-	    (r = plan_ref_paths(p)) < 0 || (r = plan_tables(p)) < 0)
+	    (r = plan_spliced(p)) < 0 || (r = plan_ref_paths(p)) < 0 ||
+	    (r = plan_tables(p)) < 0)
 		return r;
 	for (i = 0; i < p->nblobs; i++)
 		tell(p, APTIX_PURGE_BLOB, &p->blobs[i], "blob", NULL, NULL);
@@ -518,6 +550,8 @@ static int write_fn(aptix_store_wtxn *w, void *payload)
 		aptix_buf_clear(&val);
 		r = aptix_stored_encode(&val, rd->type, rd->content.ptr,
 					rd->content.len);
+		if (r == 0)
+			r = aptix_odb_store_note_format(w, &val);
 		if (r == 0)
 			r = s->wput(w, APTIX_TABLE_OBJECTS, rd->id.id,
 				    APTIX_OID_RAWSZ, val.ptr, val.len);

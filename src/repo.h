@@ -114,6 +114,14 @@ int aptix_index__chain_plan(aptix_repo *repo, const aptix_oid *parent,
 			    struct aptix_index_chain_info *info);
 /* Size of an object queued in tx or stored (header only). */
 int aptix_txn__object_size(size_t *size, aptix_txn *tx, const aptix_oid *id);
+/*
+ * Queue a blob stored spliced (objects-format.md, "Storage"): where the
+ * JSON-escaped text of one of the bases (blobs already stored or queued)
+ * appears in data, a reference to it is stored instead.
+ */
+int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
+				 const void *data, size_t len,
+				 const aptix_oid *bases, size_t nbases);
 int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 			       const struct aptix_index_session_op *op);
 /* Parsers of stored objects that skip the canonical check (object.c). */

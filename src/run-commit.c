@@ -266,29 +266,53 @@ static int record_context(aptix_turn *t, aptix_txn *tx,
 	return 0;
 }
 
-/* The payloads: raw request and response, and the answer. */
+/*
+ * The payloads: raw request and response, and the answer. The answer
+ * is written first, and the response is stored spliced against it (the
+ * answer's text is in the response once, not twice); the request against
+ * the instruction, the files and the snippets it carries.
+ */
 static int record_payloads(aptix_turn *t, aptix_txn *tx,
 			   const aptix_run_result *res, int completed)
 {
-	int r;
+	aptix_oid *bases;
+	size_t i, n = 0;
+	int r = 0;
 
 	memset(&t->request, 0, sizeof(t->request));
 	memset(&t->response, 0, sizeof(t->response));
 	memset(&t->answer, 0, sizeof(t->answer));
-	if (res->request.len &&
-	    (r = write_blob(&t->request, tx, res->request.ptr,
-			    res->request.len)) < 0)
-		return r;
-	if (res->api.raw.len &&
-	    (r = write_blob(&t->response, tx, res->api.raw.ptr,
-			    res->api.raw.len)) < 0)
-		return r;
+	if (!(bases = aptix__calloc(2 + t->nfiles + t->nchunks,
+				    sizeof(*bases))))
+		return APTIX_ERROR;
 	/* a failed turn keeps the text that did arrive */
 	if ((completed || res->api.text.len) &&
 	    (r = write_blob(&t->answer, tx, res->api.text.ptr,
 			    res->api.text.len)) < 0)
-		return r;
-	return 0;
+		goto done;
+	if (res->api.text.len)
+		bases[n++] = t->answer;
+	if (res->api.raw.len &&
+	    (r = aptix_txn_write_blob_against(&t->response, tx,
+					      res->api.raw.ptr,
+					      res->api.raw.len, bases,
+					      n)) < 0)
+		goto done;
+	n = 0;
+	bases[n++] = t->instruction;
+	for (i = 0; i < t->nfiles; i++)
+		if (t->files[i].has_content)
+			bases[n++] = t->files[i].content;
+	for (i = 0; i < t->nchunks; i++)
+		if (!aptix_oid_is_zero(&t->chunks[i].snippet))
+			bases[n++] = t->chunks[i].snippet;
+	if (res->request.len)
+		r = aptix_txn_write_blob_against(&t->request, tx,
+						 res->request.ptr,
+						 res->request.len, bases, n);
+done:
+	free(bases);
+	return r;
 }
 
 /* The session snapshot of the turn (owned strings). */
@@ -362,8 +386,6 @@ int aptix_run__commit(aptix_run *run, int completed)
 	if ((r = make_session(&s, run, title, completed)) < 0 ||
 	    (r = aptix_txn_new(&tx, run->repo)) < 0)
 		goto done;
-	if (!run->slim && (r = record_payloads(t, tx, res, completed)) < 0)
-		goto done;
 	if (run->slim) {
 		memset(&t->request, 0, sizeof(t->request));
 		memset(&t->response, 0, sizeof(t->response));
@@ -374,6 +396,9 @@ int aptix_run__commit(aptix_run *run, int completed)
 			goto done;
 	} else if ((r = record_context(t, tx, &run->files, &run->chunks,
 				       run->slim)) < 0)
+		goto done;
+	/* after the context: the request is spliced against its blobs */
+	if (!run->slim && (r = record_payloads(t, tx, res, completed)) < 0)
 		goto done;
 	if ((r = write_turn(&res->turn, tx, t)) < 0)
 		goto done;

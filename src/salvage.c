@@ -46,6 +46,8 @@ struct salvage {
 	aptix_salvage_stats *stats;
 	struct rec *pending;		/* objects, written in batches */
 	size_t npending, alloc;
+	struct rec *spliced;		/* blobs whose check needs a base */
+	size_t nspliced, spliced_alloc;
 	struct rec *refs;		/* refs and reflog, written last */
 	size_t nrefs, refs_alloc;
 	int error;
@@ -115,9 +117,19 @@ static int flush_objects(struct salvage *s)
 	return r;
 }
 
-/* A value that decodes and hashes to its key. */
+static int read_base(aptix_buf *out, const aptix_oid *id, void *payload)
+{
+	aptix_otype type;
+
+	return aptix_odb_read(out, &type, payload, id, 0);
+}
+
+/*
+ * A value that decodes and hashes to its key (a spliced blob's bases
+ * are read from odb, the objects recovered so far).
+ */
 static int is_object(const void *key, size_t klen, const void *val,
-		     size_t vlen)
+		     size_t vlen, aptix_odb *odb)
 {
 	aptix_buf content = APTIX_BUF_INIT;
 	aptix_otype type;
@@ -126,7 +138,8 @@ static int is_object(const void *key, size_t klen, const void *val,
 
 	if (klen != APTIX_OID_RAWSZ)
 		return 0;
-	ok = aptix_stored_decode(&content, &type, val, vlen) == 0 &&
+	ok = aptix_stored_decode_with(&content, &type, val, vlen,
+				      odb ? read_base : NULL, odb) == 0 &&
 		aptix_object_hash(&actual, type, content.ptr,
 				  content.len) == 0 &&
 		!memcmp(actual.id, key, APTIX_OID_RAWSZ);
@@ -171,7 +184,13 @@ static int on_record(const char *table, const void *key, size_t klen,
 	int r = 0;
 
 	if ((!table || !strcmp(table, "objects")) &&
-	    is_object(key, klen, val, vlen)) {
+	    klen == APTIX_OID_RAWSZ && aptix_stored_is_spliced(val, vlen)) {
+		/* checked once every other object is in */
+		if (push(&s->spliced, &s->nspliced, &s->spliced_alloc,
+			 APTIX_TABLE_OBJECTS, key, klen, val, vlen, 1) < 0)
+			return APTIX_ERROR;
+	} else if ((!table || !strcmp(table, "objects")) &&
+	    is_object(key, klen, val, vlen, NULL)) {
 		s->stats->objects_seen++;
 		if (push(&s->pending, &s->npending, &s->alloc,
 			 APTIX_TABLE_OBJECTS, key, klen, val, vlen, 1) < 0)
@@ -326,6 +345,7 @@ int aptix_salvage(const char *from, const char *workdir,
 	struct salvage s;
 	aptix_buf path = APTIX_BUF_INIT, to = APTIX_BUF_INIT;
 	int existed = 0, r;
+	size_t i;
 
 	memset(&s, 0, sizeof(s));
 	memset(stats, 0, sizeof(*stats));
@@ -342,6 +362,22 @@ int aptix_salvage(const char *from, const char *workdir,
 	aptix_buf_printf(&path, "%s/data.mdb", from);
 	r = aptix_lmdb_file_salvage(path.ptr, on_record, &s,
 				    &stats->bad_pages);
+	if (!r)
+		r = flush_objects(&s);
+	for (i = 0; !r && i < s.nspliced; i++) {
+		struct rec *e = &s.spliced[i];
+
+		if (!is_object(e->key.ptr, e->key.len, e->val.ptr, e->val.len,
+			       s.repo->odb)) {
+			stats->damaged_records++;
+			continue;
+		}
+		stats->objects_seen++;
+		if (push(&s.pending, &s.npending, &s.alloc,
+			 APTIX_TABLE_OBJECTS, e->key.ptr, e->key.len,
+			 e->val.ptr, e->val.len, 1) < 0)
+			r = APTIX_ERROR;
+	}
 	if (!r)
 		r = flush_objects(&s);
 	if (!r && s.nrefs)
@@ -361,6 +397,8 @@ int aptix_salvage(const char *from, const char *workdir,
 	}
 	release(s.pending, s.npending);
 	release(s.refs, s.nrefs);
+	release(s.spliced, s.nspliced);
+	free(s.spliced);
 	free(s.pending);
 	free(s.refs);
 	aptix_buf_release(&path);

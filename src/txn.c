@@ -5,6 +5,7 @@
  * index records, a conversation ref's head record) is applied here, in
  * apply_fn, and nowhere else.
  */
+#define _GNU_SOURCE 1	/* memmem */
 #include "common.h"
 #include "repo.h"
 #include "zstream.h"
@@ -109,13 +110,29 @@ static struct op *find_object(aptix_txn *tx, const aptix_oid *id)
 	return aptix_oidmap_get(&i, &tx->objs, id) ? NULL : &tx->ops[i];
 }
 
+/* A base of a spliced blob, from this transaction or the store. */
+static int read_base(aptix_buf *out, const aptix_oid *id, void *payload)
+{
+	aptix_txn *tx = payload;
+	struct op *o = find_object(tx, id);
+	aptix_otype type;
+	int r;
+
+	if (o)
+		r = aptix_stored_decode(out, &type, o->val.ptr, o->val.len);
+	else
+		r = aptix_odb_read(out, &type, tx->repo->odb, id, 0);
+	return !r && type != APTIX_OBJ_BLOB ? APTIX_ECORRUPT : r;
+}
+
 int aptix_txn_read_object(aptix_buf *out, aptix_otype *type, aptix_txn *tx,
 			  const aptix_oid *id)
 {
 	struct op *o = find_object(tx, id);
 
 	if (o)
-		return aptix_stored_decode(out, type, o->val.ptr, o->val.len);
+		return aptix_stored_decode_with(out, type, o->val.ptr,
+						o->val.len, read_base, tx);
 	return aptix_odb_read(out, type, tx->repo->odb, id, 0);
 }
 
@@ -181,6 +198,80 @@ fail:
 	if (sess) {
 		aptix_index__op_release(sess);
 		free(sess);
+	}
+	return r;
+}
+
+/* The escaped text of base at or after from in data, by either escaping. */
+static int find_base(aptix_stored_splice *sp, const char *data, size_t len,
+		     const aptix_buf *text, aptix_buf *esc, size_t from)
+{
+	int kind;
+
+	for (kind = 0; kind <= 1; kind++) {
+		const char *hit;
+
+		if (aptix__json_escape(esc, text->ptr, text->len, kind) < 0 ||
+		    !esc->len || from > len)
+			continue;
+		hit = memmem(data + from, len - from, esc->ptr, esc->len);
+		if (hit) {
+			sp->at = (size_t)(hit - data);
+			sp->len = esc->len;
+			sp->kind = kind;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
+				 const void *data, size_t len,
+				 const aptix_oid *bases, size_t nbases)
+{
+	aptix_stored_splice sp[APTIX_STORED_MAX_SPLICES];
+	aptix_buf text = APTIX_BUF_INIT, esc = APTIX_BUF_INIT;
+	aptix_oid id;
+	aptix_otype type;
+	struct op *o;
+	size_t i, j, n = 0;
+	int r;
+
+	if ((r = aptix_object_hash(&id, APTIX_OBJ_BLOB, data, len)) < 0)
+		return r;
+	if (out)
+		*out = id;
+	if (find_object(tx, &id) || aptix_odb_exists(tx->repo->odb, &id))
+		return 0;
+	for (i = 0; i < nbases && n < APTIX_STORED_MAX_SPLICES; i++) {
+		aptix_stored_splice *s = &sp[n];
+
+		/* small bases save less than their reference costs */
+		if (aptix_txn_read_object(&text, &type, tx, &bases[i]) < 0 ||
+		    type != APTIX_OBJ_BLOB || text.len < 64) {
+			aptix_error_clear();
+			continue;
+		}
+		s->base = bases[i];
+		if (!find_base(s, data, len, &text, &esc, 0))
+			continue;
+		for (j = 0; j < n; j++)	/* one splice per range */
+			if (s->at < sp[j].at + sp[j].len &&
+			    sp[j].at < s->at + s->len)
+				break;
+		if (j == n)
+			n++;
+	}
+	aptix_buf_release(&text);
+	aptix_buf_release(&esc);
+	if (!(o = new_op(tx, OP_OBJECT)))
+		return APTIX_ERROR;
+	o->id = id;
+	if ((r = aptix_stored_encode_spliced(&o->val, data, len, sp, n,
+					     read_base, tx)) < 0 ||
+	    (r = aptix_oidmap_put(&tx->objs, &id, tx->n - 1)) < 0) {
+		aptix_buf_release(&o->val);
+		tx->n--;
 	}
 	return r;
 }

@@ -9,6 +9,21 @@
 #include "aptix/object.h"
 
 #define APTIX_STORED_RAW 0x80
+/* format 2: a turn or session packed (pack.c), a blob spliced */
+#define APTIX_STORED_PACKED 0x40
+#define APTIX_STORED_TYPE 0x3f
+#define APTIX_STORED_MAX_SPLICES 64
+
+/** Reads the content of a spliced value's base blob into out. */
+typedef int (*aptix_stored_base_fn)(aptix_buf *out, const aptix_oid *id,
+				    void *payload);
+
+/** One splice: the escaped content of base is data[at .. at + len). */
+typedef struct {
+	aptix_oid base;
+	size_t at, len;
+	int kind;		/* escaping: see aptix__json_escape */
+} aptix_stored_splice;
 
 /** Compression level used for new objects (measured in `make bench`). */
 extern int aptix_zlib_level;
@@ -16,6 +31,32 @@ extern int aptix_zlib_level;
 /** Encode content into out (replacing what it held). */
 int aptix_stored_encode(aptix_buf *out, aptix_otype type, const void *data,
 			size_t len);
+/**
+ * A blob stored as its bytes minus the given splices (sorted here),
+ * each a reference to a base blob; checked by decoding it with base_fn,
+ * stored plain when the check fails.
+ */
+int aptix_stored_encode_spliced(aptix_buf *out, const void *data,
+				size_t len, aptix_stored_splice *sp,
+				size_t n, aptix_stored_base_fn base_fn,
+				void *payload);
+/** Decode, reading the bases of a spliced blob with base_fn. */
+int aptix_stored_decode_with(aptix_buf *out, aptix_otype *type,
+			     const void *val, size_t vlen,
+			     aptix_stored_base_fn base_fn, void *payload);
+/** Is it a spliced blob (whose decoding needs its bases)? */
+int aptix_stored_is_spliced(const void *val, size_t vlen);
+
+/** The bases of a spliced blob (up to max of them): how many, or < 0. */
+int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
+			      size_t vlen);
+
+/* pack.c */
+int aptix__pack_json(aptix_buf *out, const void *json, size_t len);
+int aptix__unpack_json(aptix_buf *out, const void *packed, size_t len);
+int aptix__json_escape(aptix_buf *out, const void *text, size_t len,
+		       int kind);
+
 /** Header only: type and size. ECORRUPT when malformed. */
 int aptix_stored_header(aptix_otype *type, size_t *size, size_t *hdrlen,
 			const void *val, size_t vlen);

@@ -8,7 +8,11 @@ stream: created, in_progress, output_item.added, content_part.added, two
 deltas, the .done events and completed), with a fresh response id each
 time. No validation, no state, no logging. Anything else gets a 404.
 
-    python3 t/perf/instant-responses.py --port-file FILE
+    python3 t/perf/instant-responses.py --port-file FILE [--answer-bytes N]
+
+With --answer-bytes N, every non-streamed answer is a different text of
+about N bytes (words drawn from a generator seeded by the request count),
+so a store holds distinct answers, as in a real session.
 
 writes the port it listens on (127.0.0.1, chosen by the OS) to FILE and
 serves until SIGTERM or SIGINT. Use t/standin/openai_standin.py for
@@ -18,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import signal
 
 TEXT = "Done: the change is made and the tests pass."
@@ -104,6 +109,28 @@ NOT_FOUND = (b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
              b"Content-Length: 2\r\n\r\n{}")
 RID_B = RID.encode()
 counter = 0
+answer_bytes = 0
+WORDS = ("the parser reads each token and the buffer keeps its offset; "
+         "a retry waits before the next query so the cache stays warm and "
+         "the index is rebuilt when a chunk changes its score").split()
+
+
+def long_body(n):
+    rnd = random.Random(n)
+    words = []
+    size = 0
+    while size < answer_bytes:
+        w = rnd.choice(WORDS)
+        words.append(w)
+        size += len(w) + 1
+        if rnd.random() < 0.08:
+            words.append("\n\n`%s_%d()`" % (w, rnd.randint(0, 999)))
+    part = dict(PART, text=" ".join(words))
+    full = response("completed", [dict(ITEM, content=[part])], USAGE)
+    body = dumps(full).encode()
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nopenai-processing-ms: 0\r\n\r\n"
+            % len(body)) + body
 
 
 async def serve(reader, writer):
@@ -125,6 +152,8 @@ async def serve(reader, writer):
             rid = b"resp_%048x" % counter
             if b'"stream":true' in body.replace(b" ", b""):
                 writer.write(SSE_HEAD + SSE_BODY.replace(RID_B, rid))
+            elif answer_bytes:
+                writer.write(long_body(counter).replace(RID_B, rid))
             else:
                 writer.write(JSON_HEAD + JSON_BODY.replace(RID_B, rid))
             await writer.drain()
@@ -138,7 +167,10 @@ async def serve(reader, writer):
 async def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--port-file", required=True)
+    ap.add_argument("--answer-bytes", type=int, default=0)
     args = ap.parse_args()
+    global answer_bytes
+    answer_bytes = args.answer_bytes
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     tmp = args.port_file + ".tmp"

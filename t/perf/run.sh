@@ -202,4 +202,7 @@ fi
 echo
 APTIX="$APTIX" sh "$PERF_DIR/serve-load.sh"
 echo
+echo "store growth of a 50-turn session (t/perf/store.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/store.sh"
+echo
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -16,6 +16,18 @@
 #include "zstream.h"
 #include "unit.h"
 
+/* Test vectors: objects-format.md, "Stored form, format 2" */
+#define DOC_TURN_STORED \
+	"c2b5025e090c060263310d0480d095ffbc311407c7ec1ac1b0a8a4c6" \
+	"ad3445e65debde822c218717414567b205ba78919252ec8c2704012d" \
+	"060770656e64696e672e0480d095ffbc313509040400130400180400" \
+	"1904001e04003104000036040100"
+#define DOC_SPLICED_CONTENT "{\"text\":\"The parser reads a token, " \
+	"then \\\"peeks\\\" at the next one.\\nCaf\\u00e9 is fine.\\n\"}"
+#define DOC_SPLICED_STORED \
+	"c15a016d17f0c44d476b718967863e84abf8794867e3267ccb1e2d69" \
+	"aa88dfed1ae5de09010b7b2274657874223a22227d"
+
 static void setup(void)
 {
 	aptix_error_clear();
@@ -487,6 +499,157 @@ START_TEST(test_compression_threshold)
 }
 END_TEST
 
+/* --- format 2: packed turns, spliced blobs (objects-format.md) -------- */
+
+static const char doc_turn[] =
+	"{\"conversation\":\"c1\",\"created_at\":1700000000000,"
+	"\"instruction\":\"c7ec1ac1b0a8a4c6ad3445e65debde822c218717414567b2"
+	"05ba78919252ec8c\",\"seq\":1,\"status\":\"pending\",\"status_at\":"
+	"1700000000000,\"usage\":{\"cached_tokens\":0,\"input_tokens\":0,"
+	"\"model_requests\":0,\"output_tokens\":0,\"reasoning_tokens\":0,"
+	"\"total_tokens\":0},\"v\":1}\n";
+
+/* The stored value of doc_turn, as objects-format.md gives it. */
+static const char doc_turn_stored[] = DOC_TURN_STORED;
+
+static const char doc_base[] =
+	"The parser reads a token, then \"peeks\" at the next one.\n"
+	"Caf\xc3\xa9 is fine.\n";
+static const char doc_spliced_content[] = DOC_SPLICED_CONTENT;
+static const char doc_spliced_stored[] = DOC_SPLICED_STORED;
+
+static char *hex_of(const aptix_buf *b)
+{
+	char *h = malloc(b->len * 2 + 1);
+	size_t i;
+
+	for (i = 0; i < b->len; i++)
+		snprintf(h + 2 * i, 3, "%02x", (unsigned char)b->ptr[i]);
+	h[b->len * 2] = '\0';
+	return h;
+}
+
+static void from_hex(aptix_buf *out, const char *h)
+{
+	unsigned v;
+
+	aptix_buf_clear(out);
+	for (; h[0] && h[1]; h += 2) {
+		sscanf(h, "%2x", &v);
+		aptix_buf_putc(out, (char)v);
+	}
+}
+
+START_TEST(test_packed_turn_vector)
+{
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT;
+	aptix_otype type;
+	char *h;
+
+	ck_assert_int_eq(aptix_stored_encode(&enc, APTIX_OBJ_TURN, doc_turn,
+					     strlen(doc_turn)), 0);
+	h = hex_of(&enc);
+	ck_assert_msg(!strcmp(h, doc_turn_stored), "stored turn is %s", h);
+	free(h);
+	from_hex(&enc, doc_turn_stored);
+	ck_assert_int_eq(aptix_stored_decode(&dec, &type, enc.ptr, enc.len),
+			 0);
+	ck_assert_int_eq(type, APTIX_OBJ_TURN);
+	ck_assert_int_eq(dec.len, strlen(doc_turn));
+	ck_assert(!memcmp(dec.ptr, doc_turn, dec.len));
+	/* every truncation is refused, never a crash */
+	while (--enc.len > 0)
+		ck_assert_int_lt(aptix_stored_decode(&dec, &type, enc.ptr,
+						     enc.len), 0);
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+}
+END_TEST
+
+START_TEST(test_packed_keeps_odd_json)
+{
+	/* not canonical or not packable: stored plain, still exact */
+	static const char *const odd[] = {
+		"{\"a\":01}\n", "{\"a\":1.5}\n", "{\"a\":\"x\"} \n",
+		"{\"k\":\"C7EC1AC1B0A8A4C6AD3445E65DEBDE822C218717414567B2"
+		"05BA78919252EC8C\"}\n", "{\"unknown_key\":[[],{},-7,null]}\n",
+		"{}\n", "[]\n", "{\"a\":-0}\n"
+	};
+	size_t i;
+
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT;
+	aptix_otype type;
+	size_t size, hlen;
+
+	for (i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		ck_assert_int_eq(aptix_stored_encode(&enc, APTIX_OBJ_TURN,
+						     odd[i], strlen(odd[i])),
+				 0);
+		ck_assert_int_eq(aptix_stored_header(&type, &size, &hlen,
+						     enc.ptr, enc.len), 0);
+		ck_assert_int_eq(type, APTIX_OBJ_TURN);
+		ck_assert_uint_eq(size, strlen(odd[i]));
+		ck_assert_int_eq(aptix_stored_decode(&dec, &type, enc.ptr,
+						     enc.len), 0);
+		ck_assert_str_eq(dec.ptr, odd[i]);
+	}
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+}
+END_TEST
+
+static int base_fn(aptix_buf *out, const aptix_oid *id, void *payload)
+{
+	(void)payload;
+	if (aptix_oid_is_zero(id))
+		return APTIX_ENOTFOUND;
+	return aptix_buf_set(out, doc_base, strlen(doc_base));
+}
+
+START_TEST(test_spliced_blob_vector)
+{
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT;
+	aptix_stored_splice sp;
+	aptix_otype type;
+	const char *at;
+	char *h;
+
+	ck_assert_int_eq(aptix_object_hash(&sp.base, APTIX_OBJ_BLOB, doc_base,
+					   strlen(doc_base)), 0);
+	at = strstr(doc_spliced_content, "The parser");
+	ck_assert_ptr_nonnull(at);
+	sp.at = (size_t)(at - doc_spliced_content);
+	sp.len = strlen(doc_spliced_content) - sp.at - 2;
+	sp.kind = 1;
+	ck_assert_int_eq(aptix_stored_encode_spliced(&enc,
+		doc_spliced_content, strlen(doc_spliced_content), &sp, 1,
+		base_fn, NULL), 0);
+	h = hex_of(&enc);
+	ck_assert_msg(!strcmp(h, doc_spliced_stored), "stored blob is %s", h);
+	free(h);
+	ck_assert(aptix_stored_is_spliced(enc.ptr, enc.len));
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, enc.ptr,
+						  enc.len, base_fn, NULL), 0);
+	ck_assert_int_eq(type, APTIX_OBJ_BLOB);
+	ck_assert_str_eq(dec.ptr, doc_spliced_content);
+	/* no base reader, or a missing base: an error, not a crash */
+	ck_assert_int_eq(aptix_stored_decode(&dec, &type, enc.ptr, enc.len),
+			 APTIX_ECORRUPT);
+	memset(enc.ptr + 3, 0, APTIX_OID_RAWSZ);
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, enc.ptr,
+						  enc.len, base_fn, NULL),
+			 APTIX_ECORRUPT);
+	/* a splice that does not give the bytes back: stored plain */
+	sp.kind = 0;
+	ck_assert_int_eq(aptix_stored_encode_spliced(&enc,
+		doc_spliced_content, strlen(doc_spliced_content), &sp, 1,
+		base_fn, NULL), 0);
+	ck_assert(!aptix_stored_is_spliced(enc.ptr, enc.len));
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+}
+END_TEST
+
 Suite *zstream_suite(void)
 {
 	Suite *s = suite_create("zstream");
@@ -505,6 +668,9 @@ Suite *zstream_suite(void)
 	tcase_add_test(tc, test_huge_declared_size);
 	tcase_add_test(tc, test_size_mismatch);
 	tcase_add_test(tc, test_compression_threshold);
+	tcase_add_test(tc, test_packed_turn_vector);
+	tcase_add_test(tc, test_packed_keeps_odd_json);
+	tcase_add_test(tc, test_spliced_blob_vector);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,120 @@
+#!/bin/sh
+# t/perf/store.sh - what a turn costs on disk and on the wire (issue 10,
+# item 5): a scripted 50-turn session against the instant responder
+# (each turn a new instruction of about 300 bytes and an answer of about
+# 2 KB, 4 active files, one of them edited every 5th turn). Prints the
+# store's growth per turn (data.mdb's size and LMDB's used pages, over
+# turns 11-50, so that init and the first turn's files do not count)
+# against a JSONL transcript of the same session (one line per turn:
+# instruction, answer, usage, file hashes), and the bytes sent per turn
+# against a full resend of the history and the files. Never asserts.
+#
+#	sh t/perf/store.sh       APTIX=path/to/aptix TURNS=50
+set -eu
+APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
+TURNS=${TURNS:-50}
+PERF_DIR=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-store-bench.XXXXXX")
+export GIT_CONFIG_NOSYSTEM=1 HOME="$W" LC_ALL=C APTIX_PAGER=cat
+unset APTIX_DIR QDRANT_URL QDRANT_API_KEY
+python3 "$PERF_DIR/instant-responses.py" --port-file "$W/port" \
+	--answer-bytes 2000 >/dev/null 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; rm -rf "$W"' EXIT
+while [ ! -s "$W/port" ]; do sleep 0.1; done
+OPENAI_BASE_URL="http://127.0.0.1:$(cat "$W/port")/v1"
+export OPENAI_BASE_URL
+export OPENAI_API_KEY=sk-bench-0123456789abcdef
+
+mkdir "$W/ws"
+cd "$W/ws"
+python3 - <<'PY'
+import random
+rnd = random.Random(3)
+words = ["parse", "config", "buffer", "network", "cache", "index", "chunk",
+         "token", "query", "score", "stream", "retry", "lock", "store"]
+for n in range(1, 5):
+    with open("src%02d.c" % n, "w") as f:
+        for i in range(60):
+            f.write("int %s_%s_%d(void) { return %d; }\n" % (
+                rnd.choice(words), rnd.choice(words), i, rnd.randint(0, 99)))
+PY
+"$APTIX" init -q
+STORE=$("$APTIX" rev-parse --aptix-dir)
+FILES="--file src01.c --file src02.c --file src03.c --file src04.c"
+# store_size: data.mdb's size and the bytes of the pages LMDB uses
+# (pages used: the file's pages less those on LMDB's free list), and
+# the pages of each table
+store_size() {
+	printf '%s %s\n' "$(stat -c %s "$STORE/data.mdb")" \
+		"$(mdb_stat -ef "$STORE" | awk '/Page size/ { p = $3 }
+			/Number of pages used/ { u = $5 }
+			/Free pages/ { f = $3 }	END { print p * (u - f) }')"
+	mdb_stat -a "$STORE" | awk '/^Status of/ { t = $3 }
+		/pages:/ { n[t] += $3 } END { for (t in n) print t, n[t] }'
+}
+: >"$W/turns"
+n=0
+while [ "$n" -lt "$TURNS" ]; do
+	n=$((n + 1))
+	if [ $((n % 5)) = 0 ]; then
+		echo "/* edit $n */" >>"src0$(( (n / 5) % 4 + 1 )).c"
+	fi
+	msg=$(python3 -c 'import random, sys
+n = int(sys.argv[1]); rnd = random.Random(n)
+w = "parse the config buffer and retry the network query so that".split()
+s = "turn %d:" % n
+while len(s) < 300: s += " " + rnd.choice(w)
+print(s)' "$n")
+	"$APTIX" continue -q --no-stream $FILES -m "$msg" >/dev/null
+	[ "$n" != 10 ] || store_size >"$W/size10"
+	"$APTIX" rev-parse HEAD >>"$W/turns"
+done
+store_size >"$W/size50"
+"$APTIX" fsck --full >/dev/null
+python3 - "$APTIX" "$W" "$TURNS" <<'PY'
+import hashlib, json, subprocess, sys
+aptix, w, turns = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+def obj(i, t="blob"):
+    return subprocess.run([aptix, "cat-object", t, i], check=True,
+                          capture_output=True).stdout
+
+lines, sent, resend = [], [], []
+history = 0
+for sid in open(w + "/turns").read().split():
+    turn = json.loads(obj(json.loads(obj(sid, "session"))["turn"], "turn"))
+    instr, answer = obj(turn["instruction"]), obj(turn["answer"])
+    files = {f["path"]: f["sha256"] for f in turn.get("files", [])}
+    lines.append(json.dumps({"instruction": instr.decode(),
+                             "answer": answer.decode(),
+                             "usage": turn["usage"], "files": files}) + "\n")
+    size = sum(len(obj(f["content"])) for f in turn.get("files", [])
+               if "content" in f)
+    sent.append(len(obj(turn["request"])))
+    resend.append(history + len(instr) + size)
+    history += len(instr) + len(answer)
+def sizes(f):
+    lines = open(f).read().split("\n")
+    a, u = map(int, lines[0].split())
+    t = dict((l.split()[0], int(l.split()[1])) for l in lines[1:] if l)
+    return a, u, t
+a10, u10, t10 = sizes(w + "/size10")
+a50, u50, t50 = sizes(w + "/size50")
+span = turns - 10
+jsonl = sum(len(l.encode()) for l in lines[10:]) / span
+file_per = (a50 - a10) / span
+used_per = (u50 - u10) / span
+print("turns %d; per turn over turns 11-%d:" % (turns, turns))
+print("  JSONL transcript          %8.0f bytes" % jsonl)
+print("  store file (data.mdb)     %8.0f bytes  %.2fx JSONL" %
+      (file_per, file_per / jsonl))
+print("  store pages used          %8.0f bytes  %.2fx JSONL" %
+      (used_per, used_per / jsonl))
+print("  pages per table: " + ", ".join(
+    "%s %.0f" % (t, (t50[t] - t10.get(t, 0)) * 4096 / span)
+    for t in sorted(t50) if t50[t] != t10.get(t, 0)))
+print("  request sent              %8.0f bytes  %.3fx a full resend (%.0f)" %
+      (sum(sent) / len(sent), sum(sent) / sum(resend),
+       sum(resend) / len(resend)))
+PY

@@ -203,6 +203,14 @@ test_expect_success MDB_DUMP 'a missing OPENAI_API_KEY fails before anything is 
 		test_must_fail aptix continue -m "empty key" 2>err-emptykey
 	) &&
 	grep "OPENAI_API_KEY" err-emptykey &&
+	(
+		OPENAI_API_KEY="$OPENAI_API_KEY
+" &&
+		test_expect_code 128 aptix continue -m "newline key" \
+			2>err-nlkey
+	) &&
+	grep "OPENAI_API_KEY holds a line break" err-nlkey &&
+	! grep -F "$OPENAI_API_KEY" err-nlkey &&
 	test "$(request_count)" = "$n" &&
 	test "$(object_count)" = "$objects" &&
 	test "$(aptix rev-parse HEAD)" = "$head" &&

@@ -22,11 +22,11 @@
 #include "parse-options.h"
 
 static const char *const show_usage[] = {
-	"aptix show [--json] [--raw] [<session>]",
+	"aptix show [--json] [--raw] [<session>...]",
 	"",
 	"Explains one turn (default: HEAD): status, times, model, usage, the",
 	"full instruction and answer, sources, active files, warnings and",
-	"errors.",
+	"errors. Several sessions are shown in turn (--json: an array).",
 	NULL
 };
 
@@ -306,7 +306,7 @@ static json_t *payload_json(struct show *sh, const aptix_oid *id)
 	return v;
 }
 
-static void print_json(struct show *sh)
+static json_t *show_json(struct show *sh)
 {
 	const aptix_turn *t = &sh->t;
 	json_t *o = view_json_object(), *a, *x, *summary;
@@ -419,57 +419,87 @@ static void print_json(struct show *sh)
 	view_json_set(o, "files", a);
 	view_json_set(o, "warnings", strings_json(t->warnings, t->nwarnings));
 	view_json_set(o, "errors", strings_json(t->errors, t->nerrors));
-	view_json_print(o);
+	return o;
+}
+
+/* Load the session sh->id names, and what show prints of it. */
+static void load_show(struct show *sh)
+{
+	aptix_conv_info ci;
+
+	view_load_session(&sh->s, sh->repo, &sh->id);
+	view_load_turn(&sh->t, sh->repo, &sh->s.turn);
+	if (aptix_index_conversation(&ci, sh->repo, sh->s.conversation) == 0) {
+		memcpy(sh->title, ci.title, sizeof(sh->title));
+		sh->has_title = 1;
+	} else if (sh->s.title) {
+		snprintf(sh->title, sizeof(sh->title), "%s", sh->s.title);
+		sh->has_title = 1;
+	}
+	view_read_blob(&sh->instruction, sh->repo, &sh->t.instruction);
+	if (!aptix_oid_is_zero(&sh->t.answer)) {
+		view_read_blob(&sh->answer, sh->repo, &sh->t.answer);
+		sh->has_answer = 1;
+	}
+}
+
+static void release_show(struct show *sh)
+{
+	aptix_buf_release(&sh->instruction);
+	aptix_buf_release(&sh->answer);
+	aptix_turn_release(&sh->t);
+	aptix_session_release(&sh->s);
 }
 
 int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct show sh;
-	int json = 0, no_pager = 0;
-	const char *name = "HEAD";
-	aptix_conv_info ci;
+	int json = 0, no_pager = 0, raw = 0, i;
+	const char *head = "HEAD";
+	aptix_oid *ids;
+	json_t *all = NULL;
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
-		OPT_BOOL(0, "raw", &sh.raw, "add the raw request and response "
+		OPT_BOOL(0, "raw", &raw, "add the raw request and response "
 			 "payloads"),
 		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};
 
-	memset(&sh, 0, sizeof(sh));
 	argc = parse_options(argc, argv, options, show_usage, 0);
-	if (argc > 1)
-		usage_with_options(show_usage, options);
-	if (argc == 1)
-		name = argv[0];
-	sh.repo = repo;
-	sh.now = aptix_now_ms();
-	view_resolve_session(&sh.id, repo, name);
-	view_load_session(&sh.s, repo, &sh.id);
-	view_load_turn(&sh.t, repo, &sh.s.turn);
-	if (aptix_index_conversation(&ci, repo, sh.s.conversation) == 0) {
-		memcpy(sh.title, ci.title, sizeof(sh.title));
-		sh.has_title = 1;
-	} else if (sh.s.title) {
-		snprintf(sh.title, sizeof(sh.title), "%s", sh.s.title);
-		sh.has_title = 1;
+	if (!argc) {
+		argv = &head;
+		argc = 1;
 	}
-	view_read_blob(&sh.instruction, repo, &sh.t.instruction);
-	if (!aptix_oid_is_zero(&sh.t.answer)) {
-		view_read_blob(&sh.answer, repo, &sh.t.answer);
-		sh.has_answer = 1;
-	}
-
+	/* every name resolves before anything is printed */
+	if (!(ids = calloc((size_t)argc, sizeof(*ids))))
+		die("out of memory");
+	for (i = 0; i < argc; i++)
+		view_resolve_session(&ids[i], repo, argv[i]);
 	if (!no_pager)
 		setup_pager();
-	if (json)
-		print_json(&sh);
-	else
-		print_text(&sh);
-
-	aptix_buf_release(&sh.instruction);
-	aptix_buf_release(&sh.answer);
-	aptix_turn_release(&sh.t);
-	aptix_session_release(&sh.s);
+	if (json && argc > 1)
+		all = view_json_array();
+	for (i = 0; i < argc; i++) {
+		memset(&sh, 0, sizeof(sh));
+		sh.repo = repo;
+		sh.raw = raw;
+		sh.now = aptix_now_ms();
+		sh.id = ids[i];
+		load_show(&sh);
+		if (all)
+			view_json_append(all, show_json(&sh));
+		else if (json)
+			view_json_print(show_json(&sh));
+		else {
+			if (i)
+				putchar('\n');
+			print_text(&sh);
+		}
+		release_show(&sh);
+	}
+	if (all)
+		view_json_print(all);
+	free(ids);
 	return 0;
 }

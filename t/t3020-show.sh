@@ -246,8 +246,24 @@ test_expect_success 'an unborn HEAD is fatal' '
 
 test_expect_success 'usage errors' '
 	test_expect_code 129 aptix show -h >out &&
-	grep "^usage: aptix show" out &&
-	test_expect_code 129 aptix show $s1 $s2 2>err
+	grep "^usage: aptix show" out
+'
+
+test_expect_success 'show A B shows both, as git does' '
+	aptix show --no-pager $s1 >one &&
+	aptix show --no-pager $s2 >two &&
+	{ cat one && echo && cat two; } >expect &&
+	aptix show --no-pager $s1 $s2 >actual &&
+	test_cmp expect actual &&
+	aptix show --json $s1 $s2 >both &&
+	head -n 1 both >first &&
+	echo "[" >expect &&
+	test_cmp expect first &&
+	grep "^    \"session\": \"$s1\",$" both &&
+	grep "^    \"session\": \"$s2\",$" both &&
+	test_must_fail aptix show $s1 no-such-thing >out 2>err &&
+	test_must_be_empty out &&
+	grep "^fatal: " err
 '
 
 test_done

@@ -65,12 +65,12 @@ static void field(const char *name, const char *val)
 
 static void field_time(const char *name, int64_t ms)
 {
-	char buf[32];
+	char buf[64];
 
 	if (!ms)
 		return;
 	label(name);
-	printf("%s\n", aptix_time_fmt(buf, ms));
+	printf("%s\n", view_date_as(buf, ms, VIEW_DATE_DEFAULT));
 }
 
 static const char *file_state(const aptix_file_ref *f)
@@ -143,7 +143,7 @@ static void print_text(struct show *sh)
 	const char *red = view_color(stdout, VIEW_RED);
 	const char *bold = view_color(stdout, VIEW_BOLD);
 	const char *reset = *red ? VIEW_RESET : "";
-	char buf[32];
+	char buf[64];
 	size_t i;
 
 	printf("%ssession %s%s\n", view_color(stdout, VIEW_YELLOW),
@@ -183,7 +183,8 @@ static void print_text(struct show *sh)
 	field("Previous response id", t->previous_response_id);
 	if (t->chain_expires_at) {
 		label("Chain expires");
-		printf("%s%s\n", aptix_time_fmt(buf, t->chain_expires_at),
+		printf("%s%s\n", view_date_as(buf, t->chain_expires_at,
+					       VIEW_DATE_DEFAULT),
 		       t->chain_expires_at <= sh->now ? " (expired)" : "");
 	}
 	if (t->chain_restarted)
@@ -462,6 +463,7 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
 		OPT_BOOL(0, "raw", &raw, "add the raw request and response "
 			 "payloads"),
+		OPT_DATE(),
 		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};

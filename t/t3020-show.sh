@@ -51,13 +51,13 @@ test_expect_success 'show HEAD explains the turn' '
 	Parent:               none (first turn of the conversation)
 	Conversation:         c1 (Parser work)
 	Turn:                 #1 $turn1
-	Created:              2023-11-14T22:13:20.000Z
-	Response:             2023-11-14T22:13:21.500Z
+	Created:              Tue Nov 14 22:13:20 2023 +0000
+	Response:             Tue Nov 14 22:13:21 2023 +0000
 	Duration:             1.5 s
 	Model:                gpt-5
 	Response id:          resp_1
 	Previous response id: resp_0
-	Chain expires:        2023-11-14T23:13:20.000Z
+	Chain expires:        Tue Nov 14 23:13:20 2023 +0000
 	Usage:                input 10 (cached 4), output 5 (reasoning 2), total 15 tokens; 1 request
 	EOF
 	sed -n "1,/^Usage:/p" out >head &&
@@ -102,9 +102,9 @@ test_expect_success 'sources, active files and warnings' '
 
 test_expect_success 'an expired chain is marked' '
 	APTIX_TEST_DATE=1700003600 aptix show >out &&
-	grep "^Chain expires: *2023-11-14T23:13:20.000Z (expired)$" out &&
+	grep "^Chain expires: *Tue Nov 14 23:13:20 2023 +0000 (expired)$" out &&
 	APTIX_TEST_DATE=1700003599 aptix show >out &&
-	grep "^Chain expires: *2023-11-14T23:13:20.000Z$" out
+	grep "^Chain expires: *Tue Nov 14 23:13:20 2023 +0000$" out
 '
 
 test_expect_success 'an answer with escape sequences goes raw to a pipe' '

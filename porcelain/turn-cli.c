@@ -371,7 +371,9 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	res = aptix_run_result_of(run);
 
 	/* a failed stage is recorded in the run: finish commits it */
-	if (aptix_run_gather(run, &g) == 0 && aptix_run_request(run) == 0 &&
+	if ((c->given_files || c->given_chunks ?
+	     aptix_run_set_context(run, c->given_files, c->given_chunks) :
+	     aptix_run_gather(run, &g)) == 0 && aptix_run_request(run) == 0 &&
 	    !c->dry_run)
 		aptix_run_send(run);
 	r = aptix_run_finish(run);

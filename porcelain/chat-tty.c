@@ -325,7 +325,7 @@ int chat_ask(const char *question, const char *keys)
 static void draw_row(FILE *out, const struct picker *p, size_t e)
 {
 	const aptix_conv_info *ci = &p->rows[p->vis[e - 1]].ci;
-	char date[32];
+	char date[64];
 
 	fprintf(out, "%s%3lu  %-8.8s  %s  %3lu turn%s  %-9s  ",
 		p->sel == e ? "> " : "  ", (unsigned long)e, ci->id,

@@ -11,6 +11,11 @@
  *	aptix config --list-keys [--json]
  *					every key aptix knows: the key table
  *
+ * --global reads and writes the user's file instead:
+ * $XDG_CONFIG_HOME/aptix/config or ~/.config/aptix/config, as git
+ * config --global; it needs no store, and neither does reading (the
+ * user file and the environment then).
+ *
  * --show-origin prefixes "file:<path>" or "env:<VARIABLE>" and a tab.
  * Built-in defaults are not shown by --list: only what is set.
  *
@@ -30,10 +35,10 @@
 #include "view.h"
 
 static const char *const config_usage[] = {
-	"aptix config [--show-origin] [--get] <key>",
-	"aptix config <key> <value>",
-	"aptix config --unset <key>",
-	"aptix config [--show-origin] (-l | --list)",
+	"aptix config [--global] [--show-origin] [--get] <key>",
+	"aptix config [--global] <key> <value>",
+	"aptix config [--global] --unset <key>",
+	"aptix config [--global] [--show-origin] (-l | --list)",
 	"aptix config --list-keys [--json]",
 	NULL
 };
@@ -53,12 +58,19 @@ static void print_setting(const char *origin, const char *key,
 	putchar('\n');
 }
 
+struct list_opts {
+	int show_origin;
+	const char *only;	/* --global: only this origin */
+};
+
 static int list_cb(const char *key, const char *value, const char *origin,
 		   void *payload)
 {
-	int show_origin = *(int *)payload;
+	const struct list_opts *lo = payload;
 
-	print_setting(show_origin ? origin : NULL, key, value);
+	if (lo->only && strcmp(origin, lo->only))
+		return 0;
+	print_setting(lo->show_origin ? origin : NULL, key, value);
 	return 0;
 }
 
@@ -169,13 +181,36 @@ static int check_key(const char *key)
 	return 0;
 }
 
-int cmd_config(int argc, const char **argv, struct aptix_repo *repo)
+/*
+ * The store, when there is one: config runs outside a store for the
+ * user's file (--global) and for reading. Dies when a write to the
+ * store's file needs one.
+ */
+static struct aptix_repo *find_store(int need)
 {
+	struct aptix_repo *repo = NULL;
+
+	if (aptix_repo_find(&repo, ".") < 0) {
+		if (need)
+			die_aptix();
+		aptix_error_clear();
+		return NULL;
+	}
+	return repo;
+}
+
+int cmd_config(int argc, const char **argv, struct aptix_repo *unused)
+{
+	struct aptix_repo *repo = NULL;
 	aptix_config *cfg = NULL;
-	const char *get = NULL, *unset = NULL, *value;
+	const char *get = NULL, *unset = NULL, *value, *origin;
 	int list = 0, list_keys_opt = 0, json = 0, show_origin = 0;
-	int status = 0, r;
+	int global = 0, status = 0, r;
+	aptix_buf user = APTIX_BUF_INIT, only = APTIX_BUF_INIT;
+	struct list_opts lo = { 0, NULL };
 	struct option options[] = {
+		OPT_BOOL(0, "global", &global, "use the user's file "
+			 "(~/.config/aptix/config) instead of the store's"),
 		OPT_BOOL('l', "list", &list, "list every setting"),
 		OPT_BOOL(0, "list-keys", &list_keys_opt, "list every key aptix "
 			 "knows, with its type, default and range"),
@@ -209,31 +244,48 @@ int cmd_config(int argc, const char **argv, struct aptix_repo *repo)
 	    (!list && !get && !unset && (argc < 1 || argc > 2)))
 		usage_with_options(config_usage, options);
 
+	(void)unused;
+	if (global) {
+		if (aptix_config_user_path(&user) < 0)
+			die_aptix();
+		aptix_buf_printf(&only, "file:%s", user.ptr);
+		if (aptix_buf_oom(&only))
+			die("out of memory");
+		lo.only = only.ptr;
+	}
+	repo = find_store(!global && (unset || argc == 2));
+	lo.show_origin = show_origin;
 	if (unset) {
-		if (check_key(unset) < 0)
-			return 2;
-		r = aptix_config_set(repo, unset, NULL);
+		if (check_key(unset) < 0) {
+			status = 2;
+			goto done;
+		}
+		r = global ? aptix_config_set_user(unset, NULL) :
+			aptix_config_set(repo, unset, NULL);
 		if (r == APTIX_ENOTFOUND) {
 			error_aptix();
-			return 5;
-		}
-		if (r < 0)
+			status = 5;
+		} else if (r < 0) {
 			die_aptix();
-		return 0;
+		}
+		goto done;
 	}
 	if (argc == 2) {
-		if (check_key(argv[0]) < 0)
-			return 2;
+		if (check_key(argv[0]) < 0) {
+			status = 2;
+			goto done;
+		}
 		if (aptix_config_check_key(argv[0], argv[1]) < 0 ||
-		    aptix_config_set(repo, argv[0], argv[1]) < 0)
+		    (global ? aptix_config_set_user(argv[0], argv[1]) :
+		     aptix_config_set(repo, argv[0], argv[1])) < 0)
 			die_aptix();
-		return 0;
+		goto done;
 	}
 
-	if (aptix_config_open(&cfg, repo) < 0)
+	if (aptix_config_open(&cfg, global ? NULL : repo) < 0)
 		die_aptix();
 	if (list) {
-		aptix_config_foreach(cfg, list_cb, &show_origin);
+		aptix_config_foreach(cfg, list_cb, &lo);
 		goto done;
 	}
 	if (!get)
@@ -243,13 +295,18 @@ int cmd_config(int argc, const char **argv, struct aptix_repo *repo)
 		goto done;
 	}
 	value = aptix_config_get(cfg, get);
+	origin = aptix_config_get_origin(cfg, get);
+	/* --global: the user file's value (the last one loaded from it) */
+	if (value && lo.only && strcmp(origin, lo.only))
+		value = NULL;
 	if (!value)
 		status = 1;
 	else
-		print_setting(show_origin ?
-			      aptix_config_get_origin(cfg, get) : NULL,
-			      NULL, value);
+		print_setting(show_origin ? origin : NULL, NULL, value);
 done:
 	aptix_config_free(cfg);
+	aptix_repo_free(repo);
+	aptix_buf_release(&user);
+	aptix_buf_release(&only);
 	return status;
 }

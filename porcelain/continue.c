@@ -9,12 +9,14 @@
 #include "turn-cli.h"
 
 static const char *const continue_usage[] = {
-	"aptix continue [-m <text> | -F <file>] [--model <model>] "
+	"aptix continue [-m <text> | -F <file> | <prompt>] [--model <model>] "
 	"[--no-stream] [--dry-run] [--json] [--conversation <id> [--create]] "
 	"[--file <path>...] [--files-from <file>] [--no-files] [--no-rag]",
 	"",
-	"Reads the instruction from -m, from -F <file> (- for stdin), or "
-	"from stdin.",
+	"Reads the instruction from -m, from -F <file> (- for stdin), from "
+	"the",
+	"<prompt> argument, or from stdin. With an instruction given otherwise,",
+	"piped stdin is attached to it as context, in a fenced block.",
 	NULL
 };
 
@@ -39,8 +41,14 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 	};
 
 	argc = parse_options(argc, argv, options, continue_usage, 0);
+	if (argc > 1)
+		usage_msg_opt("too many arguments: quote the prompt, or use -m",
+			      continue_usage, options);
+	if (argc && (c.message || c.file))
+		usage_msg_opt("a prompt argument and -m or -F cannot be used "
+			      "together", continue_usage, options);
 	if (argc)
-		usage_with_options(continue_usage, options);
+		c.message = argv[0];
 	if (c.create && !c.conversation)
 		die("--create needs --conversation <id>");
 	turn_cli_read_instruction(&instr, &c, 1);

@@ -391,6 +391,42 @@ static void on_retry(int attempt, long wait_ms, const char *why,
 		(double)wait_ms / 1000.0);
 }
 
+/*
+ * As a git pathspec: a path that names no file, on disk or among the
+ * files found, is a mistake (a typo), not an empty scope, unless the
+ * index held files there that are gone now (their chunks are removed):
+ * the first such path, or NULL.
+ */
+static const char *unmatched_spec(const char *root,
+				  const aptix_strlist *specs,
+				  const aptix_strlist *files,
+				  const char **given)
+{
+	size_t i, j, len;
+	struct stat st;
+	char *full;
+	int found;
+
+	for (i = 0; i < specs->nr; i++) {
+		const char *spec = specs->items[i];
+
+		len = strlen(spec);
+		found = 0;
+		for (j = 0; j < files->nr && !found; j++)
+			found = !strncmp(files->items[j], spec, len) &&
+				(!files->items[j][len] ||
+				 files->items[j][len] == '/');
+		if (found)
+			continue;
+		full = xstrfmt("%s/%s", root, spec);
+		found = lstat(full, &st) == 0;
+		free(full);
+		if (!found)
+			return given[i];
+	}
+	return NULL;
+}
+
 int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 {
 	aptix_rag_index_options o = APTIX_RAG_INDEX_OPTIONS_INIT;
@@ -399,7 +435,7 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 	struct progress pr;
 	struct sigaction sa, old_int, old_term;
 	aptix_config *cfg = NULL;
-	const char *backend = NULL;
+	const char *backend = NULL, *unmatched;
 	char *root = NULL;
 	int quiet = 0, reset = 0, r, rc = 0;
 	size_t i;
@@ -448,6 +484,7 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 		git_files(&files, root, &specs);
 	else
 		plain_files(&files, root, &specs);
+	unmatched = unmatched_spec(root, &specs, &files, argv);
 
 	o.backend = backend;
 	o.files = (const char *const *)files.items;
@@ -500,6 +537,8 @@ int cmd_index(int argc, const char **argv, struct aptix_repo *repo)
 		}
 		die_aptix();
 	}
+	if (unmatched && !st.files_removed)
+		die("pathspec '%s' did not match any files", unmatched);
 	if (!quiet) {
 		printf("files:  %zu scanned, %zu changed, %zu unchanged, "
 		       "%zu removed, %zu skipped\n", st.files_scanned,

@@ -808,7 +808,7 @@ static void out_failed_mark(struct log *lg)
 static void show_medium(struct log *lg, uint32_t k, int full)
 {
 	const struct rec *r = &lg->v[k];
-	char date[32];
+	char date[64];
 
 	color(lg, C_ID);
 	OUTL(lg, "session ");
@@ -825,7 +825,8 @@ static void show_medium(struct log *lg, uint32_t k, int full)
 	nl(lg);
 	if (full) {
 		OUTL(lg, "Date:   ");
-		outs(lg, aptix_time_fmt(date, r->created_at));
+		outs(lg, view_date_as(date, r->created_at,
+				      VIEW_DATE_DEFAULT));
 		nl(lg);
 		OUTL(lg, "Status: ");
 		outs(lg, aptix_session_status_name(
@@ -1700,6 +1701,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_CALLBACK_F(0, "color", &when, "when", "use colors: "
 			       "always, never or auto (default)",
 			       PARSE_OPT_OPTARG, color_cb),
+		OPT_DATE(),
 		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};

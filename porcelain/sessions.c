@@ -42,6 +42,8 @@ static const char *const sessions_usage[] = {
 
 struct conv_row {
 	aptix_conv_info ci;	/* its summary record: one read per row */
+	int64_t when;		/* updated_at, or when an empty fork was made */
+	char date[64];		/* when, as the date column shows it */
 };
 
 struct rows {
@@ -64,9 +66,49 @@ static int by_updated(const void *a, const void *b)
 {
 	const struct conv_row *x = a, *y = b;
 
-	if (x->ci.updated_at != y->ci.updated_at)
-		return x->ci.updated_at > y->ci.updated_at ? -1 : 1;
+	if (x->when != y->when)
+		return x->when > y->when ? -1 : 1;
 	return strcmp(x->ci.id, y->ci.id);
+}
+
+static int newest_entry(const aptix_reflog_entry *e, void *payload)
+{
+	*(int64_t *)payload = e->time_ms;
+	return 1;	/* newest first: the first is the one */
+}
+
+/*
+ * A conversation without a turn of its own (a fork not continued yet,
+ * a new one) dates from when its ref was last written: where the fork
+ * was made, not the end of the list.
+ */
+static void row_dates(struct rows *rows, aptix_repo *repo, int *width)
+{
+	aptix_buf ref = APTIX_BUF_INIT;
+	size_t i;
+	int n;
+
+	*width = 0;
+	for (i = 0; i < rows->nr; i++) {
+		struct conv_row *row = &rows->v[i];
+
+		row->when = row->ci.updated_at;
+		if (!row->when) {
+			aptix_buf_clear(&ref);
+			aptix_buf_printf(&ref, "refs/conversations/%s",
+					 row->ci.id);
+			if (aptix_buf_oom(&ref))
+				die("out of memory");
+			if (aptix_reflog_foreach(repo, ref.ptr, newest_entry,
+						 &row->when) < 0)
+				aptix_error_clear();
+		}
+		view_date(row->date, row->when, 0);
+		n = (int)strlen(row->date);
+		if (n > *width)
+			*width = n;
+	}
+	aptix_buf_release(&ref);
 }
 
 static int atoi_safe(const char *s)
@@ -101,7 +143,8 @@ static int line_width(void)
 }
 
 
-static void print_row(const struct conv_row *row, int current)
+static void print_row(const struct conv_row *row, int current,
+		      int date_width)
 {
 	const aptix_conv_info *ci = &row->ci;
 	const char *green = view_color(stdout, VIEW_GREEN);
@@ -109,7 +152,6 @@ static void print_row(const struct conv_row *row, int current)
 	const char *reset = *green ? VIEW_RESET : "";
 	const char *status = ci->turns ?
 		aptix_session_status_name(ci->last_status) : "new";
-	char date[32];
 	int cols = 0, n;
 
 	if (current)
@@ -119,8 +161,8 @@ static void print_row(const struct conv_row *row, int current)
 	cols += 2;
 	/* ids are [A-Za-z0-9._-]: safe to print as they are */
 	/* turns: the committed ones, as show numbers them */
-	n = printf("%-8.8s  %s  %3lu turn%s  ", ci->id,
-		   view_date(date, ci->updated_at, 0),
+	n = printf("%-8.8s  %-*s  %3lu turn%s  ", ci->id, date_width,
+		   row->date,
 		   (unsigned long)ci->committed,
 		   ci->committed == 1 ? " " : "s");
 	cols += n > 0 ? n : 0;
@@ -225,6 +267,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	char cur[APTIX_CONV_MAXLEN + 1];
 	const char *ws = NULL;
 	size_t i, shown = 0, hidden = 0;
+	int date_width = 0;
 	json_t *arr = NULL;
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print a JSON array"),
@@ -243,6 +286,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 			   "failed, or new ones"),
 		OPT_STRING(0, "grep", &f.grep, "text",
 			   "only those whose id or title holds the text"),
+		OPT_DATE(),
 		OPT_END()
 	};
 
@@ -271,6 +315,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 
 	if (aptix_index_foreach_conversation(repo, collect_conv, &rows) < 0)
 		die_aptix();
+	row_dates(&rows, repo, &date_width);
 	if (rows.nr)
 		qsort(rows.v, rows.nr, sizeof(*rows.v), by_updated);
 
@@ -291,7 +336,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 			break;
 		shown++;
 		if (!json)
-			print_row(row, current);
+			print_row(row, current, date_width);
 		else if (json_array_append_new(arr, row_json(row, current)))
 			die("out of memory");
 	}

@@ -22,12 +22,13 @@
 #include "parse-options.h"
 
 static const char *const show_usage[] = {
-	"aptix show [--json] [--raw] [<session>]",
+	"aptix show [--json] [--raw] [<session>...]",
 	"aptix show --format=<format> [<session>...]",
 	"",
 	"Explains one turn (default: HEAD): status, times, model, usage, the",
 	"full instruction and answer, sources, active files, warnings and",
-	"errors. --format prints what log's --format would, with the same",
+	"errors. Several sessions are shown in turn (--json: an array).",
+	"--format prints what log's --format would, with the same",
 	"placeholders: %A is the answer, %I the instruction, %H the session",
 	"(see aptix log -h); `aptix show --format=%A` prints only the answer.",
 	NULL
@@ -68,12 +69,12 @@ static void field(const char *name, const char *val)
 
 static void field_time(const char *name, int64_t ms)
 {
-	char buf[32];
+	char buf[64];
 
 	if (!ms)
 		return;
 	label(name);
-	printf("%s\n", aptix_time_fmt(buf, ms));
+	printf("%s\n", view_date_as(buf, ms, VIEW_DATE_DEFAULT));
 }
 
 static const char *file_state(const aptix_file_ref *f)
@@ -146,7 +147,7 @@ static void print_text(struct show *sh)
 	const char *red = view_color(stdout, VIEW_RED);
 	const char *bold = view_color(stdout, VIEW_BOLD);
 	const char *reset = *red ? VIEW_RESET : "";
-	char buf[32];
+	char buf[64];
 	size_t i;
 
 	printf("%ssession %s%s\n", view_color(stdout, VIEW_YELLOW),
@@ -186,7 +187,8 @@ static void print_text(struct show *sh)
 	field("Previous response id", t->previous_response_id);
 	if (t->chain_expires_at) {
 		label("Chain expires");
-		printf("%s%s\n", aptix_time_fmt(buf, t->chain_expires_at),
+		printf("%s%s\n", view_date_as(buf, t->chain_expires_at,
+					       VIEW_DATE_DEFAULT),
 		       t->chain_expires_at <= sh->now ? " (expired)" : "");
 	}
 	if (t->chain_restarted)
@@ -321,7 +323,7 @@ static json_t *payload_json(struct show *sh, const aptix_oid *id)
 	return v;
 }
 
-static void print_json(struct show *sh)
+static json_t *show_json(struct show *sh)
 {
 	const aptix_turn *t = &sh->t;
 	json_t *o = view_json_object(), *a, *x, *summary;
@@ -444,7 +446,36 @@ static void print_json(struct show *sh)
 	view_json_set(o, "files", a);
 	view_json_set(o, "warnings", strings_json(t->warnings, t->nwarnings));
 	view_json_set(o, "errors", strings_json(t->errors, t->nerrors));
-	view_json_print(o);
+	return o;
+}
+
+/* Load the session sh->id names, and what show prints of it. */
+static void load_show(struct show *sh)
+{
+	aptix_conv_info ci;
+
+	view_load_session(&sh->s, sh->repo, &sh->id);
+	view_load_turn(&sh->t, sh->repo, &sh->s.turn);
+	if (aptix_index_conversation(&ci, sh->repo, sh->s.conversation) == 0) {
+		memcpy(sh->title, ci.title, sizeof(sh->title));
+		sh->has_title = 1;
+	} else if (sh->s.title) {
+		snprintf(sh->title, sizeof(sh->title), "%s", sh->s.title);
+		sh->has_title = 1;
+	}
+	view_read_blob(&sh->instruction, sh->repo, &sh->t.instruction);
+	if (!aptix_oid_is_zero(&sh->t.answer)) {
+		view_read_blob(&sh->answer, sh->repo, &sh->t.answer);
+		sh->has_answer = 1;
+	}
+}
+
+static void release_show(struct show *sh)
+{
+	aptix_buf_release(&sh->instruction);
+	aptix_buf_release(&sh->answer);
+	aptix_turn_release(&sh->t);
+	aptix_session_release(&sh->s);
 }
 
 /*
@@ -485,57 +516,59 @@ static int show_format(int argc, const char **argv, const char *format,
 int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct show sh;
-	int json = 0, no_pager = 0;
-	const char *name = "HEAD", *format = NULL;
-	aptix_conv_info ci;
+	int json = 0, no_pager = 0, raw = 0, i;
+	const char *head = "HEAD", *format = NULL;
+	aptix_oid *ids;
+	json_t *all = NULL;
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
-		OPT_BOOL(0, "raw", &sh.raw, "add the raw request and response "
+		OPT_BOOL(0, "raw", &raw, "add the raw request and response "
 			 "payloads"),
 		OPT_STRING(0, "format", &format, "format", "print the "
 			   "sessions as log --format does (%A: the answer)"),
+		OPT_DATE(),
 		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};
 
-	memset(&sh, 0, sizeof(sh));
 	argc = parse_options(argc, argv, options, show_usage, 0);
-	if (format && (json || sh.raw))
+	if (format && (json || raw))
 		die("--format cannot be used with --json or --raw");
 	if (format)
 		return show_format(argc, argv, format, no_pager, repo);
-	if (argc > 1)
-		usage_with_options(show_usage, options);
-	if (argc == 1)
-		name = argv[0];
-	sh.repo = repo;
-	sh.now = aptix_now_ms();
-	view_resolve_session(&sh.id, repo, name);
-	view_load_session(&sh.s, repo, &sh.id);
-	view_load_turn(&sh.t, repo, &sh.s.turn);
-	if (aptix_index_conversation(&ci, repo, sh.s.conversation) == 0) {
-		memcpy(sh.title, ci.title, sizeof(sh.title));
-		sh.has_title = 1;
-	} else if (sh.s.title) {
-		snprintf(sh.title, sizeof(sh.title), "%s", sh.s.title);
-		sh.has_title = 1;
+	if (!argc) {
+		argv = &head;
+		argc = 1;
 	}
-	view_read_blob(&sh.instruction, repo, &sh.t.instruction);
-	if (!aptix_oid_is_zero(&sh.t.answer)) {
-		view_read_blob(&sh.answer, repo, &sh.t.answer);
-		sh.has_answer = 1;
-	}
-
+	/* every name resolves before anything is printed */
+	if (!(ids = calloc((size_t)argc, sizeof(*ids))))
+		die("out of memory");
+	for (i = 0; i < argc; i++)
+		view_resolve_session(&ids[i], repo, argv[i]);
 	if (!no_pager)
 		setup_pager();
-	if (json)
-		print_json(&sh);
-	else
-		print_text(&sh);
-
-	aptix_buf_release(&sh.instruction);
-	aptix_buf_release(&sh.answer);
-	aptix_turn_release(&sh.t);
-	aptix_session_release(&sh.s);
+	if (json && argc > 1)
+		all = view_json_array();
+	for (i = 0; i < argc; i++) {
+		memset(&sh, 0, sizeof(sh));
+		sh.repo = repo;
+		sh.raw = raw;
+		sh.now = aptix_now_ms();
+		sh.id = ids[i];
+		load_show(&sh);
+		if (all)
+			view_json_append(all, show_json(&sh));
+		else if (json)
+			view_json_print(show_json(&sh));
+		else {
+			if (i)
+				putchar('\n');
+			print_text(&sh);
+		}
+		release_show(&sh);
+	}
+	if (all)
+		view_json_print(all);
+	free(ids);
 	return 0;
 }

@@ -375,7 +375,7 @@ static void print_text(struct status *st)
 	const char *yellow = view_color(stdout, VIEW_YELLOW);
 	const char *green = view_color(stdout, VIEW_GREEN);
 	const char *reset = *red ? VIEW_RESET : "";
-	char date[32];
+	char date[64];
 	size_t i;
 
 	if (st->is_detached) {
@@ -590,6 +590,7 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 				"an active file besides git's (repeatable)"),
 		OPT_STRING(0, "files-from", &files_from, "file",
 			   "read active file paths from <file> (- for stdin)"),
+		OPT_DATE(),
 		OPT_END()
 	};
 

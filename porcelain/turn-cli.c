@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
 
@@ -73,20 +74,85 @@ static void restore_signals(const struct saved_signals *old)
 	sigaction(SIGHUP, &old->hup, NULL);
 }
 
+/* As git commit -F: the trailing newlines are not part of the text. */
+static void strip_trailing_newlines(aptix_buf *b)
+{
+	while (b->len && (b->ptr[b->len - 1] == '\n' ||
+			  b->ptr[b->len - 1] == '\r'))
+		b->ptr[--b->len] = '\0';
+}
+
+/*
+ * Is stdin a pipe or a file that holds input for us? Not a terminal,
+ * and not a device such as /dev/null or a socket a caller left open.
+ */
+static int stdin_piped(void)
+{
+	struct stat st;
+
+	if (isatty(0) || fstat(0, &st) < 0)
+		return 0;
+	return S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode);
+}
+
+/*
+ * Piped stdin next to an instruction given otherwise (-m, -F <file>, the
+ * prompt argument) is context attached to it, as llm and codex exec
+ * take it: appended to the instruction as a fenced block, so that the
+ * turn records exactly what was sent. The fence is longer than any run
+ * of backticks in the input.
+ */
+static void attach_stdin(aptix_buf *out)
+{
+	aptix_buf in = APTIX_BUF_INIT;
+	size_t i, run = 0, fence = 3;
+
+	if (aptix_buf_read_fd(&in, 0) < 0)
+		die_aptix();
+	strip_trailing_newlines(&in);
+	if (!in.len) {
+		aptix_buf_release(&in);
+		return;
+	}
+	for (i = 0; i < in.len; i++) {
+		run = in.ptr[i] == '`' ? run + 1 : 0;
+		if (run >= fence)
+			fence = run + 1;
+	}
+	aptix_buf_puts(out, "\n\n");
+	for (i = 0; i < fence; i++)
+		aptix_buf_putc(out, '`');
+	aptix_buf_puts(out, "stdin\n");
+	aptix_buf_put(out, in.ptr, in.len);
+	aptix_buf_putc(out, '\n');
+	for (i = 0; i < fence; i++)
+		aptix_buf_putc(out, '`');
+	aptix_buf_release(&in);
+	if (aptix_buf_oom(out))
+		die("out of memory");
+}
+
 int turn_cli_read_instruction(aptix_buf *out, const struct turn_cli *c,
 			      int need)
 {
+	int from_stdin = !c->message && (!c->file || !strcmp(c->file, "-"));
 	int fd;
 
 	if (c->message && c->file)
 		die("-m and -F cannot be used together");
-	if (c->message)
-		return aptix_buf_puts(out, c->message) < 0 ? (die_aptix(), 0) :
-			1;
+	if (from_stdin && c->files_from && !strcmp(c->files_from, "-"))
+		die("the instruction and --files-from cannot both be read "
+		    "from stdin: use -m, -F <file> or --files-from <file>");
+	if (c->message) {
+		if (aptix_buf_puts(out, c->message) < 0)
+			die_aptix();
+		goto attach;
+	}
 	if (c->file && strcmp(c->file, "-")) {
 		if (aptix_buf_read_file(out, c->file) < 0)
 			die_aptix();
-		return 1;
+		strip_trailing_newlines(out);
+		goto attach;
 	}
 	if (!c->file && isatty(0)) {
 		if (!need)
@@ -97,6 +163,11 @@ int turn_cli_read_instruction(aptix_buf *out, const struct turn_cli *c,
 	fd = 0;
 	if (aptix_buf_read_fd(out, fd) < 0)
 		die_aptix();
+	strip_trailing_newlines(out);
+	return 1;
+attach:
+	if ((!c->files_from || strcmp(c->files_from, "-")) && stdin_piped())
+		attach_stdin(out);
 	return 1;
 }
 
@@ -302,7 +373,9 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	res = aptix_run_result_of(run);
 
 	/* a failed stage is recorded in the run: finish commits it */
-	if (aptix_run_gather(run, &g) == 0 && aptix_run_request(run) == 0 &&
+	if ((c->given_files || c->given_chunks ?
+	     aptix_run_set_context(run, c->given_files, c->given_chunks) :
+	     aptix_run_gather(run, &g)) == 0 && aptix_run_request(run) == 0 &&
 	    !c->dry_run)
 		aptix_run_send(run);
 	r = aptix_run_finish(run);

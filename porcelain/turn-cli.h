@@ -23,6 +23,9 @@ struct turn_cli {
 	int no_stream, dry_run, json, quiet;
 	int no_files, no_rag;
 	int create;			/* --create: a new --conversation */
+	/* a context given whole (rerun --recorded-context): no gathering */
+	aptix_file_set *given_files;
+	aptix_chunk_set *given_chunks;
 };
 
 /* The run options every turn command takes. */

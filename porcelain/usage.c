@@ -248,7 +248,7 @@ static void print_counts(const struct sum *s)
 
 static void print_turns(const struct usage *us)
 {
-	char date[32], c[32];
+	char date[64], c[32];
 	size_t i;
 
 	printf("%-12s  %-16s  %-20s  %-16s %10s %10s %10s %10s %10s\n",

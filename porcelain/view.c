@@ -93,18 +93,168 @@ const char *view_color(FILE *fp, const char *code)
 	return fd >= 0 && cli_color_enabled(fd) ? code : "";
 }
 
-char *view_date(char out[32], int64_t ms, int with_time)
+int view_date_mode = -1;
+
+static const char *const date_modes[] = {
+	[VIEW_DATE_DEFAULT] = "default",
+	[VIEW_DATE_LOCAL] = "local",
+	[VIEW_DATE_ISO] = "iso",
+	[VIEW_DATE_ISO_STRICT] = "iso-strict",
+	[VIEW_DATE_RELATIVE] = "relative",
+	[VIEW_DATE_UNIX] = "unix",
+	[VIEW_DATE_SHORT] = "short",
+};
+
+int view_date_cb(const struct option *opt, const char *arg, int unset)
+{
+	size_t i;
+
+	(void)opt;
+	if (unset) {
+		view_date_mode = -1;
+		return 0;
+	}
+	if (!strcmp(arg, "iso8601"))
+		arg = "iso";
+	else if (!strcmp(arg, "iso8601-strict"))
+		arg = "iso-strict";
+	for (i = 0; i < sizeof(date_modes) / sizeof(*date_modes); i++)
+		if (!strcmp(arg, date_modes[i])) {
+			view_date_mode = (int)i;
+			return 0;
+		}
+	return error("unknown date format '%s': expected default, local, "
+		     "iso, iso-strict, relative, unix or short", arg);
+}
+
+/* Minutes east of UTC of the local time lt, whose UTC time is ut. */
+static long utc_offset(const struct tm *lt, const struct tm *ut)
+{
+	long days = lt->tm_year != ut->tm_year ?
+		(lt->tm_year > ut->tm_year ? 1 : -1) :
+		lt->tm_yday - ut->tm_yday;
+
+	return days * 1440 + (lt->tm_hour - ut->tm_hour) * 60 +
+		(lt->tm_min - ut->tm_min);
+}
+
+/* "3 hours ago", as git's --date=relative. */
+static void date_relative(char out[64], int64_t ms)
+{
+	int64_t diff = (aptix_now_ms() - ms) / 1000;
+	long long n;
+
+	if (diff < 0) {
+		snprintf(out, 64, "in the future");
+		return;
+	}
+	if (diff < 90) {
+		snprintf(out, 64, "%lld second%s ago", (long long)diff,
+			 diff == 1 ? "" : "s");
+		return;
+	}
+	diff = (diff + 30) / 60;	/* minutes */
+	if (diff < 90) {
+		snprintf(out, 64, "%lld minutes ago", (long long)diff);
+		return;
+	}
+	diff = (diff + 30) / 60;	/* hours */
+	if (diff < 36) {
+		snprintf(out, 64, "%lld hours ago", (long long)diff);
+		return;
+	}
+	diff = (diff + 12) / 24;	/* days */
+	if (diff < 14)
+		snprintf(out, 64, "%lld days ago", (long long)diff);
+	else if (diff < 70)
+		snprintf(out, 64, "%lld weeks ago", (long long)(diff + 3) / 7);
+	else if (diff < 365)
+		snprintf(out, 64, "%lld months ago",
+			 (long long)(diff + 15) / 30);
+	else if (diff < 1825) {
+		n = (long long)(diff * 12 + 182) / 365;	/* months */
+		if (n % 12)
+			snprintf(out, 64, "%lld year%s, %lld month%s ago",
+				 n / 12, n / 12 == 1 ? "" : "s", n % 12,
+				 n % 12 == 1 ? "" : "s");
+		else
+			snprintf(out, 64, "%lld years ago", n / 12);
+	} else
+		snprintf(out, 64, "%lld years ago",
+			 (long long)(diff + 183) / 365);
+}
+
+char *view_format_date(char out[64], int64_t ms, int mode)
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm lt, ut;
+	char zone[32];
+	long off;
+	size_t n;
+	static int tz_read;
+
+	if (!tz_read) {
+		tzset();	/* localtime_r() need not read TZ itself */
+		tz_read = 1;
+	}
+	if (ms <= 0 || !localtime_r(&secs, &lt) || !gmtime_r(&secs, &ut)) {
+		snprintf(out, 64, "-");
+		return out;
+	}
+	off = utc_offset(&lt, &ut);
+	snprintf(zone, sizeof(zone), "%c%02ld%02ld", off < 0 ? '-' : '+',
+		 labs(off) / 60, labs(off) % 60);
+	switch (mode) {
+	case VIEW_DATE_UNIX:
+		snprintf(out, 64, "%lld", (long long)secs);
+		return out;
+	case VIEW_DATE_RELATIVE:
+		date_relative(out, ms);
+		return out;
+	case VIEW_DATE_SHORT:
+		n = strftime(out, 64, "%Y-%m-%d", &lt);
+		break;
+	case VIEW_DATE_ISO:
+		n = strftime(out, 64, "%Y-%m-%d %H:%M:%S ", &lt);
+		if (n)
+			snprintf(out + n, 64 - n, "%s", zone);
+		break;
+	case VIEW_DATE_ISO_STRICT:
+		n = strftime(out, 64, "%Y-%m-%dT%H:%M:%S", &lt);
+		if (n && !off)
+			snprintf(out + n, 64 - n, "Z");
+		else if (n)
+			snprintf(out + n, 64 - n, "%.3s:%s", zone, zone + 3);
+		break;
+	case VIEW_DATE_LOCAL:
+		n = strftime(out, 64, "%a %b %e %H:%M:%S %Y", &lt);
+		break;
+	default:
+		n = strftime(out, 64, "%a %b %e %H:%M:%S %Y ", &lt);
+		if (n)
+			snprintf(out + n, 64 - n, "%s", zone);
+		break;
+	}
+	if (!n)
+		snprintf(out, 64, "-");
+	return out;
+}
+
+char *view_date(char out[64], int64_t ms, int with_time)
 {
 	time_t secs = (time_t)(ms / 1000);
 	struct tm tm;
 
-	if (ms <= 0 || !gmtime_r(&secs, &tm)) {
-		snprintf(out, 32, "-");
+	if (view_date_mode >= 0 || ms <= 0)
+		return view_format_date(out, ms, view_date_mode >= 0 ?
+					view_date_mode : VIEW_DATE_SHORT);
+	if (!localtime_r(&secs, &tm)) {
+		snprintf(out, 64, "-");
 		return out;
 	}
-	if (!strftime(out, 32, with_time ? "%Y-%m-%d %H:%M UTC" :
+	if (!strftime(out, 64, with_time ? "%Y-%m-%d %H:%M %Z" :
 		      "%Y-%m-%d", &tm))
-		snprintf(out, 32, "-");
+		snprintf(out, 64, "-");
 	return out;
 }
 

@@ -47,8 +47,36 @@ const char *view_color(FILE *fp, const char *code);
 #define VIEW_BOLD "\033[1m"
 #define VIEW_RESET "\033[m"
 
-/* "2023-11-14" (with_time: "2023-11-14 22:13 UTC"); "-" for 0. */
-char *view_date(char out[32], int64_t ms, int with_time);
+/*
+ * Dates are shown in local time (TZ), as git shows them; --date=<mode>
+ * (OPT_DATE) picks another form for the whole command.
+ */
+enum view_date_mode {
+	VIEW_DATE_DEFAULT,	/* "Tue Nov 14 22:13:20 2023 +0100" */
+	VIEW_DATE_LOCAL,	/* the same, without the offset */
+	VIEW_DATE_ISO,		/* "2023-11-14 22:13:20 +0100" */
+	VIEW_DATE_ISO_STRICT,	/* "2023-11-14T22:13:20+01:00" */
+	VIEW_DATE_RELATIVE,	/* "3 hours ago" */
+	VIEW_DATE_UNIX,		/* "1700000000" */
+	VIEW_DATE_SHORT		/* "2023-11-14" */
+};
+struct option;
+/* The --date mode given, or -1: each view's own default. */
+extern int view_date_mode;
+int view_date_cb(const struct option *opt, const char *arg, int unset);
+#define OPT_DATE() OPT_CALLBACK(0, "date", NULL, "format", "show dates " \
+	"as default, local, iso, iso-strict, relative, unix or short", \
+	view_date_cb)
+/* ms in that mode; "-" for 0. */
+char *view_format_date(char out[64], int64_t ms, int mode);
+/* view_format_date() in the --date mode, else mode. */
+#define view_date_as(out, ms, mode) view_format_date(out, ms, \
+	view_date_mode >= 0 ? view_date_mode : (mode))
+/*
+ * "2023-11-14" (with_time: "2023-11-14 22:13 CET"), local time; the
+ * --date mode when one was given; "-" for 0.
+ */
+char *view_date(char out[64], int64_t ms, int with_time);
 /* "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min". */
 char *view_duration(char out[32], int64_t ms);
 

@@ -40,7 +40,7 @@ static const struct cmd_struct commands[] = {
 	  "hold a conversation: turns, slash commands, a picker" },
 	{ "commit-session", cmd_commit_session, NEED_REPO | WRITES, CAT_PLUMBING,
 	  "create a session snapshot from a turn (no ref moves)" },
-	{ "config", cmd_config, NEED_REPO, CAT_PORCELAIN,
+	{ "config", cmd_config, 0, CAT_PORCELAIN,
 	  "get and set options" },
 	{ "conversation", cmd_conversation, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "list, rename, archive or delete conversations" },

@@ -1364,20 +1364,19 @@ static void lock_held(const char *lock)
 			"file manually to continue.", lock, age);
 }
 
-int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
+/* Set or unset key in dir's config file, under its lock. */
+static int set_in_dir(const char *dir, const char *key, const char *value)
 {
 	aptix_buf canon = APTIX_BUF_INIT, path = APTIX_BUF_INIT;
 	aptix_buf lock = APTIX_BUF_INIT, old = APTIX_BUF_INIT;
 	aptix_buf text = APTIX_BUF_INIT;
 	int fd = -1, r;
 
-	APTIX_ASSERT_ARG(repo);
-	APTIX_ASSERT_ARG(key);
 	if ((r = check_setting(&canon, key, value)) < 0)
 		goto done;
 
-	aptix_buf_printf(&path, "%s/" CONFIG_FILE, repo->path);
-	aptix_buf_printf(&lock, "%s/" CONFIG_LOCK, repo->path);
+	aptix_buf_printf(&path, "%s/" CONFIG_FILE, dir);
+	aptix_buf_printf(&lock, "%s/" CONFIG_LOCK, dir);
 	if (aptix_buf_oom(&path) || aptix_buf_oom(&lock)) {
 		r = APTIX_ERROR;
 		goto done;
@@ -1421,7 +1420,7 @@ int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
 		r = APTIX_ERROR;
 		goto fail;
 	}
-	r = fsync_dir(repo->path);
+	r = fsync_dir(dir);
 	goto done;
 fail:
 	if (fd >= 0)
@@ -1434,6 +1433,65 @@ done:
 	aptix_buf_release(&lock);
 	aptix_buf_release(&old);
 	aptix_buf_release(&text);
+	return r;
+}
+
+int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
+{
+	APTIX_ASSERT_ARG(repo);
+	APTIX_ASSERT_ARG(key);
+	return set_in_dir(repo->path, key, value);
+}
+
+int aptix_config_user_path(aptix_buf *out)
+{
+	APTIX_ASSERT_ARG(out);
+	aptix_buf_clear(out);
+	if (user_config_path(out) == APTIX_ENOTFOUND) {
+		aptix_error_set(APTIX_ERROR_CONFIG, "neither XDG_CONFIG_HOME "
+				"nor HOME is set: no user config file");
+		return APTIX_ENOTFOUND;
+	}
+	return aptix_buf_oom(out) ? aptix_error_oom() : 0;
+}
+
+/* mkdir -p of the user file's directory: ~/.config may not exist yet */
+static int make_dirs(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+			aptix_error_set_os("cannot create '%s'", path);
+			*p = '/';
+			return APTIX_ERROR;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+		aptix_error_set_os("cannot create '%s'", path);
+		return APTIX_ERROR;
+	}
+	return 0;
+}
+
+int aptix_config_set_user(const char *key, const char *value)
+{
+	aptix_buf dir = APTIX_BUF_INIT;
+	int r;
+
+	APTIX_ASSERT_ARG(key);
+	if ((r = aptix_config_user_path(&dir)) == 0) {
+		/* the file's directory: the path less "/config" */
+		dir.len -= sizeof(CONFIG_FILE);
+		dir.ptr[dir.len] = '\0';
+		if ((r = make_dirs(dir.ptr)) == 0)
+			r = set_in_dir(dir.ptr, key, value);
+	}
+	aptix_buf_release(&dir);
 	return r;
 }
 

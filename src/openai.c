@@ -686,6 +686,12 @@ static int post(aptix_openai_result *out, struct call *c, const char *body,
 					 out->error_message ?
 					 out->error_message :
 					 reason_phrase(resp.status));
+			/* the likely cause of a bare 404 */
+			if (resp.status == 404 && !strstr(c->url, "/v1/"))
+				aptix_buf_puts(&why, " (the base URL, "
+					"OPENAI_BASE_URL or openai.base-url, "
+					"does not end in /v1: the API is "
+					"usually served there)");
 			if (aptix_http_status_is_retryable(resp.status) &&
 			    !(resp.status == 429 && out->error_code &&
 			      !strcmp(out->error_code, "insufficient_quota"))) {

@@ -162,6 +162,13 @@ static int run_settings(aptix_run *run, const aptix_run_options *opts)
 				"stored)");
 		return APTIX_EINVALID;
 	}
+	/* a key read from a file keeps its newline: bad before anything */
+	if (!opts->dry_run && strpbrk(run->o.http.api_key, "\r\n")) {
+		aptix_error_set(APTIX_ERROR_OPENAI, "OPENAI_API_KEY holds a "
+				"line break (read from a file with its "
+				"newline?): export the key alone");
+		return APTIX_EINVALID;
+	}
 	return 0;
 }
 

@@ -305,11 +305,58 @@ test_expect_success 'usage errors' '
 	test_expect_code 129 aptix config --show-origin --unset a.b
 '
 
-test_expect_success 'outside a store' '
+test_expect_success 'outside a store: the user file is read, the store is not written' '
 	mkdir -p /tmp/aptix-config-nostore-$$ &&
 	test_when_finished "rm -rf /tmp/aptix-config-nostore-$$" &&
-	(cd /tmp/aptix-config-nostore-$$ && test_must_fail aptix config --list 2>err &&
-	 grep "^fatal: not an aptix store" err)
+	mkdir -p "$HOME/.config/aptix" &&
+	test_when_finished "rm -f \"$HOME/.config/aptix/config\"" &&
+	printf "[openai]\n\tmodel = user-model\n" >"$HOME/.config/aptix/config" &&
+	(
+		cd /tmp/aptix-config-nostore-$$ &&
+		aptix config --list >out &&
+		echo openai.model=user-model >expect &&
+		test_cmp expect out &&
+		test "$(aptix config openai.model)" = user-model &&
+		test_must_fail aptix config openai.model x 2>err &&
+		grep "^fatal: not an aptix store" err &&
+		test_must_fail aptix config --unset openai.model 2>err &&
+		grep "^fatal: not an aptix store" err
+	)
+'
+
+test_expect_success 'config --global writes the user file, XDG_CONFIG_HOME honoured' '
+	mkdir -p /tmp/aptix-config-global-$$ &&
+	test_when_finished "rm -rf /tmp/aptix-config-global-$$" &&
+	rm -rf "$HOME/.config" &&
+	test_when_finished "rm -rf \"$HOME/.config\"" &&
+	(
+		cd /tmp/aptix-config-global-$$ &&
+		aptix config --global openai.model global-model &&
+		printf "[openai]\n\tmodel = global-model\n" >expect &&
+		test_cmp expect "$HOME/.config/aptix/config" &&
+		test_must_fail aptix config --global openai.modle x 2>err &&
+		grep "did you mean .openai.model." err &&
+		XDG_CONFIG_HOME="$TRASH_DIRECTORY/xdg2" \
+			aptix config --global rag.backend local &&
+		printf "[rag]\n\tbackend = local\n" >expect &&
+		test_cmp expect "$TRASH_DIRECTORY/xdg2/aptix/config" &&
+		aptix config --global --list --show-origin >out &&
+		printf "file:%s\topenai.model=global-model\n" \
+			"$HOME/.config/aptix/config" >expect &&
+		test_cmp expect out
+	) &&
+	# in a store: --global reads and writes only the user file
+	aptix config openai.model store-model &&
+	test "$(aptix config openai.model)" = store-model &&
+	test "$(aptix config --global openai.model)" = global-model &&
+	aptix config --global --list >out &&
+	echo openai.model=global-model >expect &&
+	test_cmp expect out &&
+	aptix config --global --unset openai.model &&
+	test_expect_code 1 aptix config --global openai.model &&
+	test "$(aptix config openai.model)" = store-model &&
+	aptix config --unset openai.model &&
+	test_expect_code 5 aptix config --global --unset openai.model 2>err
 '
 
 test_expect_success 'retrieval and timeout keys are checked when set' '

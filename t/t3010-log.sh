@@ -63,28 +63,28 @@ test_expect_success 'the history of HEAD starts at HEAD, failed ones marked' '
 	cat >expect <<-EOF &&
 	session $a3 (HEAD -> c1)
 	Conversation: c1
-	Date:   2023-11-14T22:17:20.000Z
+	Date:   Tue Nov 14 22:17:20 2023 +0000
 	Status: committed
 
 	    third instruction
 
 	session $x [failed]
 	Conversation: c1
-	Date:   2023-11-14T22:19:20.000Z
+	Date:   Tue Nov 14 22:19:20 2023 +0000
 	Status: failed
 
 	    broken instruction
 
 	session $a2 (longconv)
 	Conversation: c1
-	Date:   2023-11-14T22:15:20.000Z
+	Date:   Tue Nov 14 22:15:20 2023 +0000
 	Status: committed
 
 	    second instruction
 
 	session $a1
 	Conversation: c1
-	Date:   2023-11-14T22:13:20.000Z
+	Date:   Tue Nov 14 22:13:20 2023 +0000
 	Status: committed
 
 	    first instruction
@@ -199,42 +199,42 @@ test_expect_success '--graph with the full format' '
 	cat >expect <<-EOF &&
 	* session $f2 (c2)
 	| Conversation: c2
-	| Date:   2023-11-14T22:20:20.000Z
+	| Date:   Tue Nov 14 22:20:20 2023 +0000
 	| Status: committed
 	|
 	|     more fork work
 	|
 	| * session $x [failed]
 	| | Conversation: c1
-	| | Date:   2023-11-14T22:19:20.000Z
+	| | Date:   Tue Nov 14 22:19:20 2023 +0000
 	| | Status: failed
 	| |
 	| |     broken instruction
 	| |
 	* | session $f1
 	| | Conversation: c2
-	| | Date:   2023-11-14T22:18:20.000Z
+	| | Date:   Tue Nov 14 22:18:20 2023 +0000
 	| | Status: committed
 	| |
 	| |     fork from the second
 	| |
 	| * session $a3 (HEAD -> c1)
 	|/  Conversation: c1
-	|   Date:   2023-11-14T22:17:20.000Z
+	|   Date:   Tue Nov 14 22:17:20 2023 +0000
 	|   Status: committed
 	|
 	|       third instruction
 	|
 	* session $a2 (longconv)
 	| Conversation: c1
-	| Date:   2023-11-14T22:15:20.000Z
+	| Date:   Tue Nov 14 22:15:20 2023 +0000
 	| Status: committed
 	|
 	|     second instruction
 	|
 	o session $a1
 	  Conversation: c1
-	  Date:   2023-11-14T22:13:20.000Z
+	  Date:   Tue Nov 14 22:13:20 2023 +0000
 	  Status: committed
 
 	      first instruction
@@ -386,6 +386,27 @@ test_expect_success 'log --all hides archived conversations unless asked' '
 	grep "unrelated start" actual &&
 	aptix log --oneline c3 >actual &&
 	grep "unrelated end" actual
+'
+
+test_expect_success 'log and show: local time (TZ), and --date as in git' '
+	TZ=JST-9 aptix log -n 1 $a3 >out &&
+	grep "^Date:   Wed Nov 15 07:17:20 2023 +0900$" out &&
+	TZ=JST-9 aptix show $a3 >out &&
+	grep "^Created: *Wed Nov 15 07:17:20 2023 +0900$" out &&
+	for mode in "local Tue Nov 14 22:17:20 2023" \
+		"iso 2023-11-14 22:17:20 +0000" \
+		"iso-strict 2023-11-14T22:17:20Z" "unix 1700000240" \
+		"short 2023-11-14"
+	do
+		aptix log -n 1 --date=${mode%% *} $a3 >out &&
+		grep "^Date:   ${mode#* }$" out || return 1
+	done &&
+	TZ=EST5 aptix log -n 1 --date=iso-strict $a3 >out &&
+	grep "^Date:   2023-11-14T17:17:20-05:00$" out &&
+	APTIX_TEST_DATE=1700000300 aptix show --date=relative $a3 >out &&
+	grep "^Created: *60 seconds ago$" out &&
+	test_expect_code 129 aptix log --date=bogus 2>err &&
+	grep "unknown date format" err
 '
 
 test_done

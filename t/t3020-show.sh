@@ -51,13 +51,13 @@ test_expect_success 'show HEAD explains the turn' '
 	Parent:               none (first turn of the conversation)
 	Conversation:         c1 (Parser work)
 	Turn:                 #1 $turn1
-	Created:              2023-11-14T22:13:20.000Z
-	Response:             2023-11-14T22:13:21.500Z
+	Created:              Tue Nov 14 22:13:20 2023 +0000
+	Response:             Tue Nov 14 22:13:21 2023 +0000
 	Duration:             1.5 s
 	Model:                gpt-5
 	Response id:          resp_1
 	Previous response id: resp_0
-	Chain expires:        2023-11-14T23:13:20.000Z
+	Chain expires:        Tue Nov 14 23:13:20 2023 +0000
 	Usage:                input 10 (cached 4), output 5 (reasoning 2), total 15 tokens; 1 request
 	EOF
 	sed -n "1,/^Usage:/p" out >head &&
@@ -102,9 +102,9 @@ test_expect_success 'sources, active files and warnings' '
 
 test_expect_success 'an expired chain is marked' '
 	APTIX_TEST_DATE=1700003600 aptix show >out &&
-	grep "^Chain expires: *2023-11-14T23:13:20.000Z (expired)$" out &&
+	grep "^Chain expires: *Tue Nov 14 23:13:20 2023 +0000 (expired)$" out &&
 	APTIX_TEST_DATE=1700003599 aptix show >out &&
-	grep "^Chain expires: *2023-11-14T23:13:20.000Z$" out
+	grep "^Chain expires: *Tue Nov 14 23:13:20 2023 +0000$" out
 '
 
 test_expect_success 'an answer with escape sequences goes raw to a pipe' '
@@ -246,8 +246,24 @@ test_expect_success 'an unborn HEAD is fatal' '
 
 test_expect_success 'usage errors' '
 	test_expect_code 129 aptix show -h >out &&
-	grep "^usage: aptix show" out &&
-	test_expect_code 129 aptix show $s1 $s2 2>err
+	grep "^usage: aptix show" out
+'
+
+test_expect_success 'show A B shows both, as git does' '
+	aptix show --no-pager $s1 >one &&
+	aptix show --no-pager $s2 >two &&
+	{ cat one && echo && cat two; } >expect &&
+	aptix show --no-pager $s1 $s2 >actual &&
+	test_cmp expect actual &&
+	aptix show --json $s1 $s2 >both &&
+	head -n 1 both >first &&
+	echo "[" >expect &&
+	test_cmp expect first &&
+	grep "^    \"session\": \"$s1\",$" both &&
+	grep "^    \"session\": \"$s2\",$" both &&
+	test_must_fail aptix show $s1 no-such-thing >out 2>err &&
+	test_must_be_empty out &&
+	grep "^fatal: " err
 '
 
 test_done

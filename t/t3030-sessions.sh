@@ -285,4 +285,36 @@ test_expect_success 'conversation delete: the ref goes, the sessions stay' '
 	grep "unknown subcommand" err
 '
 
+test_expect_success 'dates are local (TZ) unless --date says otherwise' '
+	aptix sessions --workspace ws1 >out &&
+	grep "^  beta      2023-11-14    1 turn" out &&
+	TZ=JST-9 aptix sessions --workspace ws1 >out &&
+	grep "^  beta      2023-11-15    1 turn" out &&
+	TZ=JST-9 aptix sessions --workspace ws1 --date=iso >out &&
+	grep "^  beta      2023-11-15 07:17:20 +0900    1 turn" out &&
+	aptix sessions --workspace ws1 --date=iso-strict >out &&
+	grep "^  beta      2023-11-14T22:17:20Z    1 turn" out &&
+	aptix sessions --workspace ws1 --date=unix >out &&
+	grep "^  beta      1700000240    1 turn" out &&
+	APTIX_TEST_DATE=1700007440 aptix sessions --workspace ws1 \
+		--date=relative >out &&
+	grep "^  beta      2 hours ago    1 turn" out &&
+	test_expect_code 129 aptix sessions --date=nonsense 2>err &&
+	grep "unknown date format .nonsense." err
+'
+
+test_expect_success 'an empty fork dates from the fork, in line with the rest' '
+	test_tick &&
+	aptix fork alpha >out &&
+	fork=$(aptix symbolic-ref --short HEAD) &&
+	test_when_finished "aptix symbolic-ref HEAD refs/conversations/alpha" &&
+	short=$(printf %.8s "$fork") &&
+	aptix sessions --date=iso >out &&
+	head -n 1 out >first &&
+	echo "* $short  2023-11-14 22:$(date -u -d @$APTIX_TEST_DATE +%M:%S) +0000    0 turns  new        (no title)" >expect &&
+	test_cmp expect first &&
+	aptix sessions >out &&
+	grep "^\* $short  2023-11-14    0 turns  new " out
+'
+
 test_done

@@ -69,6 +69,13 @@ test_expect_success 'status shows the head' '
 	test_cmp expect out
 '
 
+test_expect_success 'status: local time (TZ), --date' '
+	TZ=JST-9 aptix status >out &&
+	grep "^Head: .* Second question  (2023-11-15 07:14 JST)$" out &&
+	TZ=JST-9 aptix status --date=iso >out &&
+	grep "^Head: .* Second question  (2023-11-15 07:14:20 +0900)$" out
+'
+
 test_expect_success 'switch again: already there' '
 	aptix switch c1 >out &&
 	grep "^Already on conversation .c1. (The c1 talk)$" out &&

@@ -203,6 +203,14 @@ test_expect_success MDB_DUMP 'a missing OPENAI_API_KEY fails before anything is 
 		test_must_fail aptix continue -m "empty key" 2>err-emptykey
 	) &&
 	grep "OPENAI_API_KEY" err-emptykey &&
+	(
+		OPENAI_API_KEY="$OPENAI_API_KEY
+" &&
+		test_expect_code 128 aptix continue -m "newline key" \
+			2>err-nlkey
+	) &&
+	grep "OPENAI_API_KEY holds a line break" err-nlkey &&
+	! grep -F "$OPENAI_API_KEY" err-nlkey &&
 	test "$(request_count)" = "$n" &&
 	test "$(object_count)" = "$objects" &&
 	test "$(aptix rev-parse HEAD)" = "$head" &&
@@ -238,15 +246,16 @@ test_expect_success 'the instruction from a file (-F)' '
 	aptix show --json >show-F &&
 	test "$(json_field .instruction <show-F)" = "$(cat instr.txt)" &&
 	aptix cat-object blob "$(json_field .instruction_id <show-F)" >actual &&
-	test_cmp_bin instr.txt actual
+	printf "%s" "$(cat instr.txt)" >expect &&
+	test_cmp_bin expect actual
 '
 
 test_expect_success 'the instruction from stdin (-F - and no option)' '
 	echo "from stdin with dash" | aptix continue -F - >out-stdin1 2>err-stdin1 &&
-	grep "^Answer #9 to: from stdin with dash$" out-stdin1 &&
+	grep "^Answer #9 to: from stdin with dash (chain depth" out-stdin1 &&
 	test "$(aptix show --json | json_field .instruction)" = "from stdin with dash" &&
 	echo "from plain stdin" | aptix continue >out-stdin2 2>err-stdin2 &&
-	grep "^Answer #10 to: from plain stdin$" out-stdin2 &&
+	grep "^Answer #10 to: from plain stdin (chain depth" out-stdin2 &&
 	test "$(aptix show --json | json_field .instruction)" = "from plain stdin"
 '
 
@@ -386,6 +395,65 @@ test_expect_success 'names that read as a session id or HEAD are not created' '
 	test "$(aptix symbolic-ref --short HEAD)" = "$conv" &&
 	aptix switch -c abc >out &&
 	aptix switch "$conv"
+'
+
+# As git commit -F: the trailing newlines of -F and stdin are dropped.
+test_expect_success '-F <file> and stdin lose their trailing newlines' '
+	printf "trailing\n\n\n" >nl.txt &&
+	aptix continue -q -F nl.txt >out 2>err &&
+	aptix cat-object blob "$(aptix show --json | json_field .instruction_id)" >actual &&
+	printf trailing >expect &&
+	test_cmp_bin expect actual &&
+	last_request_body >body &&
+	grep -F "\"content\":\"trailing\"}" body &&
+	printf "piped\r\n\n" | aptix continue -q >out 2>err &&
+	aptix cat-object blob "$(aptix show --json | json_field .instruction_id)" >actual &&
+	printf piped >expect &&
+	test_cmp_bin expect actual
+'
+
+test_expect_success 'the prompt as an argument' '
+	aptix continue -q "positional prompt" >out 2>err &&
+	test "$(last_request_body | json_field ".input[0].content")" = "positional prompt" &&
+	n=$(request_count) &&
+	test_expect_code 129 aptix continue one two 2>err &&
+	grep "^fatal: too many arguments" err &&
+	test_expect_code 129 aptix continue -m one two 2>err &&
+	grep "^fatal: a prompt argument and -m or -F" err &&
+	test "$(request_count)" = "$n"
+'
+
+test_expect_success 'piped stdin with -m or a prompt is attached as a fenced block' '
+	printf "line one\nline two\n" | aptix continue -q -m "explain" >out 2>err &&
+	printf "explain\n\n\`\`\`stdin\nline one\nline two\n\`\`\`" >expect &&
+	aptix cat-object blob "$(aptix show --json | json_field .instruction_id)" >actual &&
+	test_cmp_bin expect actual &&
+	last_request_body | json_field ".input[0].content" >sent &&
+	printf "%s\n" "$(cat expect)" >expect.sent &&
+	test_cmp expect.sent sent &&
+	printf "a \`\`\`\` fence\n" | aptix continue -q "what" >out 2>err &&
+	aptix cat-object blob "$(aptix show --json | json_field .instruction_id)" >actual &&
+	printf "what\n\n\`\`\`\`\`stdin\na \`\`\`\` fence\n\`\`\`\`\`" >expect &&
+	test_cmp_bin expect actual &&
+	aptix continue -q -m "nothing piped" </dev/null >out 2>err &&
+	test "$(last_request_body | json_field ".input[0].content")" = "nothing piped"
+'
+
+test_expect_success 'the instruction and --files-from cannot both read stdin' '
+	n=$(request_count) &&
+	objects=$(object_count) &&
+	echo instr.txt | test_must_fail aptix continue -F - --files-from - \
+		2>err &&
+	grep "cannot both be read from stdin" err &&
+	echo instr.txt | test_must_fail aptix continue --files-from - 2>err &&
+	grep "cannot both be read from stdin" err &&
+	test "$(request_count)" = "$n" &&
+	test "$(object_count)" = "$objects" &&
+	echo instr.txt | aptix continue -q -m "one reader" --files-from - \
+		>out 2>err &&
+	last_request_body | json_field ".input[0].content" >sent &&
+	grep "instr.txt" sent &&
+	! grep "stdin" sent
 '
 
 test_done

@@ -235,4 +235,26 @@ test_expect_success 'log --oneline of the fork shows its ancestry' '
 	test_cmp expect actual
 '
 
+test_expect_success 'rerun --recorded-context sends the files as they were' '
+	echo "version one" >ctx.txt &&
+	aptix continue -q --file ctx.txt -m "look at ctx" >out 2>err &&
+	orig=$(aptix rev-parse HEAD) &&
+	last_request_body >body-orig &&
+	echo "version two" >ctx.txt &&
+	aptix rerun -q --recorded-context $orig >out 2>err &&
+	last_request_body >body-rerun &&
+	grep "version one" body-rerun &&
+	! grep "version two" body-rerun &&
+	test "$(json_field ".input" <body-rerun)" = \
+		"$(json_field ".input" <body-orig)" &&
+	aptix show --json >show &&
+	test "$(json_field ".files[0].sha256" <show)" = \
+		"$(aptix show --json $orig | json_field ".files[0].sha256")" &&
+	aptix rerun -q --file ctx.txt $orig >out 2>err &&
+	last_request_body | grep "version two" &&
+	test_expect_code 129 aptix rerun --recorded-context --no-files \
+		$orig 2>err &&
+	grep "takes no context option" err
+'
+
 test_done

@@ -136,6 +136,19 @@ test_expect_success '429 insufficient_quota is not retried' '
 	expect_failed_turn "out of quota" "HTTP 429: You exceeded your current quota"
 '
 
+test_expect_success 'a 404 from a base URL without /v1 hints at it' '
+	(
+		OPENAI_BASE_URL=$STANDIN_URL &&
+		test_expect_code 1 aptix continue -m "no v1" >out 2>err
+	) &&
+	grep "HTTP 404" err &&
+	grep "does not end in /v1" err &&
+	standin_fault "{\"kind\":\"status\",\"status\":404}" &&
+	test_expect_code 1 aptix continue -m "a real 404" >out 2>err &&
+	grep "HTTP 404" err &&
+	! grep "/v1" err
+'
+
 test_expect_success 'an HTML 502 page: failed, without the HTML in the message' '
 	standin_fault "{\"kind\":\"status\",\"status\":502,\"html\":true,\"repeat\":2}" &&
 	test_expect_code 1 aptix continue -m "bad gateway" >out 2>err &&

@@ -206,7 +206,11 @@ test_expect_success 'index <path>: only that part is updated' '
 	aptix -C ws index docs/guide.md >out &&
 	grep "^files:  0 scanned, 0 changed, 0 unchanged, 1 removed, 0 skipped" out &&
 	test_must_fail aptix -C ws index /tmp 2>err &&
-	grep "outside the workspace" err
+	grep "outside the workspace" err &&
+	test_must_fail aptix -C ws index nonexist 2>err &&
+	grep "pathspec .nonexist. did not match any files" err &&
+	test_must_fail aptix -C ws index docs/guide.md 2>err &&
+	grep "pathspec .docs/guide.md. did not match any files" err
 '
 
 test_expect_success GIT 'in a git work tree, ignored files are not indexed' '

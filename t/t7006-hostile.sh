@@ -220,7 +220,7 @@ test_expect_success 'an instruction of 20 MiB goes through; its blob is stored o
 import base64, os
 with open(\"big\", \"w\") as f:
     for i in range(20):
-        f.write(base64.b64encode(os.urandom(786432)).decode()[:1048575] + \"\\n\")
+        f.write(base64.b64encode(os.urandom(786432)).decode()[:1048575] + (\"\\n\" if i < 19 else \"-\"))
 " &&
 	test "$(wc -c <big)" = 20971520 &&
 	before=$(wc -c <.aptix/data.mdb) &&

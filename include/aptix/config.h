@@ -173,4 +173,19 @@ APTIX_EXTERN(int) aptix_config_foreach(const aptix_config *cfg,
 APTIX_EXTERN(int) aptix_config_set(aptix_repo *repo, const char *key,
 				   const char *value);
 
+/**
+ * @brief The path of the user's config file, read before the store's:
+ *        $XDG_CONFIG_HOME/aptix/config, else ~/.config/aptix/config.
+ * @return 0; APTIX_ENOTFOUND when neither variable is set.
+ */
+APTIX_EXTERN(int) aptix_config_user_path(aptix_buf *out);
+
+/**
+ * @brief aptix_config_set() on the user's file (aptix_config_user_path(),
+ *        its directory made when missing), as git config --global.
+ * @return as aptix_config_set(); APTIX_ENOTFOUND also when there is no
+ *         user file path.
+ */
+APTIX_EXTERN(int) aptix_config_set_user(const char *key, const char *value);
+
 #endif

@@ -103,6 +103,30 @@ endif
 
 all:: $(O)/aptix $(O)/libaptix.a $(O)/libaptix.so $(O)/libaptix.pc
 
+# Man pages: Documentation/aptix-<cmd>.scd holds a page's prose;
+# gen-doc.sh fills in its NAME, SYNOPSIS and OPTIONS from the command's
+# own tables (aptix <cmd> --dump-options), so they say what -h says;
+# scdoc (Debian package scdoc) renders the roff. NO_DOC=1 skips them.
+SCDOC ?= scdoc
+DOC_SRCS = $(sort $(wildcard Documentation/aptix*.scd))
+MAN_PAGES = $(patsubst Documentation/%.scd,$(O)/Documentation/%.1,$(DOC_SRCS))
+ifndef NO_DOC
+all:: doc
+endif
+doc: $(MAN_PAGES)
+
+$(O)/Documentation/aptix.1: Documentation/aptix.scd \
+		Documentation/gen-doc.sh $(O)/aptix
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN)sh Documentation/gen-doc.sh $(O)/aptix aptix $< \
+		>$@.scd && $(SCDOC) <$@.scd >$@+ && mv $@+ $@ && rm $@.scd
+
+$(O)/Documentation/aptix-%.1: Documentation/aptix-%.scd \
+		Documentation/gen-doc.sh $(O)/aptix
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN)sh Documentation/gen-doc.sh $(O)/aptix $* $< \
+		>$@.scd && $(SCDOC) <$@.scd >$@+ && mv $@+ $@ && rm $@.scd
+
 $(O)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
@@ -192,7 +216,7 @@ $(O)/t/unit/aptix-unit: $(UNIT_OBJS) $(CLI_LIB_OBJS) $(O)/libaptix.a
 		$(CLI_LIB_OBJS) $(O)/libaptix.a $(LIBS) $(CHECK_LIBS)
 
 .PHONY: FORCE all check test tsan-test unit-test shell-test check-asan \
-	install uninstall \
+	install uninstall doc \
 	clean deps bench demo hdr-check valgrind lint fuzz
 
 unit-test: $(O)/t/unit/aptix-unit
@@ -231,7 +255,7 @@ lint:
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
-	libmicrohttpd-dev chromium libedit-dev tmux
+	libmicrohttpd-dev chromium libedit-dev tmux scdoc
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -266,11 +290,17 @@ install: all
 	$(INSTALL) -m 644 include/aptix/sys/*.h \
 		$(DESTDIR)$(includedir)/aptix/sys/
 	$(INSTALL) -m 644 $(O)/libaptix.pc $(DESTDIR)$(pkgconfigdir)/
+ifndef NO_DOC
+	$(INSTALL) -d $(DESTDIR)$(mandir)/man1
+	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(mandir)/man1/
+endif
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/aptix $(DESTDIR)$(libdir)/libaptix.* \
 		$(DESTDIR)$(pkgconfigdir)/libaptix.pc \
-		$(DESTDIR)$(includedir)/aptix.h
+		$(DESTDIR)$(includedir)/aptix.h \
+		$(patsubst $(O)/Documentation/%,$(DESTDIR)$(mandir)/man1/%, \
+			$(MAN_PAGES))
 	rm -rf $(DESTDIR)$(includedir)/aptix
 
 # Fuzzing: the library and each harness built with clang and

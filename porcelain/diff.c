@@ -23,7 +23,7 @@
 #include "parse-options.h"
 
 static const char *const diff_usage[] = {
-	"aptix diff [--stat] [--json] <session-a> <session-b>",
+	"aptix diff [--stat] [--json] [--no-pager] <session-a> <session-b>",
 	"",
 	"Shows what changed in the context between two sessions: the",
 	"instructions, the active files (added, removed, changed), the",

@@ -13,7 +13,8 @@
 
 static const char *const rerun_usage[] = {
 	"aptix rerun [--model <model>] [--no-stream] [--dry-run] [--json] "
-	"[--file <path>...] [--no-files] <session>",
+	"[-q] [--file <path>...] [--files-from <file>] [--workspace <id>] "
+	"[--no-files] [--no-rag] <session>",
 	NULL
 };
 

@@ -22,7 +22,7 @@
 #include "parse-options.h"
 
 static const char *const show_usage[] = {
-	"aptix show [--json] [--raw] [<session>]",
+	"aptix show [--json] [--raw] [--no-pager] [<session>]",
 	"",
 	"Explains one turn (default: HEAD): status, times, model, usage, the",
 	"full instruction and answer, sources, active files, warnings and",

@@ -7,6 +7,8 @@
 #	                          threaded tests under TSan (in build-tsan/)
 #	make test                 the tests once, without sanitizers
 #	make install PREFIX=/usr/local DESTDIR=
+#	                          (with the man pages, NO_DOC=1 for none,
+#	                          and the bash, zsh and fish completions)
 #	make deps                 install build and test dependencies (Debian)
 #	make bench                benchmarks against git
 #	make fuzz                 run each libFuzzer harness of t/fuzz/ for
@@ -29,6 +31,9 @@ libdir ?= $(exec_prefix)/lib
 includedir ?= $(prefix)/include
 mandir ?= $(prefix)/share/man
 pkgconfigdir ?= $(libdir)/pkgconfig
+bashcompdir ?= $(prefix)/share/bash-completion/completions
+zshcompdir ?= $(prefix)/share/zsh/vendor-completions
+fishcompdir ?= $(prefix)/share/fish/vendor_completions.d
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -255,7 +260,7 @@ lint:
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
-	libmicrohttpd-dev chromium libedit-dev tmux scdoc
+	libmicrohttpd-dev chromium libedit-dev tmux scdoc zsh fish
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -290,6 +295,14 @@ install: all
 	$(INSTALL) -m 644 include/aptix/sys/*.h \
 		$(DESTDIR)$(includedir)/aptix/sys/
 	$(INSTALL) -m 644 $(O)/libaptix.pc $(DESTDIR)$(pkgconfigdir)/
+	$(INSTALL) -d $(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir) \
+		$(DESTDIR)$(fishcompdir)
+	$(INSTALL) -m 644 contrib/completion/aptix-completion.bash \
+		$(DESTDIR)$(bashcompdir)/aptix
+	$(INSTALL) -m 644 contrib/completion/aptix-completion.zsh \
+		$(DESTDIR)$(zshcompdir)/_aptix
+	$(INSTALL) -m 644 contrib/completion/aptix.fish \
+		$(DESTDIR)$(fishcompdir)/aptix.fish
 ifndef NO_DOC
 	$(INSTALL) -d $(DESTDIR)$(mandir)/man1
 	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(mandir)/man1/
@@ -299,6 +312,8 @@ uninstall:
 	rm -f $(DESTDIR)$(bindir)/aptix $(DESTDIR)$(libdir)/libaptix.* \
 		$(DESTDIR)$(pkgconfigdir)/libaptix.pc \
 		$(DESTDIR)$(includedir)/aptix.h \
+		$(DESTDIR)$(bashcompdir)/aptix $(DESTDIR)$(zshcompdir)/_aptix \
+		$(DESTDIR)$(fishcompdir)/aptix.fish \
 		$(patsubst $(O)/Documentation/%,$(DESTDIR)$(mandir)/man1/%, \
 			$(MAN_PAGES))
 	rm -rf $(DESTDIR)$(includedir)/aptix

@@ -97,7 +97,7 @@ test_expect_success MAN,MANPAGES 'man renders the pages' '
 	done
 '
 
-test_expect_success MAN,MANPAGES 'make install installs the pages; man finds them' '
+test_expect_success MAN,MANPAGES 'make install installs the pages and completions; man finds them' '
 	inst=$(mktemp -d) &&
 	test_when_finished "rm -rf \"$inst\"" &&
 	make -s -C "$src" O="$APTIX_BUILD_DIR" DESTDIR="$inst" install \
@@ -109,6 +109,10 @@ test_expect_success MAN,MANPAGES 'make install installs the pages; man finds the
 	test -f "$MANPATH/man1/aptix-continue.1" &&
 	MANWIDTH=80 man aptix-continue >out &&
 	grep "aptix-continue - run one turn" out &&
+	share=${MANPATH%/man} &&
+	test -f "$share/bash-completion/completions/aptix" &&
+	test -f "$share/zsh/vendor-completions/_aptix" &&
+	test -f "$share/fish/vendor_completions.d/aptix.fish" &&
 	mkdir man &&
 	cp -R "$MANPATH/man1" man/
 '

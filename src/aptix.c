@@ -220,10 +220,12 @@ static int run_command(const struct cmd_struct *cmd, int argc,
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") ||
-		    !strcmp(argv[i], "--dump-options"))
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			help = 1;
 	}
+	/* as parse_options() takes it: alone (parse-options.h) */
+	if (argc == 2 && !strcmp(argv[1], "--dump-options"))
+		help = 1;
 	/* -h works outside a store, as in git */
 	if ((cmd->flags & NEED_REPO) && !help) {
 		if (aptix_repo_find(&repo, ".") < 0)

@@ -363,7 +363,8 @@ clean:
 		build-asan build-tsan build-fuzz \
 		src/*.[od] plumbing/*.[od] porcelain/*.[od] serve/*.[od] \
 		serve/page-files.c t/unit/*.[od] \
-		t/unit/aptix-unit t/fuzz/*.[od] t/fuzz/replay-*
+		t/unit/aptix-unit t/fuzz/*.[od] t/fuzz/replay-* \
+		Documentation/*.1 Documentation/*.1.scd
 	$(MAKE) -C t clean
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d) \

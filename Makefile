@@ -7,6 +7,8 @@
 #	                          threaded tests under TSan (in build-tsan/)
 #	make test                 the tests once, without sanitizers
 #	make install PREFIX=/usr/local DESTDIR=
+#	                          (with the man pages, NO_DOC=1 for none,
+#	                          and the bash, zsh and fish completions)
 #	make deps                 install build and test dependencies (Debian)
 #	make bench                benchmarks against git
 #	make fuzz                 run each libFuzzer harness of t/fuzz/ for
@@ -29,6 +31,9 @@ libdir ?= $(exec_prefix)/lib
 includedir ?= $(prefix)/include
 mandir ?= $(prefix)/share/man
 pkgconfigdir ?= $(libdir)/pkgconfig
+bashcompdir ?= $(prefix)/share/bash-completion/completions
+zshcompdir ?= $(prefix)/share/zsh/vendor-completions
+fishcompdir ?= $(prefix)/share/fish/vendor_completions.d
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -104,6 +109,30 @@ QUIET_GEN = @echo '   ' GEN $@;
 endif
 
 all:: $(O)/aptix $(O)/libaptix.a $(O)/libaptix.so $(O)/libaptix.pc
+
+# Man pages: Documentation/aptix-<cmd>.scd holds a page's prose;
+# gen-doc.sh fills in its NAME, SYNOPSIS and OPTIONS from the command's
+# own tables (aptix <cmd> --dump-options), so they say what -h says;
+# scdoc (Debian package scdoc) renders the roff. NO_DOC=1 skips them.
+SCDOC ?= scdoc
+DOC_SRCS = $(sort $(wildcard Documentation/aptix*.scd))
+MAN_PAGES = $(patsubst Documentation/%.scd,$(O)/Documentation/%.1,$(DOC_SRCS))
+ifndef NO_DOC
+all:: doc
+endif
+doc: $(MAN_PAGES)
+
+$(O)/Documentation/aptix.1: Documentation/aptix.scd \
+		Documentation/gen-doc.sh $(O)/aptix
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN)sh Documentation/gen-doc.sh $(O)/aptix aptix $< \
+		>$@.scd && $(SCDOC) <$@.scd >$@+ && mv $@+ $@ && rm $@.scd
+
+$(O)/Documentation/aptix-%.1: Documentation/aptix-%.scd \
+		Documentation/gen-doc.sh $(O)/aptix
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN)sh Documentation/gen-doc.sh $(O)/aptix $* $< \
+		>$@.scd && $(SCDOC) <$@.scd >$@+ && mv $@+ $@ && rm $@.scd
 
 $(O)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
@@ -194,7 +223,7 @@ $(O)/t/unit/aptix-unit: $(UNIT_OBJS) $(CLI_LIB_OBJS) $(O)/libaptix.a
 		$(CLI_LIB_OBJS) $(O)/libaptix.a $(LIBS) $(CHECK_LIBS)
 
 .PHONY: FORCE all check test tsan-test unit-test shell-test check-asan \
-	install uninstall \
+	install uninstall doc \
 	clean deps bench demo hdr-check valgrind lint fuzz
 
 unit-test: $(O)/t/unit/aptix-unit
@@ -233,7 +262,7 @@ lint:
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
-	libmicrohttpd-dev chromium libedit-dev tmux
+	libmicrohttpd-dev chromium libedit-dev tmux scdoc zsh fish
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -268,11 +297,27 @@ install: all
 	$(INSTALL) -m 644 include/aptix/sys/*.h \
 		$(DESTDIR)$(includedir)/aptix/sys/
 	$(INSTALL) -m 644 $(O)/libaptix.pc $(DESTDIR)$(pkgconfigdir)/
+	$(INSTALL) -d $(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir) \
+		$(DESTDIR)$(fishcompdir)
+	$(INSTALL) -m 644 contrib/completion/aptix-completion.bash \
+		$(DESTDIR)$(bashcompdir)/aptix
+	$(INSTALL) -m 644 contrib/completion/aptix-completion.zsh \
+		$(DESTDIR)$(zshcompdir)/_aptix
+	$(INSTALL) -m 644 contrib/completion/aptix.fish \
+		$(DESTDIR)$(fishcompdir)/aptix.fish
+ifndef NO_DOC
+	$(INSTALL) -d $(DESTDIR)$(mandir)/man1
+	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(mandir)/man1/
+endif
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/aptix $(DESTDIR)$(libdir)/libaptix.* \
 		$(DESTDIR)$(pkgconfigdir)/libaptix.pc \
-		$(DESTDIR)$(includedir)/aptix.h
+		$(DESTDIR)$(includedir)/aptix.h \
+		$(DESTDIR)$(bashcompdir)/aptix $(DESTDIR)$(zshcompdir)/_aptix \
+		$(DESTDIR)$(fishcompdir)/aptix.fish \
+		$(patsubst $(O)/Documentation/%,$(DESTDIR)$(mandir)/man1/%, \
+			$(MAN_PAGES))
 	rm -rf $(DESTDIR)$(includedir)/aptix
 
 # Fuzzing: the library and each harness built with clang and
@@ -320,7 +365,8 @@ clean:
 		build-asan build-tsan build-fuzz \
 		src/*.[od] plumbing/*.[od] porcelain/*.[od] serve/*.[od] \
 		serve/page-files.c t/unit/*.[od] \
-		t/unit/aptix-unit t/fuzz/*.[od] t/fuzz/replay-*
+		t/unit/aptix-unit t/fuzz/*.[od] t/fuzz/replay-* \
+		Documentation/*.1 Documentation/*.1.scd
 	$(MAKE) -C t clean
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d) \

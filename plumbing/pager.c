@@ -16,6 +16,7 @@
 #include "pager.h"
 
 static pid_t pager_pid = -1;
+int pager_use = -1;
 static int pager_has_stderr;
 
 static void close_pager_fds(void)
@@ -104,7 +105,7 @@ void setup_pager(void)
 	pid_t pid;
 
 	/* decided (and cached) before stdout becomes the pipe */
-	if (!cli_isatty_stdout() || pager_pid >= 0)
+	if (!pager_use || !cli_isatty_stdout() || pager_pid >= 0)
 		return;
 	pager = getenv("APTIX_PAGER");
 	if (!pager)

@@ -27,6 +27,13 @@
  */
 void setup_pager(void);
 
+/*
+ * aptix's own -p/--paginate (1) and --no-pager (0), before the command:
+ * with 0, setup_pager() does nothing; -1 (the default) leaves it to the
+ * command.
+ */
+extern int pager_use;
+
 /* The --no-pager option of the commands that page (parse-options.h). */
 #define OPT_NO_PAGER(v) \
 	OPT_BOOL(0, "no-pager", (v), "do not pipe the output into a pager")

@@ -390,6 +390,71 @@ static int parse_short_opts(struct parse_opt_ctx *ctx, const char *p,
 	return PO_OK;
 }
 
+/* The value of opt as -h shows it ("<file>", "[=<n>]") into buf. */
+static void format_argh(char *buf, size_t size, const struct option *opt)
+{
+	const char *argh = opt->argh ? opt->argh : "...";
+	int literal = (opt->flags & PARSE_OPT_LITERAL_ARGHELP) ||
+		!opt->argh || strpbrk(opt->argh, "()<>[]|");
+	const char *open = "", *close = "";
+
+	*buf = '\0';
+	if (!takes_value(opt))
+		return;
+	if (opt->flags & PARSE_OPT_OPTARG) {
+		open = opt->long_name ? "[=" : "[";
+		close = "]";
+	}
+	snprintf(buf, size, "%s%s%s%s%s", open, literal ? "" : "<", argh,
+		 literal ? "" : ">", close);
+}
+
+/* Tabs and newlines of a help text as spaces, for one TSV field. */
+static void put_field(FILE *fp, const char *s)
+{
+	for (; s && *s; s++)
+		fputc(*s == '\t' || *s == '\n' ? ' ' : *s, fp);
+}
+
+void dump_options(FILE *fp, const char * const usagestr[],
+		  const struct option *options)
+{
+	const struct option *o;
+	char argh[256];
+	int desc = 0;
+
+	for (; usagestr && *usagestr; usagestr++) {
+		if (!**usagestr) {
+			desc = 1;
+			continue;
+		}
+		fprintf(fp, "%s\t", desc ? "text" : "usage");
+		put_field(fp, *usagestr);
+		fputc('\n', fp);
+	}
+	for (o = options; o && o->type != OPTION_END; o++) {
+		if (o->type == OPTION_GROUP) {
+			fputs("group\t", fp);
+			put_field(fp, o->help);
+			fputc('\n', fp);
+			continue;
+		}
+		if (o->flags & PARSE_OPT_HIDDEN)
+			continue;
+		format_argh(argh, sizeof(argh), o);
+		fputs("option\t", fp);
+		if (o->short_name)
+			fprintf(fp, "-%c", o->short_name);
+		fprintf(fp, "\t%s%s\t%s\t%s\t",
+			o->long_name ? "--" : "",
+			o->long_name ? o->long_name : "", argh,
+			o->long_name && !(o->flags & PARSE_OPT_NONEG) &&
+			o->type != OPTION_CALLBACK ? "neg" : "");
+		put_field(fp, o->help);
+		fputc('\n', fp);
+	}
+}
+
 int parse_options(int argc, const char **argv,
 		  const struct option *options,
 		  const char * const usagestr[],
@@ -397,6 +462,11 @@ int parse_options(int argc, const char **argv,
 {
 	static const struct option no_options[] = { OPT_END() };
 	struct parse_opt_ctx ctx;
+
+	if (argc == 2 && !strcmp(argv[1], "--dump-options")) {
+		dump_options(stdout, usagestr, options);
+		po_exit(0);
+	}
 
 	if (!options)
 		options = no_options;

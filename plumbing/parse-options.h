@@ -167,6 +167,21 @@ int parse_options(int argc, const char **argv,
 void print_usage_with_options(FILE *fp, const char * const usagestr[],
 			      const struct option *options);
 
+/*
+ * "aptix <cmd> --dump-options" (alone) prints this and exits with 0:
+ * the usage and option table as tab-separated lines, for the man pages
+ * and the shell completions (Documentation/gen-doc.sh), so that they
+ * are made from the table -h prints and cannot drift from it:
+ *	usage	<synopsis line>
+ *	text	<description line of the usage>
+ *	group	<heading>
+ *	option	<-s>	<--long>	<value as -h shows it>	<neg>	<help>
+ * neg is "neg" when "--no-<long>" is accepted. Hidden options are left
+ * out.
+ */
+void dump_options(FILE *fp, const char * const usagestr[],
+		  const struct option *options);
+
 /* Print the usage to stderr and exit with 129. */
 void usage_with_options(const char * const usagestr[],
 			const struct option *options) PARSE_OPT_NORETURN;

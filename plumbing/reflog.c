@@ -12,13 +12,13 @@
 #include "parse-options.h"
 
 static const char *const reflog_usage[] = {
-	"aptix reflog [show] [-n <n>] [<ref>]",
+	"aptix reflog [show] [-n <n>] [--no-pager] [<ref>]",
 	"aptix reflog exists <ref>",
 	NULL
 };
 
 static const char *const reflog_show_usage[] = {
-	"aptix reflog [show] [-n <n>] [<ref>]",
+	"aptix reflog [show] [-n <n>] [--no-pager] [<ref>]",
 	NULL
 };
 

@@ -50,8 +50,8 @@
 
 static const char *const chat_usage[] = {
 	"aptix chat [--new | --session <conversation|session> [--fork]] "
-	"[--model <model>] [--read-only] [--file <path>...] [--no-files] "
-	"[--no-rag] [--workspace <id>]",
+	"[--model <model>] [--read-only] [--file <path>...] "
+	"[--files-from <file>] [--no-files] [--no-rag] [--workspace <id>]",
 	"",
 	"Holds a conversation: each input is a turn, slash commands (/help)",
 	"do the rest. On a terminal, a picker offers the workspace's",

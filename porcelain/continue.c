@@ -10,8 +10,9 @@
 
 static const char *const continue_usage[] = {
 	"aptix continue [-m <text> | -F <file> | <prompt>] [--model <model>] "
-	"[--no-stream] [--dry-run] [--json] [--conversation <id> [--create]] "
-	"[--file <path>...] [--files-from <file>] [--no-files] [--no-rag]",
+	"[--no-stream] [--dry-run] [--json] [-q] "
+	"[--conversation <id> [--create]] [--file <path>...] "
+	"[--files-from <file>] [--workspace <id>] [--no-files] [--no-rag]",
 	"",
 	"Reads the instruction from -m, from -F <file> (- for stdin), from "
 	"the",

@@ -145,7 +145,8 @@ int cmd_conversation(int argc, const char **argv, struct aptix_repo *repo)
 		return conv_archive(argc - 1, argv + 1, repo, 0);
 	if (!strcmp(sub, "delete"))
 		return conv_delete(argc - 1, argv + 1, repo);
-	if (*sub == '-' && strcmp(sub, "-h") && strcmp(sub, "--help"))
+	if (*sub == '-' && strcmp(sub, "-h") && strcmp(sub, "--help") &&
+	    strcmp(sub, "--dump-options"))
 		return cmd_sessions(argc, argv, repo);	/* list's options */
 	parse_options(argc, argv, options, conversation_usage, 0);
 	error("unknown subcommand '%s'", sub);

@@ -27,8 +27,8 @@
 #include "parse-options.h"
 
 static const char *const diff_usage[] = {
-	"aptix diff [--stat] [--json] <session-a> <session-b>",
-	"aptix diff [-p] [--stat] [--json] <session>",
+	"aptix diff [--stat] [--json] [--no-pager] <session-a> <session-b>",
+	"aptix diff [-p] [--stat] [--json] [--no-pager] <session>",
 	"",
 	"Shows what changed in the context between two sessions: the",
 	"instructions, the answers, the active files (added, removed,",

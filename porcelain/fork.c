@@ -13,7 +13,8 @@
 
 static const char *const fork_usage[] = {
 	"aptix fork [-m <text> | -F <file>] [--model <model>] [--no-stream] "
-	"[--json] [--file <path>...] [--no-files] [--no-rag] <session>",
+	"[--dry-run] [--json] [-q] [--file <path>...] [--files-from <file>] "
+	"[--workspace <id>] [--no-files] [--no-rag] <session>",
 	"",
 	"Without -m, HEAD switches to a new conversation starting at "
 	"<session>,",

@@ -16,7 +16,8 @@
 
 static const char *const rerun_usage[] = {
 	"aptix rerun [--model <model>] [--no-stream] [--dry-run] [--json] "
-	"[--file <path>...] [--no-files] [--recorded-context] <session>",
+	"[-q] [--file <path>...] [--files-from <file>] [--workspace <id>] "
+	"[--no-files] [--no-rag] [--recorded-context] <session>",
 	"",
 	"With --recorded-context, the context is the one the turn recorded",
 	"(its files and chunks, from the store), not today's working copy.",

@@ -28,6 +28,7 @@ static const char *const sessions_usage[] = {
 	"[-n <n>]",
 	"               [--archived | --include-archived] [--status <s>] "
 	"[--grep <text>]",
+	"               [--date=<format>]",
 	"",
 	"Lists the conversations, most recently updated first; '*' marks",
 	"the current one (HEAD's). Archived ones are hidden unless asked.",

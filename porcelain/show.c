@@ -22,8 +22,9 @@
 #include "parse-options.h"
 
 static const char *const show_usage[] = {
-	"aptix show [--json] [--raw] [<session>...]",
-	"aptix show --format=<format> [<session>...]",
+	"aptix show [--json] [--raw] [--date=<format>] [--no-pager] "
+	"[<session>...]",
+	"aptix show --format=<format> [--no-pager] [<session>...]",
 	"",
 	"Explains one turn (default: HEAD): status, times, model, usage, the",
 	"full instruction and answer, sources, active files, warnings and",

@@ -25,7 +25,8 @@
 #include "parse-options.h"
 
 static const char *const status_usage[] = {
-	"aptix status [--json] [--file <path>]... [--files-from <file>]",
+	"aptix status [--json] [--date=<format>] [--file <path>]... "
+	"[--files-from <file>]",
 	"",
 	"Shows the current conversation and its head, the turns running",
 	"now, the last failed turn of the conversation, and the active",

@@ -27,7 +27,7 @@
 static const char *const usage_usage[] = {
 	"aptix usage [--turns] [--json] [--conversation <name>] "
 	"[--all-workspaces | --workspace <id>] [--since <date>] "
-	"[--until <date>]",
+	"[--until <date>] [--no-pager]",
 	"",
 	"Tokens spent per conversation and overall (--turns: per turn too),",
 	"with an estimated cost in US dollars from a built-in price table",

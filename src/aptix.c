@@ -5,14 +5,19 @@
 # define _POSIX_C_SOURCE 200809L
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <aptix.h>
 #include "cli.h"
 #include "commands.h"
+#include "pager.h"
+#include "parse-options.h"
 
 /*
  * NEED_REPO: open the store first. WRITES: the command writes to the
@@ -98,8 +103,11 @@ static const struct cmd_struct commands[] = {
 	  "create a turn object from JSON and/or options" },
 };
 
-static const char usage_string[] =
-	"usage: aptix [-C <path>] [--version] [--help] <command> [<args>]";
+static const char *const usage_strings[] = {
+	"aptix [-C <path>] [-c <key>=<value>] [-p | --paginate | --no-pager] "
+	"[--version] [--help] <command> [<args>]",
+	NULL
+};
 
 static void list_commands(FILE *fp, enum cmd_category cat)
 {
@@ -113,13 +121,13 @@ static void list_commands(FILE *fp, enum cmd_category cat)
 
 static void print_help(FILE *fp)
 {
-	fprintf(fp, "%s\n\n", usage_string);
+	fprintf(fp, "usage: %s\n\n", usage_strings[0]);
 	fprintf(fp, "Commands for working with sessions:\n");
 	list_commands(fp, CAT_PORCELAIN);
 	fprintf(fp, "\nLow-level commands (plumbing):\n");
 	list_commands(fp, CAT_PLUMBING);
 	fprintf(fp, "\nSee 'aptix <command> -h' for the options of a "
-		"command.\n");
+		"command, 'aptix help <command>'\nfor its manual page.\n");
 }
 
 static const struct cmd_struct *find_command(const char *name)
@@ -217,6 +225,9 @@ static int run_command(const struct cmd_struct *cmd, int argc,
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			help = 1;
 	}
+	/* as parse_options() takes it: alone (parse-options.h) */
+	if (argc == 2 && !strcmp(argv[1], "--dump-options"))
+		help = 1;
 	/* -h works outside a store, as in git */
 	if ((cmd->flags & NEED_REPO) && !help) {
 		if (aptix_repo_find(&repo, ".") < 0)
@@ -237,64 +248,171 @@ static int run_command(const struct cmd_struct *cmd, int argc,
 	return status;
 }
 
+/* Run man with args; its exit status, or -1 when it cannot start. */
+static int run_man(const char *opt, const char *page, int quiet)
+{
+	pid_t pid;
+	int status, fd;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return -1;
+	if (!pid) {
+		if (quiet && (fd = open("/dev/null", O_WRONLY)) >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		if (opt)
+			execlp("man", "man", opt, page, (char *)NULL);
+		else
+			execlp("man", "man", page, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * Open the manual page (as git help does); -1 when man or the page is
+ * not installed, so that the caller falls back to the -h text.
+ */
+static int show_man_page(const char *page)
+{
+	if (run_man("-w", page, 1) != 0)
+		return -1;
+	return run_man(NULL, page, 0) == 0 ? 0 : -1;
+}
+
+/* aptix help <cmd>, aptix <cmd> --help: the man page, else -h. */
+static int command_help(const struct cmd_struct *cmd)
+{
+	const char *hargv[] = { cmd->name, "-h", NULL };
+	char page[64];
+
+	snprintf(page, sizeof(page), "aptix-%s", cmd->name);
+	if (!show_man_page(page))
+		return 0;
+	return run_command(cmd, 2, hargv);
+}
+
+/* -C <path>: as git, each one applies at once, relative to the last. */
+static int opt_chdir(const struct option *opt, const char *arg, int unset)
+{
+	(void)opt;
+	(void)unset;
+	if (chdir(arg) < 0)
+		die_errno("cannot change to '%s'", arg);
+	return 0;
+}
+
+/*
+ * -c <key>=<value>: checked like 'aptix config <key> <value>', then
+ * passed in APTIX_CONFIG_PARAMETERS (one "key=value" a line), which
+ * aptix_config_open() reads last, as git passes -c in
+ * GIT_CONFIG_PARAMETERS: the commands this one runs see it too.
+ */
+static int opt_config(const struct option *opt, const char *arg, int unset)
+{
+	aptix_buf *params = opt->value;
+	const char *eq = strchr(arg, '=');
+	char *key;
+	int r;
+
+	(void)unset;
+	if (!eq || eq == arg)
+		return error("-c expects <key>=<value>, not '%s'", arg);
+	if (strchr(arg, '\n'))
+		return error("-c: a value cannot hold a newline");
+	if (!(key = strndup(arg, (size_t)(eq - arg))))
+		die("out of memory");
+	r = aptix_config_check_key(key, eq + 1);
+	free(key);
+	if (r < 0)
+		return error("-c %s: %s", arg, aptix_error_last()->message);
+	aptix_buf_printf(params, "%s%s", params->len ? "\n" : "", arg);
+	return 0;
+}
+
+static int list_cmds(const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		int plumb = commands[i].category == CAT_PLUMBING;
+
+		if (!strcmp(what, "help"))
+			printf("%s\t%s\t%s\n", commands[i].name,
+			       plumb ? "plumbing" : "porcelain",
+			       commands[i].help);
+		else if (!strcmp(what, "all") ||
+			 (plumb && !strcmp(what, "plumbing")) ||
+			 (!plumb && !strcmp(what, "porcelain")))
+			printf("%s\n", commands[i].name);
+	}
+	return 0;
+}
+
 int main(int argc, const char **argv)
 {
 	const struct cmd_struct *cmd;
+	aptix_buf params = APTIX_BUF_INIT;
+	const char *list = NULL;
+	int version = 0, help = 0, paginate = 0, no_pager = 0;
+	const struct option options[] = {
+		OPT_CALLBACK_F('C', NULL, NULL, "path", "run as if started "
+			       "in <path>", PARSE_OPT_NONEG, opt_chdir),
+		OPT_CALLBACK_F('c', NULL, &params, "<key>=<value>",
+			       "set a configuration value for this command "
+			       "(repeatable)", PARSE_OPT_NONEG, opt_config),
+		OPT_BOOL_F('p', "paginate", &paginate, "pipe the output "
+			   "into a pager", PARSE_OPT_NONEG),
+		OPT_BOOL_F(0, "no-pager", &no_pager, "do not pipe the output "
+			   "into a pager", PARSE_OPT_NONEG),
+		OPT_BOOL_F('v', "version", &version, "print the version",
+			   PARSE_OPT_NONEG),
+		OPT_BOOL_F('h', "help", &help, "list the commands",
+			   PARSE_OPT_NONEG),
+		OPT_STRING_F(0, "list-cmds", &list, "what", "list commands",
+			     PARSE_OPT_NONEG | PARSE_OPT_HIDDEN),
+		OPT_END()
+	};
 
-	argv++;
-	argc--;
-	while (argc > 0 && argv[0][0] == '-') {
-		if (!strcmp(argv[0], "-C")) {
-			if (argc < 2) {
-				fprintf(stderr, "error: -C requires a "
-					"directory\n%s\n", usage_string);
-				return EXIT_USAGE;
-			}
-			if (chdir(argv[1]) < 0)
-				die_errno("cannot change to '%s'", argv[1]);
-			argv += 2;
-			argc -= 2;
-		} else if (!strcmp(argv[0], "--version") ||
-			   !strcmp(argv[0], "-v")) {
-			printf("aptix version %s\n", APTIX_VERSION);
-			return 0;
-		} else if (!strcmp(argv[0], "--help") ||
-			   !strcmp(argv[0], "-h")) {
-			print_help(stdout);
-			return 0;
-		} else if (!strncmp(argv[0], "--list-cmds=", 12)) {
-			const char *what = argv[0] + 12;
-			size_t i;
-
-			for (i = 0; i < sizeof(commands) / sizeof(commands[0]);
-			     i++) {
-				int plumb = commands[i].category ==
-					CAT_PLUMBING;
-
-				if (!strcmp(what, "all") ||
-				    (plumb && !strcmp(what, "plumbing")) ||
-				    (!plumb && !strcmp(what, "porcelain")))
-					printf("%s\n", commands[i].name);
-			}
-			return 0;
-		} else {
-			fprintf(stderr, "unknown option: %s\n%s\n", argv[0],
-				usage_string);
-			return EXIT_USAGE;
-		}
+	argc = parse_options(argc, argv, options, usage_strings,
+			     PARSE_OPT_STOP_AT_NON_OPTION);
+	if (params.len) {
+		if (aptix_buf_oom(&params))
+			die("out of memory");
+		if (setenv("APTIX_CONFIG_PARAMETERS", params.ptr, 1) < 0)
+			die_errno("cannot set APTIX_CONFIG_PARAMETERS");
 	}
+	aptix_buf_release(&params);
+	if (version) {
+		printf("aptix version %s\n", APTIX_VERSION);
+		return 0;
+	}
+	if (help) {
+		print_help(stdout);
+		return 0;
+	}
+	if (list)
+		return list_cmds(list);
+	if (no_pager)
+		pager_use = 0;
+	else if (paginate)
+		pager_use = 1;
 	if (argc == 0) {
 		print_help(stderr);
 		return 1;
 	}
 	if (!strcmp(argv[0], "help")) {
-		if (argc > 1 && (cmd = find_command(argv[1]))) {
-			const char *hargv[] = { cmd->name, "-h", NULL };
-
-			return run_command(cmd, 2, hargv);
-		}
+		if (argc > 1 && (cmd = find_command(argv[1])))
+			return command_help(cmd);
 		if (argc > 1)
 			return unknown_command(argv[1]);
+		if (!show_man_page("aptix"))
+			return 0;
 		print_help(stdout);
 		return 0;
 	}
@@ -305,5 +423,9 @@ int main(int argc, const char **argv)
 	cmd = find_command(argv[0]);
 	if (!cmd)
 		return unknown_command(argv[0]);
+	if (argc > 1 && !strcmp(argv[1], "--help"))
+		return command_help(cmd);
+	if (pager_use == 1)
+		setup_pager();
 	return run_command(cmd, argc, argv);
 }

@@ -786,6 +786,35 @@ static int user_config_path(aptix_buf *out)
 	return aptix_buf_oom(out) ? APTIX_ERROR : 0;
 }
 
+/*
+ * APTIX_CONFIG_PARAMETERS: the "key=value" lines of aptix -c, last so
+ * that they win (git's GIT_CONFIG_PARAMETERS). The CLI checked them.
+ */
+static int load_parameters(aptix_config *cfg)
+{
+	const char *v = aptix_env__get(APTIX_ENV_CONFIG_PARAMETERS);
+	const char *origin, *eol, *eq;
+	char *line;
+	int r = 0;
+
+	if (!v)
+		return 0;
+	if (!(origin = add_origin(cfg, "command line", "")))
+		return APTIX_ERROR;
+	for (; r == 0 && *v; v = *eol ? eol + 1 : eol) {
+		eol = v + strcspn(v, "\n");
+		eq = memchr(v, '=', (size_t)(eol - v));
+		if (!eq || eq == v)
+			continue;
+		if (!(line = aptix__strndup(v, (size_t)(eol - v))))
+			return APTIX_ERROR;
+		line[eq - v] = '\0';
+		r = add_entry(cfg, line, line + (eq - v) + 1, origin);
+		free(line);
+	}
+	return r;
+}
+
 int aptix_config_open(aptix_config **out, aptix_repo *repo)
 {
 	aptix_buf path = APTIX_BUF_INIT;
@@ -818,6 +847,8 @@ int aptix_config_open(aptix_config **out, aptix_repo *repo)
 		else
 			r = add_entry(cfg, env_overrides[i].key, v, origin);
 	}
+	if (r == 0)
+		r = load_parameters(cfg);
 	aptix_buf_release(&path);
 	if (r < 0) {
 		aptix_config_free(cfg);

@@ -15,6 +15,8 @@
  *   APTIX_TEST_DATE	tests	the clock, in seconds since the epoch
  *   GIT_CEILING_DIRECTORIES
  *			users	where the search for a git work tree stops
+ *   APTIX_CONFIG_PARAMETERS
+ *			aptix -c	"key=value" lines that beat the config
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -36,6 +38,7 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_ZLIB_LEVEL] = "APTIX_ZLIB_LEVEL",
 	[APTIX_ENV_TEST_DATE] = "APTIX_TEST_DATE",
 	[APTIX_ENV_GIT_CEILING] = "GIT_CEILING_DIRECTORIES",
+	[APTIX_ENV_CONFIG_PARAMETERS] = "APTIX_CONFIG_PARAMETERS",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

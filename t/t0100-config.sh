@@ -417,4 +417,39 @@ test_expect_success 'README.md lists the keys --list-keys lists' '
 	test_cmp expect readme-keys
 '
 
+test_expect_success 'aptix -c overrides the config for one command' '
+	aptix config openai.model from-file &&
+	aptix -c openai.model=from-c config openai.model >out &&
+	echo from-c >expect &&
+	test_cmp expect out &&
+	APTIX_MODEL=from-env aptix -c openai.model=from-c \
+		config openai.model >out &&
+	test_cmp expect out &&
+	aptix -c openai.model=from-c config --show-origin openai.model >out &&
+	printf "command line:\tfrom-c\n" >expect &&
+	test_cmp expect out &&
+	aptix config openai.model >out &&
+	echo from-file >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'aptix -c is repeatable; the last one wins' '
+	aptix -c openai.model=one -c openai.model=two -c x.mine=yes \
+		config openai.model >out &&
+	echo two >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'aptix -c checks keys and values as config does' '
+	test_expect_code 129 aptix -c openai.modle=x config openai.model \
+		2>err &&
+	grep "did you mean .openai.model" err &&
+	test_expect_code 129 aptix -c openai.temperature=hot \
+		config openai.model 2>err &&
+	grep "openai.temperature" err &&
+	test_expect_code 129 aptix -c novalue config openai.model 2>err &&
+	grep "<key>=<value>" err &&
+	test_expect_code 129 aptix -c 2>err
+'
+
 test_done

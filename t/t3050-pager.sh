@@ -130,4 +130,30 @@ test_expect_success 'not a terminal: no pager, the same output' '
 	done <cmds
 '
 
+test_expect_success TTY 'aptix --no-pager turns the pager off' '
+	rm -f pager-ran &&
+	run_tty "APTIX_PAGER=mark-pager aptix --no-pager log --oneline" >out &&
+	test_path_is_missing pager-ran &&
+	grep second out &&
+	! grep "^paged:" out
+'
+
+test_expect_success TTY 'aptix -p pages a command that does not page' '
+	rm -f pager-ran &&
+	run_tty "APTIX_PAGER=mark-pager aptix -p rev-parse HEAD" >out &&
+	test_path_is_file pager-ran &&
+	grep "^paged:$B" out &&
+	rm -f pager-ran &&
+	run_tty "APTIX_PAGER=mark-pager aptix --paginate rev-parse HEAD" >out &&
+	test_path_is_file pager-ran
+'
+
+test_expect_success 'aptix -p does not page into a pipe' '
+	rm -f pager-ran &&
+	APTIX_PAGER=mark-pager aptix -p rev-parse HEAD >out &&
+	test_path_is_missing pager-ran &&
+	echo "$B" >expect &&
+	test_cmp expect out
+'
+
 test_done

@@ -214,7 +214,7 @@ test_expect_success 'bad arguments' '
 
 test_expect_success 'diff -h' '
 	test_expect_code 129 aptix diff -h >out &&
-	grep "^usage: aptix diff \[--stat\] \[--json\] <session-a> <session-b>" out &&
+	grep "^usage: aptix diff \[--stat\] \[--json\] \[--no-pager\] <session-a> <session-b>" out &&
 	aptix --list-cmds=porcelain >cmds &&
 	grep -x diff cmds &&
 	aptix help >help &&

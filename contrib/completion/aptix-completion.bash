@@ -3,17 +3,20 @@
 #	source contrib/completion/aptix-completion.bash
 #
 # Completes command names (from 'aptix --list-cmds=all'), the long
-# options of each command (from its '-h' text), conversation ids and
-# ref names (from 'aptix for-each-ref').
+# options of each command (from its option table: 'aptix <cmd>
+# --dump-options', what -h and the man page show), the global options,
+# conversation ids and ref names (from 'aptix for-each-ref').
 
 __aptix_commands() {
 	aptix --list-cmds=all 2>/dev/null
 }
 
 __aptix_options() {
-	aptix "$1" -h 2>/dev/null |
-	sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p' |
-	sort -u
+	if [ "$1" = aptix ]; then
+		aptix --dump-options 2>/dev/null
+	else
+		aptix "$1" --dump-options 2>/dev/null
+	fi | awk -F '\t' '$1 == "option" && $3 != "" { print $3 }' | sort -u
 }
 
 __aptix_names() {
@@ -28,13 +31,16 @@ _aptix() {
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		-C) i=$((i + 1)) ;;
+		-C|-c) i=$((i + 1)) ;;
 		-*) ;;
 		*) cmd=${COMP_WORDS[i]}; break ;;
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		mapfile -t COMPREPLY < <(compgen -W "$(__aptix_commands) --version --help -C" -- "$cur")
+		case $cur in
+		-*) mapfile -t COMPREPLY < <(compgen -W "$(__aptix_options aptix) -C -c" -- "$cur") ;;
+		*) mapfile -t COMPREPLY < <(compgen -W "$(__aptix_commands)" -- "$cur") ;;
+		esac
 		return
 	fi
 	case $cur in

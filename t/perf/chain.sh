@@ -71,8 +71,9 @@ for at in 1 10 100 $LENGTH; do
 		fi
 		turn "$done_turns"
 	done
-	d=$(count "$APTIX" continue --dry-run $FILES -m "parse the config \
-buffer and retry the network query")
+	# planning alone: no restart for the chain's size at this turn
+	d=$(count "$APTIX" -c context.chain-max-chars=0 continue --dry-run \
+		$FILES -m "parse the config buffer and retry the network query")
 	s=$(count "$APTIX" status)
 	l=$(count "$APTIX" sessions)
 	rs=$(APTIX_TEST_DATE=$LATER count "$APTIX" continue --dry-run \

@@ -126,13 +126,13 @@ $(O)/Documentation/aptix.1: Documentation/aptix.scd \
 		Documentation/gen-doc.sh $(O)/aptix
 	@mkdir -p $(dir $@)
 	$(QUIET_GEN)sh Documentation/gen-doc.sh $(O)/aptix aptix $< \
-		>$@.scd && $(SCDOC) <$@.scd >$@+ && mv $@+ $@ && rm $@.scd
+		>$@.in && $(SCDOC) <$@.in >$@+ && mv $@+ $@ && rm $@.in
 
 $(O)/Documentation/aptix-%.1: Documentation/aptix-%.scd \
 		Documentation/gen-doc.sh $(O)/aptix
 	@mkdir -p $(dir $@)
 	$(QUIET_GEN)sh Documentation/gen-doc.sh $(O)/aptix $* $< \
-		>$@.scd && $(SCDOC) <$@.scd >$@+ && mv $@+ $@ && rm $@.scd
+		>$@.in && $(SCDOC) <$@.in >$@+ && mv $@+ $@ && rm $@.in
 
 $(O)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)

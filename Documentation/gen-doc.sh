@@ -29,6 +29,8 @@ function esc(s) {
 	gsub(/\\/, "\\\\", s)
 	gsub(/\*/, "\\*", s)
 	gsub(/_/, "\\_", s)
+	# a leading "-" would start a list entry
+	sub(/^-/, "\\-", s)
 	return s
 }
 function name_line(   line, f, n) {

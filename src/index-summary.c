@@ -8,9 +8,12 @@
  * made a restart cost grow with the conversation. Instead each session's
  * index record carries its own turn's summary line, and every few turns
  * (PENDING_TURNS, or PENDING_BYTES of lines) the lines are folded into a
- * base: a summary of turns 1..b compacted to BASE_CAP bytes, kept in the
- * record of the session that folded it, in the same write transaction as
- * the turn. A restart reads one base and at most PENDING_TURNS lines.
+ * base: a summary of turns 1..b compacted to BASE_CAP bytes, kept
+ * deflated in the record of the session that folded it, in the same
+ * write transaction as the turn. A restart reads one base and at most
+ * PENDING_TURNS lines. A line costs its record little: the instruction's
+ * start is the record's summary field already (flag 8 says it was cut),
+ * and the answer's start is at most APTIX_INDEX_LINE_ANSWER bytes.
  *
  * Compaction is deterministic, so reindex and fsck --full recompute the
  * same bytes: while lines are too many for the cap, the two adjacent
@@ -23,30 +26,36 @@
  *   be32 length     of what follows
  *   u8 flags        1: the turn is committed (the record has its line),
  *                   2: the record holds a base, 4: unknown (an ancestor
- *                   was indexed by an older version: walk the history)
+ *                   was indexed by an older version: walk the history),
+ *                   8: the instruction's first line goes on past the
+ *                   record's summary field (its line ends "...")
  *   be32 seq        the turn's number (the parent's when not committed)
  *   be32 base_hi    the base covers turns up to base_hi (0: no base)
  *   32 bytes        the session whose record holds the base (zero when
  *                   this record holds it, or there is none)
  *   be32 npending   committed turns after base_hi, this one included
  *   be32 pbytes     the rendered size of their lines
- *   be16 + bytes    the start of the turn's instruction (first line)
  *   be16 + bytes    the start of its answer
- *   when flags & 2: be32 ngroups, then per line of the base: be32 lo,
- *                   be32 hi, be16 + text, be16 + answer (one turn only)
+ *   when flags & 2: be32 length, then a zlib stream (RFC 1950) of that
+ *                   many bytes: be32 ngroups, then per line of the base
+ *                   be32 lo, be32 hi, be16 + text, be16 + answer (one
+ *                   turn only)
  */
 #include "common.h"
 #include "repo.h"
 #include "aptix/index.h"
+#include <zlib.h>
 
 #define RS_COMMITTED 1
 #define RS_BASE 2
 #define RS_UNKNOWN 4
+#define RS_CUT 8
 #define RS_HEAD (1 + 4 + 4 + 32 + 4 + 4)
 
-#define PENDING_TURNS 16
-#define PENDING_BYTES 3000
-#define BASE_CAP 6000
+#define PENDING_TURNS 32
+#define PENDING_BYTES 6000
+#define BASE_CAP 4000
+#define BASE_RAW_MAX (1 << 20)
 #define LINE_MIN 72		/* a line's share below which lines merge */
 #define PART_MIN 6		/* a turn's text within a shared line */
 #define WALK_MAX (4 * PENDING_TURNS + 64)
@@ -55,8 +64,8 @@ struct rsec {
 	int flags;
 	uint32_t seq, base_hi, npending, pbytes;
 	const unsigned char *holder;
-	const char *instr, *ans;
-	size_t ilen, alen;
+	const char *ans;
+	size_t alen;
 	const unsigned char *base;	/* the groups, when flags & RS_BASE */
 	size_t base_len;
 };
@@ -109,19 +118,52 @@ void aptix__head_words(aptix_buf *out, const char *text, size_t len,
 	free(line);
 }
 
+/* Does the first line of text go on past its summary field? */
+static int line_cut(const char *summary, const char *text, size_t len)
+{
+	size_t i;
+
+	while (len && (*text == '\n' || *text == ' ' || *text == '\t' ||
+		       *text == '\r')) {
+		text++;
+		len--;
+	}
+	for (i = 0; i < len && text[i] != '\n' && text[i] != '\r'; i++)
+		;
+	return i > strlen(summary);
+}
+
+/* A line's instruction text: the summary field, cut at a word if cut. */
+static void render_instr(char out[APTIX_INDEX_LINE_INSTR + 1],
+			 const char *summary, int cut)
+{
+	aptix_buf b = APTIX_BUF_INIT, h = APTIX_BUF_INIT;
+
+	if (!cut) {
+		snprintf(out, APTIX_INDEX_LINE_INSTR + 1, "%s", summary);
+		return;
+	}
+	/* what follows the field only tells head_words the line goes on */
+	aptix_buf_printf(&b, "%s  x", summary);
+	if (!aptix_buf_oom(&b))
+		aptix__head_words(&h, b.ptr, b.len, APTIX_INDEX_LINE_INSTR);
+	snprintf(out, APTIX_INDEX_LINE_INSTR + 1, "%.*s", (int)h.len,
+		 h.ptr ? h.ptr : "");
+	aptix_buf_release(&h);
+	aptix_buf_release(&b);
+}
+
 void aptix_index__line_set(struct aptix_index_line *l, long seq,
-			   const char *instr, size_t ilen, const char *ans,
-			   size_t alen)
+			   const char *summary, const char *instr,
+			   size_t ilen, const char *ans, size_t alen)
 {
 	aptix_buf b = APTIX_BUF_INIT;
 
 	memset(l, 0, sizeof(*l));
 	l->has = 1;
 	l->seq = seq > 0 && seq <= INT32_MAX ? (uint32_t)seq : 0;
-	aptix__head_words(&b, instr, ilen, APTIX_INDEX_LINE_INSTR);
-	snprintf(l->instr, sizeof(l->instr), "%.*s", (int)b.len,
-		 b.ptr ? b.ptr : "");
-	aptix_buf_clear(&b);
+	l->cut = line_cut(summary, instr, ilen);
+	render_instr(l->instr, summary, l->cut);
 	if (ans)
 		aptix__head_words(&b, ans, alen, APTIX_INDEX_LINE_ANSWER);
 	snprintf(l->answer, sizeof(l->answer), "%.*s", (int)b.len,
@@ -145,7 +187,7 @@ static int parse(struct rsec *rs, const unsigned char *p, size_t len)
 	const unsigned char *end = p + len;
 
 	memset(rs, 0, sizeof(*rs));
-	if (len < RS_HEAD + 4)
+	if (len < RS_HEAD + 2)
 		return corrupt();
 	rs->flags = p[0];
 	rs->seq = aptix__get_be32(p + 1);
@@ -154,10 +196,6 @@ static int parse(struct rsec *rs, const unsigned char *p, size_t len)
 	rs->npending = aptix__get_be32(p + 41);
 	rs->pbytes = aptix__get_be32(p + 45);
 	p += RS_HEAD;
-	if (get16(&rs->ilen, &p, end) < 0)
-		return corrupt();
-	rs->instr = (const char *)p;
-	p += rs->ilen;
 	if (get16(&rs->alen, &p, end) < 0)
 		return corrupt();
 	rs->ans = (const char *)p;
@@ -228,8 +266,8 @@ static int groups_add(struct rgroups *g, uint32_t lo, uint32_t hi,
 	return 0;
 }
 
-static int groups_decode(struct rgroups *g, const unsigned char *p,
-			 size_t len)
+static int groups_parse(struct rgroups *g, const unsigned char *p,
+			size_t len)
 {
 	const unsigned char *end = p + len;
 	uint32_t i, n;
@@ -265,6 +303,30 @@ static int groups_decode(struct rgroups *g, const unsigned char *p,
 	return p == end ? 0 : corrupt();
 }
 
+/* A base as stored: be32 length, then the deflated groups. */
+static int groups_decode(struct rgroups *g, const unsigned char *p,
+			 size_t len)
+{
+	unsigned char *raw;
+	uLongf n;
+	uint32_t want;
+	int r;
+
+	if (len < 4 || (want = aptix__get_be32(p)) > BASE_RAW_MAX)
+		return corrupt();
+	if (!(raw = aptix__malloc(want ? want : 1)))
+		return APTIX_ERROR;
+	n = want;
+	if (uncompress(raw, &n, p + 4, (uLong)(len - 4)) != Z_OK ||
+	    n != want) {
+		free(raw);
+		return corrupt();
+	}
+	r = groups_parse(g, raw, want);
+	free(raw);
+	return r;
+}
+
 static void put16(aptix_buf *b, const char *s, size_t n)
 {
 	unsigned char t[2];
@@ -285,7 +347,7 @@ static void put32(aptix_buf *b, uint32_t v)
 	aptix_buf_put(b, t, 4);
 }
 
-static void groups_encode(aptix_buf *b, const struct rgroups *g)
+static void groups_raw(aptix_buf *b, const struct rgroups *g)
 {
 	size_t i;
 
@@ -298,6 +360,37 @@ static void groups_encode(aptix_buf *b, const struct rgroups *g)
 		put16(b, e->text, strlen(e->text));
 		put16(b, e->ans ? e->ans : "", e->ans ? strlen(e->ans) : 0);
 	}
+}
+
+static int groups_encode(aptix_buf *out, const struct rgroups *g)
+{
+	aptix_buf raw = APTIX_BUF_INIT;
+	unsigned char *z = NULL;
+	uLongf zn;
+	int r = 0;
+
+	groups_raw(&raw, g);
+	if (aptix_buf_oom(&raw) || raw.len > BASE_RAW_MAX) {
+		r = raw.len > BASE_RAW_MAX ? corrupt() : APTIX_ERROR;
+		goto done;
+	}
+	zn = compressBound((uLong)raw.len);
+	if (!(z = aptix__malloc(zn))) {
+		r = APTIX_ERROR;
+		goto done;
+	}
+	if (compress2(z, &zn, (const Bytef *)raw.ptr, (uLong)raw.len,
+		      Z_BEST_COMPRESSION) != Z_OK) {
+		r = aptix_error_oom();
+		goto done;
+	}
+	put32(out, (uint32_t)raw.len);
+	aptix_buf_put(out, z, zn);
+	r = aptix_buf_oom(out) ? APTIX_ERROR : 0;
+done:
+	free(z);
+	aptix_buf_release(&raw);
+	return r;
 }
 
 /* --- Rendering and compaction ---------------------------------------- */
@@ -554,10 +647,19 @@ static int load_pending(struct rgroups *g, const aptix_buf *start,
 		}
 		if (rs.seq <= base_hi)
 			break;
-		if ((rs.flags & RS_COMMITTED) && rs.seq <= upto &&
-		    (r = groups_add(&mine, rs.seq, rs.seq, rs.instr, rs.ilen,
-				    rs.ans, rs.alen)) < 0)
-			break;
+		if ((rs.flags & RS_COMMITTED) && rs.seq <= upto) {
+			char sum[APTIX_SUMMARY_MAX + 1];
+			char instr[APTIX_INDEX_LINE_INSTR + 1];
+
+			if ((r = aptix_index__record_summary(sum, rec.ptr,
+							     rec.len)) < 0)
+				break;
+			render_instr(instr, sum, rs.flags & RS_CUT);
+			if ((r = groups_add(&mine, rs.seq, rs.seq, instr,
+					    strlen(instr), rs.ans,
+					    rs.alen)) < 0)
+				break;
+		}
 		if (!parent_of(id, &rec))
 			break;
 		if (++steps > WALK_MAX) {
@@ -616,7 +718,6 @@ int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 			r = 0;
 			put_head(&sec, RS_UNKNOWN, 0, 0, NULL, 0, 0);
 			put16(&sec, "", 0);
-			put16(&sec, "", 0);
 			goto write;
 		}
 		seq = ps.seq;
@@ -626,7 +727,7 @@ int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 		pbytes = ps.pbytes;
 	}
 	if (line && line->has) {
-		flags |= RS_COMMITTED;
+		flags |= RS_COMMITTED | (line->cut ? RS_CUT : 0);
 		seq = line->seq;
 		npending++;
 		pbytes += (uint32_t)aptix_index__line_size(line);
@@ -652,12 +753,10 @@ int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 	if (!base_hi)
 		holder = NULL;
 	put_head(&sec, flags, seq, base_hi, holder, npending, pbytes);
-	put16(&sec, line && line->has ? line->instr : "",
-	      line && line->has ? strlen(line->instr) : 0);
 	put16(&sec, line && line->has ? line->answer : "",
 	      line && line->has ? strlen(line->answer) : 0);
-	if (flags & RS_BASE)
-		groups_encode(&sec, &g);
+	if ((flags & RS_BASE) && (r = groups_encode(&sec, &g)) < 0)
+		goto done;
 write:
 	if (aptix_buf_oom(&sec)) {
 		r = APTIX_ERROR;

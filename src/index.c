@@ -167,6 +167,21 @@ static int sections(const unsigned char **p, const unsigned char **end,
 	return 0;
 }
 
+int aptix_index__record_summary(char out[121], const void *val,
+				size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+	char skip[256];
+
+	if (vlen < 80)
+		return corrupt_record("a session");
+	p += 80;
+	if (get_str8(skip, sizeof(skip), &p, end) ||
+	    get_str8(out, APTIX_SUMMARY_MAX + 1, &p, end))
+		return corrupt_record("a session");
+	return 0;
+}
+
 int aptix_index__rolling_section(const unsigned char **sec, size_t *len,
 				 const void *val, size_t vlen)
 {
@@ -352,8 +367,9 @@ static int prepare_line(struct aptix_index_session_op *op, aptix_txn *tx,
 			type == APTIX_OBJ_BLOB;
 		aptix_error_clear();	/* purged since: no answer line */
 	}
-	aptix_index__line_set(&op->line, t->seq, instr->ptr, instr->len,
-			      have ? a.ptr : NULL, have ? a.len : 0);
+	aptix_index__line_set(&op->line, t->seq, op->summary, instr->ptr,
+			      instr->len, have ? a.ptr : NULL,
+			      have ? a.len : 0);
 	aptix_buf_release(&a);
 	return 0;
 }
@@ -427,6 +443,7 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		 */
 		aptix_error_clear();
 		aptix_buf_set(&buf, "[purged]", 8);
+		snprintf(op->summary, sizeof(op->summary), "[purged]");
 		if ((r = aptix_index__delta_from_turn(&op->delta, tx, &turn,
 						      0)) < 0 ||
 		    (r = prepare_line(op, tx, &turn, &buf)) < 0) {

@@ -40,17 +40,21 @@ struct aptix_index_chain_delta {
 };
 
 /* A committed turn's line of the rolling summary (index-summary.c). */
-#define APTIX_INDEX_LINE_INSTR 160
-#define APTIX_INDEX_LINE_ANSWER 120
+#define APTIX_INDEX_LINE_INSTR 120	/* APTIX_SUMMARY_MAX */
+#define APTIX_INDEX_LINE_ANSWER 80
 struct aptix_index_line {
 	int has;		/* the turn is committed */
+	int cut;		/* the instruction goes on past the summary */
 	uint32_t seq;
 	char instr[APTIX_INDEX_LINE_INSTR + 1];
 	char answer[APTIX_INDEX_LINE_ANSWER + 1];
 };
 void aptix_index__line_set(struct aptix_index_line *l, long seq,
-			   const char *instr, size_t ilen, const char *ans,
-			   size_t alen);
+			   const char *summary, const char *instr,
+			   size_t ilen, const char *ans, size_t alen);
+/* The summary field of a session record (its instruction's start). */
+int aptix_index__record_summary(char out[121], const void *val,
+				size_t vlen);
 size_t aptix_index__line_size(const struct aptix_index_line *l);
 /* At most max bytes of text's first line, cut at a word ("..."). */
 void aptix__head_words(aptix_buf *out, const char *text, size_t len,

@@ -71,6 +71,8 @@ struct status {
 	const char *files_from;		/* --files-from */
 	int has_files;
 	char *files_error;		/* why they could not be listed */
+	/* the retrieval index against the work tree */
+	aptix_rag_staleness rag;
 };
 
 /* The instruction's first line; 0 when it cannot be read. */
@@ -444,6 +446,21 @@ static void print_text(struct status *st)
 		       view_short_id(&st->failed.id));
 	}
 	print_files(st);
+	if (st->rag.changed || st->rag.gone) {
+		printf("\nRetrieval index: ");
+		if (st->rag.changed)
+			printf("%zu of %zu indexed files changed since "
+			       "indexing", st->rag.changed, st->rag.files);
+		if (st->rag.gone)
+			printf("%s%zu gone", st->rag.changed ? ", " : "",
+			       st->rag.gone);
+		printf(" (");
+		view_puts(stdout, st->rag.first);
+		printf(st->rag.changed + st->rag.gone > 1 ? ", ...)\n" :
+		       ")\n");
+		printf("  (use \"aptix index\" to update it: a retrieved "
+		       "chunk that changed is not sent)\n");
+	}
 }
 
 static json_t *files_json(struct status *st)
@@ -574,9 +591,36 @@ static void print_json(struct status *st)
 	} else {
 		view_json_set(o, "last_failed", json_null());
 	}
+	if (st->rag.files) {
+		if (!(x = json_object()))
+			die("out of memory");
+		view_json_set(x, "files", view_json_int((int64_t)st->rag.files));
+		view_json_set(x, "changed",
+			      view_json_int((int64_t)st->rag.changed));
+		view_json_set(x, "gone", view_json_int((int64_t)st->rag.gone));
+		view_json_set(x, "stale", json_boolean(st->rag.changed ||
+						       st->rag.gone));
+		view_json_set(o, "rag_index", x);
+	} else {
+		view_json_set(o, "rag_index", json_null());
+	}
 	view_json_set(o, "files", files_json(st));
 	view_json_set(o, "file_warnings", file_warnings_json(st));
 	view_json_print(o);
+}
+
+/* Which indexed files changed since indexing (nothing when not set up). */
+static void gather_rag(struct status *st)
+{
+	aptix_config *cfg = NULL;
+
+	if (aptix_config_open(&cfg, st->repo) < 0 ||
+	    aptix_rag_index_staleness(&st->rag, st->repo, cfg) < 0) {
+		warning("cannot compare the retrieval index with the work "
+			"tree: %s", aptix_error_last()->message);
+		memset(&st->rag, 0, sizeof(st->rag));
+	}
+	aptix_config_free(cfg);
 }
 
 int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
@@ -613,6 +657,7 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 			"%s", aptix_error_last()->message);
 	gather(&st);
 	gather_files(&st);
+	gather_rag(&st);
 	if (json)
 		print_json(&st);
 	else

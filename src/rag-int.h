@@ -13,6 +13,10 @@
  *   "d" be32 docnum             local document (a chunk): see rag-local.c
  *   "t" term                    local postings of a term: see rag-local.c
  *   "f" path                    local manifest of a file
+ *   "i" ns                      be64 ms: when the last indexing run of
+ *                               the whole work tree under the backend's
+ *                               namespace ns began (status reads only
+ *                               the files modified since)
  *   "q" collection NUL path     qdrant manifest of a file (what was
  *                               uploaded to that collection)
  *   "c" collection              qdrant collection record: u8 version,

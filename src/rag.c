@@ -679,6 +679,156 @@ static int scan_old(struct scan_ctx *sc, aptix_repo *repo,
 	return 0;
 }
 
+/* --- When the index was made, and what changed since --------------- */
+
+struct mark {
+	aptix_buf key;
+	unsigned char t[8];
+};
+
+static int mark_fn(aptix_store_wtxn *w, void *payload)
+{
+	struct mark *m = payload;
+	aptix_store *s = aptix_store_of_wtxn(w);
+
+	return s->wput(w, APTIX_TABLE_RAG, m->key.ptr, m->key.len, m->t, 8);
+}
+
+/* A run over the whole work tree began at t0 ("i" ns). */
+static int mark_indexed(aptix_repo *repo, const aptix_buf *ns, int64_t t0)
+{
+	struct mark m;
+	int r;
+
+	aptix_buf_init(&m.key, 0);
+	aptix_buf_putc(&m.key, 'i');
+	aptix_buf_put(&m.key, ns->ptr, ns->len);
+	aptix__put_be64(m.t, (uint64_t)t0);
+	r = aptix_buf_oom(&m.key) ? APTIX_ERROR :
+		repo->store->write(repo->store, mark_fn, &m);
+	aptix_buf_release(&m.key);
+	return r;
+}
+
+struct stale_file {
+	char *path;
+	unsigned char hash[32];
+};
+
+struct stale_scan {
+	const aptix_buf *ns;
+	struct stale_file *v;
+	size_t n, alloc;
+};
+
+static int stale_cb(const void *key, size_t klen, const void *val,
+		    size_t vlen, void *payload)
+{
+	struct stale_scan *sc = payload;
+	struct rag_manifest m;
+	int r;
+
+	if (klen < sc->ns->len || memcmp(key, sc->ns->ptr, sc->ns->len))
+		return APTIX_ITEROVER;
+	if ((r = aptix_rag__manifest_decode(&m, val, vlen)) < 0)
+		return r;
+	if (aptix__grow(&sc->v, &sc->alloc, sc->n, sizeof(*sc->v), 64) < 0) {
+		aptix_rag__manifest_release(&m);
+		return APTIX_ERROR;
+	}
+	sc->v[sc->n].path = m.path;	/* taken */
+	m.path = NULL;
+	memcpy(sc->v[sc->n].hash, m.hash, 32);
+	sc->n++;
+	aptix_rag__manifest_release(&m);
+	return 0;
+}
+
+/* Did path change since it was indexed with hash? Reads it. */
+static int file_changed(const char *root, const struct stale_file *f,
+			off_t size, long max)
+{
+	aptix_buf path = APTIX_BUF_INIT, content = APTIX_BUF_INIT;
+	aptix_oid h;
+	int changed = 1;
+
+	if (max > 0 && size > max)
+		return 1;	/* indexing would drop it now */
+	aptix_buf_printf(&path, "%s/%s", root, f->path);
+	if (!aptix_buf_oom(&path) &&
+	    aptix_buf_read_file(&content, path.ptr) == 0 &&
+	    aptix_sha256(&h, content.ptr, content.len) == 0)
+		changed = memcmp(h.id, f->hash, 32) != 0;
+	aptix_error_clear();
+	aptix_buf_release(&path);
+	aptix_buf_release(&content);
+	return changed;
+}
+
+int aptix_rag_index_staleness(aptix_rag_staleness *out, aptix_repo *repo,
+			      const aptix_config *cfg)
+{
+	struct rag_backend_options bo;
+	struct rag_settings s;
+	struct aptix_rag_backend *b;
+	struct stale_scan sc;
+	aptix_buf key = APTIX_BUF_INIT, t = APTIX_BUF_INIT;
+	const char *root = aptix_repo_workdir(repo);
+	int64_t since_ns = 0;
+	size_t i;
+	int r;
+
+	APTIX_ASSERT_ARG(out);
+	APTIX_ASSERT_ARG(repo);
+	memset(out, 0, sizeof(*out));
+	memset(&sc, 0, sizeof(sc));
+	memset(&bo, 0, sizeof(bo));
+	if (!root || open_backend(&b, &s, repo, cfg, NULL, &bo) < 0) {
+		aptix_error_clear();	/* retrieval not set up: nothing */
+		return 0;
+	}
+	sc.ns = &b->ns;
+	r = repo->store->iter(repo->store, APTIX_TABLE_RAG, b->ns.ptr,
+			      b->ns.len, stale_cb, &sc);
+	aptix_buf_putc(&key, 'i');
+	aptix_buf_put(&key, b->ns.ptr, b->ns.len);
+	if (r == 0 && !aptix_buf_oom(&key) &&
+	    repo->store->get(&t, repo->store, APTIX_TABLE_RAG, key.ptr,
+			     key.len) == 0 && t.len == 8)
+		/* a second of slack for file systems with coarse clocks */
+		since_ns = ((int64_t)aptix__get_be64(
+				    (const unsigned char *)t.ptr) - 1000) *
+			1000000;
+	aptix_error_clear();
+	for (i = 0; r == 0 && i < sc.n; i++) {
+		struct stat st;
+		aptix_buf path = APTIX_BUF_INIT;
+		int gone, changed = 0;
+
+		aptix_buf_printf(&path, "%s/%s", root, sc.v[i].path);
+		gone = aptix_buf_oom(&path) || lstat(path.ptr, &st) < 0 ||
+			!S_ISREG(st.st_mode);
+		aptix_buf_release(&path);
+		if (!gone && (int64_t)st.st_mtim.tv_sec * 1000000000 +
+		    st.st_mtim.tv_nsec >= since_ns)
+			changed = file_changed(root, &sc.v[i], st.st_size,
+					       s.max_file_size);
+		out->gone += gone;
+		out->changed += changed;
+		if ((gone || changed) && !*out->first)
+			snprintf(out->first, sizeof(out->first), "%s",
+				 sc.v[i].path);
+	}
+	out->files = sc.n;
+	for (i = 0; i < sc.n; i++)
+		free(sc.v[i].path);
+	free(sc.v);
+	aptix_buf_release(&key);
+	aptix_buf_release(&t);
+	close_backend(b, &s);
+	return r;
+}
+
 int aptix_rag_index(aptix_rag_index_stats *out, aptix_repo *repo,
 		    const aptix_config *cfg, const aptix_rag_index_options *o)
 {
@@ -791,6 +941,8 @@ int aptix_rag_index(aptix_rag_index_stats *out, aptix_repo *repo,
 		r = ix.b->count ? ix.b->count(&out->files_total,
 					      &out->chunks_total, ix.b) :
 			unsupported(ix.b, "count its index");
+	if (r == 0 && !o->nscopes)
+		r = mark_indexed(repo, &ix.b->ns, ix.t0);
 done:
 	batch_clear(&ix.batch);
 	free(ix.batch.ops);

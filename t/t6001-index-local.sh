@@ -9,10 +9,11 @@ chunks replaced, a deleted file loses its chunks.'
 
 test_lazy_prereq MDB_DUMP 'mdb_dump -V'
 
-# rag_dump: the keys and values of the store's rag table, as hex lines
+# rag_dump: the keys and values of the store's rag table, as hex lines,
+# but for the time of the last run ("i" ns), which each run sets
 rag_dump () {
 	mdb_dump -s rag "$(aptix -C ws rev-parse --aptix-dir)" |
-	sed -e '1,/^HEADER=END$/d'
+	sed -e '1,/^HEADER=END$/d' | sed -e '/^ 6966$/,+1d'
 }
 
 # ids_of <path>: the chunk ids rag-query --json lists for a path
@@ -231,6 +232,30 @@ test_expect_success GIT 'in a git work tree, ignored files are not indexed' '
 	! grep -e ignored/ -e build.log out &&
 	aptix -C ws rag-query --json -k 100 symbol >out.json &&
 	! grep -e "\.aptix/" -e "\.git/" out.json
+'
+
+test_expect_success GIT 'status says when indexed files changed since indexing' '
+	aptix -C ws index >out &&
+	aptix -C ws status >out &&
+	! grep "^Retrieval index" out &&
+	aptix -C ws status --json >out.json &&
+	grep "\"stale\": false" out.json &&
+	# touched, same content: not stale
+	touch ws/tracked.c &&
+	aptix -C ws status >out &&
+	! grep "^Retrieval index" out &&
+	echo "int changed_since;" >>ws/src/config.c &&
+	rm ws/lib/tokens.py &&
+	aptix -C ws status >out &&
+	grep "^Retrieval index: 1 of [0-9]* indexed files changed since indexing, 1 gone (" out &&
+	grep "aptix index" out &&
+	aptix -C ws status --json >out.json &&
+	grep "\"changed\": 1," out.json &&
+	grep "\"gone\": 1," out.json &&
+	grep "\"stale\": true" out.json &&
+	aptix -C ws index >out &&
+	aptix -C ws status >out &&
+	! grep "^Retrieval index" out
 '
 
 test_expect_success PYTHON3 'a progress bar on a terminal, nothing otherwise' '

@@ -177,6 +177,25 @@ APTIX_EXTERN(int) aptix_rag_index_reset(aptix_repo *repo,
 					const aptix_config *cfg,
 					const char *backend);
 
+/** What the index holds that the work tree no longer has. */
+typedef struct {
+	size_t files;		/**< files in the index */
+	size_t changed;		/**< their content changed since indexing */
+	size_t gone;		/**< removed (or no longer regular files) */
+	char first[256];	/**< one of them, for a message ("" if none) */
+} aptix_rag_staleness;
+
+/**
+ * @brief Compare the index of rag.backend with the work tree, from the
+ *        store and the files (no network): which indexed files changed
+ *        or went since they were indexed. Only files modified since the
+ *        last full indexing run began are read and hashed.
+ * @return 0 (all zero when retrieval is not set up); a store error.
+ */
+APTIX_EXTERN(int) aptix_rag_index_staleness(aptix_rag_staleness *out,
+					    aptix_repo *repo,
+					    const aptix_config *cfg);
+
 APTIX_EXTERN(int) aptix_rag_index_count(size_t *files, size_t *chunks,
 					aptix_repo *repo,
 					const aptix_config *cfg,

@@ -42,7 +42,8 @@ static const char *const log_usage[] = {
 	"",
 	"Formats (--format): oneline, short, medium, or a string with",
 	"%H %h (session), %P %p (parent), %T %t (turn), %c (conversation),",
-	"%s (summary), %S (status), %d %D (decorations), %ad %ai %aI (date),",
+	"%s (summary), %S (status), %d %D (decorations), %ad (date, as",
+	"--date= shows it), %ai %aI (ISO, strict ISO: local time),",
 	"%at (seconds), %am (milliseconds), %g (generation), %I (instruction),",
 	"%A (answer), %n, %%, %x00, %Cred %Cgreen %Cblue %Creset %C(<color>)",
 	"",
@@ -925,7 +926,7 @@ static void show_patch(struct log *lg, uint32_t k)
 static size_t expand(struct log *lg, uint32_t k, const char *p)
 {
 	const struct rec *r = &lg->v[k];
-	char num[32];
+	char num[32], date[64];
 	const char *code, *end;
 
 	switch (p[0]) {
@@ -980,10 +981,17 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 		return 1;
 	case 'a':
 		switch (p[1]) {
-		case 'd':
+		case 'd':	/* as git: --date's form, local time */
+			outs(lg, view_date_as(date, r->created_at,
+					      VIEW_DATE_DEFAULT));
+			return 2;
 		case 'i':
+			outs(lg, view_format_date(date, r->created_at,
+						  VIEW_DATE_ISO));
+			return 2;
 		case 'I':
-			outs(lg, aptix_time_fmt(num, r->created_at));
+			outs(lg, view_format_date(date, r->created_at,
+						  VIEW_DATE_ISO_STRICT));
 			return 2;
 		case 't':
 			snprintf(num, sizeof(num), "%lld",

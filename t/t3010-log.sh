@@ -287,9 +287,16 @@ test_expect_success 'decorations: several conversations at one session' '
 test_expect_success '--format placeholders' '
 	aptix log -n 2 --format="%h %H %p%d [%S] %c %ad %g: %s" >actual &&
 	cat >expect <<-EOF &&
-	$(short $a3) $a3 $(short $a2) (HEAD -> c1) [committed] c1 2023-11-14T22:17:20.000Z 3: third instruction
-	$(short $x) $x $(short $a3) [failed] c1 2023-11-14T22:19:20.000Z 4: broken instruction
+	$(short $a3) $a3 $(short $a2) (HEAD -> c1) [committed] c1 Tue Nov 14 22:17:20 2023 +0000 3: third instruction
+	$(short $x) $x $(short $a3) [failed] c1 Tue Nov 14 22:19:20 2023 +0000 4: broken instruction
 	EOF
+	test_cmp expect actual &&
+	# as git: %ad in --date= form, %ai and %aI in local time
+	TZ=JST-9 aptix log -n 1 --format="%ai|%aI" $a3 >actual &&
+	echo "2023-11-15 07:17:20 +0900|2023-11-15T07:17:20+09:00" >expect &&
+	test_cmp expect actual &&
+	aptix log -n 1 --date=short --format=%ad $a3 >actual &&
+	echo 2023-11-14 >expect &&
 	test_cmp expect actual &&
 	aptix log -n 1 --format="%D%n%at%%%x41%q" c3 >actual &&
 	printf "c3\n1700000180%%A%%q\n" >expect &&

@@ -190,9 +190,11 @@ static void compute(struct diff *d)
 	d->same_instruction = a->instruction.len == b->instruction.len &&
 		!memcmp(a->instruction.ptr, b->instruction.ptr,
 			a->instruction.len);
+	/* an empty buffer's ptr may be NULL: memcmp of 0 bytes is not ok */
 	d->same_answer = a->has_answer == b->has_answer &&
 		a->answer.len == b->answer.len &&
-		!memcmp(a->answer.ptr, b->answer.ptr, a->answer.len);
+		(!a->answer.len ||
+		 !memcmp(a->answer.ptr, b->answer.ptr, a->answer.len));
 
 	d->files = xcalloc(a->nfiles + b->nfiles, sizeof(*d->files));
 	while (i < a->nfiles || j < b->nfiles) {

@@ -29,11 +29,6 @@ start_turn () {
 	pid=$!
 }
 
-# now_ms: wall clock in milliseconds
-now_ms () {
-	python3 -c "import time; print(int(time.time() * 1000))"
-}
-
 test_expect_success 'setup' '
 	start_standin &&
 	aptix init -q &&
@@ -169,14 +164,12 @@ test_expect_success 'a second turn on a busy conversation fails at once' '
 	start_turn first --no-stream -m "the first of two concurrent turns" &&
 	first_pid=$pid &&
 	wait_for_requests $((n + 1)) &&
-	t0=$(now_ms) &&
 	test_must_fail aptix continue -m "the second one" >second.out 2>second.err &&
-	t1=$(now_ms) &&
-	# at once: well before the first (8 s) ends, even on a loaded machine
-	test $((t1 - t0)) -lt 5000 &&
 	grep "is busy: turn [0-9a-f]* is running (pid $first_pid " second.err &&
 	test_must_be_empty second.out &&
 	test "$(request_count)" = $((n + 1)) &&
+	# at once: refused while the first (8 s) still runs, an order that
+	# a loaded machine keeps where a time limit in ms does not
 	child_running $first_pid &&
 	aptix log --all --oneline >log &&
 	! grep "the second one" log

@@ -7,7 +7,10 @@
 # turns 11-50, so that init and the first turn's files do not count)
 # against a JSONL transcript of the same session (one line per turn:
 # instruction, answer, usage, file hashes), and the bytes sent per turn
-# against a full resend of the history and the files. Never asserts.
+# against a full resend of the history and the files, and what the
+# model holds through the response chain after the last turn against a
+# full resend of the current state (history and current files). Never
+# asserts.
 #
 #	sh t/perf/store.sh       APTIX=path/to/aptix TURNS=50
 set -eu
@@ -80,7 +83,7 @@ def obj(i, t="blob"):
     return subprocess.run([aptix, "cat-object", t, i], check=True,
                           capture_output=True).stdout
 
-lines, sent, resend = [], [], []
+lines, sent, resend, links = [], [], [], []
 history = 0
 for sid in open(w + "/turns").read().split():
     turn = json.loads(obj(json.loads(obj(sid, "session"))["turn"], "turn"))
@@ -94,6 +97,18 @@ for sid in open(w + "/turns").read().split():
     sent.append(len(obj(turn["request"])))
     resend.append(history + len(instr) + size)
     history += len(instr) + len(answer)
+    links.append((sent[-1] + len(answer),
+                  bool(turn.get("previous_response_id")) and
+                  not turn.get("chain_restarted"),
+                  sum(f.get("size", 0) for f in turn.get("files", []))))
+# what the model holds after the last turn: every request and answer of
+# its response chain, back to the turn that started it
+holds = 0
+for carried, continues, _ in reversed(links):
+    holds += carried
+    if not continues:
+        break
+current = history + links[-1][2]
 def sizes(f):
     lines = open(f).read().split("\n")
     a, u = map(int, lines[0].split())
@@ -117,4 +132,6 @@ print("  pages per table: " + ", ".join(
 print("  request sent              %8.0f bytes  %.3fx a full resend (%.0f)" %
       (sum(sent) / len(sent), sum(sent) / sum(resend),
        sum(resend) / len(resend)))
+print("  the model holds at turn %d %8.0f bytes  %.2fx a full resend of the "
+      "current state (%.0f)" % (turns, holds, holds / current, current))
 PY

@@ -205,4 +205,10 @@ echo
 echo "store growth of a 50-turn session (t/perf/store.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/store.sh"
 echo
+echo "a turn's cost against the length of its conversation (t/perf/chain.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/chain.sh" 2>/dev/null
+echo
+echo "the fixed cost of a turn against a minimal libcurl client (t/perf/fixed.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/fixed.sh"
+echo
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%dT%H:%M:%SZ)"

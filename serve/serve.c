@@ -764,20 +764,20 @@ static int walk_conv(struct sessions *ss, struct serve *s,
 		     const struct convs *page, size_t c)
 {
 	const aptix_conv_info *ci = &page->v[c];
-	struct oids todo = { NULL, 0, 0 }, kids = { NULL, 0, 0 };
+	struct oids queue = { NULL, 0, 0 }, kids = { NULL, 0, 0 };
 	aptix_session_info si;
 	size_t i, found = 0;
 	int r = 0;
 
 	if (ci->has_head)
-		r = find_root(&todo, s, ci->id, &ci->head);
+		r = find_root(&queue, s, ci->id, &ci->head);
 	if (!r && ci->has_last > 0)
-		r = find_root(&todo, s, ci->id, &ci->last);
+		r = find_root(&queue, s, ci->id, &ci->last);
 	if (!r && ci->has_failed)
-		r = find_root(&todo, s, ci->id, &ci->last_failed);
-	/* todo grows at its end as the walk goes down: breadth first */
-	for (i = 0; !r && i < todo.nr; i++) {
-		if ((r = aptix_index_session(&si, s->repo, &todo.v[i])) < 0)
+		r = find_root(&queue, s, ci->id, &ci->last_failed);
+	/* the queue grows at its end as the walk goes down: breadth first */
+	for (i = 0; !r && i < queue.nr; i++) {
+		if ((r = aptix_index_session(&si, s->repo, &queue.v[i])) < 0)
 			break;
 		if (strcmp(si.conversation, ci->id))
 			continue;	/* a fork leaving it */
@@ -789,9 +789,9 @@ static int walk_conv(struct sessions *ss, struct serve *s,
 					      &kids)) < 0)
 			break;
 		while (!r && kids.nr)
-			r = add_oid(&kids.v[--kids.nr], &todo);
+			r = add_oid(&kids.v[--kids.nr], &queue);
 	}
-	free(todo.v);
+	free(queue.v);
 	free(kids.v);
 	if (r < 0)
 		return r;

@@ -59,23 +59,6 @@ static void put_varint(aptix_buf *out, uint64_t v)
 	aptix_buf_put(out, b, n);
 }
 
-static int get_varint(uint64_t *v, const unsigned char **p,
-		      const unsigned char *end)
-{
-	int shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		unsigned char c = *(*p)++;
-
-		*v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return 0;
-		shift += 7;
-	}
-	return -1;
-}
-
 static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
@@ -322,7 +305,7 @@ static int unpack_next(struct upk *u, int depth)
 static int unpack_bytes(struct upk *u, const unsigned char **s,
 			uint64_t *len)
 {
-	if (get_varint(len, &u->p, u->end) < 0 ||
+	if (aptix__get_varint(len, &u->p, u->end) < 0 ||
 	    *len > (uint64_t)(u->end - u->p))
 		return -1;
 	*s = u->p;
@@ -348,7 +331,7 @@ static int unpack_value(struct upk *u, int tag, int depth)
 		return aptix_buf_puts(u->out, "null");
 	case PK_UINT:
 	case PK_NINT:
-		if (get_varint(&v, &u->p, u->end) < 0 ||
+		if (aptix__get_varint(&v, &u->p, u->end) < 0 ||
 		    v > ((uint64_t)1 << 53))
 			return -1;
 		snprintf(num, sizeof(num), "%s%llu", tag == PK_NINT ? "-" :
@@ -373,7 +356,7 @@ static int unpack_value(struct upk *u, int tag, int depth)
 	case PK_OBJECT:
 		aptix_buf_putc(u->out, '{');
 		for (;;) {
-			if (get_varint(&v, &u->p, u->end) < 0)
+			if (aptix__get_varint(&v, &u->p, u->end) < 0)
 				return -1;
 			if (v == PK_END)
 				break;

@@ -336,7 +336,7 @@ static int get_body(aptix_buf *out, int raw, const unsigned char *p,
 	return 0;
 }
 
-static int get_varint(uint64_t *v, const unsigned char **p,
+int aptix__get_varint(uint64_t *v, const unsigned char **p,
 		      const unsigned char *end)
 {
 	int shift = 0;
@@ -360,7 +360,7 @@ static int decode_packed(aptix_buf *out, const unsigned char *p,
 	uint64_t plen;
 	int r;
 
-	if (get_varint(&plen, &p, end) < 0 || plen > SIZE_MAX / 2)
+	if (aptix__get_varint(&plen, &p, end) < 0 || plen > SIZE_MAX / 2)
 		return APTIX_ECORRUPT;
 	if ((r = get_body(&packed, raw, p, (size_t)(end - p),
 			  (size_t)plen)) == 0 &&
@@ -382,7 +382,7 @@ static int decode_spliced(aptix_buf *out, const unsigned char *p,
 	size_t i;
 	int r = APTIX_ECORRUPT;
 
-	if (get_varint(&n, &p, end) < 0 || !n ||
+	if (aptix__get_varint(&n, &p, end) < 0 || !n ||
 	    n > APTIX_STORED_MAX_SPLICES)
 		return APTIX_ECORRUPT;
 	sp = p;
@@ -390,11 +390,11 @@ static int decode_spliced(aptix_buf *out, const unsigned char *p,
 		if ((size_t)(end - p) < APTIX_OID_RAWSZ + 2)
 			return APTIX_ECORRUPT;
 		p += APTIX_OID_RAWSZ;
-		if (get_varint(&at, &p, end) < 0 || p >= end || *p > 1)
+		if (aptix__get_varint(&at, &p, end) < 0 || p >= end || *p > 1)
 			return APTIX_ECORRUPT;
 		p++;
 	}
-	if (get_varint(&rlen, &p, end) < 0 || rlen > size)
+	if (aptix__get_varint(&rlen, &p, end) < 0 || rlen > size)
 		return APTIX_ECORRUPT;
 	if ((r = get_body(&rest, raw, p, (size_t)(end - p),
 			  (size_t)rlen)) < 0)
@@ -406,7 +406,7 @@ static int decode_spliced(aptix_buf *out, const unsigned char *p,
 
 		memcpy(id.id, sp, APTIX_OID_RAWSZ);
 		sp += APTIX_OID_RAWSZ;
-		get_varint(&at, &sp, end);
+		aptix__get_varint(&at, &sp, end);
 		kind = *sp++;
 		r = APTIX_ECORRUPT;
 		if (at > rlen - pos)
@@ -494,7 +494,7 @@ int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
 	if (!aptix_stored_is_spliced(val, vlen))
 		return 0;
 	p++;
-	if (get_varint(&v, &p, end) < 0 || get_varint(&n, &p, end) < 0 ||
+	if (aptix__get_varint(&v, &p, end) < 0 || aptix__get_varint(&n, &p, end) < 0 ||
 	    n > APTIX_STORED_MAX_SPLICES)
 		return APTIX_ECORRUPT;
 	for (i = 0; i < n; i++) {
@@ -503,7 +503,7 @@ int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
 		if (i < max)
 			memcpy(out[i].id, p, APTIX_OID_RAWSZ);
 		p += APTIX_OID_RAWSZ;
-		if (get_varint(&v, &p, end) < 0 || p >= end)
+		if (aptix__get_varint(&v, &p, end) < 0 || p >= end)
 			return APTIX_ECORRUPT;
 		p++;
 	}

@@ -65,6 +65,7 @@ static int read_more(struct aptix__chain *c)
 		}
 		p = &c->v[c->n];
 		p->session = id;
+		p->turn_id = s.turn;
 		r = aptix_turn_lookup(&p->turn, c->repo, &s.turn);
 		aptix_session_release(&s);
 		if (r < 0) {

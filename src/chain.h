@@ -22,6 +22,7 @@
 
 struct aptix__past {
 	aptix_oid session;
+	aptix_oid turn_id;
 	aptix_turn turn;
 	int completed;		/* turn.status == APTIX_TURN_COMPLETED */
 };

@@ -14,16 +14,26 @@ struct sb_view {
 	aptix_buf *out;
 	aptix_otype *type;
 	size_t *size;
-	aptix_buf *spliced;	/* a spliced blob's value, decoded later */
+	aptix_buf *deferred;	/* a value that needs bases, decoded later */
+	int as_base;		/* read as a base: 1 of a splice, 2 of a
+				   based value */
 };
 
 static int read_cb(const void *val, size_t vlen, void *payload)
 {
 	struct sb_view *v = payload;
+	const unsigned char *p = val;
 
+	/* a splice's base is never spliced, a based value's never based */
+	if (vlen && ((v->as_base == 1 && aptix_stored_is_spliced(val, vlen)) ||
+		     (v->as_base == 2 && (p[0] & APTIX_STORED_BASED)))) {
+		aptix_error_set(APTIX_ERROR_ODB, "a base of a stored object "
+				"has bases of its own");
+		return APTIX_ECORRUPT;
+	}
 	/* its bases are read once this view's transaction is over */
-	if (v->spliced && aptix_stored_is_spliced(val, vlen))
-		return aptix_buf_set(v->spliced, val, vlen);
+	if (aptix_stored_needs_bases(val, vlen))
+		return aptix_buf_set(v->deferred, val, vlen);
 	return aptix_stored_decode(v->out, v->type, val, vlen);
 }
 
@@ -73,53 +83,61 @@ static int sb_view(aptix_odb_backend *b, const aptix_oid *id,
 	return r;
 }
 
-/* A base of a spliced blob: itself never spliced (no chains, no loops). */
-static int read_base(aptix_buf *out, const aptix_oid *id, void *payload)
-{
-	aptix_otype type;
-	struct sb_view v = { out, &type, NULL, NULL };
-	int r = sb_view(payload, id, read_cb, &v);
+static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		     int splice, void *payload);
 
-	if (!r && type != APTIX_OBJ_BLOB)
-		r = APTIX_ECORRUPT;
+/* Read id (as_base: see struct sb_view), its bases after the view. */
+static int read_as(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
+		   const aptix_oid *id, int as_base)
+{
+	aptix_buf deferred = APTIX_BUF_INIT;
+	struct sb_view v = { out, type, NULL, &deferred, as_base };
+	int r = sb_view(b, id, read_cb, &v);
+
+	if (!r && deferred.len)
+		r = aptix_stored_decode_with(out, type, deferred.ptr,
+					     deferred.len, read_base, b);
+	aptix_buf_release(&deferred);
 	return r;
+}
+
+static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		     int splice, void *payload)
+{
+	aptix_otype t = APTIX_OBJ_BLOB;
+	int r = read_as(out, &t, payload, id, splice ? 1 : 2);
+
+	return !r && t != type ? APTIX_ECORRUPT : r;
 }
 
 static int sb_read(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
 		   const aptix_oid *id)
 {
-	aptix_buf spliced = APTIX_BUF_INIT;
-	struct sb_view v = { out, type, NULL, &spliced };
-	int r = sb_view(b, id, read_cb, &v);
+	int r = read_as(out, type, b, id, 0);
 
-	if (!r && spliced.len) {
-		r = aptix_stored_decode_with(out, type, spliced.ptr,
-					     spliced.len, read_base, b);
-		if (r == APTIX_ECORRUPT) {
-			char why[256];
+	if (r == APTIX_ECORRUPT) {
+		char why[256];
 
-			snprintf(why, sizeof(why), "%s",
-				 aptix_error_last() ?
-				 aptix_error_last()->message : "");
+		snprintf(why, sizeof(why), "%s", aptix_error_last() ?
+			 aptix_error_last()->message : "");
+		if (!strstr(why, aptix_oid_hex(id)))
 			aptix_error_set(APTIX_ERROR_ODB, "object '%s' is "
 					"corrupt: %s", aptix_oid_hex(id), why);
-		}
 	}
-	aptix_buf_release(&spliced);
 	return r;
 }
 
 static int sb_read_header(size_t *size, aptix_otype *type,
 			  aptix_odb_backend *b, const aptix_oid *id)
 {
-	struct sb_view v = { NULL, type, size, NULL };
+	struct sb_view v = { NULL, type, size, NULL, 0 };
 
 	return sb_view(b, id, header_cb, &v);
 }
 
 static int sb_exists(aptix_odb_backend *b, const aptix_oid *id)
 {
-	struct sb_view v = { NULL, NULL, NULL, NULL };
+	struct sb_view v = { NULL, NULL, NULL, NULL, 0 };
 
 	return sb_view(b, id, exists_cb, &v) == 0;
 }
@@ -136,9 +154,10 @@ static int write_one_fn(aptix_store_wtxn *w, void *payload)
 }
 
 /*
- * A store of format 1 that gets its first value of format 2 (packed or
- * spliced) says so, in the same write: an older aptix then refuses it
- * ("upgrade aptix") instead of calling the new values corrupt.
+ * A store of an older format that gets its first value of a newer one
+ * (packed or spliced: 2; based: 3) says so, in the same write: an older
+ * aptix then refuses it ("upgrade aptix") instead of calling the new
+ * values corrupt.
  */
 int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val)
 {
@@ -146,13 +165,17 @@ int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val)
 	aptix_store *s = aptix_store_of_wtxn(w);
 	aptix_buf cur = APTIX_BUF_INIT;
 	char fmt[16];
-	int r;
+	int r, need;
 
-	if (!val->len || !(val->ptr[0] & APTIX_STORED_PACKED))
+	if (!val->len)
+		return 0;
+	need = val->ptr[0] & APTIX_STORED_BASED ? 3 :
+		val->ptr[0] & APTIX_STORED_PACKED ? 2 : 1;
+	if (need == 1)
 		return 0;
 	r = s->wget(&cur, w, APTIX_TABLE_META, key, strlen(key));
-	if (r == 0 && strtol(cur.ptr, NULL, 10) < APTIX_STORE_FORMAT) {
-		snprintf(fmt, sizeof(fmt), "%d", APTIX_STORE_FORMAT);
+	if (r == 0 && strtol(cur.ptr, NULL, 10) < need) {
+		snprintf(fmt, sizeof(fmt), "%d", need);
 		r = s->wput(w, APTIX_TABLE_META, key, strlen(key), fmt,
 			    strlen(fmt));
 	} else if (r == APTIX_ENOTFOUND) {

@@ -87,6 +87,8 @@ struct plan {
 	size_t nblobs, ablobs;
 	struct redaction *red;
 	size_t nred, ared;
+	struct redaction *reb;		/* rewritten without their base */
+	size_t nreb, areb;
 	struct record *recs;
 	size_t nrecs, arecs;
 	char **paths;			/* indexed paths to drop */
@@ -305,6 +307,56 @@ static int plan_spliced(struct plan *p)
 	return 0;
 }
 
+static int is_redacted(const struct plan *p, const aptix_oid *id)
+{
+	size_t i;
+
+	for (i = 0; i < p->nred; i++)
+		if (!aptix_oid_cmp(&p->red[i].id, id))
+			return 1;
+	return 0;
+}
+
+/*
+ * A value deflated against a base (objects-format.md, "Based values")
+ * whose base goes or is redacted is rewritten without it, its content
+ * unchanged: read now, while the base is still there.
+ */
+static int plan_based(struct plan *p)
+{
+	aptix_store *s = p->repo->store;
+	struct redaction *rd;
+	aptix_oid base;
+	aptix_otype type;
+	size_t i;
+	int r;
+
+	for (i = 0; i < p->nall && (p->nblobs || p->nred); i++) {
+		if (has_blob(p, &p->all[i]) || is_redacted(p, &p->all[i]))
+			continue;
+		if ((r = s->get(&p->tmp, s, APTIX_TABLE_OBJECTS,
+				p->all[i].id, APTIX_OID_RAWSZ)) < 0)
+			return r;
+		r = aptix_stored_based_on(&base, p->tmp.ptr, p->tmp.len);
+		if (r <= 0 || (!has_blob(p, &base) && !is_redacted(p, &base)))
+			continue;	/* a corrupt one is fsck's business */
+		if (grow((void **)&p->reb, &p->areb, p->nreb,
+			 sizeof(*p->reb)) < 0)
+			return APTIX_ERROR;
+		rd = &p->reb[p->nreb];
+		rd->id = p->all[i];
+		aptix_buf_init(&rd->content, 0);
+		if ((r = aptix_odb_read(&rd->content, &type, p->repo->odb,
+					&rd->id, 0)) < 0) {
+			aptix_buf_release(&rd->content);
+			return r;
+		}
+		rd->type = type;
+		p->nreb++;
+	}
+	return 0;
+}
+
 /* The paths of file and chunk refs whose blob goes: their chunks go. */
 static int plan_ref_paths(struct plan *p)
 {
@@ -453,7 +505,8 @@ static int make_plan(struct plan *p)
 	if (p->nall)
 		qsort(p->all, p->nall, sizeof(*p->all), oid_cmp_v);
 	if ((r = plan_ids(p)) < 0 || (r = plan_objects(p)) < 0 ||
-	    (r = plan_spliced(p)) < 0 || (r = plan_ref_paths(p)) < 0 ||
+	    (r = plan_spliced(p)) < 0 || (r = plan_based(p)) < 0 ||
+	    (r = plan_ref_paths(p)) < 0 ||
 	    (r = plan_tables(p)) < 0)
 		return r;
 	for (i = 0; i < p->nblobs; i++)
@@ -479,6 +532,9 @@ static void plan_release(struct plan *p)
 
 	for (i = 0; i < p->nred; i++)
 		aptix_buf_release(&p->red[i].content);
+	for (i = 0; i < p->nreb; i++)
+		aptix_buf_release(&p->reb[i].content);
+	free(p->reb);
 	for (i = 0; i < p->nrecs; i++) {
 		aptix_buf_release(&p->recs[i].key);
 		aptix_buf_release(&p->recs[i].val);
@@ -560,6 +616,16 @@ static int write_fn(aptix_store_wtxn *w, void *payload)
 			r = s->wput(w, APTIX_TABLE_PURGED, rd->id.id,
 				    APTIX_OID_RAWSZ, p->record_val,
 				    p->record_len);
+	}
+	for (i = 0; i < p->nreb && r == 0; i++) {
+		const struct redaction *rb = &p->reb[i];
+
+		aptix_buf_clear(&val);
+		r = aptix_stored_encode(&val, rb->type, rb->content.ptr,
+					rb->content.len);
+		if (r == 0)
+			r = s->wput(w, APTIX_TABLE_OBJECTS, rb->id.id,
+				    APTIX_OID_RAWSZ, val.ptr, val.len);
 	}
 	for (i = 0; i < p->nrecs && r == 0; i++) {
 		const struct record *rc = &p->recs[i];

@@ -125,7 +125,18 @@ int aptix_txn__object_size(size_t *size, aptix_txn *tx, const aptix_oid *id);
  */
 int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
 				 const void *data, size_t len,
-				 const aptix_oid *bases, size_t nbases);
+				 const aptix_oid *bases, size_t nbases,
+				 const aptix_oid *like);
+/*
+ * Queue an object deflated against like, an object of the same type
+ * that is probably much like it (the parent's turn, the file's previous
+ * version), when that saves a quarter of its size (objects-format.md,
+ * "Based values"). like NULL, missing or unreadable: as
+ * aptix_txn_write_object.
+ */
+int aptix_txn_write_object_like(aptix_oid *out, aptix_txn *tx,
+				aptix_otype type, const void *data,
+				size_t len, const aptix_oid *like);
 int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 			       const struct aptix_index_session_op *op);
 /* Parsers of stored objects that skip the canonical check (object.c). */

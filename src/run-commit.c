@@ -31,14 +31,20 @@ static int write_blob(aptix_oid *id, aptix_txn *tx, const void *data,
 	return aptix_txn_write_object(id, tx, APTIX_OBJ_BLOB, data, len);
 }
 
-static int write_turn(aptix_oid *id, aptix_txn *tx, const aptix_turn *t)
+/*
+ * Objects of a turn are stored deflated against their counterparts in
+ * the parent's turn when that saves enough (objects-format.md, "Based
+ * values"): like is that counterpart, NULL when there is none.
+ */
+static int write_turn(aptix_oid *id, aptix_txn *tx, const aptix_turn *t,
+		      const aptix_oid *like)
 {
 	aptix_buf b = APTIX_BUF_INIT;
 	int r = aptix_turn_serialize(&b, t);
 
 	if (!r)
-		r = aptix_txn_write_object(id, tx, APTIX_OBJ_TURN, b.ptr,
-					   b.len);
+		r = aptix_txn_write_object_like(id, tx, APTIX_OBJ_TURN, b.ptr,
+						b.len, like);
 	aptix_buf_release(&b);
 	return r;
 }
@@ -50,10 +56,41 @@ static int write_session(aptix_oid *id, aptix_txn *tx,
 	int r = aptix_session_serialize(&b, s);
 
 	if (!r)
-		r = aptix_txn_write_object(id, tx, APTIX_OBJ_SESSION, b.ptr,
-					   b.len);
+		r = aptix_txn_write_object_like(id, tx, APTIX_OBJ_SESSION,
+						b.ptr, b.len, s->has_parent ?
+						&s->parent : NULL);
 	aptix_buf_release(&b);
 	return r;
+}
+
+/* The parent's turn (the newest committed ancestor's), or NULL. */
+static const struct aptix__past *parent_turn(aptix_run *run)
+{
+	const struct aptix__past *p;
+
+	if (!run->has_parent || aptix__chain_get(&p, &run->chain, 0) < 0) {
+		aptix_error_clear();
+		return NULL;
+	}
+	return p;
+}
+
+/* The content of path in the parent's turn, if it kept it. */
+static const aptix_oid *like_file(const struct aptix__past *prev,
+				  const char *path)
+{
+	size_t i;
+
+	for (i = 0; prev && i < prev->turn.nfiles; i++)
+		if (prev->turn.files[i].has_content &&
+		    !strcmp(prev->turn.files[i].path, path))
+			return &prev->turn.files[i].content;
+	return NULL;
+}
+
+static const aptix_oid *like_id(const aptix_oid *id)
+{
+	return id && !aptix_oid_is_zero(id) ? id : NULL;
 }
 
 /* --- the first write ---------------------------------------------------- */
@@ -208,7 +245,8 @@ static int record_worktree(aptix_turn *t, const aptix_file_set *files)
  */
 static int record_context(aptix_turn *t, aptix_txn *tx,
 			  const aptix_file_set *files,
-			  const aptix_chunk_set *chunks, int slim)
+			  const aptix_chunk_set *chunks, int slim,
+			  const struct aptix__past *prev)
 {
 	size_t i;
 	int r;
@@ -236,8 +274,10 @@ static int record_context(aptix_turn *t, aptix_txn *tx,
 		    !(fr->sha256 = aptix__strdup(f->sha256)))
 			return APTIX_ERROR;
 		if (!f->too_large && !slim) {
-			if ((r = write_blob(&fr->content, tx, f->content.ptr,
-					    f->content.len)) < 0)
+			if ((r = aptix_txn_write_object_like(&fr->content, tx,
+					APTIX_OBJ_BLOB, f->content.ptr,
+					f->content.len,
+					like_file(prev, f->path))) < 0)
 				return r;
 			fr->has_content = 1;
 		}
@@ -273,7 +313,8 @@ static int record_context(aptix_turn *t, aptix_txn *tx,
  * the instruction, the files and the snippets it carries.
  */
 static int record_payloads(aptix_turn *t, aptix_txn *tx,
-			   const aptix_run_result *res, int completed)
+			   const aptix_run_result *res, int completed,
+			   const struct aptix__past *prev)
 {
 	aptix_oid *bases;
 	size_t i, n = 0;
@@ -287,16 +328,20 @@ static int record_payloads(aptix_turn *t, aptix_txn *tx,
 		return APTIX_ERROR;
 	/* a failed turn keeps the text that did arrive */
 	if ((completed || res->api.text.len) &&
-	    (r = write_blob(&t->answer, tx, res->api.text.ptr,
-			    res->api.text.len)) < 0)
+	    (r = aptix_txn_write_object_like(&t->answer, tx, APTIX_OBJ_BLOB,
+					     res->api.text.ptr,
+					     res->api.text.len, prev ?
+					     like_id(&prev->turn.answer) :
+					     NULL)) < 0)
 		goto done;
 	if (res->api.text.len)
 		bases[n++] = t->answer;
 	if (res->api.raw.len &&
 	    (r = aptix_txn_write_blob_against(&t->response, tx,
 					      res->api.raw.ptr,
-					      res->api.raw.len, bases,
-					      n)) < 0)
+					      res->api.raw.len, bases, n,
+					      prev ? like_id(&prev->turn.response)
+					      : NULL)) < 0)
 		goto done;
 	n = 0;
 	bases[n++] = t->instruction;
@@ -309,7 +354,10 @@ static int record_payloads(aptix_turn *t, aptix_txn *tx,
 	if (res->request.len)
 		r = aptix_txn_write_blob_against(&t->request, tx,
 						 res->request.ptr,
-						 res->request.len, bases, n);
+						 res->request.len, bases, n,
+						 prev ?
+						 like_id(&prev->turn.request) :
+						 NULL);
 done:
 	free(bases);
 	return r;
@@ -374,6 +422,7 @@ int aptix_run__commit(aptix_run *run, int completed)
 {
 	aptix_run_result *res = &run->res;
 	aptix_turn *t = &run->turn;
+	const struct aptix__past *prev = parent_turn(run);
 	aptix_session s;
 	aptix_txn *tx = NULL;
 	char title[TITLE_MAX + 1];
@@ -395,12 +444,14 @@ int aptix_run__commit(aptix_run *run, int completed)
 		if ((r = bare_turn(t)) < 0)
 			goto done;
 	} else if ((r = record_context(t, tx, &run->files, &run->chunks,
-				       run->slim)) < 0)
+				       run->slim, prev)) < 0)
 		goto done;
 	/* after the context: the request is spliced against its blobs */
-	if (!run->slim && (r = record_payloads(t, tx, res, completed)) < 0)
+	if (!run->slim && (r = record_payloads(t, tx, res, completed,
+					       prev)) < 0)
 		goto done;
-	if ((r = write_turn(&res->turn, tx, t)) < 0)
+	if ((r = write_turn(&res->turn, tx, t, prev ? &prev->turn_id :
+			    NULL)) < 0)
 		goto done;
 	s.turn = res->turn;
 	if ((r = write_session(&res->session, tx, &s)) < 0 ||
@@ -487,7 +538,7 @@ static int record_dead(aptix_txn *tx, const struct dead *d, aptix_turn *t)
 	s.session_type = aptix__strdup("agent");
 	if (!s.conversation || !s.session_type)
 		r = APTIX_ERROR;
-	else if ((r = write_turn(&turn_id, tx, t)) == 0) {
+	else if ((r = write_turn(&turn_id, tx, t, NULL)) == 0) {
 		s.turn = turn_id;
 		r = write_session(&sid, tx, &s);
 	}

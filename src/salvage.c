@@ -117,11 +117,14 @@ static int flush_objects(struct salvage *s)
 	return r;
 }
 
-static int read_base(aptix_buf *out, const aptix_oid *id, void *payload)
+static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		     int splice, void *payload)
 {
-	aptix_otype type;
+	aptix_otype t;
+	int r = aptix_odb_read(out, &t, payload, id, 0);
 
-	return aptix_odb_read(out, &type, payload, id, 0);
+	(void)splice;
+	return !r && t != type ? APTIX_ECORRUPT : r;
 }
 
 /*
@@ -180,11 +183,12 @@ static int on_record(const char *table, const void *key, size_t klen,
 		     const void *val, size_t vlen, void *payload)
 {
 	struct salvage *s = payload;
+	aptix_purge_info purged;
 	char name[1024];
 	int r = 0;
 
 	if ((!table || !strcmp(table, "objects")) &&
-	    klen == APTIX_OID_RAWSZ && aptix_stored_is_spliced(val, vlen)) {
+	    klen == APTIX_OID_RAWSZ && aptix_stored_needs_bases(val, vlen)) {
 		/* checked once every other object is in */
 		if (push(&s->spliced, &s->nspliced, &s->spliced_alloc,
 			 APTIX_TABLE_OBJECTS, key, klen, val, vlen, 1) < 0)
@@ -207,6 +211,12 @@ static int on_record(const char *table, const void *key, size_t klen,
 		   ref_name(name, sizeof(name), key, klen - 9)) {
 		r = push(&s->refs, &s->nrefs, &s->refs_alloc,
 			 APTIX_TABLE_REFLOG, key, klen, val, vlen, !!table);
+	} else if ((!table || !strcmp(table, "purged")) &&
+		   klen == APTIX_OID_RAWSZ &&
+		   aptix__purge_decode(&purged, val, vlen) == 0) {
+		/* what was purged stays known as purged, not missing */
+		r = push(&s->refs, &s->nrefs, &s->refs_alloc,
+			 APTIX_TABLE_PURGED, key, klen, val, vlen, !!table);
 	} else if (table && (!strcmp(table, "objects") ||
 			     !strcmp(table, "refs") ||
 			     !strcmp(table, "reflog"))) {
@@ -291,7 +301,7 @@ static int write_refs(aptix_store_wtxn *w, void *payload)
 			     e->val.ptr, e->val.len);
 		if (e->table == APTIX_TABLE_REFS)
 			s->stats->refs++;
-		else
+		else if (e->table == APTIX_TABLE_REFLOG)
 			s->stats->reflog++;
 	}
 	aptix_buf_release(&old);
@@ -344,7 +354,7 @@ int aptix_salvage(const char *from, const char *workdir,
 {
 	struct salvage s;
 	aptix_buf path = APTIX_BUF_INIT, to = APTIX_BUF_INIT;
-	int existed = 0, r;
+	int existed = 0, r, progress;
 	size_t i;
 
 	memset(&s, 0, sizeof(s));
@@ -364,22 +374,35 @@ int aptix_salvage(const char *from, const char *workdir,
 				    &stats->bad_pages);
 	if (!r)
 		r = flush_objects(&s);
-	for (i = 0; !r && i < s.nspliced; i++) {
-		struct rec *e = &s.spliced[i];
+	/*
+	 * Values that need bases (spliced or based), once every other
+	 * object is in: a base may itself need one (a response based on
+	 * the previous response, spliced against its answer), so in passes
+	 * until one adds nothing.
+	 */
+	for (progress = 1; !r && progress;) {
+		progress = 0;
+		for (i = 0; !r && i < s.nspliced; i++) {
+			struct rec *e = &s.spliced[i];
 
-		if (!is_object(e->key.ptr, e->key.len, e->val.ptr, e->val.len,
-			       s.repo->odb)) {
-			stats->damaged_records++;
-			continue;
+			if (!e->key.len || !is_object(e->key.ptr, e->key.len,
+						      e->val.ptr, e->val.len,
+						      s.repo->odb))
+				continue;
+			stats->objects_seen++;
+			progress = 1;
+			if (push(&s.pending, &s.npending, &s.alloc,
+				 APTIX_TABLE_OBJECTS, e->key.ptr, e->key.len,
+				 e->val.ptr, e->val.len, 1) < 0)
+				r = APTIX_ERROR;
+			aptix_buf_clear(&e->key);	/* done */
 		}
-		stats->objects_seen++;
-		if (push(&s.pending, &s.npending, &s.alloc,
-			 APTIX_TABLE_OBJECTS, e->key.ptr, e->key.len,
-			 e->val.ptr, e->val.len, 1) < 0)
-			r = APTIX_ERROR;
+		if (!r)
+			r = flush_objects(&s);
 	}
-	if (!r)
-		r = flush_objects(&s);
+	for (i = 0; !r && i < s.nspliced; i++)
+		if (s.spliced[i].key.len)
+			stats->damaged_records++;
 	if (!r && s.nrefs)
 		r = s.repo->store->write(s.repo->store, write_refs, &s);
 	if (!r) {

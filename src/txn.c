@@ -110,19 +110,22 @@ static struct op *find_object(aptix_txn *tx, const aptix_oid *id)
 	return aptix_oidmap_get(&i, &tx->objs, id) ? NULL : &tx->ops[i];
 }
 
-/* A base of a spliced blob, from this transaction or the store. */
-static int read_base(aptix_buf *out, const aptix_oid *id, void *payload)
+/* A base of a stored value, from this transaction or the store. */
+static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		     int splice, void *payload)
 {
 	aptix_txn *tx = payload;
 	struct op *o = find_object(tx, id);
-	aptix_otype type;
+	aptix_otype t;
 	int r;
 
+	(void)splice;
 	if (o)
-		r = aptix_stored_decode(out, &type, o->val.ptr, o->val.len);
+		r = aptix_stored_decode_with(out, &t, o->val.ptr, o->val.len,
+					     read_base, tx);
 	else
-		r = aptix_odb_read(out, &type, tx->repo->odb, id, 0);
-	return !r && type != APTIX_OBJ_BLOB ? APTIX_ECORRUPT : r;
+		r = aptix_odb_read(out, &t, tx->repo->odb, id, 0);
+	return !r && t != type ? APTIX_ECORRUPT : r;
 }
 
 int aptix_txn_read_object(aptix_buf *out, aptix_otype *type, aptix_txn *tx,
@@ -148,10 +151,57 @@ int aptix_txn__object_size(size_t *size, aptix_txn *tx, const aptix_oid *id)
 	return aptix_odb_read_header(size, &type, tx->repo->odb, id);
 }
 
+/*
+ * The base to deflate a value against, given like, an object much like
+ * it: like itself, or like's own base when like is based (a base is
+ * never based: a read never follows more than one), with its content in
+ * text. 1 when there is one; 0 when like is of another type, missing or
+ * unreadable (the value is then stored without).
+ */
+static int find_dict_base(aptix_stored_base *out, aptix_buf *text,
+			  aptix_txn *tx, aptix_otype type,
+			  const aptix_oid *like)
+{
+	aptix_store *s = tx->repo->store;
+	aptix_buf val = APTIX_BUF_INIT;
+	struct op *o;
+	aptix_otype t = APTIX_OBJ_BLOB;
+	int r;
+
+	if (!like || aptix_oid_is_zero(like))
+		return 0;
+	out->id = *like;
+	if ((o = find_object(tx, like)))
+		r = aptix_stored_based_on(&out->id, o->val.ptr, o->val.len);
+	else if ((r = s->get(&val, s, APTIX_TABLE_OBJECTS, like->id,
+			     APTIX_OID_RAWSZ)) == 0)
+		r = aptix_stored_based_on(&out->id, val.ptr, val.len);
+	aptix_buf_release(&val);
+	if (r >= 0)
+		r = aptix_txn_read_object(text, &t, tx, &out->id);
+	if (r < 0 || t != type) {
+		aptix_error_clear();
+		return 0;
+	}
+	out->type = type;
+	out->content = text->ptr;
+	out->len = text->len;
+	return 1;
+}
+
 int aptix_txn_write_object(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 			   const void *data, size_t len)
 {
+	return aptix_txn_write_object_like(out, tx, type, data, len, NULL);
+}
+
+int aptix_txn_write_object_like(aptix_oid *out, aptix_txn *tx,
+				aptix_otype type, const void *data,
+				size_t len, const aptix_oid *like)
+{
 	struct aptix_index_session_op *sess = NULL;
+	aptix_stored_base base;
+	aptix_buf text = APTIX_BUF_INIT;
 	aptix_oid id;
 	struct op *o;
 	int r;
@@ -179,8 +229,11 @@ int aptix_txn_write_object(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 		goto fail;
 	}
 	o->id = id;
-	if ((r = aptix_stored_encode(&o->val, type, data, len)) < 0 ||
-	    (r = aptix_oidmap_put(&tx->objs, &id, tx->n - 1)) < 0) {
+	r = aptix_stored_encode_against(&o->val, type, data, len,
+					find_dict_base(&base, &text, tx, type,
+						       like) ? &base : NULL);
+	aptix_buf_release(&text);
+	if (r < 0 || (r = aptix_oidmap_put(&tx->objs, &id, tx->n - 1)) < 0) {
 		aptix_buf_release(&o->val);
 		tx->n--;
 		goto fail;
@@ -227,9 +280,11 @@ static int find_base(aptix_stored_splice *sp, const char *data, size_t len,
 
 int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
 				 const void *data, size_t len,
-				 const aptix_oid *bases, size_t nbases)
+				 const aptix_oid *bases, size_t nbases,
+				 const aptix_oid *like)
 {
 	aptix_stored_splice sp[APTIX_STORED_MAX_SPLICES];
+	aptix_stored_base base;
 	aptix_buf text = APTIX_BUF_INIT, esc = APTIX_BUF_INIT;
 	aptix_oid id;
 	aptix_otype type;
@@ -267,8 +322,11 @@ int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
 	if (!(o = new_op(tx, OP_OBJECT)))
 		return APTIX_ERROR;
 	o->id = id;
-	if ((r = aptix_stored_encode_spliced(&o->val, data, len, sp, n,
-					     read_base, tx)) < 0 ||
+	r = find_dict_base(&base, &text, tx, APTIX_OBJ_BLOB, like);
+	r = aptix_stored_encode_spliced(&o->val, data, len, sp, n,
+					r ? &base : NULL, read_base, tx);
+	aptix_buf_release(&text);
+	if (r < 0 ||
 	    (r = aptix_oidmap_put(&tx->objs, &id, tx->n - 1)) < 0) {
 		aptix_buf_release(&o->val);
 		tx->n--;

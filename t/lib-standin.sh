@@ -239,8 +239,15 @@ object_count () {
 }
 
 # store_text: every key and value of every table, values of the objects
-# table inflated (see objects-format.md, "Storage").
+# table inflated where they inflate alone (see objects-format.md,
+# "Storage"), then the content of every object as aptix reads it (packed,
+# spliced and based values need aptix to be read).
 store_text () {
+	store_text_raw &&
+	aptix cat-object --batch --batch-all-objects
+}
+
+store_text_raw () {
 	mdb_dump -a "$(store_dir)" >"$TRASH_DIRECTORY/.store-dump" &&
 	python3 -c '
 import sys, zlib

@@ -67,7 +67,7 @@ blobs_holding () {
 	n = 0
 	for value in lines[1::2]:
 	    v = bytes.fromhex(value)
-	    if v[0] & 0x40:	# packed or spliced (format 2): not whole
+	    if v[0] & 0x60:	# packed, spliced (format 2) or based (3)
 	        continue
 	    i = 1
 	    while v[i] & 0x80:

@@ -20,6 +20,7 @@
 #include "aptix/sys/odb_backend.h"
 #include "repo.h"
 #include "odb-store.h"
+#include "zstream.h"
 #include "unit.h"
 
 #define HELLO_BLOB \
@@ -558,6 +559,100 @@ START_TEST(test_store_as_alternate)
 }
 END_TEST
 
+/* Text much like the last, so that a base saves more than a quarter. */
+static void version_text(aptix_buf *out, int v)
+{
+	int i;
+
+	aptix_buf_clear(out);
+	for (i = 0; i < 40; i++)
+		aptix_buf_printf(out, "line %d of the parser: token %d\n", i,
+				 i == 20 ? v : i * 7);
+}
+
+/* Where a based value's base id is: after the flags and the size. */
+static size_t base_at(const aptix_buf *v)
+{
+	size_t i = 1;
+
+	while ((unsigned char)v->ptr[i] & 0x80)
+		i++;
+	return i + 1;
+}
+
+static int put_raw(aptix_store_wtxn *w, void *payload)
+{
+	aptix_buf *vals = payload;	/* key, value, key, value */
+
+	return repo->store->wput(w, APTIX_TABLE_OBJECTS, vals[0].ptr, 32,
+				 vals[1].ptr, vals[1].len) ||
+		repo->store->wput(w, APTIX_TABLE_OBJECTS, vals[2].ptr, 32,
+				  vals[3].ptr, vals[3].len);
+}
+
+START_TEST(test_based_store)
+{
+	aptix_buf text = APTIX_BUF_INIT, val = APTIX_BUF_INIT,
+		out = APTIX_BUF_INIT, loop[4];
+	aptix_oid a, b, c, on;
+	aptix_otype type;
+	aptix_txn *tx;
+	int i;
+
+	version_text(&text, 1);
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_write_object(&a, tx, APTIX_OBJ_BLOB,
+						text.ptr, text.len), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	/* b is stored against a; c, like b, against b's base: a */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	version_text(&text, 2);
+	ck_assert_int_eq(aptix_txn_write_object_like(&b, tx, APTIX_OBJ_BLOB,
+						     text.ptr, text.len, &a), 0);
+	version_text(&text, 3);
+	ck_assert_int_eq(aptix_txn_write_object_like(&c, tx, APTIX_OBJ_BLOB,
+						     text.ptr, text.len, &b), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	ck_assert_int_eq(repo->store->get(&val, repo->store,
+					  APTIX_TABLE_OBJECTS, b.id, 32), 0);
+	ck_assert_int_eq(aptix_stored_based_on(&on, val.ptr, val.len), 1);
+	ck_assert(!aptix_oid_cmp(&on, &a));
+	ck_assert_int_eq(repo->store->get(&val, repo->store,
+					  APTIX_TABLE_OBJECTS, c.id, 32), 0);
+	ck_assert_int_eq(aptix_stored_based_on(&on, val.ptr, val.len), 1);
+	ck_assert(!aptix_oid_cmp(&on, &a));
+	ck_assert_int_eq(aptix_odb_read(&out, &type, odb, &c, 1), 0);
+	ck_assert_str_eq(out.ptr, text.ptr);
+	/* the store's format says a based value is in it */
+	ck_assert_int_eq(repo->store->get(&val, repo->store, APTIX_TABLE_META,
+					  "format", 6), 0);
+	ck_assert_str_eq(val.ptr, "3");
+	/* two values based on each other: corrupt, not a loop */
+	for (i = 0; i < 4; i++)
+		aptix_buf_init(&loop[i], 0);
+	ck_assert_int_eq(repo->store->get(&loop[1], repo->store,
+					  APTIX_TABLE_OBJECTS, b.id, 32), 0);
+	ck_assert_int_eq(repo->store->get(&loop[3], repo->store,
+					  APTIX_TABLE_OBJECTS, c.id, 32), 0);
+	aptix_buf_set(&loop[0], b.id, 32);
+	aptix_buf_set(&loop[2], c.id, 32);
+	/* b becomes based on c, c on b */
+	memcpy(loop[1].ptr + base_at(&loop[1]), c.id, 32);
+	memcpy(loop[3].ptr + base_at(&loop[3]), b.id, 32);
+	ck_assert_int_eq(repo->store->write(repo->store, put_raw, loop), 0);
+	ck_assert_int_eq(aptix_odb_read(&out, &type, odb, &b, 0),
+			 APTIX_ECORRUPT);
+	ck_assert_ptr_nonnull(aptix_error_last());
+	for (i = 0; i < 4; i++)
+		aptix_buf_release(&loop[i]);
+	aptix_buf_release(&text);
+	aptix_buf_release(&val);
+	aptix_buf_release(&out);
+}
+END_TEST
+
 START_TEST(test_backend_version)
 {
 	aptix_odb *db;
@@ -599,6 +694,7 @@ Suite *odb_suite(void)
 	tcase_set_timeout(store, 20);
 	add_common(store);
 	tcase_add_test(store, test_store_as_alternate);
+	tcase_add_test(store, test_based_store);
 	suite_add_tcase(s, store);
 
 	tcase_add_checked_fixture(multi, setup_mem, teardown_mem);

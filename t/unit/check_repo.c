@@ -475,7 +475,7 @@ START_TEST(test_format_version)
 	int existed;
 
 	init_repo();
-	ck_assert_int_eq(set_format("3"), APTIX_EVERSION);
+	ck_assert_int_eq(set_format("4"), APTIX_EVERSION);
 	ck_assert_ptr_null(repo);
 	ck_assert_ptr_nonnull(strstr(errmsg(), "upgrade"));
 	/* init of such a store fails the same way */
@@ -486,6 +486,8 @@ START_TEST(test_format_version)
 	ck_assert_int_eq(set_format("999"), APTIX_EVERSION);
 	ck_assert_int_eq(set_format("0"), APTIX_ECORRUPT);
 	ck_assert_int_eq(set_format("x"), APTIX_ECORRUPT);
+	ck_assert_int_eq(set_format("3"), 0);
+	ck_assert_ptr_nonnull(repo);
 	ck_assert_int_eq(set_format("2"), 0);
 	ck_assert_ptr_nonnull(repo);
 	/* format 1 (issue 10's stores before packing) still opens */

@@ -27,6 +27,13 @@
 #define DOC_SPLICED_STORED \
 	"c15a016d17f0c44d476b718967863e84abf8794867e3267ccb1e2d69" \
 	"aa88dfed1ae5de09010b7b2274657874223a22227d"
+/* objects-format.md, "Based values" (format 3) */
+#define DOC_BASED_CONTENT \
+	"The parser reads a token, then \"peeks\" at the next two.\n" \
+	"Caf\xc3\xa9 is fine.\n"
+#define DOC_BASED_STORED \
+	"21476d17f0c44d476b718967863e84abf8794867e3267ccb1e2d69aa" \
+	"88dfed1ae5de783f7b0418720b21dd9892f27c0c63007cc7188a"
 
 static void setup(void)
 {
@@ -598,9 +605,12 @@ START_TEST(test_packed_keeps_odd_json)
 }
 END_TEST
 
-static int base_fn(aptix_buf *out, const aptix_oid *id, void *payload)
+static int base_fn(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		   int splice, void *payload)
 {
 	(void)payload;
+	(void)type;
+	(void)splice;
 	if (aptix_oid_is_zero(id))
 		return APTIX_ENOTFOUND;
 	return aptix_buf_set(out, doc_base, strlen(doc_base));
@@ -623,7 +633,7 @@ START_TEST(test_spliced_blob_vector)
 	sp.kind = 1;
 	ck_assert_int_eq(aptix_stored_encode_spliced(&enc,
 		doc_spliced_content, strlen(doc_spliced_content), &sp, 1,
-		base_fn, NULL), 0);
+		NULL, base_fn, NULL), 0);
 	h = hex_of(&enc);
 	ck_assert_msg(!strcmp(h, doc_spliced_stored), "stored blob is %s", h);
 	free(h);
@@ -643,9 +653,172 @@ START_TEST(test_spliced_blob_vector)
 	sp.kind = 0;
 	ck_assert_int_eq(aptix_stored_encode_spliced(&enc,
 		doc_spliced_content, strlen(doc_spliced_content), &sp, 1,
-		base_fn, NULL), 0);
+		NULL, base_fn, NULL), 0);
 	ck_assert(!aptix_stored_is_spliced(enc.ptr, enc.len));
 	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+}
+END_TEST
+
+/* --- format 3: based values (objects-format.md, "Based values") ------- */
+
+static int unhex(aptix_buf *out, const char *hex)
+{
+	size_t i, n = strlen(hex) / 2;
+
+	aptix_buf_clear(out);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)(aptix_hex_value(hex[2 * i]) << 4 |
+				  aptix_hex_value(hex[2 * i + 1]));
+
+		aptix_buf_put(out, &c, 1);
+	}
+	return 0;
+}
+
+static const char *other_text;	/* what other_fn gives for any base */
+
+static int other_fn(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		    int splice, void *payload)
+{
+	(void)id;
+	(void)type;
+	(void)splice;
+	(void)payload;
+	return aptix_buf_set(out, other_text, strlen(other_text));
+}
+
+START_TEST(test_based_blob_vector)
+{
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT,
+		val = APTIX_BUF_INIT;
+	aptix_stored_base base;
+	aptix_oid on;
+	aptix_otype type;
+
+	/* the documented value reads back, given its base */
+	unhex(&val, DOC_BASED_STORED);
+	ck_assert(aptix_stored_needs_bases(val.ptr, val.len));
+	ck_assert_int_eq(aptix_stored_based_on(&on, val.ptr, val.len), 1);
+	ck_assert_str_eq(aptix_oid_hex(&on), "6d17f0c44d476b718967863e84abf87"
+			 "94867e3267ccb1e2d69aa88dfed1ae5de");
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, val.ptr,
+						  val.len, base_fn, NULL), 0);
+	ck_assert_int_eq(type, APTIX_OBJ_BLOB);
+	ck_assert_str_eq(dec.ptr, DOC_BASED_CONTENT);
+	/* the writer makes the same kind of value, which reads back */
+	ck_assert_int_eq(aptix_object_hash(&base.id, APTIX_OBJ_BLOB, doc_base,
+					   strlen(doc_base)), 0);
+	base.type = APTIX_OBJ_BLOB;
+	base.content = doc_base;
+	base.len = strlen(doc_base);
+	ck_assert_int_eq(aptix_stored_encode_against(&enc, APTIX_OBJ_BLOB,
+		DOC_BASED_CONTENT, strlen(DOC_BASED_CONTENT), &base), 0);
+	ck_assert(enc.ptr[0] & APTIX_STORED_BASED);
+	ck_assert(!(enc.ptr[0] & APTIX_STORED_RAW));
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, enc.ptr,
+						  enc.len, base_fn, NULL), 0);
+	ck_assert_str_eq(dec.ptr, DOC_BASED_CONTENT);
+	/* without a reader of its base, or with another base text: corrupt */
+	ck_assert_int_eq(aptix_stored_decode(&dec, &type, val.ptr, val.len),
+			 APTIX_ECORRUPT);
+	ck_assert_uint_eq(dec.len, 0);
+	other_text = "The parser reads a token.\n";
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, val.ptr,
+						  val.len, other_fn, NULL),
+			 APTIX_ECORRUPT);
+	/* a missing base is named */
+	memset(val.ptr + 2, 0, APTIX_OID_RAWSZ);
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, val.ptr,
+						  val.len, base_fn, NULL),
+			 APTIX_ECORRUPT);
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message, "00000000"));
+	/* raw and based at once, or cut short: corrupt */
+	unhex(&val, DOC_BASED_STORED);
+	val.ptr[0] |= (char)APTIX_STORED_RAW;
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, val.ptr,
+						  val.len, base_fn, NULL),
+			 APTIX_ECORRUPT);
+	unhex(&val, DOC_BASED_STORED);
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, val.ptr, 20,
+						  base_fn, NULL),
+			 APTIX_ECORRUPT);
+	/* a base that saves less than a quarter is not used */
+	base.content = "0123456789abcdefghijklmnopqrstuvwxyz";
+	base.len = strlen(base.content);
+	ck_assert_int_eq(aptix_stored_encode_against(&enc, APTIX_OBJ_BLOB,
+		DOC_BASED_CONTENT, strlen(DOC_BASED_CONTENT), &base), 0);
+	ck_assert(!(enc.ptr[0] & APTIX_STORED_BASED));
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+	aptix_buf_release(&val);
+}
+END_TEST
+
+START_TEST(test_based_turn)
+{
+	aptix_buf enc = APTIX_BUF_INIT, dec = APTIX_BUF_INIT,
+		next = APTIX_BUF_INIT;
+	aptix_stored_base base;
+	aptix_otype type;
+	char *at;
+
+	/* the next turn of the same conversation: mostly the same bytes */
+	aptix_buf_set(&next, doc_turn, strlen(doc_turn));
+	at = strstr(next.ptr, "\"seq\":1");
+	ck_assert_ptr_nonnull(at);
+	at[6] = '2';
+	ck_assert_int_eq(aptix_object_hash(&base.id, APTIX_OBJ_TURN, doc_turn,
+					   strlen(doc_turn)), 0);
+	base.type = APTIX_OBJ_TURN;
+	base.content = doc_turn;
+	base.len = strlen(doc_turn);
+	ck_assert_int_eq(aptix_stored_encode_against(&enc, APTIX_OBJ_TURN,
+		next.ptr, next.len, &base), 0);
+	ck_assert(enc.ptr[0] & APTIX_STORED_BASED);
+	ck_assert(enc.ptr[0] & APTIX_STORED_PACKED);
+	other_text = doc_turn;
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, enc.ptr,
+						  enc.len, other_fn, NULL), 0);
+	ck_assert_int_eq(type, APTIX_OBJ_TURN);
+	ck_assert_str_eq(dec.ptr, next.ptr);
+	/* a base of another type is not used */
+	base.type = APTIX_OBJ_SESSION;
+	ck_assert_int_eq(aptix_stored_encode_against(&enc, APTIX_OBJ_TURN,
+		next.ptr, next.len, &base), 0);
+	ck_assert(!(enc.ptr[0] & APTIX_STORED_BASED));
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+	aptix_buf_release(&next);
+}
+END_TEST
+
+/* A reader that follows a value's base to the value itself: a loop. */
+static aptix_buf loop_val;
+
+static int loop_fn(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		   int splice, void *payload)
+{
+	aptix_otype t;
+
+	(void)id;
+	(void)type;
+	(void)splice;
+	return aptix_stored_decode_with(out, &t, loop_val.ptr, loop_val.len,
+					loop_fn, payload);
+}
+
+START_TEST(test_based_loop)
+{
+	aptix_buf dec = APTIX_BUF_INIT;
+	aptix_otype type;
+
+	aptix_buf_init(&loop_val, 0);
+	unhex(&loop_val, DOC_BASED_STORED);
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, loop_val.ptr,
+						  loop_val.len, loop_fn, NULL),
+			 APTIX_ECORRUPT);
+	aptix_buf_release(&loop_val);
 	aptix_buf_release(&dec);
 }
 END_TEST
@@ -658,6 +831,9 @@ Suite *zstream_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_round_trip_sizes);
+	tcase_add_test(tc, test_based_blob_vector);
+	tcase_add_test(tc, test_based_turn);
+	tcase_add_test(tc, test_based_loop);
 	tcase_add_test(tc, test_round_trip_binary);
 	tcase_add_test(tc, test_incompressible_raw);
 	tcase_add_test(tc, test_header_layout);

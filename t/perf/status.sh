@@ -11,7 +11,12 @@
 # The work tree: FILES (default 2,000) committed text files of about 2
 # KB in 40 directories, a mid-sized project (aptix itself has about 450
 # files, git about 4,500), with three files modified and two untracked,
-# as during real work. Each store goes in that tree's git directory
+# as during real work. A store's own directory would not do: it holds
+# no work files, and git status there would measure nothing but process
+# start; a project of this size is where a history of 100,000 sessions
+# grows. git status's cost grows with the files, aptix's own part of
+# status with the dirty ones only, so a smaller tree (FILES=200) makes
+# the aptix/git ratio worse. Each store goes in that tree's git directory
 # (.git/aptix, where `aptix init` puts it in a work tree), so `aptix
 # status` sees the same files as `git status`: it runs one `git status`
 # itself and plans the dirty files against the head's chain. The
@@ -22,11 +27,16 @@
 # process (callgrind --trace-children=yes; git's instructions too, so
 # the git column is measured the same way).
 #
+# Wall times on this shared machine are noisy: the commands compared
+# are timed in turn, ROUNDS (3) rounds of RUNS (20) runs each, and each
+# keeps its best round. Instructions are the figures to trust.
+#
 # The stores are built on tmpfs by build-store.sh and cached in
 # t/perf/results/ (gitignored), keyed by size and by build-store.sh's
 # content; each run works on copies.
 #
 #	sh t/perf/status.sh      APTIX=path/to/aptix SESSIONS=100000 FILES=2000
+#	                         ROUNDS=3 RUNS=20
 set -eu
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 SESSIONS=${SESSIONS:-100000}

@@ -26,7 +26,8 @@
  *   be32 length     of what follows
  *   u8 flags        1: the turn is committed (the record has its line),
  *                   2: the record holds a base, 4: unknown (an ancestor
- *                   was indexed by an older version: walk the history),
+ *                   was indexed by an older version, or a turn is not
+ *                   numbered above its parent's: walk the history),
  *                   8: the instruction's first line goes on past the
  *                   record's summary field (its line ends "...")
  *   be32 seq        the turn's number (the parent's when not committed)
@@ -714,7 +715,15 @@ int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 		r = record_section(&ps, prec->ptr, prec->len);
 		if (r < 0)
 			goto done;
-		if (r == 1 || (ps.flags & RS_UNKNOWN)) {
+		/*
+		 * Lines are in turn order along a history, so a turn
+		 * numbered no higher than its parent's (plumbing writes
+		 * any number: a fork that starts again at 1) makes the
+		 * ranges meaningless: such a history is walked, as one
+		 * indexed by an older version is.
+		 */
+		if (r == 1 || (ps.flags & RS_UNKNOWN) ||
+		    (line && line->has && line->seq <= ps.seq)) {
 			r = 0;
 			put_head(&sec, RS_UNKNOWN, 0, 0, NULL, 0, 0);
 			put16(&sec, "", 0);

@@ -689,21 +689,39 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 	return r;
 }
 
+/* Is there a .aptix entry (a store kept in the work tree) in root? */
+static int has_dot_store(const char *root)
+{
+	aptix_buf p = APTIX_BUF_INIT;
+	struct stat st;
+	int r;
+
+	aptix_buf_printf(&p, "%s/" APTIX_DIR_NAME, root);
+	/* out of memory: say yes, the pathspec is then merely slower */
+	r = aptix_buf_oom(&p) || lstat(p.ptr, &st) == 0;
+	aptix_buf_release(&p);
+	return r;
+}
+
 /*
  * Git's dirty files under root; none when root is not in a work tree.
  * One git process: the prefix of root in the work tree (what git
- * status's paths are relative to) comes from the .git lookup.
+ * status's paths are relative to) comes from the .git lookup. A
+ * pathspec costs git a match per file (a third more instructions on a
+ * tree of 2,000 files), so it is given only when needed: "." for a
+ * root below the top, the exclusion of a store kept in the work tree
+ * when there is one (a store in the git directory is never listed).
  */
 static int git_candidates(struct scan *sc)
 {
 	aptix_buf out = APTIX_BUF_INIT, err = APTIX_BUF_INIT;
 	aptix_buf prefix = APTIX_BUF_INIT;
-	int r, status;
-	const char *st[] = { "git", "--no-optional-locks", "-C",
-			     sc->root_real, "status", "--porcelain=v2",
-			     "--branch", "--no-ahead-behind", "-z",
-			     "--untracked-files=all", "--", ".",
-			     ":(exclude)" APTIX_DIR_NAME, NULL };
+	int r, status, dot;
+	size_t n = 10;
+	const char *st[14] = { "git", "--no-optional-locks", "-C",
+			       sc->root_real, "status", "--porcelain=v2",
+			       "--branch", "--no-ahead-behind", "-z",
+			       "--untracked-files=all", NULL };
 
 	if ((r = git_top(&prefix, sc->root_real)) < 0 || !prefix.len)
 		goto done;	/* not in a work tree: no git at all */
@@ -726,6 +744,14 @@ static int git_candidates(struct scan *sc)
 		    strstr(prefix.ptr, "/.git/"))
 			goto done;	/* inside a git directory */
 	}
+	dot = has_dot_store(sc->root_real);
+	if (prefix.len || dot) {
+		st[n++] = "--";
+		st[n++] = ".";
+	}
+	if (dot)
+		st[n++] = ":(exclude)" APTIX_DIR_NAME;
+	st[n] = NULL;
 	r = run_git(&out, &err, &status, st);
 	if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();

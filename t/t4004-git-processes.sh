@@ -41,6 +41,32 @@ test_expect_success 'aptix status runs git once too' '
 	grep "dirty.txt" out
 '
 
+test_expect_success 'no pathspec for git when the store is in .git' '
+	git init -q top &&
+	echo dirty >top/dirty.txt &&
+	(cd top && aptix init -q) &&
+	test_path_is_missing top/.aptix &&
+	rm -f calls &&
+	(cd top && PATH=$TRASH_DIRECTORY/bin:$PATH aptix status >../out) &&
+	test_line_count = 1 calls &&
+	grep -e " --untracked-files=all\$" calls &&
+	grep "dirty.txt" out
+'
+
+test_expect_success 'a store kept in the work tree is left out of git status' '
+	inside=$(mktemp -d "${TMPDIR:-/tmp}/aptix-dotstore.XXXXXX") &&
+	test_when_finished "rm -rf \"$inside\"" &&
+	(cd "$inside" && aptix init -q && git init -q) &&
+	test_path_is_dir "$inside/.aptix" &&
+	echo dirty >"$inside/dirty.txt" &&
+	rm -f calls &&
+	(cd "$inside" && PATH=$TRASH_DIRECTORY/bin:$PATH aptix status >"$TRASH_DIRECTORY/out") &&
+	test_line_count = 1 calls &&
+	grep -e " -- \. :(exclude)\.aptix\$" calls &&
+	grep "dirty.txt" out &&
+	! grep "data.mdb" out
+'
+
 test_expect_success 'outside a work tree: no git at all' '
 	outside=$(mktemp -d "${TMPDIR:-/tmp}/aptix-nogit.XXXXXX") &&
 	test_when_finished "rm -rf \"$outside\"" &&

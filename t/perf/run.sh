@@ -10,6 +10,7 @@
 #
 #	APTIX=/path/to/aptix   the binary to measure (default: ./aptix)
 #	BENCH_SESSIONS=N       size of more.sh's history store (100000)
+#	BENCH_STATUS_SESSIONS=N  status.sh's large store (100000; 0: skip it)
 #
 # Needs python3, git, hyperfine and curl.
 set -eu
@@ -210,5 +211,10 @@ APTIX="$APTIX" sh "$PERF_DIR/chain.sh" 2>/dev/null
 echo
 echo "the fixed cost of a turn against a minimal libcurl client (t/perf/fixed.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/fixed.sh"
+if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then
+	echo
+	echo "status and sessions against the store's size, status against git status (t/perf/status.sh)"
+	APTIX="$APTIX" SESSIONS="${BENCH_STATUS_SESSIONS:-100000}" sh "$PERF_DIR/status.sh"
+fi
 echo
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -185,6 +185,38 @@ int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val)
 	return r;
 }
 
+/*
+ * The bases a value names are in the store, in this write: it was
+ * encoded before the write began, and a purge may have removed one
+ * since. Stored anyway, the value could never be read.
+ */
+static int bases_present(aptix_store_wtxn *w, aptix_store *s,
+			 const aptix_oid *id, const aptix_buf *val)
+{
+	aptix_oid bases[APTIX_STORED_MAX_SPLICES + 1];
+	aptix_buf tmp = APTIX_BUF_INIT;
+	int i, n, r = 0;
+
+	if (!aptix_stored_needs_bases(val->ptr, val->len))
+		return 0;
+	n = aptix_stored_splice_bases(bases, APTIX_STORED_MAX_SPLICES,
+				      val->ptr, val->len);
+	if (n >= 0 && aptix_stored_based_on(&bases[n], val->ptr,
+					    val->len) == 1)
+		n++;
+	for (i = 0; i < n && r == 0; i++)
+		r = s->wget(&tmp, w, APTIX_TABLE_OBJECTS, bases[i].id,
+			    APTIX_OID_RAWSZ);
+	aptix_buf_release(&tmp);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_set(APTIX_ERROR_ODB, "object '%s' was not stored: "
+				"its base '%s' was purged meanwhile",
+				aptix_oid_hex(id), aptix_oid_hex(&bases[i - 1]));
+		return APTIX_ERROR;
+	}
+	return n < 0 ? APTIX_ECORRUPT : r;
+}
+
 int aptix_odb_store_put(aptix_store_wtxn *w, const aptix_oid *id,
 			const aptix_buf *val)
 {
@@ -196,6 +228,8 @@ int aptix_odb_store_put(aptix_store_wtxn *w, const aptix_oid *id,
 	if (r == 0)
 		return 0;	/* already there: a no-op */
 	if (r != APTIX_ENOTFOUND)
+		return r;
+	if ((r = bases_present(w, s, id, val)) < 0)
 		return r;
 	if ((r = aptix_odb_store_note_format(w, val)) < 0)
 		return r;

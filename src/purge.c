@@ -93,6 +93,7 @@ struct plan {
 	size_t nrecs, arecs;
 	char **paths;			/* indexed paths to drop */
 	size_t npaths;
+	aptix_buf newest;		/* the timeline's last key at planning */
 	unsigned char record_val[10 + REASON_MAX];
 	size_t record_len;
 	aptix_buf tmp;
@@ -491,6 +492,17 @@ static int running_cb(const void *key, size_t klen, const void *val,
 	return APTIX_ELOCKED;
 }
 
+/* The first key an iteration sees, in *(aptix_buf *)payload. */
+static int first_key(const void *key, size_t klen, const void *val,
+		     size_t vlen, void *payload)
+{
+	(void)val;
+	(void)vlen;
+	if (aptix_buf_set(payload, key, klen) < 0)
+		return APTIX_ERROR;
+	return APTIX_ITEROVER;
+}
+
 static int make_plan(struct plan *p)
 {
 	aptix_store *s = p->repo->store;
@@ -499,6 +511,9 @@ static int make_plan(struct plan *p)
 
 	if ((r = s->iter(s, APTIX_TABLE_RUNNING, NULL, 0, running_cb,
 			 &busy)) < 0)
+		return r;
+	if ((r = s->iter_rev(s, APTIX_TABLE_TIMELINE, NULL, 0, first_key,
+			     &p->newest)) < 0 && r != APTIX_ITEROVER)
 		return r;
 	if ((r = aptix_odb_foreach(p->repo->odb, collect_cb, p)) < 0)
 		return r;
@@ -535,6 +550,7 @@ static void plan_release(struct plan *p)
 	for (i = 0; i < p->nreb; i++)
 		aptix_buf_release(&p->reb[i].content);
 	free(p->reb);
+	aptix_buf_release(&p->newest);
 	for (i = 0; i < p->nrecs; i++) {
 		aptix_buf_release(&p->recs[i].key);
 		aptix_buf_release(&p->recs[i].val);
@@ -587,8 +603,24 @@ static int write_fn(aptix_store_wtxn *w, void *payload)
 	aptix_store *s = aptix_store_of_wtxn(w);
 	aptix_buf val = APTIX_BUF_INIT;
 	size_t i;
-	int r = 0;
+	int r;
 
+	/*
+	 * A turn committed since the plan may have stored values against
+	 * what goes (spliced or based on it), which the plan did not see:
+	 * plan again rather than leave them unreadable.
+	 */
+	r = s->witer_rev(w, APTIX_TABLE_TIMELINE, NULL, 0, first_key, &val);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	if (r == 0 && (val.len != p->newest.len ||
+		       memcmp(val.ptr, p->newest.ptr, val.len))) {
+		aptix_buf_release(&val);
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "purge: a turn was "
+				"stored while purge planned; nothing was "
+				"purged: run it again");
+		return APTIX_ELOCKED;
+	}
 	for (i = 0; i < p->nblobs && r == 0; i++) {
 		r = s->wdel(w, APTIX_TABLE_OBJECTS, p->blobs[i].id,
 			    APTIX_OID_RAWSZ);

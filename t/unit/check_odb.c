@@ -653,6 +653,50 @@ START_TEST(test_based_store)
 }
 END_TEST
 
+static int del_object(aptix_store_wtxn *w, void *payload)
+{
+	return repo->store->wdel(w, APTIX_TABLE_OBJECTS,
+				 ((aptix_oid *)payload)->id, 32);
+}
+
+START_TEST(test_based_base_gone)
+{
+	aptix_buf text = APTIX_BUF_INIT, out = APTIX_BUF_INIT;
+	aptix_oid a, b;
+	aptix_otype type;
+	aptix_txn *tx;
+
+	version_text(&text, 1);
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_write_object(&a, tx, APTIX_OBJ_BLOB,
+						text.ptr, text.len), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	/* b is encoded against a; a goes (a purge) before b's write */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	version_text(&text, 2);
+	ck_assert_int_eq(aptix_txn_write_object_like(&b, tx, APTIX_OBJ_BLOB,
+						     text.ptr, text.len, &a), 0);
+	ck_assert_int_eq(repo->store->write(repo->store, del_object, &a), 0);
+	ck_assert_int_lt(aptix_txn_commit(tx), 0);
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
+				     "was purged meanwhile"));
+	aptix_txn_free(tx);
+	ck_assert_int_eq(aptix_odb_read(&out, &type, odb, &b, 0),
+			 APTIX_ENOTFOUND);
+	/* written again, it is stored without the base */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_write_object_like(&b, tx, APTIX_OBJ_BLOB,
+						     text.ptr, text.len, &a), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	ck_assert_int_eq(aptix_odb_read(&out, &type, odb, &b, 1), 0);
+	ck_assert_str_eq(out.ptr, text.ptr);
+	aptix_buf_release(&text);
+	aptix_buf_release(&out);
+}
+END_TEST
+
 START_TEST(test_backend_version)
 {
 	aptix_odb *db;
@@ -695,6 +739,7 @@ Suite *odb_suite(void)
 	add_common(store);
 	tcase_add_test(store, test_store_as_alternate);
 	tcase_add_test(store, test_based_store);
+	tcase_add_test(store, test_based_base_gone);
 	suite_add_tcase(s, store);
 
 	tcase_add_checked_fixture(multi, setup_mem, teardown_mem);

@@ -21,6 +21,9 @@ struct op {
 	enum op_kind kind;
 	aptix_oid id;
 	aptix_buf val;			/* OP_OBJECT: stored form */
+	aptix_buf content;		/* and of a turn or session, the
+					   content: read back by the index
+					   without decoding */
 	struct aptix_index_session_op *sess;
 	char *name;			/* OP_REF */
 	char *newval;			/* NULL: delete */
@@ -56,6 +59,7 @@ static void clear_ops(aptix_txn *tx)
 		struct op *o = &tx->ops[i];
 
 		aptix_buf_release(&o->val);
+		aptix_buf_release(&o->content);
 		if (o->sess) {
 			aptix_index__op_release(o->sess);
 			free(o->sess);
@@ -99,6 +103,7 @@ static struct op *new_op(aptix_txn *tx, enum op_kind kind)
 	o = &tx->ops[tx->n++];
 	memset(o, 0, sizeof(*o));
 	aptix_buf_init(&o->val, 0);
+	aptix_buf_init(&o->content, 0);
 	o->kind = kind;
 	return o;
 }
@@ -121,8 +126,7 @@ static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
 
 	(void)splice;
 	if (o)
-		r = aptix_stored_decode_with(out, &t, o->val.ptr, o->val.len,
-					     read_base, tx);
+		r = aptix_txn_read_object(out, &t, tx, id);
 	else
 		r = aptix_odb_read(out, &t, tx->repo->odb, id, 0);
 	return !r && t != type ? APTIX_ECORRUPT : r;
@@ -133,6 +137,10 @@ int aptix_txn_read_object(aptix_buf *out, aptix_otype *type, aptix_txn *tx,
 {
 	struct op *o = find_object(tx, id);
 
+	if (o && o->content.len) {
+		*type = o->val.ptr[0] & APTIX_STORED_TYPE;
+		return aptix_buf_set(out, o->content.ptr, o->content.len);
+	}
 	if (o)
 		return aptix_stored_decode_with(out, type, o->val.ptr,
 						o->val.len, read_base, tx);
@@ -233,8 +241,12 @@ int aptix_txn_write_object_like(aptix_oid *out, aptix_txn *tx,
 					find_dict_base(&base, &text, tx, type,
 						       like) ? &base : NULL);
 	aptix_buf_release(&text);
+	if (r == 0 && type != APTIX_OBJ_BLOB &&
+	    aptix_buf_set(&o->content, data, len) < 0)
+		r = APTIX_ERROR;
 	if (r < 0 || (r = aptix_oidmap_put(&tx->objs, &id, tx->n - 1)) < 0) {
 		aptix_buf_release(&o->val);
+		aptix_buf_release(&o->content);
 		tx->n--;
 		goto fail;
 	}

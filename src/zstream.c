@@ -212,6 +212,23 @@ static int inflate_into(unsigned char *out, size_t outlen, const void *in,
 }
 
 /*
+ * What was deflated against a dictionary inflates back with it: the
+ * check of the one step a based value adds to the value without (whose
+ * packing or splices were checked already).
+ */
+static int check_body(const aptix_buf *out, size_t at, const void *data,
+		      size_t len, const aptix_buf *dict)
+{
+	unsigned char *back = aptix__malloc(len ? len : 1);
+	int ok = back && inflate_into(back, len, out->ptr + at,
+				      out->len - at, dict) == 0 &&
+		!memcmp(back, data, len);
+
+	free(back);
+	return ok ? 0 : back ? APTIX_EINVALID : APTIX_ERROR;
+}
+
+/*
  * Append len bytes of data to out, deflated unless that does not save
  * more than 8 bytes (or the data is under 64 bytes): then set the raw
  * flag in out->ptr[0]. With a dictionary (a based value) the body is
@@ -228,7 +245,7 @@ static int put_body(aptix_buf *out, const void *data, size_t len,
 			 len, dict) == 0) {
 		out->len = at + clen;
 		out->ptr[out->len] = '\0';
-		return 0;
+		return dict ? check_body(out, at, data, len, dict) : 0;
 	}
 	if (dict)
 		return aptix_buf_oom(out) ? APTIX_ERROR : APTIX_EINVALID;
@@ -332,19 +349,17 @@ static int check_encoded(const aptix_buf *val, aptix_otype type,
 }
 
 /*
- * Keep the based value in alt instead of out when it decodes and is at
- * most three quarters of out's size: a dictionary that saves less than
- * a quarter is not worth the base's read on every read of the value.
+ * Keep the based value in alt instead of out when it is at most three
+ * quarters of out's size: a dictionary that saves less than a quarter
+ * is not worth the base's read on every read of the value. (What alt
+ * adds to out, the deflate against the dictionary, was checked by
+ * put_body.)
  */
-static void keep_smaller(aptix_buf *out, aptix_buf *alt, aptix_otype type,
-			 const void *data, size_t len,
-			 const aptix_stored_base *base,
-			 aptix_stored_base_fn base_fn, void *payload)
+static void keep_smaller(aptix_buf *out, aptix_buf *alt)
 {
 	aptix_buf t;
 
-	if (alt->len * 4 <= out->len * 3 &&
-	    check_encoded(alt, type, data, len, base, base_fn, payload)) {
+	if (alt->len * 4 <= out->len * 3) {
 		t = *out;
 		*out = *alt;
 		*alt = t;
@@ -366,7 +381,7 @@ int aptix_stored_encode_against(aptix_buf *out, aptix_otype type,
 	if (aptix_stored_dict_text(&dict, type, base->content,
 				   base->len) == 0 &&
 	    encode_one(&alt, type, data, len, 1, base, &dict) == 0)
-		keep_smaller(out, &alt, type, data, len, base, NULL, NULL);
+		keep_smaller(out, &alt);
 	aptix_error_clear();
 	aptix_buf_release(&dict);
 	aptix_buf_release(&alt);
@@ -446,8 +461,7 @@ int aptix_stored_encode_spliced(aptix_buf *out, const void *data,
 	    aptix_stored_dict_text(&dict, APTIX_OBJ_BLOB, base->content,
 				   base->len) == 0 &&
 	    encode_splices(&alt, len, sp, n, &rest, base, &dict) == 0)
-		keep_smaller(out, &alt, APTIX_OBJ_BLOB, data, len, base,
-			     base_fn, payload);
+		keep_smaller(out, &alt);
 	aptix_error_clear();
 	r = aptix_buf_oom(out) ? APTIX_ERROR : 0;
 	goto done;

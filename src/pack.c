@@ -44,7 +44,7 @@ static const char *const dict[] = {
 
 static const char hexdig[] = "0123456789abcdef";
 
-static void put_varint(aptix_buf *out, uint64_t v)
+void aptix__put_varint(aptix_buf *out, uint64_t v)
 {
 	unsigned char b[10];
 	size_t n = 0;
@@ -137,11 +137,11 @@ static int pack_key(struct pk *k)
 		return -1;
 	for (i = 0; i < NDICT; i++)
 		if (strlen(dict[i]) == len && !memcmp(dict[i], s, len)) {
-			put_varint(k->out, i + 2);
+			aptix__put_varint(k->out, i + 2);
 			return 0;
 		}
-	put_varint(k->out, 1);
-	put_varint(k->out, len);
+	aptix__put_varint(k->out, 1);
+	aptix__put_varint(k->out, len);
 	aptix_buf_put(k->out, s, len);
 	return 0;
 }
@@ -163,7 +163,7 @@ static int pack_int(struct pk *k)
 		v = v * 10 + (uint64_t)(*q - '0');
 	}
 	aptix_buf_putc(k->out, (char)(neg ? PK_NINT : PK_UINT));
-	put_varint(k->out, v);
+	aptix__put_varint(k->out, v);
 	k->p = q;
 	return 0;
 }
@@ -238,7 +238,7 @@ static int pack_value(struct pk *k, int depth)
 			put_hex_bytes(k->out, s, len);
 		} else {
 			aptix_buf_putc(k->out, PK_STR);
-			put_varint(k->out, len);
+			aptix__put_varint(k->out, len);
 			aptix_buf_put(k->out, s, len);
 		}
 		return 0;

@@ -44,13 +44,32 @@
  * makes a fresh one for the new file). It refuses while another process
  * has the environment open: LMDB's processes hold a shared fcntl lock
  * on the first byte of lock.mdb as long as they have it open.
+ *
+ * Values in append order (store format 4). Objects and session records
+ * are keyed by SHA-256 ids, so they land on random pages of their
+ * B-trees, and a tree grown by random inserts keeps its leaves about
+ * 69% full; a value too large for half a page took whole overflow pages
+ * besides. So a value of 64 bytes or more of those two tables is kept in
+ * the table "values" instead, as pieces of at most 2,000 bytes (under
+ * LMDB's node limit: never an overflow page) under consecutive be64
+ * sequence numbers, appended (MDB_APPEND fills each page before starting
+ * the next); the record in its own table is then a pointer: the byte
+ * 0x00, the varint number of the first piece, the varint length. No
+ * value of either table starts with 0x00 (an object starts with its type,
+ * 1 to 3; a session record with its version, 1 or more), so stores of
+ * older formats, whose values are all in place, read as they are. The
+ * pieces of a value go with its record: replaced or deleted in the same
+ * transaction. The values table is an implementation detail of this
+ * backend: the slots above hand out whole values.
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
 #include "env.h"
 #include "lmdb-file.h"
+#include "zstream.h"
 #include <lmdb.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -63,6 +82,22 @@
 #define MAX_MAPSIZE_DEFAULT ((size_t)1 << 40)
 /* Less free space than this after a short write: the disk is full. */
 #define DISK_FULL_SLACK ((uint64_t)1 << 20)
+/* Values in append order (see above): the smallest one, a piece's most. */
+#define LOGGED_MIN 64
+#define PIECE_MAX 2000
+#define PTR_MARK 0x00
+#define VALUES_TABLE "values"
+#define LOGGED_FORMAT 4
+
+/*
+ * Functions called under a guard that change their locals: kept out of
+ * the guard's frame, so that a siglongjmp can clobber none of them.
+ */
+#if defined(__GNUC__)
+# define NOINLINE __attribute__((noinline))
+#else
+# define NOINLINE
+#endif
 
 static const char *const table_names[APTIX_TABLE__COUNT] = {
 	"meta", "objects", "refs", "reflog", "sessions", "children",
@@ -76,6 +111,12 @@ static const char *const table_names[APTIX_TABLE__COUNT] = {
 static int table_optional(int t)
 {
 	return t == APTIX_TABLE_PURGED;
+}
+
+/* The tables whose larger values live in the values table. */
+static int table_logged(int t)
+{
+	return t == APTIX_TABLE_OBJECTS || t == APTIX_TABLE_SESSIONS;
 }
 
 /* The read state of one thread on one store. */
@@ -93,6 +134,8 @@ typedef struct lmdb_store {
 	MDB_env *env;
 	MDB_dbi dbi[APTIX_TABLE__COUNT];
 	unsigned char absent[APTIX_TABLE__COUNT];	/* optional, missing */
+	MDB_dbi values;			/* the pieces of logged values */
+	int values_absent;		/* a read-only store of format < 4 */
 	int compacted;			/* the files were replaced: read only */
 	int lock_fd;			/* lock.mdb, once other_process ran */
 	size_t max_mapsize;
@@ -118,6 +161,9 @@ struct aptix_store_wtxn {
 	lmdb_store *st;
 	MDB_txn *txn;
 	int map_full;
+	uint64_t next_piece;	/* the values table's next key */
+	int have_next;		/* next_piece is known */
+	int format_noted;	/* the meta format says LOGGED_FORMAT */
 };
 
 /* --- Containing faults on a damaged file ------------------------------ */
@@ -466,11 +512,262 @@ static void rtxn_end(struct reader *r)
 	}
 }
 
+/* --- Values in append order (see the file comment) -------------------- */
+
+static int corrupt_pointer(void)
+{
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: a record points "
+			"into the values table with a malformed pointer");
+	return APTIX_ECORRUPT;
+}
+
+static int missing_piece(uint64_t first, uint64_t i)
+{
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: piece %" PRIu64
+			" of a value (values table, key %" PRIu64 ") is "
+			"missing or of the wrong size", i, first + i);
+	return APTIX_ECORRUPT;
+}
+
+/*
+ * A record of a logged table: 1 with the pointer's fields when it
+ * points into the values table, 0 when it holds its value, ECORRUPT
+ * when it starts as a pointer but is none.
+ */
+static int read_pointer(uint64_t *first, size_t *len, const void *rec,
+			size_t rlen)
+{
+	const unsigned char *p = rec, *end = p + rlen;
+	uint64_t n;
+
+	if (!rlen || p[0] != PTR_MARK)
+		return 0;
+	p++;
+	if (aptix__get_varint(first, &p, end) < 0 ||
+	    aptix__get_varint(&n, &p, end) < 0 || p != end || n == 0 ||
+	    n > (uint64_t)SIZE_MAX / 2 || *first > UINT64_MAX - n)
+		return corrupt_pointer();
+	*len = (size_t)n;
+	return 1;
+}
+
+static size_t piece_count(size_t len)
+{
+	return (len + PIECE_MAX - 1) / PIECE_MAX;
+}
+
+static size_t piece_size(size_t len, size_t i)
+{
+	return i + 1 < piece_count(len) ? PIECE_MAX : len - i * PIECE_MAX;
+}
+
+/*
+ * The value a record of a logged table stands for, in *out: the record
+ * itself, or its pieces (one piece: as LMDB gives it, in the map; more:
+ * copied into tmp). Runs under the caller's guard.
+ */
+static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
+		   const MDB_val *rec, MDB_val *out, aptix_buf *tmp)
+{
+	unsigned char kb[8];
+	MDB_val k = { 8, kb }, v;
+	MDB_cursor *c;
+	uint64_t first;
+	size_t len, i, n;
+	int r = read_pointer(&first, &len, rec->mv_data, rec->mv_size);
+	int rc;
+
+	if (r <= 0) {
+		*out = *rec;
+		return r;
+	}
+	if (st->values_absent)
+		return missing_piece(first, 0);
+	n = piece_count(len);
+	aptix__put_be64(kb, first);
+	if (n == 1) {
+		rc = mdb_get(txn, st->values, &k, &v);
+		if (rc && rc != MDB_NOTFOUND)
+			return lmdb_error(rc, "cannot read store");
+		if (rc || v.mv_size != len)
+			return missing_piece(first, 0);
+		if (!in_file(st, v.mv_data, v.mv_size, writing))
+			return outside_file();
+		*out = v;
+		return 0;
+	}
+	if ((rc = mdb_cursor_open(txn, st->values, &c)))
+		return lmdb_error(rc, "cannot open cursor");
+	aptix_buf_clear(tmp);
+	r = 0;
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY);
+	for (i = 0; i < n && r == 0; i++) {
+		if (i)
+			rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+		if (rc && rc != MDB_NOTFOUND)
+			r = lmdb_error(rc, "cannot read store");
+		else if (rc || k.mv_size != 8 ||
+			 aptix__get_be64(k.mv_data) != first + i ||
+			 v.mv_size != piece_size(len, i))
+			r = missing_piece(first, i);
+		else if (!in_file(st, v.mv_data, v.mv_size, writing))
+			r = outside_file();
+		else if (aptix_buf_put(tmp, v.mv_data, v.mv_size) < 0)
+			r = APTIX_ERROR;
+	}
+	mdb_cursor_close(c);
+	out->mv_data = tmp->ptr;
+	out->mv_size = tmp->len;
+	return r;
+}
+
+/* The values table's next key, found once per write transaction. */
+static int next_piece(aptix_store_wtxn *w, uint64_t *out)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc;
+
+	if (!w->have_next) {
+		if ((rc = mdb_cursor_open(w->txn, w->st->values, &c)))
+			return lmdb_error(rc, "cannot open cursor");
+		rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+		mdb_cursor_close(c);
+		if (rc == MDB_NOTFOUND)
+			w->next_piece = 0;
+		else if (rc)
+			return lmdb_error(rc, "cannot read store");
+		else if (k.mv_size != 8 ||
+			 aptix__get_be64(k.mv_data) == UINT64_MAX)
+			return missing_piece(0, 0);
+		else
+			w->next_piece = aptix__get_be64(k.mv_data) + 1;
+		w->have_next = 1;
+	}
+	*out = w->next_piece;
+	return 0;
+}
+
+/*
+ * The first pointer a store gets raises its format to 4 in the same
+ * write, so that an older aptix refuses the store ("upgrade aptix")
+ * instead of calling its records corrupt. (The format names the layout
+ * of the whole store; this is the one place that knows this part.)
+ */
+static int note_format(aptix_store_wtxn *w)
+{
+	static const char key[] = "format";
+	MDB_val k = { sizeof(key) - 1, (void *)key }, v;
+	char cur[16], fmt[16];
+	int rc;
+
+	if (w->format_noted)
+		return 0;
+	rc = mdb_get(w->txn, w->st->dbi[APTIX_TABLE_META], &k, &v);
+	if (rc == 0 && v.mv_size < sizeof(cur)) {
+		memcpy(cur, v.mv_data, v.mv_size);
+		cur[v.mv_size] = '\0';
+		if (strtol(cur, NULL, 10) < LOGGED_FORMAT) {
+			snprintf(fmt, sizeof(fmt), "%d", LOGGED_FORMAT);
+			v.mv_data = fmt;
+			v.mv_size = strlen(fmt);
+			rc = mdb_put(w->txn, w->st->dbi[APTIX_TABLE_META], &k,
+				     &v, 0);
+		}
+	} else if (rc == MDB_NOTFOUND) {
+		rc = 0;		/* being made: init writes the format */
+	}
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		w->map_full = 1;
+	if (rc && rc != MDB_BAD_VALSIZE)
+		return lmdb_error(rc, "cannot write to store");
+	w->format_noted = 1;
+	return 0;
+}
+
+/* Delete the pieces the record at k points to, if it is a pointer. */
+static NOINLINE int drop_pieces(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k)
+{
+	unsigned char kb[8];
+	MDB_val pk = { 8, kb }, old;
+	uint64_t first;
+	size_t len, i, n;
+	int rc = mdb_get(w->txn, dbi, k, &old), r;
+
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return lmdb_error(rc, "cannot read store");
+	if ((r = read_pointer(&first, &len, old.mv_data, old.mv_size)) < 0)
+		aptix_error_clear();	/* damaged: nothing it names is kept */
+	if (r <= 0)
+		return 0;
+	n = piece_count(len);
+	for (i = 0; i < n; i++) {
+		aptix__put_be64(kb, first + i);
+		rc = mdb_del(w->txn, w->st->values, &pk, NULL);
+		if (rc && rc != MDB_NOTFOUND) {
+			if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+				w->map_full = 1;
+			return lmdb_error(rc, "cannot delete from store");
+		}
+	}
+	return 0;
+}
+
+/* Put a value of a logged table: its pieces, then the pointer to them. */
+static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
+		      const void *val, size_t vlen)
+{
+	unsigned char kb[8];
+	MDB_val pk = { 8, kb }, v;
+	aptix_buf ptr = APTIX_BUF_INIT;
+	uint64_t first = 0;
+	size_t i, n = piece_count(vlen);
+	int rc = 0, r;
+
+	if ((r = drop_pieces(w, dbi, k)) < 0)
+		return r;
+	if (vlen < LOGGED_MIN) {
+		v.mv_size = vlen;
+		v.mv_data = (void *)val;
+		rc = mdb_put(w->txn, dbi, k, &v, 0);
+		goto done;
+	}
+	if ((r = next_piece(w, &first)) < 0 || (r = note_format(w)) < 0)
+		return r;
+	for (i = 0; i < n && !rc; i++) {
+		aptix__put_be64(kb, first + i);
+		v.mv_size = piece_size(vlen, i);
+		v.mv_data = (char *)val + i * PIECE_MAX;
+		rc = mdb_put(w->txn, w->st->values, &pk, &v, MDB_APPEND);
+	}
+	if (rc)
+		goto done;
+	w->next_piece = first + n;
+	aptix_buf_put(&ptr, "", 1);	/* PTR_MARK */
+	aptix__put_varint(&ptr, first);
+	aptix__put_varint(&ptr, vlen);
+	if (aptix_buf_oom(&ptr)) {
+		aptix_buf_release(&ptr);
+		return APTIX_ERROR;
+	}
+	v.mv_size = ptr.len;
+	v.mv_data = ptr.ptr;
+	rc = mdb_put(w->txn, dbi, k, &v, 0);
+	aptix_buf_release(&ptr);
+done:
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		w->map_full = 1;
+	return rc ? lmdb_error(rc, "cannot write to store") : 0;
+}
+
 static int st_view(aptix_store *s, aptix_table t, const void *key,
 		   size_t klen, aptix_store_view_cb cb, void *payload)
 {
 	lmdb_store *st = (lmdb_store *)s;
 	MDB_val k = { klen, (void *)key }, v;
+	aptix_buf tmp = APTIX_BUF_INIT;
 	struct reader *r;
 	struct guard g;
 	int rc;
@@ -486,6 +783,9 @@ static int st_view(aptix_store *s, aptix_table t, const void *key,
 				lmdb_error(rc, "cannot read store");
 		else if (!in_file(st, v.mv_data, v.mv_size, 0))
 			rc = outside_file();
+		else if (table_logged(t) &&
+			 (rc = resolve(st, r->txn, 0, &v, &v, &tmp)) < 0)
+			;
 		else {
 			cb_depth++;
 			rc = cb(v.mv_data, v.mv_size, payload);
@@ -496,6 +796,7 @@ static int st_view(aptix_store *s, aptix_table t, const void *key,
 		rc = fault_error(st, &g, "cannot read store");
 	}
 	rtxn_end(r);
+	aptix_buf_release(&tmp);
 	return rc;
 }
 
@@ -510,12 +811,17 @@ static int st_get(aptix_buf *out, aptix_store *s, aptix_table t,
 	return st_view(s, t, key, klen, copy_cb, out);
 }
 
-/* writing: c belongs to a write transaction (see in_file) */
+/*
+ * writing: c belongs to a write transaction (see in_file); logged: the
+ * table's records may point into the values table (tmp: for values of
+ * several pieces).
+ */
 static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
+				 int logged, aptix_buf *tmp,
 				 const void *start, size_t slen, int reverse,
 				 aptix_store_iter_cb cb, void *payload)
 {
-	MDB_val k, v;
+	MDB_val k, v, val;
 	int rc, r = 0;
 	MDB_cursor_op op;
 
@@ -538,8 +844,13 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 		if (!in_file(st, k.mv_data, k.mv_size, writing) ||
 		    !in_file(st, v.mv_data, v.mv_size, writing))
 			return outside_file();
+		val = v;
+		if (logged && (r = resolve(st, mdb_cursor_txn(c), writing, &v,
+					   &val, tmp)) < 0)
+			return r;
 		cb_depth++;
-		r = cb(k.mv_data, k.mv_size, v.mv_data, v.mv_size, payload);
+		r = cb(k.mv_data, k.mv_size, val.mv_data, val.mv_size,
+		       payload);
 		cb_depth--;
 		if (r)
 			break;
@@ -555,24 +866,27 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 }
 
 static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
-		       MDB_dbi dbi, const void *start, size_t slen,
+		       aptix_table t, const void *start, size_t slen,
 		       int reverse, aptix_store_iter_cb cb, void *payload)
 {
+	aptix_buf tmp = APTIX_BUF_INIT;
 	MDB_cursor *c;
 	struct guard g;
 	int rc;
 
-	rc = mdb_cursor_open(txn, dbi, &c);
+	rc = mdb_cursor_open(txn, st->dbi[t], &c);
 	if (rc)
 		return lmdb_error(rc, "cannot open cursor");
 	if (GUARD(g, st)) {
-		rc = cursor_walk_unguarded(st, c, writing, start, slen,
-					   reverse, cb, payload);
+		rc = cursor_walk_unguarded(st, c, writing, table_logged(t),
+					   &tmp, start, slen, reverse, cb,
+					   payload);
 		guard_pop(&g);
 	} else {
 		rc = fault_error(st, &g, "cannot iterate store");
 	}
 	mdb_cursor_close(c);	/* frees memory, reads no page */
+	aptix_buf_release(&tmp);
 	return rc;
 }
 
@@ -589,8 +903,8 @@ static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
 	if ((rc = rtxn_begin(st, &r)) < 0)
 		return rc;
 	r->iter_depth++;
-	rc = cursor_walk(st, r->txn, 0, st->dbi[t], start, slen, reverse,
-			 cb, payload);
+	rc = cursor_walk(st, r->txn, 0, t, start, slen, reverse, cb,
+			 payload);
 	r->iter_depth--;
 	rtxn_end(r);
 	return rc;
@@ -623,6 +937,11 @@ static int w_get(aptix_buf *out, aptix_store_wtxn *w, aptix_table t,
 			lmdb_error(rc, "cannot read store");
 	else if (!in_file(w->st, v.mv_data, v.mv_size, 1))
 		rc = outside_file();
+	else if (table_logged(t) &&
+		 (rc = resolve(w->st, w->txn, 1, &v, &v, out)) < 0)
+		;
+	else if (table_logged(t) && v.mv_data == out->ptr)
+		rc = 0;		/* pieces, put together in out */
 	else
 		rc = aptix_buf_set(out, v.mv_data, v.mv_size);
 	guard_pop(&g);
@@ -643,6 +962,11 @@ static int w_put(aptix_store_wtxn *w, aptix_table t, const void *key,
 	}
 	if (!GUARD(g, w->st))
 		return fault_error(w->st, &g, "cannot write to store");
+	if (table_logged(t)) {
+		rc = put_logged(w, w->st->dbi[t], &k, val, vlen);
+		guard_pop(&g);
+		return rc;
+	}
 	rc = mdb_put(w->txn, w->st->dbi[t], &k, &v, 0);
 	guard_pop(&g);
 	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
@@ -655,10 +979,14 @@ static int w_del(aptix_store_wtxn *w, aptix_table t, const void *key,
 {
 	MDB_val k = { klen, (void *)key };
 	struct guard g;
-	int rc;
+	int rc, r;
 
 	if (!GUARD(g, w->st))
 		return fault_error(w->st, &g, "cannot delete from store");
+	if (table_logged(t) && (r = drop_pieces(w, w->st->dbi[t], &k)) < 0) {
+		guard_pop(&g);
+		return r;
+	}
 	rc = mdb_del(w->txn, w->st->dbi[t], &k, NULL);
 	guard_pop(&g);
 	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
@@ -671,8 +999,7 @@ static int w_del(aptix_store_wtxn *w, aptix_table t, const void *key,
 static int w_iter_rev(aptix_store_wtxn *w, aptix_table t, const void *start,
 		      size_t slen, aptix_store_iter_cb cb, void *payload)
 {
-	return cursor_walk(w->st, w->txn, 1, w->st->dbi[t], start, slen, 1,
-			   cb, payload);
+	return cursor_walk(w->st, w->txn, 1, t, start, slen, 1, cb, payload);
 }
 
 static int grow_map(struct reader *r)
@@ -976,6 +1303,18 @@ static int open_tables_unguarded(lmdb_store *st, int create)
 			mdb_txn_abort(txn);
 			return lmdb_error(rc, "cannot open store table");
 		}
+	}
+	/* the values table (format 4): optional like the purged table */
+	rc = missing ? 0 : mdb_dbi_open(txn, VALUES_TABLE,
+					create ? MDB_CREATE : 0, &st->values);
+	st->values_absent = 0;
+	if (rc == MDB_NOTFOUND && !create && st->readonly)
+		st->values_absent = 1;
+	else if (rc == MDB_NOTFOUND && !create)
+		missing = 1;
+	else if (rc) {
+		mdb_txn_abort(txn);
+		return lmdb_error(rc, "cannot open store table");
 	}
 	if (missing) {
 		mdb_txn_abort(txn);

@@ -92,6 +92,7 @@ int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
 /* A LEB128 varint (the stored-value headers and packed JSON): 0, or -1. */
 int aptix__get_varint(uint64_t *v, const unsigned char **p,
 		       const unsigned char *end);
+void aptix__put_varint(aptix_buf *out, uint64_t v);
 int aptix__pack_json(aptix_buf *out, const void *json, size_t len);
 int aptix__unpack_json(aptix_buf *out, const void *packed, size_t len);
 int aptix__json_escape(aptix_buf *out, const void *text, size_t len,

@@ -17,10 +17,10 @@ fi
 
 # based_on <store>: "<id> <base>" for each based value of the store
 based_on () {
-	mdb_dump -s objects "$1" | python3 -c '
+	python3 "$TEST_DIRECTORY/lib-objects.py" "$1" | python3 -c '
 import sys
-lines = [l.strip() for l in sys.stdin if l.startswith(" ")]
-for k, v in zip(lines[0::2], lines[1::2]):
+for line in sys.stdin:
+    k, v = line.split()
     v = bytes.fromhex(v)
     if v[0] & 0x20:
         i = 1
@@ -67,7 +67,7 @@ test_expect_success MDB_DUMP 'later turns are stored against the first' '
 	# turns 2-4 each: turn, session, file, request, response at least
 	test $(wc -l <based) -ge 12 &&
 	mdb_dump -s meta "$store" >meta &&
-	grep -x " 33" meta
+	grep -x " 3[3-9]" meta
 '
 
 test_expect_success 'they read back byte for byte; fsck --full agrees' '

@@ -56,17 +56,15 @@ count_objects () {
 # blobs_holding <file>: how many objects of the store have exactly the
 # content of <file>
 blobs_holding () {
-	mdb_dump -s objects "$(aptix -C ws rev-parse --aptix-dir)" \
+	python3 "$TEST_DIRECTORY/lib-objects.py" \
+		"$(aptix -C ws rev-parse --aptix-dir)" \
 		>"$TRASH_DIRECTORY/.objects-dump" &&
 	python3 - "$TRASH_DIRECTORY/.objects-dump" "$1" <<-\EOF
 	import sys, zlib
 	want = open(sys.argv[2], "rb").read()
-	lines = [l.strip() for l in open(sys.argv[1])]
-	lines = lines[lines.index("HEADER=END") + 1:]
-	lines = [l for l in lines if l and l != "DATA=END"]
 	n = 0
-	for value in lines[1::2]:
-	    v = bytes.fromhex(value)
+	for line in open(sys.argv[1]):
+	    v = bytes.fromhex(line.split()[1])
 	    if v[0] & 0x60:	# packed, spliced (format 2) or based (3)
 	        continue
 	    i = 1

@@ -20,7 +20,7 @@ then
 	test_done
 fi
 
-# fill <limit>: write 64 KiB random blobs until hash-object -w fails (at
+# fill <limit> [<size>]: write random blobs of <size> bytes (64 KiB) until hash-object -w fails (at
 # most <limit> of them); the ids written go to ids, the exit code of the
 # failure to fill.rc and its message to fill.err.
 fill () {
@@ -28,7 +28,7 @@ fill () {
 	while test "$i" -lt "$1"
 	do
 		i=$((i + 1))
-		head -c 65536 /dev/urandom >"$TRASH_DIRECTORY/blob" &&
+		head -c "${2:-65536}" /dev/urandom >"$TRASH_DIRECTORY/blob" &&
 		aptix hash-object -w "$TRASH_DIRECTORY/blob" \
 			>>"$TRASH_DIRECTORY/ids" 2>"$TRASH_DIRECTORY/fill.err"
 		rc=$?
@@ -181,6 +181,11 @@ test_expect_success TMPFS 'a full file system: clear error, nothing damaged' '
 		fill 100 &&
 		test "$(cat "$TRASH_DIRECTORY/fill.rc")" = 128 &&
 		grep "no space left on device" "$TRASH_DIRECTORY/fill.err" &&
+		# then what is left, with small values (a 64 KiB one no longer
+		# fits where a turn still does)
+		fill 1000 256 &&
+		test "$(cat "$TRASH_DIRECTORY/fill.rc")" = 128 &&
+		grep "no space left on device" "$TRASH_DIRECTORY/fill.err" &&
 		all_readable &&
 		aptix status >/dev/null &&
 		fsck_clean &&
@@ -189,7 +194,11 @@ test_expect_success TMPFS 'a full file system: clear error, nothing damaged' '
 		cat "$TRASH_DIRECTORY/err" &&
 		grep "no space left on device" "$TRASH_DIRECTORY/err" &&
 		aptix status >/dev/null &&
-		fsck_clean &&
+		# the disk may have filled after the turn stored its
+		# instruction: then its claim waits for room to be recorded
+		aptix fsck --full >"$TRASH_DIRECTORY/fsck-full.out" 2>&1 &&
+		! grep -v -e "^dangling " -e "^dead turn " \
+			"$TRASH_DIRECTORY/fsck-full.out" &&
 
 		rm ballast &&
 		aptix hash-object -w "$TRASH_DIRECTORY/blob" >>"$TRASH_DIRECTORY/ids" &&
@@ -199,6 +208,14 @@ test_expect_success TMPFS 'a full file system: clear error, nothing damaged' '
 		aptix log --all --format="%S %s" >"$TRASH_DIRECTORY/log" &&
 		cat "$TRASH_DIRECTORY/log" &&
 		grep "^committed after freeing space" "$TRASH_DIRECTORY/log" &&
+		if grep "^dead turn " "$TRASH_DIRECTORY/fsck-full.out"
+		then
+			grep "^failed a turn on the full file system" \
+				"$TRASH_DIRECTORY/log"
+		else
+			! grep "a turn on the full file system" \
+				"$TRASH_DIRECTORY/log"
+		fi &&
 		grep "^committed a turn on the small file system" "$TRASH_DIRECTORY/log"
 	)
 '

@@ -625,10 +625,10 @@ START_TEST(test_based_store)
 	ck_assert(!aptix_oid_cmp(&on, &a));
 	ck_assert_int_eq(aptix_odb_read(&out, &type, odb, &c, 1), 0);
 	ck_assert_str_eq(out.ptr, text.ptr);
-	/* the store's format says a based value is in it */
+	/* the store's format says a based value can be in it */
 	ck_assert_int_eq(repo->store->get(&val, repo->store, APTIX_TABLE_META,
 					  "format", 6), 0);
-	ck_assert_str_eq(val.ptr, "3");
+	ck_assert_int_ge(strtol(val.ptr, NULL, 10), 3);
 	/* two values based on each other: corrupt, not a loop */
 	for (i = 0; i < 4; i++)
 		aptix_buf_init(&loop[i], 0);

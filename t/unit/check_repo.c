@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <lmdb.h>
+
 #include "aptix.h"
 #include "aptix/sys/store_backend.h"
 #include "env.h"
@@ -475,7 +477,7 @@ START_TEST(test_format_version)
 	int existed;
 
 	init_repo();
-	ck_assert_int_eq(set_format("4"), APTIX_EVERSION);
+	ck_assert_int_eq(set_format("5"), APTIX_EVERSION);
 	ck_assert_ptr_null(repo);
 	ck_assert_ptr_nonnull(strstr(errmsg(), "upgrade"));
 	/* init of such a store fails the same way */
@@ -488,6 +490,8 @@ START_TEST(test_format_version)
 	ck_assert_int_eq(set_format("x"), APTIX_ECORRUPT);
 	ck_assert_int_eq(set_format("3"), 0);
 	ck_assert_ptr_nonnull(repo);
+	ck_assert_int_eq(set_format("4"), 0);
+	ck_assert_ptr_nonnull(repo);
 	ck_assert_int_eq(set_format("2"), 0);
 	ck_assert_ptr_nonnull(repo);
 	/* format 1 (issue 10's stores before packing) still opens */
@@ -497,6 +501,240 @@ START_TEST(test_format_version)
 END_TEST
 
 /* --- Transactions ------------------------------------------------------ */
+
+/* --- Values in append order (store-lmdb.c, store format 4) ------------ */
+
+struct vput {
+	aptix_table t;
+	unsigned char key;
+	size_t len;		/* 0: delete */
+	char fill;
+};
+
+static int put_values(aptix_store_wtxn *w, void *payload)
+{
+	aptix_store *s = *(aptix_store **)(void *)w;
+	const struct vput *v = payload;
+	unsigned char key[32];
+	char *val;
+	int r;
+
+	for (; v->t != APTIX_TABLE__COUNT; v++) {
+		memset(key, v->key, sizeof(key));
+		if (!v->len) {
+			if ((r = s->wdel(w, v->t, key, 32)) < 0)
+				return r;
+			continue;
+		}
+		val = malloc(v->len);
+		memset(val, v->fill, v->len);
+		val[0] = 1;	/* a type or a version: never 0 */
+		val[v->len - 1] = 'z';
+		r = s->wput(w, v->t, key, 32, val, v->len);
+		free(val);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void assert_value(aptix_table t, unsigned char k, size_t len,
+			 char fill)
+{
+	unsigned char key[32];
+	aptix_buf b = APTIX_BUF_INIT;
+	size_t i;
+
+	memset(key, k, sizeof(key));
+	ck_assert_msg(repo->store->get(&b, repo->store, t, key, 32) == 0,
+		      "%s", errmsg());
+	ck_assert_uint_eq(b.len, len);
+	ck_assert_int_eq(b.ptr[0], 1);
+	ck_assert_int_eq(b.ptr[len - 1], 'z');
+	for (i = 1; i + 1 < len; i++)
+		if (b.ptr[i] != fill)
+			ck_abort_msg("byte %zu of a %zu-byte value", i, len);
+	aptix_buf_release(&b);
+}
+
+struct vcount {
+	size_t n, bytes;
+};
+
+static int vcount_cb(const void *key, size_t klen, const void *val,
+		     size_t vlen, void *payload)
+{
+	struct vcount *c = payload;
+
+	(void)key;
+	(void)klen;
+	(void)val;
+	c->n++;
+	c->bytes += vlen;
+	return 0;
+}
+
+/* The records of one LMDB table, read with liblmdb (the store closed). */
+static struct vcount lmdb_table(const char *name, unsigned char first_of,
+				unsigned char *first_byte)
+{
+	char *dir = unit_path(tmpdir, ".aptix");
+	struct vcount c = { 0, 0 };
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	unsigned char want[32];
+
+	memset(want, first_of, sizeof(want));
+	ck_assert_int_eq(mdb_env_create(&env), 0);
+	mdb_env_set_maxdbs(env, 32);
+	ck_assert_int_eq(mdb_env_open(env, dir, MDB_RDONLY, 0600), 0);
+	ck_assert_int_eq(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+	ck_assert_int_eq(mdb_dbi_open(txn, name, 0, &dbi), 0);
+	ck_assert_int_eq(mdb_cursor_open(txn, dbi, &cur), 0);
+	while (mdb_cursor_get(cur, &k, &v, c.n ? MDB_NEXT : MDB_FIRST) == 0) {
+		c.n++;
+		c.bytes += v.mv_size;
+		if (first_byte && k.mv_size == 32 &&
+		    !memcmp(k.mv_data, want, 32))
+			*first_byte = *(unsigned char *)v.mv_data;
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	free(dir);
+	return c;
+}
+
+START_TEST(test_values_layout)
+{
+	static const struct vput first[] = {
+		{ APTIX_TABLE_OBJECTS, 0xa1, 10, 'a' },		/* in place */
+		{ APTIX_TABLE_OBJECTS, 0xb2, 1500, 'b' },	/* one piece */
+		{ APTIX_TABLE_OBJECTS, 0xc3, 4500, 'c' },	/* three */
+		{ APTIX_TABLE_OBJECTS, 0xd4, 4000, 'd' },	/* two, full */
+		{ APTIX_TABLE_SESSIONS, 0xe5, 300, 'e' },
+		{ APTIX_TABLE__COUNT, 0, 0, 0 }
+	};
+	static const struct vput second[] = {
+		{ APTIX_TABLE_OBJECTS, 0xc3, 100, 'C' },	/* replaced */
+		{ APTIX_TABLE_OBJECTS, 0xb2, 0, 0 },		/* deleted */
+		{ APTIX_TABLE_SESSIONS, 0xe5, 20, 'E' },	/* now in place */
+		{ APTIX_TABLE__COUNT, 0, 0, 0 }
+	};
+	struct vcount c = { 0, 0 };
+	aptix_buf b = APTIX_BUF_INIT;
+	unsigned char byte = 0xff;
+
+	init_repo();
+	ck_assert_int_eq(set_format("3"), 0);
+	ck_assert_msg(repo->store->write(repo->store, put_values,
+					 (void *)first) == 0, "%s", errmsg());
+	assert_value(APTIX_TABLE_OBJECTS, 0xa1, 10, 'a');
+	assert_value(APTIX_TABLE_OBJECTS, 0xb2, 1500, 'b');
+	assert_value(APTIX_TABLE_OBJECTS, 0xc3, 4500, 'c');
+	assert_value(APTIX_TABLE_OBJECTS, 0xd4, 4000, 'd');
+	assert_value(APTIX_TABLE_SESSIONS, 0xe5, 300, 'e');
+	/* iteration hands out whole values too */
+	ck_assert_int_eq(repo->store->iter(repo->store, APTIX_TABLE_OBJECTS,
+					   NULL, 0, vcount_cb, &c), 0);
+	ck_assert_uint_eq(c.n, 4);
+	ck_assert_uint_eq(c.bytes, 10 + 1500 + 4500 + 4000);
+	/* the first pointer raised the format */
+	ck_assert_int_eq(repo->store->get(&b, repo->store, APTIX_TABLE_META,
+					  "format", 6), 0);
+	ck_assert_str_eq(b.ptr, "4");
+	ck_assert_msg(repo->store->write(repo->store, put_values,
+					 (void *)second) == 0, "%s", errmsg());
+	assert_value(APTIX_TABLE_OBJECTS, 0xc3, 100, 'C');
+	assert_value(APTIX_TABLE_SESSIONS, 0xe5, 20, 'E');
+	ck_assert_int_eq(repo->store->get(&b, repo->store, APTIX_TABLE_OBJECTS,
+					  (unsigned char[32]){ 0xb2, 0xb2 }, 32),
+			 APTIX_ENOTFOUND);
+	aptix_buf_release(&b);
+	aptix_repo_free(repo);
+	repo = NULL;
+	/* what is left in the values table: c's new value and d's two */
+	c = lmdb_table("values", 0, NULL);
+	ck_assert_uint_eq(c.n, 3);
+	ck_assert_uint_eq(c.bytes, 100 + 4000);
+	lmdb_table("objects", 0xa1, &byte);
+	ck_assert_int_eq(byte, 1);		/* in place */
+	lmdb_table("objects", 0xd4, &byte);
+	ck_assert_int_eq(byte, 0);		/* a pointer */
+}
+END_TEST
+
+START_TEST(test_values_damaged)
+{
+	static const struct vput put[] = {
+		{ APTIX_TABLE_OBJECTS, 0xc3, 4500, 'c' },
+		{ APTIX_TABLE__COUNT, 0, 0, 0 }
+	};
+	static const unsigned char bad[][6] = {
+		{ 0x00 },			/* no number */
+		{ 0x00, 0x80 },			/* a varint cut short */
+		{ 0x00, 0x00, 0x00 },		/* no length */
+		{ 0x00, 0x00, 0x05, 0x01 },	/* a byte too many */
+		{ 0x00, 0x07, 0x05 },		/* no such piece */
+	};
+	static const size_t badlen[] = { 1, 2, 3, 4, 3 };
+	char *dir;
+	unsigned char key[32], k8[8] = { 0 };
+	aptix_buf b = APTIX_BUF_INIT;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi, vdbi;
+	MDB_val k = { 32, key }, v, pk = { 8, k8 };
+	size_t i;
+
+	init_repo();
+	ck_assert_int_eq(repo->store->write(repo->store, put_values,
+					    (void *)put), 0);
+	aptix_repo_free(repo);
+	repo = NULL;
+	dir = unit_path(tmpdir, ".aptix");
+	memset(key, 0x11, sizeof(key));
+	ck_assert_int_eq(mdb_env_create(&env), 0);
+	mdb_env_set_maxdbs(env, 32);
+	ck_assert_int_eq(mdb_env_open(env, dir, 0, 0600), 0);
+	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	ck_assert_int_eq(mdb_dbi_open(txn, "objects", 0, &dbi), 0);
+	ck_assert_int_eq(mdb_dbi_open(txn, "values", 0, &vdbi), 0);
+	for (i = 0; i < sizeof(badlen) / sizeof(badlen[0]); i++) {
+		key[0] = (unsigned char)i;
+		v.mv_size = badlen[i];
+		v.mv_data = (void *)bad[i];
+		ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+	}
+	/* the middle piece of c's value goes missing */
+	k8[7] = 1;
+	ck_assert_int_eq(mdb_del(txn, vdbi, &pk, NULL), 0);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	ck_assert_msg(aptix_repo_open(&repo, dir) == 0, "%s", errmsg());
+	free(dir);
+	for (i = 0; i < sizeof(badlen) / sizeof(badlen[0]); i++) {
+		key[0] = (unsigned char)i;
+		ck_assert_int_eq(repo->store->get(&b, repo->store,
+						  APTIX_TABLE_OBJECTS, key,
+						  32), APTIX_ECORRUPT);
+		ck_assert_ptr_nonnull(strstr(errmsg(), "corrupt"));
+	}
+	memset(key, 0xc3, sizeof(key));
+	ck_assert_int_eq(repo->store->get(&b, repo->store, APTIX_TABLE_OBJECTS,
+					  key, 32), APTIX_ECORRUPT);
+	ck_assert_ptr_nonnull(strstr(errmsg(), "piece 1 "));
+	/* a damaged record can still be deleted */
+	ck_assert_int_eq(repo->store->write(repo->store, put_values,
+		(void *)(const struct vput[]){
+			{ APTIX_TABLE_OBJECTS, 0xc3, 0, 0 },
+			{ APTIX_TABLE__COUNT, 0, 0, 0 } }), 0);
+	aptix_buf_release(&b);
+}
+END_TEST
 
 START_TEST(test_txn_atomic)
 {
@@ -1531,6 +1769,8 @@ Suite *repo_suite(void)
 	tcase_add_test(store, test_discover);
 	tcase_add_test(store, test_not_a_store);
 	tcase_add_test(store, test_format_version);
+	tcase_add_test(store, test_values_layout);
+	tcase_add_test(store, test_values_damaged);
 	tcase_add_test(store, test_txn_atomic);
 	suite_add_tcase(s, store);
 

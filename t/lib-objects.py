@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""lib-objects.py - the stored values of an aptix store's objects, for tests.
+
+Usage: lib-objects.py <store-dir>
+
+Prints one line per object: its id and its stored value (objects-format.md,
+"Storage"), both in hex. A record of the objects table that points into the
+values table (store format 4: the byte 0x00, the varint number of the first
+piece, the varint length) is given as the value its pieces make. Reads the
+store with mdb_dump (lmdb-utils); no aptix process may be writing it.
+"""
+import subprocess
+import sys
+
+
+def records(store, table):
+    out = subprocess.run(["mdb_dump", "-s", table, store], check=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         universal_newlines=True).stdout
+    lines = [l[1:] for l in out.split("\n") if l.startswith(" ")]
+    return [(bytes.fromhex(k), bytes.fromhex(v))
+            for k, v in zip(lines[0::2], lines[1::2])]
+
+
+def varint(b, i):
+    n, shift = 0, 0
+    while True:
+        n |= (b[i] & 0x7f) << shift
+        shift += 7
+        i += 1
+        if not b[i - 1] & 0x80:
+            return n, i
+
+
+def resolve(value, pieces):
+    if not value or value[0] != 0:
+        return value
+    first, i = varint(value, 1)
+    length, i = varint(value, i)
+    out, seq = b"", first
+    while len(out) < length:
+        out += pieces[seq]
+        seq += 1
+    return out
+
+
+def main():
+    store = sys.argv[1]
+    try:
+        pieces = {int.from_bytes(k, "big"): v
+                  for k, v in records(store, "values")}
+    except subprocess.CalledProcessError:
+        pieces = {}	# a store of format 3 or older
+    for key, value in records(store, "objects"):
+        print(key.hex(), resolve(value, pieces).hex())
+
+
+if __name__ == "__main__":
+    main()

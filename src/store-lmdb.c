@@ -88,6 +88,14 @@
 #define PTR_MARK 0x00
 #define VALUES_TABLE "values"
 #define LOGGED_FORMAT 4
+/*
+ * A value this large is refused as "store is full" when it would leave
+ * less than RESERVE_PAGES below the store's size limit: the last pages
+ * are kept for small writes, so that a turn whose payloads do not fit
+ * can still be recorded, failed, without them (run.c's fall_back).
+ */
+#define LARGE_VALUE ((size_t)16 << 10)
+#define RESERVE_PAGES 64
 
 /*
  * Functions called under a guard that change their locals: kept out of
@@ -715,6 +723,33 @@ static NOINLINE int drop_pieces(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k)
 	return 0;
 }
 
+/*
+ * Is there room for a large value above the reserve? (The pages the
+ * last commit used, against the size limit: an estimate, since this
+ * transaction may reuse free pages, and one that errs on the safe side.)
+ * When there is none, the map is marked full: st_write grows it, or
+ * says that the store is full.
+ */
+static int room_for(aptix_store_wtxn *w, size_t vlen)
+{
+	MDB_envinfo info;
+	MDB_stat stat;
+	uint64_t limit, need;
+
+	if (mdb_env_info(w->st->env, &info) || mdb_env_stat(w->st->env, &stat))
+		return 1;
+	limit = info.me_mapsize / stat.ms_psize;
+	if (w->st->max_mapsize / stat.ms_psize < limit)
+		limit = w->st->max_mapsize / stat.ms_psize;
+	need = (uint64_t)info.me_last_pgno + 1 + RESERVE_PAGES +
+		piece_count(vlen) / 2 + 1;
+	if (need <= limit)
+		return 1;
+	w->map_full = 1;
+	lmdb_error(MDB_MAP_FULL, "cannot write to store");
+	return 0;
+}
+
 /* Put a value of a logged table: its pieces, then the pointer to them. */
 static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
 		      const void *val, size_t vlen)
@@ -734,6 +769,8 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
 		rc = mdb_put(w->txn, dbi, k, &v, 0);
 		goto done;
 	}
+	if (vlen >= LARGE_VALUE && !room_for(w, vlen))
+		return APTIX_EFULL;
 	if ((r = next_piece(w, &first)) < 0 || (r = note_format(w)) < 0)
 		return r;
 	for (i = 0; i < n && !rc; i++) {

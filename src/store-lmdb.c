@@ -1004,7 +1004,16 @@ static int w_put(aptix_store_wtxn *w, aptix_table t, const void *key,
 		guard_pop(&g);
 		return rc;
 	}
-	rc = mdb_put(w->txn, w->st->dbi[t], &k, &v, 0);
+	/*
+	 * Keys that grow (a reflog's sequence, the timeline's time) are
+	 * appended when they are the table's last: pages then fill up.
+	 * A refused append (not the last key) changes nothing.
+	 */
+	rc = MDB_KEYEXIST;
+	if (t == APTIX_TABLE_REFLOG || t == APTIX_TABLE_TIMELINE)
+		rc = mdb_put(w->txn, w->st->dbi[t], &k, &v, MDB_APPEND);
+	if (rc == MDB_KEYEXIST)
+		rc = mdb_put(w->txn, w->st->dbi[t], &k, &v, 0);
 	guard_pop(&g);
 	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
 		w->map_full = 1;

@@ -463,6 +463,7 @@ static int leaf_node(struct lfile *f, struct walk *w, const unsigned char *p,
 	size_t at = (size_t)(node - p) + NODE + ksize;
 	const unsigned char *key = node + NODE, *val = p + at;
 	unsigned char *big = NULL;
+	uint64_t off = pg * f->psize + at;	/* the value in the file */
 	int r = 0;
 
 	if (at > f->psize || (flags & ~(F_BIGDATA | F_SUBDATA)) ||
@@ -475,6 +476,7 @@ static int leaf_node(struct lfile *f, struct walk *w, const unsigned char *p,
 	}
 	w->c.entries++;
 	if (flags & F_BIGDATA) {
+		off = get64(val) * f->psize + HDR;
 		if (overflow(f, w, get64(val), dsize, &big) < 0)
 			return -1;
 		val = big;
@@ -495,7 +497,8 @@ static int leaf_node(struct lfile *f, struct walk *w, const unsigned char *p,
 	} else if (w->is_free && val) {
 		free_list(f, w, val, dsize);
 	} else if (f->salvage && f->record && val) {
-		r = f->record(w->tree, key, ksize, val, dsize, f->payload);
+		r = f->record(w->tree, key, ksize, val, dsize, off,
+			      f->payload);
 		if (r)
 			f->stop = r;
 	}

@@ -29,11 +29,15 @@ int aptix_lmdb_file_check(const char *path, aptix_lmdb_problem_cb cb,
  * A record found by the salvage scan. table: the table's name when the
  * record was found by walking that table's tree from a meta page; NULL
  * for one found on a leaf page no tree reaches (an orphan, or a page
- * of an older version: it may be stale). Non-zero return stops.
+ * of an older version: it may be stale). off: where the value's vlen
+ * bytes lie in the file (on its leaf page, or its overflow pages), for
+ * a caller that reads them again later instead of keeping a copy.
+ * Non-zero return stops.
  */
 typedef int (*aptix_lmdb_record_cb)(const char *table, const void *key,
 				    size_t klen, const void *val,
-				    size_t vlen, void *payload);
+				    size_t vlen, uint64_t off,
+				    void *payload);
 
 /**
  * @brief Every readable record of data.mdb at path, skipping damaged

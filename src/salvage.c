@@ -10,6 +10,21 @@
  *	objects	every value that decodes and hashes to its key, wherever
  *		it was found (an object's id proves its bytes, so a copy
  *		on an old page is as good as any);
+ *	values	the pieces of the larger objects' values (store format 4:
+ *		see store-lmdb.c, "Values in append order"). An objects
+ *		record of 64 bytes or more is a pointer: 0x00, the varint
+ *		number of the value's first piece, the varint length; the
+ *		pieces, of 2,000 bytes (the last: the rest), are under
+ *		consecutive be64 numbers. The pieces are the records of
+ *		that table's trees, then those with an 8-byte key and a
+ *		piece's size on orphan pages, first found first kept (a
+ *		tree's piece wins over an orphan's); only where each lies
+ *		in the file is kept. Once the scan is over each pointer,
+ *		from a tree or an orphan page, is resolved and its value
+ *		taken as one found in place; a value whose pieces are not
+ *		all there at their sizes is damaged. Pieces no pointer
+ *		names are not read: an object whose record was lost is
+ *		lost, as in older formats;
  *	refs	from the refs tree, the newest meta first; a ref name met
  *		only on an orphan page is taken only when no tree gave it
  *		(it may be stale); a ref whose target object was not
@@ -18,7 +33,9 @@
  *	config	the file is copied as it is.
  *
  * The index (sessions, children, conversations, timeline) is rebuilt
- * from the recovered objects and refs; turns in flight are not copied.
+ * from the recovered objects and refs (the pieces of session records
+ * are not read); turns in flight are not copied. The new store is
+ * written through the store API, in the current format.
  */
 #include "common.h"
 #include "aptix/repo.h"
@@ -34,10 +51,30 @@
 #include <unistd.h>
 
 #define BATCH 512
+/* The values table, as store-lmdb.c writes it. */
+#define VALUES_TABLE "values"
+#define PIECE_MAX 2000
+#define PTR_MARK 0x00
 
 struct rec {
 	aptix_table table;
 	aptix_buf key, val;
+	int from_tree;
+};
+
+/* A record of the values table: where it lies in the file. */
+struct piece {
+	uint64_t num;		/* its key */
+	uint64_t off;		/* its bytes in the file */
+	size_t len;
+	size_t seq;		/* the order found: the first is kept */
+};
+
+/* An objects record that points into the values table. */
+struct pointer {
+	unsigned char key[APTIX_OID_RAWSZ];
+	uint64_t first;		/* its first piece */
+	size_t len;		/* the value's length */
 	int from_tree;
 };
 
@@ -50,6 +87,10 @@ struct salvage {
 	size_t nspliced, spliced_alloc;
 	struct rec *refs;		/* refs and reflog, written last */
 	size_t nrefs, refs_alloc;
+	struct piece *pieces;		/* the values table's records */
+	size_t npieces, pieces_alloc;
+	struct pointer *ptrs;		/* resolved once the scan is over */
+	size_t nptrs, ptrs_alloc;
 	int error;
 };
 
@@ -179,28 +220,113 @@ static int ref_value_ok(const char *v, size_t len)
 	return 1;
 }
 
-static int on_record(const char *table, const void *key, size_t klen,
-		     const void *val, size_t vlen, void *payload)
+/*
+ * An objects value (in place, or put together from its pieces): 1 when
+ * it is taken (an object, or one to check once its bases are in), 0
+ * when it is no object, < 0 on error.
+ */
+static int take_object(struct salvage *s, const void *key, size_t klen,
+		       const void *val, size_t vlen)
 {
-	struct salvage *s = payload;
-	aptix_purge_info purged;
-	char name[1024];
 	int r = 0;
 
-	if ((!table || !strcmp(table, "objects")) &&
-	    klen == APTIX_OID_RAWSZ && aptix_stored_needs_bases(val, vlen)) {
+	if (klen != APTIX_OID_RAWSZ)
+		return 0;
+	if (aptix_stored_needs_bases(val, vlen)) {
 		/* checked once every other object is in */
 		if (push(&s->spliced, &s->nspliced, &s->spliced_alloc,
 			 APTIX_TABLE_OBJECTS, key, klen, val, vlen, 1) < 0)
 			return APTIX_ERROR;
-	} else if ((!table || !strcmp(table, "objects")) &&
-	    is_object(key, klen, val, vlen, NULL)) {
-		s->stats->objects_seen++;
-		if (push(&s->pending, &s->npending, &s->alloc,
-			 APTIX_TABLE_OBJECTS, key, klen, val, vlen, 1) < 0)
-			return APTIX_ERROR;
-		if (s->npending >= BATCH)
-			r = flush_objects(s);
+		return 1;
+	}
+	if (!is_object(key, klen, val, vlen, NULL))
+		return 0;
+	s->stats->objects_seen++;
+	if (push(&s->pending, &s->npending, &s->alloc, APTIX_TABLE_OBJECTS,
+		 key, klen, val, vlen, 1) < 0)
+		return APTIX_ERROR;
+	if (s->npending >= BATCH)
+		r = flush_objects(s);
+	return r < 0 ? r : 1;
+}
+
+/* A record that points into the values table: 1 with its fields, or 0. */
+static int read_pointer(uint64_t *first, size_t *len, const void *val,
+			size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+	uint64_t n;
+
+	if (!vlen || p[0] != PTR_MARK)
+		return 0;
+	p++;
+	if (aptix__get_varint(first, &p, end) < 0 ||
+	    aptix__get_varint(&n, &p, end) < 0 || p != end || n == 0 ||
+	    n > (uint64_t)SIZE_MAX / 2 || *first > UINT64_MAX - n)
+		return 0;
+	*len = (size_t)n;
+	return 1;
+}
+
+static int add_piece(struct salvage *s, const void *key, uint64_t off,
+		     size_t len)
+{
+	struct piece *p;
+
+	if (aptix__grow(&s->pieces, &s->pieces_alloc, s->npieces,
+			sizeof(*s->pieces), 256) < 0)
+		return APTIX_ERROR;
+	p = &s->pieces[s->npieces];
+	p->num = aptix__get_be64(key);
+	p->off = off;
+	p->len = len;
+	p->seq = s->npieces++;
+	return 0;
+}
+
+static int add_pointer(struct salvage *s, const void *key, uint64_t first,
+		       size_t len, int from_tree)
+{
+	struct pointer *p;
+
+	if (aptix__grow(&s->ptrs, &s->ptrs_alloc, s->nptrs,
+			sizeof(*s->ptrs), 64) < 0)
+		return APTIX_ERROR;
+	p = &s->ptrs[s->nptrs++];
+	memcpy(p->key, key, APTIX_OID_RAWSZ);
+	p->first = first;
+	p->len = len;
+	p->from_tree = from_tree;
+	return 0;
+}
+
+static int on_record(const char *table, const void *key, size_t klen,
+		     const void *val, size_t vlen, uint64_t off,
+		     void *payload)
+{
+	struct salvage *s = payload;
+	aptix_purge_info purged;
+	uint64_t first;
+	size_t len;
+	char name[1024];
+	int r = 0;
+
+	if (table && !strcmp(table, VALUES_TABLE)) {
+		if (klen == 8 && vlen && vlen <= PIECE_MAX)
+			return add_piece(s, key, off, vlen);
+		s->stats->damaged_records++;
+		return 0;
+	}
+	/* on an orphan page: perhaps a piece (a pointer will tell) */
+	if (!table && klen == 8 && vlen && vlen <= PIECE_MAX &&
+	    (r = add_piece(s, key, off, vlen)) < 0)
+		return r;
+	if ((!table || !strcmp(table, "objects")) &&
+	    klen == APTIX_OID_RAWSZ && read_pointer(&first, &len, val, vlen))
+		return add_pointer(s, key, first, len, !!table);
+	if ((!table || !strcmp(table, "objects")) &&
+	    (r = take_object(s, key, klen, val, vlen)) != 0) {
+		return r < 0 ? r : 0;
 	} else if ((!table || !strcmp(table, "refs")) &&
 		   ref_name(name, sizeof(name), key, klen) &&
 		   ref_value_ok(val, vlen)) {
@@ -222,6 +348,120 @@ static int on_record(const char *table, const void *key, size_t klen,
 			     !strcmp(table, "reflog"))) {
 		s->stats->damaged_records++;
 	}
+	return r;
+}
+
+static int by_number(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The piece numbered num (pieces sorted, one per number), or NULL. */
+static const struct piece *find_piece(const struct salvage *s, uint64_t num)
+{
+	size_t lo = 0, hi = s->npieces;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->pieces[mid].num < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->npieces && s->pieces[lo].num == num ?
+		&s->pieces[lo] : NULL;
+}
+
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The value p points to, into out: 0, or 1 when a piece is missing,
+ * of the wrong size or unreadable (the value is damaged).
+ */
+static int put_together(aptix_buf *out, const struct salvage *s, int fd,
+			const struct pointer *p)
+{
+	const struct piece *pc = find_piece(s, p->first);
+	const struct piece *end = s->pieces + s->npieces;
+	size_t i, n = (p->len - 1) / PIECE_MAX + 1;
+
+	aptix_buf_clear(out);
+	if (!pc || (size_t)(end - pc) < n)
+		return 1;
+	for (i = 0; i < n; i++)
+		if (pc[i].num != p->first + i ||
+		    pc[i].len != (i + 1 < n ? PIECE_MAX :
+				  p->len - i * PIECE_MAX))
+			return 1;
+	if (aptix_buf_grow(out, p->len) < 0)
+		return APTIX_ERROR;
+	for (i = 0; i < n; i++) {
+		if (read_at(fd, out->ptr + out->len, pc[i].len, pc[i].off) < 0)
+			return 1;
+		out->len += pc[i].len;
+	}
+	out->ptr[out->len] = '\0';
+	return 0;
+}
+
+/*
+ * Once the scan is over: each pointer found in the objects table, its
+ * value put together from the pieces and taken as a value in place.
+ */
+static int resolve_pointers(struct salvage *s, const char *path)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	size_t i, k;
+	int fd, r = 0;
+
+	if (!s->nptrs)
+		return 0;
+	/* one piece per number: the first found */
+	if (s->npieces > 1)
+		qsort(s->pieces, s->npieces, sizeof(*s->pieces), by_number);
+	for (i = k = 0; i < s->npieces; i++)
+		if (!k || s->pieces[i].num != s->pieces[k - 1].num)
+			s->pieces[k++] = s->pieces[i];
+	s->npieces = k;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		aptix_error_set_os("cannot read '%s'", path);
+		return APTIX_ERROR;
+	}
+	for (i = 0; i < s->nptrs && !r; i++) {
+		const struct pointer *p = &s->ptrs[i];
+		int taken;
+
+		if ((r = put_together(&val, s, fd, p)) < 0)
+			break;
+		/* pieces missing (r = 1), or no object: damaged */
+		taken = r ? 0 : take_object(s, p->key, sizeof(p->key),
+					    val.ptr, val.len);
+		r = taken < 0 ? taken : 0;
+		if (!taken && p->from_tree)
+			s->stats->damaged_records++;
+	}
+	close(fd);
+	aptix_buf_release(&val);
 	return r;
 }
 
@@ -373,6 +613,8 @@ int aptix_salvage(const char *from, const char *workdir,
 	r = aptix_lmdb_file_salvage(path.ptr, on_record, &s,
 				    &stats->bad_pages);
 	if (!r)
+		r = resolve_pointers(&s, path.ptr);
+	if (!r)
 		r = flush_objects(&s);
 	/*
 	 * Values that need bases (spliced or based), once every other
@@ -422,6 +664,8 @@ int aptix_salvage(const char *from, const char *workdir,
 	release(s.refs, s.nrefs);
 	release(s.spliced, s.nspliced);
 	free(s.spliced);
+	free(s.pieces);
+	free(s.ptrs);
 	free(s.pending);
 	free(s.refs);
 	aptix_buf_release(&path);

@@ -882,9 +882,18 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 		    !in_file(st, v.mv_data, v.mv_size, writing))
 			return outside_file();
 		val = v;
+		/*
+		 * Pieces missing or damaged: the record as stored, which
+		 * no reader takes for a value (none starts with 0x00), so
+		 * that one damaged value does not end the walk.
+		 */
 		if (logged && (r = resolve(st, mdb_cursor_txn(c), writing, &v,
-					   &val, tmp)) < 0)
+					   &val, tmp)) == APTIX_ECORRUPT) {
+			aptix_error_clear();
+			val = v;
+		} else if (r < 0) {
 			return r;
+		}
 		cb_depth++;
 		r = cb(k.mv_data, k.mv_size, val.mv_data, val.mv_size,
 		       payload);

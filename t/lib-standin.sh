@@ -238,10 +238,12 @@ object_count () {
 	wc -l | awk '{ print $1 / 2 }'
 }
 
-# store_text: every key and value of every table, values of the objects
-# table inflated where they inflate alone (see objects-format.md,
-# "Storage"), then the content of every object as aptix reads it (packed,
-# spliced and based values need aptix to be read).
+# store_text: every key and value of every table, a record of the
+# objects or sessions table that points into the values table put
+# together from its pieces (store format 4), values of the objects table
+# inflated where they inflate alone (see objects-format.md, "Storage"),
+# then the content of every object as aptix reads it (packed, spliced and
+# based values need aptix to be read).
 store_text () {
 	store_text_raw &&
 	aptix cat-object --batch --batch-all-objects
@@ -251,7 +253,7 @@ store_text_raw () {
 	mdb_dump -a "$(store_dir)" >"$TRASH_DIRECTORY/.store-dump" &&
 	python3 -c '
 import sys, zlib
-db, pending = None, None
+db, pending, records = None, None, []
 for line in open(sys.argv[1]):
     line = line.rstrip("\n")
     if line.startswith("database="):
@@ -262,7 +264,35 @@ for line in open(sys.argv[1]):
     if pending is None:
         pending = raw
         continue
-    key, value, pending = pending, raw, None
+    records.append((db, pending, raw))
+    pending = None
+pieces = {k: v for db, k, v in records if db == "values"}
+
+def varint(b, i):
+    v, shift = 0, 0
+    while i < len(b):
+        v |= (b[i] & 0x7f) << shift
+        shift += 7
+        i += 1
+        if not b[i - 1] & 0x80:
+            return v, i
+    return None, i
+
+# a pointer: 0x00, the varint number of its first piece, the varint
+# length; the pieces (2,000 bytes, the last the rest) under consecutive
+# be64 numbers
+def resolve(value):
+    first, i = varint(value, 1)
+    size, i = varint(value, i)
+    if first is None or size is None or i != len(value):
+        return value
+    nums = range(first, first + (size + 1999) // 2000)
+    out = b"".join(pieces.get(n.to_bytes(8, "big"), b"") for n in nums)
+    return out if len(out) == size else value
+
+for db, key, value in records:
+    if db in ("objects", "sessions") and value[:1] == b"\0":
+        value = resolve(value)
     if db == "objects" and value and not value[0] & 0x80:
         i = 1
         while i < len(value) and value[i] & 0x80:

@@ -3,19 +3,33 @@
 
 Usage: lib-store.py <store-dir> <command> [<args>]
 
-  get <table> <key>            print the value (hex); exit 1 if absent
-  put <table> <key> <value>    add or replace a record
-  del <table> <key>            delete a record; exit 1 if absent
+  get <table> <key>            print the record (hex) as it is stored;
+                               exit 1 if absent
+  value <table> <key>          print the value (hex) the record stands
+                               for: a pointer put together from its
+                               pieces (see below); exit 1 if absent or
+                               if a piece is missing
+  pieces <table> <key>         print the keys (hex) of the pieces in the
+                               values table of a pointer record, first
+                               first; exit 1 if it is none
+  put <table> <key> <value>    add or replace a record, as it is given
+                               (a value put in place, never in pieces)
+  del <table> <key>            delete a record (not its pieces); exit 1
+                               if absent
   keys <table>                 print every key (hex)
   put-object <type> <file>     store the file as an object of that type,
                                stored raw (type byte | 0x80), whatever it
-                               holds; print its id
-  corrupt <id> <how>           damage a stored object: "flip" a byte in
-                               the middle of its data, "truncate" it by
-                               4 bytes, "header" (value 0xff 0xff)
+                               holds, in place; print its id
+  corrupt <id> <how>           damage the bytes of a stored object's
+                               value, in place or in its pieces: "flip"
+                               a byte in the middle of its data,
+                               "truncate" it by 4 bytes (in pieces: its
+                               last piece), "header" (in place: the
+                               value becomes 0xff 0xff; in pieces: the
+                               first two bytes of the first piece)
   pages                        print the number of pages of data.mdb
-  root <table>                 print the page number of the table's root
-                               (from the newest meta page)
+  root <table> [older]         print the page number of the table's root
+                               (from the newest meta page, or the older)
   page <n> <how>               damage page n of data.mdb in place:
                                "zero" it, fill it with "noise" (fixed
                                bytes), or "header" (its page number)
@@ -25,6 +39,15 @@ objects table are the 32 raw id bytes: "hex:<id>" (or just the id for
 corrupt). Edits go through mdb_dump and mdb_load (lmdb-utils); a delete
 reloads every table into a fresh environment. No aptix process may have
 the store open meanwhile.
+
+Store format 4 (src/store-lmdb.c, "Values in append order"): a value of
+64 bytes or more of the tables objects and sessions lives in the table
+values, in pieces of at most 2,000 bytes under consecutive 8-byte
+big-endian numbers; its record is then a pointer: the byte 0x00, the
+varint number of the first piece, the varint length. get, put and del
+see records as they are stored; value, pieces and corrupt follow
+pointers. A value put in place (put, put-object) reads as in a store of
+an older format.
 """
 import hashlib
 import os
@@ -154,6 +177,91 @@ def varint(n):
 
 TYPES = {"blob": 1, "turn": 2, "session": 3}
 
+PIECE_MAX = 2000
+
+
+def get_varint(b, i):
+    """The LEB128 varint at b[i:]: (value, index after), or None."""
+    v, shift = 0, 0
+    while i < len(b) and shift < 70:
+        v |= (b[i] & 0x7f) << shift
+        shift += 7
+        i += 1
+        if not b[i - 1] & 0x80:
+            return v, i
+    return None
+
+
+def pointer(record):
+    """A record pointing into the values table: ([the keys of its
+    pieces], the value's length); None for a value in place."""
+    if not record or record[0] != 0:
+        return None
+    first = get_varint(record, 1)
+    size = first and get_varint(record, first[1])
+    if not size or size[1] != len(record) or not size[0]:
+        return None
+    n = (size[0] + PIECE_MAX - 1) // PIECE_MAX
+    return [(first[0] + i).to_bytes(8, "big") for i in range(n)], size[0]
+
+
+def resolve(store, record):
+    """The value a record stands for: itself, or its pieces; None if a
+    piece is missing or of the wrong size."""
+    p = pointer(record)
+    if p is None:
+        return record
+    keys, size = p
+    pieces = dict(table_records(store, "values")[1])
+    out = b""
+    for i, k in enumerate(keys):
+        want = min(PIECE_MAX, size - i * PIECE_MAX)
+        if k not in pieces or len(pieces[k]) != want:
+            return None
+        out += pieces[k]
+    return out
+
+
+def corrupt(store, key, how):
+    """Damage the bytes of an object's value, where they are stored."""
+    v = get(store, "objects", key)
+    if v is None:
+        return 1
+    p = pointer(v)
+    if p is None:
+        if how == "flip":
+            i = len(v) // 2
+            v = v[:i] + bytes([v[i] ^ 0x55]) + v[i + 1:]
+        elif how == "truncate":
+            v = v[:-4]
+        elif how == "header":
+            v = b"\xff\xff"
+        else:
+            return 2
+        put(store, "objects", key, v)
+        return 0
+    keys, size = p
+    if how == "flip":
+        i = size // 2
+        k, at = keys[i // PIECE_MAX], i % PIECE_MAX
+    elif how == "truncate":
+        k = keys[-1]
+    elif how == "header":
+        k = keys[0]
+    else:
+        return 2
+    piece = get(store, "values", k)
+    if piece is None:
+        return 1
+    if how == "flip":
+        piece = piece[:at] + bytes([piece[at] ^ 0x55]) + piece[at + 1:]
+    elif how == "truncate":
+        piece = piece[:-4]
+    else:
+        piece = b"\xff\xff" + piece[2:]
+    put(store, "values", k, piece)
+    return 0
+
 
 PSIZE = 4096
 
@@ -166,7 +274,7 @@ def data_file(store):
     return os.path.join(store, "data.mdb")
 
 
-def table_root(store, table):
+def table_root(store, table, older=False):
     """Walk LMDB's main tree (liblmdb 0.9, 64-bit) to a table's root."""
     with open(data_file(store), "rb") as f:
         metas = []
@@ -174,7 +282,7 @@ def table_root(store, table):
             f.seek(i * PSIZE)
             m = f.read(160)
             metas.append((le(m, 144, 8), le(m, 128, 8)))  # txnid, root
-        pg = max(metas)[1]
+        pg = (min(metas) if older else max(metas))[1]
         while True:
             f.seek(pg * PSIZE)
             p = f.read(PSIZE)
@@ -221,6 +329,23 @@ def main(argv):
         if v is None:
             return 1
         print(v.hex())
+    elif cmd == "value" and len(args) == 2:
+        v = get(store, args[0], arg_bytes(args[1]))
+        if v is None:
+            return 1
+        v = resolve(store, v)
+        if v is None:
+            sys.stderr.write("lib-store.py: a piece of the value is "
+                             "missing or of the wrong size\n")
+            return 1
+        print(v.hex())
+    elif cmd == "pieces" and len(args) == 2:
+        v = get(store, args[0], arg_bytes(args[1]))
+        p = v is not None and pointer(v)
+        if not p:
+            return 1
+        for k in p[0]:
+            print(k.hex())
     elif cmd == "put" and len(args) == 3:
         put(store, args[0], arg_bytes(args[1]), arg_bytes(args[2]))
     elif cmd == "del" and len(args) == 2:
@@ -238,24 +363,12 @@ def main(argv):
             bytes([TYPES[t] | 0x80]) + varint(len(data)) + data)
         print(oid.hex())
     elif cmd == "corrupt" and len(args) == 2:
-        key = bytes.fromhex(args[0])
-        v = get(store, "objects", key)
-        if v is None:
-            return 1
-        if args[1] == "flip":
-            i = len(v) // 2
-            v = v[:i] + bytes([v[i] ^ 0x55]) + v[i + 1:]
-        elif args[1] == "truncate":
-            v = v[:-4]
-        elif args[1] == "header":
-            v = b"\xff\xff"
-        else:
-            return 2
-        put(store, "objects", key, v)
+        return corrupt(store, bytes.fromhex(args[0]), args[1])
     elif cmd == "pages" and not args:
         print(os.path.getsize(data_file(store)) // PSIZE)
-    elif cmd == "root" and len(args) == 1:
-        r = table_root(store, args[0])
+    elif cmd == "root" and (len(args) == 1 or
+                            (len(args) == 2 and args[1] == "older")):
+        r = table_root(store, args[0], len(args) == 2)
         if r is None:
             return 1
         print(r)

@@ -42,8 +42,8 @@ test_expect_success 'setup: a good store' '
 	big=$(test_seq 1 300 | aptix hash-object -w --stdin) &&
 	small=$(echo small | aptix hash-object -w --stdin) &&
 	other=$(echo other | aptix hash-object -w --stdin) &&
-	store get objects hex:$big | grep "^01" &&
-	store get objects hex:$small | grep "^81" &&
+	store value objects hex:$big | grep "^01" &&
+	store value objects hex:$small | grep "^81" &&
 	t1=$(aptix write-turn --conversation c1 --seq 1 --instruction $big \
 		--created-at 1700000000000) &&
 	s1=$(aptix commit-session --created-at 1700000001000 $t1) &&
@@ -144,12 +144,18 @@ test_expect_success 'a corrupted compressed object' '
 
 test_expect_success 'a truncated object' '
 	fresh truncated &&
+	store get objects hex:$big | grep "^00" &&
+	store get objects hex:$small | grep -v "^00" &&
 	store corrupt $big truncate &&
 	store corrupt $small truncate &&
+	# $big is in pieces (store format 4): its last piece is short,
+	# which the store finds before the value is decoded, so fsck
+	# reports it in its first pass, over the headers; the walk of the
+	# objects goes on past it
 	{
-		echo "corrupt blob $big: stored data is damaged or truncated" &&
+		echo "corrupt object $big: stored header is damaged" &&
 		echo "corrupt blob $small: stored data is damaged or truncated"
-	} | sort -k3 >expect &&
+	} >expect &&
 	test_expect_code 1 aptix fsck >actual &&
 	test_cmp expect actual
 '
@@ -166,7 +172,7 @@ test_expect_success 'a damaged object header' '
 
 test_expect_success 'content that does not match its id (--full)' '
 	fresh mismatch &&
-	store put objects hex:$small hex:$(store get objects hex:$other) &&
+	store put objects hex:$small hex:$(store value objects hex:$other) &&
 	aptix fsck >actual &&
 	test_must_be_empty actual &&
 	echo "hash mismatch $small" >expect &&
@@ -176,7 +182,7 @@ test_expect_success 'content that does not match its id (--full)' '
 
 test_expect_success 'a turn stored under the id of another' '
 	fresh swapped &&
-	store put objects hex:$t1 hex:$(store get objects hex:$t2) &&
+	store put objects hex:$t1 hex:$(store value objects hex:$t2) &&
 	echo "hash mismatch $t1" >expect &&
 	test_expect_code 1 aptix fsck --full --no-dangling >actual &&
 	test_cmp expect actual
@@ -303,7 +309,7 @@ test_expect_success 'a session missing from the index' '
 
 test_expect_success 'an index record that disagrees with its session' '
 	fresh disagree &&
-	store put sessions hex:$s1 hex:$(store get sessions hex:$s2) &&
+	store put sessions hex:$s1 hex:$(store value sessions hex:$s2) &&
 	test_expect_code 1 aptix fsck >actual &&
 	grep "^index mismatch $s1: parent is $s1 in the index, none in the object$" actual &&
 	grep "^index mismatch $s1: turn is $t2 in the index, $t1 in the object$" actual &&
@@ -313,9 +319,13 @@ test_expect_success 'an index record that disagrees with its session' '
 
 test_expect_success 'a corrupt index record' '
 	fresh bad-record &&
+	store put sessions hex:$s2 hex:01 &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^index mismatch $s2: index record of $s2 is corrupt" actual &&
+	# a record starting with 0x00 is a pointer into the values table
 	store put sessions hex:$s2 hex:00 &&
 	test_expect_code 1 aptix fsck >actual &&
-	grep "^index mismatch $s2: index record of $s2 is corrupt" actual
+	grep "^index mismatch $s2: store is corrupt: .* malformed pointer" actual
 '
 
 test_expect_success 'a conversation record whose counts disagree with the sessions' '
@@ -334,7 +344,7 @@ test_expect_success 'a conversation record whose counts disagree with the sessio
 
 test_expect_success 'fsck --full checks each session'"'"'s chain record' '
 	fresh chain-record &&
-	rec=$(store get sessions hex:$s2) &&
+	rec=$(store value sessions hex:$s2) &&
 	case $rec in 03*) ;; *) false ;; esac &&
 	# the chain section ends with be32 nchunks: claim one chunk
 	bad=$(echo "$rec" | sed "s/00000000\$/00000001/") &&
@@ -350,7 +360,7 @@ test_expect_success 'fsck --full checks each session'"'"'s chain record' '
 
 test_expect_success 'fsck --full checks each session'"'"'s rolling summary record' '
 	fresh summary-record &&
-	rec=$(store get sessions hex:$s2) &&
+	rec=$(store value sessions hex:$s2) &&
 	# the summary line holds the start of the answer, "other"
 	bad=$(echo "$rec" | sed "s/6f74686572/6f74686573/") &&
 	test "$bad" != "$rec" &&
@@ -382,7 +392,7 @@ test_expect_success 'a version 1 conversation record is read, and reindex rewrit
 
 test_expect_success 'an index record without a session' '
 	fresh extra-record &&
-	store put sessions hex:$nowhere hex:$(store get sessions hex:$s1) &&
+	store put sessions hex:$nowhere hex:$(store value sessions hex:$s1) &&
 	cat >expect <<-EOF &&
 	index mismatch $nowhere: indexed session does not exist
 	index mismatch conversation c1: record says 2 turns (0 failed), the sessions 3 (0 failed)

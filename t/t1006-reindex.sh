@@ -92,7 +92,7 @@ test_expect_success STORE_EDIT 'a corrupt session record' '
 '
 
 test_expect_success STORE_EDIT 'a record that disagrees with its session' '
-	store put sessions hex:$s3 hex:$(store get sessions hex:$s2) &&
+	store put sessions hex:$s3 hex:$(store value sessions hex:$s2) &&
 	test_expect_code 1 aptix fsck >out &&
 	grep "^index mismatch $s3: turn is $t2 in the index, $t3 in the object$" out &&
 	grep "^index mismatch $s3: conversation is c1 in the index, c2 in the object$" out &&
@@ -102,7 +102,7 @@ test_expect_success STORE_EDIT 'a record that disagrees with its session' '
 
 test_expect_success STORE_EDIT 'a record of a session that does not exist' '
 	nowhere=$(echo nowhere | aptix hash-object --stdin) &&
-	store put sessions hex:$nowhere hex:$(store get sessions hex:$s1) &&
+	store put sessions hex:$nowhere hex:$(store value sessions hex:$s1) &&
 	test_expect_code 1 aptix fsck >out &&
 	cat >expect <<-EOF &&
 	index mismatch $nowhere: indexed session does not exist

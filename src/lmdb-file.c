@@ -32,6 +32,7 @@
  */
 #include "common.h"
 #include "lmdb-file.h"
+#include "zstream.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,12 +129,12 @@ static void problem(struct lfile *f, const char *fmt, ...)
 		f->problem(msg, f->payload);
 }
 
-static int read_at(struct lfile *f, void *buf, size_t len, uint64_t off)
+int aptix_lmdb__pread(int fd, void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = pread(f->fd, (char *)buf + done, len - done,
+		ssize_t n = pread(fd, (char *)buf + done, len - done,
 				  (off_t)(off + done));
 
 		if (n < 0 && errno == EINTR)
@@ -143,6 +144,28 @@ static int read_at(struct lfile *f, void *buf, size_t len, uint64_t off)
 		done += (size_t)n;
 	}
 	return 0;
+}
+
+static int read_at(struct lfile *f, void *buf, size_t len, uint64_t off)
+{
+	return aptix_lmdb__pread(f->fd, buf, len, off);
+}
+
+int aptix_lmdb__read_pointer(uint64_t *first, size_t *len, const void *rec,
+			     size_t rlen)
+{
+	const unsigned char *p = rec, *end = p + rlen;
+	uint64_t n;
+
+	if (!rlen || p[0] != APTIX_LMDB_PTR_MARK)
+		return 0;
+	p++;
+	if (aptix__get_varint(first, &p, end) < 0 ||
+	    aptix__get_varint(&n, &p, end) < 0 || p != end || n == 0 ||
+	    n > (uint64_t)SIZE_MAX / 2 || *first > UINT64_MAX - n)
+		return -1;
+	*len = (size_t)n;
+	return 1;
 }
 
 static void get_db(struct db *d, const unsigned char *p)

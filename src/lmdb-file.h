@@ -50,4 +50,25 @@ typedef int (*aptix_lmdb_record_cb)(const char *table, const void *key,
 int aptix_lmdb_file_salvage(const char *path, aptix_lmdb_record_cb cb,
 			    void *payload, size_t *bad_pages);
 
+/*
+ * Values in append order (store format 4; see store-lmdb.c): a record of
+ * the objects or sessions table that starts with APTIX_LMDB_PTR_MARK
+ * points to pieces of at most APTIX_LMDB_PIECE_MAX bytes in the table
+ * "values".
+ */
+#define APTIX_LMDB_PIECE_MAX 2000
+#define APTIX_LMDB_PTR_MARK 0x00
+
+/**
+ * @brief Read a record that may point into the values table.
+ * @return 1 with the number of its first piece and the value's length;
+ *         0 when the record holds its value; -1 when it starts as a
+ *         pointer but is none (no message set).
+ */
+int aptix_lmdb__read_pointer(uint64_t *first, size_t *len, const void *rec,
+			     size_t rlen);
+
+/** pread() of exactly len bytes at off: 0, or -1 (a short read, errno). */
+int aptix_lmdb__pread(int fd, void *buf, size_t len, uint64_t off);
+
 #endif

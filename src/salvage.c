@@ -53,8 +53,7 @@
 #define BATCH 512
 /* The values table, as store-lmdb.c writes it. */
 #define VALUES_TABLE "values"
-#define PIECE_MAX 2000
-#define PTR_MARK 0x00
+#define PIECE_MAX APTIX_LMDB_PIECE_MAX
 
 struct rec {
 	aptix_table table;
@@ -254,18 +253,7 @@ static int take_object(struct salvage *s, const void *key, size_t klen,
 static int read_pointer(uint64_t *first, size_t *len, const void *val,
 			size_t vlen)
 {
-	const unsigned char *p = val, *end = p + vlen;
-	uint64_t n;
-
-	if (!vlen || p[0] != PTR_MARK)
-		return 0;
-	p++;
-	if (aptix__get_varint(first, &p, end) < 0 ||
-	    aptix__get_varint(&n, &p, end) < 0 || p != end || n == 0 ||
-	    n > (uint64_t)SIZE_MAX / 2 || *first > UINT64_MAX - n)
-		return 0;
-	*len = (size_t)n;
-	return 1;
+	return aptix_lmdb__read_pointer(first, len, val, vlen) == 1;
 }
 
 static int add_piece(struct salvage *s, const void *key, uint64_t off,
@@ -377,22 +365,6 @@ static const struct piece *find_piece(const struct salvage *s, uint64_t num)
 		&s->pieces[lo] : NULL;
 }
 
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done,
-				  (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		done += (size_t)n;
-	}
-	return 0;
-}
 
 /*
  * The value p points to, into out: 0, or 1 when a piece is missing,
@@ -416,7 +388,7 @@ static int put_together(aptix_buf *out, const struct salvage *s, int fd,
 	if (aptix_buf_grow(out, p->len) < 0)
 		return APTIX_ERROR;
 	for (i = 0; i < n; i++) {
-		if (read_at(fd, out->ptr + out->len, pc[i].len, pc[i].off) < 0)
+		if (aptix_lmdb__pread(fd, out->ptr + out->len, pc[i].len, pc[i].off) < 0)
 			return 1;
 		out->len += pc[i].len;
 	}

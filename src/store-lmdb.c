@@ -84,8 +84,7 @@
 #define DISK_FULL_SLACK ((uint64_t)1 << 20)
 /* Values in append order (see above): the smallest one, a piece's most. */
 #define LOGGED_MIN 64
-#define PIECE_MAX 2000
-#define PTR_MARK 0x00
+#define PIECE_MAX APTIX_LMDB_PIECE_MAX
 #define VALUES_TABLE "values"
 #define LOGGED_FORMAT 4
 /*
@@ -545,18 +544,9 @@ static int missing_piece(uint64_t first, uint64_t i)
 static int read_pointer(uint64_t *first, size_t *len, const void *rec,
 			size_t rlen)
 {
-	const unsigned char *p = rec, *end = p + rlen;
-	uint64_t n;
+	int r = aptix_lmdb__read_pointer(first, len, rec, rlen);
 
-	if (!rlen || p[0] != PTR_MARK)
-		return 0;
-	p++;
-	if (aptix__get_varint(first, &p, end) < 0 ||
-	    aptix__get_varint(&n, &p, end) < 0 || p != end || n == 0 ||
-	    n > (uint64_t)SIZE_MAX / 2 || *first > UINT64_MAX - n)
-		return corrupt_pointer();
-	*len = (size_t)n;
-	return 1;
+	return r < 0 ? corrupt_pointer() : r;
 }
 
 static size_t piece_count(size_t len)
@@ -782,7 +772,7 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
 	if (rc)
 		goto done;
 	w->next_piece = first + n;
-	aptix_buf_put(&ptr, "", 1);	/* PTR_MARK */
+	aptix_buf_put(&ptr, "", 1);	/* APTIX_LMDB_PTR_MARK */
 	aptix__put_varint(&ptr, first);
 	aptix__put_varint(&ptr, vlen);
 	if (aptix_buf_oom(&ptr)) {

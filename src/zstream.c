@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 int aptix_zlib_level = 1;
+int aptix_zlib_small_level = 6;
 
 static size_t put_varint(unsigned char *p, uint64_t v)
 {
@@ -71,7 +72,11 @@ struct zstate {
  * hash table of 2^(SMALL_MEM + 7) entries instead of zlib's default
  * 2^15: a reset clears the table, and clearing 64 KiB for a 600-byte
  * turn cost more than compressing it (measured: t/perf/fixed.sh). The
- * output is as small within a few bytes at these sizes.
+ * output is as small within a few bytes at these sizes. They are also
+ * deflated at aptix_zlib_small_level (6): a turn's payloads are a few
+ * KiB, where level 6 costs some 60,000 instructions a turn more than
+ * level 1 (0.3% of a turn) and stores them 7% smaller; larger contents
+ * (files) keep aptix_zlib_level (1), where speed matters more.
  */
 #define SMALL 16384
 #define SMALL_MEM 5
@@ -123,7 +128,7 @@ static struct zstate *zstate(void)
  */
 static _Thread_local int env_level = -2;
 
-static int zlib_level(void)
+static int zlib_level(int small)
 {
 	if (env_level == -2) {
 		const char *e = aptix_env__get(APTIX_ENV_ZLIB_LEVEL);
@@ -131,19 +136,21 @@ static int zlib_level(void)
 		env_level = e && e[0] >= '0' && e[0] <= '9' && !e[1] ?
 			e[0] - '0' : -1;
 	}
-	return env_level >= 0 ? env_level : aptix_zlib_level;
+	return env_level >= 0 ? env_level : small ? aptix_zlib_small_level :
+		aptix_zlib_level;
 }
 
 static int deflate_into(unsigned char *out, size_t *outlen, const void *in,
 			size_t inlen, const aptix_buf *dict)
 {
 	struct zstate *z = zstate();
-	int level = zlib_level(), k;
+	int level, k;
 	z_stream *d;
 
 	if (!z)
 		return -1;
 	k = inlen + (dict ? dict->len : 0) > SMALL;
+	level = zlib_level(!k);
 	d = &z->d[k];
 	if (z->dlevel[k] != level) {
 		if (z->dlevel[k] >= 0)
@@ -349,17 +356,20 @@ static int check_encoded(const aptix_buf *val, aptix_otype type,
 }
 
 /*
- * Keep the based value in alt instead of out when it is at most three
- * quarters of out's size: a dictionary that saves less than a quarter
- * is not worth the base's read on every read of the value. (What alt
- * adds to out, the deflate against the dictionary, was checked by
- * put_body.)
+ * Keep the based value in alt instead of out when it is at most seven
+ * eighths of out's size: a dictionary that saves less than an eighth is
+ * not worth the base's read on every read of the value (a read of at
+ * most a few KiB: the base's inflate costs about what the value's
+ * does). Prose deflated against the parent's answer saves 10-20%
+ * (t/perf/store.sh: 13%), which a threshold of a quarter threw away.
+ * (What alt adds to out, the deflate against the dictionary, was
+ * checked by put_body.)
  */
 static void keep_smaller(aptix_buf *out, aptix_buf *alt)
 {
 	aptix_buf t;
 
-	if (alt->len * 4 <= out->len * 3) {
+	if (alt->len * 8 <= out->len * 7) {
 		t = *out;
 		*out = *alt;
 		*alt = t;

@@ -43,8 +43,12 @@ typedef struct {
 	int kind;		/* escaping: see aptix__json_escape */
 } aptix_stored_splice;
 
-/** Compression level used for new objects (measured in `make bench`). */
+/**
+ * Compression levels used for new objects (measured in `make bench`):
+ * of contents over 16 KiB, and of smaller ones (see zstream.c).
+ */
 extern int aptix_zlib_level;
+extern int aptix_zlib_small_level;
 
 /** Encode content into out (replacing what it held). */
 int aptix_stored_encode(aptix_buf *out, aptix_otype type, const void *data,

@@ -581,10 +581,11 @@ static int decode_spliced(aptix_buf *out, const unsigned char *p,
 		aptix__get_varint(&at, &sp, end);
 		kind = *sp++;
 		r = APTIX_ECORRUPT;
-		if (at > rlen - pos)
+		/* at: where in the body, ascending (objects-format.md) */
+		if (at < pos || at > rlen)
 			goto done;
-		aptix_buf_put(out, rest.ptr + pos, (size_t)at);
-		pos += at;
+		aptix_buf_put(out, rest.ptr + pos, (size_t)(at - pos));
+		pos = at;
 		if (base_fn(&base, &id, APTIX_OBJ_BLOB, 1, payload) < 0) {
 			r = APTIX_ENOTFOUND;
 			aptix_error_set(APTIX_ERROR_ODB, "base blob '%s' of a "

@@ -660,6 +660,92 @@ START_TEST(test_spliced_blob_vector)
 }
 END_TEST
 
+/* Bases for test_spliced_several: the text whose id is asked for. */
+static const char *const several_texts[] = {
+	"first base: the parser reads a token, then peeks at the next one "
+	"and decides.\n",
+	"second base: the lexer keeps its buffer and its offset, and "
+	"refills both.\n",
+};
+
+static int several_fn(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		      int splice, void *payload)
+{
+	aptix_oid t;
+	size_t i;
+
+	(void)type;
+	(void)splice;
+	(void)payload;
+	for (i = 0; i < 2; i++) {
+		const char *text = several_texts[i];
+
+		aptix_object_hash(&t, APTIX_OBJ_BLOB, text, strlen(text));
+		if (!aptix_oid_cmp(&t, id))
+			return aptix_buf_set(out, text, strlen(text));
+	}
+	return APTIX_ENOTFOUND;
+}
+
+/*
+ * Several splices: each goes back in at its own byte of the body
+ * (ascending), so a request carrying an instruction and files is kept
+ * without the texts of all of them. (A reader that took each position
+ * as counted from the previous splice put every splice after the first
+ * in the wrong place, and the writer's check stored such values
+ * plainly.)
+ */
+START_TEST(test_spliced_several)
+{
+	aptix_buf data = APTIX_BUF_INIT, enc = APTIX_BUF_INIT,
+		dec = APTIX_BUF_INIT, esc = APTIX_BUF_INIT;
+	aptix_stored_splice sp[3];
+	aptix_oid bases[APTIX_STORED_MAX_SPLICES];
+	aptix_otype type;
+	size_t i;
+
+	/* {"a":"<t0>","x":"<t1>","x":"<t0>"}: three splices */
+	aptix_buf_puts(&data, "{\"a\":\"");
+	for (i = 0; i < 3; i++) {
+		const char *t = several_texts[i % 2];
+
+		aptix__json_escape(&esc, t, strlen(t), 0);
+		sp[i].at = data.len;
+		sp[i].len = esc.len;
+		sp[i].kind = 0;
+		ck_assert_int_eq(aptix_object_hash(&sp[i].base, APTIX_OBJ_BLOB,
+						   t, strlen(t)), 0);
+		aptix_buf_put(&data, esc.ptr, esc.len);
+		aptix_buf_puts(&data, i < 2 ? "\",\"x\":\"" : "\"}\n");
+	}
+	/* given out of order: the writer sorts them */
+	{
+		aptix_stored_splice t = sp[0];
+
+		sp[0] = sp[2];
+		sp[2] = t;
+	}
+	ck_assert_int_eq(aptix_stored_encode_spliced(&enc, data.ptr, data.len,
+						     sp, 3, NULL,
+						     several_fn, NULL), 0);
+	ck_assert(aptix_stored_is_spliced(enc.ptr, enc.len));
+	ck_assert_int_eq(aptix_stored_splice_bases(bases,
+		APTIX_STORED_MAX_SPLICES, enc.ptr, enc.len), 3);
+	/* kept without the texts: smaller than any one of them twice */
+	ck_assert_uint_lt(enc.len, strlen(several_texts[0]) +
+			  strlen(several_texts[1]));
+	ck_assert_int_eq(aptix_stored_decode_with(&dec, &type, enc.ptr,
+						  enc.len, several_fn, NULL),
+			 0);
+	ck_assert_uint_eq(dec.len, data.len);
+	ck_assert(!memcmp(dec.ptr, data.ptr, data.len));
+	aptix_buf_release(&data);
+	aptix_buf_release(&enc);
+	aptix_buf_release(&dec);
+	aptix_buf_release(&esc);
+}
+END_TEST
+
 /* --- format 3: based values (objects-format.md, "Based values") ------- */
 
 static int unhex(aptix_buf *out, const char *hex)
@@ -847,6 +933,7 @@ Suite *zstream_suite(void)
 	tcase_add_test(tc, test_packed_turn_vector);
 	tcase_add_test(tc, test_packed_keeps_odd_json);
 	tcase_add_test(tc, test_spliced_blob_vector);
+	tcase_add_test(tc, test_spliced_several);
 	suite_add_tcase(s, tc);
 	return s;
 }

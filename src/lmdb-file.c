@@ -241,6 +241,40 @@ static int open_file(struct lfile *f, const char *path)
 	return 0;
 }
 
+int aptix_lmdb_file_meta_check(const char *path)
+{
+	unsigned char b[2][META_SIZE];
+	struct lfile f;
+	uint32_t ps0, ps;
+	uint64_t off = 0;
+	int i, use = 0;
+
+	if (open_file(&f, path) < 0)
+		return APTIX_ERROR;
+	for (i = 0; i < 2; i++) {
+		if (read_at(&f, b[i], sizeof(b[i]), off) < 0 ||
+		    !(get16(b[i] + 10) & P_META) ||
+		    get32(b[i] + HDR) != MAGIC || get32(b[i] + HDR + 4) != 1) {
+			close(f.fd);
+			return 0;	/* LMDB refuses it: MDB_INVALID */
+		}
+		if (i && get64(b[1] + HDR + 32 + 2 * DB_SIZE) >
+		    get64(b[0] + HDR + 32 + 2 * DB_SIZE))
+			use = 1;
+		off += get32(b[i] + HDR + 24);
+	}
+	close(f.fd);
+	ps0 = get32(b[0] + HDR + 24);
+	ps = get32(b[use] + HDR + 24);
+	if (psize_ok(ps0) && ps == ps0 && f.size >= 2 * (uint64_t)ps)
+		return 0;
+	aptix_error_set(APTIX_ERROR_LMDB, "cannot open store: store is "
+			"corrupt: meta page %d of '%s' gives a page size of %u "
+			"(the file's is %u); 'aptix salvage <dir>' copies what "
+			"is readable", use, path, ps, ps0);
+	return APTIX_ECORRUPT;
+}
+
 static void pick_meta(struct lfile *f)
 {
 	struct meta *m;

@@ -50,6 +50,19 @@ typedef int (*aptix_lmdb_record_cb)(const char *table, const void *key,
 int aptix_lmdb_file_salvage(const char *path, aptix_lmdb_record_cb cb,
 			    void *payload, size_t *bad_pages);
 
+/**
+ * @brief Check the meta page LMDB will pick in data.mdb at path, before
+ *        LMDB maps the file: LMDB reads both metas (the second at the
+ *        first's page size), takes the newer, and maps the file with its
+ *        page size without checking it, so a damaged page size faults
+ *        inside mdb_env_open. Mirrors liblmdb 0.9's mdb_env_read_header.
+ * @return 0 when LMDB can open it (or will refuse it itself: bad magic
+ *         or version); APTIX_ECORRUPT with a message when the meta it
+ *         would use has a page size that is not the file's; APTIX_ERROR
+ *         when the file cannot be read.
+ */
+int aptix_lmdb_file_meta_check(const char *path);
+
 /*
  * Values in append order (store format 4; see store-lmdb.c): a record of
  * the objects or sessions table that starts with APTIX_LMDB_PTR_MARK

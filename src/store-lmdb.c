@@ -1519,8 +1519,19 @@ static lmdb_store *store_alloc(const char *dir)
  */
 static int store_open(lmdb_store *st, unsigned flags)
 {
+	aptix_buf path = APTIX_BUF_INIT;
+	struct stat sb;
 	int rc, r;
 
+	/* a damaged page size in a meta page faults inside mdb_env_open */
+	if (aptix_buf_printf(&path, "%s/data.mdb", st->dir) < 0)
+		return APTIX_ERROR;
+	r = stat(path.ptr, &sb) == 0 && sb.st_size > 0 ?
+		aptix_lmdb_file_meta_check(path.ptr) : 0;
+	aptix_buf_release(&path);
+	if (r == APTIX_ECORRUPT)
+		return r;
+	aptix_error_clear();
 	rc = env_open(st, 0);
 	if ((rc == EACCES || rc == EROFS) && !(flags & APTIX_STORE_CREATE)) {
 		st->readonly = 1;

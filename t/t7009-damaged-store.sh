@@ -120,6 +120,30 @@ test_expect_success 'a truncated data.mdb: errors, no SIGBUS; salvage works' '
 	no_signal aptix fsck --full
 '
 
+test_expect_success 'a meta page with a damaged page size: errors, no SIGBUS' '
+	# LMDB takes the newer meta page and maps the file with its page
+	# size unchecked: meta 1 made newer, its page size 1052672
+	fresh metapsize &&
+	python3 -c "
+import struct
+with open(\".aptix/data.mdb\", \"r+b\") as f:
+    f.seek(4096 + 16 + 24)
+    f.write(struct.pack(\"<I\", 1052672))
+    f.seek(4096 + 16 + 24 + 2 * 48 + 8)
+    f.write(struct.pack(\"<Q\", 1 << 40))
+" &&
+	cp .aptix/data.mdb before &&
+	for cmd in status "log --all" "fsck --full" reindex
+	do
+		test_expect_code 128 aptix $cmd >out 2>err &&
+		grep "store is corrupt: meta page 1 .* page size of 1052672" \
+			err || return 1
+	done &&
+	cmp before .aptix/data.mdb &&
+	aptix salvage "$TRASH_DIRECTORY/salvaged" >out &&
+	grep "^salvaged [1-9][0-9]* objects" out
+'
+
 test_expect_success 'an empty data.mdb is corrupt, and is left empty' '
 	fresh empty &&
 	: >.aptix/data.mdb &&

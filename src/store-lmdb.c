@@ -49,8 +49,9 @@
  * are keyed by SHA-256 ids, so they land on random pages of their
  * B-trees, and a tree grown by random inserts keeps its leaves about
  * 69% full; a value too large for half a page took whole overflow pages
- * besides. So a value of 64 bytes or more of those two tables is kept in
- * the table "values" instead, as pieces of at most 2,000 bytes (under
+ * besides. So a value of 64 bytes or more of the objects table, and of
+ * 1,024 bytes or more of the sessions table (see table_logged), is kept
+ * in the table "values" instead, as pieces of at most 2,000 bytes (under
  * LMDB's node limit: never an overflow page) under consecutive be64
  * sequence numbers, appended (MDB_APPEND fills each page before starting
  * the next); the record in its own table is then a pointer: the byte
@@ -84,6 +85,7 @@
 #define DISK_FULL_SLACK ((uint64_t)1 << 20)
 /* Values in append order (see above): the smallest one, a piece's most. */
 #define LOGGED_MIN 64
+#define LOGGED_MIN_SESSIONS 1024
 #define PIECE_MAX APTIX_LMDB_PIECE_MAX
 #define VALUES_TABLE "values"
 #define LOGGED_FORMAT 4
@@ -120,10 +122,18 @@ static int table_optional(int t)
 	return t == APTIX_TABLE_PURGED;
 }
 
-/* The tables whose larger values live in the values table. */
-static int table_logged(int t)
+/*
+ * The tables whose larger values live in the values table: the size
+ * from which a value goes there, or 0 for none. A session record is
+ * read by every listing (log reads thousands), and a second lookup for
+ * each doubled the cost of `log --all`: records stay in place unless
+ * they are large (one that holds a rolling summary's base, some 4 KB
+ * every 32 turns, which took overflow pages).
+ */
+static size_t table_logged(int t)
 {
-	return t == APTIX_TABLE_OBJECTS || t == APTIX_TABLE_SESSIONS;
+	return t == APTIX_TABLE_OBJECTS ? LOGGED_MIN :
+		t == APTIX_TABLE_SESSIONS ? LOGGED_MIN_SESSIONS : 0;
 }
 
 /* The read state of one thread on one store. */
@@ -742,7 +752,7 @@ static int room_for(aptix_store_wtxn *w, size_t vlen)
 
 /* Put a value of a logged table: its pieces, then the pointer to them. */
 static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
-		      const void *val, size_t vlen)
+		      const void *val, size_t vlen, size_t min)
 {
 	unsigned char kb[8];
 	MDB_val pk = { 8, kb }, v;
@@ -753,7 +763,7 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
 
 	if ((r = drop_pieces(w, dbi, k)) < 0)
 		return r;
-	if (vlen < LOGGED_MIN) {
+	if (vlen < min) {
 		v.mv_size = vlen;
 		v.mv_data = (void *)val;
 		rc = mdb_put(w->txn, dbi, k, &v, 0);
@@ -914,7 +924,7 @@ static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
 	if (rc)
 		return lmdb_error(rc, "cannot open cursor");
 	if (GUARD(g, st)) {
-		rc = cursor_walk_unguarded(st, c, writing, table_logged(t),
+		rc = cursor_walk_unguarded(st, c, writing, !!table_logged(t),
 					   &tmp, start, slen, reverse, cb,
 					   payload);
 		guard_pop(&g);
@@ -999,7 +1009,8 @@ static int w_put(aptix_store_wtxn *w, aptix_table t, const void *key,
 	if (!GUARD(g, w->st))
 		return fault_error(w->st, &g, "cannot write to store");
 	if (table_logged(t)) {
-		rc = put_logged(w, w->st->dbi[t], &k, val, vlen);
+		rc = put_logged(w, w->st->dbi[t], &k, val, vlen,
+				table_logged(t));
 		guard_pop(&g);
 		return rc;
 	}

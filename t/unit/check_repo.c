@@ -615,7 +615,8 @@ START_TEST(test_values_layout)
 		{ APTIX_TABLE_OBJECTS, 0xb2, 1500, 'b' },	/* one piece */
 		{ APTIX_TABLE_OBJECTS, 0xc3, 4500, 'c' },	/* three */
 		{ APTIX_TABLE_OBJECTS, 0xd4, 4000, 'd' },	/* two, full */
-		{ APTIX_TABLE_SESSIONS, 0xe5, 300, 'e' },
+		{ APTIX_TABLE_SESSIONS, 0xe5, 1500, 'e' },
+		{ APTIX_TABLE_SESSIONS, 0xf6, 600, 'f' },	/* in place */
 		{ APTIX_TABLE__COUNT, 0, 0, 0 }
 	};
 	static const struct vput second[] = {
@@ -636,7 +637,8 @@ START_TEST(test_values_layout)
 	assert_value(APTIX_TABLE_OBJECTS, 0xb2, 1500, 'b');
 	assert_value(APTIX_TABLE_OBJECTS, 0xc3, 4500, 'c');
 	assert_value(APTIX_TABLE_OBJECTS, 0xd4, 4000, 'd');
-	assert_value(APTIX_TABLE_SESSIONS, 0xe5, 300, 'e');
+	assert_value(APTIX_TABLE_SESSIONS, 0xe5, 1500, 'e');
+	assert_value(APTIX_TABLE_SESSIONS, 0xf6, 600, 'f');
 	/* iteration hands out whole values too */
 	ck_assert_int_eq(repo->store->iter(repo->store, APTIX_TABLE_OBJECTS,
 					   NULL, 0, vcount_cb, &c), 0);
@@ -664,6 +666,8 @@ START_TEST(test_values_layout)
 	ck_assert_int_eq(byte, 1);		/* in place */
 	lmdb_table("objects", 0xd4, &byte);
 	ck_assert_int_eq(byte, 0);		/* a pointer */
+	lmdb_table("sessions", 0xf6, &byte);
+	ck_assert_int_eq(byte, 1);	/* a record under 1,024 bytes */
 }
 END_TEST
 

@@ -50,18 +50,26 @@ static int write_turn(aptix_oid *id, aptix_txn *tx, const aptix_turn *t,
 }
 
 static int write_session(aptix_oid *id, aptix_txn *tx,
-			 const aptix_session *s)
+			 const aptix_session *s, int fresh)
 {
 	aptix_buf b = APTIX_BUF_INIT;
 	int r = aptix_session_serialize(&b, s);
 
 	if (!r)
 		r = aptix_txn_write_object_like(id, tx, APTIX_OBJ_SESSION,
-						b.ptr, b.len, s->has_parent ?
-						&s->parent : NULL);
+						b.ptr, b.len, s->has_parent &&
+						!fresh ? &s->parent : NULL);
 	aptix_buf_release(&b);
 	return r;
 }
+
+/*
+ * Every REBASE_EVERY-th turn of a conversation is stored without bases:
+ * each value is stored against its counterpart's base (a base is never
+ * based), so without a fresh one now and then every turn would be
+ * deflated against the conversation's first, an ever older dictionary.
+ */
+#define REBASE_EVERY 16
 
 /* The parent's turn (the newest committed ancestor's), or NULL. */
 static const struct aptix__past *parent_turn(aptix_run *run)
@@ -423,6 +431,8 @@ int aptix_run__commit(aptix_run *run, int completed)
 	aptix_run_result *res = &run->res;
 	aptix_turn *t = &run->turn;
 	const struct aptix__past *prev = parent_turn(run);
+	/* what this turn's objects are stored against: see REBASE_EVERY */
+	const struct aptix__past *like = t->seq % REBASE_EVERY ? prev : NULL;
 	aptix_session s;
 	aptix_txn *tx = NULL;
 	char title[TITLE_MAX + 1];
@@ -444,17 +454,17 @@ int aptix_run__commit(aptix_run *run, int completed)
 		if ((r = bare_turn(t)) < 0)
 			goto done;
 	} else if ((r = record_context(t, tx, &run->files, &run->chunks,
-				       run->slim, prev)) < 0)
+				       run->slim, like)) < 0)
 		goto done;
 	/* after the context: the request is spliced against its blobs */
 	if (!run->slim && (r = record_payloads(t, tx, res, completed,
-					       prev)) < 0)
+					       like)) < 0)
 		goto done;
-	if ((r = write_turn(&res->turn, tx, t, prev ? &prev->turn_id :
+	if ((r = write_turn(&res->turn, tx, t, like ? &like->turn_id :
 			    NULL)) < 0)
 		goto done;
 	s.turn = res->turn;
-	if ((r = write_session(&res->session, tx, &s)) < 0 ||
+	if ((r = write_session(&res->session, tx, &s, !like)) < 0 ||
 	    (r = aptix_txn__running_release(tx, run->conv, &run->pending,
 					     0)) < 0)
 		goto done;
@@ -540,7 +550,7 @@ static int record_dead(aptix_txn *tx, const struct dead *d, aptix_turn *t)
 		r = APTIX_ERROR;
 	else if ((r = write_turn(&turn_id, tx, t, NULL)) == 0) {
 		s.turn = turn_id;
-		r = write_session(&sid, tx, &s);
+		r = write_session(&sid, tx, &s, 0);
 	}
 	aptix_session_release(&s);
 	return r;

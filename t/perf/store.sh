@@ -49,10 +49,14 @@ FILES="--file src01.c --file src02.c --file src03.c --file src04.c"
 # (pages used: the file's pages less those on LMDB's free list), and
 # the pages of each table
 store_size() {
-	printf '%s %s\n' "$(stat -c %s "$STORE/data.mdb")" \
+	printf '%s %s %s\n' "$(stat -c %s "$STORE/data.mdb")" \
 		"$(mdb_stat -ef "$STORE" | awk '/Page size/ { p = $3 }
 			/Number of pages used/ { u = $5 }
-			/Free pages/ { f = $3 }	END { print p * (u - f) }')"
+			/Free pages/ { f = $3 }	END { print p * (u - f) }')" \
+		"$(mdb_dump -a "$STORE" | awk '/^HEADER=END/ { d = 1; next }
+			/^DATA=END/ { d = 0; next }
+			d && /^ / { b += (length($0) - 1) / 2; n++ }
+			END { print b + n / 2 * 10 }')"
 	mdb_stat -a "$STORE" | awk '/^Status of/ { t = $3 }
 		/pages:/ { n[t] += $3 } END { for (t in n) print t, n[t] }'
 }
@@ -111,11 +115,11 @@ for carried, continues, _ in reversed(links):
 current = history + links[-1][2]
 def sizes(f):
     lines = open(f).read().split("\n")
-    a, u = map(int, lines[0].split())
+    a, u, r = map(float, lines[0].split())
     t = dict((l.split()[0], int(l.split()[1])) for l in lines[1:] if l)
-    return a, u, t
-a10, u10, t10 = sizes(w + "/size10")
-a50, u50, t50 = sizes(w + "/size50")
+    return a, u, r, t
+a10, u10, r10, t10 = sizes(w + "/size10")
+a50, u50, r50, t50 = sizes(w + "/size50")
 span = turns - 10
 jsonl = sum(len(l.encode()) for l in lines[10:]) / span
 file_per = (a50 - a10) / span
@@ -126,6 +130,9 @@ print("  store file (data.mdb)     %8.0f bytes  %.2fx JSONL" %
       (file_per, file_per / jsonl))
 print("  store pages used          %8.0f bytes  %.2fx JSONL" %
       (used_per, used_per / jsonl))
+rec_per = (r50 - r10) / span
+print("  records (key, value, node) %7.0f bytes  %.2fx JSONL "
+      "(exact; pages add LMDB's slack)" % (rec_per, rec_per / jsonl))
 print("  pages per table: " + ", ".join(
     "%s %.0f" % (t, (t50[t] - t10.get(t, 0)) * 4096 / span)
     for t in sorted(t50) if t50[t] != t10.get(t, 0)))

@@ -10,10 +10,19 @@
 # figures and the ratio to length 1; never asserts.
 #
 #	sh t/perf/chain.sh       APTIX=path/to/aptix LENGTH=1000
-#	APTIX_OLD=path/to/other/aptix   the same on another build, alternated
+#	APTIX_OLD=path/to/other/aptix   then the same on another build,
+#	                                on a chain of its own (stores of
+#	                                different formats): instruction
+#	                                counts do not need alternating
 set -eu
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 LENGTH=${LENGTH:-1000}
+if [ -n "${APTIX_OLD:-}" ]; then
+	APTIX_OLD='' sh "$0"
+	old=$APTIX_OLD
+	echo "the other build ($old):"
+	APTIX=$old APTIX_OLD='' exec sh "$0"
+fi
 PERF_DIR=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-chain-bench.XXXXXX")
 export GIT_CONFIG_NOSYSTEM=1 HOME="$W" LC_ALL=C APTIX_PAGER=cat
@@ -63,7 +72,7 @@ printf '%-8s %14s %12s %12s %14s %14s %14s\n' length "dry-run" status \
 	sessions "dry-run/len1" restart "size/budget"
 done_turns=0
 base=
-for at in 1 10 100 $LENGTH; do
+for at in $(printf '%s\n' 1 10 100 "$LENGTH" | sort -nu); do
 	while [ "$done_turns" -lt "$at" ]; do
 		done_turns=$((done_turns + 1))
 		if [ $((done_turns % 5)) = 0 ]; then

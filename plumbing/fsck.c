@@ -344,6 +344,23 @@ static void check_object(struct fsck *f, size_t i)
 	}
 }
 
+/*
+ * Why a stored object is corrupt, from the library's "object '<id>' is
+ * corrupt: <why>": a damaged header, or the store's own reason (a piece
+ * of the value missing from the values table, a value outside the file).
+ */
+static const char *corrupt_why(const char *msg)
+{
+	const char *why = strstr(msg, " is corrupt: ");
+
+	if (!why || strstr(why, "stored object header"))
+		return "stored header is damaged";
+	why += strlen(" is corrupt: ");
+	if (!strncmp(why, "store is corrupt: ", 18))
+		why += 18;
+	return why;
+}
+
 static void check_objects(struct fsck *f)
 {
 	size_t i, size;
@@ -363,9 +380,9 @@ static void check_objects(struct fsck *f)
 		r = aptix_odb_read_header(&size, &type, f->odb, &o->id);
 		if (r < 0) {
 			report(f, "corrupt object %s: %s",
-			       aptix_oid_hex(&o->id),
-			       r == APTIX_ECORRUPT ? "stored header is "
-			       "damaged" : aptix_error_last()->message);
+			       aptix_oid_hex(&o->id), r == APTIX_ECORRUPT ?
+			       corrupt_why(aptix_error_last()->message) :
+			       aptix_error_last()->message);
 			o->flags |= F_CORRUPT;
 		} else {
 			o->type = (unsigned char)type;

@@ -75,9 +75,14 @@ static int sb_view(aptix_odb_backend *b, const aptix_oid *id,
 	int r = s->view(s, APTIX_TABLE_OBJECTS, id->id, APTIX_OID_RAWSZ, cb,
 			v);
 
-	if (r == APTIX_ECORRUPT)
-		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt",
-				aptix_oid_hex(id));
+	if (r == APTIX_ECORRUPT) {
+		/* the reason stays: a damaged header, a piece missing... */
+		char why[240];
+
+		snprintf(why, sizeof(why), "%s", aptix_error_last()->message);
+		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt%s%s",
+				aptix_oid_hex(id), why[0] ? ": " : "", why);
+	}
 	if (r == APTIX_ENOTFOUND && cb != exists_cb)
 		purged_note(s, id);
 	return r;

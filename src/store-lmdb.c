@@ -538,11 +538,11 @@ static int corrupt_pointer(void)
 	return APTIX_ECORRUPT;
 }
 
-static int missing_piece(uint64_t first, uint64_t i)
+static int missing_piece(uint64_t first, size_t i, size_t n)
 {
-	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: piece %" PRIu64
-			" of a value (values table, key %" PRIu64 ") is "
-			"missing or of the wrong size", i, first + i);
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: piece %zu of "
+			"%zu of the value (values table, key %" PRIu64 ") is "
+			"missing or of the wrong size", i + 1, n, first + i);
 	return APTIX_ECORRUPT;
 }
 
@@ -590,7 +590,7 @@ static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
 		return r;
 	}
 	if (st->values_absent)
-		return missing_piece(first, 0);
+		return missing_piece(first, 0, piece_count(len));
 	n = piece_count(len);
 	aptix__put_be64(kb, first);
 	if (n == 1) {
@@ -598,7 +598,7 @@ static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
 		if (rc && rc != MDB_NOTFOUND)
 			return lmdb_error(rc, "cannot read store");
 		if (rc || v.mv_size != len)
-			return missing_piece(first, 0);
+			return missing_piece(first, 0, 1);
 		if (!in_file(st, v.mv_data, v.mv_size, writing))
 			return outside_file();
 		*out = v;
@@ -617,7 +617,7 @@ static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
 		else if (rc || k.mv_size != 8 ||
 			 aptix__get_be64(k.mv_data) != first + i ||
 			 v.mv_size != piece_size(len, i))
-			r = missing_piece(first, i);
+			r = missing_piece(first, i, n);
 		else if (!in_file(st, v.mv_data, v.mv_size, writing))
 			r = outside_file();
 		else if (aptix_buf_put(tmp, v.mv_data, v.mv_size) < 0)
@@ -646,8 +646,12 @@ static int next_piece(aptix_store_wtxn *w, uint64_t *out)
 		else if (rc)
 			return lmdb_error(rc, "cannot read store");
 		else if (k.mv_size != 8 ||
-			 aptix__get_be64(k.mv_data) == UINT64_MAX)
-			return missing_piece(0, 0);
+			 aptix__get_be64(k.mv_data) == UINT64_MAX) {
+			aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: "
+					"the last key of the values table is "
+					"not a piece's");
+			return APTIX_ECORRUPT;
+		}
 		else
 			w->next_piece = aptix__get_be64(k.mv_data) + 1;
 		w->have_next = 1;

@@ -146,14 +146,17 @@ test_expect_success 'a truncated object' '
 	fresh truncated &&
 	store get objects hex:$big | grep "^00" &&
 	store get objects hex:$small | grep -v "^00" &&
+	test $(store pieces objects hex:$big | wc -l) = 1 &&
 	store corrupt $big truncate &&
 	store corrupt $small truncate &&
 	# $big is in pieces (store format 4): its last piece is short,
 	# which the store finds before the value is decoded, so fsck
-	# reports it in its first pass, over the headers; the walk of the
-	# objects goes on past it
+	# reports it in its first pass, over the headers, with the reason
+	# the store gives; the walk of the objects goes on past it
+	key=$(store pieces objects hex:$big) &&
 	{
-		echo "corrupt object $big: stored header is damaged" &&
+		echo "corrupt object $big: piece 1 of 1 of the value (values" \
+			"table, key $((0x$key))) is missing or of the wrong size" &&
 		echo "corrupt blob $small: stored data is damaged or truncated"
 	} >expect &&
 	test_expect_code 1 aptix fsck >actual &&

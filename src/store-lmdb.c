@@ -765,6 +765,14 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
 	size_t i, n = piece_count(vlen);
 	int rc = 0, r;
 
+	/*
+	 * The next number is taken before the old pieces go: a record that
+	 * replaces the newest value does not hand its numbers to new bytes
+	 * (a copy of the old pieces may still lie on a free page, where
+	 * salvage could meet it).
+	 */
+	if (vlen >= min && (r = next_piece(w, &first)) < 0)
+		return r;
 	if ((r = drop_pieces(w, dbi, k)) < 0)
 		return r;
 	if (vlen < min) {
@@ -775,7 +783,7 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
 	}
 	if (vlen >= LARGE_VALUE && !room_for(w, vlen))
 		return APTIX_EFULL;
-	if ((r = next_piece(w, &first)) < 0 || (r = note_format(w)) < 0)
+	if ((r = note_format(w)) < 0)
 		return r;
 	for (i = 0; i < n && !rc; i++) {
 		aptix__put_be64(kb, first + i);

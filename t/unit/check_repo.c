@@ -559,6 +559,7 @@ static void assert_value(aptix_table t, unsigned char k, size_t len,
 
 struct vcount {
 	size_t n, bytes;
+	uint64_t hi;		/* the largest 8-byte key */
 };
 
 static int vcount_cb(const void *key, size_t klen, const void *val,
@@ -579,7 +580,7 @@ static struct vcount lmdb_table(const char *name, unsigned char first_of,
 				unsigned char *first_byte)
 {
 	char *dir = unit_path(tmpdir, ".aptix");
-	struct vcount c = { 0, 0 };
+	struct vcount c = { 0, 0, 0 };
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi dbi;
@@ -597,6 +598,13 @@ static struct vcount lmdb_table(const char *name, unsigned char first_of,
 	while (mdb_cursor_get(cur, &k, &v, c.n ? MDB_NEXT : MDB_FIRST) == 0) {
 		c.n++;
 		c.bytes += v.mv_size;
+		if (k.mv_size == 8) {
+			const unsigned char *b = k.mv_data;
+			int j;
+
+			for (c.hi = 0, j = 0; j < 8; j++)
+				c.hi = c.hi << 8 | b[j];
+		}
 		if (first_byte && k.mv_size == 32 &&
 		    !memcmp(k.mv_data, want, 32))
 			*first_byte = *(unsigned char *)v.mv_data;
@@ -625,7 +633,11 @@ START_TEST(test_values_layout)
 		{ APTIX_TABLE_SESSIONS, 0xe5, 20, 'E' },	/* now in place */
 		{ APTIX_TABLE__COUNT, 0, 0, 0 }
 	};
-	struct vcount c = { 0, 0 };
+	static const struct vput third[] = {
+		{ APTIX_TABLE_OBJECTS, 0xc3, 150, 'Q' },
+		{ APTIX_TABLE__COUNT, 0, 0, 0 }
+	};
+	struct vcount c = { 0, 0, 0 };
 	aptix_buf b = APTIX_BUF_INIT;
 	unsigned char byte = 0xff;
 
@@ -650,7 +662,10 @@ START_TEST(test_values_layout)
 	ck_assert_str_eq(b.ptr, "4");
 	ck_assert_msg(repo->store->write(repo->store, put_values,
 					 (void *)second) == 0, "%s", errmsg());
-	assert_value(APTIX_TABLE_OBJECTS, 0xc3, 100, 'C');
+	/* c's value is now the newest: replacing it takes a new number */
+	ck_assert_msg(repo->store->write(repo->store, put_values,
+					 (void *)third) == 0, "%s", errmsg());
+	assert_value(APTIX_TABLE_OBJECTS, 0xc3, 150, 'Q');
 	assert_value(APTIX_TABLE_SESSIONS, 0xe5, 20, 'E');
 	ck_assert_int_eq(repo->store->get(&b, repo->store, APTIX_TABLE_OBJECTS,
 					  (unsigned char[32]){ 0xb2, 0xb2 }, 32),
@@ -659,9 +674,16 @@ START_TEST(test_values_layout)
 	aptix_repo_free(repo);
 	repo = NULL;
 	/* what is left in the values table: c's new value and d's two */
+	/*
+	 * What is left in the values table: c's newest value and d's two
+	 * pieces. Keys 0-6 went to the first write (b 0, c 1-3, d 4-5, e
+	 * 6), key 7 to c's second value, 8 to its third: not 6, which the
+	 * table's last key + 1 gives once c's key 7 is deleted.
+	 */
 	c = lmdb_table("values", 0, NULL);
 	ck_assert_uint_eq(c.n, 3);
-	ck_assert_uint_eq(c.bytes, 100 + 4000);
+	ck_assert_uint_eq(c.bytes, 150 + 4000);
+	ck_assert_uint_eq(c.hi, 8);
 	lmdb_table("objects", 0xa1, &byte);
 	ck_assert_int_eq(byte, 1);		/* in place */
 	lmdb_table("objects", 0xd4, &byte);

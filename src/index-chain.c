@@ -14,14 +14,19 @@
  *
  * Chain section of a session record (version 2; see index.c):
  *   u8 flags          1: a chain (the newest committed turn is a link),
- *                     2: unknown (an ancestor was indexed by version 1)
+ *                     2: unknown (an ancestor was indexed by version 1),
+ *                     4: files carry 16-byte fingerprints (below)
  *   16 bytes          fingerprint of the chain's newest response id
  *   be64 chars        bytes the chain has carried: each turn's raw
  *                     request (or, without one, its instruction, files
  *                     and chunks) and answer
  *   be32 links        turns in the chain
  *   be32 nfiles       then per file, sorted by path: be16 length, path,
- *                     32-byte SHA-256 of the version last sent
+ *                     the SHA-256 of the version last sent: its first
+ *                     16 bytes with flag 4 (what aptix writes since
+ *                     store format 4: a record is read by every
+ *                     listing, and 16 bytes tell a changed file from
+ *                     an unchanged one as well), else all 32
  *   be32 nchunks      then 16-byte fingerprints of (chunk id, content
  *                     hash), sorted
  * A fingerprint is the first 16 bytes of the SHA-256 of the string(s).
@@ -33,6 +38,7 @@
 
 #define SEC_CHAIN 1
 #define SEC_UNKNOWN 2
+#define SEC_SHORT 4
 #define SEC_HEAD (1 + 16 + 8 + 4 + 4)
 
 struct cfile {
@@ -43,6 +49,7 @@ struct cfile {
 
 struct cstate {
 	int has, unknown;
+	size_t fplen;		/* bytes of a file's SHA-256 kept: 16 or 32 */
 	unsigned char response[16];
 	uint64_t chars;
 	uint32_t links;
@@ -94,12 +101,13 @@ static int parse(struct cstate *st, const unsigned char *p, size_t len)
 		return corrupt();
 	st->has = (p[0] & SEC_CHAIN) != 0;
 	st->unknown = (p[0] & SEC_UNKNOWN) != 0;
+	st->fplen = p[0] & SEC_SHORT ? APTIX_INDEX_CHAIN_FP : 32;
 	memcpy(st->response, p + 1, 16);
 	st->chars = aptix__get_be64(p + 17);
 	st->links = aptix__get_be32(p + 25);
 	n = aptix__get_be32(p + 29);
 	p += SEC_HEAD;
-	if (n > len / 34)
+	if (n > len / (2 + st->fplen))
 		return corrupt();
 	if (n && !(st->files = aptix__calloc(n, sizeof(*st->files))))
 		return APTIX_ERROR;
@@ -109,12 +117,12 @@ static int parse(struct cstate *st, const unsigned char *p, size_t len)
 		if (end - p < 2)
 			goto bad;
 		plen = (size_t)p[0] << 8 | p[1];
-		if ((size_t)(end - p) < 2 + plen + 32)
+		if ((size_t)(end - p) < 2 + plen + st->fplen)
 			goto bad;
 		st->files[i].path = (const char *)p + 2;
 		st->files[i].plen = plen;
 		st->files[i].sha = p + 2 + plen;
-		p += 2 + plen + 32;
+		p += 2 + plen + st->fplen;
 	}
 	st->nfiles = n;
 	if (end - p < 4)
@@ -309,7 +317,8 @@ static void put_unknown(aptix_buf *out)
 int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 			      size_t parent_len, int parent_known,
 			      int committed,
-			      const struct aptix_index_chain_delta *d)
+			      const struct aptix_index_chain_delta *d,
+			      size_t fplen)
 {
 	struct cstate base;
 	struct nfile *nf = NULL;
@@ -344,8 +353,11 @@ int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 			put_unknown(out);
 			return aptix_buf_oom(out) ? APTIX_ERROR : 0;
 		}
-		if (!base.has || memcmp(base.response, d->previous, 16)) {
-			free(base.files);	/* not this chain: it ends */
+		if (!base.has || memcmp(base.response, d->previous, 16) ||
+		    base.fplen < fplen) {
+			/* not this chain: it ends (or, only to check an
+			 * older record, one that cannot be remade) */
+			free(base.files);
 			memset(&base, 0, sizeof(base));
 		}
 	}
@@ -404,6 +416,8 @@ int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 	nc = j;
 
 	head[0] = SEC_CHAIN;
+	if (fplen == APTIX_INDEX_CHAIN_FP)
+		head[0] |= SEC_SHORT;
 	memcpy(head + 1, d->response, 16);
 	aptix__put_be64(head + 17, base.chars + d->chars);
 	aptix_buf_put(out, head, 25);
@@ -416,7 +430,7 @@ int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 		l[1] = (unsigned char)nf[i].plen;
 		aptix_buf_put(out, l, 2);
 		aptix_buf_put(out, nf[i].path, nf[i].plen);
-		aptix_buf_put(out, nf[i].sha, 32);
+		aptix_buf_put(out, nf[i].sha, fplen);
 	}
 	put32(out, (uint32_t)nc);
 	if (nc)
@@ -471,7 +485,7 @@ static int plan_view_cb(const void *val, size_t vlen, void *payload)
 		    !(cf = find_file(&st, f->path)))
 			continue;
 		if (aptix_oid_fromstr(&sha, f->sha256) == 0 &&
-		    !memcmp(sha.id, cf->sha, 32))
+		    !memcmp(sha.id, cf->sha, st.fplen))
 			f->action = APTIX_FILE_UNCHANGED;
 		aptix_error_clear();
 	}
@@ -619,9 +633,12 @@ int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 	} else {
 		aptix_error_clear();	/* indexed as a failed turn */
 	}
+	/* remade in the record's own form (older ones keep 32 bytes) */
 	r = aptix_index__chain_encode(&want, s.has_parent ? psec : NULL,
 				      plen, known, s.status ==
-				      APTIX_SESSION_COMMITTED, &d);
+				      APTIX_SESSION_COMMITTED, &d,
+				      len && sec[0] & SEC_SHORT ?
+				      APTIX_INDEX_CHAIN_FP : 32);
 	if (r < 0)
 		goto done;
 	/* a purged blob's size is gone: the count cannot be checked */

@@ -581,7 +581,8 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 					   NULL, psec.len, parent_known,
 					   ss->status ==
 					   APTIX_SESSION_COMMITTED,
-					   &op->delta)) < 0 ||
+					   &op->delta,
+					   APTIX_INDEX_CHAIN_FP)) < 0 ||
 	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, v.ptr,
 			 v.len)) < 0)
 		goto done;

@@ -102,10 +102,17 @@ int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
 				 aptix_txn *tx, const aptix_turn *t,
 				 size_t instruction_len);
 void aptix_index__delta_release(struct aptix_index_chain_delta *d);
+/*
+ * fplen: bytes of each file's SHA-256 the section keeps, 16 (what
+ * records are written with, APTIX_INDEX_CHAIN_FP) or 32 (older
+ * records, remade only to check them).
+ */
+#define APTIX_INDEX_CHAIN_FP 16
 int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 			      size_t parent_len, int parent_known,
 			      int committed,
-			      const struct aptix_index_chain_delta *d);
+			      const struct aptix_index_chain_delta *d,
+			      size_t fplen);
 /* The chain section of a session record: 0; 1 for version 1 (none). */
 int aptix_index__chain_section(const unsigned char **sec, size_t *len,
 			       const void *val, size_t vlen);

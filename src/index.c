@@ -22,6 +22,7 @@
 #include "aptix/index.h"
 #include "aptix/refs.h"
 #include "aptix/oidmap.h"
+#include "odb-store.h"
 
 #define REC_VERSION 1
 #define SESSION_V2 2	/* version 1 and the chain section */
@@ -584,7 +585,10 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 					   &op->delta,
 					   APTIX_INDEX_CHAIN_FP)) < 0 ||
 	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, v.ptr,
-			 v.len)) < 0)
+			 v.len)) < 0 ||
+	    /* 16-byte file fingerprints: an older aptix must refuse the
+	     * store (a reindex writes no object that would say so) */
+	    (r = aptix_odb_store_raise_format(w, 4)) < 0)
 		goto done;
 	aptix__put_be64(ckey, (uint64_t)si.created_at);
 	memcpy(ckey + 8, op->id.id, 32);

@@ -164,21 +164,14 @@ static int write_one_fn(aptix_store_wtxn *w, void *payload)
  * aptix then refuses it ("upgrade aptix") instead of calling the new
  * values corrupt.
  */
-int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val)
+int aptix_odb_store_raise_format(aptix_store_wtxn *w, int need)
 {
 	static const char key[] = "format";
 	aptix_store *s = aptix_store_of_wtxn(w);
 	aptix_buf cur = APTIX_BUF_INIT;
 	char fmt[16];
-	int r, need;
+	int r = s->wget(&cur, w, APTIX_TABLE_META, key, strlen(key));
 
-	if (!val->len)
-		return 0;
-	need = val->ptr[0] & APTIX_STORED_BASED ? 3 :
-		val->ptr[0] & APTIX_STORED_PACKED ? 2 : 1;
-	if (need == 1)
-		return 0;
-	r = s->wget(&cur, w, APTIX_TABLE_META, key, strlen(key));
 	if (r == 0 && strtol(cur.ptr, NULL, 10) < need) {
 		snprintf(fmt, sizeof(fmt), "%d", need);
 		r = s->wput(w, APTIX_TABLE_META, key, strlen(key), fmt,
@@ -188,6 +181,17 @@ int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val)
 	}
 	aptix_buf_release(&cur);
 	return r;
+}
+
+int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val)
+{
+	int need;
+
+	if (!val->len)
+		return 0;
+	need = val->ptr[0] & APTIX_STORED_BASED ? 3 :
+		val->ptr[0] & APTIX_STORED_PACKED ? 2 : 1;
+	return need == 1 ? 0 : aptix_odb_store_raise_format(w, need);
 }
 
 /*

@@ -15,6 +15,8 @@ int aptix_odb_store_put(aptix_store_wtxn *w, const aptix_oid *id,
 			const aptix_buf *val);
 /** Inside a write: raise the store's format for a value of format 2. */
 int aptix_odb_store_note_format(aptix_store_wtxn *w, const aptix_buf *val);
+/** The store's format is at least need (raised in this write). */
+int aptix_odb_store_raise_format(aptix_store_wtxn *w, int need);
 /** Decode a purge record (purge.c): 0 or APTIX_ECORRUPT. */
 int aptix__purge_decode(aptix_purge_info *out, const void *val, size_t len);
 /** The store a write transaction belongs to. */

@@ -268,6 +268,20 @@ test_expect_success 'every object reads, and fsck --full finds nothing wrong' '
 	test_cmp expect fsck
 '
 
+test_expect_success MDB_DUMP 'a reindex alone gives the store the format of its records' '
+	# its records keep 16-byte file fingerprints, which an aptix of
+	# format 3 would misread: it must refuse the store instead
+	rm -rf reidx &&
+	mkdir reidx &&
+	tar -C reidx -xzf "$TEST_DIRECTORY/fixtures/store-v3.tar.gz" &&
+	test "$(store_format reidx)" = 3 &&
+	aptix -C reidx reindex >/dev/null &&
+	test "$(store_format reidx)" = "$expect_format" &&
+	aptix -C reidx fsck --full >fsck &&
+	echo "dangling session $failed" >expect &&
+	test_cmp expect fsck
+'
+
 test_expect_success 'diff: the files changed between turns' '
 	aptix -C old diff -p $second >diff &&
 	grep "^Files: 0 added, 0 removed, 1 changed$" diff &&

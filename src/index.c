@@ -3,9 +3,11 @@
  * store's sessions, children and conversations tables.
  *
  * Session record: u8 version, u8 session status, u8 turn status, u8 flags
- * (1: has parent), parent id, turn id, be64 created (ms), be32 generation,
- * u8 length + conversation id, u8 length + summary; version 2 adds the
- * chain section (what the model holds: src/index-chain.c); version 3
+ * (1: has parent, 2: the conversation id is a UUID, kept as its 16
+ * bytes), parent id, turn id, be64 created (ms), be32 generation, the
+ * conversation id (16 bytes, or u8 length + text), u8 length + summary;
+ * version 2 adds the chain section (what the model holds:
+ * src/index-chain.c); version 3
  * puts the rolling summary's section (src/index-summary.c) before it.
  * Conversation record (the conversation's summary: status and sessions
  * read one per conversation, never every session): u8 version 2, u8
@@ -79,6 +81,38 @@ static int get_str8(char *out, size_t outsz, const unsigned char **p,
 	return 0;
 }
 
+#define REC_PARENT 1
+#define REC_CONV_UUID 2
+
+/*
+ * The conversation id of a session record: 16 bytes when it is a UUID
+ * in its usual form (a record is read by every listing), else its text.
+ */
+static int conv_uuid(unsigned char u[16], const char *conv)
+{
+	char back[APTIX_UUID_STRSZ + 1];
+
+	if (!conv || aptix_uuid_parse(u, conv) < 0)
+		return 0;
+	aptix_uuid_format(back, u);
+	return !strcmp(back, conv);
+}
+
+static int get_conv(char *out, size_t outsz, int flags,
+		    const unsigned char **p, const unsigned char *end)
+{
+	char text[APTIX_UUID_STRSZ + 1];
+
+	if (!(flags & REC_CONV_UUID))
+		return get_str8(out, outsz, p, end);
+	if (end - *p < 16)
+		return -1;
+	aptix_uuid_format(text, *p);
+	snprintf(out, outsz, "%s", text);
+	*p += 16;
+	return 0;
+}
+
 static int corrupt_record(const char *what)
 {
 	aptix_error_set(APTIX_ERROR_REPOSITORY, "index record of %s is "
@@ -88,12 +122,13 @@ static int corrupt_record(const char *what)
 
 static int encode_session(aptix_buf *b, const aptix_session_info *si)
 {
-	unsigned char h[4], t[8];
+	unsigned char h[4], t[8], u[16];
+	int uuid = conv_uuid(u, si->conversation);
 
 	h[0] = SESSION_VERSION;
 	h[1] = (unsigned char)si->status;
 	h[2] = (unsigned char)si->turn_status;
-	h[3] = si->has_parent ? 1 : 0;
+	h[3] = (si->has_parent ? REC_PARENT : 0) | (uuid ? REC_CONV_UUID : 0);
 	aptix_buf_put(b, h, 4);
 	aptix_buf_put(b, si->parent.id, 32);
 	aptix_buf_put(b, si->turn.id, 32);
@@ -104,7 +139,10 @@ static int encode_session(aptix_buf *b, const aptix_session_info *si)
 	t[2] = (unsigned char)(si->generation >> 8);
 	t[3] = (unsigned char)si->generation;
 	aptix_buf_put(b, t, 4);
-	put_str8(b, si->conversation);
+	if (uuid)
+		aptix_buf_put(b, u, 16);
+	else
+		put_str8(b, si->conversation);
 	put_str8(b, si->summary);
 	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
 }
@@ -120,14 +158,15 @@ static int decode_session(aptix_session_info *si, const aptix_oid *id,
 	si->id = *id;
 	si->status = (aptix_session_status)p[1];
 	si->turn_status = (aptix_turn_status)p[2];
-	si->has_parent = p[3] & 1;
+	si->has_parent = p[3] & REC_PARENT;
 	memcpy(si->parent.id, p + 4, 32);
 	memcpy(si->turn.id, p + 36, 32);
 	si->created_at = (int64_t)aptix__get_be64(p + 68);
 	si->generation = (uint32_t)p[76] << 24 | (uint32_t)p[77] << 16 |
 		(uint32_t)p[78] << 8 | p[79];
 	p += 80;
-	if (get_str8(si->conversation, sizeof(si->conversation), &p, end) ||
+	if (get_conv(si->conversation, sizeof(si->conversation),
+		     ((const unsigned char *)val)[3], &p, end) ||
 	    get_str8(si->summary, sizeof(si->summary), &p, end))
 		return corrupt_record(aptix_oid_hex(id));
 	return 0;
@@ -162,7 +201,7 @@ static int sections(const unsigned char **p, const unsigned char **end,
 		return 1;
 	*end = q + vlen;
 	*p = q + 80;
-	if (get_str8(skip, sizeof(skip), p, *end) ||
+	if (get_conv(skip, sizeof(skip), q[3], p, *end) ||
 	    get_str8(skip, sizeof(skip), p, *end))
 		return corrupt_record("a session");
 	return 0;
@@ -177,7 +216,8 @@ int aptix_index__record_summary(char out[121], const void *val,
 	if (vlen < 80)
 		return corrupt_record("a session");
 	p += 80;
-	if (get_str8(skip, sizeof(skip), &p, end) ||
+	if (get_conv(skip, sizeof(skip), ((const unsigned char *)val)[3], &p,
+		     end) ||
 	    get_str8(out, APTIX_SUMMARY_MAX + 1, &p, end))
 		return corrupt_record("a session");
 	return 0;

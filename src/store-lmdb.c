@@ -1540,18 +1540,19 @@ static lmdb_store *store_alloc(const char *dir)
  * a read-only file system) read-only with LMDB's lock file, else
  * read-only without it.
  */
-static int store_open(lmdb_store *st, unsigned flags)
+/* has_file: data.mdb exists and is not empty (the caller's stat) */
+static int store_open(lmdb_store *st, unsigned flags, int has_file)
 {
 	aptix_buf path = APTIX_BUF_INIT;
-	struct stat sb;
-	int rc, r;
+	int rc, r = 0;
 
 	/* a damaged page size in a meta page faults inside mdb_env_open */
-	if (aptix_buf_printf(&path, "%s/data.mdb", st->dir) < 0)
-		return APTIX_ERROR;
-	r = stat(path.ptr, &sb) == 0 && sb.st_size > 0 ?
-		aptix_lmdb_file_meta_check(path.ptr) : 0;
-	aptix_buf_release(&path);
+	if (has_file) {
+		if (aptix_buf_printf(&path, "%s/data.mdb", st->dir) < 0)
+			return APTIX_ERROR;
+		r = aptix_lmdb_file_meta_check(path.ptr);
+		aptix_buf_release(&path);
+	}
 	if (r == APTIX_ECORRUPT)
 		return r;
 	aptix_error_clear();
@@ -1639,7 +1640,7 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 		st->dev = sb.st_dev;
 		st->ino = sb.st_ino;
 	}
-	if ((r = store_open(st, flags)) < 0) {
+	if ((r = store_open(st, flags, known && sb.st_size > 0)) < 0) {
 		store_destroy(st);
 		goto done;
 	}

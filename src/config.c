@@ -1384,9 +1384,15 @@ static void lock_held(const char *lock)
 	char age[64] = "";
 	time_t now = time(NULL);
 
-	if (stat(lock, &st) == 0 && now >= st.st_mtime)
+	/*
+	 * time() reads a coarse clock that can lag a file's fresh mtime by
+	 * a tick: a lock made this very moment may look a second younger
+	 * than now.
+	 */
+	if (stat(lock, &st) == 0)
 		snprintf(age, sizeof(age), " (made %lld s ago)",
-			 (long long)(now - st.st_mtime));
+			 now > st.st_mtime ?
+			 (long long)(now - st.st_mtime) : 0LL);
 	aptix_error_set(APTIX_ERROR_CONFIG, "cannot lock the config: '%s' "
 			"exists%s. Another aptix process seems to be "
 			"writing the config (aptix config); make sure it "

@@ -916,6 +916,22 @@ START_TEST(set_stale_lock)
 				     "remove the file manually to "
 				     "continue."));
 	ck_assert_int_eq(aptix_config_set(&fake, "a.b", NULL), APTIX_ELOCKED);
+	/*
+	 * a lock whose mtime is ahead of time(): time() reads a coarse
+	 * clock, which lags a fresh file's mtime for a tick after each
+	 * second begins (CI once made the lock 0.9 ms into a second)
+	 */
+	{
+		struct timespec ts[2];
+
+		ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &ts[0]), 0);
+		ts[0].tv_sec += 2;
+		ts[1] = ts[0];
+		ck_assert_int_eq(utimensat(AT_FDCWD, lockfile, ts, 0), 0);
+	}
+	ck_assert_int_eq(aptix_config_set(&fake, "a.b", "2"), APTIX_ELOCKED);
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
+				     "config.lock' exists (made 0 s ago)"));
 	/* someone else's lock is left alone, and so is the file */
 	ck_assert_int_eq(access(lockfile, F_OK), 0);
 	assert_file(storefile, "[a]\n\tb = 1\n");

@@ -29,6 +29,7 @@ void aptix__chain_release(struct aptix__chain *c)
 	for (i = 0; i < c->n; i++)
 		aptix_turn_release(&c->v[i].turn);
 	free(c->v);
+	free(c->start_conv);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -44,6 +45,12 @@ static int read_more(struct aptix__chain *c)
 		if ((r = aptix_session_lookup(&s, c->repo, &id)) < 0) {
 			aptix_session_release(&s);
 			return r;
+		}
+		/* kept for the caller that needs it (plan_chain in run.c) */
+		if (!c->walked && c->has_start && s.conversation &&
+		    !(c->start_conv = aptix__strdup(s.conversation))) {
+			aptix_session_release(&s);
+			return APTIX_ERROR;
 		}
 		c->walked++;
 		c->more = s.has_parent;

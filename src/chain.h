@@ -36,6 +36,7 @@ struct aptix__chain {
 	aptix_oid next;		/* the next snapshot to read */
 	int more;		/* next is valid */
 	size_t walked;		/* snapshots read so far */
+	char *start_conv;	/* the start's conversation, once read */
 };
 
 /** start NULL: a chain with no ancestors (a root turn). */

@@ -568,7 +568,7 @@ static int verify_rolling(aptix_repo *repo, aptix_txn *tx,
 		return r < 0 ? r : 0;	/* an older record: none to check */
 	if ((r = aptix_txn_read_object(&raw, &type, tx, id)) < 0 ||
 	    (r = aptix_index__prepare(&op, tx, 0, id, raw.ptr,
-				      raw.len)) < 0 ||
+				      raw.len, NULL)) < 0 ||
 	    (r = aptix_index__rolling_encode(&want, s->has_parent ?
 					     &s->parent : NULL, prec,
 					     &op.line,

@@ -417,13 +417,15 @@ static int prepare_line(struct aptix_index_session_op *op, aptix_txn *tx,
 
 int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 			 int strict, const aptix_oid *id, const void *data,
-			 size_t len)
+			 size_t len, const aptix_turn *turn)
 {
 	aptix_buf buf = APTIX_BUF_INIT;
 	aptix_otype type;
-	aptix_turn turn;
+	aptix_turn own;
+	const aptix_turn *t = turn;
 	int r;
 
+	aptix_turn_init(&own);
 	op->id = *id;
 	memset(&op->line, 0, sizeof(op->line));
 	if ((r = aptix_session_parse(&op->session, data, len)) < 0)
@@ -442,9 +444,13 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 			goto done;
 		}
 	}
-	r = aptix_txn_read_object(&buf, &type, tx, &op->session.turn);
-	if (r < 0 || type != APTIX_OBJ_TURN ||
-	    aptix_turn_parse(&turn, buf.ptr, buf.len) < 0) {
+	if (!t) {
+		r = aptix_txn_read_object(&buf, &type, tx, &op->session.turn);
+		if (r == 0 && type == APTIX_OBJ_TURN &&
+		    aptix_turn_parse(&own, buf.ptr, buf.len) == 0)
+			t = &own;
+	}
+	if (!t) {
 		if (strict) {
 			aptix_error_set(APTIX_ERROR_OBJECT, "turn '%s' of the "
 					"session is %s",
@@ -457,26 +463,23 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		r = 0;
 		goto done;
 	}
-	op->turn_status = turn.status;
-	if (strict && strcmp(turn.conversation, op->session.conversation) &&
+	op->turn_status = t->status;
+	if (strict && strcmp(t->conversation, op->session.conversation) &&
 	    !op->session.forked_from) {
 		aptix_error_set(APTIX_ERROR_OBJECT, "the turn belongs to "
 				"conversation '%s', the session to '%s'",
-				turn.conversation, op->session.conversation);
-		aptix_turn_release(&turn);
+				t->conversation, op->session.conversation);
 		r = APTIX_EINVALID;
 		goto done;
 	}
-	r = aptix_txn_read_object(&buf, &type, tx, &turn.instruction);
+	r = aptix_txn_read_object(&buf, &type, tx, &t->instruction);
 	if (r == 0 && type == APTIX_OBJ_BLOB) {
 		aptix_summary_line(op->summary, APTIX_SUMMARY_MAX, buf.ptr,
 				   buf.len);
-		if ((r = aptix_index__delta_from_turn(&op->delta, tx, &turn,
+		if ((r = aptix_index__delta_from_turn(&op->delta, tx, t,
 						      buf.len)) < 0 ||
-		    (r = prepare_line(op, tx, &turn, &buf)) < 0) {
-			aptix_turn_release(&turn);
+		    (r = prepare_line(op, tx, t, &buf)) < 0)
 			goto done;
-		}
 	} else if (!strict) {
 		/*
 		 * purged since: the turn keeps its place in the chain (its
@@ -485,24 +488,21 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		aptix_error_clear();
 		aptix_buf_set(&buf, "[purged]", 8);
 		snprintf(op->summary, sizeof(op->summary), "[purged]");
-		if ((r = aptix_index__delta_from_turn(&op->delta, tx, &turn,
+		if ((r = aptix_index__delta_from_turn(&op->delta, tx, t,
 						      0)) < 0 ||
-		    (r = prepare_line(op, tx, &turn, &buf)) < 0) {
-			aptix_turn_release(&turn);
+		    (r = prepare_line(op, tx, t, &buf)) < 0)
 			goto done;
-		}
 		op->delta.sizes_unknown = 1;
 	} else {
 		aptix_error_set(APTIX_ERROR_OBJECT, "instruction '%s' of the "
 				"turn is missing",
-				aptix_oid_hex(&turn.instruction));
-		aptix_turn_release(&turn);
+				aptix_oid_hex(&t->instruction));
 		r = APTIX_EINVALID;
 		goto done;
 	}
 	r = 0;
-	aptix_turn_release(&turn);
 done:
+	aptix_turn_release(&own);
 	aptix_buf_release(&buf);
 	return r;
 }
@@ -1027,7 +1027,8 @@ static int collect_session(const aptix_oid *id, void *payload)
 		aptix_buf_release(&data);
 		return APTIX_ERROR;
 	}
-	r = aptix_index__prepare(op, rb->tx, 0, id, data.ptr, data.len);
+	r = aptix_index__prepare(op, rb->tx, 0, id, data.ptr, data.len,
+				 NULL);
 	aptix_buf_release(&data);
 	if (r < 0) {	/* an unreadable session: fsck reports it */
 		aptix_index__op_release(op);

@@ -144,6 +144,16 @@ int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
 int aptix_txn_write_object_like(aptix_oid *out, aptix_txn *tx,
 				aptix_otype type, const void *data,
 				size_t len, const aptix_oid *like);
+/*
+ * The same for a turn or session that the library has just serialized
+ * from its struct (aptix_turn_serialize, aptix_session_serialize): it is
+ * not parsed again to be validated. turn: the turn a session names, when
+ * the caller has it (its index record is then made from it, not from a
+ * parse of the stored turn); NULL otherwise.
+ */
+int aptix_txn__write_built(aptix_oid *out, aptix_txn *tx, aptix_otype type,
+			   const void *data, size_t len,
+			   const aptix_oid *like, const aptix_turn *turn);
 int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 			       const struct aptix_index_session_op *op);
 /* Parsers of stored objects that skip the canonical check (object.c). */
@@ -155,10 +165,14 @@ int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
 int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 			  const char *conv, const aptix_oid *head,
 			  int64_t now);
-/* Compute the summary and turn status of a session, reading via tx. */
+/*
+ * Compute the summary and turn status of a session, reading via tx.
+ * turn: the session's turn, parsed, when the caller has it; NULL: read
+ * and parsed here.
+ */
 int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
-			 int strict,
-			 const aptix_oid *id, const void *data, size_t len);
+			 int strict, const aptix_oid *id, const void *data,
+			 size_t len, const aptix_turn *turn);
 
 /*
  * Refs inside a write (refs.c): the ref and its reflog entry only; the

@@ -43,22 +43,24 @@ static int write_turn(aptix_oid *id, aptix_txn *tx, const aptix_turn *t,
 	int r = aptix_turn_serialize(&b, t);
 
 	if (!r)
-		r = aptix_txn_write_object_like(id, tx, APTIX_OBJ_TURN, b.ptr,
-						b.len, like);
+		r = aptix_txn__write_built(id, tx, APTIX_OBJ_TURN, b.ptr,
+					   b.len, like, NULL);
 	aptix_buf_release(&b);
 	return r;
 }
 
+/* s names t, the turn just written */
 static int write_session(aptix_oid *id, aptix_txn *tx,
-			 const aptix_session *s, int fresh)
+			 const aptix_session *s, const aptix_turn *t,
+			 int fresh)
 {
 	aptix_buf b = APTIX_BUF_INIT;
 	int r = aptix_session_serialize(&b, s);
 
 	if (!r)
-		r = aptix_txn_write_object_like(id, tx, APTIX_OBJ_SESSION,
-						b.ptr, b.len, s->has_parent &&
-						!fresh ? &s->parent : NULL);
+		r = aptix_txn__write_built(id, tx, APTIX_OBJ_SESSION, b.ptr,
+					   b.len, s->has_parent && !fresh ?
+					   &s->parent : NULL, t);
 	aptix_buf_release(&b);
 	return r;
 }
@@ -464,7 +466,7 @@ int aptix_run__commit(aptix_run *run, int completed)
 			    NULL)) < 0)
 		goto done;
 	s.turn = res->turn;
-	if ((r = write_session(&res->session, tx, &s, !like)) < 0 ||
+	if ((r = write_session(&res->session, tx, &s, t, !like)) < 0 ||
 	    (r = aptix_txn__running_release(tx, run->conv, &run->pending,
 					     0)) < 0)
 		goto done;
@@ -550,7 +552,7 @@ static int record_dead(aptix_txn *tx, const struct dead *d, aptix_turn *t)
 		r = APTIX_ERROR;
 	else if ((r = write_turn(&turn_id, tx, t, NULL)) == 0) {
 		s.turn = turn_id;
-		r = write_session(&sid, tx, &s, 0);
+		r = write_session(&sid, tx, &s, t, 0);
 	}
 	aptix_session_release(&s);
 	return r;

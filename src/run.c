@@ -359,23 +359,33 @@ static int plan_chain(aptix_run *run)
 	run->turn.seq = 1;
 	if (!run->has_parent)
 		return 0;
-	if ((r = aptix_session_lookup(&ps, run->repo, &run->parent)) == 0) {
-		snprintf(run->parent_conv, sizeof(run->parent_conv), "%s",
-			 ps.conversation);
-		r = aptix_turn_lookup(&pt, run->repo, &ps.turn);
-		if (r == 0)
-			run->turn.seq = pt.seq + 1;
-		aptix_turn_release(&pt);
-	}
-	aptix_session_release(&ps);
-	if (r < 0)
-		return r;
 	aptix__chain_release(&run->chain);
 	aptix__chain_init(&run->chain, run->repo, &run->parent);
 	/* read the newest ancestor now: a damaged history fails here */
 	if ((r = aptix__chain_get(&p, &run->chain, 0)) < 0 &&
 	    r != APTIX_ITEROVER)
 		return r;
+	if (r == 0 && run->chain.start_conv &&
+	    !aptix_oid_cmp(&p->session, &run->parent)) {
+		/* a committed parent: the chain has read it */
+		snprintf(run->parent_conv, sizeof(run->parent_conv), "%s",
+			 run->chain.start_conv);
+		run->turn.seq = p->turn.seq + 1;
+	} else if ((r = aptix_session_lookup(&ps, run->repo,
+					     &run->parent)) == 0) {
+		snprintf(run->parent_conv, sizeof(run->parent_conv), "%s",
+			 ps.conversation);
+		r = aptix_turn_lookup(&pt, run->repo, &ps.turn);
+		if (r == 0)
+			run->turn.seq = pt.seq + 1;
+		aptix_turn_release(&pt);
+		aptix_session_release(&ps);
+		if (r < 0)
+			return r;
+	} else {
+		aptix_session_release(&ps);
+		return r;
+	}
 	/* the chain continues from the nearest completed turn */
 	if ((r = aptix__chain_state(&cs, &run->chain, run->started)) < 0)
 		return r;

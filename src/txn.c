@@ -207,6 +207,17 @@ int aptix_txn_write_object_like(aptix_oid *out, aptix_txn *tx,
 				aptix_otype type, const void *data,
 				size_t len, const aptix_oid *like)
 {
+	int r;
+
+	if ((r = aptix_object_validate(type, data, len)) < 0)
+		return r;
+	return aptix_txn__write_built(out, tx, type, data, len, like, NULL);
+}
+
+int aptix_txn__write_built(aptix_oid *out, aptix_txn *tx, aptix_otype type,
+			   const void *data, size_t len,
+			   const aptix_oid *like, const aptix_turn *turn)
+{
 	struct aptix_index_session_op *sess = NULL;
 	aptix_stored_base base;
 	aptix_buf text = APTIX_BUF_INIT;
@@ -214,8 +225,6 @@ int aptix_txn_write_object_like(aptix_oid *out, aptix_txn *tx,
 	struct op *o;
 	int r;
 
-	if ((r = aptix_object_validate(type, data, len)) < 0)
-		return r;
 	if ((r = aptix_object_hash(&id, type, data, len)) < 0)
 		return r;
 	if (out)
@@ -226,7 +235,7 @@ int aptix_txn_write_object_like(aptix_oid *out, aptix_txn *tx,
 		if (!(sess = aptix__calloc(1, sizeof(*sess))))
 			return APTIX_ERROR;
 		if ((r = aptix_index__prepare(sess, tx, 1, &id, data,
-						 len)) < 0) {
+						 len, turn)) < 0) {
 			aptix_index__op_release(sess);
 			free(sess);
 			return r;

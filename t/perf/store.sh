@@ -57,6 +57,11 @@ store_size() {
 			/^DATA=END/ { d = 0; next }
 			d && /^ / { b += (length($0) - 1) / 2; n++ }
 			END { print b + n / 2 * 10 }')"
+	# the exact record bytes of each table
+	mdb_dump -a "$STORE" | awk '/^database=/ { t = substr($0, 10) }
+		/^HEADER=END/ { d = 1; next } /^DATA=END/ { d = 0; next }
+		d && /^ / { b[t] += (length($0) - 1) / 2; n[t]++ }
+		END { for (t in b) print "rec:" t, b[t] + n[t] / 2 * 10 }' 
 	mdb_stat -a "$STORE" | awk '/^Status of/ { t = $3 }
 		/pages:/ { n[t] += $3 } END { for (t in n) print t, n[t] }'
 }
@@ -116,7 +121,7 @@ current = history + links[-1][2]
 def sizes(f):
     lines = open(f).read().split("\n")
     a, u, r = map(float, lines[0].split())
-    t = dict((l.split()[0], int(l.split()[1])) for l in lines[1:] if l)
+    t = dict((l.split()[0], float(l.split()[1])) for l in lines[1:] if l)
     return a, u, r, t
 a10, u10, r10, t10 = sizes(w + "/size10")
 a50, u50, r50, t50 = sizes(w + "/size50")
@@ -135,7 +140,12 @@ print("  records (key, value, node) %7.0f bytes  %.2fx JSONL "
       "(exact; pages add LMDB's slack)" % (rec_per, rec_per / jsonl))
 print("  pages per table: " + ", ".join(
     "%s %.0f" % (t, (t50[t] - t10.get(t, 0)) * 4096 / span)
-    for t in sorted(t50) if t50[t] != t10.get(t, 0)))
+    for t in sorted(t50) if t50[t] != t10.get(t, 0) and
+    not t.startswith("rec:")))
+print("  records per table: " + ", ".join(
+    "%s %.0f" % (t[4:], (t50[t] - t10.get(t, 0)) / span)
+    for t in sorted(t50) if t50[t] != t10.get(t, 0) and
+    t.startswith("rec:")))
 print("  request sent              %8.0f bytes  %.3fx a full resend (%.0f)" %
       (sum(sent) / len(sent), sum(sent) / sum(resend),
        sum(resend) / len(resend)))

@@ -695,8 +695,11 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
  * Parse stored bytes: they must be exactly the canonical encoding of
  * the JSON value they hold, followed by one newline. A trusted read
  * (bytes from the store, checked when they were written: odb.c and
- * txn.c validate every object) skips the canonical re-encoding, which
- * costs as much as the parse; fsck and writers still check it.
+ * txn.c validate every object given as bytes, and the serializers below
+ * refuse what this parser would: a missing required field, text that is
+ * not UTF-8, an integer canonical JSON cannot hold, validate_turn() and
+ * validate_session()) skips the canonical re-encoding, which costs as
+ * much as the parse; fsck still checks it.
  */
 static json_t *parse_stored(const void *data, size_t len, const char *what,
 			    int trusted)

@@ -106,6 +106,9 @@ wait "$srv" 2>/dev/null || true
 N=${BENCH_SESSIONS:-100000}
 C=$((N / 100)); [ $C -ge 1 ] || C=1
 RES=$PERF_DIR/results
+# the cached stores sit in aptix's own work tree: not a user's project
+GIT_CEILING_DIRECTORIES=$RES
+export GIT_CEILING_DIRECTORIES
 key=history-c$C-s$N-$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)
 S=$RES/$key
 echo

@@ -661,4 +661,34 @@ test_expect_success 'expiry by time (openai.chain-ttl): everything is sent again
 	)
 '
 
+test_lazy_prereq MDB_DUMP 'command -v mdb_dump'
+
+# index_records: every record of the index tables, pieces put together
+index_records () {
+	python3 - "$TEST_DIRECTORY/lib-store.py" \
+		"$(aptix -C ws rev-parse --aptix-dir)" <<-\EOF
+	import importlib.util, sys
+	spec = importlib.util.spec_from_file_location("lib_store", sys.argv[1])
+	ls = importlib.util.module_from_spec(spec)
+	spec.loader.exec_module(ls)
+	for t in ("sessions", "conversations", "children", "timeline"):
+	    for k, v in ls.table_records(sys.argv[2], t)[1]:
+	        print(t, k.hex(), ls.resolve(sys.argv[2], v).hex())
+	EOF
+}
+
+# A turn's commit makes its session's index record from the turn it has
+# just built, not from a parse of the stored one: it must be the record
+# reindex makes from the objects.
+test_expect_success MDB_DUMP 'the records commits wrote are those reindex makes' '
+	standin_fault "{\"kind\":\"status\",\"status\":400}" &&
+	test_must_fail aptix -C ws continue -m "refused" >out 2>err &&
+	index_records >before &&
+	grep -c "^sessions " before >n &&
+	test "$(cat n)" -gt 15 &&
+	aptix -C ws reindex >out &&
+	index_records >after &&
+	test_cmp before after
+'
+
 test_done

@@ -199,9 +199,13 @@ static void report_failures(SRunner *sr)
 	TestResult **v = srunner_failures(sr);
 	int i, n = srunner_ntests_failed(sr);
 
-	for (i = 0; v && i < n; i++)
-		fprintf(stderr, "failed: %s:%d: %s: %s\n", tr_lfile(v[i]),
-			tr_lno(v[i]), tr_tcname(v[i]), tr_msg(v[i]));
+	for (i = 0; v && i < n; i++) {
+		const char *file = tr_lfile(v[i]), *msg = tr_msg(v[i]);
+
+		/* a timeout or a signal has no place */
+		fprintf(stderr, "failed: %s:%d: %s: %s\n", file ? file : "?",
+			tr_lno(v[i]), tr_tcname(v[i]), msg ? msg : "");
+	}
 	free(v);
 }
 

@@ -9,13 +9,18 @@
 # instruction, answer, usage, file hashes), and the bytes sent per turn
 # against a full resend of the history and the files, and what the
 # model holds through the response chain after the last turn against a
-# full resend of the current state (history and current files). Never
+# full resend of the current state (history and current files), and the
+# size of the session records (the session index) along the way. Never
 # asserts.
 #
 #	sh t/perf/store.sh       APTIX=path/to/aptix TURNS=50
+#	RAG=1 sh t/perf/store.sh  the same with local RAG over 40 more files
+#	                          and instructions drawn from their words,
+#	                          so that every turn retrieves other chunks
 set -eu
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 TURNS=${TURNS:-50}
+RAG=${RAG:-0}
 PERF_DIR=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-store-bench.XXXXXX")
 export GIT_CONFIG_NOSYSTEM=1 HOME="$W" LC_ALL=C APTIX_PAGER=cat
@@ -31,8 +36,8 @@ export OPENAI_API_KEY=sk-bench-0123456789abcdef
 
 mkdir "$W/ws"
 cd "$W/ws"
-python3 - <<'PY'
-import random
+python3 - "$RAG" <<'PY'
+import random, sys
 rnd = random.Random(3)
 words = ["parse", "config", "buffer", "network", "cache", "index", "chunk",
          "token", "query", "score", "stream", "retry", "lock", "store"]
@@ -41,8 +46,16 @@ for n in range(1, 5):
         for i in range(60):
             f.write("int %s_%s_%d(void) { return %d; }\n" % (
                 rnd.choice(words), rnd.choice(words), i, rnd.randint(0, 99)))
+# RAG=1: a corpus of 40 files over 400 words
+vocab = ["w%03d" % i for i in range(400)]
+for n in range(40 if sys.argv[1] == "1" else 0):
+    with open("rag%02d.c" % n, "w") as f:
+        for i in range(120):
+            f.write("int %s_%s_%d(void) { return %d; }\n" % (
+                rnd.choice(vocab), rnd.choice(vocab), i, rnd.randint(0, 99)))
 PY
 "$APTIX" init -q
+[ "$RAG" != 1 ] || "$APTIX" index >/dev/null
 STORE=$("$APTIX" rev-parse --aptix-dir)
 FILES="--file src01.c --file src02.c --file src03.c --file src04.c"
 # store_size: data.mdb's size and the bytes of the pages LMDB uses
@@ -75,18 +88,25 @@ while [ "$n" -lt "$TURNS" ]; do
 	msg=$(python3 -c 'import random, sys
 n = int(sys.argv[1]); rnd = random.Random(n)
 w = "parse the config buffer and retry the network query so that".split()
+if sys.argv[2] == "1": w = ["w%03d" % i for i in range(400)]
 s = "turn %d:" % n
 while len(s) < 300: s += " " + rnd.choice(w)
-print(s)' "$n")
+print(s)' "$n" "$RAG")
 	"$APTIX" continue -q --no-stream $FILES -m "$msg" >/dev/null
 	[ "$n" != 10 ] || store_size >"$W/size10"
 	"$APTIX" rev-parse HEAD >>"$W/turns"
 done
 store_size >"$W/size50"
 "$APTIX" fsck --full >/dev/null
-python3 - "$APTIX" "$W" "$TURNS" <<'PY'
-import hashlib, json, subprocess, sys
+python3 - "$APTIX" "$W" "$TURNS" "$STORE" "$PERF_DIR/../lib-store.py" <<'PY'
+import hashlib, importlib.util, json, subprocess, sys
 aptix, w, turns = sys.argv[1], sys.argv[2], int(sys.argv[3])
+spec = importlib.util.spec_from_file_location("lib_store", sys.argv[5])
+lib_store = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lib_store)
+records = dict((k.hex(), len(lib_store.resolve(sys.argv[4], v)))
+               for k, v in lib_store.table_records(sys.argv[4],
+                                                   "sessions")[1])
 
 def obj(i, t="blob"):
     return subprocess.run([aptix, "cat-object", t, i], check=True,
@@ -151,4 +171,9 @@ print("  request sent              %8.0f bytes  %.3fx a full resend (%.0f)" %
        sum(resend) / len(resend)))
 print("  the model holds at turn %d %8.0f bytes  %.2fx a full resend of the "
       "current state (%.0f)" % (turns, holds, holds / current, current))
+ids = open(w + "/turns").read().split()
+step = max(1, turns // 5)
+print("  session records (bytes)   " + ", ".join(
+    "turn %d: %d" % (i + 1, records[ids[i]])
+    for i in list(range(step - 1, turns, step))))
 PY

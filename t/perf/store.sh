@@ -98,7 +98,7 @@ print(s)' "$n" "$RAG")
 done
 store_size >"$W/size50"
 "$APTIX" fsck --full >/dev/null
-python3 - "$APTIX" "$W" "$TURNS" "$STORE" "$PERF_DIR/../lib-store.py" <<'PY'
+python3 - "$APTIX" "$W" "$TURNS" "$STORE" "$PERF_DIR/../lib-store.py" "$RAG" <<'PY'
 import hashlib, importlib.util, json, subprocess, sys
 aptix, w, turns = sys.argv[1], sys.argv[2], int(sys.argv[3])
 spec = importlib.util.spec_from_file_location("lib_store", sys.argv[5])
@@ -150,7 +150,9 @@ jsonl = sum(len(l.encode()) for l in lines[10:]) / span
 file_per = (a50 - a10) / span
 used_per = (u50 - u10) / span
 print("turns %d; per turn over turns 11-%d:" % (turns, turns))
-print("  JSONL transcript          %8.0f bytes" % jsonl)
+print("  JSONL transcript          %8.0f bytes%s" % (jsonl, "" if
+      sys.argv[6] != "1" else "  (no chunk texts: the store keeps what "
+      "each request sent, RAG chunks included)"))
 print("  store file (data.mdb)     %8.0f bytes  %.2fx JSONL" %
       (file_per, file_per / jsonl))
 print("  store pages used          %8.0f bytes  %.2fx JSONL" %

@@ -652,17 +652,23 @@ static int assignment_at(const struct scan *s, size_t i, size_t *off,
 	*n = e - v;
 	if (token_at(s, v, &tn) >= 0)
 		return -1;	/* the token rule reports it */
-	if (placeholder(p + v, *n))
-		return -1;
 	h = aptix_credscan_entropy(p + v, *n);
+	/*
+	 * Before the placeholder test: 40 characters of base64 under an
+	 * AWS secret's name are one, whatever they start with (a random
+	 * secret starts with '/' once in 64, which reads as a path) or
+	 * hold ("xXx"), unless AWS's documentation example.
+	 */
 	if (has_word(p + name_start, name_end - name_start, "aws") &&
 	    has_word(p + name_start, name_end - name_start, "secret") &&
-	    *n == 40 && h >= 3.0) {
+	    *n == 40 && h >= 3.0 && !has_word(p + v, *n, "example")) {
 		for (j = v; j < e && (cls(p[j]) & C_B64); j++)
 			;
 		if (j == e)
 			return R_AWS_SECRET;
 	}
+	if (placeholder(p + v, *n))
+		return -1;
 	classes(p + v, *n, &letter, &digit, &symbol, &kinds);
 	for (j = v; j < e; j++)
 		if (p[j] == ' ' || p[j] == '\t')

@@ -215,6 +215,14 @@ START_TEST(test_assignments)
 
 	HIT(sample(s, "aws_secret_access_key = ", "", "", 40, B64, "\n", 31),
 	    "aws-secret-access-key");
+	/* random secrets that read as a path or hold a placeholder's word
+	 * (t7007 missed them now and then) */
+	HIT("AWS_SECRET_ACCESS_KEY=/EEqI/TCiYO8tkKOA963XwBLU8fqOIkyoLXpX+tG\n",
+	    "aws-secret-access-key");
+	HIT("AWS_SECRET_ACCESS_KEY=L/9dmwUEuovKViuktbEndI4gIbhnvjDpxpymXxXB\n",
+	    "aws-secret-access-key");
+	/* AWS's documentation example is none */
+	MISS("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n");
 	HIT(sample(s, "API_SECRET=\"", "", "", 32, ALNUM, "\"", 32),
 	    "secret-assignment");
 	HIT(sample(s, "  \"authToken\": \"", "", "", 40, ALNUM, "\",", 33),

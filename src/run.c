@@ -371,20 +371,20 @@ static int plan_chain(aptix_run *run)
 		snprintf(run->parent_conv, sizeof(run->parent_conv), "%s",
 			 run->chain.start_conv);
 		run->turn.seq = p->turn.seq + 1;
-	} else if ((r = aptix_session_lookup(&ps, run->repo,
-					     &run->parent)) == 0) {
-		snprintf(run->parent_conv, sizeof(run->parent_conv), "%s",
-			 ps.conversation);
-		r = aptix_turn_lookup(&pt, run->repo, &ps.turn);
-		if (r == 0)
-			run->turn.seq = pt.seq + 1;
-		aptix_turn_release(&pt);
+	} else {
+		/* a parent that did not commit: its own session and turn */
+		if ((r = aptix_session_lookup(&ps, run->repo,
+					      &run->parent)) == 0) {
+			snprintf(run->parent_conv, sizeof(run->parent_conv),
+				 "%s", ps.conversation);
+			if ((r = aptix_turn_lookup(&pt, run->repo,
+						   &ps.turn)) == 0)
+				run->turn.seq = pt.seq + 1;
+			aptix_turn_release(&pt);
+		}
 		aptix_session_release(&ps);
 		if (r < 0)
 			return r;
-	} else {
-		aptix_session_release(&ps);
-		return r;
 	}
 	/* the chain continues from the nearest completed turn */
 	if ((r = aptix__chain_state(&cs, &run->chain, run->started)) < 0)

@@ -365,7 +365,6 @@ static const struct piece *find_piece(const struct salvage *s, uint64_t num)
 		&s->pieces[lo] : NULL;
 }
 
-
 /*
  * The value p points to, into out: 0, or 1 when a piece is missing,
  * of the wrong size or unreadable (the value is damaged).
@@ -388,7 +387,8 @@ static int put_together(aptix_buf *out, const struct salvage *s, int fd,
 	if (aptix_buf_grow(out, p->len) < 0)
 		return APTIX_ERROR;
 	for (i = 0; i < n; i++) {
-		if (aptix_lmdb__pread(fd, out->ptr + out->len, pc[i].len, pc[i].off) < 0)
+		if (aptix_lmdb__pread(fd, out->ptr + out->len, pc[i].len,
+				      pc[i].off) < 0)
 			return 1;
 		out->len += pc[i].len;
 	}

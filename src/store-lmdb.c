@@ -1538,9 +1538,9 @@ static lmdb_store *store_alloc(const char *dir)
 /*
  * Open the environment: read-write, else (files the user cannot write,
  * a read-only file system) read-only with LMDB's lock file, else
- * read-only without it.
+ * read-only without it. has_file: data.mdb exists and is not empty (the
+ * caller's stat), so its meta pages are checked first.
  */
-/* has_file: data.mdb exists and is not empty (the caller's stat) */
 static int store_open(lmdb_store *st, unsigned flags, int has_file)
 {
 	aptix_buf path = APTIX_BUF_INIT;

@@ -62,19 +62,16 @@ FILES="--file src01.c --file src02.c --file src03.c --file src04.c"
 # (pages used: the file's pages less those on LMDB's free list), and
 # the pages of each table
 store_size() {
-	printf '%s %s %s\n' "$(stat -c %s "$STORE/data.mdb")" \
+	printf '%s %s\n' "$(stat -c %s "$STORE/data.mdb")" \
 		"$(mdb_stat -ef "$STORE" | awk '/Page size/ { p = $3 }
 			/Number of pages used/ { u = $5 }
-			/Free pages/ { f = $3 }	END { print p * (u - f) }')" \
-		"$(mdb_dump -a "$STORE" | awk '/^HEADER=END/ { d = 1; next }
-			/^DATA=END/ { d = 0; next }
-			d && /^ / { b += (length($0) - 1) / 2; n++ }
-			END { print b + n / 2 * 10 }')"
-	# the exact record bytes of each table
+			/Free pages/ { f = $3 }	END { print p * (u - f) }')"
+	# the exact record bytes of each table (keys, values, 10 bytes of
+	# node header and index a record)
 	mdb_dump -a "$STORE" | awk '/^database=/ { t = substr($0, 10) }
-		/^HEADER=END/ { d = 1; next } /^DATA=END/ { d = 0; next }
+		/^HEADER=END/ { d = 1; next } /^DATA=END/ { d = 0; t = ""; next }
 		d && /^ / { b[t] += (length($0) - 1) / 2; n[t]++ }
-		END { for (t in b) print "rec:" t, b[t] + n[t] / 2 * 10 }' 
+		END { for (t in b) print "rec:" t, b[t] + n[t] / 2 * 10 }'
 	mdb_stat -a "$STORE" | awk '/^Status of/ { t = $3 }
 		/pages:/ { n[t] += $3 } END { for (t in n) print t, n[t] }'
 }
@@ -140,8 +137,9 @@ for carried, continues, _ in reversed(links):
 current = history + links[-1][2]
 def sizes(f):
     lines = open(f).read().split("\n")
-    a, u, r = map(float, lines[0].split())
+    a, u = map(float, lines[0].split())
     t = dict((l.split()[0], float(l.split()[1])) for l in lines[1:] if l)
+    r = sum(v for k, v in t.items() if k.startswith("rec:"))
     return a, u, r, t
 a10, u10, r10, t10 = sizes(w + "/size10")
 a50, u50, r50, t50 = sizes(w + "/size50")

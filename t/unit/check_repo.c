@@ -24,6 +24,7 @@
 
 #include "aptix.h"
 #include "aptix/sys/store_backend.h"
+#include "common.h"
 #include "env.h"
 #include "repo.h"
 #include "zstream.h"
@@ -598,13 +599,8 @@ static struct vcount lmdb_table(const char *name, unsigned char first_of,
 	while (mdb_cursor_get(cur, &k, &v, c.n ? MDB_NEXT : MDB_FIRST) == 0) {
 		c.n++;
 		c.bytes += v.mv_size;
-		if (k.mv_size == 8) {
-			const unsigned char *b = k.mv_data;
-			int j;
-
-			for (c.hi = 0, j = 0; j < 8; j++)
-				c.hi = c.hi << 8 | b[j];
-		}
+		if (k.mv_size == 8)
+			c.hi = aptix__get_be64(k.mv_data);
 		if (first_byte && k.mv_size == 32 &&
 		    !memcmp(k.mv_data, want, 32))
 			*first_byte = *(unsigned char *)v.mv_data;

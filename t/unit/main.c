@@ -75,6 +75,17 @@ char *unit_mkdtemp(void)
 	return path;
 }
 
+/* "a/b", or NULL when out of memory (no ck_assert: see unit_rmtree) */
+static char *join(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s/%s", a, b);
+	return p;
+}
+
 void unit_rmtree(const char *path)
 {
 	struct stat st;
@@ -100,11 +111,8 @@ void unit_rmtree(const char *path)
 			 * where a passing ck_assert (it reports its place)
 			 * would kill the runner
 			 */
-			size_t n = strlen(path) + strlen(e->d_name) + 2;
-
-			if (!(sub = malloc(n)))
+			if (!(sub = join(path, e->d_name)))
 				continue;
-			snprintf(sub, n, "%s/%s", path, e->d_name);
 			unit_rmtree(sub);
 			free(sub);
 		}
@@ -138,11 +146,9 @@ void unit_fill_random(void *buf, size_t len, uint64_t seed)
 
 char *unit_path(const char *a, const char *b)
 {
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *p = malloc(n);
+	char *p = join(a, b);
 
 	ck_assert_ptr_nonnull(p);
-	snprintf(p, n, "%s/%s", a, b);
 	return p;
 }
 

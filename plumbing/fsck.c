@@ -669,6 +669,12 @@ static const aptix_ref *find_ref(const struct ref_list *refs,
 	return NULL;
 }
 
+static void layout_problem(const aptix_oid *id, const char *what,
+			   void *payload)
+{
+	report(payload, "index mismatch %s: %s", aptix_oid_hex(id), what);
+}
+
 static void check_index(struct fsck *f, const struct ref_list *refs)
 {
 	struct id_list ids = { NULL, 0, 0 };
@@ -677,9 +683,10 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 
 	if (f->verbose)
 		fprintf(stderr, "Checking index\n");
-	if (aptix_index_foreach_session(f->repo, collect_indexed, &ids) < 0) {
+	if (aptix_index_foreach_session(f->repo, collect_indexed, &ids) < 0)
 		report(f, "index mismatch: %s", aptix_error_last()->message);
-	}
+	if (aptix_index_check_layout(f->repo, layout_problem, f) < 0)
+		report(f, "index mismatch: %s", aptix_error_last()->message);
 	for (i = 0; i < ids.n; i++) {
 		long j = find_obj(f, &ids.ids[i]);
 		int r;

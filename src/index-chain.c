@@ -512,8 +512,8 @@ int aptix_index__chain_plan(aptix_repo *repo, const aptix_oid *parent,
 
 	if (info)
 		memset(info, 0, sizeof(*info));
-	r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, parent->id,
-			      32, plan_view_cb, &pv);
+	r = aptix_index__view_record(repo->store, parent->id, plan_view_cb,
+				     &pv);
 	if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();
 		return 1;
@@ -542,8 +542,8 @@ static int read_record(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
 	struct rec_copy rc = { out };
 
-	return repo->store->view(repo->store, APTIX_TABLE_SESSIONS, id->id,
-				 32, rec_copy_cb, &rc);
+	return aptix_index__view_record(repo->store, id->id, rec_copy_cb,
+					&rc);
 }
 
 /*

@@ -799,8 +799,7 @@ static int view_get(aptix_buf *out, const unsigned char id[32], void *ctx)
 {
 	aptix_repo *repo = ctx;
 	struct view_copy vc = { out };
-	int r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, id, 32,
-				  view_copy_cb, &vc);
+	int r = aptix_index__view_record(repo->store, id, view_copy_cb, &vc);
 
 	if (r == APTIX_ENOTFOUND) {
 		aptix_oid oid;

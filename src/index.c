@@ -9,6 +9,15 @@
  * version 2 adds the chain section (what the model holds:
  * src/index-chain.c); version 3
  * puts the rolling summary's section (src/index-summary.c) before it.
+ * Where the record is (store format 5): in the timeline table, under the
+ * key be64 created (ms), session id, so that records are written in time
+ * order (appended: their pages fill up, where a table keyed by ids keeps
+ * its leaves about 60% full) and `log --all` reads them in one pass; the
+ * sessions table then maps the id to u8 4 (SESSION_LOC), be64 created.
+ * Records written by format 4 and older stay in the sessions table
+ * (timeline value empty) until `aptix reindex`. A children key is be64
+ * created of the parent, parent id, child id (format 5: a new child
+ * lands where the newest sessions are), or parent id, child id (older).
  * Conversation record (the conversation's summary: status and sessions
  * read one per conversation, never every session): u8 version 2, u8
  * flags (1: has head, 2: archived, 4: has a failed attempt, 8: title set
@@ -30,6 +39,9 @@
 #define SESSION_V2 2	/* version 1 and the chain section */
 #define SESSION_VERSION 3	/* version 2 and the rolling summary */
 #define CONV_VERSION 2
+#define SESSION_LOC 4	/* sessions table: the record is in the timeline */
+#define LOC_LEN 9
+#define INDEX_FORMAT 5	/* the store format of the layout above */
 
 void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
 {
@@ -118,6 +130,75 @@ static int corrupt_record(const char *what)
 	aptix_error_set(APTIX_ERROR_REPOSITORY, "index record of %s is "
 			"corrupt: run 'aptix reindex'", what);
 	return APTIX_ECORRUPT;
+}
+
+static int is_loc(const void *val, size_t vlen)
+{
+	return vlen == LOC_LEN && *(const unsigned char *)val == SESSION_LOC;
+}
+
+static void timeline_key(unsigned char key[40], int64_t created,
+			 const unsigned char id[32])
+{
+	aptix__put_be64(key, (uint64_t)created);
+	memcpy(key + 8, id, 32);
+}
+
+struct loc_view {
+	aptix_store_view_cb cb;
+	void *payload;
+	int located;
+	unsigned char key[40];
+};
+
+static int loc_view_cb(const void *val, size_t vlen, void *payload)
+{
+	struct loc_view *lv = payload;
+
+	if (!is_loc(val, vlen))
+		return lv->cb(val, vlen, lv->payload);
+	memcpy(lv->key, (const unsigned char *)val + 1, 8);
+	lv->located = 1;
+	return 0;
+}
+
+static int lost_record(const unsigned char id[32])
+{
+	aptix_oid oid;
+
+	memcpy(oid.id, id, 32);
+	return corrupt_record(aptix_oid_hex(&oid));
+}
+
+int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
+			     aptix_store_view_cb cb, void *payload)
+{
+	struct loc_view lv;
+	int r;
+
+	lv.cb = cb;
+	lv.payload = payload;
+	lv.located = 0;
+	r = s->view(s, APTIX_TABLE_SESSIONS, id, 32, loc_view_cb, &lv);
+	if (r < 0 || !lv.located)
+		return r;
+	memcpy(lv.key + 8, id, 32);
+	r = s->view(s, APTIX_TABLE_TIMELINE, lv.key, 40, cb, payload);
+	return r == APTIX_ENOTFOUND ? lost_record(id) : r;
+}
+
+int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
+			     aptix_store *s, const unsigned char id[32])
+{
+	unsigned char key[40];
+	int r = s->wget(out, w, APTIX_TABLE_SESSIONS, id, 32);
+
+	if (r < 0 || !is_loc(out->ptr, out->len))
+		return r;
+	memcpy(key, (const unsigned char *)out->ptr + 1, 8);
+	memcpy(key + 8, id, 32);
+	r = s->wget(out, w, APTIX_TABLE_TIMELINE, key, 40);
+	return r == APTIX_ENOTFOUND ? lost_record(id) : r;
 }
 
 static int encode_session(aptix_buf *b, const aptix_session_info *si)
@@ -554,7 +635,7 @@ struct wget_ctx {
 static int wget_rec(aptix_buf *out, const unsigned char id[32], void *ctx)
 {
 	struct wget_ctx *wc = ctx;
-	int r = wc->s->wget(out, wc->w, APTIX_TABLE_SESSIONS, id, 32);
+	int r = aptix_index__wget_record(out, wc->w, wc->s, id);
 
 	return r == APTIX_ENOTFOUND ? corrupt_record("an ancestor") : r;
 }
@@ -568,7 +649,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	aptix_buf v = APTIX_BUF_INIT, psec = APTIX_BUF_INIT;
 	aptix_buf prec = APTIX_BUF_INIT;
 	struct wget_ctx wc = { w, s };
-	unsigned char ckey[64];
+	unsigned char ckey[72], loc[LOC_LEN];
 	const unsigned char *sec;
 	size_t seclen;
 	int r, exists, parent_known = 1;
@@ -589,7 +670,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		 ss->conversation);
 	snprintf(si.summary, sizeof(si.summary), "%s", op->summary);
 	if (ss->has_parent) {
-		r = s->wget(&v, w, APTIX_TABLE_SESSIONS, ss->parent.id, 32);
+		r = aptix_index__wget_record(&v, w, s, ss->parent.id);
 		if (r == APTIX_ENOTFOUND) {
 			aptix_error_set(APTIX_ERROR_REPOSITORY, "parent '%s' "
 					"is not in the index: run 'aptix "
@@ -607,9 +688,9 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		parent_known = r == 0;
 		aptix_buf_put(&prec, v.ptr, v.len);
 		si.generation = pi.generation + 1;
-		memcpy(ckey, ss->parent.id, 32);
-		memcpy(ckey + 32, op->id.id, 32);
-		if ((r = s->wput(w, APTIX_TABLE_CHILDREN, ckey, 64, "", 0)) < 0)
+		timeline_key(ckey, pi.created_at, ss->parent.id);
+		memcpy(ckey + 40, op->id.id, 32);
+		if ((r = s->wput(w, APTIX_TABLE_CHILDREN, ckey, 72, "", 0)) < 0)
 			goto done;
 	}
 	aptix_buf_clear(&v);
@@ -624,15 +705,17 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 					   APTIX_SESSION_COMMITTED,
 					   &op->delta,
 					   APTIX_INDEX_CHAIN_FP)) < 0 ||
-	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, v.ptr,
-			 v.len)) < 0 ||
-	    /* 16-byte file fingerprints: an older aptix must refuse the
-	     * store (a reindex writes no object that would say so) */
-	    (r = aptix_odb_store_raise_format(w, 4)) < 0)
+	    /* the layout above: an older aptix must refuse the store (a
+	     * reindex writes no object that would say so) */
+	    (r = aptix_odb_store_raise_format(w, INDEX_FORMAT)) < 0)
 		goto done;
-	aptix__put_be64(ckey, (uint64_t)si.created_at);
-	memcpy(ckey + 8, op->id.id, 32);
-	if ((r = s->wput(w, APTIX_TABLE_TIMELINE, ckey, 40, "", 0)) < 0)
+	timeline_key(ckey, si.created_at, op->id.id);
+	loc[0] = SESSION_LOC;
+	memcpy(loc + 1, ckey, 8);
+	if ((r = s->wput(w, APTIX_TABLE_TIMELINE, ckey, 40, v.ptr,
+			 v.len)) < 0 ||
+	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, loc,
+			 LOC_LEN)) < 0)
 		goto done;
 	if ((r = conv_load(&ci, w, s, ss->conversation, &exists)) < 0)
 		goto done;
@@ -725,8 +808,8 @@ int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
 	memset(out, 0, sizeof(*out));
 	sv.out = out;
 	sv.id = id;
-	r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, id->id, 32,
-			      session_view_cb, &sv);
+	r = aptix_index__view_record(repo->store, id->id, session_view_cb,
+				     &sv);
 
 	if (r == APTIX_ENOTFOUND)
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "session '%s' is not "
@@ -737,7 +820,16 @@ int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
 struct sess_walk {
 	aptix_session_info_cb cb;
 	void *payload;
+	int stopped;
 };
+
+static int sess_emit(struct sess_walk *sw, const aptix_session_info *si)
+{
+	int r = sw->cb(si, sw->payload);
+
+	sw->stopped = r == APTIX_ITEROVER;
+	return r;
+}
 
 static int sess_walk_cb(const void *key, size_t klen, const void *val,
 			size_t vlen, void *payload)
@@ -749,19 +841,120 @@ static int sess_walk_cb(const void *key, size_t klen, const void *val,
 
 	if (klen != 32)
 		return corrupt_record("a session");
+	if (is_loc(val, vlen))
+		return 0;	/* in the timeline: seen there */
 	memcpy(id.id, key, 32);
 	if ((r = decode_session(&si, &id, val, vlen)) < 0)
 		return r;
-	return sw->cb(&si, sw->payload);
+	return sess_emit(sw, &si);
 }
 
+static int timeline_walk_cb(const void *key, size_t klen, const void *val,
+			    size_t vlen, void *payload)
+{
+	struct sess_walk *sw = payload;
+	aptix_session_info si;
+	aptix_oid id;
+	int r;
+
+	if (klen != 40)
+		return corrupt_record("the timeline");
+	if (!vlen)
+		return 0;	/* in the sessions table (format 4) */
+	memcpy(id.id, (const unsigned char *)key + 8, 32);
+	if ((r = decode_session(&si, &id, val, vlen)) < 0)
+		return r;
+	return sess_emit(sw, &si);
+}
+
+/* The timeline's records in time order, then those kept in place. */
 int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
 				void *payload)
 {
-	struct sess_walk sw = { cb, payload };
+	struct sess_walk sw = { cb, payload, 0 };
+	int r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+				  timeline_walk_cb, &sw);
 
+	if (r < 0 || sw.stopped)
+		return r;
 	return repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
 				 sess_walk_cb, &sw);
+}
+
+struct layout_check {
+	aptix_repo *repo;
+	aptix_index_problem_cb cb;
+	void *payload;
+	int problems;
+};
+
+static void layout_problem(struct layout_check *lc, const void *id,
+			   const char *what)
+{
+	aptix_oid oid;
+
+	memcpy(oid.id, id, 32);
+	lc->cb(&oid, what, lc->payload);
+	lc->problems++;
+}
+
+static int exists_cb(const void *val UNUSED, size_t vlen, void *payload)
+{
+	*(size_t *)payload = vlen;
+	return 0;
+}
+
+static int layout_sessions_cb(const void *key, size_t klen, const void *val,
+			      size_t vlen, void *payload)
+{
+	struct layout_check *lc = payload;
+	aptix_store *s = lc->repo->store;
+	unsigned char tk[40];
+	size_t len = 0;
+	int r;
+
+	if (klen != 32 || !is_loc(val, vlen))
+		return 0;	/* the record itself: read by the lookups */
+	memcpy(tk, (const unsigned char *)val + 1, 8);
+	memcpy(tk + 8, key, 32);
+	r = s->view(s, APTIX_TABLE_TIMELINE, tk, 40, exists_cb, &len);
+	if (r == APTIX_ENOTFOUND || (!r && !len))
+		layout_problem(lc, key, "its record is missing from the "
+			       "timeline");
+	return r == APTIX_ENOTFOUND ? 0 : r;
+}
+
+static int layout_timeline_cb(const void *key, size_t klen, const void *val,
+			      size_t vlen, void *payload)
+{
+	struct layout_check *lc = payload;
+	aptix_store *s = lc->repo->store;
+	const unsigned char *id = (const unsigned char *)key + 8;
+	aptix_buf loc = APTIX_BUF_INIT;
+	int r;
+
+	if (klen != 40 || !vlen || !val)
+		return 0;
+	r = s->get(&loc, s, APTIX_TABLE_SESSIONS, id, 32);
+	if (r == APTIX_ENOTFOUND || (!r && (!is_loc(loc.ptr, loc.len) ||
+					    memcmp(loc.ptr + 1, key, 8))))
+		layout_problem(lc, id, "a timeline record that the sessions "
+			       "table does not name");
+	aptix_buf_release(&loc);
+	return r == APTIX_ENOTFOUND ? 0 : r;
+}
+
+int aptix_index_check_layout(aptix_repo *repo, aptix_index_problem_cb cb,
+			     void *payload)
+{
+	struct layout_check lc = { repo, cb, payload, 0 };
+	int r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+				  layout_sessions_cb, &lc);
+
+	if (r >= 0)
+		r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL,
+				      0, layout_timeline_cb, &lc);
+	return r < 0 ? r : lc.problems;
 }
 
 struct recent_walk {
@@ -770,8 +963,8 @@ struct recent_walk {
 	void *payload;
 };
 
-static int recent_cb(const void *key, size_t klen, const void *val UNUSED,
-		     size_t vlen UNUSED, void *payload)
+static int recent_cb(const void *key, size_t klen, const void *val,
+		     size_t vlen, void *payload)
 {
 	struct recent_walk *rw = payload;
 	aptix_session_info si;
@@ -781,8 +974,13 @@ static int recent_cb(const void *key, size_t klen, const void *val UNUSED,
 	if (klen != 40)
 		return corrupt_record("the timeline");
 	memcpy(id.id, (const unsigned char *)key + 8, 32);
-	if ((r = aptix_index_session(&si, rw->repo, &id)) < 0)
-		return r == APTIX_ENOTFOUND ? 0 : r;
+	if (vlen)
+		r = decode_session(&si, &id, val, vlen);
+	else if ((r = aptix_index_session(&si, rw->repo, &id)) ==
+		 APTIX_ENOTFOUND)
+		return 0;
+	if (r < 0)
+		return r;
 	return rw->cb(&si, rw->payload);
 }
 
@@ -820,6 +1018,9 @@ struct child_walk {
 	const aptix_oid *parent;
 	aptix_odb_foreach_cb cb;
 	void *payload;
+	unsigned char prefix[40];	/* of the keys walked */
+	size_t plen;
+	int in_place, stopped;
 };
 
 static int child_walk_cb(const void *key, size_t klen, const void *val UNUSED,
@@ -827,20 +1028,62 @@ static int child_walk_cb(const void *key, size_t klen, const void *val UNUSED,
 {
 	struct child_walk *cw = payload;
 	aptix_oid child;
+	int r;
 
-	if (klen != 64 || memcmp(key, cw->parent->id, 32))
-		return APTIX_ITEROVER;
-	memcpy(child.id, (const unsigned char *)key + 32, 32);
-	return cw->cb(&child, cw->payload);
+	if (klen != cw->plen + 32 || memcmp(key, cw->prefix, cw->plen))
+		return memcmp(key, cw->prefix, cw->plen) ? APTIX_ITEROVER : 0;
+	memcpy(child.id, (const unsigned char *)key + cw->plen, 32);
+	r = cw->cb(&child, cw->payload);
+	cw->stopped = r == APTIX_ITEROVER;
+	return r;
 }
 
+/* The parent's time, and whether its record is kept in place. */
+static int created_cb(const void *val, size_t vlen, void *payload)
+{
+	struct child_walk *cw = payload;
+	const unsigned char *p = val;
+
+	if (is_loc(val, vlen)) {
+		memcpy(cw->prefix, p + 1, 8);
+		return 0;
+	}
+	if (vlen < 80)
+		return corrupt_record(aptix_oid_hex(cw->parent));
+	memcpy(cw->prefix, p + 68, 8);
+	cw->in_place = 1;
+	return 0;
+}
+
+/*
+ * Children keys start with the parent's time (format 5); a parent whose
+ * record is kept in place (format 4) may have children of either form.
+ */
 int aptix_index_children(aptix_repo *repo, const aptix_oid *parent,
 			 aptix_odb_foreach_cb cb, void *payload)
 {
-	struct child_walk cw = { parent, cb, payload };
+	struct child_walk cw;
+	int r;
 
+	memset(&cw, 0, sizeof(cw));
+	cw.parent = parent;
+	cw.cb = cb;
+	cw.payload = payload;
+	r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, parent->id,
+			      32, created_cb, &cw);
+	if (r == APTIX_ENOTFOUND)
+		return 0;
+	memcpy(cw.prefix + 8, parent->id, 32);
+	cw.plen = 40;
+	if (r < 0 || (r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
+					    cw.prefix, 40, child_walk_cb,
+					    &cw)) < 0 || !cw.in_place ||
+	    cw.stopped)
+		return r;
+	memcpy(cw.prefix, parent->id, 32);
+	cw.plen = 32;
 	return repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
-				 parent->id, 32, child_walk_cb, &cw);
+				 cw.prefix, 32, child_walk_cb, &cw);
 }
 
 /*

@@ -59,6 +59,16 @@ size_t aptix_index__line_size(const struct aptix_index_line *l);
 /* At most max bytes of text's first line, cut at a word ("..."). */
 void aptix__head_words(aptix_buf *out, const char *text, size_t len,
 		       size_t max);
+/*
+ * A session's index record, wherever the sessions table says it is: in
+ * place (store format 4 and older), or in the timeline under its time
+ * (format 5). ENOTFOUND when the session is not indexed; ECORRUPT when
+ * the sessions table names a record the timeline lacks.
+ */
+int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
+			     aptix_store_view_cb cb, void *payload);
+int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
+			     aptix_store *s, const unsigned char id[32]);
 /* Reads a session's index record (in a write, or from the store). */
 typedef int (*aptix_index__rec_fn)(aptix_buf *out, const unsigned char id[32],
 				   void *ctx);

@@ -50,14 +50,15 @@
  * B-trees, and a tree grown by random inserts keeps its leaves about
  * 69% full; a value too large for half a page took whole overflow pages
  * besides. So a value of 64 bytes or more of the objects table, and of
- * 1,024 bytes or more of the sessions table (see table_logged), is kept
- * in the table "values" instead, as pieces of at most 2,000 bytes (under
+ * 1,024 bytes or more of the sessions and timeline tables (session
+ * records; see table_logged), is kept in the table "values" instead, as pieces of at most 2,000 bytes (under
  * LMDB's node limit: never an overflow page) under consecutive be64
  * sequence numbers, appended (MDB_APPEND fills each page before starting
  * the next); the record in its own table is then a pointer: the byte
  * 0x00, the varint number of the first piece, the varint length. No
- * value of either table starts with 0x00 (an object starts with its type,
- * 1 to 3; a session record with its version, 1 or more), so stores of
+ * value of these tables starts with 0x00 (an object starts with its type,
+ * 1 to 3; a session record with its version, 1 or more; the timeline's
+ * values of formats 4 and older are empty), so stores of
  * older formats, whose values are all in place, read as they are. The
  * pieces of a value go with its record: replaced or deleted in the same
  * transaction. The values table is an implementation detail of this
@@ -133,7 +134,30 @@ static int table_optional(int t)
 static size_t table_logged(int t)
 {
 	return t == APTIX_TABLE_OBJECTS ? LOGGED_MIN :
-		t == APTIX_TABLE_SESSIONS ? LOGGED_MIN_SESSIONS : 0;
+		t == APTIX_TABLE_SESSIONS || t == APTIX_TABLE_TIMELINE ?
+		LOGGED_MIN_SESSIONS : 0;
+}
+
+/*
+ * Keys that grow (a reflog's sequence, the timeline's time) are appended
+ * when they are the table's last: pages then fill up. A refused append
+ * (not the last key) changes nothing, and the put is made again as usual.
+ */
+static int table_grows(int t)
+{
+	return t == APTIX_TABLE_REFLOG || t == APTIX_TABLE_TIMELINE;
+}
+
+static int put_in_order(MDB_txn *txn, MDB_dbi dbi, int t, MDB_val *k,
+			MDB_val *v)
+{
+	int rc = MDB_KEYEXIST;
+
+	if (table_grows(t))
+		rc = mdb_put(txn, dbi, k, v, MDB_APPEND);
+	if (rc == MDB_KEYEXIST)
+		rc = mdb_put(txn, dbi, k, v, 0);
+	return rc;
 }
 
 /* The read state of one thread on one store. */
@@ -755,9 +779,11 @@ static int room_for(aptix_store_wtxn *w, size_t vlen)
 }
 
 /* Put a value of a logged table: its pieces, then the pointer to them. */
-static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
-		      const void *val, size_t vlen, size_t min)
+static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
+				const void *val, size_t vlen)
 {
+	MDB_dbi dbi = w->st->dbi[t];
+	size_t min = table_logged(t);
 	unsigned char kb[8];
 	MDB_val pk = { 8, kb }, v;
 	aptix_buf ptr = APTIX_BUF_INIT;
@@ -778,7 +804,7 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
 	if (vlen < min) {
 		v.mv_size = vlen;
 		v.mv_data = (void *)val;
-		rc = mdb_put(w->txn, dbi, k, &v, 0);
+		rc = put_in_order(w->txn, dbi, t, k, &v);
 		goto done;
 	}
 	if (vlen >= LARGE_VALUE && !room_for(w, vlen))
@@ -803,7 +829,7 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k,
 	}
 	v.mv_size = ptr.len;
 	v.mv_data = ptr.ptr;
-	rc = mdb_put(w->txn, dbi, k, &v, 0);
+	rc = put_in_order(w->txn, dbi, t, k, &v);
 	aptix_buf_release(&ptr);
 done:
 	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
@@ -1021,21 +1047,11 @@ static int w_put(aptix_store_wtxn *w, aptix_table t, const void *key,
 	if (!GUARD(g, w->st))
 		return fault_error(w->st, &g, "cannot write to store");
 	if (table_logged(t)) {
-		rc = put_logged(w, w->st->dbi[t], &k, val, vlen,
-				table_logged(t));
+		rc = put_logged(w, t, &k, val, vlen);
 		guard_pop(&g);
 		return rc;
 	}
-	/*
-	 * Keys that grow (a reflog's sequence, the timeline's time) are
-	 * appended when they are the table's last: pages then fill up.
-	 * A refused append (not the last key) changes nothing.
-	 */
-	rc = MDB_KEYEXIST;
-	if (t == APTIX_TABLE_REFLOG || t == APTIX_TABLE_TIMELINE)
-		rc = mdb_put(w->txn, w->st->dbi[t], &k, &v, MDB_APPEND);
-	if (rc == MDB_KEYEXIST)
-		rc = mdb_put(w->txn, w->st->dbi[t], &k, &v, 0);
+	rc = put_in_order(w->txn, w->st->dbi[t], t, &k, &v);
 	guard_pop(&g);
 	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
 		w->map_full = 1;

@@ -17,6 +17,15 @@ Usage: lib-store.py <store-dir> <command> [<args>]
   del <table> <key>            delete a record (not its pieces); exit 1
                                if absent
   keys <table>                 print every key (hex)
+  record <id>                  print a session's index record (hex),
+                               wherever it is (see below); exit 1 if
+                               the session is not indexed
+  put-record <id> <value>      replace a session's index record where
+                               it is; an id not indexed gets one in the
+                               timeline, under the time in the record
+  del-record <id>              delete a session's index record: its
+                               sessions entry and, in format 5, its
+                               timeline record; exit 1 if absent
   put-object <type> <file>     store the file as an object of that type,
                                stored raw (type byte | 0x80), whatever it
                                holds, in place; print its id
@@ -48,6 +57,11 @@ varint number of the first piece, the varint length. get, put and del
 see records as they are stored; value, pieces and corrupt follow
 pointers. A value put in place (put, put-object) reads as in a store of
 an older format.
+
+Store format 5 (src/index.c): a session's index record is kept in the
+timeline table under the key <be64 created ms><32-byte id>, and the
+sessions table maps the id to 0x04 <be64 created ms>. Records of older
+formats are in the sessions table itself (their timeline value empty).
 """
 import hashlib
 import os
@@ -222,6 +236,23 @@ def resolve(store, record):
     return out
 
 
+def locate(store, sid):
+    """(table, key) of a session's index record, or None."""
+    v = get(store, "sessions", sid)
+    if v is None:
+        return None
+    if len(v) == 9 and v[0] == 4:
+        return "timeline", v[1:] + sid
+    return "sessions", sid
+
+
+def session_record(store, sid):
+    """The index record of session sid (bytes), or None."""
+    where = locate(store, sid)
+    v = where and get(store, *where)
+    return None if v is None else resolve(store, v)
+
+
 def corrupt(store, key, how):
     """Damage the bytes of an object's value, where they are stored."""
     v = get(store, "objects", key)
@@ -353,6 +384,26 @@ def main(argv):
     elif cmd == "keys" and len(args) == 1:
         for k, _ in table_records(store, args[0])[1]:
             print(k.hex())
+    elif cmd == "record" and len(args) == 1:
+        v = session_record(store, arg_bytes(args[0]))
+        if v is None:
+            return 1
+        print(v.hex())
+    elif cmd == "put-record" and len(args) == 2:
+        sid, rec = arg_bytes(args[0]), arg_bytes(args[1])
+        where = locate(store, sid)
+        if where is None:
+            put(store, "sessions", sid, b"\x04" + rec[68:76])
+            where = "timeline", rec[68:76] + sid
+        put(store, where[0], where[1], rec)
+    elif cmd == "del-record" and len(args) == 1:
+        sid = arg_bytes(args[0])
+        where = locate(store, sid)
+        if where is None:
+            return 1
+        if where[0] == "timeline":
+            delete(store, "timeline", where[1])
+        delete(store, "sessions", sid)
     elif cmd == "put-object" and len(args) == 2:
         with open(args[1], "rb") as f:
             data = f.read()

@@ -301,7 +301,7 @@ test_expect_success 'sessions reachable only through a deleted ref are dangling'
 
 test_expect_success 'a session missing from the index' '
 	fresh unindexed &&
-	store del sessions hex:$s1 &&
+	store del-record hex:$s1 &&
 	cat >expect <<-EOF &&
 	index mismatch $s1: not in the index
 	index mismatch conversation c1: record says 2 turns (0 failed), the sessions 1 (0 failed)
@@ -310,9 +310,27 @@ test_expect_success 'a session missing from the index' '
 	test_cmp expect actual
 '
 
+test_expect_success 'a record missing from the timeline, and one the sessions table does not name' '
+	fresh layout &&
+	loc=$(store get sessions hex:$s1) &&
+	case $loc in 04????????????????) ;; *) false ;; esac &&
+	store del timeline hex:${loc#04}$s1 &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^index mismatch $s1: its record is missing from the timeline$" actual &&
+	grep "^index mismatch $s1: index record of $s1 is corrupt" actual &&
+	aptix reindex -q &&
+	aptix fsck &&
+	store del sessions hex:$s1 &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^index mismatch $s1: not in the index$" actual &&
+	grep "^index mismatch $s1: a timeline record that the sessions table does not name$" actual &&
+	aptix reindex -q &&
+	aptix fsck
+'
+
 test_expect_success 'an index record that disagrees with its session' '
 	fresh disagree &&
-	store put sessions hex:$s1 hex:$(store value sessions hex:$s2) &&
+	store put-record hex:$s1 hex:$(store record hex:$s2) &&
 	test_expect_code 1 aptix fsck >actual &&
 	grep "^index mismatch $s1: parent is $s1 in the index, none in the object$" actual &&
 	grep "^index mismatch $s1: turn is $t2 in the index, $t1 in the object$" actual &&
@@ -322,11 +340,11 @@ test_expect_success 'an index record that disagrees with its session' '
 
 test_expect_success 'a corrupt index record' '
 	fresh bad-record &&
-	store put sessions hex:$s2 hex:01 &&
+	store put-record hex:$s2 hex:01 &&
 	test_expect_code 1 aptix fsck >actual &&
 	grep "^index mismatch $s2: index record of $s2 is corrupt" actual &&
 	# a record starting with 0x00 is a pointer into the values table
-	store put sessions hex:$s2 hex:00 &&
+	store put-record hex:$s2 hex:00 &&
 	test_expect_code 1 aptix fsck >actual &&
 	grep "^index mismatch $s2: store is corrupt: .* malformed pointer" actual
 '
@@ -347,12 +365,12 @@ test_expect_success 'a conversation record whose counts disagree with the sessio
 
 test_expect_success 'fsck --full checks each session'"'"'s chain record' '
 	fresh chain-record &&
-	rec=$(store value sessions hex:$s2) &&
+	rec=$(store record hex:$s2) &&
 	case $rec in 03*) ;; *) false ;; esac &&
 	# the chain section ends with be32 nchunks: claim one chunk
 	bad=$(echo "$rec" | sed "s/00000000\$/00000001/") &&
 	test "$bad" != "$rec" &&
-	store put sessions hex:$s2 hex:$bad &&
+	store put-record hex:$s2 hex:$bad &&
 	aptix fsck &&
 	test_expect_code 1 aptix fsck --full >actual &&
 	echo "index mismatch $s2: its chain record disagrees with its turn and parent" >expect &&
@@ -363,11 +381,11 @@ test_expect_success 'fsck --full checks each session'"'"'s chain record' '
 
 test_expect_success 'fsck --full checks each session'"'"'s rolling summary record' '
 	fresh summary-record &&
-	rec=$(store value sessions hex:$s2) &&
+	rec=$(store record hex:$s2) &&
 	# the summary line holds the start of the answer, "other"
 	bad=$(echo "$rec" | sed "s/6f74686572/6f74686573/") &&
 	test "$bad" != "$rec" &&
-	store put sessions hex:$s2 hex:$bad &&
+	store put-record hex:$s2 hex:$bad &&
 	aptix fsck &&
 	test_expect_code 1 aptix fsck --full >actual &&
 	echo "index mismatch $s2: its summary record disagrees with its turn and parent" >expect &&
@@ -395,7 +413,7 @@ test_expect_success 'a version 1 conversation record is read, and reindex rewrit
 
 test_expect_success 'an index record without a session' '
 	fresh extra-record &&
-	store put sessions hex:$nowhere hex:$(store value sessions hex:$s1) &&
+	store put-record hex:$nowhere hex:$(store record hex:$s1) &&
 	cat >expect <<-EOF &&
 	index mismatch $nowhere: indexed session does not exist
 	index mismatch conversation c1: record says 2 turns (0 failed), the sessions 3 (0 failed)

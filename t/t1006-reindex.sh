@@ -70,7 +70,7 @@ test_expect_success STORE_EDIT 'refs set behind the index: reindex follows them'
 '
 
 test_expect_success STORE_EDIT 'a deleted session record' '
-	store del sessions hex:$s1 &&
+	store del-record hex:$s1 &&
 	test_expect_code 1 aptix fsck >out &&
 	cat >expect <<-EOF &&
 	index mismatch $s1: not in the index
@@ -84,7 +84,7 @@ test_expect_success STORE_EDIT 'a deleted session record' '
 '
 
 test_expect_success STORE_EDIT 'a corrupt session record' '
-	store put sessions hex:$s2 hex:0102 &&
+	store put-record hex:$s2 hex:0102 &&
 	test_expect_code 1 aptix fsck >out &&
 	grep "^index mismatch $s2: index record of $s2 is corrupt" out &&
 	aptix reindex -q &&
@@ -92,7 +92,7 @@ test_expect_success STORE_EDIT 'a corrupt session record' '
 '
 
 test_expect_success STORE_EDIT 'a record that disagrees with its session' '
-	store put sessions hex:$s3 hex:$(store value sessions hex:$s2) &&
+	store put-record hex:$s3 hex:$(store record hex:$s2) &&
 	test_expect_code 1 aptix fsck >out &&
 	grep "^index mismatch $s3: turn is $t2 in the index, $t3 in the object$" out &&
 	grep "^index mismatch $s3: conversation is c1 in the index, c2 in the object$" out &&
@@ -102,7 +102,7 @@ test_expect_success STORE_EDIT 'a record that disagrees with its session' '
 
 test_expect_success STORE_EDIT 'a record of a session that does not exist' '
 	nowhere=$(echo nowhere | aptix hash-object --stdin) &&
-	store put sessions hex:$nowhere hex:$(store value sessions hex:$s1) &&
+	store put-record hex:$nowhere hex:$(store record hex:$s1) &&
 	test_expect_code 1 aptix fsck >out &&
 	cat >expect <<-EOF &&
 	index mismatch $nowhere: indexed session does not exist
@@ -121,18 +121,21 @@ test_expect_success STORE_EDIT 'damaged conversation and children records' '
 	aptix reindex -q &&
 	fsck_clean &&
 	store keys children >actual &&
-	echo $s1$s2 >expect &&
+	# format 5: the time of the parent, the parent, the child
+	loc=$(store get sessions hex:$s1) &&
+	echo ${loc#04}$s1$s2 >expect &&
 	test_cmp expect actual
 '
 
 test_expect_success STORE_EDIT 'the whole index lost' '
 	for k in $(store keys sessions)
 	do
-		store del sessions hex:$k || return 1
+		store del-record hex:$k || return 1
 	done &&
 	store del conversations c1 &&
 	store del conversations c2 &&
 	store keys sessions >keys &&
+	store keys timeline >>keys &&
 	test_must_be_empty keys &&
 	test_expect_code 1 aptix fsck >out &&
 	test_line_count = 5 out &&
@@ -148,7 +151,7 @@ test_expect_success STORE_EDIT 'reindex with a missing blob and a missing turn' 
 	first=$(printf first | aptix hash-object --stdin) &&
 	store del objects hex:$first &&
 	store del objects hex:$t3 &&
-	store del sessions hex:$s2 &&
+	store del-record hex:$s2 &&
 	echo "reindexed 3 sessions" >expect &&
 	aptix reindex >actual &&
 	test_cmp expect actual &&

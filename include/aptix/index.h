@@ -51,7 +51,22 @@ APTIX_EXTERN(int) aptix_index_session(aptix_session_info *out,
 				      aptix_repo *repo, const aptix_oid *id);
 typedef int (*aptix_session_info_cb)(const aptix_session_info *s,
 				     void *payload);
-/** Every indexed session, in id order. */
+/** A problem found by aptix_index_check_layout(): one line, no LF. */
+typedef void (*aptix_index_problem_cb)(const aptix_oid *id, const char *what,
+				       void *payload);
+/**
+ * Check that every session's index record is where the sessions table
+ * says it is (store format 5 keeps records in the timeline): each entry
+ * that names a timeline record has it, and each timeline record has its
+ * entry. Each problem to cb. @return the number of problems, or < 0.
+ */
+APTIX_EXTERN(int) aptix_index_check_layout(aptix_repo *repo,
+					   aptix_index_problem_cb cb,
+					   void *payload);
+/**
+ * Every indexed session, oldest first (those indexed by store format 4
+ * and older, until `aptix reindex`: after the others, in id order).
+ */
 APTIX_EXTERN(int) aptix_index_foreach_session(aptix_repo *repo,
 					      aptix_session_info_cb cb,
 					      void *payload);

@@ -101,9 +101,9 @@ aptix, w, turns = sys.argv[1], sys.argv[2], int(sys.argv[3])
 spec = importlib.util.spec_from_file_location("lib_store", sys.argv[5])
 lib_store = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(lib_store)
-records = dict((k.hex(), len(lib_store.resolve(sys.argv[4], v)))
-               for k, v in lib_store.table_records(sys.argv[4],
-                                                   "sessions")[1])
+
+def record_size(sid):
+    return len(lib_store.session_record(sys.argv[4], bytes.fromhex(sid)))
 
 def obj(i, t="blob"):
     return subprocess.run([aptix, "cat-object", t, i], check=True,
@@ -174,6 +174,6 @@ print("  the model holds at turn %d %8.0f bytes  %.2fx a full resend of the "
 ids = open(w + "/turns").read().split()
 step = max(1, turns // 5)
 print("  session records (bytes)   " + ", ".join(
-    "turn %d: %d" % (i + 1, records[ids[i]])
+    "turn %d: %d" % (i + 1, record_size(ids[i]))
     for i in list(range(step - 1, turns, step))))
 PY

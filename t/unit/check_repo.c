@@ -478,7 +478,7 @@ START_TEST(test_format_version)
 	int existed;
 
 	init_repo();
-	ck_assert_int_eq(set_format("5"), APTIX_EVERSION);
+	ck_assert_int_eq(set_format("6"), APTIX_EVERSION);
 	ck_assert_ptr_null(repo);
 	ck_assert_ptr_nonnull(strstr(errmsg(), "upgrade"));
 	/* init of such a store fails the same way */
@@ -1172,6 +1172,14 @@ static int count_session(const aptix_session_info *s, void *payload)
 	return 0;
 }
 
+static int first_session(const aptix_session_info *s, void *payload)
+{
+	struct id_list *l = payload;
+
+	l->ids[l->n++] = s->id;
+	return APTIX_ITEROVER;
+}
+
 static int list_conv(const aptix_conv_info *c, void *payload)
 {
 	struct ref_list *l = payload;
@@ -1272,8 +1280,18 @@ START_TEST(test_index)
 	ck_assert_int_eq(aptix_index_foreach_session(repo, count_session, &l),
 			 0);
 	ck_assert_int_eq(l.n, 5);
-	for (i = 1; i < l.n; i++)
-		ck_assert_int_lt(aptix_oid_cmp(&l.ids[i - 1], &l.ids[i]), 0);
+	for (i = 1; i < l.n; i++) {
+		int j;
+
+		for (j = 0; j < i; j++)
+			ck_assert_int_ne(aptix_oid_cmp(&l.ids[j], &l.ids[i]),
+					 0);
+	}
+	/* a callback that stops the walk stops it */
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_index_foreach_session(repo, first_session, &l),
+			 0);
+	ck_assert_int_eq(l.n, 1);
 	memset(&cl, 0, sizeof(cl));
 	ck_assert_int_eq(aptix_index_foreach_conversation(repo, list_conv,
 							  &cl), 0);

@@ -151,21 +151,52 @@ static int read_at(struct lfile *f, void *buf, size_t len, uint64_t off)
 	return aptix_lmdb__pread(f->fd, buf, len, off);
 }
 
-int aptix_lmdb__read_pointer(uint64_t *first, size_t *len, const void *rec,
+int aptix_lmdb__read_pointer(struct aptix_lmdb_ptr *ptr, const void *rec,
 			     size_t rlen)
 {
 	const unsigned char *p = rec, *end = p + rlen;
-	uint64_t n;
+	uint64_t n, off = 0;
 
 	if (!rlen || p[0] != APTIX_LMDB_PTR_MARK)
 		return 0;
 	p++;
-	if (aptix__get_varint(first, &p, end) < 0 ||
-	    aptix__get_varint(&n, &p, end) < 0 || p != end || n == 0 ||
-	    n > (uint64_t)SIZE_MAX / 2 || *first > UINT64_MAX - n)
+	memset(ptr, 0, sizeof(*ptr));
+	if (aptix__get_varint(&ptr->first, &p, end) < 0 ||
+	    aptix__get_varint(&n, &p, end) < 0)
 		return -1;
-	*len = (size_t)n;
+	ptr->piece = APTIX_LMDB_PIECE_MAX;
+	if (p != end) {		/* format 5: the offset */
+		if (aptix__get_varint(&off, &p, end) < 0 ||
+		    off >= APTIX_LMDB_PIECE)
+			return -1;
+		ptr->piece = APTIX_LMDB_PIECE;
+	}
+	if (p != end || n == 0 || n > (uint64_t)SIZE_MAX / 2 ||
+	    ptr->first > UINT64_MAX - n)
+		return -1;
+	ptr->len = (size_t)n;
+	ptr->off = (size_t)off;
 	return 1;
+}
+
+size_t aptix_lmdb__ptr_pieces(const struct aptix_lmdb_ptr *p)
+{
+	return (p->off + p->len + p->piece - 1) / p->piece;
+}
+
+int aptix_lmdb__ptr_piece(const struct aptix_lmdb_ptr *p, size_t i,
+			  size_t size, size_t *start, size_t *n)
+{
+	size_t before;
+
+	*start = i ? 0 : p->off;
+	before = i ? p->piece * i - p->off : 0;
+	*n = p->piece - *start;
+	if (p->len - before < *n)
+		*n = p->len - before;
+	if (i + 1 < aptix_lmdb__ptr_pieces(p))
+		return size == p->piece ? 0 : -1;
+	return size >= *start + *n && size <= APTIX_LMDB_PIECE_MAX ? 0 : -1;
 }
 
 static void get_db(struct db *d, const unsigned char *p)

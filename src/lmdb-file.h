@@ -65,21 +65,45 @@ int aptix_lmdb_file_meta_check(const char *path);
 
 /*
  * Values in append order (store format 4; see store-lmdb.c): a record of
- * the objects or sessions table that starts with APTIX_LMDB_PTR_MARK
- * points to pieces of at most APTIX_LMDB_PIECE_MAX bytes in the table
- * "values".
+ * the objects, sessions or timeline table that starts with
+ * APTIX_LMDB_PTR_MARK points to pieces in the table "values": 0x00, the
+ * varint number of the first piece, the varint length (format 4: pieces
+ * of APTIX_LMDB_PIECE_MAX bytes, the last one the rest), and (format 5)
+ * the varint offset of the value in its first piece: pieces of
+ * APTIX_LMDB_PIECE bytes filled by the values one after the other, the
+ * last one of the table filled up by the next values written.
  */
 #define APTIX_LMDB_PIECE_MAX 2000
+#define APTIX_LMDB_PIECE 1002
 #define APTIX_LMDB_PTR_MARK 0x00
+
+struct aptix_lmdb_ptr {
+	uint64_t first;		/* number of the first piece */
+	size_t len;		/* the value's length */
+	size_t off;		/* where it starts in the first piece */
+	size_t piece;		/* size of a full piece: format 4 or 5 */
+};
 
 /**
  * @brief Read a record that may point into the values table.
- * @return 1 with the number of its first piece and the value's length;
- *         0 when the record holds its value; -1 when it starts as a
- *         pointer but is none (no message set).
+ * @return 1 with the pointer's fields; 0 when the record holds its
+ *         value; -1 when it starts as a pointer but is none (no message
+ *         set).
  */
-int aptix_lmdb__read_pointer(uint64_t *first, size_t *len, const void *rec,
+int aptix_lmdb__read_pointer(struct aptix_lmdb_ptr *p, const void *rec,
 			     size_t rlen);
+
+/** The number of pieces the value of p spans. */
+size_t aptix_lmdb__ptr_pieces(const struct aptix_lmdb_ptr *p);
+
+/**
+ * The bytes of piece i (from 0) of the value of p: *start and *n, when
+ * a piece of size bytes may be that piece; 0, or -1 when it may not
+ * (every piece but the last is full; the last one holds at least the
+ * rest: the values written after it may have filled it up).
+ */
+int aptix_lmdb__ptr_piece(const struct aptix_lmdb_ptr *p, size_t i,
+			  size_t size, size_t *start, size_t *n);
 
 /** pread() of exactly len bytes at off: 0, or -1 (a short read, errno). */
 int aptix_lmdb__pread(int fd, void *buf, size_t len, uint64_t off);

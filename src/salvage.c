@@ -13,9 +13,11 @@
  *	values	the pieces of the larger objects' values (store format 4:
  *		see store-lmdb.c, "Values in append order"). An objects
  *		record of 64 bytes or more is a pointer: 0x00, the varint
- *		number of the value's first piece, the varint length; the
- *		pieces, of 2,000 bytes (the last: the rest), are under
- *		consecutive be64 numbers. The pieces are the records of
+ *		number of the value's first piece, the varint length, and
+ *		(format 5) the varint offset of the value in that piece;
+ *		the pieces, of 2,000 bytes (the last: the rest, or in
+ *		format 5 at least the rest), are under consecutive be64
+ *		numbers. The pieces are the records of
  *		that table's trees, then those with an 8-byte key and a
  *		piece's size on orphan pages, first found first kept (a
  *		tree's piece wins over an orphan's); only where each lies
@@ -72,8 +74,7 @@ struct piece {
 /* An objects record that points into the values table. */
 struct pointer {
 	unsigned char key[APTIX_OID_RAWSZ];
-	uint64_t first;		/* its first piece */
-	size_t len;		/* the value's length */
+	struct aptix_lmdb_ptr at;	/* its pieces */
 	int from_tree;
 };
 
@@ -250,10 +251,10 @@ static int take_object(struct salvage *s, const void *key, size_t klen,
 }
 
 /* A record that points into the values table: 1 with its fields, or 0. */
-static int read_pointer(uint64_t *first, size_t *len, const void *val,
+static int read_pointer(struct aptix_lmdb_ptr *at, const void *val,
 			size_t vlen)
 {
-	return aptix_lmdb__read_pointer(first, len, val, vlen) == 1;
+	return aptix_lmdb__read_pointer(at, val, vlen) == 1;
 }
 
 static int add_piece(struct salvage *s, const void *key, uint64_t off,
@@ -272,8 +273,8 @@ static int add_piece(struct salvage *s, const void *key, uint64_t off,
 	return 0;
 }
 
-static int add_pointer(struct salvage *s, const void *key, uint64_t first,
-		       size_t len, int from_tree)
+static int add_pointer(struct salvage *s, const void *key,
+		       const struct aptix_lmdb_ptr *at, int from_tree)
 {
 	struct pointer *p;
 
@@ -282,8 +283,7 @@ static int add_pointer(struct salvage *s, const void *key, uint64_t first,
 		return APTIX_ERROR;
 	p = &s->ptrs[s->nptrs++];
 	memcpy(p->key, key, APTIX_OID_RAWSZ);
-	p->first = first;
-	p->len = len;
+	p->at = *at;
 	p->from_tree = from_tree;
 	return 0;
 }
@@ -294,8 +294,7 @@ static int on_record(const char *table, const void *key, size_t klen,
 {
 	struct salvage *s = payload;
 	aptix_purge_info purged;
-	uint64_t first;
-	size_t len;
+	struct aptix_lmdb_ptr at;
 	char name[1024];
 	int r = 0;
 
@@ -310,8 +309,8 @@ static int on_record(const char *table, const void *key, size_t klen,
 	    (r = add_piece(s, key, off, vlen)) < 0)
 		return r;
 	if ((!table || !strcmp(table, "objects")) &&
-	    klen == APTIX_OID_RAWSZ && read_pointer(&first, &len, val, vlen))
-		return add_pointer(s, key, first, len, !!table);
+	    klen == APTIX_OID_RAWSZ && read_pointer(&at, val, vlen))
+		return add_pointer(s, key, &at, !!table);
 	if ((!table || !strcmp(table, "objects")) &&
 	    (r = take_object(s, key, klen, val, vlen)) != 0) {
 		return r < 0 ? r : 0;
@@ -372,25 +371,26 @@ static const struct piece *find_piece(const struct salvage *s, uint64_t num)
 static int put_together(aptix_buf *out, const struct salvage *s, int fd,
 			const struct pointer *p)
 {
-	const struct piece *pc = find_piece(s, p->first);
+	const struct piece *pc = find_piece(s, p->at.first);
 	const struct piece *end = s->pieces + s->npieces;
-	size_t i, n = (p->len - 1) / PIECE_MAX + 1;
+	size_t i, n = aptix_lmdb__ptr_pieces(&p->at), start, len;
 
 	aptix_buf_clear(out);
 	if (!pc || (size_t)(end - pc) < n)
 		return 1;
 	for (i = 0; i < n; i++)
-		if (pc[i].num != p->first + i ||
-		    pc[i].len != (i + 1 < n ? PIECE_MAX :
-				  p->len - i * PIECE_MAX))
+		if (pc[i].num != p->at.first + i ||
+		    aptix_lmdb__ptr_piece(&p->at, i, pc[i].len, &start,
+					  &len) < 0)
 			return 1;
-	if (aptix_buf_grow(out, p->len) < 0)
+	if (aptix_buf_grow(out, p->at.len) < 0)
 		return APTIX_ERROR;
 	for (i = 0; i < n; i++) {
-		if (aptix_lmdb__pread(fd, out->ptr + out->len, pc[i].len,
-				      pc[i].off) < 0)
+		aptix_lmdb__ptr_piece(&p->at, i, pc[i].len, &start, &len);
+		if (aptix_lmdb__pread(fd, out->ptr + out->len, len,
+				      pc[i].off + start) < 0)
 			return 1;
-		out->len += pc[i].len;
+		out->len += len;
 	}
 	out->ptr[out->len] = '\0';
 	return 0;

@@ -63,6 +63,16 @@
  * pieces of a value go with its record: replaced or deleted in the same
  * transaction. The values table is an implementation detail of this
  * backend: the slots above hand out whole values.
+ *
+ * Shared pieces (store format 5): a piece per value left pages part
+ * empty, so the values now follow one another in pieces of exactly
+ * APTIX_LMDB_PIECE bytes, four of which fill a page; a pointer adds the
+ * offset of the value in its first piece. The table's last piece is
+ * filled up by the next values written: a write reads it (next_piece),
+ * appends to it in memory (the tail) and puts it back before it commits
+ * (flush_tail), so that it never grows in place on a full page, which
+ * LMDB would split. A value that goes has its bytes zeroed in the
+ * pieces it shares, and its own pieces deleted (drop_pieces).
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
@@ -89,7 +99,7 @@
 #define LOGGED_MIN_SESSIONS 1024
 #define PIECE_MAX APTIX_LMDB_PIECE_MAX
 #define VALUES_TABLE "values"
-#define LOGGED_FORMAT 4
+#define LOGGED_FORMAT 5
 /*
  * A value this large is refused as "store is full" when it would leave
  * less than RESERVE_PAGES below the store's size limit: the last pages
@@ -196,6 +206,7 @@ typedef struct lmdb_store {
 	char *map_lo, *map_hi;
 	uint64_t file_size;	/* data.mdb's size when last seen: atomic */
 	volatile int damaged;		/* a fault was contained: no writes */
+	struct aptix_store_wtxn *wtx;	/* the write running, in its thread */
 } lmdb_store;
 
 struct aptix_store_wtxn {
@@ -204,6 +215,15 @@ struct aptix_store_wtxn {
 	int map_full;
 	uint64_t next_piece;	/* the values table's next key */
 	int have_next;		/* next_piece is known */
+	/*
+	 * The table's last piece while it is not full (tail_len > 0):
+	 * number next_piece - 1, read when the write appends its first
+	 * value, filled up by the values it appends, and put back before
+	 * the write commits (tail_dirty).
+	 */
+	size_t tail_len;
+	int tail_dirty;
+	unsigned char tail[PIECE_MAX];
 	int format_noted;	/* the meta format says LOGGED_FORMAT */
 };
 
@@ -575,10 +595,10 @@ static int missing_piece(uint64_t first, size_t i, size_t n)
  * points into the values table, 0 when it holds its value, ECORRUPT
  * when it starts as a pointer but is none.
  */
-static int read_pointer(uint64_t *first, size_t *len, const void *rec,
+static int read_pointer(struct aptix_lmdb_ptr *p, const void *rec,
 			size_t rlen)
 {
-	int r = aptix_lmdb__read_pointer(first, len, rec, rlen);
+	int r = aptix_lmdb__read_pointer(p, rec, rlen);
 
 	return r < 0 ? corrupt_pointer() : r;
 }
@@ -588,66 +608,65 @@ static size_t piece_count(size_t len)
 	return (len + PIECE_MAX - 1) / PIECE_MAX;
 }
 
-static size_t piece_size(size_t len, size_t i)
-{
-	return i + 1 < piece_count(len) ? PIECE_MAX : len - i * PIECE_MAX;
-}
-
 /*
  * The value a record of a logged table stands for, in *out: the record
  * itself, or its pieces (one piece: as LMDB gives it, in the map; more:
  * copied into tmp). Runs under the caller's guard.
  */
+/*
+ * Piece num of the values table, into *v: from the tree, or the tail of
+ * the write running (writing). 0, MDB_NOTFOUND, or another LMDB error.
+ */
+static int get_piece(lmdb_store *st, MDB_txn *txn, int writing,
+		     uint64_t num, MDB_val *v)
+{
+	const struct aptix_store_wtxn *w = writing ? st->wtx : NULL;
+	unsigned char kb[8];
+	MDB_val k = { 8, kb };
+
+	if (w && w->tail_len && num + 1 == w->next_piece) {
+		v->mv_size = w->tail_len;
+		v->mv_data = (void *)w->tail;
+		return 0;
+	}
+	aptix__put_be64(kb, num);
+	return mdb_get(txn, st->values, &k, v);
+}
+
 static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
 		   const MDB_val *rec, MDB_val *out, aptix_buf *tmp)
 {
-	unsigned char kb[8];
-	MDB_val k = { 8, kb }, v;
-	MDB_cursor *c;
-	uint64_t first;
-	size_t len, i, n;
-	int r = read_pointer(&first, &len, rec->mv_data, rec->mv_size);
+	MDB_val v;
+	struct aptix_lmdb_ptr p;
+	size_t i, n, start, len;
+	int r = read_pointer(&p, rec->mv_data, rec->mv_size);
 	int rc;
 
 	if (r <= 0) {
 		*out = *rec;
 		return r;
 	}
+	n = aptix_lmdb__ptr_pieces(&p);
 	if (st->values_absent)
-		return missing_piece(first, 0, piece_count(len));
-	n = piece_count(len);
-	aptix__put_be64(kb, first);
-	if (n == 1) {
-		rc = mdb_get(txn, st->values, &k, &v);
-		if (rc && rc != MDB_NOTFOUND)
-			return lmdb_error(rc, "cannot read store");
-		if (rc || v.mv_size != len)
-			return missing_piece(first, 0, 1);
-		if (!in_file(st, v.mv_data, v.mv_size, writing))
-			return outside_file();
-		*out = v;
-		return 0;
-	}
-	if ((rc = mdb_cursor_open(txn, st->values, &c)))
-		return lmdb_error(rc, "cannot open cursor");
+		return missing_piece(p.first, 0, n);
 	aptix_buf_clear(tmp);
-	r = 0;
-	rc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY);
-	for (i = 0; i < n && r == 0; i++) {
-		if (i)
-			rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	for (i = 0, r = 0; i < n && r == 0; i++) {
+		rc = get_piece(st, txn, writing, p.first + i, &v);
 		if (rc && rc != MDB_NOTFOUND)
 			r = lmdb_error(rc, "cannot read store");
-		else if (rc || k.mv_size != 8 ||
-			 aptix__get_be64(k.mv_data) != first + i ||
-			 v.mv_size != piece_size(len, i))
-			r = missing_piece(first, i, n);
+		else if (rc || aptix_lmdb__ptr_piece(&p, i, v.mv_size, &start,
+						     &len) < 0)
+			r = missing_piece(p.first, i, n);
 		else if (!in_file(st, v.mv_data, v.mv_size, writing))
-			r = outside_file();
-		else if (aptix_buf_put(tmp, v.mv_data, v.mv_size) < 0)
+			r = outside_file();	/* (the tail: outside the map) */
+		else if (n == 1) {	/* as LMDB gives it, in the map */
+			out->mv_data = (char *)v.mv_data + start;
+			out->mv_size = len;
+			return 0;
+		} else if (aptix_buf_put(tmp, (char *)v.mv_data + start,
+					 len) < 0)
 			r = APTIX_ERROR;
 	}
-	mdb_cursor_close(c);
 	out->mv_data = tmp->ptr;
 	out->mv_size = tmp->len;
 	return r;
@@ -678,6 +697,11 @@ static int next_piece(aptix_store_wtxn *w, uint64_t *out)
 		}
 		else
 			w->next_piece = aptix__get_be64(k.mv_data) + 1;
+		/* a piece not full yet: the next values fill it up */
+		if (rc == 0 && v.mv_size < APTIX_LMDB_PIECE) {
+			memcpy(w->tail, v.mv_data, v.mv_size);
+			w->tail_len = v.mv_size;
+		}
 		w->have_next = 1;
 	}
 	*out = w->next_piece;
@@ -685,9 +709,10 @@ static int next_piece(aptix_store_wtxn *w, uint64_t *out)
 }
 
 /*
- * The first pointer a store gets raises its format to 4 in the same
- * write, so that an older aptix refuses the store ("upgrade aptix")
- * instead of calling its records corrupt. (The format names the layout
+ * The first pointer a store gets raises its format to 5 (shared pieces;
+ * 4 was pieces of their own) in the same write, so that an older aptix
+ * refuses the store ("upgrade aptix") instead of calling its records
+ * corrupt. (The format names the layout
  * of the whole store; this is the one place that knows this part.)
  */
 static int note_format(aptix_store_wtxn *w)
@@ -721,34 +746,76 @@ static int note_format(aptix_store_wtxn *w)
 	return 0;
 }
 
-/* Delete the pieces the record at k points to, if it is a pointer. */
+static int piece_error(aptix_store_wtxn *w, int rc, const char *what)
+{
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		w->map_full = 1;
+	return lmdb_error(rc, what);
+}
+
+/*
+ * Drop the value the record at k points to, if it is a pointer: a piece
+ * that holds only its bytes is deleted; in one it shares (format 5) its
+ * bytes are zeroed, so that none of them stays in the tree.
+ */
 static NOINLINE int drop_pieces(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k)
 {
 	unsigned char kb[8];
-	MDB_val pk = { 8, kb }, old;
-	uint64_t first;
-	size_t len, i, n;
+	MDB_val pk = { 8, kb }, old, pv;
+	struct aptix_lmdb_ptr p;
+	aptix_buf tmp = APTIX_BUF_INIT;
+	size_t i, n, start, len;
 	int rc = mdb_get(w->txn, dbi, k, &old), r;
 
 	if (rc == MDB_NOTFOUND)
 		return 0;
 	if (rc)
 		return lmdb_error(rc, "cannot read store");
-	if ((r = read_pointer(&first, &len, old.mv_data, old.mv_size)) < 0)
+	if ((r = read_pointer(&p, old.mv_data, old.mv_size)) < 0)
 		aptix_error_clear();	/* damaged: nothing it names is kept */
 	if (r <= 0)
 		return 0;
-	n = piece_count(len);
-	for (i = 0; i < n; i++) {
-		aptix__put_be64(kb, first + i);
-		rc = mdb_del(w->txn, w->st->values, &pk, NULL);
-		if (rc && rc != MDB_NOTFOUND) {
-			if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
-				w->map_full = 1;
-			return lmdb_error(rc, "cannot delete from store");
+	n = aptix_lmdb__ptr_pieces(&p);
+	for (i = 0, r = 0; i < n && !r; i++) {
+		if (w->tail_len && p.first + i + 1 == w->next_piece) {
+			/* in the tail of this write */
+			if (aptix_lmdb__ptr_piece(&p, i, w->tail_len, &start,
+						  &len) == 0) {
+				memset(w->tail + start, 0, len);
+				w->tail_dirty = 1;
+			}
+			continue;
 		}
+		aptix__put_be64(kb, p.first + i);
+		rc = mdb_get(w->txn, w->st->values, &pk, &pv);
+		if (rc == MDB_NOTFOUND)
+			continue;
+		if (rc) {
+			r = lmdb_error(rc, "cannot read store");
+			break;
+		}
+		if (aptix_lmdb__ptr_piece(&p, i, pv.mv_size, &start,
+					  &len) < 0 ||
+		    (start == 0 && len == pv.mv_size)) {
+			rc = mdb_del(w->txn, w->st->values, &pk, NULL);
+			if (rc && rc != MDB_NOTFOUND)
+				r = piece_error(w, rc, "cannot delete from "
+						"store");
+			continue;
+		}
+		aptix_buf_clear(&tmp);
+		if (aptix_buf_put(&tmp, pv.mv_data, pv.mv_size) < 0) {
+			r = APTIX_ERROR;
+			break;
+		}
+		memset(tmp.ptr + start, 0, len);
+		pv.mv_data = tmp.ptr;
+		rc = mdb_put(w->txn, w->st->values, &pk, &pv, 0);
+		if (rc)
+			r = piece_error(w, rc, "cannot write to store");
 	}
-	return 0;
+	aptix_buf_release(&tmp);
+	return r;
 }
 
 /*
@@ -778,30 +845,102 @@ static int room_for(aptix_store_wtxn *w, size_t vlen)
 	return 0;
 }
 
-/* Put a value of a logged table: its pieces, then the pointer to them. */
-static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
-				const void *val, size_t vlen)
+/* Write the tail of this write into the values table (before commit). */
+static int flush_tail(aptix_store_wtxn *w)
 {
-	MDB_dbi dbi = w->st->dbi[t];
-	size_t min = table_logged(t);
+	unsigned char kb[8];
+	MDB_val k = { 8, kb }, v = { w->tail_len, w->tail };
+	int rc;
+
+	if (!w->tail_dirty)
+		return 0;
+	aptix__put_be64(kb, w->next_piece - 1);
+	rc = mdb_put(w->txn, w->st->values, &k, &v, MDB_APPEND);
+	if (rc == MDB_KEYEXIST)
+		rc = mdb_put(w->txn, w->st->values, &k, &v, 0);
+	if (rc)
+		return piece_error(w, rc, "cannot write to store");
+	w->tail_dirty = 0;
+	return 0;
+}
+
+/*
+ * Append a value to the values table: into the tail of this write while
+ * it is not full (the values of one write share pieces: a piece per
+ * value cost a record each and left pages part empty), then into new
+ * pieces, the last one the new tail. *first and *off: where it starts.
+ */
+static int append_value(aptix_store_wtxn *w, const void *val, size_t vlen,
+			uint64_t *first, size_t *off)
+{
 	unsigned char kb[8];
 	MDB_val pk = { 8, kb }, v;
+	const char *p = val;
+	size_t left = vlen, take;
+	int rc, r;
+
+	*first = w->next_piece;
+	*off = 0;
+	if (w->tail_len && w->tail_len < APTIX_LMDB_PIECE) {
+		*first = w->next_piece - 1;
+		*off = w->tail_len;
+		take = APTIX_LMDB_PIECE - w->tail_len;
+		if (take > left)
+			take = left;
+		memcpy(w->tail + w->tail_len, p, take);
+		w->tail_len += take;
+		w->tail_dirty = 1;
+		p += take;
+		left -= take;
+	}
+	while (left) {
+		if ((r = flush_tail(w)) < 0)
+			return r;
+		take = left < APTIX_LMDB_PIECE ? left : APTIX_LMDB_PIECE;
+		if (take < APTIX_LMDB_PIECE) {
+			memcpy(w->tail, p, take);
+			w->tail_len = take;
+			w->tail_dirty = 1;
+		} else {
+			aptix__put_be64(kb, w->next_piece);
+			v.mv_size = take;
+			v.mv_data = (void *)p;
+			rc = mdb_put(w->txn, w->st->values, &pk, &v,
+				     MDB_APPEND);
+			if (rc)
+				return piece_error(w, rc, "cannot write to "
+						   "store");
+			w->tail_len = 0;
+		}
+		w->next_piece++;
+		p += take;
+		left -= take;
+	}
+	return 0;
+}
+
+/* Put a value of a logged table: its pieces, then the pointer to them. */
+static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
+			       const void *val, size_t vlen)
+{
+	MDB_dbi dbi = w->st->dbi[t];
+	MDB_val v;
 	aptix_buf ptr = APTIX_BUF_INIT;
 	uint64_t first = 0;
-	size_t i, n = piece_count(vlen);
+	size_t off;
 	int rc = 0, r;
 
 	/*
-	 * The next number is taken before the old pieces go: a record that
+	 * The next number is known before the old pieces go: a record that
 	 * replaces the newest value does not hand its numbers to new bytes
 	 * (a copy of the old pieces may still lie on a free page, where
 	 * salvage could meet it).
 	 */
-	if (vlen >= min && (r = next_piece(w, &first)) < 0)
+	if (vlen >= table_logged(t) && (r = next_piece(w, &first)) < 0)
 		return r;
 	if ((r = drop_pieces(w, dbi, k)) < 0)
 		return r;
-	if (vlen < min) {
+	if (vlen < table_logged(t)) {
 		v.mv_size = vlen;
 		v.mv_data = (void *)val;
 		rc = put_in_order(w->txn, dbi, t, k, &v);
@@ -809,20 +948,13 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
 	}
 	if (vlen >= LARGE_VALUE && !room_for(w, vlen))
 		return APTIX_EFULL;
-	if ((r = note_format(w)) < 0)
+	if ((r = note_format(w)) < 0 ||
+	    (r = append_value(w, val, vlen, &first, &off)) < 0)
 		return r;
-	for (i = 0; i < n && !rc; i++) {
-		aptix__put_be64(kb, first + i);
-		v.mv_size = piece_size(vlen, i);
-		v.mv_data = (char *)val + i * PIECE_MAX;
-		rc = mdb_put(w->txn, w->st->values, &pk, &v, MDB_APPEND);
-	}
-	if (rc)
-		goto done;
-	w->next_piece = first + n;
 	aptix_buf_put(&ptr, "", 1);	/* APTIX_LMDB_PTR_MARK */
 	aptix__put_varint(&ptr, first);
 	aptix__put_varint(&ptr, vlen);
+	aptix__put_varint(&ptr, off);
 	if (aptix_buf_oom(&ptr)) {
 		aptix_buf_release(&ptr);
 		return APTIX_ERROR;
@@ -1170,6 +1302,7 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 		if (!GUARD(g, st)) {
 			struct guard g2;
 
+			st->wtx = NULL;
 			/* aborting frees memory and unlocks the writer */
 			if (GUARD(g2, st)) {
 				mdb_txn_abort(w.txn);
@@ -1179,7 +1312,11 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 			return fault_error(st, &g, "cannot write to store");
 		}
 		cb_depth++;
+		st->wtx = &w;
 		ret = fn(&w, payload);
+		if (!ret)
+			ret = flush_tail(&w);
+		st->wtx = NULL;
 		cb_depth--;
 		if (ret) {
 			mdb_txn_abort(w.txn);

@@ -6,7 +6,8 @@ Usage: lib-objects.py <store-dir>
 Prints one line per object: its id and its stored value (objects-format.md,
 "Storage"), both in hex. A record of the objects table that points into the
 values table (store format 4: the byte 0x00, the varint number of the first
-piece, the varint length) is given as the value its pieces make. Reads the
+piece, the varint length; format 5: and the varint offset of the value in
+its first piece) is given as the value its pieces make. Reads the
 store with mdb_dump (lmdb-utils); no aptix process may be writing it.
 """
 import subprocess
@@ -37,9 +38,12 @@ def resolve(value, pieces):
         return value
     first, i = varint(value, 1)
     length, i = varint(value, i)
-    out, seq = b"", first
+    # format 5: the offset in the first piece; the values of a write
+    # follow one another in pieces of 1,002 bytes
+    off = varint(value, i)[0] if i < len(value) else 0
+    out, seq = pieces[first][off:off + length], first + 1
     while len(out) < length:
-        out += pieces[seq]
+        out += pieces[seq][:length - len(out)]
         seq += 1
     return out
 

@@ -12,6 +12,10 @@ Usage: lib-store.py <store-dir> <command> [<args>]
   pieces <table> <key>         print the keys (hex) of the pieces in the
                                values table of a pointer record, first
                                first; exit 1 if it is none
+  sharing <key>                print the ids (hex) of the objects whose
+                               values have bytes in the piece of the
+                               values table under key (format 5: the
+                               values of a write share pieces)
   put <table> <key> <value>    add or replace a record, as it is given
                                (a value put in place, never in pieces)
   del <table> <key>            delete a record (not its pieces); exit 1
@@ -33,9 +37,9 @@ Usage: lib-store.py <store-dir> <command> [<args>]
                                value, in place or in its pieces: "flip"
                                a byte in the middle of its data,
                                "truncate" it by 4 bytes (in pieces: its
-                               last piece), "header" (in place: the
-                               value becomes 0xff 0xff; in pieces: the
-                               first two bytes of the first piece)
+                               last piece, at the value's end), "header"
+                               (in place: the value becomes 0xff 0xff;
+                               in pieces: its first two bytes)
   pages                        print the number of pages of data.mdb
   root <table> [older]         print the page number of the table's root
                                (from the newest meta page, or the older)
@@ -53,9 +57,13 @@ Store format 4 (src/store-lmdb.c, "Values in append order"): a value of
 64 bytes or more of the tables objects and sessions lives in the table
 values, in pieces of at most 2,000 bytes under consecutive 8-byte
 big-endian numbers; its record is then a pointer: the byte 0x00, the
-varint number of the first piece, the varint length. get, put and del
+varint number of the first piece, the varint length. Since format 5 the
+pointer ends with the varint offset of the value in its first piece, and
+the values written one after the other share pieces of 1,002 bytes (the
+table's last piece is filled up by the next write). get, put and del
 see records as they are stored; value, pieces and corrupt follow
-pointers. A value put in place (put, put-object) reads as in a store of
+pointers (corrupt truncates the last piece the value has bytes in, at
+the value's end less 4 bytes). A value put in place (put, put-object) reads as in a store of
 an older format.
 
 Store format 5 (src/index.c): a session's index record is kept in the
@@ -206,17 +214,42 @@ def get_varint(b, i):
     return None
 
 
+PIECE5 = 1002
+
+
 def pointer(record):
     """A record pointing into the values table: ([the keys of its
-    pieces], the value's length); None for a value in place."""
+    pieces], the value's length, its offset in the first piece, the size
+    of a full piece); None for a value in place. Format 4: 0x00, first,
+    length (pieces of 2,000 bytes, the last one the rest); format 5: and
+    the offset (pieces of 1,002 bytes that values share)."""
     if not record or record[0] != 0:
         return None
     first = get_varint(record, 1)
     size = first and get_varint(record, first[1])
-    if not size or size[1] != len(record) or not size[0]:
+    if not size or not size[0]:
         return None
-    n = (size[0] + PIECE_MAX - 1) // PIECE_MAX
-    return [(first[0] + i).to_bytes(8, "big") for i in range(n)], size[0]
+    off, piece = (0, PIECE_MAX)
+    if size[1] != len(record):
+        o = get_varint(record, size[1])
+        if not o or o[1] != len(record) or o[0] >= PIECE5:
+            return None
+        off, piece = o[0], PIECE5
+    n = (off + size[0] + piece - 1) // piece
+    return ([(first[0] + i).to_bytes(8, "big") for i in range(n)], size[0],
+            off, piece)
+
+
+def spans(p):
+    """(key, start, length) of each piece's part of the value of p."""
+    keys, size, off, piece = p
+    out, done = [], 0
+    for i, k in enumerate(keys):
+        start = off if i == 0 else 0
+        n = min(piece - start, size - done)
+        out.append((k, start, n))
+        done += n
+    return out
 
 
 def resolve(store, record):
@@ -225,14 +258,15 @@ def resolve(store, record):
     p = pointer(record)
     if p is None:
         return record
-    keys, size = p
     pieces = dict(table_records(store, "values")[1])
     out = b""
-    for i, k in enumerate(keys):
-        want = min(PIECE_MAX, size - i * PIECE_MAX)
-        if k not in pieces or len(pieces[k]) != want:
+    last = len(p[0]) - 1
+    for i, (k, start, n) in enumerate(spans(p)):
+        v = pieces.get(k)
+        if v is None or (i < last and len(v) != p[3]) or \
+                len(v) < start + n:
             return None
-        out += pieces[k]
+        out += v[start:start + n]
     return out
 
 
@@ -271,14 +305,19 @@ def corrupt(store, key, how):
             return 2
         put(store, "objects", key, v)
         return 0
-    keys, size = p
+    parts = spans(p)
     if how == "flip":
-        i = size // 2
-        k, at = keys[i // PIECE_MAX], i % PIECE_MAX
+        i = p[1] // 2
+        for k, start, n in parts:
+            if i < n:
+                at = start + i
+                break
+            i -= n
     elif how == "truncate":
-        k = keys[-1]
+        k, start, n = parts[-1]
+        at = start + n - 4
     elif how == "header":
-        k = keys[0]
+        k, at, _ = parts[0]
     else:
         return 2
     piece = get(store, "values", k)
@@ -287,9 +326,9 @@ def corrupt(store, key, how):
     if how == "flip":
         piece = piece[:at] + bytes([piece[at] ^ 0x55]) + piece[at + 1:]
     elif how == "truncate":
-        piece = piece[:-4]
+        piece = piece[:max(at, 1)]
     else:
-        piece = b"\xff\xff" + piece[2:]
+        piece = piece[:at] + b"\xff\xff" + piece[at + 2:]
     put(store, "values", k, piece)
     return 0
 
@@ -377,6 +416,12 @@ def main(argv):
             return 1
         for k in p[0]:
             print(k.hex())
+    elif cmd == "sharing" and len(args) == 1:
+        piece = arg_bytes(args[0])
+        for k, v in table_records(store, "objects")[1]:
+            p = pointer(v)
+            if p and any(key == piece for key, _, _ in spans(p)):
+                print(k.hex())
     elif cmd == "put" and len(args) == 3:
         put(store, args[0], arg_bytes(args[1]), arg_bytes(args[2]))
     elif cmd == "del" and len(args) == 2:

@@ -55,28 +55,21 @@ for flags, n in sorted(kinds.items()):
 }
 
 # bases <dir>: the base named by each based value (objects-format.md,
-# "Based values") of the objects table, or of the values table that
-# holds the values of later formats, one a line, sorted
+# "Based values") of the objects table, the values of later formats put
+# together from the values table (lib-objects.py), one a line, sorted
 bases () {
-	mdb_dump -a "$1/.aptix" | python3 -c '
+	python3 "$TEST_DIRECTORY/lib-objects.py" "$1/.aptix" | python3 -c '
 import sys
-table, data = None, []
 for line in sys.stdin:
-    if line.startswith("database="):
-        table = line.strip().split("=", 1)[1]
-    elif line.startswith(" ") and table in ("objects", "values"):
-        data.append(bytes.fromhex(line.strip()))
-    elif line.startswith("DATA=END"):
-        for v in data[1::2]:
-            t = v[0] if v else 0
-            if not t & 0x20 or t & 0x80 or (t & 0x1f) not in (1, 2, 3):
-                continue
-            i = 1
-            while i < len(v) and i < 11 and v[i] & 0x80:
-                i += 1
-            if len(v) >= i + 33:
-                print(v[i + 1:i + 33].hex())
-        table, data = None, []
+    v = bytes.fromhex(line.split()[1])
+    t = v[0] if v else 0
+    if not t & 0x20 or t & 0x80 or (t & 0x1f) not in (1, 2, 3):
+        continue
+    i = 1
+    while i < len(v) and i < 11 and v[i] & 0x80:
+        i += 1
+    if len(v) >= i + 33:
+        print(v[i + 1:i + 33].hex())
 ' | sort
 }
 

@@ -89,6 +89,9 @@ test_expect_success 'log, sessions, show and fsck read it' '
 	aptix -C old show --json $head >show.json &&
 	test "$(json_field .status <show.json)" = committed &&
 	aptix -C old log --graph --oneline --all >graph &&
+	aptix -C old cat-object --batch-check --batch-all-objects |
+		cut -d" " -f1 >ids &&
+	aptix -C old cat-object --batch <ids >batch-before &&
 	aptix -C old fsck --full >fsck &&
 	echo "dangling session $failed" >expect &&
 	test_cmp expect fsck
@@ -150,6 +153,10 @@ test_expect_success MDB_DUMP,PYTHON3 'the new turn is indexed in format 5 beside
 	grep "^$(cat new) committed $head One more turn$" log.after &&
 	grep -v "^$(cat new) " log.after >log.old &&
 	test_cmp log.before log.old &&
+	# the new values filled up the last piece of format 4 (pieces of
+	# 2,000 bytes): the old values read as they did
+	aptix -C old cat-object --batch <ids >batch-after &&
+	test_cmp batch-before batch-after &&
 	aptix -C old sessions >sessions &&
 	grep "^  13484812 .* 37 turns  committed  Explain the parser$" sessions
 '

@@ -655,10 +655,10 @@ START_TEST(test_values_layout)
 	/* the first pointer raised the format */
 	ck_assert_int_eq(repo->store->get(&b, repo->store, APTIX_TABLE_META,
 					  "format", 6), 0);
-	ck_assert_str_eq(b.ptr, "4");
+	ck_assert_str_eq(b.ptr, "5");
 	ck_assert_msg(repo->store->write(repo->store, put_values,
 					 (void *)second) == 0, "%s", errmsg());
-	/* c's value is now the newest: replacing it takes a new number */
+	/* c's value is now the newest: its next one fills up its piece */
 	ck_assert_msg(repo->store->write(repo->store, put_values,
 					 (void *)third) == 0, "%s", errmsg());
 	assert_value(APTIX_TABLE_OBJECTS, 0xc3, 150, 'Q');
@@ -669,17 +669,20 @@ START_TEST(test_values_layout)
 	aptix_buf_release(&b);
 	aptix_repo_free(repo);
 	repo = NULL;
-	/* what is left in the values table: c's new value and d's two */
 	/*
-	 * What is left in the values table: c's newest value and d's two
-	 * pieces. Keys 0-6 went to the first write (b 0, c 1-3, d 4-5, e
-	 * 6), key 7 to c's second value, 8 to its third: not 6, which the
-	 * table's last key + 1 gives once c's key 7 is deleted.
+	 * What is left in the values table (format 5: the values of a
+	 * write one after the other in pieces of 1,002 bytes). The first
+	 * write: b at bytes 0-1499, c 1500-5999, d 6000-9999, e
+	 * 10000-11499, in pieces 0-11 (the last one 478 bytes). The second
+	 * appends C to piece 11 (bytes 478-577), deletes the pieces that
+	 * held only what went (0, 2-4, 10) and zeroes the bytes that went
+	 * from the others (1, 5, 9, 11); the third zeroes C and appends Q
+	 * to piece 11 (578-727). Left: 1, 5-9 and 11.
 	 */
 	c = lmdb_table("values", 0, NULL);
-	ck_assert_uint_eq(c.n, 3);
-	ck_assert_uint_eq(c.bytes, 150 + 4000);
-	ck_assert_uint_eq(c.hi, 8);
+	ck_assert_uint_eq(c.n, 7);
+	ck_assert_uint_eq(c.bytes, 6 * 1002 + 728);
+	ck_assert_uint_eq(c.hi, 11);
 	lmdb_table("objects", 0xa1, &byte);
 	ck_assert_int_eq(byte, 1);		/* in place */
 	lmdb_table("objects", 0xd4, &byte);
@@ -699,10 +702,12 @@ START_TEST(test_values_damaged)
 		{ 0x00 },			/* no number */
 		{ 0x00, 0x80 },			/* a varint cut short */
 		{ 0x00, 0x00, 0x00 },		/* no length */
-		{ 0x00, 0x00, 0x05, 0x01 },	/* a byte too many */
-		{ 0x00, 0x07, 0x05 },		/* no such piece */
+		{ 0x00, 0x00, 0x05, 0x01, 0x01 },	/* a byte too many */
+		{ 0x00, 0x09, 0x05 },		/* no such piece */
+		{ 0x00, 0x00, 0x05, 0xea, 0x07 },	/* offset 1002 */
+		{ 0x00, 0x04, 0xd8, 0x04, 0x00 },	/* past the last piece */
 	};
-	static const size_t badlen[] = { 1, 2, 3, 4, 3 };
+	static const size_t badlen[] = { 1, 2, 3, 5, 3, 5, 5 };
 	char *dir;
 	unsigned char key[32], k8[8] = { 0 };
 	aptix_buf b = APTIX_BUF_INIT;
@@ -748,7 +753,7 @@ START_TEST(test_values_damaged)
 	memset(key, 0xc3, sizeof(key));
 	ck_assert_int_eq(repo->store->get(&b, repo->store, APTIX_TABLE_OBJECTS,
 					  key, 32), APTIX_ECORRUPT);
-	ck_assert_ptr_nonnull(strstr(errmsg(), "piece 2 of 3 "));
+	ck_assert_ptr_nonnull(strstr(errmsg(), "piece 2 of 5 "));
 	/* a damaged record can still be deleted */
 	ck_assert_int_eq(repo->store->write(repo->store, put_values,
 		(void *)(const struct vput[]){

@@ -42,6 +42,9 @@
 #define SESSION_LOC 4	/* sessions table: the record is in the timeline */
 #define LOC_LEN 9
 #define INDEX_FORMAT 5	/* the store format of the layout above */
+/* meta: every session record is in the timeline (none kept in place) */
+#define LAYOUT_KEY "index-layout"
+#define LAYOUT_TIMELINE "timeline"
 
 void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
 {
@@ -867,7 +870,31 @@ static int timeline_walk_cb(const void *key, size_t klen, const void *val,
 	return sess_emit(sw, &si);
 }
 
-/* The timeline's records in time order, then those kept in place. */
+int aptix_index__mark_layout(aptix_store_wtxn *w, aptix_store *s)
+{
+	return s->wput(w, APTIX_TABLE_META, LAYOUT_KEY, strlen(LAYOUT_KEY),
+		       LAYOUT_TIMELINE, strlen(LAYOUT_TIMELINE));
+}
+
+/* No record is kept in place: the store was made, or reindexed, so. */
+static int all_in_timeline(aptix_repo *repo)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = repo->store->get(&v, repo->store, APTIX_TABLE_META, LAYOUT_KEY,
+				 strlen(LAYOUT_KEY));
+	int yes = r == 0 && v.len == strlen(LAYOUT_TIMELINE) &&
+		!memcmp(v.ptr, LAYOUT_TIMELINE, v.len);
+
+	if (r < 0)
+		aptix_error_clear();
+	aptix_buf_release(&v);
+	return yes;
+}
+
+/*
+ * The timeline's records in time order, then those kept in place (a
+ * walk of the sessions table, unless the store says there are none).
+ */
 int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
 				void *payload)
 {
@@ -875,7 +902,7 @@ int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
 	int r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
 				  timeline_walk_cb, &sw);
 
-	if (r < 0 || sw.stopped)
+	if (r < 0 || sw.stopped || all_in_timeline(repo))
 		return r;
 	return repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
 				 sess_walk_cb, &sw);
@@ -1523,7 +1550,7 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 		if (k == rb->nconvs)	/* deleted, and not made again */
 			r = aptix_index__set_head(w, s, rb->gone[i], NULL, 0);
 	}
-	return r;
+	return r ? r : aptix_index__mark_layout(w, s);
 }
 
 /* The first problem the store's check finds. */

@@ -304,7 +304,8 @@ static int init_fn(aptix_store_wtxn *w, void *payload)
 			 strlen(WORKSPACE_KEY), ip->workspace,
 			 strlen(ip->workspace))) < 0)
 		return r;
-	if ((r = put_store_id(w)) < 0)
+	if ((r = put_store_id(w)) < 0 ||
+	    (r = aptix_index__mark_layout(w, s)) < 0)
 		return r;
 	if (ip->finish) {
 		r = s->wget(&cur, w, APTIX_TABLE_REFS, "HEAD", 4);

@@ -69,6 +69,11 @@ int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
 			     aptix_store_view_cb cb, void *payload);
 int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
 			     aptix_store *s, const unsigned char id[32]);
+/*
+ * Note in the meta table that no session record is kept in place (a new
+ * store, or one just reindexed): listings then skip the sessions table.
+ */
+int aptix_index__mark_layout(aptix_store_wtxn *w, aptix_store *s);
 /* Reads a session's index record (in a write, or from the store). */
 typedef int (*aptix_index__rec_fn)(aptix_buf *out, const unsigned char id[32],
 				   void *ctx);

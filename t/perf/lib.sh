@@ -79,3 +79,11 @@ count() {
 		--callgrind-out-file="$W/cg.out" "$@" >/dev/null 2>"$W/vg.err")
 	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$W/vg.err"
 }
+
+# store_format: the store format of the aptix of this tree, part of the
+# key of each cached store: a store of an older format still reads, but
+# it would measure the older layout
+store_format() {
+	sed -n 's/^#define APTIX_STORE_FORMAT //p' \
+		"$PERF_DIR/../../include/aptix/common.h"
+}

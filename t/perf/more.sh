@@ -12,8 +12,9 @@
 #    built with git fast-import (build-store.sh --git), with a
 #    commit-graph file; and the size of both on disk.
 #
-# The stores are cached in t/perf/results/ (gitignored), keyed by size
-# and by the builder's content, so only the first run builds them.
+# The stores are cached in t/perf/results/ (gitignored), keyed by size,
+# by the builder's content and by the store format, so only the first
+# run builds them.
 set -eu
 : "${APTIX:?}" "${W:?}" "${PERF_DIR:?}"
 . "$PERF_DIR/lib.sh"
@@ -109,7 +110,7 @@ RES=$PERF_DIR/results
 # the cached stores sit in aptix's own work tree: not a user's project
 GIT_CEILING_DIRECTORIES=$RES
 export GIT_CEILING_DIRECTORIES
-key=history-c$C-s$N-$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)
+key=history-c$C-s$N-$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)-f$(store_format)
 S=$RES/$key
 echo
 echo "== History over $N sessions in $C conversations with forks (issue 3) =="

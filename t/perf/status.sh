@@ -32,8 +32,8 @@
 # keeps its best round. Instructions are the figures to trust.
 #
 # The stores are built on tmpfs by build-store.sh and cached in
-# t/perf/results/ (gitignored), keyed by size and by build-store.sh's
-# content; each run works on copies.
+# t/perf/results/ (gitignored), keyed by size, by build-store.sh's
+# content and by the store format; each run works on copies.
 #
 #	sh t/perf/status.sh      APTIX=path/to/aptix SESSIONS=100000 FILES=2000
 #	                         ROUNDS=3 RUNS=20
@@ -55,7 +55,7 @@ command -v hyperfine >/dev/null || { have_hyperfine; exit 0; }
 # store N: the cached store of N sessions in 100 conversations (its
 # directory holds .aptix/), built when missing
 RES=$PERF_DIR/results
-HASH=$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)
+HASH=$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)-f$(store_format)
 store() {
 	_s=$RES/status-c100-s$1-$HASH
 	if ! [ -d "$_s" ] ||

@@ -6,7 +6,9 @@
 # store's growth per turn (data.mdb's size and LMDB's used pages, over
 # turns 11-50, so that init and the first turn's files do not count)
 # against a JSONL transcript of the same session (one line per turn:
-# instruction, answer, usage, file hashes), and the bytes sent per turn
+# instruction, answer, usage, file hashes), and data.mdb's growth over
+# the second half of the turns, once LMDB's free pages hold, and the
+# bytes sent per turn
 # against a full resend of the history and the files, and what the
 # model holds through the response chain after the last turn against a
 # full resend of the current state (history and current files), and the
@@ -91,6 +93,7 @@ while len(s) < 300: s += " " + rnd.choice(w)
 print(s)' "$n" "$RAG")
 	"$APTIX" continue -q --no-stream $FILES -m "$msg" >/dev/null
 	[ "$n" != 10 ] || store_size >"$W/size10"
+	[ "$n" != $((TURNS / 2)) ] || store_size >"$W/sizehalf"
 	"$APTIX" rev-parse HEAD >>"$W/turns"
 done
 store_size >"$W/size50"
@@ -143,6 +146,7 @@ def sizes(f):
     return a, u, r, t
 a10, u10, r10, t10 = sizes(w + "/size10")
 a50, u50, r50, t50 = sizes(w + "/size50")
+ah, uh, rh, th = sizes(w + "/sizehalf")
 span = turns - 10
 jsonl = sum(len(l.encode()) for l in lines[10:]) / span
 file_per = (a50 - a10) / span
@@ -153,6 +157,15 @@ print("  JSONL transcript          %8.0f bytes%s" % (jsonl, "" if
       "each request sent, RAG chunks included)"))
 print("  store file (data.mdb)     %8.0f bytes  %.2fx JSONL" %
       (file_per, file_per / jsonl))
+# LMDB's free pages (copy-on-write keeps the pages a write replaced
+# until no reader needs them) grow over the first turns, then hold: the
+# file's growth over the second half is what a longer session pays
+half = (a50 - ah) / (turns - turns // 2)
+jsonl_half = sum(len(l.encode()) for l in lines[turns // 2:]) / \
+    (turns - turns // 2)
+print("%-28s%8.0f bytes  %.2fx JSONL" %
+      ("  store file, turns %d-%d" % (turns // 2 + 1, turns), half,
+       half / jsonl_half))
 print("  store pages used          %8.0f bytes  %.2fx JSONL" %
       (used_per, used_per / jsonl))
 rec_per = (r50 - r10) / span

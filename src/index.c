@@ -173,21 +173,35 @@ static int lost_record(const unsigned char id[32])
 	return corrupt_record(aptix_oid_hex(&oid));
 }
 
+/*
+ * The two reads are two snapshots: a timeline record missing after its
+ * locator was read may have gone with a reindex between them, so the
+ * locator is read again before the record is called lost.
+ */
 int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
 			     aptix_store_view_cb cb, void *payload)
 {
 	struct loc_view lv;
-	int r;
+	unsigned char seen[8];
+	int r, tries;
 
-	lv.cb = cb;
-	lv.payload = payload;
-	lv.located = 0;
-	r = s->view(s, APTIX_TABLE_SESSIONS, id, 32, loc_view_cb, &lv);
-	if (r < 0 || !lv.located)
-		return r;
-	memcpy(lv.key + 8, id, 32);
-	r = s->view(s, APTIX_TABLE_TIMELINE, lv.key, 40, cb, payload);
-	return r == APTIX_ENOTFOUND ? lost_record(id) : r;
+	for (tries = 0; tries < 2; tries++) {
+		lv.cb = cb;
+		lv.payload = payload;
+		lv.located = 0;
+		r = s->view(s, APTIX_TABLE_SESSIONS, id, 32, loc_view_cb,
+			    &lv);
+		if (r < 0 || !lv.located)
+			return r;
+		if (tries && !memcmp(seen, lv.key, 8))
+			break;	/* the same locator: the record is lost */
+		memcpy(seen, lv.key, 8);
+		memcpy(lv.key + 8, id, 32);
+		r = s->view(s, APTIX_TABLE_TIMELINE, lv.key, 40, cb, payload);
+		if (r != APTIX_ENOTFOUND)
+			return r;
+	}
+	return lost_record(id);
 }
 
 int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
@@ -870,10 +884,18 @@ static int timeline_walk_cb(const void *key, size_t klen, const void *val,
 	return sess_emit(sw, &si);
 }
 
+/*
+ * The format goes up with it: an older aptix, which would write records
+ * in place, must refuse the store (a reindex that found no session
+ * raised it nowhere else).
+ */
 int aptix_index__mark_layout(aptix_store_wtxn *w, aptix_store *s)
 {
-	return s->wput(w, APTIX_TABLE_META, LAYOUT_KEY, strlen(LAYOUT_KEY),
-		       LAYOUT_TIMELINE, strlen(LAYOUT_TIMELINE));
+	int r = aptix_odb_store_raise_format(w, INDEX_FORMAT);
+
+	return r < 0 ? r : s->wput(w, APTIX_TABLE_META, LAYOUT_KEY,
+				   strlen(LAYOUT_KEY), LAYOUT_TIMELINE,
+				   strlen(LAYOUT_TIMELINE));
 }
 
 /* No record is kept in place: the store was made, or reindexed, so. */
@@ -913,6 +935,7 @@ struct layout_check {
 	aptix_index_problem_cb cb;
 	void *payload;
 	int problems;
+	int all_in_timeline;	/* the meta key says so */
 };
 
 static void layout_problem(struct layout_check *lc, const void *id,
@@ -940,8 +963,15 @@ static int layout_sessions_cb(const void *key, size_t klen, const void *val,
 	size_t len = 0;
 	int r;
 
-	if (klen != 32 || !is_loc(val, vlen))
-		return 0;	/* the record itself: read by the lookups */
+	if (klen != 32)
+		return 0;
+	if (!is_loc(val, vlen)) {	/* the record itself */
+		if (lc->all_in_timeline)	/* which listings skip */
+			layout_problem(lc, key, "a record kept in the "
+				       "sessions table, which the store says "
+				       "holds none");
+		return 0;
+	}
 	memcpy(tk, (const unsigned char *)val + 1, 8);
 	memcpy(tk + 8, key, 32);
 	r = s->view(s, APTIX_TABLE_TIMELINE, tk, 40, exists_cb, &len);
@@ -974,9 +1004,12 @@ static int layout_timeline_cb(const void *key, size_t klen, const void *val,
 int aptix_index_check_layout(aptix_repo *repo, aptix_index_problem_cb cb,
 			     void *payload)
 {
-	struct layout_check lc = { repo, cb, payload, 0 };
-	int r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
-				  layout_sessions_cb, &lc);
+	struct layout_check lc = { repo, cb, payload, 0, 0 };
+	int r;
+
+	lc.all_in_timeline = all_in_timeline(repo);
+	r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+			      layout_sessions_cb, &lc);
 
 	if (r >= 0)
 		r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL,

@@ -15,13 +15,15 @@
  *		record of 64 bytes or more is a pointer: 0x00, the varint
  *		number of the value's first piece, the varint length, and
  *		(format 5) the varint offset of the value in that piece;
- *		the pieces, of 2,000 bytes (the last: the rest, or in
- *		format 5 at least the rest), are under consecutive be64
- *		numbers. The pieces are the records of
- *		that table's trees, then those with an 8-byte key and a
- *		piece's size on orphan pages, first found first kept (a
- *		tree's piece wins over an orphan's); only where each lies
- *		in the file is kept. Once the scan is over each pointer,
+ *		the pieces, of 2,000 bytes (format 5: 1,002, shared by the
+ *		values written one after the other), the last one holding
+ *		at least the rest, are under consecutive be64 numbers. The
+ *		pieces are the records of that table's trees, then those
+ *		with an 8-byte key and a piece's size on orphan pages; of
+ *		the copies of one number a tree's wins, then the longest
+ *		(format 5 fills the table's last piece up over several
+ *		writes: a shorter copy is an older one), then the first
+ *		found; only where each lies in the file is kept. Once the scan is over each pointer,
  *		from a tree or an orphan page, is resolved and its value
  *		taken as one found in place; a value whose pieces are not
  *		all there at their sizes is damaged. Pieces no pointer
@@ -68,7 +70,8 @@ struct piece {
 	uint64_t num;		/* its key */
 	uint64_t off;		/* its bytes in the file */
 	size_t len;
-	size_t seq;		/* the order found: the first is kept */
+	size_t seq;		/* the order found */
+	int tree;		/* found in a tree, not on an orphan page */
 };
 
 /* An objects record that points into the values table. */
@@ -258,7 +261,7 @@ static int read_pointer(struct aptix_lmdb_ptr *at, const void *val,
 }
 
 static int add_piece(struct salvage *s, const void *key, uint64_t off,
-		     size_t len)
+		     size_t len, int tree)
 {
 	struct piece *p;
 
@@ -270,6 +273,7 @@ static int add_piece(struct salvage *s, const void *key, uint64_t off,
 	p->off = off;
 	p->len = len;
 	p->seq = s->npieces++;
+	p->tree = tree;
 	return 0;
 }
 
@@ -300,13 +304,13 @@ static int on_record(const char *table, const void *key, size_t klen,
 
 	if (table && !strcmp(table, VALUES_TABLE)) {
 		if (klen == 8 && vlen && vlen <= PIECE_MAX)
-			return add_piece(s, key, off, vlen);
+			return add_piece(s, key, off, vlen, 1);
 		s->stats->damaged_records++;
 		return 0;
 	}
 	/* on an orphan page: perhaps a piece (a pointer will tell) */
 	if (!table && klen == 8 && vlen && vlen <= PIECE_MAX &&
-	    (r = add_piece(s, key, off, vlen)) < 0)
+	    (r = add_piece(s, key, off, vlen, 0)) < 0)
 		return r;
 	if ((!table || !strcmp(table, "objects")) &&
 	    klen == APTIX_OID_RAWSZ && read_pointer(&at, val, vlen))
@@ -338,12 +342,21 @@ static int on_record(const char *table, const void *key, size_t klen,
 	return r;
 }
 
+/*
+ * By number; of the copies of one number, the one to keep first: a
+ * tree's (the newest tree is walked first), else the longest (format 5
+ * fills the last piece up over several writes), else the first found.
+ */
 static int by_number(const void *a, const void *b)
 {
 	const struct piece *x = a, *y = b;
 
 	if (x->num != y->num)
 		return x->num < y->num ? -1 : 1;
+	if (x->tree != y->tree)
+		return x->tree ? -1 : 1;
+	if (!x->tree && x->len != y->len)
+		return x->len > y->len ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -408,7 +421,7 @@ static int resolve_pointers(struct salvage *s, const char *path)
 
 	if (!s->nptrs)
 		return 0;
-	/* one piece per number: the first found */
+	/* one piece per number: the first in by_number's order */
 	if (s->npieces > 1)
 		qsort(s->pieces, s->npieces, sizeof(*s->pieces), by_number);
 	for (i = k = 0; i < s->npieces; i++)

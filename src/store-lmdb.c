@@ -69,10 +69,16 @@
  * APTIX_LMDB_PIECE bytes, four of which fill a page; a pointer adds the
  * offset of the value in its first piece. The table's last piece is
  * filled up by the next values written: a write reads it (next_piece),
- * appends to it in memory (the tail) and puts it back before it commits
- * (flush_tail), so that it never grows in place on a full page, which
- * LMDB would split. A value that goes has its bytes zeroed in the
- * pieces it shares, and its own pieces deleted (drop_pieces).
+ * appends to it in memory (the tail) and puts it back once, longer,
+ * before it commits (flush_tail). Growing it at every value made LMDB
+ * split full pages and leave them a quarter empty; growing it once per
+ * write fits, since the other pieces of its page are full ones and four
+ * fill a page (on a page of format-4 pieces, of 2,000 bytes, the first
+ * fill-up may split it: space, not correctness). A value that goes has
+ * the pieces that hold nothing else deleted, and its bytes zeroed in
+ * the pieces it shares (drop_pieces): a shared piece stays, zeroed
+ * where values went, since nothing says which other values still use
+ * it; a piece that does not match the pointer is left alone.
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
@@ -609,11 +615,6 @@ static size_t piece_count(size_t len)
 }
 
 /*
- * The value a record of a logged table stands for, in *out: the record
- * itself, or its pieces (one piece: as LMDB gives it, in the map; more:
- * copied into tmp). Runs under the caller's guard.
- */
-/*
  * Piece num of the values table, into *v: from the tree, or the tail of
  * the write running (writing). 0, MDB_NOTFOUND, or another LMDB error.
  */
@@ -633,6 +634,11 @@ static int get_piece(lmdb_store *st, MDB_txn *txn, int writing,
 	return mdb_get(txn, st->values, &k, v);
 }
 
+/*
+ * The value a record of a logged table stands for, in *out: the record
+ * itself, or its pieces (one piece: as LMDB gives it, in the map; more:
+ * copied into tmp). Runs under the caller's guard.
+ */
 static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
 		   const MDB_val *rec, MDB_val *out, aptix_buf *tmp)
 {
@@ -795,8 +801,9 @@ static NOINLINE int drop_pieces(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k)
 			break;
 		}
 		if (aptix_lmdb__ptr_piece(&p, i, pv.mv_size, &start,
-					  &len) < 0 ||
-		    (start == 0 && len == pv.mv_size)) {
+					  &len) < 0)
+			continue;	/* damaged: other values may share it */
+		if (start == 0 && len == pv.mv_size) {
 			rc = mdb_del(w->txn, w->st->values, &pk, NULL);
 			if (rc && rc != MDB_NOTFOUND)
 				r = piece_error(w, rc, "cannot delete from "

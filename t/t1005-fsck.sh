@@ -330,6 +330,13 @@ test_expect_success 'a record missing from the timeline, and one the sessions ta
 	grep "^index mismatch $s1: not in the index$" actual &&
 	grep "^index mismatch $s1: a timeline record that the sessions table does not name$" actual &&
 	aptix reindex -q &&
+	aptix fsck &&
+	# a record in place, where the store says none is (format 4 kept
+	# them there): log --all would not see it
+	store put sessions hex:$s1 hex:$(store record hex:$s1) &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^index mismatch $s1: a record kept in the sessions table, which the store says holds none$" actual &&
+	aptix reindex -q &&
 	aptix fsck
 '
 

@@ -23,7 +23,9 @@ main=13484812-3e48-4ea1-be2e-dc7798f8fd1e
 forked=9119cde0-d89a-4549-a4ad-f31194475b50
 
 store () {
-	python3 "$TEST_DIRECTORY/lib-store.py" "$1/.aptix" "$2" "$3" ${4+"$4"}
+	_dir=$1
+	shift
+	python3 "$TEST_DIRECTORY/lib-store.py" "$_dir/.aptix" "$@"
 }
 
 # store_format <dir>: the meta "format" of the store of <dir>
@@ -221,6 +223,21 @@ assert sum(1 for v in vals if v[:1] == b\"\\x00\") == 1, vals" timeline &&
 	aptix -C reidx fsck --full >fsck &&
 	echo "dangling session $failed" >expect &&
 	test_cmp expect fsck
+'
+
+test_expect_success MDB_DUMP,PYTHON3 'a reindex that finds no session raises the format too' '
+	aptix init -q empty &&
+	store empty put meta format 4 &&
+	store empty del meta index-layout &&
+	test "$(store_format empty)" = 4 &&
+	aptix -C empty reindex >out &&
+	echo "reindexed 0 sessions" >expect &&
+	test_cmp expect out &&
+	test "$(store_format empty)" = 5 &&
+	store empty get meta index-layout >layout &&
+	echo "timeline" | tr -d "\n" | od -An -tx1 | tr -d " \n" >expect &&
+	echo >>expect &&
+	test_cmp expect layout
 '
 
 test_done

@@ -692,6 +692,63 @@ START_TEST(test_values_layout)
 }
 END_TEST
 
+/*
+ * Shared pieces at their edges: a value that fills the last piece up to
+ * the byte, one of exactly a piece, one of two, and one that fills a
+ * piece a later write left short and goes on into two more.
+ */
+START_TEST(test_values_edges)
+{
+	static const struct vput one[] = {
+		{ APTIX_TABLE_OBJECTS, 0xa1, 702, 'a' },	/* piece 0 */
+		{ APTIX_TABLE__COUNT, 0, 0, 0 }
+	};
+	static const struct vput two[] = {
+		{ APTIX_TABLE_OBJECTS, 0xb2, 300, 'b' },	/* 0, full */
+		{ APTIX_TABLE_OBJECTS, 0xc3, 1002, 'c' },	/* 1 */
+		{ APTIX_TABLE_OBJECTS, 0xd4, 2004, 'd' },	/* 2, 3 */
+		{ APTIX_TABLE_OBJECTS, 0xe5, 64, 'e' },		/* 4 */
+		{ APTIX_TABLE__COUNT, 0, 0, 0 }
+	};
+	static const struct vput three[] = {
+		{ APTIX_TABLE_OBJECTS, 0xf6, 2000, 'f' },	/* 4, 5, 6 */
+		{ APTIX_TABLE__COUNT, 0, 0, 0 }
+	};
+	static const struct vput four[] = {
+		{ APTIX_TABLE_OBJECTS, 0xb2, 0, 0 },	/* zeroed in 0 */
+		{ APTIX_TABLE_OBJECTS, 0xc3, 0, 0 },	/* 1 deleted */
+		{ APTIX_TABLE__COUNT, 0, 0, 0 }
+	};
+	struct vcount c;
+
+	init_repo();
+	ck_assert_msg(repo->store->write(repo->store, put_values,
+					 (void *)one) == 0, "%s", errmsg());
+	ck_assert_msg(repo->store->write(repo->store, put_values,
+					 (void *)two) == 0, "%s", errmsg());
+	ck_assert_msg(repo->store->write(repo->store, put_values,
+					 (void *)three) == 0, "%s", errmsg());
+	assert_value(APTIX_TABLE_OBJECTS, 0xa1, 702, 'a');
+	assert_value(APTIX_TABLE_OBJECTS, 0xb2, 300, 'b');
+	assert_value(APTIX_TABLE_OBJECTS, 0xc3, 1002, 'c');
+	assert_value(APTIX_TABLE_OBJECTS, 0xd4, 2004, 'd');
+	assert_value(APTIX_TABLE_OBJECTS, 0xe5, 64, 'e');
+	assert_value(APTIX_TABLE_OBJECTS, 0xf6, 2000, 'f');
+	ck_assert_msg(repo->store->write(repo->store, put_values,
+					 (void *)four) == 0, "%s", errmsg());
+	assert_value(APTIX_TABLE_OBJECTS, 0xa1, 702, 'a');
+	assert_value(APTIX_TABLE_OBJECTS, 0xd4, 2004, 'd');
+	assert_value(APTIX_TABLE_OBJECTS, 0xf6, 2000, 'f');
+	aptix_repo_free(repo);
+	repo = NULL;
+	/* pieces 0 and 2-5 full, 6 the 60 bytes f left: 1 went with c */
+	c = lmdb_table("values", 0, NULL);
+	ck_assert_uint_eq(c.n, 6);
+	ck_assert_uint_eq(c.bytes, 5 * 1002 + 60);
+	ck_assert_uint_eq(c.hi, 6);
+}
+END_TEST
+
 START_TEST(test_values_damaged)
 {
 	static const struct vput put[] = {
@@ -1815,6 +1872,7 @@ Suite *repo_suite(void)
 	tcase_add_test(store, test_not_a_store);
 	tcase_add_test(store, test_format_version);
 	tcase_add_test(store, test_values_layout);
+	tcase_add_test(store, test_values_edges);
 	tcase_add_test(store, test_values_damaged);
 	tcase_add_test(store, test_txn_atomic);
 	suite_add_tcase(s, store);

@@ -403,7 +403,8 @@ static void queue_failed_children(struct log *lg, uint32_t k)
 	aptix_oid parent = lg->v[k].id;
 	aptix_session_info si;
 
-	if (aptix_index_children(lg->repo, &parent, collect_kid, lg) < 0)
+	if (aptix_index_children_at(lg->repo, &parent, lg->v[k].created_at,
+				    collect_kid, lg) < 0)
 		die_aptix();
 	for (i = start; i < lg->nkids; i++) {
 		aptix_oid kid = lg->kids[i];

@@ -785,8 +785,9 @@ static int walk_conv(struct sessions *ss, struct serve *s,
 			break;
 		found++;
 		kids.nr = 0;
-		if ((r = aptix_index_children(s->repo, &si.id, add_oid,
-					      &kids)) < 0)
+		if ((r = aptix_index_children_at(s->repo, &si.id,
+						 si.created_at, add_oid,
+						 &kids)) < 0)
 			break;
 		while (!r && kids.nr)
 			r = add_oid(&kids.v[--kids.nr], &queue);

@@ -898,18 +898,26 @@ int aptix_index__mark_layout(aptix_store_wtxn *w, aptix_store *s)
 				   strlen(LAYOUT_TIMELINE));
 }
 
-/* No record is kept in place: the store was made, or reindexed, so. */
+/*
+ * No record is kept in place: the store was made, or reindexed, so (and
+ * stays so: the answer yes is kept in the repo).
+ */
 static int all_in_timeline(aptix_repo *repo)
 {
 	aptix_buf v = APTIX_BUF_INIT;
-	int r = repo->store->get(&v, repo->store, APTIX_TABLE_META, LAYOUT_KEY,
-				 strlen(LAYOUT_KEY));
-	int yes = r == 0 && v.len == strlen(LAYOUT_TIMELINE) &&
-		!memcmp(v.ptr, LAYOUT_TIMELINE, v.len);
+	int r, yes;
 
+	if (__atomic_load_n(&repo->index_in_timeline, __ATOMIC_RELAXED))
+		return 1;
+	r = repo->store->get(&v, repo->store, APTIX_TABLE_META, LAYOUT_KEY,
+			     strlen(LAYOUT_KEY));
+	yes = r == 0 && v.len == strlen(LAYOUT_TIMELINE) &&
+		!memcmp(v.ptr, LAYOUT_TIMELINE, v.len);
 	if (r < 0)
 		aptix_error_clear();
 	aptix_buf_release(&v);
+	if (yes)
+		__atomic_store_n(&repo->index_in_timeline, 1, __ATOMIC_RELAXED);
 	return yes;
 }
 
@@ -1115,6 +1123,39 @@ static int created_cb(const void *val, size_t vlen, void *payload)
 	return 0;
 }
 
+/* The children under keys of either form (see aptix_index_children). */
+static int walk_children(aptix_repo *repo, struct child_walk *cw)
+{
+	int r;
+
+	memcpy(cw->prefix + 8, cw->parent->id, 32);
+	cw->plen = 40;
+	if ((r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
+				   cw->prefix, 40, child_walk_cb, cw)) < 0 ||
+	    !cw->in_place || cw->stopped)
+		return r;
+	memcpy(cw->prefix, cw->parent->id, 32);
+	cw->plen = 32;
+	return repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
+				 cw->prefix, 32, child_walk_cb, cw);
+}
+
+int aptix_index_children_at(aptix_repo *repo, const aptix_oid *parent,
+			    int64_t parent_created, aptix_odb_foreach_cb cb,
+			    void *payload)
+{
+	struct child_walk cw;
+
+	memset(&cw, 0, sizeof(cw));
+	cw.parent = parent;
+	cw.cb = cb;
+	cw.payload = payload;
+	aptix__put_be64(cw.prefix, (uint64_t)parent_created);
+	/* the keys of format 4 too, unless no record is kept in place */
+	cw.in_place = !all_in_timeline(repo);
+	return walk_children(repo, &cw);
+}
+
 /*
  * Children keys start with the parent's time (format 5); a parent whose
  * record is kept in place (format 4) may have children of either form.
@@ -1133,17 +1174,7 @@ int aptix_index_children(aptix_repo *repo, const aptix_oid *parent,
 			      32, created_cb, &cw);
 	if (r == APTIX_ENOTFOUND)
 		return 0;
-	memcpy(cw.prefix + 8, parent->id, 32);
-	cw.plen = 40;
-	if (r < 0 || (r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
-					    cw.prefix, 40, child_walk_cb,
-					    &cw)) < 0 || !cw.in_place ||
-	    cw.stopped)
-		return r;
-	memcpy(cw.prefix, parent->id, 32);
-	cw.plen = 32;
-	return repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
-				 cw.prefix, 32, child_walk_cb, &cw);
+	return r < 0 ? r : walk_children(repo, &cw);
 }
 
 /*

@@ -15,6 +15,12 @@ struct aptix_repo {
 	char *misplaced_to;	/* a .aptix in a git work tree: its home */
 	aptix_store *store;
 	aptix_odb *odb;
+	/*
+	 * 1 once the meta table said that no session record is kept in
+	 * place (index.c): it never goes back, so it is read once.
+	 * Atomic: threads share a repo.
+	 */
+	int index_in_timeline;
 };
 
 /* The derived WorkspaceId of a work tree root (workspace.c). */

@@ -85,6 +85,15 @@ APTIX_EXTERN(int) aptix_index_has_timeline(aptix_repo *repo);
 APTIX_EXTERN(int) aptix_index_children(aptix_repo *repo,
 				       const aptix_oid *parent,
 				       aptix_odb_foreach_cb cb, void *payload);
+/**
+ * The same, for a session whose created_at the caller has (its session
+ * info's): no lookup of the parent first, as a walk of the history wants.
+ */
+APTIX_EXTERN(int) aptix_index_children_at(aptix_repo *repo,
+					  const aptix_oid *parent,
+					  int64_t parent_created,
+					  aptix_odb_foreach_cb cb,
+					  void *payload);
 /** ENOTFOUND when unknown. */
 APTIX_EXTERN(int) aptix_index_conversation(aptix_conv_info *out,
 					   aptix_repo *repo, const char *id);

@@ -1310,6 +1310,19 @@ START_TEST(test_index)
 	ck_assert_int_eq(aptix_index_children(repo, &h.r3.session, list_id,
 					      &l), 0);
 	ck_assert_int_eq(l.n, 0);
+	/* the same when the caller has the parent's time; another time
+	 * finds none */
+	ck_assert_int_eq(aptix_index_session(&si, repo, &h.r1.session), 0);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_index_children_at(repo, &h.r1.session,
+						 si.created_at, list_id, &l),
+			 0);
+	ck_assert_int_eq(l.n, 2);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(aptix_index_children_at(repo, &h.r1.session,
+						 si.created_at + 1, list_id,
+						 &l), 0);
+	ck_assert_int_eq(l.n, 0);
 
 	/* conversation records */
 	ck_assert_int_eq(aptix_index_conversation(&ci, repo, "alpha"), 0);

@@ -840,10 +840,18 @@ struct sess_walk {
 	int stopped;
 };
 
-static int sess_emit(struct sess_walk *sw, const aptix_session_info *si)
+/* The record of session sid to the walk's callback. */
+static int sess_emit(struct sess_walk *sw, const unsigned char sid[32],
+		     const void *val, size_t vlen)
 {
-	int r = sw->cb(si, sw->payload);
+	aptix_session_info si;
+	aptix_oid id;
+	int r;
 
+	memcpy(id.id, sid, 32);
+	if ((r = decode_session(&si, &id, val, vlen)) < 0)
+		return r;
+	r = sw->cb(&si, sw->payload);
 	sw->stopped = r == APTIX_ITEROVER;
 	return r;
 }
@@ -851,37 +859,21 @@ static int sess_emit(struct sess_walk *sw, const aptix_session_info *si)
 static int sess_walk_cb(const void *key, size_t klen, const void *val,
 			size_t vlen, void *payload)
 {
-	struct sess_walk *sw = payload;
-	aptix_session_info si;
-	aptix_oid id;
-	int r;
-
 	if (klen != 32)
 		return corrupt_record("a session");
 	if (is_loc(val, vlen))
 		return 0;	/* in the timeline: seen there */
-	memcpy(id.id, key, 32);
-	if ((r = decode_session(&si, &id, val, vlen)) < 0)
-		return r;
-	return sess_emit(sw, &si);
+	return sess_emit(payload, key, val, vlen);
 }
 
 static int timeline_walk_cb(const void *key, size_t klen, const void *val,
 			    size_t vlen, void *payload)
 {
-	struct sess_walk *sw = payload;
-	aptix_session_info si;
-	aptix_oid id;
-	int r;
-
 	if (klen != 40)
 		return corrupt_record("the timeline");
 	if (!vlen)
 		return 0;	/* in the sessions table (format 4) */
-	memcpy(id.id, (const unsigned char *)key + 8, 32);
-	if ((r = decode_session(&si, &id, val, vlen)) < 0)
-		return r;
-	return sess_emit(sw, &si);
+	return sess_emit(payload, (const unsigned char *)key + 8, val, vlen);
 }
 
 /*
@@ -989,8 +981,9 @@ static int layout_sessions_cb(const void *key, size_t klen, const void *val,
 	return r == APTIX_ENOTFOUND ? 0 : r;
 }
 
-static int layout_timeline_cb(const void *key, size_t klen, const void *val,
-			      size_t vlen, void *payload)
+static int layout_timeline_cb(const void *key, size_t klen,
+			      const void *val UNUSED, size_t vlen,
+			      void *payload)
 {
 	struct layout_check *lc = payload;
 	aptix_store *s = lc->repo->store;
@@ -998,7 +991,7 @@ static int layout_timeline_cb(const void *key, size_t klen, const void *val,
 	aptix_buf loc = APTIX_BUF_INIT;
 	int r;
 
-	if (klen != 40 || !vlen || !val)
+	if (klen != 40 || !vlen)
 		return 0;
 	r = s->get(&loc, s, APTIX_TABLE_SESSIONS, id, 32);
 	if (r == APTIX_ENOTFOUND || (!r && (!is_loc(loc.ptr, loc.len) ||
@@ -1098,8 +1091,10 @@ static int child_walk_cb(const void *key, size_t klen, const void *val UNUSED,
 	aptix_oid child;
 	int r;
 
-	if (klen != cw->plen + 32 || memcmp(key, cw->prefix, cw->plen))
-		return memcmp(key, cw->prefix, cw->plen) ? APTIX_ITEROVER : 0;
+	if (klen < cw->plen || memcmp(key, cw->prefix, cw->plen))
+		return APTIX_ITEROVER;
+	if (klen != cw->plen + 32)
+		return 0;	/* not a key of this form */
 	memcpy(child.id, (const unsigned char *)key + cw->plen, 32);
 	r = cw->cb(&child, cw->payload);
 	cw->stopped = r == APTIX_ITEROVER;

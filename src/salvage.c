@@ -23,9 +23,10 @@
  *		the copies of one number a tree's wins, then the longest
  *		(format 5 fills the table's last piece up over several
  *		writes: a shorter copy is an older one), then the first
- *		found; only where each lies in the file is kept. Once the scan is over each pointer,
- *		from a tree or an orphan page, is resolved and its value
- *		taken as one found in place; a value whose pieces are not
+ *		found; only where each lies in the file is kept. Once
+ *		the scan is over each pointer, from a tree or an orphan
+ *		page, is resolved and its value taken as one found in
+ *		place; a value whose pieces are not
  *		all there at their sizes is damaged. Pieces no pointer
  *		names are not read: an object whose record was lost is
  *		lost, as in older formats;

@@ -51,8 +51,9 @@
  * 69% full; a value too large for half a page took whole overflow pages
  * besides. So a value of 64 bytes or more of the objects table, and of
  * 1,024 bytes or more of the sessions and timeline tables (session
- * records; see table_logged), is kept in the table "values" instead, as pieces of at most 2,000 bytes (under
- * LMDB's node limit: never an overflow page) under consecutive be64
+ * records; see table_logged), is kept in the table "values" instead, as
+ * pieces of at most 2,000 bytes (under LMDB's node limit: never an
+ * overflow page) under consecutive be64
  * sequence numbers, appended (MDB_APPEND fills each page before starting
  * the next); the record in its own table is then a pointer: the byte
  * 0x00, the varint number of the first piece, the varint length. No
@@ -229,7 +230,7 @@ struct aptix_store_wtxn {
 	 */
 	size_t tail_len;
 	int tail_dirty;
-	unsigned char tail[PIECE_MAX];
+	unsigned char tail[APTIX_LMDB_PIECE];
 	int format_noted;	/* the meta format says LOGGED_FORMAT */
 };
 

@@ -12,6 +12,12 @@ Usage: lib-store.py <store-dir> <command> [<args>]
   pieces <table> <key>         print the keys (hex) of the pieces in the
                                values table of a pointer record, first
                                first; exit 1 if it is none
+  layout                       print how the index tables lay out their
+                               records, a line per kind with its count:
+                               sessions values ("record v<N>" in place,
+                               "pointer" into values, "located" in the
+                               timeline), children and timeline records
+                               by key size and value ("0" empty, "+")
   sharing <key>                print the ids (hex) of the objects whose
                                values have bytes in the piece of the
                                values table under key (format 5: the
@@ -287,6 +293,25 @@ def session_record(store, sid):
     return None if v is None else resolve(store, v)
 
 
+def layout(store):
+    """Lines "<table> <kind> <count>" of the index tables' records."""
+    seen = {}
+    for header, records in dump(store):
+        table = section_name(header)
+        for k, v in records:
+            if table == "sessions":
+                kind = ("pointer" if v[0] == 0 else
+                        "located" if len(v) == 9 and v[0] == 4 else
+                        "record v%d" % v[0])
+            elif table in ("children", "timeline"):
+                kind = "key %d value %s" % (len(k), "+" if v else "0")
+            else:
+                continue
+            kind = table + " " + kind
+            seen[kind] = seen.get(kind, 0) + 1
+    return ["%s %d" % (k, seen[k]) for k in sorted(seen)]
+
+
 def corrupt(store, key, how):
     """Damage the bytes of an object's value, where they are stored."""
     v = get(store, "objects", key)
@@ -416,6 +441,9 @@ def main(argv):
             return 1
         for k in p[0]:
             print(k.hex())
+    elif cmd == "layout" and not args:
+        for line in layout(store):
+            print(line)
     elif cmd == "sharing" and len(args) == 1:
         piece = arg_bytes(args[0])
         for k, v in table_records(store, "objects")[1]:

@@ -34,31 +34,9 @@ store_format () {
 }
 
 # layout <dir>: how the index tables of the store of <dir> lay out their
-# records: sessions values by kind, children and timeline by the sizes of
-# key and value (a value over 0 bytes counted as "+")
+# records (lib-store.py layout)
 layout () {
-	mdb_dump -a "$1/.aptix" | python3 -c '
-import collections, sys
-table, data, seen = None, [], collections.Counter()
-for line in sys.stdin:
-    if line.startswith("database="):
-        table = line.strip().split("=", 1)[1]
-    elif line.startswith(" "):
-        data.append(bytes.fromhex(line.strip()))
-    elif line.startswith("DATA=END"):
-        for k, v in zip(data[0::2], data[1::2]):
-            if table == "sessions":
-                kind = ("pointer" if v[0] == 0 else
-                        "located" if len(v) == 9 and v[0] == 4 else
-                        "record v%d" % v[0])
-                seen["sessions " + kind] += 1
-            elif table in ("children", "timeline"):
-                seen["%s key %d value %s" % (table, len(k),
-                                             "+" if v else "0")] += 1
-        table, data = None, []
-for k in sorted(seen):
-    print(k, seen[k])
-'
+	store "$1" layout
 }
 
 test_expect_success 'setup: the format-4 fixture' '

@@ -27,6 +27,8 @@
  * be64 its time, u8 length + title, u8 length + workspace.
  * Version 1 records (no counts) are still read: what they lack is
  * computed from the sessions until `aptix reindex` rewrites them.
+ * objects-format.md ("The session index") specifies every record byte
+ * for byte, with examples that t1000 checks: change it with the layout.
  */
 #include "common.h"
 #include "repo.h"

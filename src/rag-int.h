@@ -20,7 +20,9 @@
  *   "q" collection NUL path     qdrant manifest of a file (what was
  *                               uploaded to that collection)
  *   "c" collection              qdrant collection record: u8 version,
- *                               SHA-256 of QDRANT_URL, be32 vector size
+ *                               SHA-256 of QDRANT_URL (33 bytes)
+ *
+ * objects-format.md ("The retrieval index") specifies every record.
  *
  * A manifest (for incremental indexing): u8 version, be16 chunk lines,
  * be16 overlap, 32 bytes SHA-256 of the file, varint + repo name,

@@ -1,11 +1,15 @@
 #!/bin/sh
-test_description='objects-format.md: its worked examples hold'
+test_description='objects-format.md: its worked examples hold
+
+The object examples are recomputed; the store records of "Store records:
+worked examples" are made by the script the document gives and compared,
+vector by vector, with what the stores hold.'
 . "$(dirname "$0")"/test-lib.sh
 
 doc="$TEST_DIRECTORY/../objects-format.md"
 
-# The indented lines after "## Worked examples": ids and JSON objects.
-awk '/^## Worked examples/ { on = 1 } on && /^    [0-9a-f{]/ { sub(/^    /, ""); print }' \
+# The indented lines of "## Worked examples": ids and JSON objects.
+awk '/^## / { on = /^## Worked examples/ } on && /^    [0-9a-f{]/ { sub(/^    /, ""); print }' \
 	"$doc" >examples
 
 ex() { sed -n "$1p" examples; }
@@ -80,6 +84,119 @@ test_expect_success 'non-canonical turns are refused' '
 	sed "s/\"v\":1/\"v\":2/" turn >t5 &&
 	test_must_fail aptix hash-object -t turn t5 2>err &&
 	grep "upgrade aptix" err
+'
+
+# The store records: the script that makes them, and each "vector <name>"
+# as "<name> <hex>" (the hex digits of its lines, up to their "#").
+awk '/^    # the script of the vectors below$/ { on = 1; next }
+	on && !/^    / { exit }
+	on { sub(/^    /, ""); print }' "$doc" >vector-script
+awk '/^    vector / { name = $2; hex = ""; next }
+	name != "" && /^    [0-9a-f]/ {
+		line = $0; sub(/#.*/, "", line); gsub(/ /, "", line)
+		hex = hex line; next }
+	name != "" { print name, hex; name = "" }
+	END { if (name != "") print name, hex }' "$doc" >vectors
+awk '/^    json / { getline; sub(/^    /, ""); print }' "$doc" >running.json
+
+store () {
+	local dir=$1
+	shift
+	python3 "$TEST_DIRECTORY/lib-store.py" "$dir/.aptix" "$@"
+}
+
+# The nth session of main in time order (from its timeline key).
+sid () {
+	store main keys timeline | sed -n "$1p" | cut -c17-
+}
+
+# actual <name>: the bytes the vector <name> stands for, in hex.
+# shellcheck disable=SC2154 # blob_a, blob_b, leak: set by the setup test
+actual () {
+	case $1 in
+	reflog-key-0) store main keys reflog | sed -n 1p ;;
+	reflog-0) store main get reflog "hex:$(actual reflog-key-0)" ;;
+	reflog-1) store main get reflog \
+		"hex:$(store main keys reflog | sed -n 2p)" ;;
+	sessions-s1) store main get sessions "hex:$(sid 1)" ;;
+	timeline-key-s1) store main keys timeline | sed -n 1p ;;
+	record-s1) store main get timeline "hex:$(actual timeline-key-s1)" ;;
+	record-s2) store main record "hex:$(sid 2)" ;;
+	record-s3) store main record "hex:$(sid 3)" ;;
+	children-s1-s2) store main keys children ;;
+	conversation-c1) store main get conversations c1 ;;
+	conversation-uuid) store main get conversations \
+		6ba7b810-9dad-41d1-80b4-00c04fd430c8 ;;
+	objects-a) store values get objects "hex:$blob_a" ;;
+	objects-b) store values get objects "hex:$blob_b" ;;
+	values-0) store values get values hex:0000000000000000 ;;
+	purged-leak) store values get purged "hex:$leak" ;;
+	rag-stats) store rag get rag s ;;
+	rag-doc-1) store rag get rag hex:6400000001 ;;
+	rag-postings-parse) store rag get rag tparse ;;
+	rag-manifest-main.c) store rag get rag fmain.c ;;
+	*) echo "no such vector: $1" >&2; return 1 ;;
+	esac
+}
+
+test_expect_success PYTHON3 'the document has its store vectors' '
+	test_line_count -gt 40 vector-script &&
+	test_line_count = 19 vectors &&
+	! grep -v "^[a-z0-9.-]* [0-9a-f][0-9a-f]*$" vectors &&
+	test_line_count = 1 running.json
+'
+
+test_expect_success PYTHON3 'the script of the store vectors runs' '
+	mkdir v &&
+	(cd v && sh -e ../vector-script) >script.out &&
+	blob_a=$(sed -n 1p script.out) &&
+	blob_b=$(sed -n 2p script.out) &&
+	leak=$(printf "password=hunter2\n" | aptix hash-object --stdin) &&
+	test_line_count = 3 script.out
+'
+
+while read -r name hex
+do
+	test_expect_success PYTHON3 "store vector $name" '
+		(cd v && actual $name) >actual &&
+		echo $hex >expect &&
+		test_cmp expect actual
+	'
+done <vectors
+
+test_expect_success PYTHON3 'the ids the store examples name are the stores'"'"' ' '
+	sed -n "/^## Store records: worked examples/,\$p" "$doc" |
+	grep -o "\`[0-9a-f]\{64\}\`" | tr -d "\`" | sort -u >ids &&
+	test_line_count = 8 ids &&
+	for id in $(cat ids)
+	do
+		(cd v/main && aptix cat-object -e $id) ||
+		(cd v/values && aptix cat-object -e $id) ||
+		(cd v && store values get purged hex:$id) >/dev/null ||
+		return 1
+	done
+'
+
+test_expect_success PYTHON3 'the stores of the vectors are sound' '
+	for d in main values rag
+	do
+		(cd v/$d && aptix fsck --full --no-dangling) || return 1
+	done
+'
+
+test_expect_success PYTHON3 'a running claim as documented is read' '
+	mkdir r && (
+		cd r &&
+		aptix init -q &&
+		printf "Explain the parser\n" | aptix hash-object -w --stdin &&
+		store . put running c1 "$(cat ../running.json)" &&
+		aptix fsck >fsck.out &&
+		grep "^dead turn 18cf054225ac85e1315df09b5d27d2474cb0daa8c1eb629123ca2e0146dbabf5 in c1: pid 4242 on vector-host .*lease lapsed" fsck.out &&
+		aptix status >status.out &&
+		test_must_fail store . get running c1 &&
+		aptix log --all --oneline >log.out &&
+		grep "\[failed\] Explain the parser$" log.out
+	)
 '
 
 test_done

@@ -435,7 +435,8 @@ struct indexer {
 	struct aptix__ignore *ignore;	/* .aptixignore */
 	struct rag_batch batch;
 	struct rag_counts counts;
-	int64_t t0;
+	int64_t t0;			/* monotonic ms: for the duration */
+	int64_t began;			/* wall-clock ms: for the "i" record */
 	size_t done, total, chunks;
 };
 
@@ -853,6 +854,12 @@ int aptix_rag_index(aptix_rag_index_stats *out, aptix_repo *repo,
 	bo.qdrant_api_key = o->qdrant_api_key;
 	bo.attempts = 3;
 	ix.t0 = aptix_http_now_ms();
+	/*
+	 * Compared with files' mtimes: the wall clock, to the second below
+	 * (a monotonic clock counts from boot, and made every file look
+	 * modified since)
+	 */
+	ix.began = (int64_t)time(NULL) * 1000;
 	if ((r = open_backend(&ix.b, &s, repo, cfg, o->backend, &bo)) < 0)
 		return r;
 	out->backend = ix.b->name;
@@ -942,7 +949,7 @@ int aptix_rag_index(aptix_rag_index_stats *out, aptix_repo *repo,
 					      &out->chunks_total, ix.b) :
 			unsupported(ix.b, "count its index");
 	if (r == 0 && !o->nscopes)
-		r = mark_indexed(repo, &ix.b->ns, ix.t0);
+		r = mark_indexed(repo, &ix.b->ns, ix.began);
 done:
 	batch_clear(&ix.batch);
 	free(ix.batch.ops);

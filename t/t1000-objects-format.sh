@@ -184,6 +184,13 @@ test_expect_success PYTHON3 'the stores of the vectors are sound' '
 	done
 '
 
+test_expect_success PYTHON3 'the indexing run is timed by the wall clock' '
+	# be64 ms, compared with the mtimes of files: not a monotonic clock
+	t=$(cd v && store rag get rag if) &&
+	test $((0x$t)) -ge $(( ($(date +%s) - 3600) * 1000 )) &&
+	test $((0x$t)) -le $(( ($(date +%s) + 60) * 1000 ))
+'
+
 test_expect_success PYTHON3 'a running claim as documented is read' '
 	mkdir r && (
 		cd r &&

@@ -1,0 +1,92 @@
+#!/bin/sh
+test_description='a store written from objects-format.md alone
+
+t/lib-mkstore.py writes a store without aptix, from the layouts of
+objects-format.md ("The store, table by table"): objects in place, the
+session records with their rolling summary (folded into a base at turn
+33) and chain sections, locators, children keys, conversation records,
+refs and the reflog. aptix must find it sound (fsck --full recomputes
+every index record), read it, remake the very same index records when
+it reindexes, and grow it.'
+. "$(dirname "$0")"/test-lib.sh
+
+if ! test_have_prereq PYTHON3
+then
+	skip_all='python3 is needed to write the store'
+	test_done
+fi
+
+uuid=6ba7b810-9dad-41d1-80b4-00c04fd430c8
+
+dump_index () {
+	for t in timeline sessions children conversations
+	do
+		mdb_dump -s $t .aptix || return 1
+	done
+}
+
+test_expect_success 'setup: the store is written from the document' '
+	python3 "$TEST_DIRECTORY/lib-mkstore.py" . 40 >sessions &&
+	test_line_count = 40 sessions &&
+	first=$(sed -n 1p sessions) &&
+	head=$(sed -n 40p sessions)
+'
+
+test_expect_success 'fsck --full finds nothing wrong' '
+	aptix fsck --full --no-dangling >out 2>err &&
+	test_must_be_empty out &&
+	test_must_be_empty err
+'
+
+test_expect_success 'log reads the session records' '
+	aptix log --oneline >log &&
+	test_line_count = 40 log &&
+	head -n 1 log >actual &&
+	echo "$(printf %.12s $head) (HEAD -> c1) Question 40 about the parser" >expect &&
+	test_cmp expect actual &&
+	aptix log --all --oneline >all &&
+	grep "\[failed\] Fail$" all
+'
+
+test_expect_success 'show reads the objects' '
+	aptix show $first >show &&
+	grep "Question 1 about the parser" show &&
+	grep "Answer 1: it reads tokens." show &&
+	grep "main.c" show
+'
+
+test_expect_success 'sessions reads the conversation records' '
+	aptix sessions >list &&
+	grep "^\* c1  .* 40 turns  committed  The parser$" list &&
+	grep "^  6ba7b810  .*  failed  *Fail$" list &&
+	aptix sessions --json >json &&
+	grep "\"conversation\": \"$uuid\"" json
+'
+
+test_expect_success 'reflog reads the log' '
+	aptix reflog refs/conversations/c1 >reflog &&
+	test_line_count = 40 reflog &&
+	grep "vector: turn 40" reflog
+'
+
+test_expect_success 'reindex remakes the same index records' '
+	dump_index >before &&
+	aptix reindex &&
+	dump_index >after &&
+	test_cmp before after
+'
+
+test_expect_success 'aptix grows the store' '
+	turn=$(aptix write-turn --conversation c1 --seq 41 \
+		--instruction-text "Question 41" --answer-text "Answer 41" \
+		--response-id resp_41 --previous-response-id resp_40 \
+		--created-at 1700003000000) &&
+	s=$(aptix commit-session -p $head --created-at 1700003001000 $turn) &&
+	aptix update-ref refs/conversations/c1 $s $head &&
+	aptix fsck --full --no-dangling >out &&
+	test_must_be_empty out &&
+	aptix log --oneline -n 1 >log &&
+	grep "Question 41" log
+'
+
+test_done

@@ -613,8 +613,9 @@ static int write_fn(aptix_store_wtxn *w, void *payload)
 	r = s->witer_rev(w, APTIX_TABLE_TIMELINE, NULL, 0, first_key, &val);
 	if (r == APTIX_ITEROVER)
 		r = 0;
+	/* (an empty timeline: both buffers empty, their pointers NULL) */
 	if (r == 0 && (val.len != p->newest.len ||
-		       memcmp(val.ptr, p->newest.ptr, val.len))) {
+		       (val.len && memcmp(val.ptr, p->newest.ptr, val.len)))) {
 		aptix_buf_release(&val);
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "purge: a turn was "
 				"stored while purge planned; nothing was "

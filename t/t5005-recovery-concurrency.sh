@@ -29,6 +29,36 @@ start_turn () {
 	pid=$!
 }
 
+# check_claim <conversation> <pid> <parent>: the running table's record
+# of the turn in flight is as objects-format.md ("running") says.
+check_claim () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix get running "$1" >claim &&
+	python3 - "$2" "$3" <<-\EOF
+	import hashlib, json, socket, sys, time
+	pid, parent = int(sys.argv[1]), sys.argv[2]
+	rec = bytes.fromhex(open("claim").read().strip())
+	c = json.loads(rec)
+	assert rec == json.dumps(c, sort_keys=True, separators=(",", ":"),
+	                         ensure_ascii=False).encode(), rec
+	assert sorted(c) == ["host", "instruction", "lease", "parent",
+	                     "pending", "pid", "renewed", "since", "start",
+	                     "turn"], sorted(c)
+	assert c["pid"] == pid and c["parent"] == parent
+	assert c["host"] == socket.gethostname()[:64]
+	assert c["start"] == int(open("/proc/%d/stat" % pid).read()
+	                         .rsplit(")", 1)[1].split()[19])
+	assert abs(c["renewed"] - time.time() * 1000) < 600 * 1000
+	assert c["lease"] == 120000
+	pending = c["pending"].encode()
+	turn = json.loads(pending)
+	assert pending.endswith(b"\n") and turn["status"] == "pending"
+	assert c["turn"] == hashlib.sha256(b"turn %d\0" % len(pending) +
+	                                   pending).hexdigest()
+	assert c["instruction"] == turn["instruction"]
+	assert c["since"] == turn["created_at"]
+	EOF
+}
+
 test_expect_success 'setup' '
 	start_standin &&
 	aptix init -q &&
@@ -47,6 +77,7 @@ test_expect_success 'a running turn is listed by status' '
 	grep "^Turns in flight:" status &&
 	grep "$conv  pid $pid  since .*  running$" status &&
 	grep "this turn will be killed" status &&
+	check_claim "$conv" $pid $head &&
 	kill -9 $pid &&
 	{ wait $pid; code=$?; } &&
 	test "$code" = 137

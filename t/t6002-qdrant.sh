@@ -143,6 +143,46 @@ for e in logs:
 "
 '
 
+test_expect_success MDB_DUMP 'the rag records are as objects-format.md says' '
+	python3 - ws/.aptix "$QDRANT_URL" "$LOGS" <<-\EOF
+	import glob, hashlib, json, os, subprocess, sys, time
+	store, url, logs = sys.argv[1:4]
+	out = subprocess.run(["mdb_dump", "-s", "rag", store], check=True,
+	                     stdout=subprocess.PIPE, universal_newlines=True).stdout
+	lines = [l[1:] for l in out.split("\n") if l.startswith(" ")]
+	rag = {bytes.fromhex(k): bytes.fromhex(v)
+	       for k, v in zip(lines[0::2], lines[1::2])}
+	# the collection record: version 1, the SHA-256 of the URL
+	assert rag[b"captix"] == b"\x01" + hashlib.sha256(url.encode()).digest()
+	# the indexing run, in wall-clock ms
+	t = int.from_bytes(rag[b"iqaptix\x00"], "big")
+	assert abs(t - time.time() * 1000) < 3600 * 1000, t
+	# a manifest, and its chunk id made as the document says
+	m = rag[b"qaptix\x00src/tok.py"]
+	text = open("ws/src/tok.py", "rb").read()
+	assert m[0] == 1 and m[1:3] == (40).to_bytes(2, "big") and \
+	    m[3:5] == (5).to_bytes(2, "big"), m
+	assert m[5:37] == hashlib.sha256(text).digest()
+	repo = m[38:38 + m[37]]
+	p = 38 + m[37]
+	assert m[p + 1:p + 1 + m[p]] == b"src/tok.py", m
+	p += 1 + m[p]
+	assert m[p] == 1 and m[p + 17:] == b"\x00", m
+	h = hashlib.sha256(text).hexdigest()
+	u = bytearray(hashlib.sha256(repo + b"\0src/tok.py\0" + b"1\0" + b"2\0" +
+	                             h.encode()).digest()[:16])
+	u[6] = 0x80 | (u[6] & 0x0f)
+	u[8] = 0x80 | (u[8] & 0x3f)
+	assert m[p + 1:p + 17] == bytes(u), (m[p + 1:p + 17].hex(), u.hex())
+	ids = set()
+	for f in glob.glob(os.path.join(logs, "*.json")):
+	    e = json.load(open(f))
+	    if e["method"] == "PUT" and e["path"] == "/collections/aptix/points":
+	        ids |= {q["id"].replace("-", "") for q in e["body"]["points"]}
+	assert bytes(u).hex() in ids, ids
+	EOF
+'
+
 test_expect_success 'rag-query: an embedded query, filtered by repo' '
 	log_mark &&
 	aptix -C ws rag-query parse the config file >out &&

@@ -95,6 +95,7 @@ struct chat {
 	int want_read_only;		/* --read-only */
 	int forking;			/* --fork: a busy one is viewed */
 	int interactive;
+	int starting;			/* errors are fatal (before any input) */
 	int quit;
 	struct chat_lock lock;
 	struct chat_tty *tty;
@@ -116,6 +117,25 @@ static void status_line(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/*
+ * An error: fatal (exit 128, as git's) while the chat starts, since it
+ * then has nothing to hold; later the chat says it and goes on.
+ */
+static int chat_error(const struct chat *ch, const char *fmt, ...)
+	CLI_PRINTF(2, 3);
+static int chat_error(const struct chat *ch, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (ch->starting)
+		die("%s", msg);
+	return error("%s", msg);
 }
 
 static void reload_conv(struct chat *ch)
@@ -147,7 +167,11 @@ static const char *conv_title(const struct chat *ch)
 	return ch->has_ci && *ch->ci.title ? ch->ci.title : "(new)";
 }
 
-/* Run `aptix <args>` (the same code as the command line) and wait. */
+/*
+ * Run `aptix <args>` (the same code as the command line) and wait. Its
+ * output shows inline, never in a pager: the keys typed next belong to
+ * the chat's prompt.
+ */
 static int run_aptix(const char **args)
 {
 	struct sigaction ign, old_int, old_quit;
@@ -157,6 +181,7 @@ static int run_aptix(const char **args)
 	int status = 0;
 
 	argv[n++] = "aptix";
+	argv[n++] = "--no-pager";
 	while (*args && n < 31)
 		argv[n++] = *args++;
 	argv[n] = NULL;
@@ -402,12 +427,11 @@ static int go_to(struct chat *ch, const char *conv)
 		ch->read_only = 1;
 	} else if (lock_take(ch, conv, &h) == 1) {
 		say_holder(conv, &h);
-		if (!ch->forking && !ch->interactive) {
-			status_line("chat: use --read-only to view it, or "
-				    "--fork to continue in a new "
-				    "conversation");
-			return -1;
-		}
+		if (!ch->forking && !ch->interactive)
+			return chat_error(ch, "conversation %.8s is held: use "
+					  "--read-only to view it, or --fork "
+					  "to continue in a new conversation",
+					  conv);
 		if (!ch->forking) {
 			k = chat_ask("[r] view it read-only, [f] fork it "
 				     "into a new conversation, [q] quit? ",
@@ -447,12 +471,11 @@ static int go_to_name(struct chat *ch, const char *name, int fork)
 		return 0;
 	}
 	aptix_error_clear();
-	if (aptix_revparse(&id, ch->repo, name) < 0) {
-		error("'%s' names no conversation or session", name);
-		return -1;
-	}
+	if (aptix_revparse(&id, ch->repo, name) < 0)
+		return chat_error(ch, "'%s' names no conversation or session",
+				  name);
 	if (aptix_session_lookup(&s, ch->repo, &id) < 0)
-		return error_aptix();
+		return chat_error(ch, "%s", aptix_error_last()->message);
 	snprintf(conv, sizeof(conv), "%s", s.conversation);
 	aptix_session_release(&s);
 	if (go_to(ch, conv) < 0)
@@ -615,7 +638,8 @@ static int chat_turn(struct chat *ch, aptix_run_kind kind,
 	turn_stream_report(res, r, 0);
 	if (cancelled)
 		status_line("chat: cancelled; the turn is kept as failed, with "
-			    "its instruction and the answer so far");
+			    "its instruction and the answer so far (/rerun "
+			    "runs it again)");
 	if (strcmp(res->conversation, ch->conv) && !r) {
 		/* a fork or rerun made a new conversation: follow it */
 		status_line("chat: now in conversation %.8s",
@@ -684,24 +708,51 @@ static int need_turns(struct chat *ch)
 	return error("no turn yet in this conversation");
 }
 
+/*
+ * A revision named in the chat: a turn number (1: the first of this line
+ * of history), or a revision where HEAD and @ mean this conversation's
+ * head, not the store's HEAD (which another command may have moved).
+ */
+static int chat_rev(struct chat *ch, aptix_oid *out, const char *arg)
+{
+	aptix_buf name = APTIX_BUF_INIT;
+	const char *rest = NULL;
+	unsigned long n;
+	char *end;
+	int r;
+
+	if (arg[0] >= '1' && arg[0] <= '9' &&
+	    (n = strtoul(arg, &end, 10)) > 0 && !*end) {
+		if (need_turns(ch) < 0)
+			return -1;
+		return nth_turn(ch, out, n);
+	}
+	if (!strncmp(arg, "HEAD", 4) && strchr("~^@", arg[4]))
+		rest = arg + 4;
+	else if (arg[0] == '@' && strchr("~^", arg[1]))
+		rest = arg + 1;
+	else if (arg[0] == '@' && arg[1] == '{' && arg[2] != '-')
+		rest = arg + 1;
+	if (rest)
+		aptix_buf_printf(&name, "%s%s", ch->conv, rest);
+	r = aptix_revparse(out, ch->repo, rest ? name.ptr : arg);
+	aptix_buf_release(&name);
+	return r < 0 ? error_aptix() : 0;
+}
+
 static void slash_show(struct chat *ch, const char *arg)
 {
 	const char *args[4] = { "show", NULL, NULL, NULL };
 	aptix_oid id;
-	char *end;
-	unsigned long n;
 
 	if (!*arg) {
 		if (need_turns(ch) < 0)
 			return;
-		args[1] = aptix_oid_hex(&ch->ci.head);
-	} else if ((n = strtoul(arg, &end, 10)) > 0 && !*end) {
-		if (need_turns(ch) < 0 || nth_turn(ch, &id, n) < 0)
-			return;
-		args[1] = aptix_oid_hex(&id);
-	} else {
-		args[1] = arg;	/* any revision: show says what is wrong */
+		id = ch->ci.head;
+	} else if (chat_rev(ch, &id, arg) < 0) {
+		return;
 	}
+	args[1] = aptix_oid_hex(&id);
 	run_aptix(args);
 }
 
@@ -972,10 +1023,8 @@ static void slash_fork(struct chat *ch, const char *arg)
 	aptix_oid id;
 
 	if (*arg) {
-		if (aptix_revparse(&id, ch->repo, arg) < 0) {
-			error_aptix();
+		if (chat_rev(ch, &id, arg) < 0)
 			return;
-		}
 	} else {
 		if (need_turns(ch) < 0)
 			return;
@@ -984,14 +1033,24 @@ static void slash_fork(struct chat *ch, const char *arg)
 	start_fork(ch, &id, "/fork");
 }
 
+/*
+ * /rerun: when the newest turn of this conversation failed (an error, or
+ * Ctrl-C), its instruction again, in place: the conversation goes on as
+ * if it had not failed. Otherwise the last turn again, as a branch.
+ */
 static void slash_rerun(struct chat *ch)
 {
-	aptix_oid head;
+	aptix_oid from;
 
-	if (need_turns(ch) < 0)
-		return;
-	head = ch->ci.head;
-	chat_turn(ch, APTIX_RUN_RERUN, &head, NULL);
+	if (ch->has_ci && ch->ci.has_last &&
+	    ch->ci.last_status == APTIX_SESSION_FAILED) {
+		from = ch->ci.last;
+	} else {
+		if (need_turns(ch) < 0)
+			return;
+		from = ch->ci.head;
+	}
+	chat_turn(ch, APTIX_RUN_RERUN, &from, NULL);
 }
 
 static void slash_rename(struct chat *ch, const char *arg)
@@ -1230,14 +1289,46 @@ static int head_conversation(char *conv, aptix_repo *repo)
 	return r;
 }
 
+/*
+ * Where the chat starts: --new, --session, the picker, or HEAD's
+ * conversation. 0; -1 when the user left. Errors are fatal here.
+ */
+static int chat_start(struct chat *ch, const char *session, int new_conv,
+		      int fork)
+{
+	char conv[APTIX_CONV_MAXLEN + 1];
+	struct picker p;
+
+	if (new_conv) {
+		new_conversation(ch);
+	} else if (session) {
+		if (go_to_name(ch, session, fork) < 0)
+			return -1;
+	} else if (ch->interactive) {
+		size_t here = picker_load(ch, &p);
+
+		picker_release(&p);
+		if (!here)
+			new_conversation(ch);
+		else if (pick(ch) < 0)
+			return -1;
+	} else if (head_conversation(conv, ch->repo) == 0) {
+		if (go_to(ch, conv) < 0)
+			return -1;
+	} else {
+		aptix_error_clear();
+		new_conversation(ch);
+	}
+	return *ch->conv ? 0 : -1;
+}
+
 int cmd_chat(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct chat ch;
 	const char *session = NULL, *model = NULL;
-	int new_conv = 0, fork = 0, rc = 0;
+	int new_conv = 0, fork = 0;
 	char *input;
 	aptix_buf hist = APTIX_BUF_INIT;
-	char conv[APTIX_CONV_MAXLEN + 1];
 	struct option options[] = {
 		OPT_BOOL(0, "new", &new_conv, "start a new conversation"),
 		OPT_STRING(0, "session", &session, "id",
@@ -1273,35 +1364,10 @@ int cmd_chat(int argc, const char **argv, struct aptix_repo *repo)
 				     &ch.explicit_ws);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (new_conv) {
-		new_conversation(&ch);
-	} else if (session) {
-		if (go_to_name(&ch, session, fork) < 0) {
-			rc = 1;
-			goto done;
-		}
-	} else if (ch.interactive) {
-		struct picker p;
-		size_t here = picker_load(&ch, &p);
-
-		picker_release(&p);
-		if (!here)
-			new_conversation(&ch);
-		else if (pick(&ch) < 0)
-			goto done;
-	} else if (head_conversation(conv, repo) == 0) {
-		if (go_to(&ch, conv) < 0) {
-			rc = 1;
-			goto done;
-		}
-	} else {
-		aptix_error_clear();
-		new_conversation(&ch);
-	}
-	if (!*ch.conv) {
-		rc = 1;
-		goto done;
-	}
+	ch.starting = 1;
+	if (chat_start(&ch, session, new_conv, fork) < 0)
+		goto done;	/* the user left (or quit at a question) */
+	ch.starting = 0;
 
 	if (ch.interactive) {
 		aptix_buf_printf(&hist, "%s/chat_history",
@@ -1333,5 +1399,5 @@ done:
 	aptix_config_free(ch.cfg);
 	aptix_strlist_release(&ch.tc.files);
 	free(ch.model);
-	return rc;
+	return 0;
 }

@@ -103,8 +103,10 @@ test_expect_success '--session <head session> continues in place' '
 test_expect_success 'bad uses' '
 	test_expect_code 128 chat --new --session x </dev/null 2>err &&
 	grep "cannot be used together" err &&
-	echo hi | test_expect_code 1 chat --session nosuchthing 2>err &&
-	grep "names no conversation or session" err
+	echo hi | test_expect_code 128 chat --session nosuchthing 2>err &&
+	grep "^fatal: .nosuchthing. names no conversation or session" err &&
+	echo q | test_expect_code 128 chat --session nosuch 2>err &&
+	! grep "^error:" err
 '
 
 test_expect_success '/help lists every command; unknown ones are refused' '
@@ -238,6 +240,39 @@ test_expect_success '/rerun runs the last instruction again, as a branch' '
 	test "$(field HEAD .conversation)" != "$conv"
 '
 
+test_expect_success '/rerun after a failed turn: its instruction, in place' '
+	aptix switch "$conv" >/dev/null &&
+	head=$(aptix rev-parse "$conv") &&
+	standin_fault "{\"kind\":\"status\",\"status\":400}" &&
+	printf "failed once\n/rerun\n" | chat >out 2>err &&
+	grep "Answer #.* to: failed once" out &&
+	test "$(field "$conv" .instruction)" = "failed once" &&
+	test "$(field "$conv" .parent)" = "$head" &&
+	test "$(field "$conv" .status)" = committed &&
+	test "$(aptix symbolic-ref --short HEAD)" = "$conv" &&
+	! grep "now in conversation" err
+'
+
+test_expect_success 'revisions in chat are of its conversation; /fork <n>' '
+	aptix switch "$conv" >/dev/null &&
+	printf "elsewhere\n" | chat --new >/dev/null 2>&1 &&
+	other=$(aptix symbolic-ref --short HEAD) &&
+	test "$other" != "$conv" &&
+	printf "/fork HEAD~2\nfrom two back\n" |
+	chat --session "$conv" >out 2>err &&
+	test "$(field HEAD .parent)" = "$(aptix rev-parse "$conv~2")" &&
+	second=$(aptix log --format=%H --reverse "$conv" | sed -n 2p) &&
+	aptix switch "$other" >/dev/null &&
+	printf "/fork 2\nfrom the second turn\n/show @\n" |
+	chat --session "$conv" >out 2>err &&
+	! grep "^error" err &&
+	test "$(field HEAD .parent)" = "$second" &&
+	test "$(field HEAD .instruction)" = "from the second turn" &&
+	aptix show HEAD >expect.show &&
+	tail -n $(wc -l <expect.show) out >actual.show &&
+	test_cmp expect.show actual.show
+'
+
 test_expect_success '/new and /clear: new conversations, the old kept' '
 	aptix switch "$conv" >/dev/null &&
 	before=$(aptix rev-parse "$conv") &&
@@ -320,9 +355,9 @@ test_expect_success 'one chat per conversation: a second is refused' '
 		grep -q "^chat: conversation" held.err && break
 		sleep 0.1
 	done &&
-	echo "second" | test_expect_code 1 chat >out 2>err &&
+	echo "second" | test_expect_code 128 chat >out 2>err &&
 	grep "is open in another chat (pid $pid on .*, since " err &&
-	grep "use --read-only to view it, or --fork" err
+	grep "^fatal: .*: use --read-only to view it, or --fork" err
 '
 
 test_expect_success 'the second may view it read-only' '
@@ -382,7 +417,7 @@ test_expect_success 'a turn in flight makes the conversation busy' '
 		grep -q "\"pid\": $cpid" st.json && break
 		sleep 0.1
 	done &&
-	echo "not now" | test_expect_code 1 chat >out 2>err &&
+	echo "not now" | test_expect_code 128 chat >out 2>err &&
 	grep "is busy: a turn is running (pid $cpid, since " err &&
 	printf "/compact\n/context\n" | chat --read-only >out 2>err &&
 	grep "/compact is refused while a turn of this conversation runs" err &&

@@ -8,6 +8,15 @@
  * a turn the terminal is back in its normal mode and Ctrl-C is a
  * SIGINT, which chat.c turns into a cancel.
  *
+ * Text is UTF-8: chat sets LC_CTYPE from the environment (a C.UTF-8 one
+ * when that is not UTF-8), only LC_CTYPE, so that numbers and dates keep
+ * the C locale; libedit then edits wide characters. Its characters come
+ * from tty_getc(), which also notices a resized window (SIGWINCH, through
+ * a pipe) and redraws the prompt and the line at the new width. An input
+ * may hold newlines: Ctrl-J or Alt-Enter inserts one, and a paste
+ * (bracketed paste, on while the prompt waits) is inserted whole, so a
+ * stack trace is one message, not a turn a line.
+ *
  * libedit is loaded with dlopen() when chat opens the terminal, not
  * linked: it and the libraries it needs (tinfo, bsd, md) would be
  * mapped and relocated by every aptix process, some 0.5 million
@@ -18,16 +27,23 @@
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
 #endif
+#define _XOPEN_SOURCE 700	/* wcwidth() */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+#include <wchar.h>
 #include <histedit.h>
 
 #include <aptix.h>
@@ -43,9 +59,12 @@ static struct {
 	int (*el_get)(EditLine *, int, ...);
 	const char *(*el_gets)(EditLine *, int *);
 	const LineInfo *(*el_line)(EditLine *);
+	const LineInfoW *(*el_wline)(EditLine *);
 	int (*el_cursor)(EditLine *, int);
 	void (*el_deletestr)(EditLine *, int);
 	int (*el_insertstr)(EditLine *, const char *);
+	int (*el_winsertstr)(EditLine *, const wchar_t *);
+	void (*el_resize)(EditLine *);
 	int (*el_source)(EditLine *, const char *);
 	History *(*history_init)(void);
 	void (*history_end)(History *);
@@ -71,8 +90,10 @@ static void load_libedit(void)
 		    dlerror());
 	if (!EDIT_SYM(el_init) || !EDIT_SYM(el_end) || !EDIT_SYM(el_set) ||
 	    !EDIT_SYM(el_get) || !EDIT_SYM(el_gets) || !EDIT_SYM(el_line) ||
-	    !EDIT_SYM(el_cursor) || !EDIT_SYM(el_deletestr) ||
-	    !EDIT_SYM(el_insertstr) || !EDIT_SYM(el_source) ||
+	    !EDIT_SYM(el_wline) || !EDIT_SYM(el_cursor) ||
+	    !EDIT_SYM(el_deletestr) || !EDIT_SYM(el_insertstr) ||
+	    !EDIT_SYM(el_winsertstr) || !EDIT_SYM(el_resize) ||
+	    !EDIT_SYM(el_source) ||
 	    !EDIT_SYM(history_init) || !EDIT_SYM(history_end) ||
 	    !EDIT_SYM(history))
 		die("cannot start line editing: libedit lacks a function");
@@ -84,7 +105,181 @@ struct chat_tty {
 	char *history_path;
 	const char *prompt;
 	int interrupted;	/* Ctrl-C was typed */
+	int winch[2];		/* SIGWINCH's pipe: read end, write end */
+	struct winsize size;	/* the window's, as libedit last drew */
 };
+
+/* --- Locale, window size, reading characters ---------------------------- */
+
+/*
+ * LC_CTYPE from the environment, so that libedit reads and shows UTF-8;
+ * C.UTF-8 when the environment's is not UTF-8 (the C locale, say): the
+ * instructions are UTF-8 whatever the terminal claims. Nothing else: the
+ * other categories stay "C", so numbers, dates and messages do not move.
+ */
+static void tty_locale(void)
+{
+	const char *cs;
+
+	if (setlocale(LC_CTYPE, "") && (cs = nl_langinfo(CODESET)) &&
+	    (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8")))
+		return;
+	if (!setlocale(LC_CTYPE, "C.UTF-8"))
+		setlocale(LC_CTYPE, "C");
+}
+
+static int winch_fd = -1;	/* write end of the open chat's pipe */
+
+static void on_winch(int sig)
+{
+	int e = errno;
+	ssize_t n;
+
+	(void)sig;
+	if (winch_fd >= 0)
+		n = write(winch_fd, "w", 1);	/* full: a redraw is due */
+	(void)n;
+	errno = e;
+}
+
+/* Columns c takes when libedit draws it at column col (^X, \U+XXXX). */
+static int cols_of(wchar_t c, int col)
+{
+	int w;
+
+	if (c == L'\t')
+		return 8 - col % 8;
+	if (c < 0x20 || c == 0x7f)
+		return 2;
+	w = wcwidth(c);
+	if (w >= 0)
+		return w;
+	return c > 0xffff ? 8 : 7;
+}
+
+/*
+ * The screen rows from the prompt's first to the cursor's, at a width of
+ * cols: what a terminal that rewraps its lines on a resize (tmux, VTE,
+ * iTerm2, kitty...) shows once it has rewrapped them.
+ */
+static int rows_to_cursor(struct chat_tty *t, int cols)
+{
+	const LineInfoW *li = E.el_wline(t->el);
+	const wchar_t *p;
+	wchar_t wc;
+	mbstate_t mbs;
+	const char *s = t->prompt ? t->prompt : "> ";
+	size_t n, left = strlen(s);
+	int col = 0, rows = 0;
+
+	memset(&mbs, 0, sizeof(mbs));
+	while (left && (n = mbrtowc(&wc, s, left, &mbs)) > 0 &&
+	       n <= left) {
+		col += cols_of(wc, col);
+		s += n;
+		left -= n;
+	}
+	for (p = li->buffer; p < li->cursor; p++) {
+		if (*p == L'\n') {
+			rows += col ? (col - 1) / cols + 1 : 1;
+			col = 0;
+		} else {
+			col += cols_of(*p, col);
+		}
+	}
+	return rows + col / cols;
+}
+
+static int window_size(struct winsize *ws)
+{
+	memset(ws, 0, sizeof(*ws));
+	return ioctl(fileno(chat_tty_out()), TIOCGWINSZ, ws) == 0 &&
+	       ws->ws_col > 0 ? 0 : -1;
+}
+
+/*
+ * When the window changed size, redraw the prompt and the line at the
+ * new width: up to the prompt's first row, clear, let libedit draw.
+ */
+static void redraw_if_resized(struct chat_tty *t)
+{
+	FILE *out = chat_tty_out();
+	struct winsize ws;
+	int up;
+
+	if (window_size(&ws) < 0 || (ws.ws_col == t->size.ws_col &&
+				     ws.ws_row == t->size.ws_row))
+		return;
+	t->size = ws;
+	up = rows_to_cursor(t, ws.ws_col);
+	fputc('\r', out);
+	if (up > 0)
+		fprintf(out, "\033[%dA", up);
+	fputs("\033[J", out);
+	fflush(out);
+	E.el_resize(t->el);
+	E.el_set(t->el, EL_REFRESH);
+}
+
+/*
+ * libedit's character source (EL_GETCFN): one character, decoded from
+ * UTF-8 (LC_CTYPE). A window resized meanwhile is redrawn, at once when
+ * SIGWINCH comes, and before a key is handed over in any case (the
+ * signal may come after the keys typed at the new size). Returns 1, 0
+ * at the end of input, -1 on an error.
+ */
+static int tty_getc(EditLine *el, wchar_t *wc)
+{
+	struct chat_tty *t = NULL;
+	struct pollfd pfd[2];
+	char buf[MB_LEN_MAX], drain[64];
+	size_t have = 0, r;
+	mbstate_t mbs;
+	ssize_t got;
+
+	E.el_get(el, EL_CLIENTDATA, &t);
+	for (;;) {
+		pfd[0].fd = 0;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = t ? t->winch[0] : -1;
+		pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (pfd[1].revents & POLLIN) {
+			while (read(t->winch[0], drain, sizeof(drain)) > 0)
+				;
+			redraw_if_resized(t);
+			continue;
+		}
+		if (!pfd[0].revents)
+			continue;
+		got = read(0, buf + have, 1);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (got <= 0) {
+			*wc = L'\0';
+			return got < 0 ? -1 : 0;
+		}
+		have++;
+		memset(&mbs, 0, sizeof(mbs));
+		r = mbrtowc(wc, buf, have, &mbs);
+		if (r == (size_t)-2 && have < sizeof(buf))
+			continue;	/* more bytes of this character */
+		if (r == (size_t)-1 || r == (size_t)-2) {
+			have = 0;	/* not UTF-8: dropped */
+			continue;
+		}
+		if (t)
+			redraw_if_resized(t);
+		return 1;
+	}
+}
+
+/* --- Keys --------------------------------------------------------------- */
 
 FILE *chat_tty_out(void)
 {
@@ -103,17 +298,111 @@ static char *get_prompt(EditLine *el)
 static unsigned char on_interrupt(EditLine *el, int ch)
 {
 	struct chat_tty *t = NULL;
-	const LineInfo *li = E.el_line(el);
+	const LineInfoW *li = E.el_wline(el);
 
 	(void)ch;
 	E.el_get(el, EL_CLIENTDATA, &t);
 	E.el_cursor(el, (int)(li->lastchar - li->cursor));
-	li = E.el_line(el);
+	li = E.el_wline(el);
 	E.el_deletestr(el, (int)(li->cursor - li->buffer));
 	if (t)
 		t->interrupted = 1;
 	fputs("^C", chat_tty_out());
 	return CC_NEWLINE;
+}
+
+/*
+ * Insert len bytes of UTF-8 text at the cursor, a line break as "\n"
+ * ("\r\n" and "\r" too: what terminals send), NUL bytes and bytes that
+ * are not UTF-8 left out. 0, or -1 when libedit refused it.
+ */
+static int insert_text(EditLine *el, const char *s, size_t len)
+{
+	wchar_t *w = calloc(len + 1, sizeof(*w));
+	size_t i = 0, n = 0, r;
+	mbstate_t mbs;
+	int ret;
+
+	if (!w)
+		die("out of memory");
+	memset(&mbs, 0, sizeof(mbs));
+	while (i < len) {
+		if (s[i] == '\r' || s[i] == '\n') {
+			w[n++] = L'\n';
+			i += s[i] == '\r' && i + 1 < len && s[i + 1] == '\n';
+			i++;
+			continue;
+		}
+		r = mbrtowc(&w[n], s + i, len - i, &mbs);
+		if (r == (size_t)-1 || r == (size_t)-2 || r == 0) {
+			memset(&mbs, 0, sizeof(mbs));
+			i++;
+			continue;
+		}
+		n++;
+		i += r;
+	}
+	ret = n ? E.el_winsertstr(el, w) : 0;
+	free(w);
+	return ret < 0 ? -1 : 0;
+}
+
+/* One byte of a paste; -1 at its end, or when none comes for 2 s. */
+static int paste_byte(unsigned char *c)
+{
+	struct pollfd pfd = { 0, POLLIN, 0 };
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		r = poll(&pfd, 1, 2000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		n = read(0, c, 1);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		return n == 1 ? 0 : -1;
+	}
+}
+
+/*
+ * ESC [ 200 ~ (bracketed paste): everything up to ESC [ 201 ~ is text,
+ * newlines included, inserted as one piece: a paste is one message.
+ */
+static unsigned char on_paste(EditLine *el, int ch)
+{
+	static const char end[] = "\033[201~";
+	aptix_buf text = APTIX_BUF_INIT;
+	size_t matched = 0;
+	unsigned char c;
+	int r;
+
+	(void)ch;
+	while (end[matched] && paste_byte(&c) == 0) {
+		if (c == (unsigned char)end[matched]) {
+			matched++;
+			continue;
+		}
+		/* ESC only starts the marker: a broken one is text */
+		aptix_buf_put(&text, end, matched);
+		matched = c == (unsigned char)end[0];
+		if (!matched)
+			aptix_buf_putc(&text, (char)c);
+	}
+	if (aptix_buf_oom(&text))
+		die("out of memory");
+	r = insert_text(el, text.ptr, text.len);
+	aptix_buf_release(&text);
+	return r < 0 ? CC_ERROR : CC_REFRESH;
+}
+
+/* Ctrl-J, Alt-Enter: a new line in the input, not the end of it. */
+static unsigned char on_newline(EditLine *el, int ch)
+{
+	(void)ch;
+	return E.el_winsertstr(el, L"\n") < 0 ? CC_ERROR : CC_REFRESH;
 }
 
 /* Tab: complete a slash command at the start of the line. */
@@ -149,10 +438,18 @@ struct chat_tty *chat_tty_open(const char *history_path)
 {
 	struct chat_tty *t = calloc(1, sizeof(*t));
 	HistEvent ev;
+	int i;
 
 	if (!t)
 		die("out of memory");
 	load_libedit();
+	tty_locale();
+	if (pipe(t->winch) < 0)
+		die_errno("cannot start line editing");
+	for (i = 0; i < 2; i++) {
+		fcntl(t->winch[i], F_SETFD, FD_CLOEXEC);
+		fcntl(t->winch[i], F_SETFL, O_NONBLOCK);
+	}
 	t->el = E.el_init("aptix", stdin, chat_tty_out(), stderr);
 	t->hist = E.history_init();
 	if (!t->el || !t->hist)
@@ -164,6 +461,7 @@ struct chat_tty *chat_tty_open(const char *history_path)
 		E.history(t->hist, &ev, H_LOAD, history_path);
 	}
 	E.el_set(t->el, EL_CLIENTDATA, t);
+	E.el_set(t->el, EL_GETCFN, tty_getc);
 	E.el_set(t->el, EL_EDITOR, "emacs");
 	E.el_set(t->el, EL_PROMPT, get_prompt);
 	E.el_set(t->el, EL_HIST, E.history, t->hist);
@@ -171,12 +469,23 @@ struct chat_tty *chat_tty_open(const char *history_path)
 		 "complete a slash command", on_tab);
 	E.el_set(t->el, EL_ADDFN, "aptix-interrupt", "drop the line",
 	       on_interrupt);
+	E.el_set(t->el, EL_ADDFN, "aptix-paste", "insert a paste whole",
+		 on_paste);
+	E.el_set(t->el, EL_ADDFN, "aptix-newline", "a new line in the input",
+		 on_newline);
 	/* the user's ~/.editrc first; the keys chat needs win */
 	E.el_source(t->el, NULL);
 	E.el_set(t->el, EL_BIND, "^I", "aptix-complete", NULL);
 	E.el_set(t->el, EL_BIND, "^C", "aptix-interrupt", NULL);
 	E.el_set(t->el, EL_BIND, "^R", "em-inc-search-prev", NULL);
-	E.el_set(t->el, EL_SETTY, "-d", "-isig", NULL);
+	/* Enter is ^M, Ctrl-J ^J: no CR/NL mapping to make them one */
+	E.el_set(t->el, EL_BIND, "^M", "ed-newline", NULL);
+	E.el_set(t->el, EL_BIND, "^J", "aptix-newline", NULL);
+	E.el_set(t->el, EL_BIND, "\\e^M", "aptix-newline", NULL);
+	E.el_set(t->el, EL_BIND, "\\e^J", "aptix-newline", NULL);
+	E.el_set(t->el, EL_BIND, "\\e[13;2u", "aptix-newline", NULL);
+	E.el_set(t->el, EL_BIND, "\\e[200~", "aptix-paste", NULL);
+	E.el_set(t->el, EL_SETTY, "-d", "-isig", "-icrnl", "-inlcr", NULL);
 	return t;
 }
 
@@ -186,8 +495,37 @@ void chat_tty_close(struct chat_tty *t)
 		return;
 	E.el_end(t->el);
 	E.history_end(t->hist);
+	close(t->winch[0]);
+	close(t->winch[1]);
 	free(t->history_path);
 	free(t);
+}
+
+/*
+ * One line from libedit, with bracketed paste on and resizes redrawn
+ * while it waits; both off again for what runs next (a turn, $EDITOR).
+ */
+static const char *edit_line(struct chat_tty *t, int *count)
+{
+	FILE *out = chat_tty_out();
+	struct sigaction sa, old;
+	const char *line;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_winch;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	winch_fd = t->winch[1];
+	sigaction(SIGWINCH, &sa, &old);
+	window_size(&t->size);	/* libedit reads it too, as it starts */
+	fputs("\033[?2004h", out);
+	fflush(out);
+	line = E.el_gets(t->el, count);
+	fputs("\033[?2004l", out);
+	fflush(out);
+	sigaction(SIGWINCH, &old, NULL);
+	winch_fd = -1;
+	return line;
 }
 
 char *chat_tty_read(struct chat_tty *t, const char *prompt)
@@ -203,7 +541,7 @@ again:
 	t->prompt = prompt;
 	do {
 		t->interrupted = 0;
-		line = E.el_gets(t->el, &count);
+		line = edit_line(t, &count);
 		if (t->interrupted) {
 			fputc('\n', chat_tty_out());
 			goto again;

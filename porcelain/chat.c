@@ -666,9 +666,12 @@ static void slash_help(void)
 	const struct chat_cmd *c;
 	char name[40];
 
-	printf("Type an instruction to run a turn. A line ending with \\ goes "
-	       "on with the next;\nstart a line with // to send one "
-	       "beginning with /.\n\n");
+	printf("Type an instruction to run a turn. Ctrl-J or Alt-Enter starts "
+	       "a new line in it\n(so does a line ending with \\); a paste "
+	       "is one instruction, its lines kept.\nStart a line with // "
+	       "to send one beginning with /. In a revision, HEAD is\nthis "
+	       "conversation's last turn, and <n> its turn n (1: the "
+	       "first).\n\n");
 	for (c = chat_commands; c->name; c++) {
 		snprintf(name, sizeof(name), "/%s %s", c->name, c->args);
 		if (strlen(name) > 20)

@@ -241,10 +241,11 @@ test_expect_success '/rerun runs the last instruction again, as a branch' '
 '
 
 test_expect_success '/rerun after a failed turn: its instruction, in place' '
-	aptix switch "$conv" >/dev/null &&
 	head=$(aptix rev-parse "$conv") &&
 	standin_fault "{\"kind\":\"status\",\"status\":400}" &&
-	printf "failed once\n/rerun\n" | chat >out 2>err &&
+	test_must_fail aptix continue --no-rag --conversation "$conv" \
+		-m "failed once" >/dev/null 2>&1 &&
+	echo /rerun | chat --session "$conv" >out 2>err &&
 	grep "Answer #.* to: failed once" out &&
 	test "$(field "$conv" .instruction)" = "failed once" &&
 	test "$(field "$conv" .parent)" = "$head" &&

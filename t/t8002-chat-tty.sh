@@ -22,19 +22,24 @@ tmux_ () {
 }
 
 # start_chat <name> [<chat options>...]: aptix chat in a 120x40 terminal;
-# its pid goes to <name>.pid
+# its pid goes to <name>.pid. $CHAT_ENV: arguments of env(1) for it.
 start_chat () {
 	local name=$1
 	shift
 	rm -f "$name.pid" &&
 	tmux_ new-session -d -x 120 -y 40 -s "$name" \
-		"echo \$\$ >$name.pid && exec aptix chat --no-rag $*" &&
+		"echo \$\$ >$name.pid && exec env $CHAT_ENV aptix chat --no-rag $*" &&
 	test_wait_for_file "$name.pid" 10 &&
 	test -s "$name.pid"
 }
 
 screen () {
-	tmux_ capture-pane -p -t "$1"
+	if test -n "$SCREEN_FLAT"
+	then
+		tmux_ capture-pane -p -t "$1" | tr -d "\n" && echo
+	else
+		tmux_ capture-pane -p -t "$1"
+	fi
 }
 
 # wait_screen <name> <regex> [<seconds>]: poll until the screen shows it
@@ -51,6 +56,12 @@ wait_screen () {
 		sleep 0.1
 		tenths=$((tenths - 1))
 	done
+}
+
+# wait_flat <name> <regex> [<seconds>]: the same, on the rows of the
+# screen put end to end (a line wrapped by the terminal is one again)
+wait_flat () {
+	SCREEN_FLAT=t wait_screen "$@"
 }
 
 # prompt_back <name>: the prompt waits, empty (keys typed before it shows
@@ -83,6 +94,16 @@ pid_gone () {
 		sleep 0.1
 		tenths=$((tenths - 1))
 	done
+}
+
+# cancel_turn <name> <instruction>: a slow turn, cancelled by Ctrl-C
+# once its answer streams
+cancel_turn () {
+	standin_fault "{\"kind\":\"slow\",\"delay\":5}" &&
+	keys "$1" "$2" Enter &&
+	wait_screen "$1" "^Answer #[0-9]* to: " &&
+	keys "$1" C-c &&
+	wait_screen "$1" "^chat: cancelled; the turn is kept as failed"
 }
 
 field () {
@@ -216,16 +237,97 @@ test_expect_success 'multi-line input with a trailing backslash' '
 	pid_gone "$(cat m1.pid)"
 '
 
-test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains' '
+test_expect_success 'UTF-8 typed in a UTF-8 locale is kept, on screen and stored' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	CHAT_ENV="-u LC_ALL LANG=C.UTF-8" start_chat u1 --session "$beta" &&
+	wait_screen u1 "beta topic\]>" &&
+	keys u1 "ünïcödé 🚀 test" &&
+	wait_screen u1 "beta topic\]> ünïcödé 🚀 test$" &&
+	keys u1 Enter &&
+	wait_screen u1 "tokens (" &&
+	test "$(field "$beta" .instruction)" = "ünïcödé 🚀 test" &&
+	prompt_back u1 &&
+	keys u1 C-d &&
+	pid_gone "$(cat u1.pid)"
+'
+
+test_expect_success 'a paste is one message; Ctrl-J and Alt-Enter break lines' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	CHAT_ENV="-u LC_ALL LANG=C.UTF-8" start_chat v1 --session "$beta" &&
+	wait_screen v1 "beta topic\]>" &&
+	printf "%s\n" "Traceback (most recent call last):" \
+		"  File \"x.py\", line 1, in <module>" \
+		"ValueError: bad ünïcödé" >trace &&
+	n=$(request_count) &&
+	keys v1 "why this?" C-j &&
+	tmux_ load-buffer trace &&
+	tmux_ paste-buffer -p -t v1 &&
+	wait_screen v1 "^ValueError: bad ünïcödé$" &&
+	keys v1 "fix it" &&
+	wait_screen v1 "^fix it$" &&
+	test "$(request_count)" = $n &&
+	keys v1 Enter &&
+	wait_screen v1 "tokens (" &&
+	test "$(request_count)" = $((n + 1)) &&
+	{ echo "why this?" && cat trace && echo "fix it"; } >expect &&
+	field "$beta" .instruction >actual &&
+	test_cmp expect actual &&
+	prompt_back v1 &&
+	keys v1 "line one" C-j "line two" M-Enter "line three" &&
+	wait_screen v1 "^line three$" &&
+	keys v1 Enter &&
+	wait_screen v1 "to: line one" &&
+	test "$(request_count)" = $((n + 2)) &&
+	test_write_lines "line one" "line two" "line three" >expect &&
+	field "$beta" .instruction >actual &&
+	test_cmp expect actual &&
+	prompt_back v1 &&
+	keys v1 C-d &&
+	pid_gone "$(cat v1.pid)"
+'
+
+test_expect_success 'a resized window redraws the prompt and the line' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	start_chat w1 --session "$beta" &&
+	wait_screen w1 "beta topic\]>" &&
+	line="a long line that wraps once the window is narrow enough" &&
+	keys w1 "$line" &&
+	wait_screen w1 "]> $line$" &&
+	tmux_ resize-window -t w1 -x 40 &&
+	keys w1 C-a Z &&
+	wait_flat w1 "\[${beta%%-*} beta topic\]> Z$line$" &&
+	test "$(screen w1 | grep -c "beta topic\]>")" = 1 &&
+	tmux_ resize-window -t w1 -x 100 &&
+	keys w1 C-e X &&
+	wait_flat w1 "\[${beta%%-*} beta topic\]> Z${line}X$" &&
+	keys w1 Enter &&
+	wait_screen w1 "tokens (" &&
+	test "$(field "$beta" .instruction)" = "Z${line}X" &&
+	prompt_back w1 &&
+	keys w1 C-d &&
+	pid_gone "$(cat w1.pid)"
+'
+
+test_expect_success '/show <n> shows inline, without a pager: keys go to chat' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	CHAT_ENV="APTIX_PAGER=less LESS=R" start_chat s1 --session "$beta" &&
+	wait_screen s1 "beta topic\]>" &&
+	keys s1 "/show 1" Enter &&
+	wait_screen s1 "beta topic" &&
+	prompt_back s1 &&
+	screen s1 >s &&
+	grep "^Instruction:" s &&
+	grep "^    beta topic$" s &&
+	keys s1 "/quit" Enter &&
+	pid_gone "$(cat s1.pid)"
+'
+
+test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains; /rerun' '
 	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
 	head=$(aptix rev-parse "$beta") &&
 	start_chat x1 --session "$beta" &&
 	wait_screen x1 "beta topic\]>" &&
-	standin_fault "{\"kind\":\"slow\",\"delay\":5}" &&
-	keys x1 "a slow question with an answer of many words" Enter &&
-	wait_screen x1 "^Answer #[0-9]* to: " &&
-	keys x1 C-c &&
-	wait_screen x1 "^chat: cancelled; the turn is kept as failed" &&
+	cancel_turn x1 "a slow question with an answer of many words" &&
 	aptix log --failed --format="%H %S %s" "$beta" >log &&
 	grep " failed a slow question with an answer of many words$" log >line &&
 	test_line_count = 1 line &&
@@ -241,6 +343,18 @@ test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains' '
 	test "$(field "$beta" .parent)" = "$head" &&
 	test "$(last_request_body | json_field .previous_response_id)" = \
 		"$(field "$head" .response_id)" &&
+	prompt_back x1 &&
+	head=$(aptix rev-parse "$beta") &&
+	cancel_turn x1 "cancel me, then run me again" &&
+	prompt_back x1 &&
+	keys x1 /rerun Enter &&
+	wait_screen x1 "to: cancel me, then run me again (chain" &&
+	test "$(field "$beta" .instruction)" = "cancel me, then run me again" &&
+	test "$(field "$beta" .parent)" = "$head" &&
+	test "$(field "$beta" .status)" = committed &&
+	screen x1 >s &&
+	! grep "now in conversation" s &&
+	grep "^chat: cancelled; .*(/rerun runs it again)" s &&
 	prompt_back x1 &&
 	keys x1 /quit Enter &&
 	pid_gone "$(cat x1.pid)"

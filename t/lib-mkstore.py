@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """lib-mkstore.py - write an aptix store from objects-format.md alone.
 
-Usage: lib-mkstore.py <dir> <turns>
+Usage: lib-mkstore.py <dir> <turns> [long]
 
 Makes <dir>/.aptix, a store of format 5, without aptix: its objects,
 session index, refs and reflog are made here following the layouts of
@@ -13,7 +13,10 @@ objects-format.md ("The store, table by table") and loaded with mdb_load
   - conversation 6ba7b810-9dad-41d1-80b4-00c04fd430c8: one failed turn.
 
 With more than 32 turns the rolling summary folds a base (turn 33) that
-later records name as their holder. Prints the session ids of c1, oldest
+later records name as their holder. With "long", instructions and
+answers are long lines of UTF-8 text, so that the lines are cut (flag 8)
+and the summary folds by size and compacts its bases (cuts, then ranges
+sharing a line once a base has more than 55 groups). Prints the session ids of c1, oldest
 first. t/t1011-store-from-doc.sh checks the store with aptix.
 """
 import hashlib
@@ -216,10 +219,51 @@ def pending_lines(store, rec, base_hi):
     return out[::-1]
 
 
+def cut_to(s, max_):
+    if len(s) <= max_:
+        return s
+    return head_words(s, max_) if max_ else b""
+
+
+def cut_parts(s, max_):
+    if len(s) <= max_:
+        return s
+    parts = s.split(b" / ")
+    k = len(parts)
+    if k == 1 or max_ < 3 * (k - 1) + 6 * k:
+        return cut_to(s, max_)
+    per = (max_ - 3 * (k - 1)) // k
+    return b" / ".join(head_words(p, per) for p in parts)
+
+
+def overhead(g):
+    return len(prefix(g[0], g[1])) + 1 + (17 if g[3] else 0)
+
+
 def compact(groups, cap):
+    """objects-format.md, "Compaction"; a group: [lo, hi, text, answer]
+    (answer b"" for none)."""
     if sum(line_size(*g) for g in groups) <= cap:
         return groups
-    raise NotImplementedError("lines longer than the cap: not needed here")
+    while len(groups) > 1 and cap // len(groups) < 72:
+        spans = [groups[i][1] - groups[i][0] + 1 +
+                 groups[i + 1][1] - groups[i + 1][0] + 1
+                 for i in range(len(groups) - 1)]
+        i = spans.index(min(spans))
+        a, b = groups[i], groups[i + 1]
+        groups[i:i + 2] = [[a[0], b[1], a[2] + b" / " + b[2], b""]]
+    fixed = sum(overhead(g) for g in groups)
+    turns = sum(g[1] - g[0] + 1 for g in groups)
+    room = max(cap - fixed, 0)
+    for g in groups:
+        share = room * (g[1] - g[0] + 1) // turns
+        if g[3]:
+            it = min(share * 3 // 5, len(g[2]))
+            g[2] = cut_to(g[2], it)
+            g[3] = cut_to(g[3], share - it)
+        else:
+            g[2] = cut_parts(g[2], share)
+    return groups
 
 
 def rolling(store, parent, prec, line):
@@ -414,7 +458,16 @@ RUN0 = {"duration_ms": 0, "usage": {"completion_tokens": 0,
                                     "prompt_tokens": 0, "total_tokens": 0}}
 
 
-def build(nturns):
+WORDS = ("parser lexer token grammar résumé naïve café état déjà vu "
+         "recursion descent lookahead backtrack").split()
+
+
+def long_text(k, n, what):
+    words = [WORDS[(k * 7 + i * 3) % len(WORDS)] for i in range(n)]
+    return "%s %d: %s.\n" % (what, k, " ".join(words))
+
+
+def build(nturns, long_=False):
     store = Store()
     store.convs, store.reflog_seq = {}, {}
     code = b"int main(void)\n{\n\treturn 0;\n}\n"
@@ -425,10 +478,12 @@ def build(nturns):
         t = T0 + 60000 * k
         turn = {"conversation": "c1", "seq": k, "status": "completed",
                 "created_at": t, "status_at": t,
-                "instruction": store.blob("Question %d about the parser\n"
-                                          % k).hex(),
-                "answer": store.blob("Answer %d: it reads tokens.\n"
-                                     % k).hex(),
+                "instruction": store.blob(
+                    long_text(k, 30, "Question") if long_ else
+                    "Question %d about the parser\n" % k).hex(),
+                "answer": store.blob(
+                    long_text(k, 25, "Answer") if long_ else
+                    "Answer %d: it reads tokens.\n" % k).hex(),
                 "response_id": "resp_%d" % k, "usage": USAGE0, "v": 1}
         if k > 1:
             turn["previous_response_id"] = "resp_%d" % (k - 1)
@@ -499,10 +554,10 @@ def load(store, path):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["long"]):
         sys.stderr.write(__doc__)
         return 2
-    store, sids = build(int(sys.argv[2]))
+    store, sids = build(int(sys.argv[2]), len(sys.argv) == 4)
     load(store, os.path.join(sys.argv[1], ".aptix"))
     for sid in sids:
         print(sid.hex())

@@ -379,6 +379,12 @@ int main(int argc, const char **argv)
 		OPT_END()
 	};
 
+	/*
+	 * A damaged store is an error message, not a crash: the library
+	 * leaves signals to its caller, so the command asks for the guard.
+	 */
+	if (aptix_fault_guard_install() < 0)
+		warning("%s", aptix_error_last()->message);
 	argc = parse_options(argc, argv, options, usage_strings,
 			     PARSE_OPT_STOP_AT_NON_OPTION);
 	if (params.len) {

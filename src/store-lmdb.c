@@ -18,7 +18,7 @@
  * user's files) is opened read-only: reads work, writes fail with a
  * clear error.
  *
- * A damaged data.mdb never kills the process. liblmdb trusts the file:
+ * A damaged data.mdb need not kill the process. liblmdb trusts the file:
  * a page number past the end of a truncated file is a SIGBUS, a damaged
  * page a SIGSEGV or a failed assertion (abort). So (1) opening checks
  * the file against the meta page LMDB will use (its last page must be
@@ -30,7 +30,10 @@
  * of the map by code that holds no lock and is in no allocator: LMDB's
  * read paths only compute on the map, and a callback only copies or
  * parses a value. A fault anywhere else (a bug, not a damaged file) is
- * not contained: the handler gives it to the previous disposition. After
+ * not contained: the handler gives it to the previous disposition. The
+ * handler is installed only when the program asks for it
+ * (aptix_fault_guard_install(): the aptix command does, first thing);
+ * the library itself never touches a signal disposition. After
  * a contained fault the read transaction is reset (that writes only the
  * reader slot) and a write transaction aborted (that frees memory and
  * unlocks the writer mutex); the store then refuses writes, as its
@@ -83,6 +86,7 @@
  */
 #include "common.h"
 #include "aptix/sys/store_backend.h"
+#include "aptix/repo.h"
 #include "env.h"
 #include "lmdb-file.h"
 #include "zstream.h"
@@ -249,7 +253,9 @@ static __thread struct guard *guard_top;
 /* Callbacks (ours) running under guards: see on_fault. */
 static __thread int cb_depth;
 static struct sigaction old_segv, old_bus;
-static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+/* the guard's handlers are in place (aptix_fault_guard_install) */
+static int handler_installed;
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
@@ -280,17 +286,48 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	}
 }
 
-static void install_handler(void)
+/*
+ * The handlers are the caller's to install: the library never changes a
+ * signal disposition on its own (an embedder may have handlers of its
+ * own: a JVM, a sanitizer, a crash reporter). Without them a damaged
+ * file's fault is fatal, as in any LMDB program.
+ */
+int aptix_fault_guard_install(void)
 {
 	struct sigaction sa;
+	int r = 0;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fault;
 	/* NODEFER: the guard's sigsetjmp need not save the mask */
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, &old_segv);
-	sigaction(SIGBUS, &sa, &old_bus);
+	pthread_mutex_lock(&handler_lock);
+	if (!handler_installed) {
+		if (sigaction(SIGSEGV, &sa, &old_segv) < 0) {
+			aptix_error_set_os("cannot install the fault guard");
+			r = APTIX_ERROR;
+		} else if (sigaction(SIGBUS, &sa, &old_bus) < 0) {
+			aptix_error_set_os("cannot install the fault guard");
+			r = APTIX_ERROR;
+			sigaction(SIGSEGV, &old_segv, NULL);
+		} else {
+			handler_installed = 1;
+		}
+	}
+	pthread_mutex_unlock(&handler_lock);
+	return r;
+}
+
+void aptix_fault_guard_remove(void)
+{
+	pthread_mutex_lock(&handler_lock);
+	if (handler_installed) {
+		sigaction(SIGSEGV, &old_segv, NULL);
+		sigaction(SIGBUS, &old_bus, NULL);
+		handler_installed = 0;
+	}
+	pthread_mutex_unlock(&handler_lock);
 }
 
 static void on_assert(MDB_env *env, const char *msg)
@@ -1781,7 +1818,6 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 				"corrupt: %s/data.mdb is empty", dir);
 		return APTIX_ECORRUPT;
 	}
-	pthread_once(&handler_once, install_handler);
 	pthread_mutex_lock(&registry_lock);
 	for (st = open_stores; known && st; st = st->next_open)
 		if (st->dev == sb.st_dev && st->ino == sb.st_ino &&

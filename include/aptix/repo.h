@@ -12,6 +12,24 @@
 typedef struct aptix_repo aptix_repo;
 
 /**
+ * @brief Turn a read fault on a damaged store file into an error.
+ *
+ * liblmdb trusts its file: a truncated or damaged data.mdb makes a read
+ * of its map fault (SIGSEGV, SIGBUS). With the guard installed, such a
+ * fault inside a store read returns APTIX_ECORRUPT instead, and the
+ * store then refuses writes; a fault anywhere else goes to the handler
+ * that was there before. The library never installs a signal handler
+ * by itself: a program that wants damaged stores reported rather than
+ * fatal calls this once, before it starts threads. Idempotent.
+ */
+APTIX_EXTERN(int) aptix_fault_guard_install(void);
+/**
+ * @brief Put back the SIGSEGV and SIGBUS handlers that were in place
+ *        before aptix_fault_guard_install(); a no-op without it.
+ */
+APTIX_EXTERN(void) aptix_fault_guard_remove(void);
+
+/**
  * Name of the store directory outside a git work tree (and of stores
  * made by older versions inside one).
  */

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +315,68 @@ START_TEST(test_init_open)
 		free(deep);
 	}
 	free(real);
+	free(dir);
+}
+END_TEST
+
+/*
+ * The library installs no signal handler: an embedder's SIGSEGV and
+ * SIGBUS handlers are the same after a store is made, opened, read and
+ * freed; the fault guard replaces them only when asked, and puts them
+ * back when removed.
+ */
+static void embedder_handler(int sig)
+{
+	(void)sig;
+}
+
+static int handler_is(int sig, void (*fn)(int))
+{
+	struct sigaction now;
+
+	ck_assert_int_eq(sigaction(sig, NULL, &now), 0);
+	return !(now.sa_flags & SA_SIGINFO) && now.sa_handler == fn;
+}
+
+START_TEST(test_signal_handlers)
+{
+	struct sigaction mine;
+	aptix_repo *again = NULL;
+	aptix_ref head;
+	char *dir = unit_path(tmpdir, ".aptix");
+
+	/* the runner installed the guard, as the command does */
+	aptix_fault_guard_remove();
+	memset(&mine, 0, sizeof(mine));
+	mine.sa_handler = embedder_handler;
+	sigemptyset(&mine.sa_mask);
+	ck_assert_int_eq(sigaction(SIGSEGV, &mine, NULL), 0);
+	ck_assert_int_eq(sigaction(SIGBUS, &mine, NULL), 0);
+
+	init_repo();
+	ck_assert_int_eq(aptix_repo_open(&again, dir), 0);
+	ck_assert_int_eq(aptix_ref_read(&head, again, "HEAD"), 0);
+	aptix_ref_release(&head);
+	aptix_repo_free(again);
+	aptix_repo_free(repo);
+	repo = NULL;
+	ck_assert(handler_is(SIGSEGV, embedder_handler));
+	ck_assert(handler_is(SIGBUS, embedder_handler));
+
+	ck_assert_int_eq(aptix_fault_guard_install(), 0);
+	ck_assert_int_eq(aptix_fault_guard_install(), 0);	/* idempotent */
+	ck_assert(!handler_is(SIGSEGV, embedder_handler));
+	ck_assert(!handler_is(SIGBUS, embedder_handler));
+	aptix_fault_guard_remove();
+	ck_assert(handler_is(SIGSEGV, embedder_handler));
+	ck_assert(handler_is(SIGBUS, embedder_handler));
+	aptix_fault_guard_remove();				/* a no-op */
+	ck_assert(handler_is(SIGSEGV, embedder_handler));
+
+	/* back as the runner had it */
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	ck_assert_int_eq(aptix_fault_guard_install(), 0);
 	free(dir);
 }
 END_TEST
@@ -1881,6 +1944,7 @@ Suite *repo_suite(void)
 	tcase_add_checked_fixture(store, setup, teardown);
 	tcase_add_test(store, test_init_open);
 	tcase_add_test(store, test_modes);
+	tcase_add_test(store, test_signal_handlers);
 	tcase_add_test(store, test_discover);
 	tcase_add_test(store, test_not_a_store);
 	tcase_add_test(store, test_format_version);

@@ -28,4 +28,12 @@ void aptix__gitloc_release(struct aptix__gitloc *loc);
  */
 int aptix__git_locate(struct aptix__gitloc *loc, const char *dir);
 
+/* The top of the work tree holding dir into top ("": none). */
+int aptix__git_top(aptix_buf *top, const char *dir);
+/*
+ * The derived WorkspaceId of a work tree root (root NULL: the current
+ * directory): "<name of the work tree's top>.<short host name>".
+ */
+int aptix__workspace_derive(aptix_buf *out, const char *root);
+
 #endif

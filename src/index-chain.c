@@ -201,14 +201,15 @@ void aptix_index__delta_release(struct aptix_index_chain_delta *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static void add_size(struct aptix_index_chain_delta *d, aptix_txn *tx,
+static void add_size(struct aptix_index_chain_delta *d,
+		     const struct aptix_index_reader *rd,
 		     const aptix_oid *id)
 {
 	size_t n;
 
 	if (aptix_oid_is_zero(id))
 		return;
-	if (aptix_txn__object_size(&n, tx, id) == 0) {
+	if (rd->size(&n, rd->ctx, id) == 0) {
 		d->chars += n;
 	} else {
 		d->sizes_unknown = 1;	/* purged since (aptix purge) */
@@ -217,7 +218,8 @@ static void add_size(struct aptix_index_chain_delta *d, aptix_txn *tx,
 }
 
 int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
-				 aptix_txn *tx, const aptix_turn *t,
+				 const struct aptix_index_reader *rd,
+				 const aptix_turn *t,
 				 size_t instruction_len)
 {
 	size_t i, n;
@@ -235,10 +237,10 @@ int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
 	/* what was sent (the raw request: instruction, files, chunks and
 	 * any rehydrated context) and what came back */
 	if (!aptix_oid_is_zero(&t->request))
-		add_size(d, tx, &t->request);
+		add_size(d, rd, &t->request);
 	else
 		d->chars = instruction_len;
-	add_size(d, tx, &t->answer);
+	add_size(d, rd, &t->answer);
 	if (t->nfiles) {
 		d->paths = aptix__calloc(t->nfiles, sizeof(*d->paths));
 		d->shas = aptix__calloc(t->nfiles, sizeof(*d->shas));
@@ -274,7 +276,7 @@ int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
 		fingerprint(d->chunks[d->nchunks++], c->chunk_id,
 			    c->content_hash);
 		if (aptix_oid_is_zero(&t->request))
-			add_size(d, tx, &c->snippet);
+			add_size(d, rd, &c->snippet);
 	}
 	return 0;
 }
@@ -550,7 +552,8 @@ static int read_record(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
  * The rolling summary's section of a record against what its session,
  * turn and parent make (src/index-summary.c): 0, or 1 with the error set.
  */
-static int verify_rolling(aptix_repo *repo, aptix_txn *tx,
+static int verify_rolling(aptix_repo *repo,
+			  const struct aptix_index_reader *rd,
 			  const aptix_oid *id, const aptix_buf *rec,
 			  const aptix_session *s, const aptix_buf *prec)
 {
@@ -566,8 +569,8 @@ static int verify_rolling(aptix_repo *repo, aptix_txn *tx,
 	if ((r = aptix_index__rolling_section(&sec, &len, rec->ptr,
 					      rec->len)) != 0)
 		return r < 0 ? r : 0;	/* an older record: none to check */
-	if ((r = aptix_txn_read_object(&raw, &type, tx, id)) < 0 ||
-	    (r = aptix_index__prepare(&op, tx, 0, id, raw.ptr,
+	if ((r = rd->read(&raw, &type, rd->ctx, id)) < 0 ||
+	    (r = aptix_index__prepare(&op, rd, 0, id, raw.ptr,
 				      raw.len, NULL)) < 0 ||
 	    (r = aptix_index__rolling_encode(&want, s->has_parent ?
 					     &s->parent : NULL, prec,
@@ -598,11 +601,12 @@ int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 	size_t len, plen = 0, ilen = 0;
 	aptix_session s;
 	aptix_turn t;
-	aptix_txn *tx = NULL;
+	struct aptix_index_reader rd;
 	aptix_otype type;
 	int r, known = 1;
 
 	memset(&d, 0, sizeof(d));
+	aptix_index__odb_reader(&rd, repo->odb);
 	aptix_session_init(&s);
 	aptix_turn_init(&t);
 	if ((r = read_record(&rec, repo, id)) < 0 ||
@@ -626,8 +630,7 @@ int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 						 &t.instruction) < 0;
 
 		aptix_error_clear();
-		if ((r = aptix_txn_new(&tx, repo)) < 0 ||
-		    (r = aptix_index__delta_from_turn(&d, tx, &t, ilen)) < 0)
+		if ((r = aptix_index__delta_from_turn(&d, &rd, &t, ilen)) < 0)
 			goto done;
 		d.sizes_unknown |= gone;
 	} else {
@@ -650,15 +653,12 @@ int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 				aptix_oid_hex(id));
 		r = 1;
 	}
-	if (r == 0 && !tx && (r = aptix_txn_new(&tx, repo)) < 0)
-		goto done;
 	if (r == 0)
-		r = verify_rolling(repo, tx, id, &rec, &s, &prec);
+		r = verify_rolling(repo, &rd, id, &rec, &s, &prec);
 done:
 	aptix_index__delta_release(&d);
 	aptix_session_release(&s);
 	aptix_turn_release(&t);
-	aptix_txn_free(tx);
 	aptix_buf_release(&rec);
 	aptix_buf_release(&prec);
 	aptix_buf_release(&want);

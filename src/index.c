@@ -43,10 +43,8 @@
 #define CONV_VERSION 2
 #define SESSION_LOC 4	/* sessions table: the record is in the timeline */
 #define LOC_LEN 9
-#define INDEX_FORMAT 5	/* the store format of the layout above */
-/* meta: every session record is in the timeline (none kept in place) */
-#define LAYOUT_KEY "index-layout"
-#define LAYOUT_TIMELINE "timeline"
+#define INDEX_FORMAT APTIX_INDEX_FORMAT
+#define LAYOUT_KEY APTIX_META_INDEX_LAYOUT
 
 void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
 {
@@ -494,7 +492,28 @@ static void conv_count(aptix_conv_info *ci, const aptix_session_info *si)
  * The turn's line of the rolling summary, when its session commits it:
  * the start of its instruction (in instr) and of its answer.
  */
-static int prepare_line(struct aptix_index_session_op *op, aptix_txn *tx,
+static int odb_read(aptix_buf *out, aptix_otype *type, void *ctx,
+		    const aptix_oid *id)
+{
+	return aptix_odb_read(out, type, ctx, id, 0);
+}
+
+static int odb_size(size_t *size, void *ctx, const aptix_oid *id)
+{
+	aptix_otype type;
+
+	return aptix_odb_read_header(size, &type, ctx, id);
+}
+
+void aptix_index__odb_reader(struct aptix_index_reader *rd, aptix_odb *odb)
+{
+	rd->read = odb_read;
+	rd->size = odb_size;
+	rd->ctx = odb;
+}
+
+static int prepare_line(struct aptix_index_session_op *op,
+			const struct aptix_index_reader *rd,
 			const aptix_turn *t, const aptix_buf *instr)
 {
 	aptix_buf a = APTIX_BUF_INIT;
@@ -504,7 +523,7 @@ static int prepare_line(struct aptix_index_session_op *op, aptix_txn *tx,
 	if (op->session.status != APTIX_SESSION_COMMITTED)
 		return 0;
 	if (!aptix_oid_is_zero(&t->answer)) {
-		have = aptix_txn_read_object(&a, &type, tx, &t->answer) == 0 &&
+		have = rd->read(&a, &type, rd->ctx, &t->answer) == 0 &&
 			type == APTIX_OBJ_BLOB;
 		aptix_error_clear();	/* purged since: no answer line */
 	}
@@ -515,7 +534,8 @@ static int prepare_line(struct aptix_index_session_op *op, aptix_txn *tx,
 	return 0;
 }
 
-int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
+int aptix_index__prepare(struct aptix_index_session_op *op,
+			 const struct aptix_index_reader *rd,
 			 int strict, const aptix_oid *id, const void *data,
 			 size_t len, const aptix_turn *turn)
 {
@@ -533,7 +553,7 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 	if ((r = aptix_conv_check_id(op->session.conversation)) < 0)
 		return APTIX_EINVALID;
 	if (op->session.has_parent) {
-		r = aptix_txn_read_object(&buf, &type, tx,
+		r = rd->read(&buf, &type, rd->ctx,
 					  &op->session.parent);
 		if (strict && (r < 0 || type != APTIX_OBJ_SESSION)) {
 			aptix_error_set(APTIX_ERROR_OBJECT, "parent '%s' of "
@@ -545,7 +565,7 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		}
 	}
 	if (!t) {
-		r = aptix_txn_read_object(&buf, &type, tx, &op->session.turn);
+		r = rd->read(&buf, &type, rd->ctx, &op->session.turn);
 		if (r == 0 && type == APTIX_OBJ_TURN &&
 		    aptix_turn_parse(&own, buf.ptr, buf.len) == 0)
 			t = &own;
@@ -572,13 +592,13 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		r = APTIX_EINVALID;
 		goto done;
 	}
-	r = aptix_txn_read_object(&buf, &type, tx, &t->instruction);
+	r = rd->read(&buf, &type, rd->ctx, &t->instruction);
 	if (r == 0 && type == APTIX_OBJ_BLOB) {
 		aptix_summary_line(op->summary, APTIX_SUMMARY_MAX, buf.ptr,
 				   buf.len);
-		if ((r = aptix_index__delta_from_turn(&op->delta, tx, t,
+		if ((r = aptix_index__delta_from_turn(&op->delta, rd, t,
 						      buf.len)) < 0 ||
-		    (r = prepare_line(op, tx, t, &buf)) < 0)
+		    (r = prepare_line(op, rd, t, &buf)) < 0)
 			goto done;
 	} else if (!strict) {
 		/*
@@ -588,9 +608,9 @@ int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
 		aptix_error_clear();
 		aptix_buf_set(&buf, "[purged]", 8);
 		snprintf(op->summary, sizeof(op->summary), "[purged]");
-		if ((r = aptix_index__delta_from_turn(&op->delta, tx, t,
+		if ((r = aptix_index__delta_from_turn(&op->delta, rd, t,
 						      0)) < 0 ||
-		    (r = prepare_line(op, tx, t, &buf)) < 0)
+		    (r = prepare_line(op, rd, t, &buf)) < 0)
 			goto done;
 		op->delta.sizes_unknown = 1;
 	} else {
@@ -879,20 +899,6 @@ static int timeline_walk_cb(const void *key, size_t klen, const void *val,
 }
 
 /*
- * The format goes up with it: an older aptix, which would write records
- * in place, must refuse the store (a reindex that found no session
- * raised it nowhere else).
- */
-int aptix_index__mark_layout(aptix_store_wtxn *w, aptix_store *s)
-{
-	int r = aptix_odb_store_raise_format(w, INDEX_FORMAT);
-
-	return r < 0 ? r : s->wput(w, APTIX_TABLE_META, LAYOUT_KEY,
-				   strlen(LAYOUT_KEY), LAYOUT_TIMELINE,
-				   strlen(LAYOUT_TIMELINE));
-}
-
-/*
  * No record is kept in place: the store was made, or reindexed, so (and
  * stays so: the answer yes is kept in the repo).
  */
@@ -905,8 +911,8 @@ static int all_in_timeline(aptix_repo *repo)
 		return 1;
 	r = repo->store->get(&v, repo->store, APTIX_TABLE_META, LAYOUT_KEY,
 			     strlen(LAYOUT_KEY));
-	yes = r == 0 && v.len == strlen(LAYOUT_TIMELINE) &&
-		!memcmp(v.ptr, LAYOUT_TIMELINE, v.len);
+	yes = r == 0 && v.len == strlen(APTIX_INDEX_LAYOUT_TIMELINE) &&
+		!memcmp(v.ptr, APTIX_INDEX_LAYOUT_TIMELINE, v.len);
 	if (r < 0)
 		aptix_error_clear();
 	aptix_buf_release(&v);
@@ -1312,7 +1318,7 @@ int aptix_index_foreach_conversation(aptix_repo *repo, aptix_conv_info_cb cb,
 
 struct rebuild {
 	aptix_repo *repo;
-	aptix_txn *tx;
+	struct aptix_index_reader rd;
 	struct aptix_index_session_op **ops;
 	size_t n, alloc;
 	struct { unsigned char key[512]; size_t len; int table; } *dels;
@@ -1358,7 +1364,7 @@ static int collect_session(const aptix_oid *id, void *payload)
 		aptix_buf_release(&data);
 		return APTIX_ERROR;
 	}
-	r = aptix_index__prepare(op, rb->tx, 0, id, data.ptr, data.len,
+	r = aptix_index__prepare(op, &rb->rd, 0, id, data.ptr, data.len,
 				 NULL);
 	aptix_buf_release(&data);
 	if (r < 0) {	/* an unreadable session: fsck reports it */
@@ -1611,7 +1617,7 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 		if (k == rb->nconvs)	/* deleted, and not made again */
 			r = aptix_index__set_head(w, s, rb->gone[i], NULL, 0);
 	}
-	return r ? r : aptix_index__mark_layout(w, s);
+	return r ? r : aptix__repo_mark_layout(w, s);
 }
 
 /* The first problem the store's check finds. */
@@ -1651,8 +1657,7 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 		return r;
 	memset(&rb, 0, sizeof(rb));
 	rb.repo = repo;
-	if ((r = aptix_txn_new(&rb.tx, repo)) < 0)
-		return r;
+	aptix_index__odb_reader(&rb.rd, repo->odb);
 	if ((r = aptix_odb_foreach(repo->odb, collect_session, &rb)) < 0)
 		goto done;
 	if (rb.n)
@@ -1691,6 +1696,5 @@ done:
 	for (i = 0; i < rb.ngone; i++)
 		free(rb.gone[i]);
 	free(rb.gone);
-	aptix_txn_free(rb.tx);
 	return r;
 }

@@ -371,3 +371,22 @@ aptix_store *aptix_store_of_wtxn(aptix_store_wtxn *w)
 	/* Every backend's write transaction starts with its store. */
 	return *(aptix_store **)(void *)w;
 }
+
+/* A purge record (odb-store.h). */
+int aptix__purge_decode(aptix_purge_info *out, const void *val, size_t len)
+{
+	const unsigned char *p = val;
+	size_t n;
+
+	if (len < 10 || p[0] != PURGE_VERSION)
+		return APTIX_ECORRUPT;
+	out->redacted = p[1] == PURGE_REDACTED;
+	out->time = (int64_t)aptix__get_be64(p + 2);
+	n = len - 10;
+	if (n >= sizeof(out->reason))
+		n = aptix_utf8_cut((const char *)p + 10, n,
+				   sizeof(out->reason) - 1);
+	memcpy(out->reason, p + 10, n);
+	out->reason[n] = '\0';
+	return 0;
+}

@@ -24,46 +24,7 @@
 #include "aptix/purge.h"
 #include "aptix/rag.h"
 
-#define PURGE_VERSION 1
-#define PURGE_REMOVED 1
-#define PURGE_REDACTED 2
 #define REASON_MAX 240
-
-int aptix__purge_decode(aptix_purge_info *out, const void *val, size_t len)
-{
-	const unsigned char *p = val;
-	size_t n;
-
-	if (len < 10 || p[0] != PURGE_VERSION)
-		return APTIX_ECORRUPT;
-	out->redacted = p[1] == PURGE_REDACTED;
-	out->time = (int64_t)aptix__get_be64(p + 2);
-	n = len - 10;
-	if (n >= sizeof(out->reason))
-		n = aptix_utf8_cut((const char *)p + 10, n,
-				   sizeof(out->reason) - 1);
-	memcpy(out->reason, p + 10, n);
-	out->reason[n] = '\0';
-	return 0;
-}
-
-int aptix_purge_lookup(aptix_purge_info *out, aptix_repo *repo,
-		       const aptix_oid *id)
-{
-	aptix_buf val = APTIX_BUF_INIT;
-	int r;
-
-	APTIX_ASSERT_ARG(out && repo && id);
-	r = repo->store->get(&val, repo->store, APTIX_TABLE_PURGED, id->id,
-			     APTIX_OID_RAWSZ);
-	if (r == 0 && aptix__purge_decode(out, val.ptr, val.len) < 0) {
-		aptix_error_set(APTIX_ERROR_ODB, "the purge record of '%s' is "
-				"corrupt", aptix_oid_hex(id));
-		r = APTIX_ECORRUPT;
-	}
-	aptix_buf_release(&val);
-	return r;
-}
 
 /* --- The plan ------------------------------------------------------------- */
 

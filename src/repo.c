@@ -305,7 +305,7 @@ static int init_fn(aptix_store_wtxn *w, void *payload)
 			 strlen(ip->workspace))) < 0)
 		return r;
 	if ((r = put_store_id(w)) < 0 ||
-	    (r = aptix_index__mark_layout(w, s)) < 0)
+	    (r = aptix__repo_mark_layout(w, s)) < 0)
 		return r;
 	if (ip->finish) {
 		r = s->wget(&cur, w, APTIX_TABLE_REFS, "HEAD", 4);
@@ -812,4 +812,36 @@ int aptix_repo_check_store(aptix_repo *repo,
 	if (!repo->store->check)
 		return 0;
 	return repo->store->check(repo->store, cb, payload);
+}
+
+int aptix_purge_lookup(aptix_purge_info *out, aptix_repo *repo,
+		       const aptix_oid *id)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	int r;
+
+	APTIX_ASSERT_ARG(out && repo && id);
+	r = repo->store->get(&val, repo->store, APTIX_TABLE_PURGED, id->id,
+			     APTIX_OID_RAWSZ);
+	if (r == 0 && aptix__purge_decode(out, val.ptr, val.len) < 0) {
+		aptix_error_set(APTIX_ERROR_ODB, "the purge record of '%s' is "
+				"corrupt", aptix_oid_hex(id));
+		r = APTIX_ECORRUPT;
+	}
+	aptix_buf_release(&val);
+	return r;
+}
+
+/*
+ * The format goes up with it: an older aptix, which would write records
+ * in place, must refuse the store (a reindex that found no session
+ * raised it nowhere else).
+ */
+int aptix__repo_mark_layout(aptix_store_wtxn *w, aptix_store *s)
+{
+	int r = aptix_odb_store_raise_format(w, APTIX_INDEX_FORMAT);
+
+	return r < 0 ? r : s->wput(w, APTIX_TABLE_META, APTIX_META_INDEX_LAYOUT,
+				   strlen(APTIX_META_INDEX_LAYOUT), APTIX_INDEX_LAYOUT_TIMELINE,
+				   strlen(APTIX_INDEX_LAYOUT_TIMELINE));
 }

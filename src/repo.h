@@ -23,10 +23,20 @@ struct aptix_repo {
 	int index_in_timeline;
 };
 
-/* The derived WorkspaceId of a work tree root (workspace.c). */
-int aptix__workspace_derive(aptix_buf *out, const char *root);
-
 /* Index maintenance inside a write (index.c). */
+/*
+ * How the index reads the objects it summarises: those of a write in
+ * progress, queued or stored (txn.c makes one over itself), or those of
+ * the store (aptix_index__odb_reader). The index never opens a write.
+ */
+struct aptix_index_reader {
+	int (*read)(aptix_buf *out, aptix_otype *type, void *ctx,
+		    const aptix_oid *id);
+	int (*size)(size_t *size, void *ctx, const aptix_oid *id);
+	void *ctx;
+};
+/* A reader of the objects of odb. */
+void aptix_index__odb_reader(struct aptix_index_reader *rd, aptix_odb *odb);
 /*
  * What a committed turn adds to its response chain (index.c keeps, in
  * each session's record, what the model holds through the chain a child
@@ -75,11 +85,6 @@ int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
 			     aptix_store_view_cb cb, void *payload);
 int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
 			     aptix_store *s, const unsigned char id[32]);
-/*
- * Note in the meta table that no session record is kept in place (a new
- * store, or one just reindexed): listings then skip the sessions table.
- */
-int aptix_index__mark_layout(aptix_store_wtxn *w, aptix_store *s);
 /* Reads a session's index record (in a write, or from the store). */
 typedef int (*aptix_index__rec_fn)(aptix_buf *out, const unsigned char id[32],
 				   void *ctx);
@@ -120,7 +125,8 @@ struct aptix_index_chain_info {
 	uint32_t links, files, chunks;
 };
 int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
-				 aptix_txn *tx, const aptix_turn *t,
+				 const struct aptix_index_reader *rd,
+				 const aptix_turn *t,
 				 size_t instruction_len);
 void aptix_index__delta_release(struct aptix_index_chain_delta *d);
 /*
@@ -187,11 +193,12 @@ int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 			  const char *conv, const aptix_oid *head,
 			  int64_t now);
 /*
- * Compute the summary and turn status of a session, reading via tx.
+ * Compute the summary and turn status of a session, reading via rd.
  * turn: the session's turn, parsed, when the caller has it; NULL: read
  * and parsed here.
  */
-int aptix_index__prepare(struct aptix_index_session_op *op, aptix_txn *tx,
+int aptix_index__prepare(struct aptix_index_session_op *op,
+			 const struct aptix_index_reader *rd,
 			 int strict, const aptix_oid *id, const void *data,
 			 size_t len, const aptix_turn *turn);
 
@@ -221,6 +228,17 @@ int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
 /* APTIX_ELOCKED if the record's process lives, APTIX_EEXISTS if dead. */
 int aptix_run__check_claim(const char *conv, const char *record,
 			   size_t len);
+
+/* The store format of the index layout of index.c (format 5). */
+#define APTIX_INDEX_FORMAT 5
+/* meta: every session record is in the timeline (none kept in place) */
+#define APTIX_META_INDEX_LAYOUT "index-layout"
+#define APTIX_INDEX_LAYOUT_TIMELINE "timeline"
+/*
+ * Note in the meta table that no session record is kept in place (a new
+ * store, or one just reindexed): listings then skip the sessions table.
+ */
+int aptix__repo_mark_layout(aptix_store_wtxn *w, aptix_store *s);
 
 /*
  * The store's id (meta "store-id", a random UUID made at init; an older

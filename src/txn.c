@@ -159,6 +159,18 @@ int aptix_txn__object_size(size_t *size, aptix_txn *tx, const aptix_oid *id)
 	return aptix_odb_read_header(size, &type, tx->repo->odb, id);
 }
 
+/* The index reads what it summarises through the write. */
+static int txn_read(aptix_buf *out, aptix_otype *type, void *ctx,
+		    const aptix_oid *id)
+{
+	return aptix_txn_read_object(out, type, ctx, id);
+}
+
+static int txn_size(size_t *size, void *ctx, const aptix_oid *id)
+{
+	return aptix_txn__object_size(size, ctx, id);
+}
+
 /*
  * The base to deflate a value against, given like, an object much like
  * it: like itself, or like's own base when like is based (a base is
@@ -232,9 +244,14 @@ int aptix_txn__write_built(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 	if (find_object(tx, &id))
 		return 0;
 	if (type == APTIX_OBJ_SESSION) {
+		struct aptix_index_reader rd;
+
 		if (!(sess = aptix__calloc(1, sizeof(*sess))))
 			return APTIX_ERROR;
-		if ((r = aptix_index__prepare(sess, tx, 1, &id, data,
+		rd.read = txn_read;
+		rd.size = txn_size;
+		rd.ctx = tx;
+		if ((r = aptix_index__prepare(sess, &rd, 1, &id, data,
 						 len, turn)) < 0) {
 			aptix_index__op_release(sess);
 			free(sess);

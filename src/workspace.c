@@ -179,20 +179,6 @@ static void chomp_line(aptix_buf *b)
 
 /* --- Paths ---------------------------------------------------------------- */
 
-/* The last component of a '/' path (trailing slashes ignored). */
-static void base_name(aptix_buf *out, const char *path)
-{
-	size_t len = strlen(path);
-	const char *p;
-
-	while (len > 1 && path[len - 1] == '/')
-		len--;
-	p = path + len;
-	while (p > path && p[-1] != '/')
-		p--;
-	aptix_buf_set(out, p, (size_t)(path + len - p));
-}
-
 /*
  * Lexically clean an absolute path: no "//", "." or ".." components
  * ("/.." is "/"), no trailing slash.
@@ -280,21 +266,6 @@ static const char *errno_note(int err)
 	}
 }
 
-/* --- The WorkspaceId ------------------------------------------------------ */
-
-/* Characters of a derived id: [A-Za-z0-9._-], others become '-'. */
-static void sanitize_id_part(char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-		      c == '-'))
-			*s = '-';
-	}
-}
-
 static char *current_dir(void)
 {
 	char *cwd = getcwd(NULL, 0);
@@ -302,64 +273,6 @@ static char *current_dir(void)
 	if (!cwd)
 		aptix_error_set_os("cannot get the current directory");
 	return cwd;
-}
-
-
-/*
- * The work tree's top above dir (gitdir.c: a .git directory or gitdir
- * file, $GIT_CEILING_DIRECTORIES honoured) into top; top is emptied when
- * there is none. Looked up rather than asked of git: a spawn costs more
- * than everything else a turn does with it.
- */
-static int git_top(aptix_buf *top, const char *dir)
-{
-	struct aptix__gitloc loc;
-	int r;
-
-	aptix__gitloc_init(&loc);
-	r = aptix__git_locate(&loc, dir);
-	aptix_buf_clear(top);
-	if (!r && aptix_buf_set(top, loc.top.ptr, loc.top.len) < 0)
-		r = aptix_error_oom();
-	aptix__gitloc_release(&loc);
-	return r;
-}
-
-int aptix__workspace_derive(aptix_buf *out, const char *root)
-{
-	aptix_buf top = APTIX_BUF_INIT, name = APTIX_BUF_INIT;
-	char host[256], *cwd = NULL, *dot;
-	int r;
-
-	if (!root) {
-		if (!(cwd = current_dir()))
-			return APTIX_ERROR;
-		root = cwd;
-	}
-	if ((r = git_top(&top, root)) < 0)
-		goto done;
-	base_name(&name, top.len ? top.ptr : root);
-	if (!name.len || !strcmp(name.ptr, "/"))
-		aptix_buf_set(&name, "root", 4);
-
-	if (gethostname(host, sizeof(host)) < 0)
-		*host = '\0';
-	host[sizeof(host) - 1] = '\0';
-	if ((dot = strchr(host, '.')))
-		*dot = '\0';
-	if (!*host)
-		snprintf(host, sizeof(host), "localhost");
-	sanitize_id_part(name.ptr);
-	sanitize_id_part(host);
-	aptix_buf_clear(out);
-	aptix_buf_printf(out, "%s.%s", name.ptr, host);
-	r = aptix_buf_oom(out) || aptix_buf_oom(&name) ?
-		aptix_error_oom() : 0;
-done:
-	aptix_buf_release(&top);
-	aptix_buf_release(&name);
-	free(cwd);
-	return r;
 }
 
 /* flag, else $APTIX_WORKSPACE, else workspace.id; NULL when none. */
@@ -723,7 +636,7 @@ static int git_candidates(struct scan *sc)
 			       "--branch", "--no-ahead-behind", "-z",
 			       "--untracked-files=all", NULL };
 
-	if ((r = git_top(&prefix, sc->root_real)) < 0 || !prefix.len)
+	if ((r = aptix__git_top(&prefix, sc->root_real)) < 0 || !prefix.len)
 		goto done;	/* not in a work tree: no git at all */
 	if (!strcmp(prefix.ptr, sc->root_real)) {
 		aptix_buf_clear(&prefix);

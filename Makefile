@@ -54,7 +54,7 @@ endif
 BASIC_CFLAGS = -std=c11 $(WARNINGS) -D_POSIX_C_SOURCE=200809L \
 	-D_DEFAULT_SOURCE -Iinclude -fPIC -MMD -MP
 LIB_CFLAGS = -Isrc -fvisibility=hidden
-CLI_CFLAGS = -Iplumbing -Iserve
+CLI_CFLAGS = -Icli -Iplumbing -Iserve
 ifdef SANITIZE
 BASIC_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) \
 	-fno-omit-frame-pointer -g
@@ -77,8 +77,10 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null || \
 	echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-LIB_SRCS = $(sort $(wildcard src/*.c))
-LIB_SRCS := $(filter-out src/aptix.c,$(LIB_SRCS))
+# The library, one folder a layer (src/README.md gives their order).
+LIB_SRCS = $(sort $(wildcard src/*/*.c))
+# cli/: main() and what every command shares (options, messages, pager).
+CLI_SRCS = $(sort $(wildcard cli/*.c))
 PLUMBING_SRCS = $(sort $(wildcard plumbing/*.c))
 PORCELAIN_SRCS = $(sort $(wildcard porcelain/*.c))
 # serve/: the handlers and transports of `aptix serve` and `aptix
@@ -90,14 +92,14 @@ PAGE_FILES = $(sort $(wildcard serve/page/*))
 UNIT_SRCS = $(sort $(wildcard t/unit/*.c))
 
 LIB_OBJS = $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
-CLI_OBJS = $(patsubst %.c,$(O)/%.o,src/aptix.c $(PLUMBING_SRCS) \
+CLI_OBJS = $(patsubst %.c,$(O)/%.o,$(CLI_SRCS) $(PLUMBING_SRCS) \
 	$(PORCELAIN_SRCS) $(SERVE_SRCS)) $(O)/serve/page-files.o
 UNIT_OBJS = $(patsubst %.c,$(O)/%.o,$(UNIT_SRCS))
 FUZZ_NAMES = object config sse openai_json refname revparse
 FUZZ_OBJS = $(patsubst %,$(O)/t/fuzz/fuzz_%.o,$(FUZZ_NAMES)) \
 	$(O)/t/fuzz/replay-main.o
 FUZZ_REPLAY = $(patsubst %,$(O)/t/fuzz/replay-%,$(FUZZ_NAMES))
-CLI_LIB_OBJS = $(O)/plumbing/cli.o $(O)/plumbing/parse-options.o \
+CLI_LIB_OBJS = $(O)/cli/cli.o $(O)/cli/parse-options.o \
 	$(O)/porcelain/chat-model.o \
 	$(O)/serve/serve.o $(O)/serve/turn.o $(O)/serve/jsonrpc.o
 
@@ -138,10 +140,14 @@ $(O)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(O)/src/aptix.o: src/aptix.c
+$(O)/cli/aptix.o: cli/aptix.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(CFLAGS) \
 		-DAPTIX_BUILD_VERSION='"$(VERSION)"' -c -o $@ $<
+
+$(O)/cli/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(BASIC_CFLAGS) $(CLI_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(O)/plumbing/%.o: plumbing/%.c
 	@mkdir -p $(dir $@)
@@ -254,10 +260,11 @@ valgrind: $(O)/t/unit/aptix-unit
 		$(O)/t/unit/aptix-unit
 
 lint:
-	cppcheck --quiet --error-exitcode=1 --enable=warning -Iinclude \
+	sh contrib/check-layers.sh
+	cppcheck --quiet --error-exitcode=1 --enable=warning -Iinclude -Isrc -Icli \
 		-D__GNUC__ --suppress=missingIncludeSystem \
-		src plumbing porcelain serve
-	shellcheck -s bash -S warning -e SC2034 t/*.sh
+		src cli plumbing porcelain serve
+	shellcheck -s bash -S warning -e SC2034 t/*.sh contrib/check-layers.sh
 
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
@@ -363,7 +370,8 @@ fuzz: $(FUZZ_BINS)
 clean:
 	rm -rf aptix libaptix.a libaptix.so libaptix.pc libaptix.pc.prefix \
 		build-asan build-tsan build-fuzz \
-		src/*.[od] plumbing/*.[od] porcelain/*.[od] serve/*.[od] \
+		src/*/*.[od] cli/*.[od] plumbing/*.[od] porcelain/*.[od] \
+		serve/*.[od] \
 		serve/page-files.c t/unit/*.[od] \
 		t/unit/aptix-unit t/fuzz/*.[od] t/fuzz/replay-* \
 		Documentation/*.1 Documentation/*.1.scd

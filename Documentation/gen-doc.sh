@@ -11,7 +11,7 @@
 #
 # <command> is "aptix" for aptix(1), whose options are the global ones.
 # The tables come from 'aptix <command> --dump-options' and
-# 'aptix --list-cmds=help' (see plumbing/parse-options.h); everything
+# 'aptix --list-cmds=help' (see cli/parse-options.h); everything
 # else is the page's prose, as written.
 set -e
 aptix=$1 cmd=$2 page=$3

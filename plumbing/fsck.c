@@ -10,7 +10,7 @@
  * The session index must agree with the session objects.
  *
  * First the store's pages are checked without trusting them (LMDB
- * trusts its file; see src/lmdb-file.c), so that damage below the
+ * trusts its file; see src/store/lmdb-file.c), so that damage below the
  * objects is reported even where no read would meet it.
  *
  * Reports go to stdout, one per line:

@@ -3,7 +3,7 @@
  * new one: `aptix salvage <new-dir>` makes <new-dir>/.aptix.
  *
  * The store is found as every command finds it, but not opened: a
- * damaged store may not open at all. See src/salvage.c for what is
+ * damaged store may not open at all. See src/maintenance/salvage.c for what is
  * taken from where.
  */
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * usage (the index does not carry tokens). A turn object shared by two
  * snapshots counts once.
  *
- * Cost: tokens times the price of the turn's model (src/price.c, config
+ * Cost: tokens times the price of the turn's model (src/config/price.c, config
  * price.<model>.*). A turn whose model has no price has an unknown cost,
  * and so has every total it is part of: an estimate that leaves out a
  * part must not read as the whole bill.

@@ -59,7 +59,7 @@ corrupt). Edits go through mdb_dump and mdb_load (lmdb-utils); a delete
 reloads every table into a fresh environment. No aptix process may have
 the store open meanwhile.
 
-Store format 4 (src/store-lmdb.c, "Values in append order"): a value of
+Store format 4 (src/store/store-lmdb.c, "Values in append order"): a value of
 64 bytes or more of the tables objects and sessions lives in the table
 values, in pieces of at most 2,000 bytes under consecutive 8-byte
 big-endian numbers; its record is then a pointer: the byte 0x00, the
@@ -72,7 +72,7 @@ pointers (corrupt truncates the last piece the value has bytes in, at
 the value's end less 4 bytes). A value put in place (put, put-object) reads as in a store of
 an older format.
 
-Store format 5 (src/index.c): a session's index record is kept in the
+Store format 5 (src/index/index.c): a session's index record is kept in the
 timeline table under the key <be64 created ms><32-byte id>, and the
 sessions table maps the id to 0x04 <be64 created ms>. Records of older
 formats are in the sessions table itself (their timeline value empty).

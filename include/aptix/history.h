@@ -32,7 +32,7 @@ typedef struct {
 /**
  * @brief The price of a model: config keys price.<model>.input,
  * price.<model>.cached-input and price.<model>.output override the
- * built-in table (src/price.c). A dated snapshot name
+ * built-in table (src/config/price.c). A dated snapshot name
  * ("gpt-5-mini-2025-08-07") falls back to its base name. cfg may be NULL.
  * @return 0; APTIX_ENOTFOUND when neither knows the model's input and
  * output prices (no error set); APTIX_EINVALID for a bad config value.

@@ -104,7 +104,7 @@ APTIX_EXTERN(int) aptix_index_foreach_conversation(aptix_repo *repo,
 
 /**
  * @brief fsck's check of a session's chain record (what the model holds
- * through the response chain a child continues: see src/index-chain.c).
+ * through the response chain a child continues: see src/index/index-chain.c).
  * @return 0 when it is what the session's parent record and turn make
  * (or the record predates chain records); 1, with the error set, when
  * its chain section is not, 2 when its rolling summary section is not;

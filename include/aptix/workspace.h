@@ -102,7 +102,7 @@ typedef struct {
  *    large. Binary files within max_size keep their content.
  *  - With a stat cache, a file whose stat data (size, mtime and ctime
  *    in ns, inode, device) is what the cache holds is not hashed again,
- *    as git's index does (src/statcache.c: the "racy git" rule); the
+ *    as git's index does (src/workspace/statcache.c: the "racy git" rule); the
  *    cache is written back unless stat_cache_readonly. nhashed and
  *    nread of out count the files hashed and the bytes read.
  *  - Paths that root's .aptixignore names (gitignore syntax, see

@@ -1,7 +1,7 @@
 /*
  * t/fuzz/fuzz_config.c - the config parser (git-config syntax), the
  * typed getters, and the splicing done by `aptix config <key> <value>`
- * (through src/test-hooks.h).
+ * (through src/config/test-hooks.h).
  *
  * Input: the config text. Invariant: after setting a key in a text that
  * parses, the new text parses and the key reads back as the value set;
@@ -9,8 +9,8 @@
  */
 #include <string.h>
 #include "fuzz.h"
-#include "common.h"
-#include "test-hooks.h"
+#include "util/common.h"
+#include "config/test-hooks.h"
 
 static const char *const keys[] = {
 	"openai.model", "openai.temperature", "openai.chain-ttl",

@@ -12,8 +12,8 @@
  */
 #include <string.h>
 #include "fuzz.h"
-#include "common.h"
-#include "zstream.h"
+#include "util/common.h"
+#include "object/zstream.h"
 #include "aptix/object.h"
 
 static int count_ref(const aptix_oid *id, aptix_otype type,

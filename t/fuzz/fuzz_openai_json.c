@@ -2,7 +2,7 @@
  * t/fuzz/fuzz_openai_json.c - what the OpenAI client makes of an answer
  * to a Responses request: the SSE stream of events and their JSON, a
  * plain JSON Response object, an HTTP error body (through
- * aptix_openai__parse_answer(), src/test-hooks.h).
+ * aptix_openai__parse_answer(), src/config/test-hooks.h).
  *
  * Input: 1 byte of mode (status and Content-Type), 1 byte of chunk
  * size, then the body. Invariants: the API key never shows in the error
@@ -11,8 +11,8 @@
  */
 #include <string.h>
 #include "fuzz.h"
-#include "common.h"
-#include "test-hooks.h"
+#include "util/common.h"
+#include "config/test-hooks.h"
 
 #define KEY "sk-fuzz-0123456789abcdef"
 

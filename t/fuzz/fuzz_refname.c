@@ -10,7 +10,7 @@
  */
 #include <string.h>
 #include "fuzz.h"
-#include "common.h"
+#include "util/common.h"
 #include "aptix/refs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,7 +13,7 @@
 #include <ftw.h>
 #include <unistd.h>
 #include "fuzz.h"
-#include "common.h"
+#include "util/common.h"
 #include "aptix/repo.h"
 #include "aptix/odb.h"
 #include "aptix/refs.h"

@@ -1,5 +1,5 @@
 /*
- * t/fuzz/fuzz_sse.c - the Server-Sent Events parser (src/sse.h).
+ * t/fuzz/fuzz_sse.c - the Server-Sent Events parser (src/net/sse.h).
  *
  * Input: 1 byte of chunking seed, then the stream. The stream is fed in
  * pieces whose sizes the seed draws (split anywhere, as the network
@@ -8,8 +8,8 @@
  */
 #include <string.h>
 #include "fuzz.h"
-#include "common.h"
-#include "sse.h"
+#include "util/common.h"
+#include "net/sse.h"
 
 struct log {
 	aptix_buf b;

@@ -165,7 +165,7 @@ for size in 1024 16384 262144; do
 done
 echo "  aptix hash-object -w --stdin-paths with APTIX_ZLIB_LEVEL=1 and =6: objects written per second,"
 echo "  disk bytes per byte stored (du, whole LMDB pages), and zlib's own output per input byte"
-echo "  (the build's default level is $(sed -n 's/^int aptix_zlib_level = \([0-9]*\);.*/\1/p' "$PERF_DIR/../../src/zstream.c"))"
+echo "  (the build's default level is $(sed -n 's/^int aptix_zlib_level = \([0-9]*\);.*/\1/p' "$PERF_DIR/../../src/object/zstream.c"))"
 
 # process start included: one small blob and one session, in a fresh
 # store and a fresh repository

@@ -1,5 +1,5 @@
 /*
- * check_buf.c - unit tests for src/buf.c (aptix/buf.h).
+ * check_buf.c - unit tests for src/util/buf.c (aptix/buf.h).
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L

@@ -1,6 +1,6 @@
 /*
  * t/unit/check_chain.c - what the model holds, from the index record
- * (src/index-chain.c) against the walk over the chain's turns (chain.c).
+ * (src/index/index-chain.c) against the walk over the chain's turns (chain.c).
  *
  * Random histories: every new snapshot hangs off a random earlier one;
  * it is committed or failed, its turn completed (with a response id
@@ -15,8 +15,9 @@
 #include <string.h>
 
 #include "aptix.h"
-#include "repo.h"
-#include "chain.h"
+#include "repo/repo.h"
+#include "index/index.h"
+#include "index/chain.h"
 #include "unit.h"
 
 static char *tmpdir;

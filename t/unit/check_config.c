@@ -1,5 +1,5 @@
 /*
- * check_config.c - unit tests for src/config.c (aptix/config.h): the
+ * check_config.c - unit tests for src/config/config.c (aptix/config.h): the
  * parser, the typed getters, load order and environment overrides, and
  * aptix_config_set (validation, secrets, comment-preserving atomic
  * rewrite, the lock).
@@ -27,9 +27,9 @@
 #include "aptix.h"
 #include "aptix/config.h"
 #include "aptix/openai.h"
-#include "env.h"
-#include "repo.h"
-#include "test-hooks.h"
+#include "util/env.h"
+#include "repo/repo.h"
+#include "config/test-hooks.h"
 #include "unit.h"
 
 static const char *const saved_vars[] = {

@@ -1,7 +1,7 @@
 /*
- * check_credscan.c - unit tests for src/credscan.c (aptix/credscan.h):
+ * check_credscan.c - unit tests for src/secret/credscan.c (aptix/credscan.h):
  * each rule finds its positive sample and misses its near-misses, the
- * entropy thresholds; and for src/ignore.c (.aptixignore).
+ * entropy thresholds; and for src/workspace/ignore.c (.aptixignore).
  *
  * No real credential appears here: every sample is built at run time
  * from a prefix split in two and pseudo-random characters, so that no
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "aptix.h"
-#include "ignore.h"
+#include "workspace/ignore.h"
 #include "unit.h"
 
 #define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

@@ -1,5 +1,5 @@
 /*
- * check_history.c - unit tests for src/date-parse.c and src/price.c
+ * check_history.c - unit tests for src/util/date-parse.c and src/config/price.c
  * (aptix/history.h).
  */
 #ifndef _POSIX_C_SOURCE

@@ -1,6 +1,6 @@
 /*
  * check_object.c - unit tests for the turn and session codec
- * (src/object.c, src/cjson.c): canonical JSON, strict parsing, the
+ * (src/object/object.c, src/util/cjson.c): canonical JSON, strict parsing, the
  * loose-JSON readers and the walk over referenced ids.
  */
 #ifndef _POSIX_C_SOURCE

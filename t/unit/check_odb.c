@@ -1,7 +1,7 @@
 /*
- * check_odb.c - unit tests for the object database front end (src/odb.c)
- * over the in-memory backend (src/odb-mem.c) and over a store-backed
- * repository (src/odb-store.c).
+ * check_odb.c - unit tests for the object database front end (src/odb/odb.c)
+ * over the in-memory backend (src/odb/odb-mem.c) and over a store-backed
+ * repository (src/store/odb-store.c).
  *
  * The "mem" and "store" test cases run the same tests; their checked
  * fixtures (run in the forked child, so LMDB never crosses a fork) set
@@ -18,9 +18,10 @@
 
 #include "aptix.h"
 #include "aptix/sys/odb_backend.h"
-#include "repo.h"
-#include "odb-store.h"
-#include "zstream.h"
+#include "repo/repo.h"
+#include "txn/txn.h"
+#include "store/odb-store.h"
+#include "object/zstream.h"
 #include "unit.h"
 
 #define HELLO_BLOB \

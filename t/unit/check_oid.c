@@ -1,5 +1,5 @@
 /*
- * check_oid.c - unit tests for src/oid.c (aptix/oid.h) and object ids.
+ * check_oid.c - unit tests for src/object/oid.c (aptix/oid.h) and object ids.
  *
  * The expected blob ids are git's SHA-256 object ids: aptix names a
  * blob exactly as `git init --object-format=sha256` + `git hash-object`

@@ -1,6 +1,6 @@
 /*
- * check_parse_options.c - unit tests for plumbing/parse-options.c and
- * the message helpers of plumbing/cli.c.
+ * check_parse_options.c - unit tests for cli/parse-options.c and
+ * the message helpers of cli/cli.c.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L

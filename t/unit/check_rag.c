@@ -1,5 +1,5 @@
 /*
- * check_rag.c - unit tests for retrieval (src/rag.c, src/rag-local.c):
+ * check_rag.c - unit tests for retrieval (src/rag/rag.c, src/rag/rag-local.c):
  * code-aware tokens, chunk boundaries, stable chunk ids, BM25 ranking on
  * a toy corpus, filters, incremental updates of the local index, the
  * fallbacks of a Qdrant backend that cannot be reached, the choice of
@@ -21,9 +21,9 @@
 #include "aptix.h"
 #include "aptix/config.h"
 #include "aptix/rag.h"
-#include "env.h"
-#include "repo.h"
-#include "rag-int.h"
+#include "util/env.h"
+#include "repo/repo.h"
+#include "rag/rag-int.h"
 #include "unit.h"
 
 static char *tmpdir;
@@ -319,7 +319,7 @@ START_TEST(test_language_and_prefixes)
 {
 	char *p;
 
-	ck_assert_str_eq(aptix_rag__language("src/rag.c"), "c");
+	ck_assert_str_eq(aptix_rag__language("src/rag/rag.c"), "c");
 	ck_assert_str_eq(aptix_rag__language("include/x.h"), "c");
 	ck_assert_str_eq(aptix_rag__language("a/b.py"), "python");
 	ck_assert_str_eq(aptix_rag__language("B.PY"), "python");

@@ -1,7 +1,7 @@
 /*
- * check_repo.c - unit tests for stores (src/repo.c, src/store-lmdb.c),
- * write transactions (src/txn.c), refs and the reflog (src/refs.c), the
- * session index (src/index.c) and names (src/revparse.c).
+ * check_repo.c - unit tests for stores (src/repo/repo.c, src/store/store-lmdb.c),
+ * write transactions (src/txn/txn.c), refs and the reflog (src/repo/refs.c), the
+ * session index (src/index/index.c) and names (src/history/revparse.c).
  *
  * Every LMDB environment is opened inside a test function; the checked
  * fixtures only make and remove the scratch directory and reset the
@@ -25,10 +25,10 @@
 
 #include "aptix.h"
 #include "aptix/sys/store_backend.h"
-#include "common.h"
-#include "env.h"
-#include "repo.h"
-#include "zstream.h"
+#include "util/common.h"
+#include "util/env.h"
+#include "repo/repo.h"
+#include "object/zstream.h"
 #include "unit.h"
 
 #define TEST_DATE "1700000000"

@@ -1,6 +1,6 @@
 /*
  * check_run.c - unit tests for the staged turn API (src/run*.c) and for
- * context planning (src/chain.c), against the local stand-in.
+ * context planning (src/index/chain.c), against the local stand-in.
  *
  * Each stage is checked in its own state, out of order, and failing; and
  * after each failure the store is checked to be consistent: no claim

@@ -1,5 +1,5 @@
 /*
- * check_sse.c - unit tests for src/sse.c, the Server-Sent Events parser.
+ * check_sse.c - unit tests for src/net/sse.c, the Server-Sent Events parser.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "sse.h"
+#include "util/common.h"
+#include "net/sse.h"
 
 Suite *sse_suite(void);
 

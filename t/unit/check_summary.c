@@ -1,6 +1,6 @@
 /*
  * t/unit/check_summary.c - the rolling summary kept in the session index
- * (src/index-summary.c).
+ * (src/index/index-summary.c).
  *
  * Random histories: each new snapshot continues one of the newest
  * committed ones (long conversations, with forks), and is committed or
@@ -16,7 +16,8 @@
 #include <string.h>
 
 #include "aptix.h"
-#include "repo.h"
+#include "repo/repo.h"
+#include "index/index.h"
 #include "unit.h"
 
 static char *tmpdir;

@@ -1,6 +1,6 @@
 /*
- * check_workspace.c - unit tests for src/workspace.c (aptix/workspace.h)
- * and the file and chunk sets of src/context.c: the WorkspaceId, and the
+ * check_workspace.c - unit tests for src/workspace/workspace.c (aptix/workspace.h)
+ * and the file and chunk sets of src/object/context.c: the WorkspaceId, and the
  * active files of a working copy (git's dirty files and named ones),
  * with every kind of bad entry.
  *
@@ -25,7 +25,7 @@
 #include "aptix.h"
 #include "aptix/config.h"
 #include "aptix/workspace.h"
-#include "env.h"
+#include "util/env.h"
 #include "unit.h"
 
 static const char *const saved_vars[] = {

@@ -1,6 +1,6 @@
 /*
  * check_zstream.c - unit tests for the stored form of objects
- * (src/zstream.c): type byte, LEB128 size, zlib or raw content.
+ * (src/object/zstream.c): type byte, LEB128 size, zlib or raw content.
  */
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "aptix.h"
-#include "zstream.h"
+#include "object/zstream.h"
 #include "unit.h"
 
 /* Test vectors: objects-format.md, "Stored form, format 2" */

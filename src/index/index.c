@@ -1,0 +1,1701 @@
+/*
+ * src/index/index.c - the session index (see aptix/index.h): records in the
+ * store's sessions, children and conversations tables.
+ *
+ * Session record: u8 version, u8 session status, u8 turn status, u8 flags
+ * (1: has parent, 2: the conversation id is a UUID, kept as its 16
+ * bytes), parent id, turn id, be64 created (ms), be32 generation, the
+ * conversation id (16 bytes, or u8 length + text), u8 length + summary;
+ * version 2 adds the chain section (what the model holds:
+ * src/index/index-chain.c); version 3
+ * puts the rolling summary's section (src/index/index-summary.c) before it.
+ * Where the record is (store format 5): in the timeline table, under the
+ * key be64 created (ms), session id, so that records are written in time
+ * order (appended: their pages fill up, where a table keyed by ids keeps
+ * its leaves about 60% full) and `log --all` reads them in one pass; the
+ * sessions table then maps the id to u8 4 (SESSION_LOC), be64 created.
+ * Records written by format 4 and older stay in the sessions table
+ * (timeline value empty) until `aptix reindex`. A children key is be64
+ * created of the parent, parent id, child id (format 5: a new child
+ * lands where the newest sessions are), or parent id, child id (older).
+ * Conversation record (the conversation's summary: status and sessions
+ * read one per conversation, never every session): u8 version 2, u8
+ * flags (1: has head, 2: archived, 4: has a failed attempt, 8: title set
+ * by the user, 16: has a newest snapshot), u8 last status, u8 last turn
+ * status, head id, be64 created, be64 updated, be32 turns, be32
+ * committed, be32 failed, newest snapshot id, newest failed attempt id,
+ * be64 its time, u8 length + title, u8 length + workspace.
+ * Version 1 records (no counts) are still read: what they lack is
+ * computed from the sessions until `aptix reindex` rewrites them.
+ * objects-format.md ("The session index") specifies every record byte
+ * for byte, with examples that t1000 checks: change it with the layout.
+ */
+#include "util/common.h"
+#include "repo/repo.h"
+#include "index/index.h"
+#include "aptix/index.h"
+#include "aptix/refs.h"
+#include "aptix/oidmap.h"
+#include "store/odb-store.h"
+
+#define REC_VERSION 1
+#define SESSION_V2 2	/* version 1 and the chain section */
+#define SESSION_VERSION 3	/* version 2 and the rolling summary */
+#define CONV_VERSION 2
+#define SESSION_LOC 4	/* sessions table: the record is in the timeline */
+#define LOC_LEN 9
+#define INDEX_FORMAT APTIX_INDEX_FORMAT
+#define LAYOUT_KEY APTIX_META_INDEX_LAYOUT
+
+void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
+{
+	size_t i, n = 0;
+
+	while (len && (*text == '\n' || *text == ' ' || *text == '\t' ||
+		       *text == '\r')) {
+		text++;
+		len--;
+	}
+	for (i = 0; i < len && text[i] != '\n' && text[i] != '\r'; i++)
+		;
+	n = aptix_utf8_cut(text, i, max);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		out[i] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+	}
+	out[n] = '\0';
+}
+
+static void put_str8(aptix_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	unsigned char c;
+
+	if (n > 255)
+		n = 255;
+	c = (unsigned char)n;
+	aptix_buf_put(b, &c, 1);
+	aptix_buf_put(b, s ? s : "", n);
+}
+
+static int get_str8(char *out, size_t outsz, const unsigned char **p,
+		    const unsigned char *end)
+{
+	size_t n, keep;
+
+	if (*p >= end)
+		return -1;
+	n = **p;
+	(*p)++;
+	if ((size_t)(end - *p) < n)
+		return -1;
+	keep = n < outsz ? n : outsz - 1;
+	memcpy(out, *p, keep);
+	out[keep] = '\0';
+	*p += n;
+	return 0;
+}
+
+#define REC_PARENT 1
+#define REC_CONV_UUID 2
+
+/*
+ * The conversation id of a session record: 16 bytes when it is a UUID
+ * in its usual form (a record is read by every listing), else its text.
+ */
+static int conv_uuid(unsigned char u[16], const char *conv)
+{
+	char back[APTIX_UUID_STRSZ + 1];
+
+	if (!conv || aptix_uuid_parse(u, conv) < 0)
+		return 0;
+	aptix_uuid_format(back, u);
+	return !strcmp(back, conv);
+}
+
+static int get_conv(char *out, size_t outsz, int flags,
+		    const unsigned char **p, const unsigned char *end)
+{
+	char text[APTIX_UUID_STRSZ + 1];
+
+	if (!(flags & REC_CONV_UUID))
+		return get_str8(out, outsz, p, end);
+	if (end - *p < 16)
+		return -1;
+	aptix_uuid_format(text, *p);
+	snprintf(out, outsz, "%s", text);
+	*p += 16;
+	return 0;
+}
+
+static int corrupt_record(const char *what)
+{
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "index record of %s is "
+			"corrupt: run 'aptix reindex'", what);
+	return APTIX_ECORRUPT;
+}
+
+static int is_loc(const void *val, size_t vlen)
+{
+	return vlen == LOC_LEN && *(const unsigned char *)val == SESSION_LOC;
+}
+
+static void timeline_key(unsigned char key[40], int64_t created,
+			 const unsigned char id[32])
+{
+	aptix__put_be64(key, (uint64_t)created);
+	memcpy(key + 8, id, 32);
+}
+
+struct loc_view {
+	aptix_store_view_cb cb;
+	void *payload;
+	int located;
+	unsigned char key[40];
+};
+
+static int loc_view_cb(const void *val, size_t vlen, void *payload)
+{
+	struct loc_view *lv = payload;
+
+	if (!is_loc(val, vlen))
+		return lv->cb(val, vlen, lv->payload);
+	memcpy(lv->key, (const unsigned char *)val + 1, 8);
+	lv->located = 1;
+	return 0;
+}
+
+static int lost_record(const unsigned char id[32])
+{
+	aptix_oid oid;
+
+	memcpy(oid.id, id, 32);
+	return corrupt_record(aptix_oid_hex(&oid));
+}
+
+/*
+ * The two reads are two snapshots: a timeline record missing after its
+ * locator was read may have gone with a reindex between them, so the
+ * locator is read again before the record is called lost.
+ */
+int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
+			     aptix_store_view_cb cb, void *payload)
+{
+	struct loc_view lv;
+	unsigned char seen[8];
+	int r, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		lv.cb = cb;
+		lv.payload = payload;
+		lv.located = 0;
+		r = s->view(s, APTIX_TABLE_SESSIONS, id, 32, loc_view_cb,
+			    &lv);
+		if (r < 0 || !lv.located)
+			return r;
+		if (tries && !memcmp(seen, lv.key, 8))
+			break;	/* the same locator: the record is lost */
+		memcpy(seen, lv.key, 8);
+		memcpy(lv.key + 8, id, 32);
+		r = s->view(s, APTIX_TABLE_TIMELINE, lv.key, 40, cb, payload);
+		if (r != APTIX_ENOTFOUND)
+			return r;
+	}
+	return lost_record(id);
+}
+
+int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
+			     aptix_store *s, const unsigned char id[32])
+{
+	unsigned char key[40];
+	int r = s->wget(out, w, APTIX_TABLE_SESSIONS, id, 32);
+
+	if (r < 0 || !is_loc(out->ptr, out->len))
+		return r;
+	memcpy(key, (const unsigned char *)out->ptr + 1, 8);
+	memcpy(key + 8, id, 32);
+	r = s->wget(out, w, APTIX_TABLE_TIMELINE, key, 40);
+	return r == APTIX_ENOTFOUND ? lost_record(id) : r;
+}
+
+static int encode_session(aptix_buf *b, const aptix_session_info *si)
+{
+	unsigned char h[4], t[8], u[16];
+	int uuid = conv_uuid(u, si->conversation);
+
+	h[0] = SESSION_VERSION;
+	h[1] = (unsigned char)si->status;
+	h[2] = (unsigned char)si->turn_status;
+	h[3] = (si->has_parent ? REC_PARENT : 0) | (uuid ? REC_CONV_UUID : 0);
+	aptix_buf_put(b, h, 4);
+	aptix_buf_put(b, si->parent.id, 32);
+	aptix_buf_put(b, si->turn.id, 32);
+	aptix__put_be64(t, (uint64_t)si->created_at);
+	aptix_buf_put(b, t, 8);
+	t[0] = (unsigned char)(si->generation >> 24);
+	t[1] = (unsigned char)(si->generation >> 16);
+	t[2] = (unsigned char)(si->generation >> 8);
+	t[3] = (unsigned char)si->generation;
+	aptix_buf_put(b, t, 4);
+	if (uuid)
+		aptix_buf_put(b, u, 16);
+	else
+		put_str8(b, si->conversation);
+	put_str8(b, si->summary);
+	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+}
+
+static int decode_session(aptix_session_info *si, const aptix_oid *id,
+			  const void *val, size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+
+	memset(si, 0, sizeof(*si));
+	if (vlen < 80 || p[0] < REC_VERSION || p[0] > SESSION_VERSION)
+		return corrupt_record(aptix_oid_hex(id));
+	si->id = *id;
+	si->status = (aptix_session_status)p[1];
+	si->turn_status = (aptix_turn_status)p[2];
+	si->has_parent = p[3] & REC_PARENT;
+	memcpy(si->parent.id, p + 4, 32);
+	memcpy(si->turn.id, p + 36, 32);
+	si->created_at = (int64_t)aptix__get_be64(p + 68);
+	si->generation = (uint32_t)p[76] << 24 | (uint32_t)p[77] << 16 |
+		(uint32_t)p[78] << 8 | p[79];
+	p += 80;
+	if (get_conv(si->conversation, sizeof(si->conversation),
+		     ((const unsigned char *)val)[3], &p, end) ||
+	    get_str8(si->summary, sizeof(si->summary), &p, end))
+		return corrupt_record(aptix_oid_hex(id));
+	return 0;
+}
+
+static void put_be32(aptix_buf *b, uint32_t v)
+{
+	unsigned char t[4];
+
+	aptix__put_be32(t, v);
+	aptix_buf_put(b, t, 4);
+}
+
+static void put_be64(aptix_buf *b, int64_t v)
+{
+	unsigned char t[8];
+
+	aptix__put_be64(t, (uint64_t)v);
+	aptix_buf_put(b, t, 8);
+}
+
+/* After the fixed fields: the sections of a version 2 or 3 record. */
+static int sections(const unsigned char **p, const unsigned char **end,
+		    const void *val, size_t vlen)
+{
+	const unsigned char *q = val;
+	char skip[256];
+
+	if (vlen < 80 || q[0] < REC_VERSION || q[0] > SESSION_VERSION)
+		return corrupt_record("a session");
+	if (q[0] == REC_VERSION)
+		return 1;
+	*end = q + vlen;
+	*p = q + 80;
+	if (get_conv(skip, sizeof(skip), q[3], p, *end) ||
+	    get_str8(skip, sizeof(skip), p, *end))
+		return corrupt_record("a session");
+	return 0;
+}
+
+int aptix_index__record_summary(char out[121], const void *val,
+				size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+	char skip[256];
+
+	if (vlen < 80)
+		return corrupt_record("a session");
+	p += 80;
+	if (get_conv(skip, sizeof(skip), ((const unsigned char *)val)[3], &p,
+		     end) ||
+	    get_str8(out, APTIX_SUMMARY_MAX + 1, &p, end))
+		return corrupt_record("a session");
+	return 0;
+}
+
+int aptix_index__rolling_section(const unsigned char **sec, size_t *len,
+				 const void *val, size_t vlen)
+{
+	const unsigned char *p, *end;
+	uint32_t n;
+	int r = sections(&p, &end, val, vlen);
+
+	if (r)
+		return r;
+	if (*(const unsigned char *)val == SESSION_V2)
+		return 1;
+	if (end - p < 4 || (n = aptix__get_be32(p)) > (size_t)(end - p) - 4)
+		return corrupt_record("a session");
+	*sec = p + 4;
+	*len = n;
+	return 0;
+}
+
+int aptix_index__chain_section(const unsigned char **sec, size_t *len,
+			       const void *val, size_t vlen)
+{
+	const unsigned char *p, *end;
+	int r = aptix_index__rolling_section(sec, len, val, vlen);
+
+	if (r < 0)
+		return r;
+	if (r == 0) {	/* version 3: the chain follows the summary */
+		*sec += *len;
+		*len = (size_t)((const unsigned char *)val + vlen - *sec);
+		return 0;
+	}
+	if ((r = sections(&p, &end, val, vlen)) != 0)
+		return r;
+	*sec = p;
+	*len = (size_t)(end - p);
+	return 0;
+}
+
+void aptix_index__op_release(struct aptix_index_session_op *op)
+{
+	aptix_session_release(&op->session);
+	aptix_index__delta_release(&op->delta);
+}
+
+/* A version 1 record stays one until reindex (its counts are partial). */
+static int encode_conv_v1(aptix_buf *b, const aptix_conv_info *ci)
+{
+	unsigned char h[4];
+
+	h[0] = REC_VERSION;
+	h[1] = (unsigned char)((ci->has_head ? 1 : 0) |
+			       (ci->archived ? 2 : 0));
+	h[2] = (unsigned char)ci->last_status;
+	h[3] = 0;
+	aptix_buf_put(b, h, 4);
+	aptix_buf_put(b, ci->head.id, 32);
+	put_be64(b, ci->created_at);
+	put_be64(b, ci->updated_at);
+	put_be32(b, ci->turns);
+	put_str8(b, ci->title);
+	put_str8(b, ci->workspace);
+	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+}
+
+static int encode_conv(aptix_buf *b, const aptix_conv_info *ci)
+{
+	unsigned char h[4];
+
+	h[0] = CONV_VERSION;
+	h[1] = (unsigned char)((ci->has_head ? 1 : 0) |
+			       (ci->archived ? 2 : 0) |
+			       (ci->has_failed ? 4 : 0) |
+			       (ci->titled ? 8 : 0) |
+			       (ci->has_last ? 16 : 0));
+	h[2] = (unsigned char)ci->last_status;
+	h[3] = (unsigned char)ci->last_turn_status;
+	aptix_buf_put(b, h, 4);
+	aptix_buf_put(b, ci->head.id, 32);
+	put_be64(b, ci->created_at);
+	put_be64(b, ci->updated_at);
+	put_be32(b, ci->turns);
+	put_be32(b, ci->committed);
+	put_be32(b, ci->failed);
+	aptix_buf_put(b, ci->last.id, 32);
+	aptix_buf_put(b, ci->last_failed.id, 32);
+	put_be64(b, ci->failed_at);
+	put_str8(b, ci->title);
+	put_str8(b, ci->workspace);
+	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+}
+
+/*
+ * @return 0; 1 for a version 1 record, whose counts, newest snapshot and
+ * failure are left to fill_legacy(); APTIX_ECORRUPT.
+ */
+static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
+		       const void *val, size_t vlen)
+{
+	const unsigned char *p = val, *end = p + vlen;
+	int v2;
+
+	memset(ci, 0, sizeof(*ci));
+	if (idlen >= sizeof(ci->id))
+		idlen = sizeof(ci->id) - 1;
+	memcpy(ci->id, id, idlen);
+	ci->id[idlen] = '\0';
+	if (vlen < 56 || (p[0] != REC_VERSION && p[0] != CONV_VERSION))
+		return corrupt_record(ci->id);
+	v2 = p[0] == CONV_VERSION;
+	if (v2 && vlen < 56 + 8 + 72)
+		return corrupt_record(ci->id);
+	ci->has_head = p[1] & 1;
+	ci->archived = (p[1] & 2) != 0;
+	ci->last_status = (aptix_session_status)p[2];
+	memcpy(ci->head.id, p + 4, 32);
+	ci->created_at = (int64_t)aptix__get_be64(p + 36);
+	ci->updated_at = (int64_t)aptix__get_be64(p + 44);
+	ci->turns = aptix__get_be32(p + 52);
+	p += 56;
+	if (v2) {
+		ci->has_failed = (((const unsigned char *)val)[1] & 4) != 0;
+		ci->titled = (((const unsigned char *)val)[1] & 8) != 0;
+		ci->has_last = (((const unsigned char *)val)[1] & 16) != 0;
+		ci->last_turn_status =
+			(aptix_turn_status)((const unsigned char *)val)[3];
+		ci->committed = aptix__get_be32(p);
+		ci->failed = aptix__get_be32(p + 4);
+		memcpy(ci->last.id, p + 8, 32);
+		memcpy(ci->last_failed.id, p + 40, 32);
+		ci->failed_at = (int64_t)aptix__get_be64(p + 72);
+		p += 80;
+	}
+	if (get_str8(ci->title, sizeof(ci->title), &p, end) ||
+	    get_str8(ci->workspace, sizeof(ci->workspace), &p, end))
+		return corrupt_record(ci->id);
+	return v2 ? 0 : 1;
+}
+
+int aptix_session_info_failed(const aptix_session_info *s)
+{
+	return s->status == APTIX_SESSION_FAILED ||
+		s->turn_status == APTIX_TURN_FAILED;
+}
+
+/* Count a newly indexed session into its conversation's record. */
+static void conv_count(aptix_conv_info *ci, const aptix_session_info *si)
+{
+	ci->turns++;
+	if (aptix_session_info_failed(si)) {
+		ci->failed++;
+		if (!ci->has_failed || si->created_at >= ci->failed_at) {
+			ci->has_failed = 1;
+			ci->last_failed = si->id;
+			ci->failed_at = si->created_at;
+		}
+	} else {
+		ci->committed++;
+	}
+	if (!ci->has_last || si->created_at >= ci->updated_at) {
+		ci->has_last = 1;
+		ci->last = si->id;
+		ci->updated_at = si->created_at;
+		ci->last_status = si->status;
+		ci->last_turn_status = si->turn_status;
+	}
+}
+
+/*
+ * The turn's line of the rolling summary, when its session commits it:
+ * the start of its instruction (in instr) and of its answer.
+ */
+static int odb_read(aptix_buf *out, aptix_otype *type, void *ctx,
+		    const aptix_oid *id)
+{
+	return aptix_odb_read(out, type, ctx, id, 0);
+}
+
+static int odb_size(size_t *size, void *ctx, const aptix_oid *id)
+{
+	aptix_otype type;
+
+	return aptix_odb_read_header(size, &type, ctx, id);
+}
+
+void aptix_index__odb_reader(struct aptix_index_reader *rd, aptix_odb *odb)
+{
+	rd->read = odb_read;
+	rd->size = odb_size;
+	rd->ctx = odb;
+}
+
+static int prepare_line(struct aptix_index_session_op *op,
+			const struct aptix_index_reader *rd,
+			const aptix_turn *t, const aptix_buf *instr)
+{
+	aptix_buf a = APTIX_BUF_INIT;
+	aptix_otype type;
+	int have = 0;
+
+	if (op->session.status != APTIX_SESSION_COMMITTED)
+		return 0;
+	if (!aptix_oid_is_zero(&t->answer)) {
+		have = rd->read(&a, &type, rd->ctx, &t->answer) == 0 &&
+			type == APTIX_OBJ_BLOB;
+		aptix_error_clear();	/* purged since: no answer line */
+	}
+	aptix_index__line_set(&op->line, t->seq, op->summary, instr->ptr,
+			      instr->len, have ? a.ptr : NULL,
+			      have ? a.len : 0);
+	aptix_buf_release(&a);
+	return 0;
+}
+
+int aptix_index__prepare(struct aptix_index_session_op *op,
+			 const struct aptix_index_reader *rd,
+			 int strict, const aptix_oid *id, const void *data,
+			 size_t len, const aptix_turn *turn)
+{
+	aptix_buf buf = APTIX_BUF_INIT;
+	aptix_otype type;
+	aptix_turn own;
+	const aptix_turn *t = turn;
+	int r;
+
+	aptix_turn_init(&own);
+	op->id = *id;
+	memset(&op->line, 0, sizeof(op->line));
+	if ((r = aptix_session_parse(&op->session, data, len)) < 0)
+		return r == APTIX_ECORRUPT ? APTIX_EINVALID : r;
+	if ((r = aptix_conv_check_id(op->session.conversation)) < 0)
+		return APTIX_EINVALID;
+	if (op->session.has_parent) {
+		r = rd->read(&buf, &type, rd->ctx,
+					  &op->session.parent);
+		if (strict && (r < 0 || type != APTIX_OBJ_SESSION)) {
+			aptix_error_set(APTIX_ERROR_OBJECT, "parent '%s' of "
+					"the session is %s",
+					aptix_oid_hex(&op->session.parent),
+					r < 0 ? "missing" : "not a session");
+			r = APTIX_EINVALID;
+			goto done;
+		}
+	}
+	if (!t) {
+		r = rd->read(&buf, &type, rd->ctx, &op->session.turn);
+		if (r == 0 && type == APTIX_OBJ_TURN &&
+		    aptix_turn_parse(&own, buf.ptr, buf.len) == 0)
+			t = &own;
+	}
+	if (!t) {
+		if (strict) {
+			aptix_error_set(APTIX_ERROR_OBJECT, "turn '%s' of the "
+					"session is %s",
+					aptix_oid_hex(&op->session.turn),
+					r < 0 ? "missing" : "not a valid turn");
+			r = APTIX_EINVALID;
+			goto done;
+		}
+		op->turn_status = APTIX_TURN_FAILED;
+		r = 0;
+		goto done;
+	}
+	op->turn_status = t->status;
+	if (strict && strcmp(t->conversation, op->session.conversation) &&
+	    !op->session.forked_from) {
+		aptix_error_set(APTIX_ERROR_OBJECT, "the turn belongs to "
+				"conversation '%s', the session to '%s'",
+				t->conversation, op->session.conversation);
+		r = APTIX_EINVALID;
+		goto done;
+	}
+	r = rd->read(&buf, &type, rd->ctx, &t->instruction);
+	if (r == 0 && type == APTIX_OBJ_BLOB) {
+		aptix_summary_line(op->summary, APTIX_SUMMARY_MAX, buf.ptr,
+				   buf.len);
+		if ((r = aptix_index__delta_from_turn(&op->delta, rd, t,
+						      buf.len)) < 0 ||
+		    (r = prepare_line(op, rd, t, &buf)) < 0)
+			goto done;
+	} else if (!strict) {
+		/*
+		 * purged since: the turn keeps its place in the chain (its
+		 * sizes unknown, as fsck --full allows) and the summary
+		 */
+		aptix_error_clear();
+		aptix_buf_set(&buf, "[purged]", 8);
+		snprintf(op->summary, sizeof(op->summary), "[purged]");
+		if ((r = aptix_index__delta_from_turn(&op->delta, rd, t,
+						      0)) < 0 ||
+		    (r = prepare_line(op, rd, t, &buf)) < 0)
+			goto done;
+		op->delta.sizes_unknown = 1;
+	} else {
+		aptix_error_set(APTIX_ERROR_OBJECT, "instruction '%s' of the "
+				"turn is missing",
+				aptix_oid_hex(&t->instruction));
+		r = APTIX_EINVALID;
+		goto done;
+	}
+	r = 0;
+done:
+	aptix_turn_release(&own);
+	aptix_buf_release(&buf);
+	return r;
+}
+
+/*
+ * *exists: 0 unknown, 1 known, 2 known by a version 1 record (kept at
+ * version 1 by conv_store until reindex).
+ */
+static int conv_load(aptix_conv_info *ci, aptix_store_wtxn *w, aptix_store *s,
+		     const char *conv, int *exists)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = s->wget(&v, w, APTIX_TABLE_CONVS, conv, strlen(conv));
+
+	*exists = r == 0;
+	if (r == 0) {
+		r = decode_conv(ci, conv, strlen(conv), v.ptr, v.len);
+		if (r == 1) {
+			*exists = 2;
+			r = 0;
+		}
+	} else if (r == APTIX_ENOTFOUND) {
+		memset(ci, 0, sizeof(*ci));
+		snprintf(ci->id, sizeof(ci->id), "%s", conv);
+		r = 0;
+	}
+	aptix_buf_release(&v);
+	return r;
+}
+
+static int conv_store(aptix_store_wtxn *w, aptix_store *s,
+		      const aptix_conv_info *ci, int exists)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = exists == 2 ? encode_conv_v1(&v, ci) : encode_conv(&v, ci);
+
+	if (!r)
+		r = s->wput(w, APTIX_TABLE_CONVS, ci->id, strlen(ci->id),
+			    v.ptr, v.len);
+	aptix_buf_release(&v);
+	return r;
+}
+
+struct wget_ctx {
+	aptix_store_wtxn *w;
+	aptix_store *s;
+};
+
+static int wget_rec(aptix_buf *out, const unsigned char id[32], void *ctx)
+{
+	struct wget_ctx *wc = ctx;
+	int r = aptix_index__wget_record(out, wc->w, wc->s, id);
+
+	return r == APTIX_ENOTFOUND ? corrupt_record("an ancestor") : r;
+}
+
+int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
+			       const struct aptix_index_session_op *op)
+{
+	const aptix_session *ss = &op->session;
+	aptix_session_info si, pi;
+	aptix_conv_info ci;
+	aptix_buf v = APTIX_BUF_INIT, psec = APTIX_BUF_INIT;
+	aptix_buf prec = APTIX_BUF_INIT;
+	struct wget_ctx wc = { w, s };
+	unsigned char ckey[72], loc[LOC_LEN];
+	const unsigned char *sec;
+	size_t seclen;
+	int r, exists, parent_known = 1;
+
+	r = s->wget(&v, w, APTIX_TABLE_SESSIONS, op->id.id, 32);
+	if (r == 0 || r != APTIX_ENOTFOUND)
+		goto done;	/* indexed already (or an error) */
+	memset(&si, 0, sizeof(si));
+	si.id = op->id;
+	si.parent = ss->parent;
+	si.has_parent = ss->has_parent;
+	si.turn = ss->turn;
+	si.status = ss->status;
+	si.turn_status = op->turn_status;
+	si.created_at = ss->created_at;
+	si.generation = 1;
+	snprintf(si.conversation, sizeof(si.conversation), "%s",
+		 ss->conversation);
+	snprintf(si.summary, sizeof(si.summary), "%s", op->summary);
+	if (ss->has_parent) {
+		r = aptix_index__wget_record(&v, w, s, ss->parent.id);
+		if (r == APTIX_ENOTFOUND) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY, "parent '%s' "
+					"is not in the index: run 'aptix "
+					"reindex'", aptix_oid_hex(&ss->parent));
+			r = APTIX_ECORRUPT;
+		}
+		if (r < 0 || (r = decode_session(&pi, &ss->parent, v.ptr,
+						 v.len)) < 0)
+			goto done;
+		r = aptix_index__chain_section(&sec, &seclen, v.ptr, v.len);
+		if (r < 0)
+			goto done;
+		if (r == 0)
+			aptix_buf_put(&psec, sec, seclen);
+		parent_known = r == 0;
+		aptix_buf_put(&prec, v.ptr, v.len);
+		si.generation = pi.generation + 1;
+		timeline_key(ckey, pi.created_at, ss->parent.id);
+		memcpy(ckey + 40, op->id.id, 32);
+		if ((r = s->wput(w, APTIX_TABLE_CHILDREN, ckey, 72, "", 0)) < 0)
+			goto done;
+	}
+	aptix_buf_clear(&v);
+	if ((r = encode_session(&v, &si)) < 0 ||
+	    (r = aptix_index__rolling_encode(&v, ss->has_parent ?
+					     &ss->parent : NULL, &prec,
+					     &op->line, wget_rec, &wc)) < 0 ||
+	    (r = aptix_index__chain_encode(&v, ss->has_parent ?
+					   (const unsigned char *)psec.ptr :
+					   NULL, psec.len, parent_known,
+					   ss->status ==
+					   APTIX_SESSION_COMMITTED,
+					   &op->delta,
+					   APTIX_INDEX_CHAIN_FP)) < 0 ||
+	    /* the layout above: an older aptix must refuse the store (a
+	     * reindex writes no object that would say so) */
+	    (r = aptix_odb_store_raise_format(w, INDEX_FORMAT)) < 0)
+		goto done;
+	timeline_key(ckey, si.created_at, op->id.id);
+	loc[0] = SESSION_LOC;
+	memcpy(loc + 1, ckey, 8);
+	if ((r = s->wput(w, APTIX_TABLE_TIMELINE, ckey, 40, v.ptr,
+			 v.len)) < 0 ||
+	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, loc,
+			 LOC_LEN)) < 0)
+		goto done;
+	if ((r = conv_load(&ci, w, s, ss->conversation, &exists)) < 0)
+		goto done;
+	if (!exists || !ci.turns) {
+		ci.created_at = ss->created_at;
+		if (!ci.titled)
+			snprintf(ci.title, sizeof(ci.title), "%s",
+				 ss->title ? ss->title : op->summary);
+		if (ss->workspace)
+			snprintf(ci.workspace, sizeof(ci.workspace), "%s",
+				 ss->workspace);
+	}
+	conv_count(&ci, &si);
+	r = conv_store(w, s, &ci, exists);
+done:
+	aptix_buf_release(&v);
+	aptix_buf_release(&psec);
+	aptix_buf_release(&prec);
+	return r;
+}
+
+int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
+			  const char *conv, const aptix_oid *head,
+			  int64_t now UNUSED)
+{
+	aptix_conv_info ci;
+	int r, exists;
+
+	if (!head) {
+		/*
+		 * The ref was deleted: the conversation goes from the
+		 * listings (its sessions stay, reachable from the reflog);
+		 * reindex keeps it gone (rebuild_fn). A new turn in it
+		 * starts a new record.
+		 */
+		r = s->wdel(w, APTIX_TABLE_CONVS, conv, strlen(conv));
+		return r == APTIX_ENOTFOUND ? 0 : r;
+	}
+	if ((r = conv_load(&ci, w, s, conv, &exists)) < 0)
+		return r;
+	ci.head = *head;
+	ci.has_head = 1;
+	return conv_store(w, s, &ci, exists);
+}
+
+/*
+ * What the user says of a conversation (txn.c): title NULL keeps it,
+ * archived < 0 keeps the flag.
+ */
+int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
+			   const char *conv, const char *title, int archived)
+{
+	aptix_conv_info ci;
+	int r, exists;
+
+	if ((r = conv_load(&ci, w, s, conv, &exists)) < 0)
+		return r;
+	if (!exists) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY,
+				"conversation '%s' not found", conv);
+		return APTIX_ENOTFOUND;
+	}
+	if (title) {
+		snprintf(ci.title, sizeof(ci.title), "%s", title);
+		ci.titled = 1;
+	}
+	if (archived >= 0)
+		ci.archived = archived != 0;
+	return conv_store(w, s, &ci, exists);
+}
+
+struct session_view {
+	aptix_session_info *out;
+	const aptix_oid *id;
+};
+
+static int session_view_cb(const void *val, size_t vlen, void *payload)
+{
+	struct session_view *sv = payload;
+
+	return decode_session(sv->out, sv->id, val, vlen);
+}
+
+int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
+			const aptix_oid *id)
+{
+	struct session_view sv;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	sv.out = out;
+	sv.id = id;
+	r = aptix_index__view_record(repo->store, id->id, session_view_cb,
+				     &sv);
+
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "session '%s' is not "
+				"in the index", aptix_oid_hex(id));
+	return r;
+}
+
+struct sess_walk {
+	aptix_session_info_cb cb;
+	void *payload;
+	int stopped;
+};
+
+/* The record of session sid to the walk's callback. */
+static int sess_emit(struct sess_walk *sw, const unsigned char sid[32],
+		     const void *val, size_t vlen)
+{
+	aptix_session_info si;
+	aptix_oid id;
+	int r;
+
+	memcpy(id.id, sid, 32);
+	if ((r = decode_session(&si, &id, val, vlen)) < 0)
+		return r;
+	r = sw->cb(&si, sw->payload);
+	sw->stopped = r == APTIX_ITEROVER;
+	return r;
+}
+
+static int sess_walk_cb(const void *key, size_t klen, const void *val,
+			size_t vlen, void *payload)
+{
+	if (klen != 32)
+		return corrupt_record("a session");
+	if (is_loc(val, vlen))
+		return 0;	/* in the timeline: seen there */
+	return sess_emit(payload, key, val, vlen);
+}
+
+static int timeline_walk_cb(const void *key, size_t klen, const void *val,
+			    size_t vlen, void *payload)
+{
+	if (klen != 40)
+		return corrupt_record("the timeline");
+	if (!vlen)
+		return 0;	/* in the sessions table (format 4) */
+	return sess_emit(payload, (const unsigned char *)key + 8, val, vlen);
+}
+
+/*
+ * No record is kept in place: the store was made, or reindexed, so (and
+ * stays so: the answer yes is kept in the repo).
+ */
+static int all_in_timeline(aptix_repo *repo)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r, yes;
+
+	if (__atomic_load_n(&repo->index_in_timeline, __ATOMIC_RELAXED))
+		return 1;
+	r = repo->store->get(&v, repo->store, APTIX_TABLE_META, LAYOUT_KEY,
+			     strlen(LAYOUT_KEY));
+	yes = r == 0 && v.len == strlen(APTIX_INDEX_LAYOUT_TIMELINE) &&
+		!memcmp(v.ptr, APTIX_INDEX_LAYOUT_TIMELINE, v.len);
+	if (r < 0)
+		aptix_error_clear();
+	aptix_buf_release(&v);
+	if (yes)
+		__atomic_store_n(&repo->index_in_timeline, 1, __ATOMIC_RELAXED);
+	return yes;
+}
+
+/*
+ * The timeline's records in time order, then those kept in place (a
+ * walk of the sessions table, unless the store says there are none).
+ */
+int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
+				void *payload)
+{
+	struct sess_walk sw = { cb, payload, 0 };
+	int r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+				  timeline_walk_cb, &sw);
+
+	if (r < 0 || sw.stopped || all_in_timeline(repo))
+		return r;
+	return repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+				 sess_walk_cb, &sw);
+}
+
+struct layout_check {
+	aptix_repo *repo;
+	aptix_index_problem_cb cb;
+	void *payload;
+	int problems;
+	int all_in_timeline;	/* the meta key says so */
+};
+
+static void layout_problem(struct layout_check *lc, const void *id,
+			   const char *what)
+{
+	aptix_oid oid;
+
+	memcpy(oid.id, id, 32);
+	lc->cb(&oid, what, lc->payload);
+	lc->problems++;
+}
+
+static int exists_cb(const void *val UNUSED, size_t vlen, void *payload)
+{
+	*(size_t *)payload = vlen;
+	return 0;
+}
+
+static int layout_sessions_cb(const void *key, size_t klen, const void *val,
+			      size_t vlen, void *payload)
+{
+	struct layout_check *lc = payload;
+	aptix_store *s = lc->repo->store;
+	unsigned char tk[40];
+	size_t len = 0;
+	int r;
+
+	if (klen != 32)
+		return 0;
+	if (!is_loc(val, vlen)) {	/* the record itself */
+		if (lc->all_in_timeline)	/* which listings skip */
+			layout_problem(lc, key, "a record kept in the "
+				       "sessions table, which the store says "
+				       "holds none");
+		return 0;
+	}
+	memcpy(tk, (const unsigned char *)val + 1, 8);
+	memcpy(tk + 8, key, 32);
+	r = s->view(s, APTIX_TABLE_TIMELINE, tk, 40, exists_cb, &len);
+	if (r == APTIX_ENOTFOUND || (!r && !len))
+		layout_problem(lc, key, "its record is missing from the "
+			       "timeline");
+	return r == APTIX_ENOTFOUND ? 0 : r;
+}
+
+static int layout_timeline_cb(const void *key, size_t klen,
+			      const void *val UNUSED, size_t vlen,
+			      void *payload)
+{
+	struct layout_check *lc = payload;
+	aptix_store *s = lc->repo->store;
+	const unsigned char *id = (const unsigned char *)key + 8;
+	aptix_buf loc = APTIX_BUF_INIT;
+	int r;
+
+	if (klen != 40 || !vlen)
+		return 0;
+	r = s->get(&loc, s, APTIX_TABLE_SESSIONS, id, 32);
+	if (r == APTIX_ENOTFOUND || (!r && (!is_loc(loc.ptr, loc.len) ||
+					    memcmp(loc.ptr + 1, key, 8))))
+		layout_problem(lc, id, "a timeline record that the sessions "
+			       "table does not name");
+	aptix_buf_release(&loc);
+	return r == APTIX_ENOTFOUND ? 0 : r;
+}
+
+int aptix_index_check_layout(aptix_repo *repo, aptix_index_problem_cb cb,
+			     void *payload)
+{
+	struct layout_check lc = { repo, cb, payload, 0, 0 };
+	int r;
+
+	lc.all_in_timeline = all_in_timeline(repo);
+	r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+			      layout_sessions_cb, &lc);
+
+	if (r >= 0)
+		r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL,
+				      0, layout_timeline_cb, &lc);
+	return r < 0 ? r : lc.problems;
+}
+
+struct recent_walk {
+	aptix_repo *repo;
+	aptix_session_info_cb cb;
+	void *payload;
+};
+
+static int recent_cb(const void *key, size_t klen, const void *val,
+		     size_t vlen, void *payload)
+{
+	struct recent_walk *rw = payload;
+	aptix_session_info si;
+	aptix_oid id;
+	int r;
+
+	if (klen != 40)
+		return corrupt_record("the timeline");
+	memcpy(id.id, (const unsigned char *)key + 8, 32);
+	if (vlen)
+		r = decode_session(&si, &id, val, vlen);
+	else if ((r = aptix_index_session(&si, rw->repo, &id)) ==
+		 APTIX_ENOTFOUND)
+		return 0;
+	if (r < 0)
+		return r;
+	return rw->cb(&si, rw->payload);
+}
+
+int aptix_index_foreach_recent(aptix_repo *repo, aptix_session_info_cb cb,
+			       void *payload)
+{
+	struct recent_walk rw = { repo, cb, payload };
+
+	return repo->store->iter_rev(repo->store, APTIX_TABLE_TIMELINE, NULL,
+				     0, recent_cb, &rw);
+}
+
+static int any_cb(const void *k UNUSED, size_t kl UNUSED,
+		  const void *v UNUSED, size_t vl UNUSED, void *payload)
+{
+	*(int *)payload = 1;
+	return APTIX_ITEROVER;
+}
+
+int aptix_index_has_timeline(aptix_repo *repo)
+{
+	int timeline = 0, sessions = 0;
+
+	if (repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+			      any_cb, &timeline) < 0 ||
+	    repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+			      any_cb, &sessions) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	return timeline || !sessions;
+}
+
+struct child_walk {
+	const aptix_oid *parent;
+	aptix_odb_foreach_cb cb;
+	void *payload;
+	unsigned char prefix[40];	/* of the keys walked */
+	size_t plen;
+	int in_place, stopped;
+};
+
+static int child_walk_cb(const void *key, size_t klen, const void *val UNUSED,
+			 size_t vlen UNUSED, void *payload)
+{
+	struct child_walk *cw = payload;
+	aptix_oid child;
+	int r;
+
+	if (klen < cw->plen || memcmp(key, cw->prefix, cw->plen))
+		return APTIX_ITEROVER;
+	if (klen != cw->plen + 32)
+		return 0;	/* not a key of this form */
+	memcpy(child.id, (const unsigned char *)key + cw->plen, 32);
+	r = cw->cb(&child, cw->payload);
+	cw->stopped = r == APTIX_ITEROVER;
+	return r;
+}
+
+/* The parent's time, and whether its record is kept in place. */
+static int created_cb(const void *val, size_t vlen, void *payload)
+{
+	struct child_walk *cw = payload;
+	const unsigned char *p = val;
+
+	if (is_loc(val, vlen)) {
+		memcpy(cw->prefix, p + 1, 8);
+		return 0;
+	}
+	if (vlen < 80)
+		return corrupt_record(aptix_oid_hex(cw->parent));
+	memcpy(cw->prefix, p + 68, 8);
+	cw->in_place = 1;
+	return 0;
+}
+
+/* The children under keys of either form (see aptix_index_children). */
+static int walk_children(aptix_repo *repo, struct child_walk *cw)
+{
+	int r;
+
+	memcpy(cw->prefix + 8, cw->parent->id, 32);
+	cw->plen = 40;
+	if ((r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
+				   cw->prefix, 40, child_walk_cb, cw)) < 0 ||
+	    !cw->in_place || cw->stopped)
+		return r;
+	memcpy(cw->prefix, cw->parent->id, 32);
+	cw->plen = 32;
+	return repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
+				 cw->prefix, 32, child_walk_cb, cw);
+}
+
+int aptix_index_children_at(aptix_repo *repo, const aptix_oid *parent,
+			    int64_t parent_created, aptix_odb_foreach_cb cb,
+			    void *payload)
+{
+	struct child_walk cw;
+
+	memset(&cw, 0, sizeof(cw));
+	cw.parent = parent;
+	cw.cb = cb;
+	cw.payload = payload;
+	aptix__put_be64(cw.prefix, (uint64_t)parent_created);
+	/* the keys of format 4 too, unless no record is kept in place */
+	cw.in_place = !all_in_timeline(repo);
+	return walk_children(repo, &cw);
+}
+
+/*
+ * Children keys start with the parent's time (format 5); a parent whose
+ * record is kept in place (format 4) may have children of either form.
+ */
+int aptix_index_children(aptix_repo *repo, const aptix_oid *parent,
+			 aptix_odb_foreach_cb cb, void *payload)
+{
+	struct child_walk cw;
+	int r;
+
+	memset(&cw, 0, sizeof(cw));
+	cw.parent = parent;
+	cw.cb = cb;
+	cw.payload = payload;
+	r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, parent->id,
+			      32, created_cb, &cw);
+	if (r == APTIX_ENOTFOUND)
+		return 0;
+	return r < 0 ? r : walk_children(repo, &cw);
+}
+
+/*
+ * Version 1 records lack the counts and the newest failure: compute them
+ * from the sessions, in one scan for all of them (a store indexed before
+ * version 2, until `aptix reindex`).
+ */
+struct legacy_fill {
+	aptix_conv_info **v;	/* sorted by id */
+	size_t n;
+};
+
+static int legacy_by_id(const void *a, const void *b)
+{
+	return strcmp((*(aptix_conv_info *const *)a)->id,
+		      (*(aptix_conv_info *const *)b)->id);
+}
+
+static int legacy_key(const void *key, const void *elt)
+{
+	return strcmp(key, (*(aptix_conv_info *const *)elt)->id);
+}
+
+static int legacy_cb(const aptix_session_info *si, void *payload)
+{
+	struct legacy_fill *lf = payload;
+	aptix_conv_info **ci = bsearch(si->conversation, lf->v, lf->n,
+				       sizeof(*lf->v), legacy_key);
+
+	if (ci)
+		conv_count(*ci, si);
+	return 0;
+}
+
+static int fill_legacy(aptix_repo *repo, aptix_conv_info **v, size_t n)
+{
+	struct legacy_fill lf = { v, n };
+	size_t i;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		v[i]->turns = v[i]->committed = v[i]->failed = 0;
+		v[i]->has_last = v[i]->has_failed = 0;
+		v[i]->updated_at = 0;
+	}
+	qsort(v, n, sizeof(*v), legacy_by_id);
+	return aptix_index_foreach_session(repo, legacy_cb, &lf);
+}
+
+struct conv_view {
+	aptix_conv_info *out;
+	const char *id;
+};
+
+static int conv_view_cb(const void *val, size_t vlen, void *payload)
+{
+	struct conv_view *cv = payload;
+
+	return decode_conv(cv->out, cv->id, strlen(cv->id), val, vlen);
+}
+
+int aptix_index_conversation(aptix_conv_info *out, aptix_repo *repo,
+			     const char *id)
+{
+	struct conv_view cv;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!*id)
+		return APTIX_ENOTFOUND;
+	cv.out = out;
+	cv.id = id;
+	r = repo->store->view(repo->store, APTIX_TABLE_CONVS, id, strlen(id),
+			      conv_view_cb, &cv);
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_REPOSITORY,
+				"conversation '%s' not found", id);
+	if (r == 1)
+		r = fill_legacy(repo, &out, 1);
+	return r;
+}
+
+struct conv_walk {
+	aptix_conv_info *v;
+	size_t n, alloc;
+	size_t nlegacy;
+};
+
+static int conv_walk_cb(const void *key, size_t klen, const void *val,
+			size_t vlen, void *payload)
+{
+	struct conv_walk *cw = payload;
+	int r;
+
+	if (aptix__grow(&cw->v, &cw->alloc, cw->n, sizeof(*cw->v), 32) < 0)
+		return APTIX_ERROR;
+	if ((r = decode_conv(&cw->v[cw->n], key, klen, val, vlen)) < 0)
+		return r;
+	if (r == 1) {
+		cw->v[cw->n].has_last = -1;	/* marks it for fill_legacy */
+		cw->nlegacy++;
+	}
+	cw->n++;
+	return 0;
+}
+
+int aptix_index_foreach_conversation(aptix_repo *repo, aptix_conv_info_cb cb,
+				     void *payload)
+{
+	struct conv_walk cw = { NULL, 0, 0, 0 };
+	aptix_conv_info **legacy = NULL;
+	size_t i, j = 0;
+	int r;
+
+	/* copied out first: cb may write, and version 1 records are filled */
+	r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
+			      conv_walk_cb, &cw);
+	if (!r && cw.nlegacy) {
+		if (!(legacy = aptix__calloc(cw.nlegacy, sizeof(*legacy))))
+			r = APTIX_ERROR;
+		for (i = 0; !r && i < cw.n; i++)
+			if (cw.v[i].has_last == -1)
+				legacy[j++] = &cw.v[i];
+		if (!r)
+			r = fill_legacy(repo, legacy, j);
+	}
+	for (i = 0; !r && i < cw.n; i++)
+		r = cb(&cw.v[i], payload);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	free(legacy);
+	free(cw.v);
+	return r;
+}
+
+/* --- Rebuild ---------------------------------------------------------- */
+
+struct rebuild {
+	aptix_repo *repo;
+	struct aptix_index_reader rd;
+	struct aptix_index_session_op **ops;
+	size_t n, alloc;
+	struct { unsigned char key[512]; size_t len; int table; } *dels;
+	size_t ndels, adels;
+	char **convs;		/* conversation refs: name, hex */
+	aptix_oid *heads;
+	size_t nconvs;
+	aptix_conv_info *meta;	/* what users said: titles, archived */
+	size_t nmeta, ameta;
+	char **gone;		/* conversations whose ref was deleted */
+	size_t ngone, agone;
+	char last[APTIX_REF_MAXLEN + 1];	/* reflog walk: its ref */
+	int last_deleted;
+};
+
+static int collect_session(const aptix_oid *id, void *payload)
+{
+	struct rebuild *rb = payload;
+	aptix_buf data = APTIX_BUF_INIT;
+	struct aptix_index_session_op *op;
+	aptix_otype type;
+	int r;
+	size_t hsize;
+
+	if ((r = aptix_odb_read_header(&hsize, &type, rb->repo->odb, id)) < 0)
+		return r == APTIX_ECORRUPT ? 0 : r;
+	if (type != APTIX_OBJ_SESSION)
+		return 0;
+	if ((r = aptix_odb_read(&data, &type, rb->repo->odb, id, 0)) < 0)
+		return r == APTIX_ECORRUPT ? 0 : r;
+	if (rb->n == rb->alloc) {
+		size_t na = rb->alloc ? rb->alloc * 2 : 64;
+		void *p = aptix__realloc(rb->ops, na * sizeof(*rb->ops));
+
+		if (!p) {
+			aptix_buf_release(&data);
+			return APTIX_ERROR;
+		}
+		rb->ops = p;
+		rb->alloc = na;
+	}
+	if (!(op = aptix__calloc(1, sizeof(*op)))) {
+		aptix_buf_release(&data);
+		return APTIX_ERROR;
+	}
+	r = aptix_index__prepare(op, &rb->rd, 0, id, data.ptr, data.len,
+				 NULL);
+	aptix_buf_release(&data);
+	if (r < 0) {	/* an unreadable session: fsck reports it */
+		aptix_index__op_release(op);
+		free(op);
+		return 0;
+	}
+	rb->ops[rb->n++] = op;
+	return 0;
+}
+
+static int collect_key(struct rebuild *rb, int table, const void *key,
+		       size_t klen)
+{
+	if (aptix__grow(&rb->dels, &rb->adels, rb->ndels, sizeof(*rb->dels),
+			64) < 0)
+		return APTIX_ERROR;
+	if (klen > sizeof(rb->dels[0].key))
+		return 0;
+	memcpy(rb->dels[rb->ndels].key, key, klen);
+	rb->dels[rb->ndels].len = klen;
+	rb->dels[rb->ndels].table = table;
+	rb->ndels++;
+	return 0;
+}
+
+static int collect_sessions_key(const void *k, size_t kl,
+				const void *v UNUSED, size_t vl UNUSED,
+				void *p)
+{
+	return collect_key(p, APTIX_TABLE_SESSIONS, k, kl);
+}
+
+static int collect_children_key(const void *k, size_t kl,
+				const void *v UNUSED, size_t vl UNUSED,
+				void *p)
+{
+	return collect_key(p, APTIX_TABLE_CHILDREN, k, kl);
+}
+
+static int collect_timeline_key(const void *k, size_t kl,
+				const void *v UNUSED, size_t vl UNUSED,
+				void *p)
+{
+	return collect_key(p, APTIX_TABLE_TIMELINE, k, kl);
+}
+
+static int collect_convs_key(const void *k, size_t kl, const void *v,
+			     size_t vl, void *p)
+{
+	struct rebuild *rb = p;
+	aptix_conv_info ci;
+
+	/* a title or archived flag the user set survives the rebuild */
+	if (decode_conv(&ci, k, kl, v, vl) >= 0 && (ci.titled || ci.archived)) {
+		if (aptix__grow(&rb->meta, &rb->ameta, rb->nmeta,
+				sizeof(*rb->meta), 16) < 0)
+			return APTIX_ERROR;
+		rb->meta[rb->nmeta++] = ci;
+	} else {
+		aptix_error_clear();
+	}
+	return collect_key(p, APTIX_TABLE_CONVS, k, kl);
+}
+
+/* The last reflog entry of rb->last deleted it: remember the name. */
+static int note_gone(struct rebuild *rb)
+{
+	char *name;
+
+	if (!*rb->last || !rb->last_deleted)
+		return 0;
+	if (aptix__grow(&rb->gone, &rb->agone, rb->ngone, sizeof(*rb->gone),
+			8) < 0)
+		return APTIX_ERROR;
+	if (!(name = aptix__strdup(rb->last + strlen(APTIX_CONV_PREFIX))))
+		return APTIX_ERROR;
+	rb->gone[rb->ngone++] = name;
+	return 0;
+}
+
+/*
+ * Reflog entries of conversation refs, by name then oldest first: a ref
+ * whose newest entry logs a zero id was deleted (update-ref -d, the
+ * conversation command's delete).
+ */
+static int collect_deleted(const void *k, size_t kl, const void *v,
+			   size_t vl, void *p)
+{
+	struct rebuild *rb = p;
+	size_t plen = strlen(APTIX_CONV_PREFIX), nlen;
+	static const unsigned char zero[APTIX_OID_RAWSZ];
+	int r;
+
+	if (kl < plen || memcmp(k, APTIX_CONV_PREFIX, plen))
+		return APTIX_ITEROVER;
+	if (kl < 9 || (nlen = kl - 9) > APTIX_REF_MAXLEN ||
+	    vl < 2 * APTIX_OID_RAWSZ)
+		return 0;
+	if (strlen(rb->last) != nlen || memcmp(rb->last, k, nlen)) {
+		if ((r = note_gone(rb)) < 0)
+			return r;
+		memcpy(rb->last, k, nlen);
+		rb->last[nlen] = '\0';
+	}
+	rb->last_deleted = !memcmp((const unsigned char *)v +
+				   APTIX_OID_RAWSZ, zero, APTIX_OID_RAWSZ);
+	return 0;
+}
+
+static int collect_conv_ref(const aptix_ref *ref, void *payload)
+{
+	struct rebuild *rb = payload;
+	char **c;
+	aptix_oid *h;
+
+	if (ref->target)
+		return 0;
+	c = aptix__realloc(rb->convs, (rb->nconvs + 1) * sizeof(char *));
+	if (!c)
+		return APTIX_ERROR;
+	rb->convs = c;
+	h = aptix__realloc(rb->heads, (rb->nconvs + 1) * sizeof(aptix_oid));
+	if (!h)
+		return APTIX_ERROR;
+	rb->heads = h;
+	if (!(c[rb->nconvs] = aptix__strdup(ref->name +
+					    strlen(APTIX_CONV_PREFIX))))
+		return APTIX_ERROR;
+	h[rb->nconvs++] = ref->oid;
+	return 0;
+}
+
+/* Order sessions so that every parent comes before its children. */
+static int by_created(const void *a, const void *b)
+{
+	const struct aptix_index_session_op *x =
+		*(struct aptix_index_session_op *const *)a;
+	const struct aptix_index_session_op *y =
+		*(struct aptix_index_session_op *const *)b;
+
+	if (x->session.created_at != y->session.created_at)
+		return x->session.created_at < y->session.created_at ? -1 : 1;
+	return aptix_oid_cmp(&x->id, &y->id);
+}
+
+/*
+ * No waiting session could be indexed: root those whose parent is not
+ * waiting too (it is missing). The first waiting session may wait for
+ * a parent created later (clocks go wrong), so it is not necessarily
+ * one of them.
+ */
+static int root_orphans(struct rebuild *rb, const char *applied)
+{
+	aptix_oidmap waiting = APTIX_OIDMAP_INIT;
+	size_t i, first = rb->n;
+	int rooted = 0, r = 0;
+
+	for (i = 0; i < rb->n && !r; i++)
+		if (!applied[i])
+			r = aptix_oidmap_put(&waiting, &rb->ops[i]->id, i);
+	for (i = 0; i < rb->n && !r; i++) {
+		if (applied[i])
+			continue;
+		if (first == rb->n)
+			first = i;
+		if (aptix_oidmap_get(NULL, &waiting,
+				     &rb->ops[i]->session.parent)) {
+			rb->ops[i]->session.has_parent = 0;
+			rooted = 1;
+		}
+	}
+	/* cannot happen: ids are hashes */
+	if (!r && !rooted && first < rb->n)
+		rb->ops[first]->session.has_parent = 0;
+	aptix_oidmap_release(&waiting);
+	return r;
+}
+
+static int rebuild_fn(aptix_store_wtxn *w, void *payload)
+{
+	struct rebuild *rb = payload;
+	aptix_store *s = rb->repo->store;
+	aptix_buf tmp = APTIX_BUF_INIT;
+	size_t i, done = 0;
+	char *applied;
+	int r = 0;
+
+	for (i = 0; i < rb->ndels && !r; i++) {
+		r = s->wdel(w, rb->dels[i].table, rb->dels[i].key,
+			    rb->dels[i].len);
+		if (r == APTIX_ENOTFOUND)
+			r = 0;
+	}
+	if (r)
+		return r;
+	if (!(applied = aptix__calloc(rb->n + 1, 1)))
+		return APTIX_ERROR;
+	/*
+	 * Apply in rounds: a session whose parent is not indexed yet waits
+	 * for a later round. When a round makes no progress, the waiting
+	 * sessions whose parent is missing are indexed as roots.
+	 */
+	while (done < rb->n && !r) {
+		size_t before = done;
+
+		for (i = 0; i < rb->n && !r; i++) {
+			struct aptix_index_session_op *op = rb->ops[i];
+
+			if (applied[i])
+				continue;
+			if (op->session.has_parent) {
+				int pr = s->wget(&tmp, w, APTIX_TABLE_SESSIONS,
+						 op->session.parent.id, 32);
+
+				if (pr == APTIX_ENOTFOUND)
+					continue;
+				if (pr < 0) {
+					r = pr;
+					break;
+				}
+			}
+			r = aptix_index__apply_session(w, s, op);
+			applied[i] = 1;
+			done++;
+		}
+		if (!r && done == before)
+			r = root_orphans(rb, applied);
+	}
+	free(applied);
+	aptix_buf_release(&tmp);
+	for (i = 0; i < rb->nconvs && !r; i++)
+		r = aptix_index__set_head(w, s, rb->convs[i], &rb->heads[i], 0);
+	for (i = 0; i < rb->nmeta && !r; i++) {
+		const aptix_conv_info *m = &rb->meta[i];
+
+		r = aptix_index__conv_meta(w, s, m->id, m->titled ? m->title :
+					   NULL, m->archived);
+		if (r == APTIX_ENOTFOUND) {	/* no session left */
+			aptix_error_clear();
+			r = 0;
+		}
+	}
+	for (i = 0; i < rb->ngone && !r; i++) {
+		size_t k;
+
+		for (k = 0; k < rb->nconvs; k++)
+			if (!strcmp(rb->convs[k], rb->gone[i]))
+				break;
+		if (k == rb->nconvs)	/* deleted, and not made again */
+			r = aptix_index__set_head(w, s, rb->gone[i], NULL, 0);
+	}
+	return r ? r : aptix__repo_mark_layout(w, s);
+}
+
+/* The first problem the store's check finds. */
+static void first_problem(const char *msg, void *payload)
+{
+	aptix_buf *first = payload;
+
+	if (!first->len)
+		aptix_buf_puts(first, msg);
+}
+
+int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
+{
+	struct rebuild rb;
+	aptix_buf first = APTIX_BUF_INIT;
+	size_t i;
+	int r;
+
+	/*
+	 * The rebuild rewrites every page of the index: on damaged pages
+	 * LMDB would write through the damage (into its own memory). A
+	 * store whose pages are not sound is left alone.
+	 */
+	r = repo->store->check ?
+		repo->store->check(repo->store, first_problem, &first) : 0;
+	if (r > 0) {
+		aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: %s (and "
+				"%d more problems: run 'aptix fsck'); it is "
+				"not rewritten: 'aptix salvage <dir>' copies "
+				"what is readable", first.ptr ? first.ptr : "",
+				r - 1);
+		aptix_buf_release(&first);
+		return APTIX_ECORRUPT;
+	}
+	aptix_buf_release(&first);
+	if (r < 0)
+		return r;
+	memset(&rb, 0, sizeof(rb));
+	rb.repo = repo;
+	aptix_index__odb_reader(&rb.rd, repo->odb);
+	if ((r = aptix_odb_foreach(repo->odb, collect_session, &rb)) < 0)
+		goto done;
+	if (rb.n)
+		qsort(rb.ops, rb.n, sizeof(*rb.ops), by_created);
+	if ((r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+				   collect_sessions_key, &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN, NULL, 0,
+				   collect_children_key, &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+				   collect_timeline_key, &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
+				   collect_convs_key, &rb)) < 0 ||
+	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
+				   &rb)) < 0 ||
+	    (r = repo->store->iter(repo->store, APTIX_TABLE_REFLOG,
+				   APTIX_CONV_PREFIX,
+				   strlen(APTIX_CONV_PREFIX), collect_deleted,
+				   &rb)) < 0 ||
+	    (r = note_gone(&rb)) < 0)
+		goto done;
+	r = repo->store->write(repo->store, rebuild_fn, &rb);
+	if (!r && nsessions)
+		*nsessions = rb.n;
+done:
+	for (i = 0; i < rb.n; i++) {
+		aptix_index__op_release(rb.ops[i]);
+		free(rb.ops[i]);
+	}
+	free(rb.ops);
+	free(rb.dels);
+	for (i = 0; i < rb.nconvs; i++)
+		free(rb.convs[i]);
+	free(rb.convs);
+	free(rb.heads);
+	free(rb.meta);
+	for (i = 0; i < rb.ngone; i++)
+		free(rb.gone[i]);
+	free(rb.gone);
+	return r;
+}

@@ -1,0 +1,155 @@
+/*
+ * src/index/index.h - the index of sessions and conversations, internal (index.c,
+ * index-chain.c, index-summary.c).
+ */
+#ifndef APTIX_SRC_INDEX_H
+#define APTIX_SRC_INDEX_H
+
+#include "repo/repo.h"
+#include "aptix/index.h"
+
+/* Index maintenance inside a write (index.c). */
+/*
+ * How the index reads the objects it summarises: those of a write in
+ * progress, queued or stored (txn.c makes one over itself), or those of
+ * the store (aptix_index__odb_reader). The index never opens a write.
+ */
+struct aptix_index_reader {
+	int (*read)(aptix_buf *out, aptix_otype *type, void *ctx,
+		    const aptix_oid *id);
+	int (*size)(size_t *size, void *ctx, const aptix_oid *id);
+	void *ctx;
+};
+/* A reader of the objects of odb. */
+void aptix_index__odb_reader(struct aptix_index_reader *rd, aptix_odb *odb);
+/*
+ * What a committed turn adds to its response chain (index.c keeps, in
+ * each session's record, what the model holds through the chain a child
+ * would continue: see chain_state there).
+ */
+struct aptix_index_chain_delta {
+	int link;		/* completed, with a response id */
+	int continues;		/* has previous_response_id, not restarted */
+	unsigned char response[16], previous[16];	/* id fingerprints */
+	uint64_t chars;		/* instruction, answer, files, chunks sent */
+	int sizes_unknown;	/* a blob was purged: chars is a guess */
+	char **paths;		/* files sent: path and raw SHA-256 */
+	unsigned char (*shas)[32];
+	size_t nfiles;
+	unsigned char (*chunks)[16];	/* chunks sent: fingerprints */
+	size_t nchunks;
+};
+
+/* A committed turn's line of the rolling summary (index-summary.c). */
+#define APTIX_INDEX_LINE_INSTR 120	/* APTIX_SUMMARY_MAX */
+#define APTIX_INDEX_LINE_ANSWER 80
+struct aptix_index_line {
+	int has;		/* the turn is committed */
+	int cut;		/* the instruction goes on past the summary */
+	uint32_t seq;
+	char instr[APTIX_INDEX_LINE_INSTR + 1];
+	char answer[APTIX_INDEX_LINE_ANSWER + 1];
+};
+void aptix_index__line_set(struct aptix_index_line *l, long seq,
+			   const char *summary, const char *instr,
+			   size_t ilen, const char *ans, size_t alen);
+/* The summary field of a session record (its instruction's start). */
+int aptix_index__record_summary(char out[121], const void *val,
+				size_t vlen);
+size_t aptix_index__line_size(const struct aptix_index_line *l);
+/* At most max bytes of text's first line, cut at a word ("..."). */
+void aptix__head_words(aptix_buf *out, const char *text, size_t len,
+		       size_t max);
+/*
+ * A session's index record, wherever the sessions table says it is: in
+ * place (store format 4 and older), or in the timeline under its time
+ * (format 5). ENOTFOUND when the session is not indexed; ECORRUPT when
+ * the sessions table names a record the timeline lacks.
+ */
+int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
+			     aptix_store_view_cb cb, void *payload);
+int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
+			     aptix_store *s, const unsigned char id[32]);
+/* Reads a session's index record (in a write, or from the store). */
+typedef int (*aptix_index__rec_fn)(aptix_buf *out, const unsigned char id[32],
+				   void *ctx);
+int aptix_index__rolling_get(aptix_buf *out, const unsigned char id[32],
+			     void *repo);
+/* The rolling section of a child of the record prec (NULL: a root). */
+int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
+				const aptix_buf *prec,
+				const struct aptix_index_line *line,
+				aptix_index__rec_fn get, void *ctx);
+/* The rolling section of a session record: 0; 1 when it has none. */
+int aptix_index__rolling_section(const unsigned char **sec, size_t *len,
+				 const void *val, size_t vlen);
+/*
+ * The summary of the turns up to upto that a child of head rehydrates,
+ * compacted to cap bytes, and the turns it covers: 0; 1 when the
+ * records cannot tell (indexed by an older version): walk the history.
+ */
+int aptix_index__rolling_summary(aptix_buf *out, uint32_t *lo,
+				 uint32_t *hi, aptix_repo *repo,
+				 const aptix_oid *head, uint32_t upto,
+				 size_t cap);
+
+struct aptix_index_session_op {
+	aptix_oid id;
+	aptix_session session;	/* parsed */
+	aptix_turn_status turn_status;
+	char summary[121];
+	struct aptix_index_chain_delta delta;
+	struct aptix_index_line line;
+};
+void aptix_index__op_release(struct aptix_index_session_op *op);
+
+/* The chain state in session records (index-chain.c). */
+struct aptix_index_chain_info {
+	int has_chain;		/* a child continues a response chain */
+	uint64_t chars;		/* what that chain has carried */
+	uint32_t links, files, chunks;
+};
+int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
+				 const struct aptix_index_reader *rd,
+				 const aptix_turn *t,
+				 size_t instruction_len);
+void aptix_index__delta_release(struct aptix_index_chain_delta *d);
+/*
+ * fplen: bytes of each file's SHA-256 the section keeps, 16 (what
+ * records are written with, APTIX_INDEX_CHAIN_FP) or 32 (older
+ * records, remade only to check them).
+ */
+#define APTIX_INDEX_CHAIN_FP 16
+int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
+			      size_t parent_len, int parent_known,
+			      int committed,
+			      const struct aptix_index_chain_delta *d,
+			      size_t fplen);
+/* The chain section of a session record: 0; 1 for version 1 (none). */
+int aptix_index__chain_section(const unsigned char **sec, size_t *len,
+			       const void *val, size_t vlen);
+/*
+ * Context planning from the parent's record: 0 when done; 1 when the
+ * record cannot tell (indexed by an older version): walk the chain.
+ */
+int aptix_index__chain_plan(aptix_repo *repo, const aptix_oid *parent,
+			    aptix_file_set *files, aptix_chunk_set *chunks,
+			    struct aptix_index_chain_info *info);
+int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
+			       const struct aptix_index_session_op *op);
+int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
+			   const char *conv, const char *title, int archived);
+int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
+			  const char *conv, const aptix_oid *head,
+			  int64_t now);
+/*
+ * Compute the summary and turn status of a session, reading via rd.
+ * turn: the session's turn, parsed, when the caller has it; NULL: read
+ * and parsed here.
+ */
+int aptix_index__prepare(struct aptix_index_session_op *op,
+			 const struct aptix_index_reader *rd,
+			 int strict, const aptix_oid *id, const void *data,
+			 size_t len, const aptix_turn *turn);
+
+#endif

@@ -1,0 +1,14 @@
+/*
+ * src/object/object.h - objects, internal to the library.
+ */
+#ifndef APTIX_SRC_OBJECT_H
+#define APTIX_SRC_OBJECT_H
+
+#include "aptix/object.h"
+
+/* Parsers of stored objects that skip the canonical check (object.c). */
+int aptix__turn_parse_trusted(aptix_turn *out, const void *data, size_t len);
+int aptix__session_parse_trusted(aptix_session *out, const void *data,
+				 size_t len);
+
+#endif

@@ -1,0 +1,517 @@
+/*
+ * src/repo/refs.c - refs and the reflog, stored in the store's refs and reflog
+ * tables. A value is 64 hex digits, or "ref: <name>" for a symbolic ref.
+ * A reflog key is "<name> NUL <be64 sequence>"; its value the old id, the
+ * new id (32 bytes each), the be64 time in ms and the reason.
+ */
+#include "util/common.h"
+#include "repo/repo.h"
+#include "aptix/refs.h"
+
+#define MAX_SYMREF_DEPTH 5
+
+static int bad_name(const char *name, const char *why)
+{
+	aptix_error_set(APTIX_ERROR_REFERENCE, "invalid ref name '%.*s': %s",
+			(int)strnlen(name, 80), name, why);
+	return APTIX_EINVALID;
+}
+
+/*
+ * Length of the valid UTF-8 sequence at s that is not a C1 control
+ * (U+0080..U+009F, which terminals take as controls); 0 when invalid.
+ */
+static size_t utf8_ok(const unsigned char *s, size_t avail)
+{
+	if (s[0] == 0xc2 && avail > 1 && s[1] <= 0x9f)
+		return 0;
+	return aptix_utf8_seqlen(s, avail);
+}
+
+int aptix_ref_check_name(const char *name)
+{
+	const char *p, *comp;
+	size_t len = strnlen(name, APTIX_REF_MAXLEN + 1);
+
+	if (!len)
+		return bad_name(name, "it is empty");
+	if (len > APTIX_REF_MAXLEN)
+		return bad_name(name, "it is too long");
+	if (!strcmp(name, "HEAD"))
+		return 0;
+	if (strncmp(name, "refs/", 5))
+		return bad_name(name, "it must be HEAD or start with 'refs/'");
+	for (p = name; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20 || c == 0x7f)
+			return bad_name(name, "it has a control character");
+		if (c >= 0x80) {
+			size_t n = utf8_ok((const unsigned char *)p,
+					   len - (size_t)(p - name));
+
+			if (!n)
+				return bad_name(name, "it is not valid UTF-8 "
+						"or has a control character");
+			p += n - 1;
+			continue;
+		}
+		if (strchr(" ~^:?*[\\", c))
+			return bad_name(name, "it has a forbidden character");
+		if (c == '.' && p[1] == '.')
+			return bad_name(name, "it has '..'");
+		if (c == '@' && p[1] == '{')
+			return bad_name(name, "it has '@{'");
+	}
+	if (name[len - 1] == '/' || name[len - 1] == '.')
+		return bad_name(name, "it ends with '/' or '.'");
+	for (comp = name; comp;) {
+		const char *end = strchr(comp, '/');
+		size_t clen = end ? (size_t)(end - comp) : strlen(comp);
+
+		if (!clen)
+			return bad_name(name, "it has an empty component");
+		if (*comp == '.' || *comp == '-')
+			return bad_name(name, "a component starts with '.' or "
+					"'-'");
+		if (clen >= 5 && !strncmp(comp + clen - 5, ".lock", 5))
+			return bad_name(name, "a component ends with '.lock'");
+		comp = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+/* aptix_conv_check_id() without the error message */
+static int conv_id_ok(const char *id)
+{
+	size_t i, n = strnlen(id, APTIX_CONV_MAXLEN + 1);
+
+	if (!n || n > APTIX_CONV_MAXLEN || id[0] == '.' || id[0] == '-')
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = id[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return 0;
+	}
+	/* refs/conversations/<id> must be a valid ref name */
+	if (strstr(id, "..") || id[n - 1] == '.' ||
+	    (n >= 5 && !strcmp(id + n - 5, ".lock")))
+		return 0;
+	return 1;
+}
+
+const char *aptix_refs__conversation(const char *name)
+{
+	size_t n = strlen(APTIX_CONV_PREFIX);
+
+	/*
+	 * Only refs/conversations/<id> heads a conversation: another name
+	 * there (refs/conversations/a/b, or one longer than an id, which
+	 * the index would truncate onto another conversation) is a plain
+	 * ref.
+	 */
+	if (strncmp(name, APTIX_CONV_PREFIX, n) || !conv_id_ok(name + n))
+		return NULL;
+	return name + n;
+}
+
+const char *aptix_ref_shorten(const char *name)
+{
+	const char *conv = aptix_refs__conversation(name);
+
+	return conv ? conv : name;
+}
+
+int aptix_conv_check_new_id(const char *id)
+{
+	size_t len = strlen(id);
+	int r;
+
+	if ((r = aptix_conv_check_id(id)) < 0)
+		return r;
+	if (!strcmp(id, "HEAD") || (len >= APTIX_OID_MINPREFIX &&
+				    aptix_is_hex(id, len))) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "'%s' cannot name a new "
+				"conversation: it reads as %s", id,
+				strcmp(id, "HEAD") ? "a session id" : "HEAD");
+		return APTIX_EINVALID;
+	}
+	return 0;
+}
+
+int aptix_conv_check_id(const char *id)
+{
+	if (conv_id_ok(id))
+		return 0;
+	aptix_error_set(APTIX_ERROR_REFERENCE, "invalid conversation id "
+			"'%.*s': use 1 to %d letters, digits, '.', '_' or '-'",
+			(int)strnlen(id, 80), id, APTIX_CONV_MAXLEN);
+	return APTIX_EINVALID;
+}
+
+void aptix_ref_release(aptix_ref *ref)
+{
+	if (!ref)
+		return;
+	free(ref->name);
+	free(ref->target);
+	memset(ref, 0, sizeof(*ref));
+}
+
+static int parse_value(aptix_ref *out, const char *name, const char *val,
+		       size_t vlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (!(out->name = aptix__strdup(name)))
+		return APTIX_ERROR;
+	if (vlen > 5 && !memcmp(val, "ref: ", 5)) {
+		out->target = aptix__strndup(val + 5, vlen - 5);
+		return out->target ? 0 : APTIX_ERROR;
+	}
+	if (vlen != APTIX_OID_HEXSZ ||
+	    aptix_oid_fromstrn(&out->oid, val, vlen) < 0) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' is corrupt",
+				name);
+		aptix_ref_release(out);
+		return APTIX_ECORRUPT;
+	}
+	return 0;
+}
+
+int aptix_ref_read(aptix_ref *out, aptix_repo *repo, const char *name)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = aptix_ref_check_name(name)) < 0)
+		return r;
+	r = repo->store->get(&v, repo->store, APTIX_TABLE_REFS, name,
+			     strlen(name));
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' not found",
+				name);
+	else if (r == 0)
+		r = parse_value(out, name, v.ptr, v.len);
+	aptix_buf_release(&v);
+	return r;
+}
+
+int aptix_ref_resolve(aptix_oid *out, char **resolved, aptix_repo *repo,
+		      const char *name)
+{
+	aptix_ref ref;
+	char *cur = aptix__strdup(name);
+	int depth, r = 0;
+
+	if (resolved)
+		*resolved = NULL;
+	if (!cur)
+		return APTIX_ERROR;
+	for (depth = 0;; depth++) {
+		if (depth > MAX_SYMREF_DEPTH) {
+			aptix_error_set(APTIX_ERROR_REFERENCE, "symbolic ref "
+					"'%s' nests too deeply", name);
+			r = APTIX_ECORRUPT;
+			break;
+		}
+		r = aptix_ref_read(&ref, repo, cur);
+		if (r < 0)
+			break;
+		if (!ref.target) {
+			*out = ref.oid;
+			aptix_ref_release(&ref);
+			break;
+		}
+		free(cur);
+		cur = ref.target;
+		ref.target = NULL;
+		aptix_ref_release(&ref);
+	}
+	if (r == APTIX_ENOTFOUND && strcmp(cur, name))
+		aptix_error_set(APTIX_ERROR_REFERENCE, "'%s' points to '%s', "
+				"which has no snapshot yet", name, cur);
+	if (resolved)
+		*resolved = cur;
+	else
+		free(cur);
+	return r;
+}
+
+struct ref_walk {
+	const char *prefix;
+	size_t plen;
+	aptix_ref_foreach_cb cb;
+	void *payload;
+};
+
+static int ref_walk_cb(const void *key, size_t klen, const void *val,
+		       size_t vlen, void *payload)
+{
+	struct ref_walk *rw = payload;
+	aptix_ref ref;
+	char name[APTIX_REF_MAXLEN + 1];
+	int r;
+
+	if (klen < rw->plen || memcmp(key, rw->prefix, rw->plen))
+		return APTIX_ITEROVER;
+	if (klen > APTIX_REF_MAXLEN)
+		return 0;
+	memcpy(name, key, klen);
+	name[klen] = '\0';
+	if ((r = parse_value(&ref, name, val, vlen)) < 0)
+		return r;
+	r = rw->cb(&ref, rw->payload);
+	aptix_ref_release(&ref);
+	return r;
+}
+
+int aptix_ref_foreach(aptix_repo *repo, const char *prefix,
+		      aptix_ref_foreach_cb cb, void *payload)
+{
+	struct ref_walk rw;
+
+	rw.prefix = prefix ? prefix : "";
+	rw.plen = strlen(rw.prefix);
+	rw.cb = cb;
+	rw.payload = payload;
+	return repo->store->iter(repo->store, APTIX_TABLE_REFS,
+				 rw.plen ? rw.prefix : NULL, rw.plen,
+				 ref_walk_cb, &rw);
+}
+
+/* --- Reflog ----------------------------------------------------------- */
+
+struct last_seq {
+	const char *name;
+	size_t nlen;
+	uint64_t seq;
+	int found;
+};
+
+static int last_seq_cb(const void *key, size_t klen, const void *val UNUSED,
+		       size_t vlen UNUSED, void *payload)
+{
+	struct last_seq *ls = payload;
+
+	if (klen == ls->nlen + 9 && !memcmp(key, ls->name, ls->nlen + 1)) {
+		ls->seq = aptix__get_be64((const unsigned char *)key +
+					  ls->nlen + 1);
+		ls->found = 1;
+	}
+	return APTIX_ITEROVER;
+}
+
+static int reflog_append(aptix_store_wtxn *w, aptix_store *s,
+			 const char *name, const aptix_oid *old_id,
+			 const aptix_oid *new_id, int64_t now,
+			 const char *reason)
+{
+	unsigned char key[APTIX_REF_MAXLEN + 10];
+	aptix_buf val = APTIX_BUF_INIT;
+	struct last_seq ls;
+	size_t nlen = strlen(name);
+	unsigned char tbuf[8];
+	int r;
+
+	memcpy(key, name, nlen);
+	key[nlen] = '\0';
+	memset(key + nlen + 1, 0xff, 8);
+	ls.name = name;
+	ls.nlen = nlen;
+	ls.seq = 0;
+	ls.found = 0;
+	if ((r = s->witer_rev(w, APTIX_TABLE_REFLOG, key, nlen + 9,
+			      last_seq_cb, &ls)) < 0)
+		return r;
+	aptix__put_be64(key + nlen + 1, ls.found ? ls.seq + 1 : 0);
+	aptix__put_be64(tbuf, (uint64_t)now);
+	aptix_buf_put(&val, old_id->id, APTIX_OID_RAWSZ);
+	aptix_buf_put(&val, new_id->id, APTIX_OID_RAWSZ);
+	aptix_buf_put(&val, tbuf, 8);
+	aptix_buf_puts(&val, reason);
+	if (aptix_buf_oom(&val))
+		return APTIX_ERROR;
+	r = s->wput(w, APTIX_TABLE_REFLOG, key, nlen + 9, val.ptr, val.len);
+	aptix_buf_release(&val);
+	return r;
+}
+
+/*
+ * The id a symbolic ref's target names inside the write transaction
+ * (a zero id when it is unborn), so that HEAD's reflog records the
+ * sessions it moved between rather than zeroes.
+ */
+static void wresolve(aptix_oid *out, aptix_store_wtxn *w, aptix_store *s,
+		     const char *target)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	aptix_ref ref;
+	char *name = aptix__strdup(target);
+	int depth;
+
+	memset(out, 0, sizeof(*out));
+	for (depth = 0; name && depth < MAX_SYMREF_DEPTH; depth++) {
+		aptix_buf_clear(&v);
+		memset(&ref, 0, sizeof(ref));
+		if (s->wget(&v, w, APTIX_TABLE_REFS, name, strlen(name)) < 0 ||
+		    parse_value(&ref, name, v.ptr, v.len) < 0)
+			break;
+		free(name);
+		name = NULL;
+		if (!ref.target) {
+			*out = ref.oid;
+		} else {
+			name = ref.target;
+			ref.target = NULL;
+		}
+		aptix_ref_release(&ref);
+	}
+	free(name);
+	aptix_buf_release(&v);
+	aptix_error_clear();
+}
+
+/*
+ * The reason logged for a symbolic ref that moves from one target to
+ * another: "<reason>: moving from <old> to <new>", as git's checkout
+ * says, which is what <ref>@{-<n>} and `switch -` read back.
+ */
+static char *symref_reason(const char *reason, const char *old_target,
+			   const char *newval)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+
+	aptix_buf_puts(&b, reason);
+	if (old_target && newval && !strncmp(newval, "ref: ", 5) &&
+	    strcmp(old_target, newval + 5))
+		aptix_buf_printf(&b, ": moving from %s to %s",
+				 aptix_ref_shorten(old_target),
+				 aptix_ref_shorten(newval + 5));
+	return aptix_buf_detach(&b);
+}
+
+int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
+		      const char *newval, int old_mode,
+		      const aptix_oid *old_id, const aptix_oid *log_new,
+		      const char *reason, int64_t now)
+{
+	aptix_buf cur = APTIX_BUF_INIT;
+	aptix_ref ref;
+	aptix_oid cur_id, new_id = *log_new;
+	char *why = NULL;
+	int r, exists;
+
+	memset(&cur_id, 0, sizeof(cur_id));
+	memset(&ref, 0, sizeof(ref));
+	r = s->wget(&cur, w, APTIX_TABLE_REFS, name, strlen(name));
+	if (r < 0 && r != APTIX_ENOTFOUND)
+		goto done;
+	exists = r == 0;
+	if (exists) {
+		if ((r = parse_value(&ref, name, cur.ptr, cur.len)) < 0)
+			goto done;
+		if (!ref.target)
+			cur_id = ref.oid;
+		else
+			wresolve(&cur_id, w, s, ref.target);
+	}
+	if (old_mode == OLD_ABSENT && exists) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' already "
+				"exists (at %s)", name, ref.target ?
+				ref.target : aptix_oid_hex(&cur_id));
+		r = APTIX_EMISMATCH;
+		goto done;
+	}
+	if (old_mode == OLD_EXACT &&
+	    (!exists || ref.target || aptix_oid_cmp(&cur_id, old_id))) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' is at %s but "
+				"expected %s", name, !exists ? "nothing" :
+				ref.target ? ref.target :
+				aptix_oid_hex(&cur_id), aptix_oid_hex(old_id));
+		r = APTIX_EMISMATCH;
+		goto done;
+	}
+	if (newval)
+		r = s->wput(w, APTIX_TABLE_REFS, name, strlen(name), newval,
+			    strlen(newval));
+	else if (exists)
+		r = s->wdel(w, APTIX_TABLE_REFS, name, strlen(name));
+	else {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' not found",
+				name);
+		r = APTIX_ENOTFOUND;
+	}
+	if (r < 0)
+		goto done;
+	if (newval && !strncmp(newval, "ref: ", 5))
+		wresolve(&new_id, w, s, newval + 5);
+	if (!(why = symref_reason(reason, ref.target, newval))) {
+		r = APTIX_ERROR;
+		goto done;
+	}
+	r = reflog_append(w, s, name, &cur_id, &new_id, now, why);
+done:
+	free(why);
+	aptix_ref_release(&ref);
+	aptix_buf_release(&cur);
+	return r;
+}
+
+struct reflog_walk {
+	const char *name;
+	size_t nlen;
+	aptix_reflog_cb cb;
+	void *payload;
+};
+
+static int reflog_walk_cb(const void *key, size_t klen, const void *val,
+			  size_t vlen, void *payload)
+{
+	struct reflog_walk *rw = payload;
+	const unsigned char *v = val;
+	aptix_reflog_entry e;
+	char *msg;
+	int r;
+
+	if (klen != rw->nlen + 9 || memcmp(key, rw->name, rw->nlen + 1))
+		return APTIX_ITEROVER;
+	if (vlen < 72) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of '%s' is "
+				"corrupt", rw->name);
+		return APTIX_ECORRUPT;
+	}
+	memcpy(e.old_id.id, v, 32);
+	memcpy(e.new_id.id, v + 32, 32);
+	e.time_ms = (int64_t)aptix__get_be64(v + 64);
+	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
+		return APTIX_ERROR;
+	e.message = msg;
+	r = rw->cb(&e, rw->payload);
+	free(msg);
+	return r;
+}
+
+int aptix_reflog_foreach(aptix_repo *repo, const char *name,
+			 aptix_reflog_cb cb, void *payload)
+{
+	unsigned char key[APTIX_REF_MAXLEN + 10];
+	struct reflog_walk rw;
+	size_t nlen = strlen(name);
+	int r;
+
+	if ((r = aptix_ref_check_name(name)) < 0)
+		return r;
+	memcpy(key, name, nlen);
+	key[nlen] = '\0';
+	memset(key + nlen + 1, 0xff, 8);
+	rw.name = name;
+	rw.nlen = nlen;
+	rw.cb = cb;
+	rw.payload = payload;
+	return repo->store->iter_rev(repo->store, APTIX_TABLE_REFLOG, key,
+				     nlen + 9, reflog_walk_cb, &rw);
+}

@@ -1,0 +1,847 @@
+/*
+ * src/repo/repo.c - creating, finding and opening a store.
+ */
+#include "util/common.h"
+#include "repo/repo.h"
+#include "store/odb-store.h"
+#include "aptix/refs.h"
+#include "util/env.h"
+#include "repo/gitdir.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FORMAT_KEY "format"
+#define WORKSPACE_KEY "workspace"
+#define STORE_ID_KEY "store-id"
+
+static int check_format(aptix_repo *repo)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = repo->store->get(&v, repo->store, APTIX_TABLE_META,
+				 FORMAT_KEY, strlen(FORMAT_KEY));
+	long fmt;
+
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "'%s' has no store "
+				"format version: not an aptix store",
+				repo->path);
+		r = APTIX_ECORRUPT;
+	} else if (r == 0) {
+		fmt = strtol(v.ptr, NULL, 10);
+		if (fmt < 1) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY,
+					"store format version '%s' is invalid",
+					v.ptr);
+			r = APTIX_ECORRUPT;
+		} else if (fmt > APTIX_STORE_FORMAT) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY,
+					"store '%s' has format version %ld, "
+					"newer than this aptix supports (%d): "
+					"upgrade aptix", repo->path, fmt,
+					APTIX_STORE_FORMAT);
+			r = APTIX_EVERSION;
+		}
+	}
+	aptix_buf_release(&v);
+	return r;
+}
+
+/* Does dir/name exist (lstat)? */
+static int exists_in(const char *dir, const char *name)
+{
+	aptix_buf p = APTIX_BUF_INIT;
+	struct stat st;
+	int ok;
+
+	aptix_buf_printf(&p, "%s/%s", dir, name);
+	ok = !aptix_buf_oom(&p) && lstat(p.ptr, &st) == 0;
+	aptix_buf_release(&p);
+	return ok;
+}
+
+/* The last component of a clean absolute path. */
+static const char *last_component(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* path's parent directory (a copy; "/" for "/x"). */
+static char *parent_of(const char *path)
+{
+	char *p = aptix__strdup(path), *slash;
+
+	if (!p)
+		return NULL;
+	slash = strrchr(p, '/');
+	if (slash && slash != p)
+		*slash = '\0';
+	else if (slash)
+		slash[1] = '\0';
+	return p;
+}
+
+/*
+ * Where a store belongs: the work tree's git directory when dir (an
+ * absolute path) is in a git work tree, else dir/.aptix. loc is filled
+ * in; into: the store's path, wd: the work tree (top or dir).
+ */
+static int home_of(aptix_buf *into, aptix_buf *wd, struct aptix__gitloc *loc,
+		   const char *dir)
+{
+	int r;
+
+	if ((r = aptix__git_locate(loc, dir)) < 0)
+		return r;
+	aptix_buf_clear(into);
+	aptix_buf_clear(wd);
+	if (loc->top.len) {
+		aptix_buf_printf(into, "%s/" APTIX_GIT_STORE_NAME,
+				 loc->common.ptr);
+		aptix_buf_puts(wd, loc->top.ptr);
+	} else {
+		aptix_buf_printf(into, "%s%s" APTIX_DIR_NAME, dir,
+				 strcmp(dir, "/") ? "/" : "");
+		aptix_buf_puts(wd, dir);
+	}
+	return aptix_buf_oom(into) || aptix_buf_oom(wd) ?
+		aptix_error_oom() : 0;
+}
+
+/*
+ * A store at dir (path of the store directory); workdir NULL: derived
+ * from it (the directory holding .aptix, or the one holding .git for a
+ * store in a git directory).
+ */
+static int repo_alloc(aptix_repo **out, const char *dir, const char *workdir)
+{
+	aptix_repo *repo = aptix__calloc(1, sizeof(*repo));
+	char *abs, *parent;
+
+	*out = NULL;
+	if (!repo)
+		return APTIX_ERROR;
+	abs = realpath(dir, NULL);
+	if (!abs) {
+		int notfound = errno == ENOENT || errno == ENOTDIR;
+
+		aptix_error_set(APTIX_ERROR_REPOSITORY,
+				"not an aptix store: '%s'", dir);
+		free(repo);
+		return notfound ? APTIX_ENOTFOUND : APTIX_ERROR;
+	}
+	repo->path = abs;
+	if (workdir) {
+		repo->workdir = aptix__strdup(workdir);
+	} else if ((parent = parent_of(abs)) &&
+		   !strcmp(last_component(parent), ".git")) {
+		/* <top>/.git/aptix: the main work tree */
+		repo->workdir = parent_of(parent);
+		free(parent);
+	} else {
+		repo->workdir = parent;
+	}
+	if (!repo->workdir) {
+		free(abs);
+		free(repo);
+		return APTIX_ERROR;
+	}
+	*out = repo;
+	return 0;
+}
+
+/*
+ * A .aptix store inside a git work tree is where `git clean -fdx`
+ * deletes it and `git add -A` picks it up: note where it belongs.
+ */
+static int note_misplaced(aptix_repo *repo)
+{
+	struct aptix__gitloc loc;
+	aptix_buf to = APTIX_BUF_INIT, wd = APTIX_BUF_INIT;
+	char *parent;
+	int r = 0;
+
+	if (strcmp(last_component(repo->path), APTIX_DIR_NAME))
+		return 0;
+	if (!(parent = parent_of(repo->path)))
+		return APTIX_ERROR;
+	aptix__gitloc_init(&loc);
+	if ((r = home_of(&to, &wd, &loc, parent)) == 0 && loc.top.len &&
+	    !(repo->misplaced_to = aptix_buf_detach(&to)))
+		r = APTIX_ERROR;
+	aptix__gitloc_release(&loc);
+	aptix_buf_release(&to);
+	aptix_buf_release(&wd);
+	free(parent);
+	return r;
+}
+
+/* The WorkspaceId recorded at init (none in older stores). */
+static int read_workspace(aptix_repo *repo)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = repo->store->get(&v, repo->store, APTIX_TABLE_META,
+				 WORKSPACE_KEY, strlen(WORKSPACE_KEY));
+
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = 0;
+	} else if (r == 0 && v.len &&
+		   !(repo->workspace = aptix_buf_detach(&v))) {
+		r = APTIX_ERROR;
+	}
+	aptix_buf_release(&v);
+	return r;
+}
+
+static int repo_attach(aptix_repo *repo, unsigned flags)
+{
+	aptix_odb_backend *b;
+	int r;
+
+	if ((r = aptix_store_lmdb_open(&repo->store, repo->path, flags)) < 0)
+		return r;
+	if ((r = aptix_odb_new(&repo->odb)) < 0)
+		return r;
+	if ((r = aptix_odb_backend_store(&b, repo->store)) < 0)
+		return r;
+	if ((r = aptix_odb_add_backend(repo->odb, b, 1, 0)) < 0) {
+		b->free(b);
+		return r;
+	}
+	return 0;
+}
+
+static int repo_open_at(aptix_repo **out, const char *dir,
+			const char *workdir)
+{
+	aptix_repo *repo;
+	int r;
+
+	*out = NULL;
+	if ((r = repo_alloc(&repo, dir, workdir)) < 0)
+		return r;
+	if ((r = repo_attach(repo, 0)) < 0 || (r = check_format(repo)) < 0 ||
+	    (r = read_workspace(repo)) < 0 || (r = note_misplaced(repo)) < 0) {
+		aptix_repo_free(repo);
+		return r;
+	}
+	*out = repo;
+	return 0;
+}
+
+int aptix_repo_open(aptix_repo **out, const char *dir)
+{
+	return repo_open_at(out, dir, NULL);
+}
+
+struct init_payload {
+	const char *head;
+	const char *workspace;
+	int finish;		/* a store left half-made: keep what it has */
+};
+
+/*
+ * The store's id (a random UUID) unless it has one: what keeps its
+ * points apart from other stores' in a shared Qdrant collection.
+ */
+static int put_store_id(aptix_store_wtxn *w)
+{
+	aptix_store *s = aptix_store_of_wtxn(w);
+	aptix_buf cur = APTIX_BUF_INIT;
+	char id[APTIX_UUID_STRSZ + 1];
+	int r;
+
+	r = s->wget(&cur, w, APTIX_TABLE_META, STORE_ID_KEY,
+		    strlen(STORE_ID_KEY));
+	aptix_buf_release(&cur);
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	aptix_error_clear();
+	if ((r = aptix_uuid_v4(id)) < 0)
+		return r;
+	return s->wput(w, APTIX_TABLE_META, STORE_ID_KEY,
+		       strlen(STORE_ID_KEY), id, strlen(id));
+}
+
+static int store_id_fn(aptix_store_wtxn *w, void *payload)
+{
+	(void)payload;
+	return put_store_id(w);
+}
+
+int aptix__repo_store_id(aptix_buf *out, aptix_repo *repo)
+{
+	int r = repo->store->get(out, repo->store, APTIX_TABLE_META,
+				 STORE_ID_KEY, strlen(STORE_ID_KEY));
+
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	/* an older store: it gets one on first use */
+	aptix_error_clear();
+	if ((r = repo->store->write(repo->store, store_id_fn, NULL)) < 0)
+		return r;
+	return repo->store->get(out, repo->store, APTIX_TABLE_META,
+				STORE_ID_KEY, strlen(STORE_ID_KEY));
+}
+
+static int init_fn(aptix_store_wtxn *w, void *payload)
+{
+	aptix_store *s = aptix_store_of_wtxn(w);
+	struct init_payload *ip = payload;
+	aptix_buf cur = APTIX_BUF_INIT;
+	char fmt[16];
+	int r;
+
+	snprintf(fmt, sizeof(fmt), "%d", APTIX_STORE_FORMAT);
+	if ((r = s->wput(w, APTIX_TABLE_META, FORMAT_KEY, strlen(FORMAT_KEY),
+			 fmt, strlen(fmt))) < 0)
+		return r;
+	if (ip->workspace && *ip->workspace &&
+	    (r = s->wput(w, APTIX_TABLE_META, WORKSPACE_KEY,
+			 strlen(WORKSPACE_KEY), ip->workspace,
+			 strlen(ip->workspace))) < 0)
+		return r;
+	if ((r = put_store_id(w)) < 0 ||
+	    (r = aptix__repo_mark_layout(w, s)) < 0)
+		return r;
+	if (ip->finish) {
+		r = s->wget(&cur, w, APTIX_TABLE_REFS, "HEAD", 4);
+		aptix_buf_release(&cur);
+		if (r != APTIX_ENOTFOUND)
+			return r;
+		aptix_error_clear();
+	}
+	return s->wput(w, APTIX_TABLE_REFS, "HEAD", 4, ip->head,
+		       strlen(ip->head));
+}
+
+/* mkdir -p */
+static int mkdir_p(const char *path)
+{
+	aptix_buf p = APTIX_BUF_INIT;
+	size_t i;
+	int r = 0;
+
+	if (aptix_buf_puts(&p, path) < 0)
+		return APTIX_ERROR;
+	for (i = 1; i <= p.len && !r; i++) {
+		if (i < p.len && p.ptr[i] != '/')
+			continue;
+		p.ptr[i] = '\0';
+		if (mkdir(p.ptr, 0777) < 0 && errno != EEXIST) {
+			aptix_error_set_os("cannot create directory '%s'",
+					   p.ptr);
+			r = APTIX_ERROR;
+		}
+		if (i < p.len)
+			p.ptr[i] = '/';
+	}
+	aptix_buf_release(&p);
+	return r;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;	/* best effort: the rename is done */
+	fsync(fd);
+	close(fd);
+	return 0;
+}
+
+/* Remove a store directory this process made and never published. */
+static void remove_scratch(const char *dir)
+{
+	static const char *const files[] = { "data.mdb", "lock.mdb" };
+	aptix_buf p = APTIX_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		aptix_buf_clear(&p);
+		aptix_buf_printf(&p, "%s/%s", dir, files[i]);
+		if (!aptix_buf_oom(&p))
+			unlink(p.ptr);
+	}
+	aptix_buf_release(&p);
+	rmdir(dir);
+}
+
+/* Write the first records into the store repo has open. */
+static int init_records(aptix_repo *repo, const char *workspace, int finish)
+{
+	aptix_buf head = APTIX_BUF_INIT;
+	struct init_payload ip;
+	char conv[37];
+	int r;
+
+	if ((r = aptix_uuid_v4(conv)) < 0)
+		return r;
+	aptix_buf_printf(&head, "ref: %s%s", APTIX_CONV_PREFIX, conv);
+	if (aptix_buf_oom(&head))
+		return aptix_error_oom();
+	ip.head = head.ptr;
+	ip.workspace = workspace;
+	ip.finish = finish;
+	r = repo->store->write(repo->store, init_fn, &ip);
+	aptix_buf_release(&head);
+	return r;
+}
+
+/*
+ * Create the store at path, atomically: it is built in a scratch
+ * directory next to it and renamed into place, so that an init killed
+ * midway leaves no half-made store. Returns 1 when another process
+ * created it first.
+ */
+static int create_store(const char *path, const char *workspace)
+{
+	aptix_buf tmp = APTIX_BUF_INIT;
+	aptix_repo *repo = NULL;
+	char *parent = NULL;
+	int r;
+
+	aptix_buf_printf(&tmp, "%s.init-XXXXXX", path);
+	if (aptix_buf_oom(&tmp) || !(parent = parent_of(path)))
+		return APTIX_ERROR;
+	if (!mkdtemp(tmp.ptr)) {
+		aptix_error_set_os("cannot create '%s'", tmp.ptr);
+		r = APTIX_ERROR;
+		goto done;
+	}
+	if ((r = repo_alloc(&repo, tmp.ptr, parent)) < 0 ||
+	    (r = repo_attach(repo, APTIX_STORE_CREATE)) < 0 ||
+	    (r = init_records(repo, workspace, 0)) < 0)
+		goto fail;
+	aptix_repo_free(repo);
+	repo = NULL;
+	if (rename(tmp.ptr, path) == 0) {
+		fsync_dir(parent);
+		goto done;
+	}
+	if (errno == EEXIST || errno == ENOTEMPTY) {
+		r = 1;		/* another init won the race */
+		goto fail;
+	}
+	aptix_error_set_os("cannot rename '%s' to '%s'", tmp.ptr, path);
+	r = APTIX_ERROR;
+fail:
+	aptix_repo_free(repo);
+	remove_scratch(tmp.ptr);
+done:
+	free(parent);
+	aptix_buf_release(&tmp);
+	return r;
+}
+
+static int count_cb(const void *key, size_t klen, const void *val,
+		    size_t vlen, void *payload)
+{
+	(void)key, (void)klen, (void)val, (void)vlen;
+	*(int *)payload = 1;
+	return APTIX_ITEROVER;
+}
+
+/*
+ * A store that an older aptix's init left half-made (no format version)
+ * and that holds nothing yet: finish it. Returns 1 when it was not such
+ * a store (the error of the open is then kept).
+ */
+static int finish_half_made(aptix_repo **out, const char *path,
+			    const char *workdir, const char *workspace)
+{
+	aptix_repo *repo = NULL;
+	aptix_buf v = APTIX_BUF_INIT;
+	int any = 0, r;
+
+	if (repo_alloc(&repo, path, workdir) < 0 ||
+	    repo_attach(repo, 0) < 0 ||
+	    repo->store->get(&v, repo->store, APTIX_TABLE_META, FORMAT_KEY,
+			     strlen(FORMAT_KEY)) != APTIX_ENOTFOUND ||
+	    repo->store->iter(repo->store, APTIX_TABLE_OBJECTS, NULL, 0,
+			      count_cb, &any) < 0 || any ||
+	    repo->store->iter(repo->store, APTIX_TABLE_REFS, NULL, 0,
+			      count_cb, &any) < 0 || any) {
+		aptix_repo_free(repo);
+		aptix_buf_release(&v);
+		return 1;
+	}
+	aptix_buf_release(&v);
+	r = init_records(repo, workspace, 1);
+	aptix_repo_free(repo);
+	if (r < 0)
+		return r;
+	return repo_open_at(out, path, workdir);
+}
+
+/* finish_half_made(), or the error of the open that failed. */
+static int finish_or_keep(aptix_repo **out, const char *path,
+			  const char *workdir, const char *workspace)
+{
+	char *why = aptix__strdup(aptix_error_last()->message);
+	int r = finish_half_made(out, path, workdir, workspace);
+
+	if (r == 1) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "%s", why ? why :
+				"not an aptix store");
+		r = APTIX_ECORRUPT;
+	}
+	free(why);
+	return r;
+}
+
+/* The nearest dir/.aptix store from dir up to stop (inclusive). */
+static int find_dot_store(aptix_buf *out, const char *dir, const char *stop)
+{
+	aptix_buf cur = APTIX_BUF_INIT;
+	size_t base;
+	int r = APTIX_ENOTFOUND;
+
+	aptix_buf_puts(&cur, dir);
+	for (;;) {
+		base = cur.len;
+		aptix_buf_puts(&cur, base > 1 ? "/" APTIX_DIR_NAME :
+			       APTIX_DIR_NAME);
+		if (aptix_buf_oom(&cur)) {
+			r = APTIX_ERROR;
+			break;
+		}
+		if (exists_in(cur.ptr, "data.mdb")) {
+			aptix_buf_set(out, cur.ptr, cur.len);
+			r = aptix_buf_oom(out) ? APTIX_ERROR : 0;
+			break;
+		}
+		aptix_buf_truncate(&cur, base);
+		if (base <= 1 || (stop && !strcmp(cur.ptr, stop)))
+			break;
+		while (cur.len > 1 && cur.ptr[cur.len - 1] != '/')
+			cur.len--;
+		if (cur.len > 1)
+			cur.len--;
+		cur.ptr[cur.len] = '\0';
+	}
+	aptix_buf_release(&cur);
+	return r;
+}
+
+int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
+{
+	aptix_buf path = APTIX_BUF_INIT, wd = APTIX_BUF_INIT;
+	aptix_buf ws = APTIX_BUF_INIT, legacy = APTIX_BUF_INIT;
+	struct aptix__gitloc loc;
+	char *abs = NULL;
+	int r, tries;
+
+	*out = NULL;
+	if (existed)
+		*existed = 0;
+	aptix__gitloc_init(&loc);
+	if (mkdir_p(workdir) < 0)
+		return APTIX_ERROR;
+	if (!(abs = realpath(workdir, NULL))) {
+		aptix_error_set_os("cannot resolve '%s'", workdir);
+		return APTIX_ERROR;
+	}
+	if ((r = home_of(&path, &wd, &loc, abs)) < 0 ||
+	    (r = aptix__workspace_derive(&ws, wd.ptr)) < 0)
+		goto done;
+	/* a store made before stores moved into the git directory */
+	if (loc.top.len && !exists_in(path.ptr, "data.mdb") &&
+	    find_dot_store(&legacy, abs, loc.top.ptr) == 0) {
+		if (existed)
+			*existed = 1;
+		r = repo_open_at(out, legacy.ptr, NULL);
+		goto done;
+	}
+	aptix_error_clear();
+	for (tries = 0; tries < 2; tries++) {
+		if (exists_in(path.ptr, "data.mdb")) {
+			if (existed)
+				*existed = 1;
+			r = repo_open_at(out, path.ptr, wd.ptr);
+			if (r == APTIX_ECORRUPT)
+				r = finish_or_keep(out, path.ptr, wd.ptr,
+						   ws.ptr);
+			goto done;
+		}
+		/* an empty directory in the way (an older init's) */
+		if (exists_in(path.ptr, "") && rmdir(path.ptr) < 0 &&
+		    errno != ENOENT) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY, "'%s' exists "
+					"and is not an aptix store: move it "
+					"away, then run 'aptix init' again",
+					path.ptr);
+			r = APTIX_EEXISTS;
+			goto done;
+		}
+		if ((r = create_store(path.ptr, ws.ptr)) < 0)
+			goto done;
+		if (r == 0) {
+			r = repo_open_at(out, path.ptr, wd.ptr);
+			goto done;
+		}
+	}
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot create '%s': it "
+			"keeps changing", path.ptr);
+	r = APTIX_ERROR;
+done:
+	aptix__gitloc_release(&loc);
+	aptix_buf_release(&path);
+	aptix_buf_release(&wd);
+	aptix_buf_release(&ws);
+	aptix_buf_release(&legacy);
+	free(abs);
+	return r;
+}
+
+int aptix_repo_init_dir(aptix_repo **out, const char *storedir, int *existed)
+{
+	aptix_buf ws = APTIX_BUF_INIT;
+	char *parent;
+	int r;
+
+	*out = NULL;
+	if (existed)
+		*existed = 0;
+	if (!(parent = parent_of(storedir)))
+		return APTIX_ERROR;
+	if ((r = mkdir_p(parent)) < 0)
+		goto done;
+	if (exists_in(storedir, "data.mdb")) {
+		if (existed)
+			*existed = 1;
+		r = repo_open_at(out, storedir, NULL);
+		goto done;
+	}
+	if ((r = aptix__workspace_derive(&ws, NULL)) < 0 ||
+	    (r = create_store(storedir, ws.ptr)) < 0)
+		goto done;
+	if (r == 1 && existed)
+		*existed = 1;	/* another init made it meanwhile */
+	r = repo_open_at(out, storedir, NULL);
+done:
+	aptix_buf_release(&ws);
+	free(parent);
+	return r;
+}
+
+/*
+ * The store for start and the work tree it serves: $APTIX_DIR, else the
+ * git directory's store of the work tree holding start, else the nearest
+ * .aptix from start upwards.
+ */
+static int discover(aptix_buf *out, aptix_buf *wd, const char *start)
+{
+	const char *env = aptix_env__get(APTIX_ENV_DIR);
+	struct aptix__gitloc loc;
+	aptix_buf home = APTIX_BUF_INIT;
+	char *abs;
+	int r;
+
+	aptix_buf_clear(wd);
+	if (env && *env) {
+		aptix_buf_set(out, env, strlen(env));
+		return aptix_buf_oom(out) ? aptix_error_oom() : 0;
+	}
+	abs = realpath(start, NULL);
+	if (!abs) {
+		aptix_error_set_os("cannot resolve '%s'", start);
+		return APTIX_ERROR;
+	}
+	aptix__gitloc_init(&loc);
+	if ((r = home_of(&home, wd, &loc, abs)) < 0)
+		goto done;
+	if (loc.top.len && exists_in(home.ptr, "data.mdb")) {
+		r = aptix_buf_set(out, home.ptr, home.len) < 0 ?
+			aptix_error_oom() : 0;
+		goto done;
+	}
+	aptix_buf_clear(wd);
+	r = find_dot_store(out, abs, NULL);
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "not an aptix store "
+				"(or any of the parent directories): %s",
+				loc.top.len ? "none in the git directory "
+				"either" : APTIX_DIR_NAME);
+done:
+	aptix__gitloc_release(&loc);
+	aptix_buf_release(&home);
+	free(abs);
+	return r;
+}
+
+int aptix_repo_discover(aptix_buf *out, const char *start)
+{
+	aptix_buf wd = APTIX_BUF_INIT;
+	int r = discover(out, &wd, start);
+
+	aptix_buf_release(&wd);
+	return r;
+}
+
+int aptix_repo_find(aptix_repo **out, const char *start)
+{
+	aptix_buf dir = APTIX_BUF_INIT, wd = APTIX_BUF_INIT;
+	int r;
+
+	*out = NULL;
+	if ((r = discover(&dir, &wd, start)) == 0)
+		r = repo_open_at(out, dir.ptr, wd.len ? wd.ptr : NULL);
+	aptix_buf_release(&dir);
+	aptix_buf_release(&wd);
+	return r;
+}
+
+int aptix_repo_migrate(aptix_buf *to, const char *start)
+{
+	aptix_buf from = APTIX_BUF_INIT, wd = APTIX_BUF_INIT;
+	struct aptix__gitloc loc;
+	char *abs, *parent = NULL;
+	int r;
+
+	aptix_buf_clear(to);
+	if (!(abs = realpath(start, NULL))) {
+		aptix_error_set_os("cannot resolve '%s'", start);
+		return APTIX_ERROR;
+	}
+	aptix__gitloc_init(&loc);
+	if ((r = home_of(to, &wd, &loc, abs)) < 0)
+		goto done;
+	if (!loc.top.len) {
+		aptix_error_set(APTIX_ERROR_INVALID, "not in a git work tree: "
+				"the store stays in %s/", APTIX_DIR_NAME);
+		r = APTIX_EINVALID;
+		goto done;
+	}
+	if ((r = find_dot_store(&from, abs, loc.top.ptr)) < 0) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "no %s/ store in the "
+				"work tree '%s' to move", APTIX_DIR_NAME,
+				loc.top.ptr);
+		goto done;
+	}
+	if (exists_in(to->ptr, "")) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "'%s' exists already: "
+				"'%s' was not moved", to->ptr, from.ptr);
+		r = APTIX_EEXISTS;
+		goto done;
+	}
+	/* open file handles follow a rename: running turns carry on */
+	if (rename(from.ptr, to->ptr) < 0) {
+		if (errno == EXDEV)
+			aptix_error_set(APTIX_ERROR_OS, "'%s' and '%s' are on "
+					"different file systems: move it with "
+					"'mv %s %s' while no aptix runs",
+					from.ptr, to->ptr, from.ptr, to->ptr);
+		else
+			aptix_error_set_os("cannot move '%s' to '%s'",
+					   from.ptr, to->ptr);
+		r = APTIX_ERROR;
+		goto done;
+	}
+	if ((parent = parent_of(from.ptr)))
+		fsync_dir(parent);
+	free(parent);
+	if ((parent = parent_of(to->ptr)))
+		fsync_dir(parent);
+	free(parent);
+done:
+	aptix__gitloc_release(&loc);
+	aptix_buf_release(&from);
+	aptix_buf_release(&wd);
+	free(abs);
+	return r;
+}
+
+void aptix_repo_free(aptix_repo *repo)
+{
+	if (!repo)
+		return;
+	aptix_odb_free(repo->odb);
+	if (repo->store)
+		repo->store->free(repo->store);
+	free(repo->path);
+	free(repo->workdir);
+	free(repo->workspace);
+	free(repo->misplaced_to);
+	free(repo);
+}
+
+const char *aptix_repo_path(const aptix_repo *repo)
+{
+	return repo->path;
+}
+
+const char *aptix_repo_workdir(const aptix_repo *repo)
+{
+	return repo->workdir;
+}
+
+const char *aptix_repo_workspace(const aptix_repo *repo)
+{
+	return repo->workspace;
+}
+
+const char *aptix_repo_misplaced(const aptix_repo *repo)
+{
+	return repo->misplaced_to;
+}
+
+aptix_odb *aptix_repo_odb(aptix_repo *repo)
+{
+	return repo->odb;
+}
+
+int aptix_repo_readonly(const aptix_repo *repo)
+{
+	return repo->store->readonly(repo->store);
+}
+
+int aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo)
+{
+	return repo->store->disk_usage(bytes, repo->store);
+}
+
+int aptix_repo_check_store(aptix_repo *repo,
+			   void (*cb)(const char *msg, void *payload),
+			   void *payload)
+{
+	if (!repo->store->check)
+		return 0;
+	return repo->store->check(repo->store, cb, payload);
+}
+
+int aptix_purge_lookup(aptix_purge_info *out, aptix_repo *repo,
+		       const aptix_oid *id)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	int r;
+
+	APTIX_ASSERT_ARG(out && repo && id);
+	r = repo->store->get(&val, repo->store, APTIX_TABLE_PURGED, id->id,
+			     APTIX_OID_RAWSZ);
+	if (r == 0 && aptix__purge_decode(out, val.ptr, val.len) < 0) {
+		aptix_error_set(APTIX_ERROR_ODB, "the purge record of '%s' is "
+				"corrupt", aptix_oid_hex(id));
+		r = APTIX_ECORRUPT;
+	}
+	aptix_buf_release(&val);
+	return r;
+}
+
+/*
+ * The format goes up with it: an older aptix, which would write records
+ * in place, must refuse the store (a reindex that found no session
+ * raised it nowhere else).
+ */
+int aptix__repo_mark_layout(aptix_store_wtxn *w, aptix_store *s)
+{
+	int r = aptix_odb_store_raise_format(w, APTIX_INDEX_FORMAT);
+
+	return r < 0 ? r : s->wput(w, APTIX_TABLE_META, APTIX_META_INDEX_LAYOUT,
+				   strlen(APTIX_META_INDEX_LAYOUT), APTIX_INDEX_LAYOUT_TIMELINE,
+				   strlen(APTIX_INDEX_LAYOUT_TIMELINE));
+}

@@ -1,0 +1,61 @@
+/*
+ * src/repo/repo.h - the repository handle (internal).
+ */
+#ifndef APTIX_SRC_REPO_H
+#define APTIX_SRC_REPO_H
+
+#include "aptix/repo.h"
+#include "aptix/sys/store_backend.h"
+#include "aptix/context.h"
+
+struct aptix_repo {
+	char *path;		/* the .aptix directory */
+	char *workdir;		/* the work tree it serves */
+	char *workspace;	/* the WorkspaceId recorded at init */
+	char *misplaced_to;	/* a .aptix in a git work tree: its home */
+	aptix_store *store;
+	aptix_odb *odb;
+	/*
+	 * 1 once the meta table said that no session record is kept in
+	 * place (index.c): it never goes back, so it is read once.
+	 * Atomic: threads share a repo.
+	 */
+	int index_in_timeline;
+};
+
+/*
+ * Refs inside a write (refs.c): the ref and its reflog entry only; the
+ * transaction (txn.c) applies what else a ref change implies.
+ */
+int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
+		      const char *newval, int old_mode,
+		      const aptix_oid *old_id, const aptix_oid *log_new,
+		      const char *reason, int64_t now);
+
+enum { OLD_ANY = 0, OLD_ABSENT, OLD_EXACT };
+
+/* The conversation a ref name heads, or NULL (refs.c). */
+const char *aptix_refs__conversation(const char *name);
+
+/* APTIX_ELOCKED if the record's process lives, APTIX_EEXISTS if dead. */
+int aptix_run__check_claim(const char *conv, const char *record,
+			   size_t len);
+
+/* The store format of the index layout of index.c (format 5). */
+#define APTIX_INDEX_FORMAT 5
+/* meta: every session record is in the timeline (none kept in place) */
+#define APTIX_META_INDEX_LAYOUT "index-layout"
+#define APTIX_INDEX_LAYOUT_TIMELINE "timeline"
+/*
+ * Note in the meta table that no session record is kept in place (a new
+ * store, or one just reindexed): listings then skip the sessions table.
+ */
+int aptix__repo_mark_layout(aptix_store_wtxn *w, aptix_store *s);
+
+/*
+ * The store's id (meta "store-id", a random UUID made at init; an older
+ * store gets one on first use, in a short write). Into out (replaced).
+ */
+int aptix__repo_store_id(aptix_buf *out, aptix_repo *repo);
+
+#endif

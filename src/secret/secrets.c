@@ -1,0 +1,96 @@
+/*
+ * src/secret/secrets.c - see secrets.h.
+ */
+#define _GNU_SOURCE 1	/* memmem */
+#include "util/common.h"
+#include "secret/secrets.h"
+
+static size_t key_len(const char *key)
+{
+	size_t klen = key ? strlen(key) : 0;
+
+	return klen >= 8 ? klen : 0;
+}
+
+long aptix__find_secret(size_t *off, const void *data, size_t len,
+			const char *const *keys, size_t nkeys)
+{
+	size_t i;
+
+	for (i = 0; i < nkeys; i++) {
+		size_t klen = key_len(keys[i]);
+		const char *p;
+
+		if (!klen || klen > len ||
+		    !(p = memmem(data, len, keys[i], klen)))
+			continue;
+		if (off)
+			*off = (size_t)(p - (const char *)data);
+		return (long)i;
+	}
+	return -1;
+}
+
+int aptix__holds_secret(const void *data, size_t len,
+			const char *const *keys, size_t nkeys)
+{
+	return aptix__find_secret(NULL, data, len, keys, nkeys) >= 0;
+}
+
+int aptix__redact_secrets(aptix_buf *b, const char *const *keys,
+			  size_t nkeys)
+{
+	aptix_buf out = APTIX_BUF_INIT;
+	size_t off, start = 0;
+	long k;
+	int n = 0;
+
+	if (!b->len)
+		return 0;
+	while ((k = aptix__find_secret(&off, b->ptr + start, b->len - start,
+				       keys, nkeys)) >= 0) {
+		aptix_buf_put(&out, b->ptr + start, off);
+		aptix_buf_puts(&out, APTIX_REDACTED);
+		start += off + strlen(keys[k]);
+		n++;
+	}
+	if (!n)
+		return 0;
+	aptix_buf_put(&out, b->ptr + start, b->len - start);
+	if (aptix_buf_oom(&out)) {
+		aptix_buf_release(&out);
+		aptix_buf_release(b);
+		return aptix_error_oom();
+	}
+	aptix_buf_release(b);
+	*b = out;
+	return n;
+}
+
+int aptix__redact_secrets_str(char **s, const char *const *keys,
+			      size_t nkeys)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	int n;
+
+	if (!*s || !aptix__holds_secret(*s, strlen(*s), keys, nkeys))
+		return 0;
+	aptix_buf_puts(&b, *s);
+	n = aptix__redact_secrets(&b, keys, nkeys);
+	free(*s);
+	*s = n < 0 ? NULL : aptix_buf_detach(&b);
+	aptix_buf_release(&b);
+	return n < 0 ? n : *s ? n : APTIX_ERROR;
+}
+
+int aptix__url_has_userinfo(const char *s)
+{
+	const char *p = s ? strstr(s, "://") : NULL;
+	size_t n;
+
+	if (!p || p == s)
+		return 0;
+	p += 3;
+	n = strcspn(p, "/?#");
+	return memchr(p, '@', n) != NULL;
+}

@@ -1,0 +1,49 @@
+/*
+ * src/secret/secrets.h - keeping the API keys out of everything aptix stores or
+ * sends: files and chunks holding the value of a key are not sent,
+ * indexed nor stored, and raw payloads have them redacted before they
+ * are stored. The library reads no key from the environment: the caller
+ * names the keys it was given. The credential detector (credscan.c)
+ * builds on these and adds the rules for credentials aptix was not told.
+ */
+#ifndef APTIX_SECRETS_H
+#define APTIX_SECRETS_H
+
+#include <stddef.h>
+#include "aptix/buf.h"
+
+/* What replaces a key in a redacted payload. */
+#define APTIX_REDACTED "<redacted>"
+
+/*
+ * The first of the nkeys keys found in data: its index (its place in
+ * data in *off when off is not NULL), or -1 when none is there. NULL
+ * entries and keys of fewer than 8 characters are ignored.
+ */
+long aptix__find_secret(size_t *off, const void *data, size_t len,
+			const char *const *keys, size_t nkeys);
+
+/* 1 when data holds one of the nkeys keys (see aptix__find_secret). */
+int aptix__holds_secret(const void *data, size_t len,
+			const char *const *keys, size_t nkeys);
+
+/*
+ * Replace every occurrence of the keys in b by APTIX_REDACTED. Returns
+ * the number of replacements, or APTIX_ERROR (out of memory: b is
+ * released, so that no copy with a key survives).
+ */
+int aptix__redact_secrets(aptix_buf *b, const char *const *keys,
+			  size_t nkeys);
+
+/* The same for a malloc'd string (*s may be NULL). */
+int aptix__redact_secrets_str(char **s, const char *const *keys,
+			      size_t nkeys);
+
+/*
+ * 1 when s is a URL with user information ("scheme://user:pass@host"
+ * or "scheme://user@host"): an '@' in the authority, before the first
+ * '/', '?' or '#' after "://".
+ */
+int aptix__url_has_userinfo(const char *s);
+
+#endif

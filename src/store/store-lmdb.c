@@ -1,0 +1,1858 @@
+/*
+ * src/store/store-lmdb.c - the LMDB implementation of the store backend.
+ *
+ * Every LMDB call of the library lives here. One environment per process
+ * and store: opening a store that this process has open already shares
+ * its environment (LMDB forbids two in one process). Each thread has its
+ * own read transaction, renewed for each call so that readers always see
+ * the last commit and never pin old pages for long; a write is one short
+ * transaction, replayed after growing the map when it fills.
+ *
+ * Growing the map (mdb_env_set_mapsize) is only allowed while no
+ * transaction of the process is live: every transaction runs under the
+ * read side of a lock whose write side the grower takes. A thread never
+ * waits for that lock while it holds LMDB's writer mutex (a write
+ * transaction is aborted first), so the two cannot deadlock.
+ *
+ * A store whose files the user cannot write (a read-only mount, another
+ * user's files) is opened read-only: reads work, writes fail with a
+ * clear error.
+ *
+ * A damaged data.mdb need not kill the process. liblmdb trusts the file:
+ * a page number past the end of a truncated file is a SIGBUS, a damaged
+ * page a SIGSEGV or a failed assertion (abort). So (1) opening checks
+ * the file against the meta page LMDB will use (its last page must be
+ * in the file); (2) every LMDB call, and every callback that reads a
+ * value in the map, runs under a guard: a SIGSEGV or SIGBUS whose
+ * address lies in this store's map, or an LMDB assertion (through
+ * mdb_env_set_assert), jumps back to the guard (siglongjmp), which
+ * returns APTIX_ECORRUPT. This is sound because such a fault is a read
+ * of the map by code that holds no lock and is in no allocator: LMDB's
+ * read paths only compute on the map, and a callback only copies or
+ * parses a value. A fault anywhere else (a bug, not a damaged file) is
+ * not contained: the handler gives it to the previous disposition. The
+ * handler is installed only when the program asks for it
+ * (aptix_fault_guard_install(): the aptix command does, first thing);
+ * the library itself never touches a signal disposition. After
+ * a contained fault the read transaction is reset (that writes only the
+ * reader slot) and a write transaction aborted (that frees memory and
+ * unlocks the writer mutex); the store then refuses writes, as its
+ * pages cannot be trusted. (3) A value is handed to a callback only
+ * when it lies inside the file. fsck's page walk (lmdb-file.c) reads
+ * the file with pread, not the map, so it cannot fault at all.
+ * Compaction (aptix purge) copies the environment without its free
+ * pages (mdb_env_copy2 with MDB_CP_COMPACT) into a directory beside it,
+ * under a write transaction so that nothing commits meanwhile, then
+ * renames the copy over data.mdb and removes lock.mdb (the next opener
+ * makes a fresh one for the new file). It refuses while another process
+ * has the environment open: LMDB's processes hold a shared fcntl lock
+ * on the first byte of lock.mdb as long as they have it open.
+ *
+ * Values in append order (store format 4). Objects and session records
+ * are keyed by SHA-256 ids, so they land on random pages of their
+ * B-trees, and a tree grown by random inserts keeps its leaves about
+ * 69% full; a value too large for half a page took whole overflow pages
+ * besides. So a value of 64 bytes or more of the objects table, and of
+ * 1,024 bytes or more of the sessions and timeline tables (session
+ * records; see table_logged), is kept in the table "values" instead, as
+ * pieces of at most 2,000 bytes (under LMDB's node limit: never an
+ * overflow page) under consecutive be64
+ * sequence numbers, appended (MDB_APPEND fills each page before starting
+ * the next); the record in its own table is then a pointer: the byte
+ * 0x00, the varint number of the first piece, the varint length. No
+ * value of these tables starts with 0x00 (an object starts with its type,
+ * 1 to 3; a session record with its version, 1 or more; the timeline's
+ * values of formats 4 and older are empty), so stores of
+ * older formats, whose values are all in place, read as they are. The
+ * pieces of a value go with its record: replaced or deleted in the same
+ * transaction. The values table is an implementation detail of this
+ * backend: the slots above hand out whole values.
+ *
+ * Shared pieces (store format 5): a piece per value left pages part
+ * empty, so the values now follow one another in pieces of exactly
+ * APTIX_LMDB_PIECE bytes, four of which fill a page; a pointer adds the
+ * offset of the value in its first piece. The table's last piece is
+ * filled up by the next values written: a write reads it (next_piece),
+ * appends to it in memory (the tail) and puts it back once, longer,
+ * before it commits (flush_tail). Growing it at every value made LMDB
+ * split full pages and leave them a quarter empty; growing it once per
+ * write fits, since the other pieces of its page are full ones and four
+ * fill a page (on a page of format-4 pieces, of 2,000 bytes, the first
+ * fill-up may split it: space, not correctness). A value that goes has
+ * the pieces that hold nothing else deleted, and its bytes zeroed in
+ * the pieces it shares (drop_pieces): a shared piece stays, zeroed
+ * where values went, since nothing says which other values still use
+ * it; a piece that does not match the pointer is left alone.
+ */
+#include "util/common.h"
+#include "aptix/sys/store_backend.h"
+#include "aptix/repo.h"
+#include "util/env.h"
+#include "store/lmdb-file.h"
+#include "object/zstream.h"
+#include <lmdb.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#define INITIAL_MAPSIZE ((size_t)64 << 20)
+#define MAX_MAPSIZE_DEFAULT ((size_t)1 << 40)
+/* Less free space than this after a short write: the disk is full. */
+#define DISK_FULL_SLACK ((uint64_t)1 << 20)
+/* Values in append order (see above): the smallest one, a piece's most. */
+#define LOGGED_MIN 64
+#define LOGGED_MIN_SESSIONS 1024
+#define PIECE_MAX APTIX_LMDB_PIECE_MAX
+#define VALUES_TABLE "values"
+#define LOGGED_FORMAT 5
+/*
+ * A value this large is refused as "store is full" when it would leave
+ * less than RESERVE_PAGES below the store's size limit: the last pages
+ * are kept for small writes, so that a turn whose payloads do not fit
+ * can still be recorded, failed, without them (run.c's fall_back).
+ */
+#define LARGE_VALUE ((size_t)16 << 10)
+#define RESERVE_PAGES 64
+
+/*
+ * Functions called under a guard that change their locals: kept out of
+ * the guard's frame, so that a siglongjmp can clobber none of them.
+ */
+#if defined(__GNUC__)
+# define NOINLINE __attribute__((noinline))
+#else
+# define NOINLINE
+#endif
+
+static const char *const table_names[APTIX_TABLE__COUNT] = {
+	"meta", "objects", "refs", "reflog", "sessions", "children",
+	"conversations", "running", "rag", "timeline", "purged"
+};
+
+/*
+ * Tables added after the first stores were made: a read-only store
+ * without one reads as if it were empty (a writable one gets it).
+ */
+static int table_optional(int t)
+{
+	return t == APTIX_TABLE_PURGED;
+}
+
+/*
+ * The tables whose larger values live in the values table: the size
+ * from which a value goes there, or 0 for none. A session record is
+ * read by every listing (log reads thousands), and a second lookup for
+ * each doubled the cost of `log --all`: records stay in place unless
+ * they are large (one that holds a rolling summary's base, some 4 KB
+ * every 32 turns, which took overflow pages).
+ */
+static size_t table_logged(int t)
+{
+	return t == APTIX_TABLE_OBJECTS ? LOGGED_MIN :
+		t == APTIX_TABLE_SESSIONS || t == APTIX_TABLE_TIMELINE ?
+		LOGGED_MIN_SESSIONS : 0;
+}
+
+/*
+ * Keys that grow (a reflog's sequence, the timeline's time) are appended
+ * when they are the table's last: pages then fill up. A refused append
+ * (not the last key) changes nothing, and the put is made again as usual.
+ */
+static int table_grows(int t)
+{
+	return t == APTIX_TABLE_REFLOG || t == APTIX_TABLE_TIMELINE;
+}
+
+static int put_in_order(MDB_txn *txn, MDB_dbi dbi, int t, MDB_val *k,
+			MDB_val *v)
+{
+	int rc = MDB_KEYEXIST;
+
+	if (table_grows(t))
+		rc = mdb_put(txn, dbi, k, v, MDB_APPEND);
+	if (rc == MDB_KEYEXIST)
+		rc = mdb_put(txn, dbi, k, v, 0);
+	return rc;
+}
+
+/* The read state of one thread on one store. */
+struct reader {
+	struct lmdb_store *st;
+	MDB_txn *txn;		/* reused read transaction */
+	int live;		/* txn is live (and the map lock held) */
+	int iter_depth;		/* iterations running on txn */
+	int held;		/* read-side holds of the map lock */
+	struct reader *prev, *next;
+};
+
+typedef struct lmdb_store {
+	aptix_store parent;
+	MDB_env *env;
+	MDB_dbi dbi[APTIX_TABLE__COUNT];
+	unsigned char absent[APTIX_TABLE__COUNT];	/* optional, missing */
+	MDB_dbi values;			/* the pieces of logged values */
+	int values_absent;		/* a read-only store of format < 4 */
+	int compacted;			/* the files were replaced: read only */
+	int lock_fd;			/* lock.mdb, once other_process ran */
+	size_t max_mapsize;
+	char *dir;
+	int readonly;
+	pthread_rwlock_t maplock;	/* read: a txn is live; write: resize */
+	pthread_key_t key;		/* -> struct reader of this thread */
+	pthread_mutex_t lock;		/* readers, refs */
+	struct reader *readers;
+	/* the process-wide registry of open stores */
+	int refs;
+	dev_t dev;
+	ino_t ino;
+	pid_t pid;
+	struct lmdb_store *next_open;
+	/* the map, for the fault guard and the value check (0: unknown) */
+	char *map_lo, *map_hi;
+	uint64_t file_size;	/* data.mdb's size when last seen: atomic */
+	volatile int damaged;		/* a fault was contained: no writes */
+	struct aptix_store_wtxn *wtx;	/* the write running, in its thread */
+} lmdb_store;
+
+struct aptix_store_wtxn {
+	lmdb_store *st;
+	MDB_txn *txn;
+	int map_full;
+	uint64_t next_piece;	/* the values table's next key */
+	int have_next;		/* next_piece is known */
+	/*
+	 * The table's last piece while it is not full (tail_len > 0):
+	 * number next_piece - 1, read when the write appends its first
+	 * value, filled up by the values it appends, and put back before
+	 * the write commits (tail_dirty).
+	 */
+	size_t tail_len;
+	int tail_dirty;
+	unsigned char tail[APTIX_LMDB_PIECE];
+	int format_noted;	/* the meta format says LOGGED_FORMAT */
+};
+
+/* --- Containing faults on a damaged file ------------------------------ */
+
+struct guard {
+	sigjmp_buf jb;
+	struct guard *prev;
+	const char *lo, *hi;	/* the map (NULL: unknown) */
+	int cb_depth;		/* callbacks running when it was pushed */
+	int sig;		/* the signal, or 0 */
+	char why[240];		/* the assertion */
+};
+
+static __thread struct guard *guard_top;
+/* Callbacks (ours) running under guards: see on_fault. */
+static __thread int cb_depth;
+static struct sigaction old_segv, old_bus;
+/* the guard's handlers are in place (aptix_fault_guard_install) */
+static int handler_installed;
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	struct guard *g = guard_top;
+	const char *a = si ? (const char *)si->si_addr : NULL;
+	struct sigaction *old = sig == SIGBUS ? &old_bus : &old_segv;
+
+	/*
+	 * Inside LMDB (no callback of ours running since the guard was
+	 * pushed) any fault is a read steered by a damaged page; inside a
+	 * callback only a read of the map is.
+	 */
+	if (g && (cb_depth == g->cb_depth || !g->lo ||
+		  (a >= g->lo && a < g->hi))) {
+		guard_top = g->prev;
+		cb_depth = g->cb_depth;
+		g->sig = sig;
+		siglongjmp(g->jb, 1);
+	}
+	/* Not a read of a store's map: what would have happened anyway. */
+	if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+		old->sa_sigaction(sig, si, uc);
+	} else if (old->sa_handler != SIG_DFL &&
+		   old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+	} else {
+		signal(sig, SIG_DFL);	/* the fault happens again, fatally */
+	}
+}
+
+/*
+ * The handlers are the caller's to install: the library never changes a
+ * signal disposition on its own (an embedder may have handlers of its
+ * own: a JVM, a sanitizer, a crash reporter). Without them a damaged
+ * file's fault is fatal, as in any LMDB program.
+ */
+int aptix_fault_guard_install(void)
+{
+	struct sigaction sa;
+	int r = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	/* NODEFER: the guard's sigsetjmp need not save the mask */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	pthread_mutex_lock(&handler_lock);
+	if (!handler_installed) {
+		if (sigaction(SIGSEGV, &sa, &old_segv) < 0) {
+			aptix_error_set_os("cannot install the fault guard");
+			r = APTIX_ERROR;
+		} else if (sigaction(SIGBUS, &sa, &old_bus) < 0) {
+			aptix_error_set_os("cannot install the fault guard");
+			r = APTIX_ERROR;
+			sigaction(SIGSEGV, &old_segv, NULL);
+		} else {
+			handler_installed = 1;
+		}
+	}
+	pthread_mutex_unlock(&handler_lock);
+	return r;
+}
+
+void aptix_fault_guard_remove(void)
+{
+	pthread_mutex_lock(&handler_lock);
+	if (handler_installed) {
+		sigaction(SIGSEGV, &old_segv, NULL);
+		sigaction(SIGBUS, &old_bus, NULL);
+		handler_installed = 0;
+	}
+	pthread_mutex_unlock(&handler_lock);
+}
+
+static void on_assert(MDB_env *env, const char *msg)
+{
+	struct guard *g = guard_top;
+
+	(void)env;
+	if (!g)
+		return;		/* LMDB prints it and aborts */
+	guard_top = g->prev;
+	cb_depth = g->cb_depth;
+	snprintf(g->why, sizeof(g->why), "%s", msg);
+	siglongjmp(g->jb, 1);
+}
+
+static void guard_push(struct guard *g, const lmdb_store *st)
+{
+	g->prev = guard_top;
+	g->lo = st->map_lo;
+	g->hi = st->map_hi;
+	g->cb_depth = cb_depth;
+	g->sig = 0;
+	g->why[0] = '\0';
+	guard_top = g;
+}
+
+static void guard_pop(struct guard *g)
+{
+	guard_top = g->prev;
+}
+
+/*
+ * GUARD(g, st): true on entry; after a contained fault control comes
+ * back to it once more with the guard popped, and it is false.
+ */
+#define GUARD(g, st) (guard_push(&(g), (st)), sigsetjmp((g).jb, 0) == 0)
+
+/* The error of a contained fault. */
+static int fault_error(lmdb_store *st, const struct guard *g,
+		       const char *what)
+{
+	const char *why = g->sig == SIGBUS ? "a page is missing from the "
+		"file (was it truncated?)" : g->sig ? "a page reference is "
+		"invalid" : g->why;
+
+	st->damaged = 1;
+	aptix_error_set(APTIX_ERROR_LMDB, "%s: store is corrupt: %s; run "
+			"'aptix fsck', and 'aptix salvage <dir>' to copy what "
+			"is readable", what, why);
+	return APTIX_ECORRUPT;
+}
+
+/*
+ * The map's address range, from /proc/self/maps (the mapping of
+ * data.mdb): what the fault handler and in_file() compare with. Left
+ * unknown (NULL) where there is no /proc.
+ */
+static void find_map(lmdb_store *st)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	st->map_lo = st->map_hi = NULL;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		char *end;
+
+		lo = strtoul(line, &end, 16);
+		if (*end != '-')
+			continue;
+		hi = strtoul(end + 1, &end, 16);
+		if (!strchr(end, ':'))
+			continue;
+		/* perms offset dev inode path */
+		if (sscanf(end, " %*s %lx %*s %lu", &off, &ino) != 2)
+			continue;
+		if (off == 0 && ino == (unsigned long)st->ino && ino &&
+		    strstr(line, "/data.mdb")) {
+			st->map_lo = (char *)lo;
+			st->map_hi = (char *)hi;
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* Threads read and refresh it at once: relaxed atomics, a size only. */
+static uint64_t file_size(const lmdb_store *st)
+{
+	return __atomic_load_n(&st->file_size, __ATOMIC_RELAXED);
+}
+
+static void refresh_file_size(lmdb_store *st)
+{
+	struct stat sb;
+	int fd;
+
+	if (mdb_env_get_fd(st->env, &fd) == 0 && fstat(fd, &sb) == 0)
+		__atomic_store_n(&st->file_size, (uint64_t)sb.st_size,
+				 __ATOMIC_RELAXED);
+}
+
+/*
+ * A value LMDB returned lies inside the file (else it is damage). In a
+ * write transaction a value outside the map is on a dirty page (memory
+ * of the transaction), and that is fine.
+ */
+static int in_file(lmdb_store *st, const void *p, size_t len, int writing)
+{
+	const char *c = p;
+
+	if (!st->map_lo || !len)
+		return 1;
+	if (writing && (c < st->map_lo || c >= st->map_hi))
+		return 1;
+	if (c < st->map_lo || c > st->map_hi ||
+	    len > (size_t)(st->map_hi - c))
+		return 0;
+	if ((uint64_t)(c - st->map_lo) + len <= file_size(st))
+		return 1;
+	refresh_file_size(st);	/* another process made it grow? */
+	return (uint64_t)(c - st->map_lo) + len <= file_size(st);
+}
+
+static int outside_file(void)
+{
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: a value lies "
+			"outside data.mdb");
+	return APTIX_ECORRUPT;
+}
+
+static int lmdb_error(int rc, const char *what)
+{
+	if (rc == MDB_NOTFOUND)
+		return APTIX_ENOTFOUND;
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL || rc == ENOSPC ||
+	    rc == EDQUOT) {
+		aptix_error_set(APTIX_ERROR_LMDB, "%s: %s", what,
+				rc == ENOSPC || rc == EDQUOT ?
+				"no space left on device" :
+				"store is full");
+		return APTIX_EFULL;
+	}
+	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
+	    rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH) {
+		aptix_error_set(APTIX_ERROR_LMDB, "%s: store is corrupt: %s",
+				what, mdb_strerror(rc));
+		return APTIX_ECORRUPT;
+	}
+	aptix_error_set(APTIX_ERROR_LMDB, "%s: %s", what, mdb_strerror(rc));
+	return APTIX_ERROR;
+}
+
+static void map_rdlock(struct reader *r)
+{
+	if (r->held++ == 0)
+		pthread_rwlock_rdlock(&r->st->maplock);
+}
+
+static void map_rdunlock(struct reader *r)
+{
+	if (--r->held == 0)
+		pthread_rwlock_unlock(&r->st->maplock);
+}
+
+/*
+ * Follow a map grown by another process, or grow it: only with no live
+ * transaction in the process. size 0: adopt the size on disk.
+ */
+static int set_mapsize(struct reader *r, size_t size)
+{
+	lmdb_store *st = r->st;
+	int rc;
+
+	if (r->held) {
+		aptix_error_set(APTIX_ERROR_LMDB, "cannot resize the store map "
+				"while this thread reads it");
+		return APTIX_EFULL;
+	}
+	pthread_rwlock_wrlock(&st->maplock);
+	rc = mdb_env_set_mapsize(st->env, size);
+	find_map(st);
+	pthread_rwlock_unlock(&st->maplock);
+	return rc ? lmdb_error(rc, "cannot resize map") : 0;
+}
+
+static void reader_destroy(void *p)
+{
+	struct reader *r = p;
+	lmdb_store *st = r->st;
+
+	pthread_mutex_lock(&st->lock);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		st->readers = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	pthread_mutex_unlock(&st->lock);
+	if (r->txn)
+		mdb_txn_abort(r->txn);
+	while (r->held)
+		map_rdunlock(r);
+	free(r);
+}
+
+static struct reader *reader_of(lmdb_store *st)
+{
+	struct reader *r = pthread_getspecific(st->key);
+
+	if (r)
+		return r;
+	if (!(r = aptix__calloc(1, sizeof(*r))))
+		return NULL;
+	r->st = st;
+	if (pthread_setspecific(st->key, r)) {
+		free(r);
+		aptix_error_set(APTIX_ERROR_OS, "cannot set thread state");
+		return NULL;
+	}
+	pthread_mutex_lock(&st->lock);
+	r->next = st->readers;
+	if (r->next)
+		r->next->prev = r;
+	st->readers = r;
+	pthread_mutex_unlock(&st->lock);
+	return r;
+}
+
+/* Begin (or renew) this thread's read transaction. */
+static int rtxn_begin(lmdb_store *st, struct reader **out)
+{
+	struct reader *r = reader_of(st);
+	int rc, retried = 0;
+
+	if (!(*out = r))
+		return APTIX_ERROR;
+	/*
+	 * Reads made by an iteration's callback use the iteration's
+	 * snapshot: resetting the transaction would pull it from under
+	 * the cursor.
+	 */
+	if (r->iter_depth && r->live)
+		return 0;
+	if (r->live) {
+		mdb_txn_reset(r->txn);
+		r->live = 0;
+		map_rdunlock(r);
+	}
+	for (;;) {
+		map_rdlock(r);
+		if (r->txn)
+			rc = mdb_txn_renew(r->txn);
+		else
+			rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r->txn);
+		if (rc == 0) {
+			r->live = 1;
+			return 0;
+		}
+		if (r->txn) {
+			mdb_txn_abort(r->txn);
+			r->txn = NULL;
+		}
+		map_rdunlock(r);
+		if (rc == MDB_MAP_RESIZED) {
+			if ((rc = set_mapsize(r, 0)) < 0)
+				return rc;
+			continue;
+		}
+		if (rc == MDB_READERS_FULL && !retried++) {
+			/* slots of dead processes: free them, try again */
+			mdb_reader_check(st->env, NULL);
+			continue;
+		}
+		return lmdb_error(rc, "cannot begin read transaction");
+	}
+}
+
+static void rtxn_end(struct reader *r)
+{
+	if (r && r->live && !r->iter_depth) {
+		mdb_txn_reset(r->txn);
+		r->live = 0;
+		map_rdunlock(r);
+	}
+}
+
+/* --- Values in append order (see the file comment) -------------------- */
+
+static int corrupt_pointer(void)
+{
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: a record points "
+			"into the values table with a malformed pointer");
+	return APTIX_ECORRUPT;
+}
+
+static int missing_piece(uint64_t first, size_t i, size_t n)
+{
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: piece %zu of "
+			"%zu of the value (values table, key %" PRIu64 ") is "
+			"missing or of the wrong size", i + 1, n, first + i);
+	return APTIX_ECORRUPT;
+}
+
+/*
+ * A record of a logged table: 1 with the pointer's fields when it
+ * points into the values table, 0 when it holds its value, ECORRUPT
+ * when it starts as a pointer but is none.
+ */
+static int read_pointer(struct aptix_lmdb_ptr *p, const void *rec,
+			size_t rlen)
+{
+	int r = aptix_lmdb__read_pointer(p, rec, rlen);
+
+	return r < 0 ? corrupt_pointer() : r;
+}
+
+static size_t piece_count(size_t len)
+{
+	return (len + PIECE_MAX - 1) / PIECE_MAX;
+}
+
+/*
+ * Piece num of the values table, into *v: from the tree, or the tail of
+ * the write running (writing). 0, MDB_NOTFOUND, or another LMDB error.
+ */
+static int get_piece(lmdb_store *st, MDB_txn *txn, int writing,
+		     uint64_t num, MDB_val *v)
+{
+	const struct aptix_store_wtxn *w = writing ? st->wtx : NULL;
+	unsigned char kb[8];
+	MDB_val k = { 8, kb };
+
+	if (w && w->tail_len && num + 1 == w->next_piece) {
+		v->mv_size = w->tail_len;
+		v->mv_data = (void *)w->tail;
+		return 0;
+	}
+	aptix__put_be64(kb, num);
+	return mdb_get(txn, st->values, &k, v);
+}
+
+/*
+ * The value a record of a logged table stands for, in *out: the record
+ * itself, or its pieces (one piece: as LMDB gives it, in the map; more:
+ * copied into tmp). Runs under the caller's guard.
+ */
+static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
+		   const MDB_val *rec, MDB_val *out, aptix_buf *tmp)
+{
+	MDB_val v;
+	struct aptix_lmdb_ptr p;
+	size_t i, n, start, len;
+	int r = read_pointer(&p, rec->mv_data, rec->mv_size);
+	int rc;
+
+	if (r <= 0) {
+		*out = *rec;
+		return r;
+	}
+	n = aptix_lmdb__ptr_pieces(&p);
+	if (st->values_absent)
+		return missing_piece(p.first, 0, n);
+	aptix_buf_clear(tmp);
+	for (i = 0, r = 0; i < n && r == 0; i++) {
+		rc = get_piece(st, txn, writing, p.first + i, &v);
+		if (rc && rc != MDB_NOTFOUND)
+			r = lmdb_error(rc, "cannot read store");
+		else if (rc || aptix_lmdb__ptr_piece(&p, i, v.mv_size, &start,
+						     &len) < 0)
+			r = missing_piece(p.first, i, n);
+		else if (!in_file(st, v.mv_data, v.mv_size, writing))
+			r = outside_file();	/* (the tail: outside the map) */
+		else if (n == 1) {	/* as LMDB gives it, in the map */
+			out->mv_data = (char *)v.mv_data + start;
+			out->mv_size = len;
+			return 0;
+		} else if (aptix_buf_put(tmp, (char *)v.mv_data + start,
+					 len) < 0)
+			r = APTIX_ERROR;
+	}
+	out->mv_data = tmp->ptr;
+	out->mv_size = tmp->len;
+	return r;
+}
+
+/* The values table's next key, found once per write transaction. */
+static int next_piece(aptix_store_wtxn *w, uint64_t *out)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc;
+
+	if (!w->have_next) {
+		if ((rc = mdb_cursor_open(w->txn, w->st->values, &c)))
+			return lmdb_error(rc, "cannot open cursor");
+		rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+		mdb_cursor_close(c);
+		if (rc == MDB_NOTFOUND)
+			w->next_piece = 0;
+		else if (rc)
+			return lmdb_error(rc, "cannot read store");
+		else if (k.mv_size != 8 ||
+			 aptix__get_be64(k.mv_data) == UINT64_MAX) {
+			aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: "
+					"the last key of the values table is "
+					"not a piece's");
+			return APTIX_ECORRUPT;
+		}
+		else
+			w->next_piece = aptix__get_be64(k.mv_data) + 1;
+		/* a piece not full yet: the next values fill it up */
+		if (rc == 0 && v.mv_size < APTIX_LMDB_PIECE) {
+			memcpy(w->tail, v.mv_data, v.mv_size);
+			w->tail_len = v.mv_size;
+		}
+		w->have_next = 1;
+	}
+	*out = w->next_piece;
+	return 0;
+}
+
+/*
+ * The first pointer a store gets raises its format to 5 (shared pieces;
+ * 4 was pieces of their own) in the same write, so that an older aptix
+ * refuses the store ("upgrade aptix") instead of calling its records
+ * corrupt. (The format names the layout
+ * of the whole store; this is the one place that knows this part.)
+ */
+static int note_format(aptix_store_wtxn *w)
+{
+	static const char key[] = "format";
+	MDB_val k = { sizeof(key) - 1, (void *)key }, v;
+	char cur[16], fmt[16];
+	int rc;
+
+	if (w->format_noted)
+		return 0;
+	rc = mdb_get(w->txn, w->st->dbi[APTIX_TABLE_META], &k, &v);
+	if (rc == 0 && v.mv_size < sizeof(cur)) {
+		memcpy(cur, v.mv_data, v.mv_size);
+		cur[v.mv_size] = '\0';
+		if (strtol(cur, NULL, 10) < LOGGED_FORMAT) {
+			snprintf(fmt, sizeof(fmt), "%d", LOGGED_FORMAT);
+			v.mv_data = fmt;
+			v.mv_size = strlen(fmt);
+			rc = mdb_put(w->txn, w->st->dbi[APTIX_TABLE_META], &k,
+				     &v, 0);
+		}
+	} else if (rc == MDB_NOTFOUND) {
+		rc = 0;		/* being made: init writes the format */
+	}
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		w->map_full = 1;
+	if (rc && rc != MDB_BAD_VALSIZE)
+		return lmdb_error(rc, "cannot write to store");
+	w->format_noted = 1;
+	return 0;
+}
+
+static int piece_error(aptix_store_wtxn *w, int rc, const char *what)
+{
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		w->map_full = 1;
+	return lmdb_error(rc, what);
+}
+
+/*
+ * Drop the value the record at k points to, if it is a pointer: a piece
+ * that holds only its bytes is deleted; in one it shares (format 5) its
+ * bytes are zeroed, so that none of them stays in the tree.
+ */
+static NOINLINE int drop_pieces(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k)
+{
+	unsigned char kb[8];
+	MDB_val pk = { 8, kb }, old, pv;
+	struct aptix_lmdb_ptr p;
+	aptix_buf tmp = APTIX_BUF_INIT;
+	size_t i, n, start, len;
+	int rc = mdb_get(w->txn, dbi, k, &old), r;
+
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return lmdb_error(rc, "cannot read store");
+	if ((r = read_pointer(&p, old.mv_data, old.mv_size)) < 0)
+		aptix_error_clear();	/* damaged: nothing it names is kept */
+	if (r <= 0)
+		return 0;
+	n = aptix_lmdb__ptr_pieces(&p);
+	for (i = 0, r = 0; i < n && !r; i++) {
+		if (w->tail_len && p.first + i + 1 == w->next_piece) {
+			/* in the tail of this write */
+			if (aptix_lmdb__ptr_piece(&p, i, w->tail_len, &start,
+						  &len) == 0) {
+				memset(w->tail + start, 0, len);
+				w->tail_dirty = 1;
+			}
+			continue;
+		}
+		aptix__put_be64(kb, p.first + i);
+		rc = mdb_get(w->txn, w->st->values, &pk, &pv);
+		if (rc == MDB_NOTFOUND)
+			continue;
+		if (rc) {
+			r = lmdb_error(rc, "cannot read store");
+			break;
+		}
+		if (aptix_lmdb__ptr_piece(&p, i, pv.mv_size, &start,
+					  &len) < 0)
+			continue;	/* damaged: other values may share it */
+		if (start == 0 && len == pv.mv_size) {
+			rc = mdb_del(w->txn, w->st->values, &pk, NULL);
+			if (rc && rc != MDB_NOTFOUND)
+				r = piece_error(w, rc, "cannot delete from "
+						"store");
+			continue;
+		}
+		aptix_buf_clear(&tmp);
+		if (aptix_buf_put(&tmp, pv.mv_data, pv.mv_size) < 0) {
+			r = APTIX_ERROR;
+			break;
+		}
+		memset(tmp.ptr + start, 0, len);
+		pv.mv_data = tmp.ptr;
+		rc = mdb_put(w->txn, w->st->values, &pk, &pv, 0);
+		if (rc)
+			r = piece_error(w, rc, "cannot write to store");
+	}
+	aptix_buf_release(&tmp);
+	return r;
+}
+
+/*
+ * Is there room for a large value above the reserve? (The pages the
+ * last commit used, against the size limit: an estimate, since this
+ * transaction may reuse free pages, and one that errs on the safe side.)
+ * When there is none, the map is marked full: st_write grows it, or
+ * says that the store is full.
+ */
+static int room_for(aptix_store_wtxn *w, size_t vlen)
+{
+	MDB_envinfo info;
+	MDB_stat stat;
+	uint64_t limit, need;
+
+	if (mdb_env_info(w->st->env, &info) || mdb_env_stat(w->st->env, &stat))
+		return 1;
+	limit = info.me_mapsize / stat.ms_psize;
+	if (w->st->max_mapsize / stat.ms_psize < limit)
+		limit = w->st->max_mapsize / stat.ms_psize;
+	need = (uint64_t)info.me_last_pgno + 1 + RESERVE_PAGES +
+		piece_count(vlen) / 2 + 1;
+	if (need <= limit)
+		return 1;
+	w->map_full = 1;
+	lmdb_error(MDB_MAP_FULL, "cannot write to store");
+	return 0;
+}
+
+/* Write the tail of this write into the values table (before commit). */
+static int flush_tail(aptix_store_wtxn *w)
+{
+	unsigned char kb[8];
+	MDB_val k = { 8, kb }, v = { w->tail_len, w->tail };
+	int rc;
+
+	if (!w->tail_dirty)
+		return 0;
+	aptix__put_be64(kb, w->next_piece - 1);
+	rc = mdb_put(w->txn, w->st->values, &k, &v, MDB_APPEND);
+	if (rc == MDB_KEYEXIST)
+		rc = mdb_put(w->txn, w->st->values, &k, &v, 0);
+	if (rc)
+		return piece_error(w, rc, "cannot write to store");
+	w->tail_dirty = 0;
+	return 0;
+}
+
+/*
+ * Append a value to the values table: into the tail of this write while
+ * it is not full (the values of one write share pieces: a piece per
+ * value cost a record each and left pages part empty), then into new
+ * pieces, the last one the new tail. *first and *off: where it starts.
+ */
+static int append_value(aptix_store_wtxn *w, const void *val, size_t vlen,
+			uint64_t *first, size_t *off)
+{
+	unsigned char kb[8];
+	MDB_val pk = { 8, kb }, v;
+	const char *p = val;
+	size_t left = vlen, take;
+	int rc, r;
+
+	*first = w->next_piece;
+	*off = 0;
+	if (w->tail_len && w->tail_len < APTIX_LMDB_PIECE) {
+		*first = w->next_piece - 1;
+		*off = w->tail_len;
+		take = APTIX_LMDB_PIECE - w->tail_len;
+		if (take > left)
+			take = left;
+		memcpy(w->tail + w->tail_len, p, take);
+		w->tail_len += take;
+		w->tail_dirty = 1;
+		p += take;
+		left -= take;
+	}
+	while (left) {
+		if ((r = flush_tail(w)) < 0)
+			return r;
+		take = left < APTIX_LMDB_PIECE ? left : APTIX_LMDB_PIECE;
+		if (take < APTIX_LMDB_PIECE) {
+			memcpy(w->tail, p, take);
+			w->tail_len = take;
+			w->tail_dirty = 1;
+		} else {
+			aptix__put_be64(kb, w->next_piece);
+			v.mv_size = take;
+			v.mv_data = (void *)p;
+			rc = mdb_put(w->txn, w->st->values, &pk, &v,
+				     MDB_APPEND);
+			if (rc)
+				return piece_error(w, rc, "cannot write to "
+						   "store");
+			w->tail_len = 0;
+		}
+		w->next_piece++;
+		p += take;
+		left -= take;
+	}
+	return 0;
+}
+
+/* Put a value of a logged table: its pieces, then the pointer to them. */
+static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
+			       const void *val, size_t vlen)
+{
+	MDB_dbi dbi = w->st->dbi[t];
+	MDB_val v;
+	aptix_buf ptr = APTIX_BUF_INIT;
+	uint64_t first = 0;
+	size_t off;
+	int rc = 0, r;
+
+	/*
+	 * The next number is known before the old pieces go: a record that
+	 * replaces the newest value does not hand its numbers to new bytes
+	 * (a copy of the old pieces may still lie on a free page, where
+	 * salvage could meet it).
+	 */
+	if (vlen >= table_logged(t) && (r = next_piece(w, &first)) < 0)
+		return r;
+	if ((r = drop_pieces(w, dbi, k)) < 0)
+		return r;
+	if (vlen < table_logged(t)) {
+		v.mv_size = vlen;
+		v.mv_data = (void *)val;
+		rc = put_in_order(w->txn, dbi, t, k, &v);
+		goto done;
+	}
+	if (vlen >= LARGE_VALUE && !room_for(w, vlen))
+		return APTIX_EFULL;
+	if ((r = note_format(w)) < 0 ||
+	    (r = append_value(w, val, vlen, &first, &off)) < 0)
+		return r;
+	aptix_buf_put(&ptr, "", 1);	/* APTIX_LMDB_PTR_MARK */
+	aptix__put_varint(&ptr, first);
+	aptix__put_varint(&ptr, vlen);
+	aptix__put_varint(&ptr, off);
+	if (aptix_buf_oom(&ptr)) {
+		aptix_buf_release(&ptr);
+		return APTIX_ERROR;
+	}
+	v.mv_size = ptr.len;
+	v.mv_data = ptr.ptr;
+	rc = put_in_order(w->txn, dbi, t, k, &v);
+	aptix_buf_release(&ptr);
+done:
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		w->map_full = 1;
+	return rc ? lmdb_error(rc, "cannot write to store") : 0;
+}
+
+static int st_view(aptix_store *s, aptix_table t, const void *key,
+		   size_t klen, aptix_store_view_cb cb, void *payload)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	MDB_val k = { klen, (void *)key }, v;
+	aptix_buf tmp = APTIX_BUF_INIT;
+	struct reader *r;
+	struct guard g;
+	int rc;
+
+	if (st->absent[t])
+		return APTIX_ENOTFOUND;
+	if ((rc = rtxn_begin(st, &r)) < 0)
+		return rc;
+	if (GUARD(g, st)) {
+		rc = mdb_get(r->txn, st->dbi[t], &k, &v);
+		if (rc)
+			rc = rc == MDB_NOTFOUND ? APTIX_ENOTFOUND :
+				lmdb_error(rc, "cannot read store");
+		else if (!in_file(st, v.mv_data, v.mv_size, 0))
+			rc = outside_file();
+		else if (table_logged(t) &&
+			 (rc = resolve(st, r->txn, 0, &v, &v, &tmp)) < 0)
+			;
+		else {
+			cb_depth++;
+			rc = cb(v.mv_data, v.mv_size, payload);
+			cb_depth--;
+		}
+		guard_pop(&g);
+	} else {
+		rc = fault_error(st, &g, "cannot read store");
+	}
+	rtxn_end(r);
+	aptix_buf_release(&tmp);
+	return rc;
+}
+
+static int copy_cb(const void *val, size_t vlen, void *payload)
+{
+	return aptix_buf_set(payload, val, vlen);
+}
+
+static int st_get(aptix_buf *out, aptix_store *s, aptix_table t,
+		  const void *key, size_t klen)
+{
+	return st_view(s, t, key, klen, copy_cb, out);
+}
+
+/*
+ * writing: c belongs to a write transaction (see in_file); logged: the
+ * table's records may point into the values table (tmp: for values of
+ * several pieces).
+ */
+static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
+				 int logged, aptix_buf *tmp,
+				 const void *start, size_t slen, int reverse,
+				 aptix_store_iter_cb cb, void *payload)
+{
+	MDB_val k, v, val;
+	int rc, r = 0;
+	MDB_cursor_op op;
+
+	if (!start) {
+		op = reverse ? MDB_LAST : MDB_FIRST;
+		rc = mdb_cursor_get(c, &k, &v, op);
+	} else {
+		k.mv_size = slen;
+		k.mv_data = (void *)start;
+		rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+		if (reverse) {
+			if (rc == MDB_NOTFOUND)
+				rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+			else if (!rc && (k.mv_size != slen ||
+				 memcmp(k.mv_data, start, slen)))
+				rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+		}
+	}
+	while (rc == 0) {
+		if (!in_file(st, k.mv_data, k.mv_size, writing) ||
+		    !in_file(st, v.mv_data, v.mv_size, writing))
+			return outside_file();
+		val = v;
+		/*
+		 * Pieces missing or damaged: the record as stored, which
+		 * no reader takes for a value (none starts with 0x00), so
+		 * that one damaged value does not end the walk.
+		 */
+		if (logged && (r = resolve(st, mdb_cursor_txn(c), writing, &v,
+					   &val, tmp)) == APTIX_ECORRUPT) {
+			aptix_error_clear();
+			val = v;
+		} else if (r < 0) {
+			return r;
+		}
+		cb_depth++;
+		r = cb(k.mv_data, k.mv_size, val.mv_data, val.mv_size,
+		       payload);
+		cb_depth--;
+		if (r)
+			break;
+		rc = mdb_cursor_get(c, &k, &v, reverse ? MDB_PREV : MDB_NEXT);
+	}
+	if (r == APTIX_ITEROVER)
+		return 0;
+	if (r)
+		return r;
+	if (rc && rc != MDB_NOTFOUND)
+		return lmdb_error(rc, "cannot iterate store");
+	return 0;
+}
+
+static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
+		       aptix_table t, const void *start, size_t slen,
+		       int reverse, aptix_store_iter_cb cb, void *payload)
+{
+	aptix_buf tmp = APTIX_BUF_INIT;
+	MDB_cursor *c;
+	struct guard g;
+	int rc;
+
+	rc = mdb_cursor_open(txn, st->dbi[t], &c);
+	if (rc)
+		return lmdb_error(rc, "cannot open cursor");
+	if (GUARD(g, st)) {
+		rc = cursor_walk_unguarded(st, c, writing, !!table_logged(t),
+					   &tmp, start, slen, reverse, cb,
+					   payload);
+		guard_pop(&g);
+	} else {
+		rc = fault_error(st, &g, "cannot iterate store");
+	}
+	mdb_cursor_close(c);	/* frees memory, reads no page */
+	aptix_buf_release(&tmp);
+	return rc;
+}
+
+static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
+		       size_t slen, int reverse, aptix_store_iter_cb cb,
+		       void *payload)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	struct reader *r;
+	int rc;
+
+	if (st->absent[t])
+		return 0;
+	if ((rc = rtxn_begin(st, &r)) < 0)
+		return rc;
+	r->iter_depth++;
+	rc = cursor_walk(st, r->txn, 0, t, start, slen, reverse, cb,
+			 payload);
+	r->iter_depth--;
+	rtxn_end(r);
+	return rc;
+}
+
+static int st_iter(aptix_store *s, aptix_table t, const void *start,
+		   size_t slen, aptix_store_iter_cb cb, void *payload)
+{
+	return st_iter_dir(s, t, start, slen, 0, cb, payload);
+}
+
+static int st_iter_rev(aptix_store *s, aptix_table t, const void *start,
+		       size_t slen, aptix_store_iter_cb cb, void *payload)
+{
+	return st_iter_dir(s, t, start, slen, 1, cb, payload);
+}
+
+static int w_get(aptix_buf *out, aptix_store_wtxn *w, aptix_table t,
+		 const void *key, size_t klen)
+{
+	MDB_val k = { klen, (void *)key }, v;
+	struct guard g;
+	int rc;
+
+	if (!GUARD(g, w->st))
+		return fault_error(w->st, &g, "cannot read store");
+	rc = mdb_get(w->txn, w->st->dbi[t], &k, &v);
+	if (rc)
+		rc = rc == MDB_NOTFOUND ? APTIX_ENOTFOUND :
+			lmdb_error(rc, "cannot read store");
+	else if (!in_file(w->st, v.mv_data, v.mv_size, 1))
+		rc = outside_file();
+	else if (table_logged(t) &&
+		 (rc = resolve(w->st, w->txn, 1, &v, &v, out)) < 0)
+		;
+	else if (table_logged(t) && v.mv_data == out->ptr)
+		rc = 0;		/* pieces, put together in out */
+	else
+		rc = aptix_buf_set(out, v.mv_data, v.mv_size);
+	guard_pop(&g);
+	return rc;
+}
+
+static int w_put(aptix_store_wtxn *w, aptix_table t, const void *key,
+		 size_t klen, const void *val, size_t vlen)
+{
+	MDB_val k = { klen, (void *)key }, v = { vlen, (void *)val };
+	struct guard g;
+	int rc;
+
+	if (klen == 0 || klen > 511) {
+		aptix_error_set(APTIX_ERROR_LMDB, "key of %zu bytes is invalid",
+				klen);
+		return APTIX_EINVALID;
+	}
+	if (!GUARD(g, w->st))
+		return fault_error(w->st, &g, "cannot write to store");
+	if (table_logged(t)) {
+		rc = put_logged(w, t, &k, val, vlen);
+		guard_pop(&g);
+		return rc;
+	}
+	rc = put_in_order(w->txn, w->st->dbi[t], t, &k, &v);
+	guard_pop(&g);
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		w->map_full = 1;
+	return rc ? lmdb_error(rc, "cannot write to store") : 0;
+}
+
+static int w_del(aptix_store_wtxn *w, aptix_table t, const void *key,
+		 size_t klen)
+{
+	MDB_val k = { klen, (void *)key };
+	struct guard g;
+	int rc, r;
+
+	if (!GUARD(g, w->st))
+		return fault_error(w->st, &g, "cannot delete from store");
+	if (table_logged(t) && (r = drop_pieces(w, w->st->dbi[t], &k)) < 0) {
+		guard_pop(&g);
+		return r;
+	}
+	rc = mdb_del(w->txn, w->st->dbi[t], &k, NULL);
+	guard_pop(&g);
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		w->map_full = 1;
+	if (rc == MDB_NOTFOUND)
+		return APTIX_ENOTFOUND;
+	return rc ? lmdb_error(rc, "cannot delete from store") : 0;
+}
+
+static int w_iter_rev(aptix_store_wtxn *w, aptix_table t, const void *start,
+		      size_t slen, aptix_store_iter_cb cb, void *payload)
+{
+	return cursor_walk(w->st, w->txn, 1, t, start, slen, 1, cb, payload);
+}
+
+static int grow_map(struct reader *r)
+{
+	lmdb_store *st = r->st;
+	MDB_envinfo info;
+	size_t next;
+
+	mdb_env_info(st->env, &info);
+	next = info.me_mapsize * 2;
+	if (info.me_mapsize >= st->max_mapsize) {
+		aptix_error_set(APTIX_ERROR_LMDB,
+				"store is full: it reached its maximum size "
+				"of %zu MiB", st->max_mapsize >> 20);
+		return APTIX_EFULL;
+	}
+	if (next > st->max_mapsize)
+		next = st->max_mapsize;
+	return set_mapsize(r, next);
+}
+
+/*
+ * LMDB reports a short write (what a full file system gives) as EIO:
+ * tell it from a real I/O error by the space left where the store is.
+ */
+static int disk_is_full(const lmdb_store *st)
+{
+	struct statvfs sv;
+
+	if (statvfs(st->dir, &sv) < 0)
+		return 0;
+	return (uint64_t)sv.f_bavail * sv.f_frsize < DISK_FULL_SLACK;
+}
+
+static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	aptix_store_wtxn w;
+	struct reader *volatile r = reader_of(st);
+	struct guard g;
+	int rc, ret;
+
+	if (!r)
+		return APTIX_ERROR;
+	if (st->damaged) {
+		aptix_error_set(APTIX_ERROR_LMDB, "cannot write to store '%s': "
+				"it is damaged (a read found corrupt pages); "
+				"run 'aptix fsck'", st->dir);
+		return APTIX_ECORRUPT;
+	}
+	if (st->readonly) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write to store "
+				"'%s': it is read-only", st->dir);
+		return APTIX_ERROR;
+	}
+	if (st->compacted) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write to store "
+				"'%s': it was compacted; open it again",
+				st->dir);
+		return APTIX_ERROR;
+	}
+	rtxn_end(r);
+	for (;;) {
+		memset(&w, 0, sizeof(w));
+		w.st = st;
+		map_rdlock(r);
+		rc = mdb_txn_begin(st->env, NULL, 0, &w.txn);
+		if (rc) {
+			map_rdunlock(r);
+			if (rc == MDB_MAP_RESIZED) {
+				if ((ret = set_mapsize(r, 0)) < 0)
+					return ret;
+				continue;
+			}
+			if (rc == EACCES || rc == EROFS) {
+				aptix_error_set(APTIX_ERROR_REPOSITORY,
+						"cannot write to store '%s': "
+						"%s", st->dir,
+						mdb_strerror(rc));
+				return APTIX_ERROR;
+			}
+			return lmdb_error(rc, "cannot begin write transaction");
+		}
+		if (!GUARD(g, st)) {
+			struct guard g2;
+
+			st->wtx = NULL;
+			/* aborting frees memory and unlocks the writer */
+			if (GUARD(g2, st)) {
+				mdb_txn_abort(w.txn);
+				guard_pop(&g2);
+			}
+			map_rdunlock(r);
+			return fault_error(st, &g, "cannot write to store");
+		}
+		cb_depth++;
+		st->wtx = &w;
+		ret = fn(&w, payload);
+		if (!ret)
+			ret = flush_tail(&w);
+		st->wtx = NULL;
+		cb_depth--;
+		if (ret) {
+			mdb_txn_abort(w.txn);
+			guard_pop(&g);
+			map_rdunlock(r);
+			if (w.map_full) {
+				if ((ret = grow_map(r)) < 0)
+					return ret;
+				continue;
+			}
+			return ret;
+		}
+		rc = mdb_txn_commit(w.txn);
+		guard_pop(&g);
+		map_rdunlock(r);
+		if (rc == MDB_MAP_FULL) {
+			if ((ret = grow_map(r)) < 0)
+				return ret;
+			continue;
+		}
+		if (rc == EIO && disk_is_full(st))
+			rc = ENOSPC;
+		if (rc)
+			return lmdb_error(rc, "cannot commit to store");
+		return 0;
+	}
+}
+
+static int st_readonly(aptix_store *s)
+{
+	return ((lmdb_store *)s)->readonly;
+}
+
+static int st_disk_usage(uint64_t *out, aptix_store *s)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	aptix_buf path = APTIX_BUF_INIT;
+	struct stat sb;
+	int r = 0;
+
+	aptix_buf_printf(&path, "%s/data.mdb", st->dir);
+	if (stat(path.ptr, &sb) < 0) {
+		aptix_error_set_os("cannot stat '%s'", path.ptr);
+		r = APTIX_ERROR;
+	} else {
+		*out = (uint64_t)sb.st_blocks * 512;
+	}
+	aptix_buf_release(&path);
+	return r;
+}
+
+static int st_check(aptix_store *s, aptix_store_problem_cb cb,
+		    void *payload)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	aptix_buf path = APTIX_BUF_INIT;
+	int r;
+
+	if (aptix_buf_printf(&path, "%s/data.mdb", st->dir) < 0)
+		return APTIX_ERROR;
+	r = aptix_lmdb_file_check(path.ptr, cb, payload);
+	aptix_buf_release(&path);
+	return r;
+}
+
+/*
+ * Another process has the environment open: it holds a lock on byte 0
+ * of lock.mdb (see the file comment). *pid gets its process id. The
+ * descriptor stays open until the store is closed: closing it would
+ * drop this process's own fcntl locks on the file.
+ */
+static int other_process(lmdb_store *st, long *pid)
+{
+	aptix_buf path = APTIX_BUF_INIT;
+	struct flock fl;
+	int fd;
+
+	*pid = 0;
+	aptix_buf_printf(&path, "%s/lock.mdb", st->dir);
+	fd = st->lock_fd > 0 ? st->lock_fd : aptix_buf_oom(&path) ? -1 :
+		open(path.ptr, O_RDWR | O_CLOEXEC);
+	aptix_buf_release(&path);
+	if (fd < 0)
+		return 0;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = 0;
+	fl.l_len = 1;
+	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+		*pid = (long)fl.l_pid;
+	st->lock_fd = fd;
+	return *pid != 0;
+}
+
+static int fsync_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+static int st_compact(aptix_store *s)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	struct reader *r = reader_of(st);
+	aptix_buf tmp = APTIX_BUF_INIT, file = APTIX_BUF_INIT;
+	aptix_buf data = APTIX_BUF_INIT, lock = APTIX_BUF_INIT;
+	MDB_txn *w = NULL;
+	long pid;
+	int rc, ret = 0;
+
+	if (!r)
+		return APTIX_ERROR;
+	if (st->readonly || st->compacted) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot compact store "
+				"'%s': it is read-only", st->dir);
+		return APTIX_ERROR;
+	}
+	if (other_process(st, &pid)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot compact store "
+				"'%s': another process (pid %ld) has it open; "
+				"run again when no other aptix command runs",
+				st->dir, pid);
+		return APTIX_ELOCKED;
+	}
+	aptix_buf_printf(&tmp, "%s/compact.tmp", st->dir);
+	aptix_buf_printf(&file, "%s/compact.tmp/data.mdb", st->dir);
+	aptix_buf_printf(&data, "%s/data.mdb", st->dir);
+	aptix_buf_printf(&lock, "%s/lock.mdb", st->dir);
+	if (aptix_buf_oom(&tmp) || aptix_buf_oom(&file) ||
+	    aptix_buf_oom(&data) || aptix_buf_oom(&lock)) {
+		ret = aptix_error_oom();
+		goto done;
+	}
+	/* a copy left by a compaction that died */
+	unlink(file.ptr);
+	rmdir(tmp.ptr);
+	if (mkdir(tmp.ptr, 0700) < 0) {
+		aptix_error_set_os("cannot create '%s'", tmp.ptr);
+		ret = APTIX_ERROR;
+		goto done;
+	}
+	rtxn_end(r);
+	map_rdlock(r);
+	/* the writer's lock: nothing commits until the rename is done */
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &w))) {
+		map_rdunlock(r);
+		ret = lmdb_error(rc, "cannot compact store");
+		goto cleanup;
+	}
+	rc = mdb_env_copy2(st->env, tmp.ptr, MDB_CP_COMPACT);
+	if (rc) {
+		ret = lmdb_error(rc, "cannot compact store");
+	} else if (chmod(file.ptr, 0600) < 0 ||
+		   fsync_path(file.ptr, O_RDONLY) < 0 ||
+		   rename(file.ptr, data.ptr) < 0) {
+		aptix_error_set_os("cannot replace '%s'", data.ptr);
+		ret = APTIX_ERROR;
+	} else {
+		/* the next opener makes a lock file for the new data file */
+		unlink(lock.ptr);
+		fsync_path(st->dir, O_RDONLY | O_DIRECTORY);
+		st->compacted = 1;
+	}
+	mdb_txn_abort(w);
+	map_rdunlock(r);
+cleanup:
+	unlink(file.ptr);
+	rmdir(tmp.ptr);
+done:
+	aptix_buf_release(&tmp);
+	aptix_buf_release(&file);
+	aptix_buf_release(&data);
+	aptix_buf_release(&lock);
+	return ret;
+}
+
+static int open_tables_unguarded(lmdb_store *st, int create)
+{
+	MDB_txn *txn;
+	int rc, i, missing = 0;
+
+	rc = mdb_txn_begin(st->env, NULL, create ? 0 : MDB_RDONLY, &txn);
+	if (rc)
+		return lmdb_error(rc, "cannot open store");
+	for (i = 0; i < APTIX_TABLE__COUNT; i++) {
+		rc = mdb_dbi_open(txn, table_names[i], create ? MDB_CREATE : 0,
+				  &st->dbi[i]);
+		st->absent[i] = 0;
+		if (rc == MDB_NOTFOUND && !create && st->readonly &&
+		    table_optional(i)) {
+			st->absent[i] = 1;
+			continue;
+		}
+		if (rc == MDB_NOTFOUND && !create) {
+			missing = 1;
+			break;
+		}
+		if (rc) {
+			mdb_txn_abort(txn);
+			return lmdb_error(rc, "cannot open store table");
+		}
+	}
+	/* the values table (format 4): optional like the purged table */
+	rc = missing ? 0 : mdb_dbi_open(txn, VALUES_TABLE,
+					create ? MDB_CREATE : 0, &st->values);
+	st->values_absent = 0;
+	if (rc == MDB_NOTFOUND && !create && st->readonly)
+		st->values_absent = 1;
+	else if (rc == MDB_NOTFOUND && !create)
+		missing = 1;
+	else if (rc) {
+		mdb_txn_abort(txn);
+		return lmdb_error(rc, "cannot open store table");
+	}
+	if (missing) {
+		mdb_txn_abort(txn);
+		return APTIX_ENOTFOUND;
+	}
+	rc = mdb_txn_commit(txn);
+	return rc ? lmdb_error(rc, "cannot open store") : 0;
+}
+
+static int open_tables(lmdb_store *st, int create)
+{
+	struct guard g;
+	int r;
+
+	if (!GUARD(g, st))
+		return fault_error(st, &g, "cannot open store");
+	r = open_tables_unguarded(st, create);
+	guard_pop(&g);
+	return r;
+}
+
+/*
+ * The file holds every page the meta page LMDB uses names: a truncated
+ * file would be a SIGBUS at the first read of a missing page.
+ */
+static int check_file(lmdb_store *st)
+{
+	MDB_envinfo info;
+	MDB_stat ms;
+	uint64_t need;
+
+	if (mdb_env_info(st->env, &info) || mdb_env_stat(st->env, &ms))
+		return 0;	/* LMDB will say */
+	refresh_file_size(st);
+	need = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
+	if (file_size(st) >= need)
+		return 0;
+	aptix_error_set(APTIX_ERROR_LMDB, "cannot open store: store is "
+			"corrupt: %s/data.mdb has %llu bytes but its meta "
+			"page names page %zu (%llu bytes): it was truncated; "
+			"'aptix salvage <dir>' copies what is readable",
+			st->dir, (unsigned long long)file_size(st),
+			info.me_last_pgno, (unsigned long long)need);
+	return APTIX_ECORRUPT;
+}
+
+/* The stores this process has open, shared by every handle on each. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static lmdb_store *open_stores;
+
+/* Only when no other thread uses the store (the last handle is freed). */
+static void store_destroy(lmdb_store *st)
+{
+	struct reader *r, *next;
+
+	for (r = st->readers; r; r = next) {
+		next = r->next;
+		if (r->txn)
+			mdb_txn_abort(r->txn);
+		free(r);
+	}
+	pthread_key_delete(st->key);
+	if (st->env)
+		mdb_env_close(st->env);
+	if (st->lock_fd > 0)
+		close(st->lock_fd);
+	pthread_rwlock_destroy(&st->maplock);
+	pthread_mutex_destroy(&st->lock);
+	free(st->dir);
+	free(st);
+}
+
+static void st_free(aptix_store *s)
+{
+	lmdb_store *st = (lmdb_store *)s, **pp;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&registry_lock);
+	if (--st->refs > 0) {
+		pthread_mutex_unlock(&registry_lock);
+		return;
+	}
+	for (pp = &open_stores; *pp; pp = &(*pp)->next_open)
+		if (*pp == st) {
+			*pp = st->next_open;
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
+	store_destroy(st);
+}
+
+static int env_open(lmdb_store *st, unsigned extra)
+{
+	int rc;
+
+	if (st->env) {
+		mdb_env_close(st->env);
+		st->env = NULL;
+	}
+	if ((rc = mdb_env_create(&st->env)))
+		return rc;
+	mdb_env_set_assert(st->env, on_assert);
+	mdb_env_set_maxdbs(st->env, APTIX_TABLE__COUNT + 4);
+	mdb_env_set_mapsize(st->env, INITIAL_MAPSIZE < st->max_mapsize ?
+			    INITIAL_MAPSIZE : st->max_mapsize);
+	return mdb_env_open(st->env, st->dir,
+			    MDB_NOTLS | MDB_NORDAHEAD | extra, 0600);
+}
+
+static lmdb_store *store_alloc(const char *dir)
+{
+	const char *max_env = aptix_env__get(APTIX_ENV_STORE_MAX_MB);
+	lmdb_store *st = aptix__calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	if (!(st->dir = aptix__strdup(dir)) ||
+	    pthread_key_create(&st->key, reader_destroy)) {
+		free(st->dir);
+		free(st);
+		return NULL;
+	}
+	pthread_rwlock_init(&st->maplock, NULL);
+	pthread_mutex_init(&st->lock, NULL);
+	st->refs = 1;
+	st->pid = getpid();
+	st->parent.version = APTIX_STORE_BACKEND_VERSION;
+	st->parent.get = st_get;
+	st->parent.view = st_view;
+	st->parent.iter = st_iter;
+	st->parent.iter_rev = st_iter_rev;
+	st->parent.write = st_write;
+	st->parent.wget = w_get;
+	st->parent.wput = w_put;
+	st->parent.wdel = w_del;
+	st->parent.witer_rev = w_iter_rev;
+	st->parent.readonly = st_readonly;
+	st->parent.disk_usage = st_disk_usage;
+	st->parent.free = st_free;
+	st->parent.check = st_check;
+	st->parent.compact = st_compact;
+	st->max_mapsize = MAX_MAPSIZE_DEFAULT;
+	if (max_env && *max_env) {
+		unsigned long mb = strtoul(max_env, NULL, 10);
+
+		if (mb)
+			st->max_mapsize = (size_t)mb << 20;
+	}
+	return st;
+}
+
+/*
+ * Open the environment: read-write, else (files the user cannot write,
+ * a read-only file system) read-only with LMDB's lock file, else
+ * read-only without it. has_file: data.mdb exists and is not empty (the
+ * caller's stat), so its meta pages are checked first.
+ */
+static int store_open(lmdb_store *st, unsigned flags, int has_file)
+{
+	aptix_buf path = APTIX_BUF_INIT;
+	int rc, r = 0;
+
+	/* a damaged page size in a meta page faults inside mdb_env_open */
+	if (has_file) {
+		if (aptix_buf_printf(&path, "%s/data.mdb", st->dir) < 0)
+			return APTIX_ERROR;
+		r = aptix_lmdb_file_meta_check(path.ptr);
+		aptix_buf_release(&path);
+	}
+	if (r == APTIX_ECORRUPT)
+		return r;
+	aptix_error_clear();
+	rc = env_open(st, 0);
+	if ((rc == EACCES || rc == EROFS) && !(flags & APTIX_STORE_CREATE)) {
+		st->readonly = 1;
+		rc = env_open(st, MDB_RDONLY);
+		if (rc == EACCES || rc == EROFS)
+			rc = env_open(st, MDB_RDONLY | MDB_NOLOCK);
+	}
+	if (rc) {
+		if (rc == ENOENT || rc == ENOTDIR) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY,
+					"not an aptix store: '%s'", st->dir);
+			return APTIX_ENOTFOUND;
+		}
+		if (rc == EACCES) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY,
+					"cannot open store '%s': %s", st->dir,
+					mdb_strerror(rc));
+			return APTIX_ERROR;
+		}
+		return lmdb_error(rc, "cannot open store");
+	}
+	/*
+	 * A process that exits without closing the environment (a fatal
+	 * error, a kill) leaves its reader slot taken; while other processes
+	 * keep the lock file open, nothing frees it, and once all the slots
+	 * (126) are taken every command fails with MDB_READERS_FULL. Free
+	 * the slots of dead processes now.
+	 */
+	if (!st->readonly)
+		mdb_reader_check(st->env, NULL);
+	find_map(st);
+	if ((r = check_file(st)) < 0)
+		return r;
+	r = open_tables(st, 0);
+	if (r == APTIX_ENOTFOUND && !st->readonly)
+		r = open_tables(st, 1);
+	else if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "store '%s' is not "
+				"initialised and cannot be written", st->dir);
+	return r;
+}
+
+int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
+{
+	lmdb_store *st;
+	aptix_buf path = APTIX_BUF_INIT;
+	struct stat sb;
+	int r = 0, known;
+
+	*out = NULL;
+	aptix_buf_printf(&path, "%s/data.mdb", dir);
+	known = stat(path.ptr, &sb) == 0;
+	aptix_buf_release(&path);
+	if (!known && !(flags & APTIX_STORE_CREATE)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY,
+				"not an aptix store: '%s'", dir);
+		return APTIX_ENOTFOUND;
+	}
+	if (known && sb.st_size == 0 && !(flags & APTIX_STORE_CREATE)) {
+		/* LMDB would make a new, empty environment of it */
+		aptix_error_set(APTIX_ERROR_LMDB, "cannot open store: store is "
+				"corrupt: %s/data.mdb is empty", dir);
+		return APTIX_ECORRUPT;
+	}
+	pthread_mutex_lock(&registry_lock);
+	for (st = open_stores; known && st; st = st->next_open)
+		if (st->dev == sb.st_dev && st->ino == sb.st_ino &&
+		    st->pid == getpid())
+			break;
+	if (st) {
+		/* this process has it open: share the environment */
+		st->refs++;
+		*out = &st->parent;
+		goto done;
+	}
+	if (!(st = store_alloc(dir))) {
+		r = aptix_error_oom();
+		goto done;
+	}
+	if (known) {
+		st->dev = sb.st_dev;
+		st->ino = sb.st_ino;
+	}
+	if ((r = store_open(st, flags, known && sb.st_size > 0)) < 0) {
+		store_destroy(st);
+		goto done;
+	}
+	aptix_buf_printf(&path, "%s/data.mdb", dir);
+	if (stat(path.ptr, &sb) == 0) {
+		st->dev = sb.st_dev;
+		st->ino = sb.st_ino;
+	}
+	aptix_buf_release(&path);
+	if (!st->map_lo)
+		find_map(st);	/* a new store: its inode is known now */
+	st->next_open = open_stores;
+	open_stores = st;
+	*out = &st->parent;
+done:
+	pthread_mutex_unlock(&registry_lock);
+	return r;
+}

@@ -1,0 +1,436 @@
+/*
+ * src/turn/run-request.c - what a turn sends: the context planned against
+ * what its response chain already holds, and the Responses API request
+ * body (model, instructions, input, previous_response_id while the chain
+ * is alive, else the context rehydrated from the store).
+ */
+#include "util/common.h"
+#include "repo/repo.h"
+#include "index/index.h"
+#include "turn/run-int.h"
+#include "aptix/index.h"
+#include "aptix/purge.h"
+#include <jansson.h>
+
+#define DEFAULT_INSTRUCTIONS "You are a coding assistant working on the " \
+	"user's repository. Answer precisely; when you change code, show " \
+	"the complete changed files or unified diffs."
+
+/*
+ * Files and chunks holding a credential are neither sent nor stored. The
+ * scan withholds the files it reads already; this catches those a
+ * caller handed over (aptix_run_set_context) and the chunks.
+ */
+static void drop_secrets(aptix_run *run)
+{
+	aptix_file_set *files = &run->files;
+	aptix_chunk_set *chunks = &run->chunks;
+	aptix_credential cr;
+	char why[160];
+	size_t i, j;
+
+	for (i = 0; i < files->n; i++) {
+		aptix_active_file *f = &files->v[i];
+
+		if (!f->content.len ||
+		    !aptix_run__credential(&cr, run, f->content.ptr,
+					   f->content.len))
+			continue;
+		aptix_buf_release(&f->content);
+		f->sha256[0] = '\0';
+		f->action = APTIX_FILE_WITHHELD;
+		aptix_credential_describe(why, sizeof(why), &cr);
+		aptix_run__add_warning(run, "active file '%s' holds %s, %s: "
+				       "withheld (neither sent nor stored)",
+				       f->path,
+				       aptix_credential_kind(&cr), why);
+	}
+	for (i = j = 0; i < chunks->n; i++) {
+		aptix_rag_chunk *c = &chunks->v[i];
+
+		if (aptix_run__credential(&cr, run, c->text.ptr,
+					  c->text.len)) {
+			aptix_run__add_warning(run, "a chunk of '%s' holds %s "
+					       "(%s): neither sent nor stored",
+					       c->path,
+					       aptix_credential_kind(&cr),
+					       cr.rule);
+			free(c->chunk_id);
+			free(c->repo);
+			free(c->path);
+			free(c->language);
+			aptix_buf_release(&c->text);
+			continue;
+		}
+		chunks->v[j++] = *c;
+	}
+	chunks->n = j;
+}
+
+int aptix_run__plan_context(aptix_run *run)
+{
+	const aptix_file_set *files = &run->files;
+	const aptix_chunk_set *chunks = &run->chunks;
+	long max_total;
+	size_t i;
+	int r;
+
+	drop_secrets(run);
+	if ((r = aptix__chain_plan(&run->chain, run->restart, &run->files,
+				   &run->chunks)) < 0 ||
+	    (r = aptix_config_long(&max_total, run->o.cfg,
+				   "files.max-total")) < 0 ||
+	    (r = aptix_context_limit(&run->files, &run->chunks,
+				     max_total)) < 0)
+		return r;
+	for (i = 0; i < files->nwarnings; i++)
+		aptix_run__add_warning(run, "%s", files->warnings[i]);
+	for (i = 0; i < files->n; i++) {
+		const aptix_active_file *f = &files->v[i];
+
+		if (f->action == APTIX_FILE_TOO_LARGE)
+			aptix_run__add_warning(run, "active file '%s' is too "
+					       "large to send (%ld bytes, over "
+					       "files.max-size): skipped",
+					       f->path, f->size);
+		else if (f->action == APTIX_FILE_BINARY)
+			aptix_run__add_warning(run, "active file '%s' is "
+					       "binary: skipped", f->path);
+	}
+	for (i = 0; i < chunks->nwarnings; i++)
+		aptix_run__add_warning(run, "%s", chunks->warnings[i]);
+	return 0;
+}
+
+static void add_text(json_t *input, const char *role, const char *text,
+		     size_t len)
+{
+	json_t *m = json_object();
+
+	json_object_set_new(m, "role", json_string(role));
+	json_object_set_new(m, "content", json_stringn(text, len));
+	json_array_append_new(input, m);
+}
+
+/*
+ * A blob of the history to rehydrate; one that aptix purge removed
+ * reads as "[purged]" rather than failing every new chain.
+ */
+static int history_blob(aptix_buf *out, aptix_repo *repo,
+			const aptix_oid *id)
+{
+	aptix_purge_info info;
+	int r = aptix_blob_lookup(out, repo, id);
+
+	if (r == APTIX_ENOTFOUND && aptix_purge_lookup(&info, repo, id) == 0) {
+		aptix_error_clear();
+		return aptix_buf_set(out, "[purged]", 8) < 0 ?
+			aptix_error_oom() : 0;
+	}
+	return r;
+}
+
+/* Bytes of a blob, from its header (0 when unreadable). */
+static size_t blob_size(aptix_repo *repo, const aptix_oid *id)
+{
+	aptix_otype type;
+	size_t sz = 0;
+
+	if (aptix_oid_is_zero(id) ||
+	    aptix_odb_read_header(&sz, &type, repo->odb, id) < 0)
+		return 0;
+	return sz;
+}
+
+/* The committed ancestors, all of them (a new chain needs the history). */
+static int history_len(size_t *n, aptix_run *run)
+{
+	const struct aptix__past *p;
+	int r;
+
+	*n = 0;
+	while ((r = aptix__chain_get(&p, &run->chain, *n)) == 0)
+		(*n)++;
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+/* One turn of the history: newest first, i < history_len. */
+static const aptix_turn *past(aptix_run *run, size_t i)
+{
+	const struct aptix__past *p;
+
+	return aptix__chain_get(&p, &run->chain, i) == 0 ? &p->turn : NULL;
+}
+
+/*
+ * The summary of turns 1..k (newest first in the chain: indexes
+ * n-1..n-k), within max bytes, no turn left out: each turn gets an
+ * equal share for the start of its instruction and of its answer; when
+ * a share is too small for that, consecutive turns share one line.
+ */
+#define SUMMARY_MIN_TEXT 12
+#define SUMMARY_LINE 36	/* "- Turns 1234-1235 asked: ", newlines */
+
+/* Bytes left for the text of a line covering g turns of share bytes. */
+static size_t line_text(size_t share, size_t g)
+{
+	size_t fixed = SUMMARY_LINE + 3 * (g - 1);	/* " / " */
+
+	return share * g > fixed ? share * g - fixed : 0;
+}
+
+static void summarise(aptix_buf *out, aptix_run *run, size_t n, size_t k,
+		      size_t max)
+{
+	aptix_repo *repo = run->repo;
+	aptix_buf a = APTIX_BUF_INIT;
+	size_t share = max / k, group = 1, i, j, text;
+
+	while (group < k && line_text(share, group) / group <
+	       SUMMARY_MIN_TEXT)
+		group++;
+	for (i = 0; i < k; i += group) {
+		size_t last = i + group < k ? i + group : k;
+		const aptix_turn *t = past(run, n - 1 - i);
+
+		text = line_text(share, last - i);
+		if (last - i == 1) {
+			aptix_buf_printf(out, "- Turn %ld asked: ", t->seq);
+			if (aptix_blob_lookup(&a, repo, &t->instruction) == 0)
+				aptix__head_words(out, a.ptr, a.len, text * 3 / 5);
+			aptix_buf_puts(out, "\n");
+			if (!aptix_oid_is_zero(&t->answer) &&
+			    aptix_blob_lookup(&a, repo, &t->answer) == 0) {
+				aptix_buf_puts(out, "  Answer began: ");
+				aptix__head_words(out, a.ptr, a.len, text * 2 / 5);
+				aptix_buf_puts(out, "\n");
+			}
+			continue;
+		}
+		aptix_buf_printf(out, "- Turns %ld-%ld asked: ", t->seq,
+				 past(run, n - last)->seq);
+		for (j = i; j < last; j++) {
+			t = past(run, n - 1 - j);
+			if (j > i)
+				aptix_buf_puts(out, " / ");
+			if (aptix_blob_lookup(&a, repo, &t->instruction) == 0)
+				aptix__head_words(out, a.ptr, a.len,
+					   text / (last - i));
+		}
+		aptix_buf_puts(out, "\n");
+	}
+	aptix_error_clear();
+	aptix_buf_release(&a);
+}
+
+/*
+ * The summary of the turns before the window (the turn at index window
+ * and older): from the rolling summary in the index records, a fixed
+ * number of reads; for a history indexed by an older version, from the
+ * turns themselves.
+ */
+static int add_summary(json_t *input, aptix_run *run, size_t window)
+{
+	aptix_buf summary = APTIX_BUF_INIT, body = APTIX_BUF_INIT;
+	const aptix_turn *t = past(run, window);
+	uint32_t lo, hi;
+	size_t n;
+	int r;
+
+	if (!t)
+		return 0;	/* the window holds every turn */
+	r = aptix_index__rolling_summary(&body, &lo, &hi, run->repo,
+					 &run->parent, (uint32_t)t->seq,
+					 (size_t)run->summary_chars);
+	if (r == 1) {	/* older records: read every turn */
+		aptix_buf_clear(&body);
+		if ((r = history_len(&n, run)) < 0)
+			goto done;
+		lo = (uint32_t)past(run, n - 1)->seq;
+		hi = (uint32_t)t->seq;
+		summarise(&body, run, n, n - window,
+			  (size_t)run->summary_chars);
+		r = 0;
+	}
+	if (r < 0 || !body.len)
+		goto done;
+	aptix_buf_printf(&summary, "Summary of the earlier turns of this "
+			 "conversation, turns %lu to %lu (the previous "
+			 "responses are no longer available):\n",
+			 (unsigned long)lo, (unsigned long)hi);
+	aptix_buf_put(&summary, body.ptr, body.len);
+	if (aptix_buf_oom(&summary)) {
+		r = APTIX_ERROR;
+		goto done;
+	}
+	add_text(input, "user", summary.ptr, summary.len);
+	if (hi > (uint32_t)t->seq)	/* the base covers window turns too */
+		hi = (uint32_t)t->seq;
+	run->rehydrated += hi >= lo ? hi - lo + 1 : 0;
+done:
+	aptix_buf_release(&summary);
+	aptix_buf_release(&body);
+	return r;
+}
+
+/*
+ * The context of a new chain, within context.window-chars plus
+ * context.summary-chars: the most recent turns verbatim (at least the
+ * last one) in what the window leaves after the turn's own context
+ * (used bytes), and every older turn in a summary labelled with the
+ * turns it covers: no turn is left out.
+ */
+static int rehydrate(json_t *input, aptix_run *run, size_t used)
+{
+	aptix_buf a = APTIX_BUF_INIT;
+	aptix_repo *repo = run->repo;
+	size_t i, window = 0, chars = 0, room;
+	const aptix_turn *t;
+	int r = 0;
+
+	run->rehydrated = 0;
+	room = (size_t)run->window_chars > used ?
+		(size_t)run->window_chars - used : 0;
+	/* how many recent turns fit the window, newest first */
+	for (i = 0; window < (size_t)run->window_turns &&
+	     (t = past(run, i)) != NULL; i++) {
+		size_t sz = blob_size(repo, &t->instruction) +
+			blob_size(repo, &t->answer);
+
+		if (window && chars + sz > room)
+			break;
+		chars += sz;
+		window++;
+	}
+	if (run->summary_chars > 0 &&
+	    (r = add_summary(input, run, window)) < 0)
+		return r;
+	for (i = window; i > 0; i--) {
+		t = past(run, i - 1);
+		if ((r = history_blob(&a, repo, &t->instruction)) < 0)
+			break;
+		add_text(input, "user", a.ptr, a.len);
+		if (!aptix_oid_is_zero(&t->answer)) {
+			if ((r = history_blob(&a, repo, &t->answer)) < 0)
+				break;
+			add_text(input, "assistant", a.ptr, a.len);
+		}
+		run->rehydrated++;
+	}
+	aptix_buf_release(&a);
+	return r;
+}
+
+/*
+ * A new chain sends the context whole: what does not fit the window
+ * (files first, in order, then chunks, best first) is left out, and
+ * the turn's warnings say so.
+ */
+static void fit_context(aptix_run *run)
+{
+	size_t budget = (size_t)run->window_chars, used = 0, i;
+
+	used = run->instruction.len;
+	for (i = 0; i < run->files.n; i++) {
+		aptix_active_file *f = &run->files.v[i];
+		size_t sz = f->content.len + 128;
+
+		if (f->action != APTIX_FILE_SEND)
+			continue;
+		if (used + sz > budget) {
+			f->action = APTIX_FILE_OVER_BUDGET;
+			aptix_run__add_warning(run, "active file '%s' (%ld "
+					       "bytes) left out: over the new "
+					       "chain's context budget "
+					       "(context.window-chars)",
+					       f->path, f->size);
+			continue;
+		}
+		used += sz;
+	}
+	for (i = 0; i < run->chunks.n; i++) {
+		aptix_rag_chunk *c = &run->chunks.v[i];
+		size_t sz = c->text.len + 128;
+
+		if (!c->sent)
+			continue;
+		if (used + sz > budget) {
+			c->sent = 0;
+			aptix_run__add_warning(run, "a chunk of '%s' (lines "
+					       "%ld-%ld) left out: over the new "
+					       "chain's context budget "
+					       "(context.window-chars)",
+					       c->path, c->start_line,
+					       c->end_line);
+			continue;
+		}
+		used += sz;
+	}
+}
+
+static int set_temperature(json_t *req, const aptix_config *cfg)
+{
+	double t;
+	int r = aptix_config_double(&t, cfg, "openai.temperature");
+
+	if (r == APTIX_ENOTFOUND) {	/* unset: the model's default */
+		aptix_error_clear();
+		return 0;
+	}
+	if (r == 0)
+		json_object_set_new(req, "temperature", json_real(t));
+	return r;
+}
+
+int aptix_run__build_request(aptix_run *run)
+{
+	const aptix_config *cfg = run->o.cfg;
+	const char *instr = cfg ? aptix_config_get(cfg, "openai.instructions") :
+		NULL;
+	json_t *req = json_object(), *input = json_array();
+	aptix_buf text = APTIX_BUF_INIT;
+	char *s = NULL;
+	int r = 0;
+
+	if (!req || !input) {
+		json_decref(req);
+		json_decref(input);
+		return aptix_error_oom();
+	}
+	if (run->restart) {
+		run->turn.chain_restarted = 1;
+		free(run->previous);
+		run->previous = NULL;
+	}
+	json_object_set_new(req, "model", json_string(run->model));
+	if (!instr)
+		instr = DEFAULT_INSTRUCTIONS;
+	if (*instr)
+		json_object_set_new(req, "instructions", json_string(instr));
+	if (run->previous)
+		json_object_set_new(req, "previous_response_id",
+				    json_string(run->previous));
+	else if (run->restart && run->has_parent)
+		fit_context(run);
+	r = aptix_context_render(&text, &run->files, &run->chunks);
+	if (!r && !run->previous && run->restart && run->has_parent)
+		r = rehydrate(input, run, text.len + run->instruction.len);
+	aptix_buf_put(&text, run->instruction.ptr, run->instruction.len);
+	add_text(input, "user", text.ptr, text.len);
+	json_object_set_new(req, "input", input);
+	if (!r)
+		r = set_temperature(req, cfg);
+	json_object_set_new(req, "store", json_true());
+	json_object_set_new(req, "stream", json_boolean(!run->o.no_stream));
+	/* 15 digits: 0.2 is sent as 0.2, not 0.20000000000000001 */
+	if (!r && !(s = json_dumps(req, JSON_COMPACT | JSON_PRESERVE_ORDER |
+				   JSON_REAL_PRECISION(15))))
+		r = aptix_error_oom();
+	json_decref(req);
+	aptix_buf_release(&text);
+	if (r < 0)
+		return r;
+	r = aptix_buf_set(&run->res.request, s, strlen(s));
+	free(s);
+	return r;
+}

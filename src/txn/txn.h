@@ -1,0 +1,51 @@
+/*
+ * src/txn/txn.h - a write transaction of the repository, internal (txn.c).
+ */
+#ifndef APTIX_SRC_TXN_H
+#define APTIX_SRC_TXN_H
+
+#include "index/index.h"
+
+/* Size of an object queued in tx or stored (header only). */
+int aptix_txn__object_size(size_t *size, aptix_txn *tx, const aptix_oid *id);
+/*
+ * Queue a blob stored spliced (objects-format.md, "Storage"): where the
+ * JSON-escaped text of one of the bases (blobs already stored or queued)
+ * appears in data, a reference to it is stored instead.
+ */
+int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
+				 const void *data, size_t len,
+				 const aptix_oid *bases, size_t nbases,
+				 const aptix_oid *like);
+/*
+ * Queue an object deflated against like, an object of the same type
+ * that is probably much like it (the parent's turn, the file's previous
+ * version), when that saves a quarter of its size (objects-format.md,
+ * "Based values"). like NULL, missing or unreadable: as
+ * aptix_txn_write_object.
+ */
+int aptix_txn_write_object_like(aptix_oid *out, aptix_txn *tx,
+				aptix_otype type, const void *data,
+				size_t len, const aptix_oid *like);
+/*
+ * The same for a turn or session that the library has just serialized
+ * from its struct (aptix_turn_serialize, aptix_session_serialize): it is
+ * not parsed again to be validated. turn: the turn a session names, when
+ * the caller has it (its index record is then made from it, not from a
+ * parse of the stored turn); NULL otherwise.
+ */
+int aptix_txn__write_built(aptix_oid *out, aptix_txn *tx, aptix_otype type,
+			   const void *data, size_t len,
+			   const aptix_oid *like, const aptix_turn *turn);
+
+/* The running table (txn.c, run.c). */
+int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
+			     const char *record);
+/* strict: fail with APTIX_ENOTFOUND when the claim is not there. */
+int aptix_txn__running_release(aptix_txn *tx, const char *conv,
+			       const aptix_oid *pending_turn, int strict);
+/* Check, at commit, that a ref holds old_id (NULL: that it is absent). */
+int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
+			  const aptix_oid *old_id);
+
+#endif

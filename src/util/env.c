@@ -1,0 +1,78 @@
+/*
+ * src/util/env.c - the environment variables libaptix reads (see env.h).
+ *
+ *   variable		for	what it does
+ *   APTIX_DIR		users	the store to use, instead of finding .aptix
+ *   APTIX_WORKSPACE	users	overrides workspace.id
+ *   APTIX_MODEL		users	overrides openai.model
+ *   OPENAI_BASE_URL	users	overrides openai.base-url
+ *   XDG_CONFIG_HOME	users	the user's config is $XDG_CONFIG_HOME/aptix/
+ *   HOME		users	... else ~/.config/aptix/config
+ *   APTIX_STORE_MAX_MB	tests	caps the LMDB map (full-disk tests)
+ *   APTIX_LIBCURL	tests	the libcurl to dlopen (libcurl.so.4)
+ *   APTIX_LIBCRYPTO	tests	the libcrypto to dlopen (libcrypto.so.3)
+ *   APTIX_ZLIB_LEVEL	bench	the zlib level, one digit (make bench)
+ *   APTIX_TEST_DATE	tests	the clock, in seconds since the epoch
+ *   GIT_CEILING_DIRECTORIES
+ *			users	where the search for a git work tree stops
+ *   APTIX_CONFIG_PARAMETERS
+ *			aptix -c	"key=value" lines that beat the config
+ *
+ * The command-line tool reads a few more of its own (APTIX_PAGER,
+ * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
+ */
+#include "util/common.h"
+#include "util/env.h"
+#include <pthread.h>
+
+static const char *const names[APTIX_ENV__COUNT] = {
+	[APTIX_ENV_DIR] = "APTIX_DIR",
+	[APTIX_ENV_WORKSPACE] = "APTIX_WORKSPACE",
+	[APTIX_ENV_MODEL] = "APTIX_MODEL",
+	[APTIX_ENV_OPENAI_BASE_URL] = "OPENAI_BASE_URL",
+	[APTIX_ENV_XDG_CONFIG_HOME] = "XDG_CONFIG_HOME",
+	[APTIX_ENV_HOME] = "HOME",
+	[APTIX_ENV_STORE_MAX_MB] = "APTIX_STORE_MAX_MB",
+	[APTIX_ENV_LIBCURL] = "APTIX_LIBCURL",
+	[APTIX_ENV_LIBCRYPTO] = "APTIX_LIBCRYPTO",
+	[APTIX_ENV_ZLIB_LEVEL] = "APTIX_ZLIB_LEVEL",
+	[APTIX_ENV_TEST_DATE] = "APTIX_TEST_DATE",
+	[APTIX_ENV_GIT_CEILING] = "GIT_CEILING_DIRECTORIES",
+	[APTIX_ENV_CONFIG_PARAMETERS] = "APTIX_CONFIG_PARAMETERS",
+};
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char *values[APTIX_ENV__COUNT];
+
+/* Out of memory here reads as unset: there is no one to tell. */
+static void load(void)
+{
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < APTIX_ENV__COUNT; i++) {
+		v = getenv(names[i]);
+		values[i] = v && *v ? strdup(v) : NULL;
+	}
+}
+
+const char *aptix_env__get(enum aptix_env_var var)
+{
+	pthread_once(&once, load);
+	return (unsigned)var < APTIX_ENV__COUNT ? values[var] : NULL;
+}
+
+const char *aptix_env__name(enum aptix_env_var var)
+{
+	return (unsigned)var < APTIX_ENV__COUNT ? names[var] : NULL;
+}
+
+void aptix_env__reload(void)
+{
+	size_t i;
+
+	pthread_once(&once, load);
+	for (i = 0; i < APTIX_ENV__COUNT; i++)
+		free(values[i]);
+	load();
+}

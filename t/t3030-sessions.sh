@@ -317,4 +317,14 @@ test_expect_success 'an empty fork dates from the fork, in line with the rest' '
 	grep "^\* $short  2023-11-14    0 turns  new " out
 '
 
+# (conversation rename refuses a title over 120 bytes)
+test_expect_success 'a long title is cut where no character is split' '
+	a119=$(printf "%0119d" 0 | tr 0 a) &&
+	t=$(aptix write-turn --conversation longtitle --seq 1 \
+		--instruction-text x --created-at 1700000900000) &&
+	aptix commit-session --title "${a119}éé" $t >/dev/null &&
+	aptix sessions --json >out &&
+	grep "\"title\": \"$a119\"," out
+'
+
 test_done

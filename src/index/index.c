@@ -79,6 +79,15 @@ static void put_str8(aptix_buf *b, const char *s)
 	aptix_buf_put(b, s ? s : "", n);
 }
 
+/* s into out (outsz bytes), cut where no UTF-8 character is split. */
+static void copy_cut(char *out, size_t outsz, const char *s)
+{
+	size_t n = aptix_utf8_cut(s, strlen(s), outsz - 1);
+
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
 static int get_str8(char *out, size_t outsz, const unsigned char **p,
 		    const unsigned char *end)
 {
@@ -762,10 +771,10 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 	if (!exists || !ci.turns) {
 		ci.created_at = ss->created_at;
 		if (!ci.titled)
-			snprintf(ci.title, sizeof(ci.title), "%s",
+			copy_cut(ci.title, sizeof(ci.title),
 				 ss->title ? ss->title : op->summary);
 		if (ss->workspace)
-			snprintf(ci.workspace, sizeof(ci.workspace), "%s",
+			copy_cut(ci.workspace, sizeof(ci.workspace),
 				 ss->workspace);
 	}
 	conv_count(&ci, &si);
@@ -819,7 +828,7 @@ int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
 		return APTIX_ENOTFOUND;
 	}
 	if (title) {
-		snprintf(ci.title, sizeof(ci.title), "%s", title);
+		copy_cut(ci.title, sizeof(ci.title), title);
 		ci.titled = 1;
 	}
 	if (archived >= 0)

@@ -251,27 +251,20 @@ static int run_command(const struct cmd_struct *cmd, int argc,
 /* Run man with args; its exit status, or -1 when it cannot start. */
 static int run_man(const char *opt, const char *page, int quiet)
 {
-	pid_t pid;
-	int status, fd;
+	const char *argv[] = { "man", opt ? opt : page, opt ? page : NULL,
+			       NULL };
+	aptix_process p = APTIX_PROCESS_INIT;
+	int status;
 
 	fflush(NULL);
-	if ((pid = fork()) < 0)
+	p.argv = argv;
+	if (quiet)
+		p.out = p.err = APTIX_STDIO_NULL;
+	if (aptix_process_run(&p, &status) < 0) {
+		aptix_error_clear();
 		return -1;
-	if (!pid) {
-		if (quiet && (fd = open("/dev/null", O_WRONLY)) >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		if (opt)
-			execlp("man", "man", opt, page, (char *)NULL);
-		else
-			execlp("man", "man", page, (char *)NULL);
-		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return status;
 }
 
 /*

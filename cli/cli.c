@@ -8,6 +8,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -218,6 +219,7 @@ void cli_print_oneline(FILE *fp, const char *s, size_t len)
 }
 
 #include "aptix/errors.h"
+#include "aptix/process.h"
 
 int error_aptix(void)
 {
@@ -227,4 +229,22 @@ int error_aptix(void)
 void die_aptix(void)
 {
 	die("%s", aptix_error_last()->message);
+}
+
+int cli_run_foreground(struct aptix_process *p)
+{
+	struct sigaction ign, old_int, old_quit;
+	int status = -1;
+
+	fflush(NULL);
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	if (aptix_process_run(p, &status) < 0)
+		status = error_aptix();
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	return status;
 }

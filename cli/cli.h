@@ -89,4 +89,13 @@ void *cli_grow(void *p, size_t *alloc, size_t nr, size_t size);
 int error_aptix(void);
 /* Print "fatal: <last library error>" and exit(EXIT_FATAL). */
 void die_aptix(void) CLI_NORETURN;
+
+struct aptix_process;
+/*
+ * Run p in the foreground and wait, as system() does: meanwhile ^C and
+ * ^\ go to the child alone (this process ignores them). Its exit status
+ * (128 + N: killed by signal N), or -1 with "error: ..." said when it
+ * could not run.
+ */
+int cli_run_foreground(struct aptix_process *p);
 #endif

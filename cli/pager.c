@@ -1,7 +1,9 @@
 /*
  * cli/pager.c - the pager of the commands whose output can be
  * long (log, show, diff, reflog), as git's pager.c: a child reading a
- * pipe that replaces stdout, waited for when the command exits.
+ * pipe that replaces stdout, waited for when the command exits. It is
+ * started by aptix_process_start (aptix/process.h), and the pipe's end
+ * becomes stdout here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <aptix.h>
 #include "cli.h"
 #include "pager.h"
 
@@ -100,8 +103,9 @@ void setup_pager(void)
 {
 	const char *pager;
 	char *copy = NULL, *words[32];
-	int fds[2], errfds[2], err = 0, shell;
-	ssize_t n;
+	const char *argv[2], *env[3];
+	aptix_process pp = APTIX_PROCESS_INIT;
+	int fds[2], shell, nenv = 0;
 	pid_t pid;
 
 	/* decided (and cached) before stdout becomes the pipe */
@@ -124,53 +128,25 @@ void setup_pager(void)
 			return;
 		}
 	}
-	if (pipe(fds) < 0)
-		goto out;
-	if (pipe(errfds) < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		goto out;
-	}
-	fcntl(errfds[1], F_SETFD, FD_CLOEXEC);
+	argv[0] = pager;
+	argv[1] = NULL;
+	pp.argv = shell ? argv : (const char *const *)words;
+	pp.shell = shell;
+	pp.in = APTIX_STDIO_PIPE;
+	if (!getenv("LESS"))
+		env[nenv++] = "LESS=FRX";
+	if (!getenv("LV"))
+		env[nenv++] = "LV=-c";
+	env[nenv] = NULL;
+	pp.env = env;
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		close(errfds[0]);
-		close(errfds[1]);
-		goto out;
-	}
-	if (!pid) {
-		close(errfds[0]);
-		dup2(fds[0], STDIN_FILENO);
-		close(fds[0]);
-		close(fds[1]);
-		if (!getenv("LESS"))
-			setenv("LESS", "FRX", 1);
-		if (!getenv("LV"))
-			setenv("LV", "-c", 1);
-		if (shell)
-			execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
-		else
-			execvp(words[0], words);
-		err = errno ? errno : ENOENT;
-		n = write(errfds[1], &err, sizeof(err));
-		(void)n;
-		_exit(127);
-	}
-	close(errfds[1]);
-	close(fds[0]);
-	while ((n = read(errfds[0], &err, sizeof(err))) < 0 && errno == EINTR)
-		;
-	close(errfds[0]);
-	if (n > 0) {
+	if (aptix_process_start(&pp) < 0) {
 		/* it could not start: write directly */
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		close(fds[1]);
+		aptix_error_clear();
 		goto out;
 	}
+	fds[1] = pp.in_fd;
+	pid = pp.pid;
 	dup2(fds[1], STDOUT_FILENO);
 	if (isatty(STDERR_FILENO)) {
 		dup2(fds[1], STDERR_FILENO);

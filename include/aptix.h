@@ -63,5 +63,6 @@
 #include "aptix/purge.h"
 #include "aptix/rag.h"
 #include "aptix/history.h"
+#include "aptix/process.h"
 
 #endif

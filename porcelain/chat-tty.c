@@ -793,10 +793,10 @@ int chat_pick(struct picker *p, const char *scope)
 char *chat_edit_text(const char *path)
 {
 	const char *editor = getenv("VISUAL");
-	struct sigaction ign, old_int, old_quit;
-	aptix_buf text = APTIX_BUF_INIT, cmd = APTIX_BUF_INIT;
+	aptix_process p = APTIX_PROCESS_INIT;
+	const char *argv[3];
+	aptix_buf text = APTIX_BUF_INIT;
 	FILE *fp;
-	pid_t pid;
 	int status = 0;
 	char *out;
 
@@ -804,36 +804,20 @@ char *chat_edit_text(const char *path)
 		editor = getenv("EDITOR");
 	if (!editor || !*editor)
 		editor = "vi";
-	/* as git runs it: the editor may hold arguments */
-	aptix_buf_printf(&cmd, "%s \"$@\"", editor);
+	argv[0] = editor;
+	argv[1] = path;
+	argv[2] = NULL;
 	if (!(fp = fopen(path, "w"))) {
 		error_errno("cannot write %s", path);
-		aptix_buf_release(&cmd);
 		return NULL;
 	}
 	fclose(fp);
-	fflush(stdout);
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	pid = fork();
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		execl("/bin/sh", "sh", "-c", cmd.ptr, editor, path,
-		      (char *)NULL);
-		_exit(127);
-	}
-	if (pid > 0)
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	aptix_buf_release(&cmd);
-	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		error("the editor '%s' failed", editor);
+	p.argv = argv;
+	p.shell = 1;	/* as git runs it: the editor may hold arguments */
+	status = cli_run_foreground(&p);
+	if (status) {
+		if (status > 0)
+			error("the editor '%s' failed", editor);
 		unlink(path);
 		return NULL;
 	}

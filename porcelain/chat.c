@@ -174,42 +174,18 @@ static const char *conv_title(const struct chat *ch)
  */
 static int run_aptix(const char **args)
 {
-	struct sigaction ign, old_int, old_quit;
+	aptix_process p = APTIX_PROCESS_INIT;
 	const char *argv[32];
-	pid_t pid;
 	size_t n = 0;
-	int status = 0;
 
-	argv[n++] = "aptix";
+	/* this very binary, whatever PATH holds */
+	argv[n++] = "/proc/self/exe";
 	argv[n++] = "--no-pager";
 	while (*args && n < 31)
 		argv[n++] = *args++;
 	argv[n] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	pid = fork();
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		execv("/proc/self/exe", (char *const *)argv);
-		fprintf(stderr, "error: cannot run aptix %s: %s\n", argv[1],
-			strerror(errno));
-		_exit(127);
-	}
-	if (pid < 0)
-		error_errno("cannot run aptix %s", argv[1]);
-	else
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	return pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	p.argv = argv;
+	return cli_run_foreground(&p);
 }
 
 /* --- One chat per conversation ------------------------------------------ */

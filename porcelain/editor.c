@@ -35,34 +35,15 @@ const char *editor_program(const aptix_config *cfg)
 	return "vi";
 }
 
-/* Run "editor path" through the shell; 0 when it exited 0. */
+/* Run "editor path" as git runs an editor; 0 when it exited 0. */
 static int launch(const char *editor, const char *path)
 {
-	struct sigaction ign, old_int, old_quit;
-	pid_t pid;
-	int status;
+	const char *argv[] = { editor, path, NULL };
+	aptix_process p = APTIX_PROCESS_INIT;
 
-	fflush(NULL);
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	pid = fork();
-	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		execl("/bin/sh", "sh", "-c", "$0 \"$@\"", editor, path,
-		      (char *)NULL);
-		_exit(127);
-	}
-	status = -1;
-	if (pid > 0)
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	return pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+	p.argv = argv;
+	p.shell = 1;	/* the editor may hold arguments */
+	return cli_run_foreground(&p) == 0 ? 0 : -1;
 }
 
 /* Keep what is not a '#' line; no blank lines at either end. */

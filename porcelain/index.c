@@ -160,63 +160,31 @@ static char *relative_to_root(const char *root, const char *arg)
 static int run_git(aptix_strlist *out_lines, const char *const *argv,
 		   int nul, char **out_text)
 {
-	posix_spawn_file_actions_t fa;
-	int fds[2], status = -1, r;
-	pid_t pid;
-	char *buf = NULL;
-	size_t len = 0, alloc = 0, i, s;
-	ssize_t n;
+	aptix_process p = APTIX_PROCESS_INIT;
+	aptix_buf out = APTIX_BUF_INIT;
+	size_t i, s;
+	int status = -1;
 
-	if (pipe(fds) < 0)
-		die_errno("cannot create a pipe");
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addclose(&fa, fds[0]);
-	posix_spawn_file_actions_addclose(&fa, fds[1]);
-	r = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv,
-			 environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	if (r) {
-		close(fds[0]);
+	p.argv = argv;
+	if (aptix_process_capture(&p, &out, NULL, 0, &status) < 0) {
+		aptix_error_clear();
+		aptix_buf_release(&out);
 		return -1;
 	}
-	for (;;) {
-		if (len + 65536 > alloc) {
-			char *nb;
-
-			alloc = alloc ? alloc * 2 : 131072;
-			if (!(nb = realloc(buf, alloc)))
-				die("out of memory");
-			buf = nb;
-		}
-		n = read(fds[0], buf + len, alloc - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	if (!buf && !(buf = malloc(1)))
+	if (aptix_buf_oom(&out))
 		die("out of memory");
-	buf[len] = '\0';
 	if (out_lines)
-		for (i = s = 0; i <= len; i++)
-			if (i == len || buf[i] == (nul ? '\0' : '\n')) {
+		for (i = s = 0; i <= out.len; i++)
+			if (i == out.len ||
+			    out.ptr[i] == (nul ? '\0' : '\n')) {
 				if (i > s)
-					list_add(out_lines, buf + s, i - s);
+					list_add(out_lines, out.ptr + s,
+						 i - s);
 				s = i + 1;
 			}
 	if (out_text)
-		*out_text = buf;
-	else
-		free(buf);
+		*out_text = xstrfmt("%s", out.len ? out.ptr : "");
+	aptix_buf_release(&out);
 	return status;
 }
 

@@ -14,6 +14,7 @@
 #include "aptix/workspace.h"
 #include "aptix/oid.h"
 #include "aptix/credscan.h"
+#include "aptix/process.h"
 #include "util/env.h"
 #include "workspace/ignore.h"
 #include "repo/gitdir.h"
@@ -38,134 +39,20 @@ extern char **environ;
 
 /* --- Running git -------------------------------------------------------- */
 
-static int set_cloexec(int fd)
-{
-	int fl = fcntl(fd, F_GETFD);
-
-	return fl < 0 ? -1 : fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 /*
  * Run git (argv[0] is "git", found through PATH) with stdin from
  * /dev/null, its stdout into out and the start of its stderr into err.
- * *status is its exit status (-1: killed by a signal).
+ * *status is its exit status (128 + N: killed by signal N).
  * Returns 0; APTIX_ENOTFOUND when git cannot be run; APTIX_ERROR.
  */
 static int run_git(aptix_buf *out, aptix_buf *err, int *status,
 		   const char *const *argv)
 {
-	int opipe[2] = { -1, -1 }, epipe[2] = { -1, -1 };
-	posix_spawn_file_actions_t fa;
-	struct pollfd pfd[2];
-	char block[65536];
-	pid_t pid;
-	int r, wst, open_fds;
+	aptix_process p = APTIX_PROCESS_INIT;
 
 	*status = -1;
-	if (pipe(opipe) < 0 || pipe(epipe) < 0 ||
-	    set_cloexec(opipe[0]) < 0 || set_cloexec(opipe[1]) < 0 ||
-	    set_cloexec(epipe[0]) < 0 || set_cloexec(epipe[1]) < 0) {
-		aptix_error_set_os("cannot make a pipe for git");
-		r = APTIX_ERROR;
-		goto fail;
-	}
-	if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
-		errno = r;
-		aptix_error_set_os("cannot run git");
-		r = APTIX_ERROR;
-		goto fail;
-	}
-	r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
-					     0);
-	if (!r)
-		r = posix_spawn_file_actions_adddup2(&fa, opipe[1], 1);
-	if (!r)
-		r = posix_spawn_file_actions_adddup2(&fa, epipe[1], 2);
-	if (!r)
-		r = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv,
-				 environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close_fd(&opipe[1]);
-	close_fd(&epipe[1]);
-	if (r != 0) {
-		errno = r;
-		aptix_error_set_os("cannot run git");
-		r = (r == ENOENT || r == EACCES) ? APTIX_ENOTFOUND :
-			APTIX_ERROR;
-		goto fail;
-	}
-
-	pfd[0].fd = opipe[0];
-	pfd[1].fd = epipe[0];
-	pfd[0].events = pfd[1].events = POLLIN;
-	open_fds = 2;
-	r = 0;
-	while (open_fds) {
-		int i;
-
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			aptix_error_set_os("cannot read from git");
-			r = APTIX_ERROR;
-			break;
-		}
-		for (i = 0; i < 2; i++) {
-			ssize_t n;
-
-			if (pfd[i].fd < 0 || !pfd[i].revents)
-				continue;
-			n = read(pfd[i].fd, block, sizeof(block));
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (n <= 0) {
-				pfd[i].fd = -1;	/* poll ignores it */
-				open_fds--;
-				continue;
-			}
-			if (i == 0)
-				aptix_buf_put(out, block, (size_t)n);
-			else if (err->len < GIT_STDERR_MAX)
-				aptix_buf_put(err, block, (size_t)n);
-		}
-		if (r < 0)
-			break;
-	}
-	close_fd(&opipe[0]);
-	close_fd(&epipe[0]);
-	while (waitpid(pid, &wst, 0) < 0) {
-		if (errno != EINTR) {
-			aptix_error_set_os("cannot wait for git");
-			return APTIX_ERROR;
-		}
-	}
-	if (r < 0)
-		return r;
-	if (aptix_buf_oom(out) || aptix_buf_oom(err))
-		return aptix_error_oom();
-	if (WIFEXITED(wst)) {
-		*status = WEXITSTATUS(wst);
-		/* the child could not exec git (older C libraries) */
-		if (*status == 127) {
-			aptix_error_set(APTIX_ERROR_OS, "cannot run git");
-			return APTIX_ENOTFOUND;
-		}
-	}
-	return 0;
-
-fail:
-	close_fd(&opipe[0]);
-	close_fd(&opipe[1]);
-	close_fd(&epipe[0]);
-	close_fd(&epipe[1]);
-	return r;
+	p.argv = argv;
+	return aptix_process_capture(&p, out, err, GIT_STDERR_MAX, status);
 }
 
 /* The first line of git's output, without its newline. */

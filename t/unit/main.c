@@ -53,6 +53,7 @@ static const struct {
 	{ "chat", chat_suite },
 	{ "serve", serve_suite },
 	{ "history", history_suite },
+	{ "process", process_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

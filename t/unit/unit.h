@@ -38,6 +38,7 @@ Suite *credscan_suite(void);
 Suite *chat_suite(void);
 Suite *serve_suite(void);
 Suite *history_suite(void);
+Suite *process_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

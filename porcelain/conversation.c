@@ -7,7 +7,8 @@
  *	archive    seed 002's soft delete: hidden from sessions, log --all
  *	unarchive  and the picker unless asked (aptix_conversation_set_archived)
  *	delete     the ref goes (its reflog records it); the sessions stay,
- *	           reachable through the reflog until a future gc
+ *	           reachable through the reflog until a future gc. As git's
+ *	           branch -d, a conversation no other ref reaches needs -D
  *
  * Every write goes through the library's transaction; this file only
  * resolves names and reports.
@@ -25,7 +26,7 @@ static const char *const conversation_usage[] = {
 	"aptix conversation rename [<conversation>] <title>",
 	"aptix conversation archive <conversation>...",
 	"aptix conversation unarchive <conversation>...",
-	"aptix conversation delete [-f] <conversation>...",
+	"aptix conversation delete [-f | -D] <conversation>...",
 	"",
 	"list takes the options of 'aptix sessions' (see aptix sessions -h).",
 	"A conversation is an id or a unique prefix of one; rename without",
@@ -79,7 +80,54 @@ static int conv_archive(int argc, const char **argv, aptix_repo *repo,
 	return 0;
 }
 
-static void delete_one(aptix_repo *repo, const char *name, int force)
+/*
+ * Whether another ref reaches a conversation's head, as git's branch -d
+ * asks whether a branch is merged: else deleting it leaves its sessions
+ * to the reflog alone.
+ */
+struct reach {
+	aptix_repo *repo;
+	const char *self;		/* the ref being deleted */
+	const aptix_oid *head;		/* its session */
+	int found;
+};
+
+static int reach_cb(const aptix_ref *ref, void *payload)
+{
+	struct reach *rc = payload;
+	int r;
+
+	if (ref->target || !strcmp(ref->name, rc->self))
+		return 0;
+	r = aptix_index_is_ancestor(rc->repo, rc->head, &ref->oid);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();	/* a ref to no indexed session */
+		return 0;
+	}
+	if (r == 1) {
+		rc->found = 1;
+		return APTIX_ITEROVER;
+	}
+	return r;
+}
+
+static int reached_elsewhere(aptix_repo *repo, const char *ref,
+			     const aptix_oid *head)
+{
+	struct reach rc;
+	int r;
+
+	rc.repo = repo;
+	rc.self = ref;
+	rc.head = head;
+	rc.found = 0;
+	r = aptix_ref_foreach(repo, "refs/", reach_cb, &rc);
+	if (r < 0 && r != APTIX_ITEROVER)
+		die_aptix();
+	return rc.found;
+}
+
+static int delete_one(aptix_repo *repo, const char *name, int force)
 {
 	char id[APTIX_CONV_MAXLEN + 1], cur[APTIX_CONV_MAXLEN + 1];
 	aptix_buf ref = APTIX_BUF_INIT;
@@ -98,6 +146,15 @@ static void delete_one(aptix_repo *repo, const char *name, int force)
 	if (aptix_ref_resolve(&head, NULL, repo, ref.ptr) < 0)
 		die("conversation '%s' has no ref to delete (its first turn "
 		    "failed?): archive it instead", id);
+	if (!force && !reached_elsewhere(repo, ref.ptr, &head)) {
+		error("conversation '%s' is not reached by another "
+		      "conversation: only the reflog would keep its sessions",
+		      id);
+		fprintf(stderr, "hint: if you are sure you want to delete it, "
+			"run 'aptix conversation delete -D %s'\n", name);
+		aptix_buf_release(&ref);
+		return -1;
+	}
 	/* compare-and-swap: a turn that lands meanwhile wins */
 	if (aptix_txn_new(&tx, repo) < 0 ||
 	    aptix_txn_ref_update(tx, ref.ptr, NULL, &head,
@@ -108,14 +165,16 @@ static void delete_one(aptix_repo *repo, const char *name, int force)
 	       aptix_oid_hex(&head));
 	aptix_txn_free(tx);
 	aptix_buf_release(&ref);
+	return 0;
 }
 
 static int conv_delete(int argc, const char **argv, aptix_repo *repo)
 {
-	int force = 0, i;
+	int force = 0, i, ret = 0;
 	struct option options[] = {
 		OPT_BOOL('f', "force", &force, "delete the current "
-			 "conversation too"),
+			 "conversation, or one no other conversation reaches"),
+		OPT_BOOL('D', NULL, &force, "same as --force"),
 		OPT_END()
 	};
 
@@ -123,8 +182,9 @@ static int conv_delete(int argc, const char **argv, aptix_repo *repo)
 	if (argc < 1)
 		usage_with_options(conversation_usage, options);
 	for (i = 0; i < argc; i++)
-		delete_one(repo, argv[i], force);
-	return 0;
+		if (delete_one(repo, argv[i], force) < 0)
+			ret = 1;	/* as git branch -d: the others go on */
+	return ret;
 }
 
 int cmd_conversation(int argc, const char **argv, struct aptix_repo *repo)

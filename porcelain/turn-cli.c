@@ -331,6 +331,16 @@ void turn_cli_setup(aptix_run_options *opts, aptix_gather_options *g,
 	gather_options(g, c, &opts->http);
 }
 
+/* Whether a conversation of that name (or unique prefix) exists. */
+static int conv_exists(struct aptix_repo *repo, const char *name)
+{
+	char id[APTIX_CONV_MAXLEN + 1];
+	int r = aptix_conv_resolve(id, repo, name);
+
+	aptix_error_clear();
+	return r != APTIX_ENOTFOUND;
+}
+
 int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 		 const aptix_oid *from, const aptix_buf *instruction,
 		 const struct turn_cli *c)
@@ -359,8 +369,13 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	opts.from = from;
 	opts.instruction = instruction ? instruction->ptr : NULL;
 	opts.instruction_len = instruction ? instruction->len : 0;
-	/* a continue leaves HEAD alone; a fork or rerun moves to its branch */
-	opts.switch_head = kind != APTIX_RUN_CONTINUE;
+	/*
+	 * a continue leaves HEAD alone; a fork or rerun moves to its branch,
+	 * and so does a continue that creates its conversation (git switch -c)
+	 */
+	opts.switch_head = kind != APTIX_RUN_CONTINUE ||
+		(c->create && c->conversation && !conv_exists(repo,
+							      c->conversation));
 	/* before the claim: no signal may leave it behind */
 	catch_signals(&saved);
 	if ((r = aptix_run_new(&run, repo, &opts)) == 0)

@@ -272,6 +272,7 @@ test_expect_success 'conversation delete: the ref goes, the sessions stay' '
 	head=$(aptix rev-parse gamma) &&
 	test_must_fail aptix conversation delete alpha 2>err &&
 	grep "cannot delete the current conversation" err &&
+	aptix update-ref refs/conversations/gamma-fork $head &&
 	aptix conversation delete gamma >out &&
 	grep "Deleted conversation .gamma." out &&
 	test_must_fail aptix rev-parse --verify -q refs/conversations/gamma &&
@@ -283,6 +284,20 @@ test_expect_success 'conversation delete: the ref goes, the sessions stay' '
 	grep "not found" err &&
 	test_expect_code 129 aptix conversation frobnicate 2>err &&
 	grep "unknown subcommand" err
+'
+
+test_expect_success 'conversation delete: one no other ref reaches needs -D, as git branch -d' '
+	head=$(aptix rev-parse gamma-fork) &&
+	test_expect_code 1 aptix conversation delete gamma-fork 2>err &&
+	grep "^error: conversation .gamma-fork. is not reached by another conversation" err &&
+	grep "^hint: .*run .aptix conversation delete -D gamma-fork." err &&
+	test "$(aptix rev-parse gamma-fork)" = "$head" &&
+	aptix conversation delete -D gamma-fork >out &&
+	grep "Deleted conversation .gamma-fork." out &&
+	test_must_fail aptix rev-parse --verify -q refs/conversations/gamma-fork &&
+	aptix update-ref refs/conversations/gamma-fork $head &&
+	aptix conversation delete --force gamma-fork &&
+	test_must_fail aptix rev-parse --verify -q refs/conversations/gamma-fork
 '
 
 test_expect_success 'dates are local (TZ) unless --date says otherwise' '

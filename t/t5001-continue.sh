@@ -374,7 +374,9 @@ test_expect_success MDB_DUMP 'an unknown --conversation is an error without --cr
 		>out 2>err &&
 	aptix sessions >list &&
 	grep newone list &&
-	test "$(aptix symbolic-ref --short HEAD)" = "$conv" &&
+	test "$(aptix symbolic-ref --short HEAD)" = newone &&
+	grep "Switched to a new conversation .newone." err &&
+	aptix switch "$conv" >/dev/null &&
 	test_must_fail aptix continue --create -m x 2>err &&
 	grep "needs --conversation" err
 '

@@ -49,6 +49,14 @@ typedef struct {
 /** ENOTFOUND when the session is not indexed. */
 APTIX_EXTERN(int) aptix_index_session(aptix_session_info *out,
 				      aptix_repo *repo, const aptix_oid *id);
+/**
+ * @brief Whether ancestor is descendant or one of its ancestors (a session
+ * has one parent: the walk follows parents down to ancestor's generation).
+ * @return 1 or 0; APTIX_ENOTFOUND when either is not indexed.
+ */
+APTIX_EXTERN(int) aptix_index_is_ancestor(aptix_repo *repo,
+					  const aptix_oid *ancestor,
+					  const aptix_oid *descendant);
 typedef int (*aptix_session_info_cb)(const aptix_session_info *s,
 				     void *payload);
 /** A problem found by aptix_index_check_layout(): one line, no LF. */

@@ -109,11 +109,14 @@ static int nth_cb(const aptix_reflog_entry *e, void *payload)
 static int moved_cb(const aptix_reflog_entry *e, void *payload)
 {
 	struct nth_entry *ne = payload;
-	const char *p = strstr(e->message, ": moving from ");
+	const char *p = strstr(e->message, ": moving from "), *q;
 	size_t len;
 
 	if (!p)
 		return 0;
+	/* the last one: a turn's title in the reason may hold the words */
+	while ((q = strstr(p + 1, ": moving from ")))
+		p = q;
 	p += strlen(": moving from ");
 	len = strcspn(p, " ");
 	if (!len || len > APTIX_CONV_MAXLEN || --ne->n > 0)

@@ -866,6 +866,27 @@ int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
 	return r;
 }
 
+int aptix_index_is_ancestor(aptix_repo *repo, const aptix_oid *ancestor,
+			    const aptix_oid *descendant)
+{
+	aptix_session_info a, si;
+	aptix_oid id = *descendant;
+	int r;
+
+	if ((r = aptix_index_session(&a, repo, ancestor)) < 0)
+		return r;
+	/* the first parent chain, down to the ancestor's generation */
+	for (;;) {
+		if (!aptix_oid_cmp(&id, ancestor))
+			return 1;
+		if ((r = aptix_index_session(&si, repo, &id)) < 0)
+			return r;
+		if (!si.has_parent || si.generation <= a.generation)
+			return 0;
+		id = si.parent;
+	}
+}
+
 struct sess_walk {
 	aptix_session_info_cb cb;
 	void *payload;

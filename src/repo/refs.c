@@ -394,6 +394,29 @@ static char *symref_reason(const char *reason, const char *old_target,
 	return aptix_buf_detach(&b);
 }
 
+/*
+ * Whether HEAD points at name (directly), read inside the write: an
+ * update of that ref moves HEAD too and is logged in HEAD's reflog, as
+ * git logs a commit on the checked-out branch in both.
+ */
+static int head_points_at(aptix_store_wtxn *w, aptix_store *s,
+			  const char *name)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	aptix_ref ref;
+	int yes = 0;
+
+	memset(&ref, 0, sizeof(ref));
+	if (strcmp(name, "HEAD") &&
+	    s->wget(&v, w, APTIX_TABLE_REFS, "HEAD", 4) == 0 &&
+	    parse_value(&ref, "HEAD", v.ptr, v.len) == 0)
+		yes = ref.target && !strcmp(ref.target, name);
+	aptix_ref_release(&ref);
+	aptix_buf_release(&v);
+	aptix_error_clear();
+	return yes;
+}
+
 int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 		      const char *newval, int old_mode,
 		      const aptix_oid *old_id, const aptix_oid *log_new,
@@ -453,7 +476,14 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 		r = APTIX_ERROR;
 		goto done;
 	}
+	/* a symbolic ref set to the target it has: nothing moved */
+	if (ref.target && newval && !strncmp(newval, "ref: ", 5) &&
+	    !strcmp(ref.target, newval + 5))
+		goto done;
 	r = reflog_append(w, s, name, &cur_id, &new_id, now, why);
+	if (!r && newval && strncmp(newval, "ref: ", 5) &&
+	    head_points_at(w, s, name))
+		r = reflog_append(w, s, "HEAD", &cur_id, &new_id, now, why);
 done:
 	free(why);
 	aptix_ref_release(&ref);

@@ -25,6 +25,7 @@
  *	index mismatch conversation <id>: <why>
  *	dangling <type> <id>		(unreachable <type> <id> with
  *					 --unreachable)
+ *	failed session <id>		(--failed: kept, not an error)
  *	dead turn <id> in <conversation>: pid <pid> on <host> died
  *					(a claim whose process is gone;
  *					 the next command that writes
@@ -41,7 +42,9 @@
  *
  * As in git, "dangling" objects are the unreachable ones that no other
  * object references (the tips of what is unreachable); --unreachable
- * lists them all. --connectivity-only reads only the headers of blobs,
+ * lists them all. A failed session hangs off its parent by design and
+ * no ref reaches it: like what git's reflogs reach, it and what it
+ * references count as reachable (--failed lists those no ref reaches). --connectivity-only reads only the headers of blobs,
  * does not re-hash and skips the index.
  *
  * Ids, refs and index records are collected before they are checked:
@@ -58,7 +61,7 @@
 #include "parse-options.h"
 
 static const char *const fsck_usage[] = {
-	"aptix fsck [--full] [--no-dangling] [--unreachable] "
+	"aptix fsck [--full] [--no-dangling] [--unreachable] [--failed] "
 	"[--connectivity-only] [--verbose]",
 	NULL
 };
@@ -67,7 +70,8 @@ enum {
 	F_CORRUPT = 1,		/* cannot be read or parsed */
 	F_REACHABLE = 2,
 	F_USED = 4,		/* referenced by some object */
-	F_ROOT = 8		/* a ref points at it */
+	F_ROOT = 8,		/* a ref points at it */
+	F_FAILED = 16		/* a failed session: kept, as a reflog is */
 };
 
 struct obj {
@@ -329,6 +333,8 @@ static void check_object(struct fsck *f, size_t i)
 			o->flags |= F_CORRUPT;
 			return;
 		}
+		if (s.status == APTIX_SESSION_FAILED)
+			o->flags |= F_FAILED;
 	}
 	f->cur = i;
 	if (aptix_object_foreach_ref(type, f->data.ptr, f->data.len,
@@ -497,25 +503,14 @@ static int link_cmp(const void *a, const void *b)
 	return x->to < y->to ? -1 : x->to > y->to;
 }
 
-static void mark_reachable(struct fsck *f)
+/* Mark what the objects flagged root reach (links sorted, start built). */
+static void mark_from(struct fsck *f, const size_t *start, size_t *stack,
+		      unsigned root)
 {
-	size_t *start, *stack, n = 0, i, k;
+	size_t n = 0, i, k;
 
-	if (f->verbose)
-		fprintf(stderr, "Checking connectivity (%zu objects)\n",
-			f->nobjs);
-	if (f->nlinks)
-		qsort(f->links, f->nlinks, sizeof(*f->links), link_cmp);
-	start = calloc(f->nobjs + 1, sizeof(*start));
-	stack = malloc((f->nobjs + 1) * sizeof(*stack));
-	if (!start || !stack)
-		die("out of memory");
-	for (k = 0; k < f->nlinks; k++)
-		start[f->links[k].from + 1]++;
-	for (i = 0; i < f->nobjs; i++)
-		start[i + 1] += start[i];
 	for (i = 0; i < f->nobjs; i++) {
-		if (!(f->objs[i].flags & F_ROOT) ||
+		if (!(f->objs[i].flags & root) ||
 		    (f->objs[i].flags & F_REACHABLE))
 			continue;
 		f->objs[i].flags |= F_REACHABLE;
@@ -533,6 +528,37 @@ static void mark_reachable(struct fsck *f)
 			}
 		}
 	}
+}
+
+/*
+ * From the refs, then from the failed sessions: a failed turn hangs off
+ * its parent by design (no ref ever points at it), as git counts what a
+ * reflog reaches as reachable. With report_failed, the failed sessions
+ * that no ref reaches are listed as "failed session <id>" first.
+ */
+static void mark_reachable(struct fsck *f, int report_failed)
+{
+	size_t *start, *stack, i, k;
+
+	if (f->verbose)
+		fprintf(stderr, "Checking connectivity (%zu objects)\n",
+			f->nobjs);
+	if (f->nlinks)
+		qsort(f->links, f->nlinks, sizeof(*f->links), link_cmp);
+	start = calloc(f->nobjs + 1, sizeof(*start));
+	stack = malloc((f->nobjs + 1) * sizeof(*stack));
+	if (!start || !stack)
+		die("out of memory");
+	for (k = 0; k < f->nlinks; k++)
+		start[f->links[k].from + 1]++;
+	for (i = 0; i < f->nobjs; i++)
+		start[i + 1] += start[i];
+	mark_from(f, start, stack, F_ROOT);
+	for (i = 0; i < f->nobjs && report_failed; i++)
+		if ((f->objs[i].flags & (F_FAILED | F_REACHABLE)) == F_FAILED)
+			printf("failed session %s\n",
+			       aptix_oid_hex(&f->objs[i].id));
+	mark_from(f, start, stack, F_FAILED);
 	free(start);
 	free(stack);
 }
@@ -819,7 +845,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct fsck f;
 	struct ref_list refs = { NULL, 0, 0 };
-	int no_dangling = 0, unreachable = 0;
+	int no_dangling = 0, unreachable = 0, failed = 0;
 	size_t i;
 	struct option options[] = {
 		OPT_BOOL(0, "full", &f.full, "also re-hash every object"),
@@ -827,6 +853,8 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 			 "dangling objects"),
 		OPT_BOOL(0, "unreachable", &unreachable, "report every "
 			 "unreachable object, not only dangling ones"),
+		OPT_BOOL(0, "failed", &failed, "list the failed sessions "
+			 "no ref reaches (kept by design, not dangling)"),
 		OPT_BOOL(0, "connectivity-only", &f.connectivity_only,
 			 "check only that referenced objects exist (do "
 			 "not read blobs, do not check the index)"),
@@ -845,7 +873,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	check_store(&f);
 	check_objects(&f);
 	check_refs(&f, &refs);
-	mark_reachable(&f);
+	mark_reachable(&f, failed);
 	if (!f.connectivity_only)
 		check_index(&f, &refs);
 	check_running(&f);

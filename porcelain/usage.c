@@ -14,6 +14,7 @@
  * and so has every total it is part of: an estimate that leaves out a
  * part must not read as the whole bill.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,8 @@ struct turn_row {
 
 struct conv_row {
 	char id[APTIX_CONV_MAXLEN + 1];
+	char title[APTIX_SUMMARY_MAX + 1];
+	size_t shown;			/* of the id: a unique abbreviation */
 	int64_t updated_at;
 	struct sum sum;
 };
@@ -72,6 +75,7 @@ struct usage {
 	struct turn_row *turns;
 	size_t nturns, aturns;
 	aptix_strlist unknown_models;
+	aptix_strlist all_ids;		/* every conversation's, for abbrevs */
 	struct sum total;
 };
 
@@ -93,6 +97,8 @@ static int conv_cb(const aptix_conv_info *ci, void *payload)
 	struct usage *us = payload;
 	struct conv_row *c;
 
+	if (aptix_strlist_push(&us->all_ids, ci->id) < 0)
+		die("out of memory");
 	if (us->only_conv && strcmp(ci->id, us->only_conv))
 		return 0;
 	if (!us->only_conv &&
@@ -105,8 +111,94 @@ static int conv_cb(const aptix_conv_info *ci, void *payload)
 	c = &us->convs[us->nconvs++];
 	memset(c, 0, sizeof(*c));
 	snprintf(c->id, sizeof(c->id), "%s", ci->id);
+	snprintf(c->title, sizeof(c->title), "%s", ci->title);
 	c->updated_at = ci->updated_at;
 	return 0;
+}
+
+/* 8-4-4-4-12 hex digits: an id aptix made, which abbreviates */
+static int is_uuid(const char *id)
+{
+	size_t i;
+
+	if (strlen(id) != 36)
+		return 0;
+	for (i = 0; i < 36; i++)
+		if ((i == 8 || i == 13 || i == 18 || i == 23) ?
+		    id[i] != '-' : !isxdigit((unsigned char)id[i]))
+			return 0;
+	return 1;
+}
+
+static size_t common_prefix(const char *a, const char *b)
+{
+	size_t n = 0;
+
+	while (a[n] && a[n] == b[n])
+		n++;
+	return n;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * How much of each id to show, as git abbreviates an object id: a UUID
+ * by its shortest prefix of 8 or more characters that no other
+ * conversation shares (what `aptix switch` and --conversation accept);
+ * any other name whole.
+ */
+static void abbreviate(struct usage *us)
+{
+	char **v = us->all_ids.items;
+	size_t n = us->all_ids.nr, i, lo, hi, len;
+
+	if (n > 1)
+		qsort(v, n, sizeof(*v), str_cmp);
+	for (i = 0; i < us->nconvs; i++) {
+		struct conv_row *c = &us->convs[i];
+
+		c->shown = strlen(c->id);
+		if (!is_uuid(c->id))
+			continue;
+		len = 8;
+		lo = 0;
+		hi = n;
+		while (lo < hi) {	/* c->id's place among all ids */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (strcmp(v[mid], c->id) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0 && common_prefix(v[lo - 1], c->id) + 1 > len)
+			len = common_prefix(v[lo - 1], c->id) + 1;
+		if (lo + 1 < n && common_prefix(v[lo + 1], c->id) + 1 > len)
+			len = common_prefix(v[lo + 1], c->id) + 1;
+		if (len < c->shown)
+			c->shown = len;
+	}
+}
+
+/* The widest abbreviated id, at least min. */
+static int id_width(const struct usage *us, size_t min)
+{
+	size_t i, w = min;
+
+	for (i = 0; i < us->nconvs; i++)
+		if (us->convs[i].sum.turns && us->convs[i].shown > w)
+			w = us->convs[i].shown;
+	return (int)w;
+}
+
+/* An id as abbreviated, padded to width. */
+static void put_id(const struct conv_row *c, int width)
+{
+	view_putn(stdout, c->id, c->shown);
+	printf("%*s", width - (int)c->shown, "");
 }
 
 static int conv_by_id(const void *a, const void *b)
@@ -237,13 +329,19 @@ static const char *cost_text(char out[32], double cost, int known)
 	return out;
 }
 
-static void print_counts(const struct sum *s)
+/* The counts of a row, then its title (NULL: none). */
+static void print_counts(const struct sum *s, const char *title)
 {
 	char c[32];
 
 	printf("%10" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64
-	       " %10s\n", s->input, s->cached, s->output, s->total,
+	       " %10s", s->input, s->cached, s->output, s->total,
 	       cost_text(c, s->cost, !s->unknown));
+	if (title && *title) {
+		printf("  ");
+		view_puts(stdout, title);
+	}
+	putchar('\n');
 }
 
 static void print_turns(const struct usage *us)
@@ -251,14 +349,16 @@ static void print_turns(const struct usage *us)
 	char date[64], c[32];
 	size_t i;
 
-	printf("%-12s  %-16s  %-20s  %-16s %10s %10s %10s %10s %10s\n",
-	       "SESSION", "CONVERSATION", "DATE", "MODEL", "INPUT", "CACHED",
-	       "OUTPUT", "TOTAL", "COST");
+	int w = id_width(us, 12);
+
+	printf("%-12s  %-*s  %-20s  %-16s %10s %10s %10s %10s %10s\n",
+	       "SESSION", w, "CONVERSATION", "DATE", "MODEL", "INPUT",
+	       "CACHED", "OUTPUT", "TOTAL", "COST");
 	for (i = 0; i < us->nturns; i++) {
 		const struct turn_row *t = &us->turns[i];
 
 		printf("%s  ", view_short_id(&t->session));
-		view_put_truncated(stdout, us->convs[t->conv].id, 16, 1);
+		put_id(&us->convs[t->conv], w);
 		printf("  %-20s  ", view_date(date, t->created_at, 1));
 		view_put_truncated(stdout, *t->model ? t->model : "-", 16, 1);
 		printf(" %10ld %10ld %10ld %10ld %10s\n", t->u.input_tokens,
@@ -281,22 +381,23 @@ static int conv_by_recent(const void *a, const void *b)
 static void print_text(struct usage *us, int per_turn)
 {
 	size_t i;
+	int w = id_width(us, 12);
 
 	if (per_turn)
 		print_turns(us);
-	printf("%-24s %6s %10s %10s %10s %10s %10s\n", "CONVERSATION",
-	       "TURNS", "INPUT", "CACHED", "OUTPUT", "TOTAL", "COST");
+	printf("%-*s %6s %10s %10s %10s %10s %10s  %s\n", w, "CONVERSATION",
+	       "TURNS", "INPUT", "CACHED", "OUTPUT", "TOTAL", "COST", "TITLE");
 	for (i = 0; i < us->nconvs; i++) {
 		const struct conv_row *c = us->order[i];
 
 		if (!c->sum.turns)
 			continue;
-		view_put_truncated(stdout, c->id, 24, 1);
+		put_id(c, w);
 		printf(" %6u ", (unsigned)c->sum.turns);
-		print_counts(&c->sum);
+		print_counts(&c->sum, c->title);
 	}
-	printf("%-24s %6u ", "total", (unsigned)us->total.turns);
-	print_counts(&us->total);
+	printf("%-*s %6u ", w, "total", (unsigned)us->total.turns);
+	print_counts(&us->total, NULL);
 }
 
 /* --- JSON ----------------------------------------------------------------- */
@@ -360,6 +461,9 @@ static void print_json(struct usage *us, int per_turn)
 		x = view_json_object();
 		view_json_set(x, "conversation",
 			      view_json_str(us->order[i]->id));
+		view_json_set(x, "title", *us->order[i]->title ?
+			      view_json_str(us->order[i]->title) :
+			      json_null());
 		sum_json(x, &us->order[i]->sum);
 		view_json_append(a, x);
 	}
@@ -419,6 +523,7 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 
 	memset(&us, 0, sizeof(us));
 	aptix_strlist_init(&us.unknown_models);
+	aptix_strlist_init(&us.all_ids);
 	us.repo = repo;
 	argc = parse_options(argc, argv, options, usage_usage, 0);
 	if (argc)
@@ -443,6 +548,7 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 
 	if (aptix_index_foreach_conversation(repo, conv_cb, &us) < 0)
 		die_aptix();
+	abbreviate(&us);
 	if (us.nconvs > 1)
 		qsort(us.convs, us.nconvs, sizeof(*us.convs), conv_by_id);
 	if (us.nconvs &&
@@ -484,6 +590,7 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 	free(us.convs);
 	free(us.order);
 	aptix_strlist_release(&us.unknown_models);
+	aptix_strlist_release(&us.all_ids);
 	aptix_buf_release(&derived);
 	aptix_config_free(us.cfg);
 	return 0;

@@ -25,9 +25,10 @@ used_turn () {
 	aptix hash-object -w -t session --stdin
 }
 
-# row <name>: the line of a conversation (or "total") in usage's table
+# row <name>: the line of a conversation (or "total") in usage's table,
+# without its title
 row () {
-	grep "^$1 " out | tr -s " "
+	grep "^$1 " out | tr -s " " | cut -d" " -f1-7
 }
 
 #   c1: gpt-5-mini (1M in, 200k of them cached, 100k out), then a dated
@@ -122,6 +123,30 @@ test_expect_success 'filters: --conversation, --since, --until' '
 	grep "^fatal: " err &&
 	test_must_fail aptix usage --since "the other day" 2>err &&
 	grep "invalid date" err
+'
+
+test_expect_success 'ids: names whole, UUIDs by a unique prefix; the title' '
+	u1=1a2b3c4d-aaaa-4000-8000-000000000001 &&
+	u2=1a2b3c4d-bbbb-4000-8000-000000000002 &&
+	u3=9f8e7d6c-1111-4111-8111-111111111111 &&
+	for u in $u1 $u2 $u3
+	do
+		s=$(used_turn $u gpt-5-mini 10 0 1) &&
+		aptix update-ref refs/conversations/$u $s || return 1
+	done &&
+	aptix conversation rename $u3 "Parser errors" &&
+	aptix usage --all-workspaces >out &&
+	grep "^1a2b3c4d-a  *1 .* turn 1 of $u1$" out &&
+	grep "^1a2b3c4d-b  *1 " out &&
+	grep "^9f8e7d6c  *1 .*  Parser errors$" out &&
+	grep "^c1  *2 " out &&
+	head -n1 out | grep "COST  TITLE$" &&
+	aptix usage -c 1a2b3c4d-a >out &&
+	test "$(row 1a2b3c4d-a)" = "1a2b3c4d-a 1 10 0 1 11 <\$0.0001" &&
+	aptix usage --all-workspaces --turns >out &&
+	grep "^[0-9a-f]\{12\}  9f8e7d6c  " out &&
+	aptix usage --all-workspaces --json >out &&
+	grep "\"title\": \"Parser errors\"" out
 '
 
 test_expect_success 'usage -h' '

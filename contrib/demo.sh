@@ -27,8 +27,25 @@ if test -z "${OPENAI_API_KEY:-}"; then
 	echo "(no OPENAI_API_KEY: using the local stand-in at $OPENAI_BASE_URL)"
 fi
 
+# quote <word>: the word as a shell reads it back (single quotes when
+# it holds anything but safe characters), so a line pasted from the
+# demo runs as shown
+quote() {
+	case $1 in
+	'' | *[!A-Za-z0-9_./:@%+=,-]*)
+		printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")" ;;
+	*)
+		printf '%s' "$1" ;;
+	esac
+}
+
 run() {
-	printf '\n$ %s\n' "$*"
+	printf '\n$'
+	for word in "$@"; do
+		printf ' '
+		quote "$word"
+	done
+	printf '\n'
 	"$@"
 }
 

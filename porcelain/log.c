@@ -38,18 +38,24 @@
 #include "view.h"
 
 static const char *const log_usage[] = {
-	"aptix log [<options>] [[^]<session> | <a>..<b> | <conversation>...]",
+	"aptix log [<options>] [[^]<session> | <a>..<b> | <conversation>...] "
+	"[-- <path>...]",
 	"",
 	"Formats (--format): oneline, short, medium, or a string with",
 	"%H %h (session), %P %p (parent), %T %t (turn), %c (conversation),",
 	"%s (summary), %S (status), %d %D (decorations), %ad (date, as",
 	"--date= shows it), %ai %aI (ISO, strict ISO: local time),",
-	"%at (seconds), %am (milliseconds), %g (generation), %I (instruction),",
-	"%A (answer), %n, %%, %x00, %Cred %Cgreen %Cblue %Creset %C(<color>)",
+	"%at (seconds), %am (milliseconds), %ar (relative), %as (short),",
+	"%g (generation), %I or %B (instruction), %b (its body: after the",
+	"first line), %A (answer), %gd %gD %gs (-g: reflog selector, whole,",
+	"message), %n, %%, %x00, %Cred %Cgreen %Cblue %Creset %C(<color>)",
 	"",
 	"A..B: sessions reachable from B but not from A; ^A excludes A and",
 	"its ancestors. --since/--until take ISO dates or '2 days ago'.",
 	"--graph marks a session '*' and a root (a first turn) 'o'.",
+	"-- <path>...: only the turns that sent one of those files (whole or",
+	"a chunk of it; paths from the top of the work tree, a directory",
+	"names the files under it).",
 	NULL
 };
 
@@ -117,6 +123,14 @@ struct log {
 	aptix_oid head_id;
 
 	int show_failed, all, max_count, reverse, color, use_graph;
+	int decorate;			/* 0 no, 1 short (default), 2 full */
+	int skip, skipped;		/* --skip: how many, and done */
+	const char **paths;		/* -- <path>...: turns that sent them */
+	int npaths;
+	/* -g: the reflog entry being shown */
+	const char *reflog_ref;		/* as given: "HEAD", "c1" */
+	long reflog_n;
+	const char *reflog_msg;
 	int with_archived;		/* --all: archived ones too */
 	char (*archived)[APTIX_CONV_MAXLEN + 1];	/* sorted */
 	size_t narchived, aarchived;
@@ -504,9 +518,47 @@ static int in_dates(const struct log *lg, int64_t created_at)
 		(!lg->until || created_at <= lg->until);
 }
 
-/* Does session k match -S and --grep (the texts are read only then)? */
+/* Is f the path p names: itself, or a file under the directory p? */
+static int path_match(const char *p, const char *f)
+{
+	size_t n;
+
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	n = strlen(p);
+	while (n && p[n - 1] == '/')
+		n--;
+	if (!n || (n == 1 && p[0] == '.'))
+		return 1;
+	return !strncmp(f, p, n) && (!f[n] || f[n] == '/');
+}
+
+/* -- <path>...: did session k's turn send one of them (whole or a chunk)? */
+static int sent_paths(struct log *lg, uint32_t k)
+{
+	aptix_turn t;
+	aptix_oid turn = lg->v[k].turn;
+	size_t i;
+	int j, found = 0;
+
+	view_load_turn(&t, lg->repo, &turn);
+	for (j = 0; j < lg->npaths && !found; j++) {
+		for (i = 0; i < t.nfiles && !found; i++)
+			found = t.files[i].sent &&
+				path_match(lg->paths[j], t.files[i].path);
+		for (i = 0; i < t.nchunks && !found; i++)
+			found = t.chunks[i].sent &&
+				path_match(lg->paths[j], t.chunks[i].path);
+	}
+	aptix_turn_release(&t);
+	return found;
+}
+
+/* Does session k match -S, --grep and the paths (read only then)? */
 static int wanted(struct log *lg, uint32_t k)
 {
+	if (lg->npaths && !sent_paths(lg, k))
+		return 0;
 	if (!lg->pickaxe && !lg->ngreps)
 		return 1;
 	load_texts(lg, k);
@@ -738,6 +790,11 @@ static void out_hex(struct log *lg, const aptix_oid *id, size_t n)
 
 static void out_conv_short(struct log *lg, const char *conv)
 {
+	if (lg->decorate == 2) {	/* --decorate=full */
+		OUTL(lg, APTIX_CONV_PREFIX);
+		outs(lg, conv);
+		return;
+	}
 	out(lg, conv, strnlen(conv, SHORT_CONV));
 }
 
@@ -795,6 +852,26 @@ static void out_decorations(struct log *lg, uint32_t k, int parens)
 	}
 }
 
+/* -g: "HEAD@{2}" (full: the ref's whole name) */
+static void out_reflog_selector_as(struct log *lg, int full)
+{
+	char num[32];
+	const char *name = lg->reflog_ref;
+
+	if (full && strcmp(name, "HEAD") &&
+	    strncmp(name, "refs/", 5)) {
+		OUTL(lg, APTIX_CONV_PREFIX);
+	}
+	out_untrusted(lg, name);
+	snprintf(num, sizeof(num), "@{%ld}", lg->reflog_n);
+	outs(lg, num);
+}
+
+static void out_reflog_selector(struct log *lg)
+{
+	out_reflog_selector_as(lg, 0);
+}
+
 static int is_failed(const struct rec *r)
 {
 	return r->status == APTIX_SESSION_FAILED;
@@ -816,12 +893,21 @@ static void show_medium(struct log *lg, uint32_t k, int full)
 	OUTL(lg, "session ");
 	out_hex(lg, &r->id, APTIX_OID_HEXSZ);
 	color(lg, C_RESET);
-	out_decorations(lg, k, 1);
+	if (lg->decorate)
+		out_decorations(lg, k, 1);
 	if (is_failed(r)) {
 		OUTL(lg, " ");
 		out_failed_mark(lg);
 	}
 	nl(lg);
+	if (lg->reflog_msg) {
+		OUTL(lg, "Reflog: ");
+		out_reflog_selector(lg);
+		nl(lg);
+		OUTL(lg, "Reflog message: ");
+		out_untrusted(lg, lg->reflog_msg);
+		nl(lg);
+	}
 	OUTL(lg, "Conversation: ");
 	outs(lg, text_at(lg, r->conv));
 	nl(lg);
@@ -849,11 +935,18 @@ static void show_oneline(struct log *lg, uint32_t k)
 	color(lg, C_ID);
 	out_hex(lg, &r->id, SHORT_ID);
 	color(lg, C_RESET);
-	out_decorations(lg, k, 1);
+	if (lg->decorate)
+		out_decorations(lg, k, 1);
 	OUTL(lg, " ");
 	if (is_failed(r)) {
 		out_failed_mark(lg);
 		OUTL(lg, " ");
+	}
+	if (lg->reflog_msg) {	/* as git log -g --oneline */
+		out_reflog_selector(lg);
+		OUTL(lg, ": ");
+		out_untrusted(lg, lg->reflog_msg);
+		return;
 	}
 	out_untrusted(lg, text_at(lg, r->summary));
 }
@@ -956,6 +1049,16 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 			     (aptix_session_status)r->status));
 		return 1;
 	case 'g':
+		if (p[1] == 'd' || p[1] == 'D' || p[1] == 's') {
+			/* the reflog entry: empty without -g, as in git */
+			if (!lg->reflog_msg)
+				return 2;
+			if (p[1] == 's')
+				out_untrusted(lg, lg->reflog_msg);
+			else
+				out_reflog_selector_as(lg, p[1] == 'D');
+			return 2;
+		}
 		snprintf(num, sizeof(num), "%u", (unsigned)r->generation);
 		outs(lg, num);
 		return 1;
@@ -966,9 +1069,26 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 		out_decorations(lg, k, 0);
 		return 1;
 	case 'I':
+	case 'B':	/* as git's raw body: the whole instruction */
 		load_texts(lg, k);
 		out_lines(lg, NULL, lg->instr.ptr, lg->instr.len);
 		return 1;
+	case 'b': {	/* the body: the instruction after its first line */
+		const char *body;
+
+		load_texts(lg, k);
+		body = memchr(lg->instr.ptr, '\n', lg->instr.len);
+		if (body) {
+			size_t off = (size_t)(body - lg->instr.ptr) + 1;
+
+			while (off < lg->instr.len && lg->instr.ptr[off] == '\n')
+				off++;
+			out_lines(lg, NULL, lg->instr.ptr + off,
+				  lg->instr.len - off);
+		}
+		return 1;
+	}
+
 	case 'A':
 		load_texts(lg, k);
 		if (lg->has_answer)
@@ -1003,6 +1123,14 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 			snprintf(num, sizeof(num), "%lld",
 				 (long long)r->created_at);
 			outs(lg, num);
+			return 2;
+		case 'r':
+			outs(lg, view_format_date(date, r->created_at,
+						  VIEW_DATE_RELATIVE));
+			return 2;
+		case 's':
+			outs(lg, view_format_date(date, r->created_at,
+						  VIEW_DATE_SHORT));
 			return 2;
 		}
 		return 0;
@@ -1135,9 +1263,13 @@ static void show(struct log *lg, uint32_t k)
 	lg->nshown++;
 }
 
-/* Show now, or keep for --reverse. */
+/* Show now, or keep for --reverse; --skip drops the first ones. */
 static void emit_now(struct log *lg, uint32_t k)
 {
+	if (lg->skipped < lg->skip) {
+		lg->skipped++;
+		return;
+	}
 	if (!lg->reverse) {
 		show(lg, k);
 		return;
@@ -1152,7 +1284,8 @@ static void emit_now(struct log *lg, uint32_t k)
 
 static int limit_reached(const struct log *lg, uint32_t emitted)
 {
-	return lg->max_count >= 0 && emitted >= (uint32_t)lg->max_count;
+	return lg->max_count >= 0 &&
+		emitted >= (uint32_t)lg->max_count + (uint32_t)lg->skip;
 }
 
 /*
@@ -1230,6 +1363,93 @@ static void walk_lazy(struct log *lg)
 			emitted += emit(lg, k, emitted);
 	}
 	emit_held(lg, emitted);
+}
+
+/* --- -g: the reflog ----------------------------------------------------- */
+
+struct rl_entry {
+	aptix_oid id;
+	char *msg;
+};
+
+struct rl_list {
+	struct rl_entry *v;
+	size_t n, alloc;
+};
+
+static int rl_collect(const aptix_reflog_entry *e, void *payload)
+{
+	struct rl_list *l = payload;
+
+	l->v = cli_grow(l->v, &l->alloc, l->n, sizeof(*l->v));
+	l->v[l->n].id = e->new_id;
+	l->v[l->n].msg = xrealloc(NULL, strlen(e->message) + 1, 1);
+	memcpy(l->v[l->n].msg, e->message, strlen(e->message) + 1);
+	l->n++;
+	return 0;
+}
+
+/* The ref whose reflog a name means: HEAD, refs/..., a conversation. */
+static char *reflog_ref_of(struct log *lg, const char *name)
+{
+	char conv[APTIX_CONV_MAXLEN + 1];
+	aptix_buf ref = APTIX_BUF_INIT;
+
+	if (!strcmp(name, "HEAD") || !strncmp(name, "refs/", 5))
+		aptix_buf_puts(&ref, name);
+	else if (aptix_conv_resolve(conv, lg->repo, name) < 0)
+		die_aptix();
+	else
+		aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, conv);
+	if (aptix_buf_oom(&ref))
+		die("out of memory");
+	return aptix_buf_detach(&ref);
+}
+
+/*
+ * git log -g: the entries of a ref's reflog, newest first, each shown as
+ * the session it moved to, with its selector (HEAD@{n}) and message.
+ * HEAD without a reflog of its own (an older store) shows its target's.
+ */
+static void walk_reflog(struct log *lg, const char *name)
+{
+	struct rl_list l = { NULL, 0, 0 };
+	char *ref = reflog_ref_of(lg, name), *target = NULL;
+	uint32_t emitted = 0, k;
+	size_t i;
+
+	if (aptix_reflog_foreach(lg->repo, ref, rl_collect, &l) < 0)
+		die_aptix();
+	if (!l.n && !strcmp(ref, "HEAD")) {
+		aptix_ref head;
+
+		if (aptix_ref_read(&head, lg->repo, "HEAD") == 0) {
+			target = head.target;
+			head.target = NULL;
+			aptix_ref_release(&head);
+		}
+		if (target && aptix_reflog_foreach(lg->repo, target,
+						   rl_collect, &l) < 0)
+			die_aptix();
+	}
+	aptix_error_clear();
+	lg->reflog_ref = name;
+	for (i = 0; i < l.n && !limit_reached(lg, emitted); i++) {
+		if (aptix_oid_is_zero(&l.v[i].id) ||
+		    (k = discover(lg, &l.v[i].id)) == NONE ||
+		    !in_dates(lg, lg->v[k].created_at) || !wanted(lg, k))
+			continue;
+		lg->reflog_n = (long)i;
+		lg->reflog_msg = l.v[i].msg;
+		emitted++;
+		emit_now(lg, k);
+	}
+	lg->reflog_msg = NULL;
+	for (i = 0; i < l.n; i++)
+		free(l.v[i].msg);
+	free(l.v);
+	free(target);
+	free(ref);
 }
 
 /* --- Archived conversations (hidden from --all unless asked) ------------ */
@@ -1526,6 +1746,32 @@ static int oneline_cb(const struct option *opt, const char *arg, int unset)
 	return 0;
 }
 
+static int pretty_cb(const struct option *opt, const char *arg, int unset)
+{
+	(void)opt;
+	if (unset || !arg || !strcmp(arg, "full") || !strcmp(arg, "fuller")) {
+		*fmt_target->kind = FMT_MEDIUM;
+		return 0;
+	}
+	return set_format(fmt_target->kind, fmt_target->user_fmt, arg);
+}
+
+static int decorate_cb(const struct option *opt, const char *arg, int unset)
+{
+	int *decorate = opt->value;
+
+	if (unset || (arg && !strcmp(arg, "no")))
+		*decorate = 0;
+	else if (!arg || !strcmp(arg, "short") || !strcmp(arg, "auto"))
+		*decorate = 1;
+	else if (!strcmp(arg, "full"))
+		*decorate = 2;
+	else
+		return error("invalid --decorate value '%s': expected short, "
+			     "full, auto or no", arg);
+	return 0;
+}
+
 static int color_cb(const struct option *opt, const char *arg, int unset)
 {
 	int *when = opt->value;
@@ -1660,11 +1906,32 @@ static void log_release(struct log *lg)
 	graph_release(&lg->g);
 }
 
+static void log_start_output(struct log *lg, int no_pager)
+{
+	if (!no_pager)
+		setup_pager();
+	lg->tty = cli_isatty_stdout();
+	lg->obcap = 1 << 16;
+	lg->ob = xrealloc(NULL, lg->obcap, 1);
+	lg->bol = 1;
+	graph_init(&lg->g);
+}
+
+static void log_finish(struct log *lg)
+{
+	ob_flush(lg);
+	fflush(stdout);
+	log_release(lg);
+	/* names tried as sessions before conversations left a message */
+	aptix_error_clear();
+}
+
 int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct log lg;
 	struct fmt_opt fo;
 	int when = -1, no_pager = 0, i, extended = 0, starts = 0;
+	int first_parent = 0, reflogs = 0;
 	aptix_strlist greps;
 	uint32_t k;
 	struct option options[] = {
@@ -1686,6 +1953,12 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 			 "session"),
 		OPT_BOOL(0, "no-walk", &lg.no_walk, "only the sessions named, "
 			 "not their ancestors"),
+		OPT_BOOL(0, "first-parent", &first_parent, "only the chain "
+			 "of parents: no failed attempt beside it"),
+		OPT_INTEGER(0, "skip", &lg.skip, "skip the first <n> sessions "
+			    "shown"),
+		OPT_BOOL('g', "walk-reflogs", &reflogs, "the entries of a "
+			 "ref's reflog (HEAD's by default), newest first"),
 		OPT_GROUP("Queries"),
 		OPT_STRING('S', NULL, &lg.pickaxe, "text", "sessions whose "
 			   "instruction or answer holds <text>"),
@@ -1707,6 +1980,13 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_CALLBACK(0, "format", NULL, "format", "oneline, short, "
 			     "medium or a format string (see above)",
 			     format_cb),
+		OPT_CALLBACK_F(0, "pretty", NULL, "format", "the same as "
+			       "--format (alone: medium)", PARSE_OPT_OPTARG,
+			       pretty_cb),
+		OPT_CALLBACK_F(0, "decorate", &lg.decorate, "how", "name the "
+			       "conversations at each session: short "
+			       "(default), full or no", PARSE_OPT_OPTARG,
+			       decorate_cb),
 		OPT_CALLBACK_F(0, "color", &when, "when", "use colors: "
 			       "always, never or auto (default)",
 			       PARSE_OPT_OPTARG, color_cb),
@@ -1724,12 +2004,30 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	lg.show_failed = 1;
 	lg.max_count = -1;
 	lg.kind = FMT_MEDIUM;
+	lg.decorate = 1;
 	fo.kind = &lg.kind;
 	fo.user_fmt = &lg.user_fmt;
 	fmt_target = &fo;
 
 	argc = take_dash_number(argc, argv, &lg.max_count);
-	argc = parse_options(argc, argv, options, log_usage, 0);
+	argc = parse_options(argc, argv, options, log_usage,
+			     PARSE_OPT_KEEP_DASHDASH);
+	for (i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {	/* -- <path>... */
+			lg.paths = argv + i + 1;
+			lg.npaths = argc - i - 1;
+			argc = i;
+			break;
+		}
+	if (lg.skip < 0)
+		die("--skip needs a number of 0 or more");
+	if (first_parent)
+		lg.show_failed = 0;
+	if (reflogs && (lg.use_graph || lg.all || lg.reverse || lg.no_walk))
+		die("option '-g' cannot be used with '--graph', '--all', "
+		    "'--reverse' or '--no-walk'");
+	if (reflogs && argc > 1)
+		die("-g shows the reflog of one ref at a time");
 	if (lg.use_graph && lg.reverse)
 		die("options '--reverse' and '--graph' cannot be used "
 		    "together");
@@ -1742,6 +2040,13 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_strlist_release(&greps);
 
 	load_heads(&lg);
+	if (reflogs) {
+		lg.no_walk = 1;		/* take() queues no failed child */
+		log_start_output(&lg, no_pager);
+		walk_reflog(&lg, argc ? argv[0] : "HEAD");
+		log_finish(&lg);
+		return 0;
+	}
 	if (lg.all && !lg.with_archived)
 		load_archived(&lg);
 	/* exclusions first: a start point's failed children look at them */
@@ -1756,25 +2061,13 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	if (!starts && !lg.all)
 		add_start(&lg, "HEAD", 1);
 
-	if (!no_pager)
-		setup_pager();
-	lg.tty = cli_isatty_stdout();
-	lg.obcap = 1 << 16;
-	lg.ob = xrealloc(NULL, lg.obcap, 1);
-	lg.bol = 1;
-	graph_init(&lg.g);
-
+	log_start_output(&lg, no_pager);
 	if (lg.all && !walk_recent(&lg))
 		walk_all(&lg);
 	else if (!lg.all)
 		walk_lazy(&lg);
 	for (k = lg.norder; k-- > 0;)
 		show(&lg, lg.order[k]);
-
-	ob_flush(&lg);
-	fflush(stdout);
-	log_release(&lg);
-	/* names tried as sessions before conversations left a message */
-	aptix_error_clear();
+	log_finish(&lg);
 	return 0;
 }

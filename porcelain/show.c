@@ -22,8 +22,8 @@
 #include "parse-options.h"
 
 static const char *const show_usage[] = {
-	"aptix show [--json] [--raw] [--date=<format>] [--no-pager] "
-	"[<session>...]",
+	"aptix show [-s | --stat] [--json] [--raw] [--date=<format>] "
+	"[--no-pager] [<session>...]",
 	"aptix show --format=<format> [--no-pager] [<session>...]",
 	"",
 	"Explains one turn (default: HEAD): status, times, model, usage, the",
@@ -47,6 +47,7 @@ struct show {
 	aptix_buf instruction, answer;
 	int has_answer;
 	int raw;
+	int no_patch, stat;		/* -s, --stat: no answer, files... */
 	int64_t now;
 };
 
@@ -140,6 +141,87 @@ static void print_payload(struct show *sh, const char *title,
 	free(pretty);
 	json_decref(v);
 	aptix_buf_release(&req);
+}
+
+static size_t count_lines(const aptix_buf *b)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < b->len; i++)
+		n += b->ptr[i] == '\n';
+	return n + (b->len && b->ptr[b->len - 1] != '\n');
+}
+
+/* A chunk's label: "<path>:<start>-<end>" (malloc'ed). */
+static char *chunk_label(const aptix_chunk_ref *c)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+
+	aptix_buf_printf(&b, "%s:%ld-%ld", c->path, c->start_line,
+			 c->end_line);
+	if (aptix_buf_oom(&b))
+		die("out of memory");
+	return aptix_buf_detach(&b);
+}
+
+static void stat_line(const char *label, size_t w, const char *size,
+		      const char *what)
+{
+	putchar(' ');
+	view_put_truncated(stdout, label, w, 1);
+	printf(" | %10s %s\n", size, what);
+}
+
+/*
+ * --stat: as git's diffstat, one line per file and chunk the turn
+ * listed, "<path> | <size> <what became of it>", then a summary line.
+ */
+static void print_stat(struct show *sh)
+{
+	const aptix_turn *t = &sh->t;
+	size_t i, w = 0, sent = 0, csent = 0, n;
+	uint64_t bytes = 0;
+	char buf[32];
+	char **labels = calloc(t->nchunks + 1, sizeof(*labels));
+
+	if (!labels)
+		die("out of memory");
+	for (i = 0; i < t->nchunks; i++)
+		labels[i] = chunk_label(&t->chunks[i]);
+	for (i = 0; i < t->nfiles + t->nchunks; i++) {
+		n = strlen(i < t->nfiles ? t->files[i].path :
+			   labels[i - t->nfiles]);
+		w = n > w ? n : w;
+	}
+	w = w > 50 ? 50 : w;
+	putchar('\n');
+	for (i = 0; i < t->nfiles; i++) {
+		const aptix_file_ref *f = &t->files[i];
+		uint64_t size = (uint64_t)(f->size > 0 ? f->size : 0);
+
+		stat_line(f->path, w, pretty_size(buf, size), file_state(f));
+		if (f->sent) {
+			sent++;
+			bytes += size;
+		}
+	}
+	for (i = 0; i < t->nchunks; i++) {
+		stat_line(labels[i], w, "chunk", t->chunks[i].sent ? "sent" :
+			  "already sent");
+		csent += t->chunks[i].sent != 0;
+		free(labels[i]);
+	}
+	free(labels);
+	printf(" %zu file%s (%zu sent, %s), %zu chunk%s (%zu sent), ",
+	       t->nfiles, t->nfiles == 1 ? "" : "s", sent,
+	       pretty_size(buf, bytes), t->nchunks,
+	       t->nchunks == 1 ? "" : "s", csent);
+	n = count_lines(&sh->answer);
+	if (sh->has_answer)
+		printf("answer %zu line%s (%s)\n", n, n == 1 ? "" : "s",
+		       pretty_size(buf, sh->answer.len));
+	else
+		printf("no answer\n");
 }
 
 static void print_text(struct show *sh)
@@ -238,6 +320,12 @@ static void print_text(struct show *sh)
 	printf("\nInstruction:\n");
 	view_put_indented(stdout, "    ", sh->instruction.ptr,
 			  sh->instruction.len);
+	if (sh->stat)
+		print_stat(sh);
+	if (sh->no_patch || sh->stat) {
+		print_list("Warnings", t->warnings, t->nwarnings, VIEW_YELLOW);
+		return;
+	}
 	if (sh->has_answer) {
 		printf("\nAnswer:\n");
 		view_put_indented(stdout, "    ", sh->answer.ptr,
@@ -504,7 +592,7 @@ static int show_format(int argc, const char **argv, const char *format,
 	av[ac++] = fmt.ptr;
 	if (no_pager)
 		av[ac++] = "--no-pager";
-	av[ac++] = "--";
+	/* no "--": log reads paths after it; these are sessions */
 	for (i = 0; i < argc; i++)
 		av[ac++] = argv[i];
 	av[ac] = NULL;
@@ -517,7 +605,7 @@ static int show_format(int argc, const char **argv, const char *format,
 int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct show sh;
-	int json = 0, no_pager = 0, raw = 0, i;
+	int json = 0, no_pager = 0, raw = 0, no_patch = 0, stat = 0, i;
 	const char *head = "HEAD", *format = NULL;
 	aptix_oid *ids;
 	json_t *all = NULL;
@@ -525,6 +613,10 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
 		OPT_BOOL(0, "raw", &raw, "add the raw request and response "
 			 "payloads"),
+		OPT_BOOL('s', "no-patch", &no_patch, "the header and the "
+			 "instruction: no answer, sources or files"),
+		OPT_BOOL(0, "stat", &stat, "the header, the instruction and "
+			 "one line per file and chunk sent, as git's diffstat"),
 		OPT_STRING(0, "format", &format, "format", "print the "
 			   "sessions as log --format does (%A: the answer)"),
 		OPT_DATE(),
@@ -554,6 +646,8 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 		memset(&sh, 0, sizeof(sh));
 		sh.repo = repo;
 		sh.raw = raw;
+		sh.no_patch = no_patch;
+		sh.stat = stat;
 		sh.now = aptix_now_ms();
 		sh.id = ids[i];
 		load_show(&sh);

@@ -25,8 +25,8 @@
 #include "parse-options.h"
 
 static const char *const status_usage[] = {
-	"aptix status [--json] [--date=<format>] [--file <path>]... "
-	"[--files-from <file>]",
+	"aptix status [-s | --porcelain] [-b] [--json] [--date=<format>] "
+	"[--file <path>]... [--files-from <file>]",
 	"",
 	"Shows the current conversation and its head, the turns running",
 	"now, the last failed turn of the conversation, and the active",
@@ -463,6 +463,76 @@ static void print_text(struct status *st)
 	}
 }
 
+/* --short, --porcelain: the letter of what the next turn does with it */
+static char file_code(const aptix_active_file *f)
+{
+	switch (f->action) {
+	case APTIX_FILE_SEND:		return 'S';
+	case APTIX_FILE_UNCHANGED:	return 'U';
+	case APTIX_FILE_TOO_LARGE:	return 'L';
+	case APTIX_FILE_BINARY:		return 'B';
+	case APTIX_FILE_UNREADABLE:	return 'E';
+	case APTIX_FILE_OVER_BUDGET:	return 'O';
+	case APTIX_FILE_WITHHELD:	return 'W';
+	}
+	return '?';
+}
+
+static const char *short_id(const aptix_oid *id, int porcelain)
+{
+	return porcelain ? aptix_oid_hex(id) : view_short_id(id);
+}
+
+/*
+ * git status -s / --porcelain: "## <conversation> <head>" and what
+ * else is going on in brackets (with --branch), then "XY <path>" per
+ * active file: X what the next turn does with it, Y 'M' when git sees
+ * it modified. --porcelain is the same without colour and with whole
+ * ids, and does not change between versions (aptix-status(1)).
+ */
+static void print_short(struct status *st, int porcelain, int branch)
+{
+	const char *green = porcelain ? "" : view_color(stdout, VIEW_GREEN);
+	const char *red = porcelain ? "" : view_color(stdout, VIEW_RED);
+	const char *reset = VIEW_RESET;
+	size_t i, dead = 0;
+
+	if (st->files_error)
+		warning("cannot list the active files: %s", st->files_error);
+	if (branch) {
+		if (st->is_detached)
+			printf("## HEAD (detached at %s)",
+			       short_id(&st->detached, porcelain));
+		else if (!st->on_conv)
+			printf("## HEAD (no conversation)");
+		else
+			printf("## %s %s", st->conv, st->has_head ?
+			       short_id(&st->head.id, porcelain) :
+			       "(no turns)");
+		for (i = 0; i < st->nrun; i++)
+			dead += !st->run[i].info.alive;
+		if (st->nrun > dead)
+			printf(" [running %zu]", st->nrun - dead);
+		if (dead)
+			printf(" [interrupted %zu]", dead);
+		if (st->has_failed)
+			printf(" [%sfailed %s%s]", red,
+			       short_id(&st->failed.id, porcelain),
+			       *red ? reset : "");
+		putchar('\n');
+	}
+	for (i = 0; st->has_files && i < st->files.n; i++) {
+		const aptix_active_file *f = &st->files.v[i];
+		const char *c = f->action == APTIX_FILE_SEND ? green :
+			f->action == APTIX_FILE_UNCHANGED ? "" : red;
+
+		printf("%s%c%s%c ", c, file_code(f), *c ? reset : "",
+		       f->touched ? 'M' : ' ');
+		view_puts(stdout, f->path);
+		putchar('\n');
+	}
+}
+
 static json_t *files_json(struct status *st)
 {
 	json_t *a = json_array(), *x;
@@ -628,8 +698,14 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 	struct status st;
 	aptix_strlist files = APTIX_STRLIST_INIT;
 	const char *files_from = NULL;
-	int json = 0;
+	int json = 0, short_fmt = 0, porcelain = 0, branch = 0;
 	struct option options[] = {
+		OPT_BOOL('s', "short", &short_fmt, "one line per active file: "
+			 "XY <path> (see aptix-status(1))"),
+		OPT_BOOL(0, "porcelain", &porcelain, "the short format for "
+			 "scripts: no colour, whole ids, stable"),
+		OPT_BOOL('b', "branch", &branch, "with -s or --porcelain: the "
+			 "conversation, its head and state first"),
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
 		OPT_STRING_LIST(0, "file", &files, "path",
 				"an active file besides git's (repeatable)"),
@@ -642,6 +718,9 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 	argc = parse_options(argc, argv, options, status_usage, 0);
 	if (argc)
 		usage_with_options(status_usage, options);
+	if (json && (short_fmt || porcelain))
+		die("options '--json' and '--short' or '--porcelain' cannot "
+		    "be used together");
 	memset(&st, 0, sizeof(st));
 	st.repo = repo;
 	st.paths = (const char *const *)files.items;
@@ -660,6 +739,8 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 	gather_rag(&st);
 	if (json)
 		print_json(&st);
+	else if (short_fmt || porcelain)
+		print_short(&st, porcelain, branch);
 	else
 		print_text(&st);
 	if (st.has_failed_turn)

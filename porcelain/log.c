@@ -1016,12 +1016,67 @@ static void show_patch(struct log *lg, uint32_t k)
 	out_lines(lg, "    ", lg->answer.ptr, lg->answer.len);
 }
 
+/* %Cred %Cgreen %Cblue %Creset %C(<color>): the length taken, or 0 */
+static size_t expand_color(struct log *lg, const char *p)
+{
+	const char *code, *end;
+
+	if (!strncmp(p + 1, "red", 3)) {
+		color(lg, "\033[31m");
+		return 4;
+	}
+	if (!strncmp(p + 1, "green", 5)) {
+		color(lg, "\033[32m");
+		return 6;
+	}
+	if (!strncmp(p + 1, "blue", 4)) {
+		color(lg, "\033[34m");
+		return 5;
+	}
+	if (!strncmp(p + 1, "reset", 5)) {
+		color(lg, C_RESET);
+		return 6;
+	}
+	if (p[1] == '(' && (end = strchr(p + 2, ')'))) {
+		const char *name = p + 2;
+
+		if ((size_t)(end - name) > 5 &&
+		    !strncmp(name, "auto,", 5))
+			name += 5;
+		code = color_code(name, (size_t)(end - name));
+		if (!code && (size_t)(end - name) == 4 &&
+		    !strncmp(name, "auto", 4))
+			code = "";
+		if (!code)
+			return 0;
+		if (lg->color)
+			outs(lg, code);
+		return (size_t)(end - p) + 1;
+	}
+	return 0;
+}
+
+/* %b: the instruction after its first line (and the blank ones after) */
+static void out_body(struct log *lg, uint32_t k)
+{
+	const char *body;
+	size_t off;
+
+	load_texts(lg, k);
+	body = memchr(lg->instr.ptr, '\n', lg->instr.len);
+	if (!body)
+		return;
+	off = (size_t)(body - lg->instr.ptr) + 1;
+	while (off < lg->instr.len && lg->instr.ptr[off] == '\n')
+		off++;
+	out_lines(lg, NULL, lg->instr.ptr + off, lg->instr.len - off);
+}
+
 /* Expand one placeholder at p (after '%'); returns its length, 0 if none. */
 static size_t expand(struct log *lg, uint32_t k, const char *p)
 {
 	const struct rec *r = &lg->v[k];
 	char num[32], date[64];
-	const char *code, *end;
 
 	switch (p[0]) {
 	case 'H':
@@ -1073,21 +1128,9 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 		load_texts(lg, k);
 		out_lines(lg, NULL, lg->instr.ptr, lg->instr.len);
 		return 1;
-	case 'b': {	/* the body: the instruction after its first line */
-		const char *body;
-
-		load_texts(lg, k);
-		body = memchr(lg->instr.ptr, '\n', lg->instr.len);
-		if (body) {
-			size_t off = (size_t)(body - lg->instr.ptr) + 1;
-
-			while (off < lg->instr.len && lg->instr.ptr[off] == '\n')
-				off++;
-			out_lines(lg, NULL, lg->instr.ptr + off,
-				  lg->instr.len - off);
-		}
+	case 'b':
+		out_body(lg, k);
 		return 1;
-	}
 
 	case 'A':
 		load_texts(lg, k);
@@ -1106,13 +1149,17 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 			outs(lg, view_date_as(date, r->created_at,
 					      VIEW_DATE_DEFAULT));
 			return 2;
-		case 'i':
-			outs(lg, view_format_date(date, r->created_at,
-						  VIEW_DATE_ISO));
-			return 2;
+		case 'i':	/* ISO, strict ISO, relative, short */
 		case 'I':
+		case 'r':
+		case 's':
 			outs(lg, view_format_date(date, r->created_at,
-						  VIEW_DATE_ISO_STRICT));
+						  p[1] == 'i' ? VIEW_DATE_ISO :
+						  p[1] == 'I' ?
+						  VIEW_DATE_ISO_STRICT :
+						  p[1] == 'r' ?
+						  VIEW_DATE_RELATIVE :
+						  VIEW_DATE_SHORT));
 			return 2;
 		case 't':
 			snprintf(num, sizeof(num), "%lld",
@@ -1123,14 +1170,6 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 			snprintf(num, sizeof(num), "%lld",
 				 (long long)r->created_at);
 			outs(lg, num);
-			return 2;
-		case 'r':
-			outs(lg, view_format_date(date, r->created_at,
-						  VIEW_DATE_RELATIVE));
-			return 2;
-		case 's':
-			outs(lg, view_format_date(date, r->created_at,
-						  VIEW_DATE_SHORT));
 			return 2;
 		}
 		return 0;
@@ -1148,39 +1187,7 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 		}
 		return 0;
 	case 'C':
-		if (!strncmp(p + 1, "red", 3)) {
-			color(lg, "\033[31m");
-			return 4;
-		}
-		if (!strncmp(p + 1, "green", 5)) {
-			color(lg, "\033[32m");
-			return 6;
-		}
-		if (!strncmp(p + 1, "blue", 4)) {
-			color(lg, "\033[34m");
-			return 5;
-		}
-		if (!strncmp(p + 1, "reset", 5)) {
-			color(lg, C_RESET);
-			return 6;
-		}
-		if (p[1] == '(' && (end = strchr(p + 2, ')'))) {
-			const char *name = p + 2;
-
-			if ((size_t)(end - name) > 5 &&
-			    !strncmp(name, "auto,", 5))
-				name += 5;
-			code = color_code(name, (size_t)(end - name));
-			if (!code && (size_t)(end - name) == 4 &&
-			    !strncmp(name, "auto", 4))
-				code = "";
-			if (!code)
-				return 0;
-			if (lg->color)
-				outs(lg, code);
-			return (size_t)(end - p) + 1;
-		}
-		return 0;
+		return expand_color(lg, p);
 	}
 	return 0;
 }

@@ -10,7 +10,10 @@ complete_words () {
 	COMP_CWORD=$(($# - 1))
 	COMPREPLY=()
 	_aptix
-	printf "%s\n" "${COMPREPLY[@]}" | sort
+	if test ${#COMPREPLY[@]} -gt 0
+	then
+		printf "%s\n" "${COMPREPLY[@]}" | sort
+	fi
 }
 
 test_expect_success 'command names' '
@@ -53,6 +56,74 @@ test_expect_success 'global options, and -c skipped with its value' '
 	grep -x -- "--dry-run" out
 '
 
+test_expect_success 'conversations where a conversation goes, not files' '
+	>conv-file &&
+	complete_words aptix conversation rename "" >out &&
+	grep -x conv-one out &&
+	! grep conv-file out &&
+	complete_words aptix conversation delete conv >out &&
+	echo conv-one >expect &&
+	test_cmp expect out &&
+	complete_words aptix conversation "" >out &&
+	printf "archive\ndelete\nlist\nrename\nunarchive\n" >expect &&
+	test_cmp expect out &&
+	complete_words aptix chat --session conv >out &&
+	grep -x conv-one out &&
+	! grep conv-file out &&
+	complete_words aptix continue --conversation conv >out &&
+	echo conv-one >expect &&
+	test_cmp expect out &&
+	complete_words aptix continue --conversation=conv >out &&
+	echo --conversation=conv-one >expect &&
+	test_cmp expect out &&
+	complete_words aptix usage -c "" >out &&
+	grep -x conv-one out &&
+	complete_words aptix switch conv >out &&
+	echo conv-one >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'config keys, commands after help, nothing after -m' '
+	complete_words aptix config openai.mo >out &&
+	echo openai.model >expect &&
+	test_cmp expect out &&
+	complete_words aptix config openai.model "" >out &&
+	test_must_be_empty out &&
+	complete_words aptix -c openai.mo >out &&
+	echo openai.model= >expect &&
+	test_cmp expect out &&
+	complete_words aptix help con >out &&
+	printf "config\ncontinue\nconversation\n" >expect &&
+	test_cmp expect out &&
+	complete_words aptix continue -m "" >out &&
+	test_must_be_empty out &&
+	complete_words aptix continue --file conv- >out &&
+	grep -x conv-file out
+'
+
+test_expect_success '-C: directories, then the store in that directory' '
+	mkdir -p other/sub &&
+	(
+		cd other &&
+		aptix init -q &&
+		blob=$(echo hi | aptix hash-object -w --stdin) &&
+		turn=$(aptix write-turn --conversation elsewhere --seq 1 --instruction $blob) &&
+		aptix update-ref refs/conversations/elsewhere $(aptix commit-session $turn)
+	) &&
+	complete_words aptix -C oth >out &&
+	echo other >expect &&
+	test_cmp expect out &&
+	complete_words aptix -C conv >out &&
+	test_must_be_empty out &&
+	complete_words aptix -C other switch "" >out &&
+	echo elsewhere >expect &&
+	test_cmp expect out &&
+	complete_words aptix -C other conversation rename "" >out &&
+	test_cmp expect out &&
+	complete_words aptix switch "" >out &&
+	! grep elsewhere out
+'
+
 test_lazy_prereq ZSH 'command -v zsh'
 test_lazy_prereq FISH 'command -v fish'
 comp=$TEST_DIRECTORY/../contrib/completion
@@ -81,6 +152,45 @@ test_expect_success ZSH 'zsh: _aptix loads; commands and options with help' '
 	grep -x refs/conversations/conv-one out
 '
 
+test_expect_success ZSH 'zsh: conversations, config keys, commands; -C' '
+	cat >zsh-test2 <<-\EOF &&
+	fpath=($PWD/zfunc $fpath)
+	autoload -Uz compinit && compinit -u -d $PWD/zcompdump
+	compadd () { print -rl -- "${(@P)${@[-1]}}" }
+	_describe () { print -rl -- "${(@P)${@[-1]}}" }
+	_files () { print FILES }
+	_arguments () { return 1 }
+	source zfunc/_aptix
+	print "== rename"
+	words=(conversation rename ""); CURRENT=3; _aptix_arguments conversation
+	print "== session"
+	words=(chat --session ""); CURRENT=3; _aptix_arguments chat
+	print "== conversation"
+	words=(continue --conversation ""); CURRENT=3; _aptix_arguments continue
+	print "== config"
+	words=(config ""); CURRENT=2; _aptix_arguments config
+	print "== help"
+	words=(help ""); CURRENT=2; _aptix_arguments help
+	print "== -m"
+	words=(continue -m ""); CURRENT=3; _aptix_arguments continue
+	print "== -C other"
+	_aptix_dir=other
+	words=(switch ""); CURRENT=2; _aptix_arguments switch
+	EOF
+	zsh -f zsh-test2 >out 2>err &&
+	test_must_be_empty err &&
+	sed -n "/== rename/,/== session/p" out >rename &&
+	grep -x conv-one rename && ! grep FILES rename &&
+	sed -n "/== session/,/== conversation/p" out | grep -x conv-one &&
+	sed -n "/== conversation/,/== config/p" out | grep -x conv-one &&
+	sed -n "/== config/,/== help/p" out | grep -x openai.model &&
+	sed -n "/== help/,/== -m/p" out | grep "^continue:" &&
+	sed -n "/== -m/,/== -C other/p" out >m &&
+	test_line_count = 2 m &&
+	sed -n "/== -C other/,\$p" out >c &&
+	grep -x elsewhere c && ! grep conv-one c
+'
+
 test_expect_success FISH 'fish: commands, options, global options, names' '
 	cat >fish-test <<-EOF &&
 	source $comp/aptix.fish
@@ -98,6 +208,31 @@ test_expect_success FISH 'fish: commands, options, global options, names' '
 	grep "^--dry-run	" out &&
 	grep "^--no-pager	" out &&
 	grep -x conv-one out
+'
+
+test_expect_success FISH 'fish: conversations, config keys, commands, -C' '
+	cat >fish-test2 <<-EOF &&
+	source $comp/aptix.fish
+	echo "== rename"; complete -C "aptix conversation rename "
+	echo "== session"; complete -C "aptix chat --session conv"
+	echo "== conversation"; complete -C "aptix continue --conversation "
+	echo "== config"; complete -C "aptix config openai.mo"
+	echo "== help"; complete -C "aptix help con"
+	echo "== -C"; complete -C "aptix -C oth"
+	echo "== -C other"; complete -C "aptix -C other switch "
+	echo "== end"
+	EOF
+	fish --no-config fish-test2 >out 2>err &&
+	test_must_be_empty err &&
+	sed -n "/== rename/,/== session/p" out >rename &&
+	grep -x conv-one rename && ! grep conv-file rename &&
+	sed -n "/== session/,/== conversation/p" out | grep -x conv-one &&
+	sed -n "/== conversation/,/== config/p" out | grep -x conv-one &&
+	sed -n "/== config/,/== help/p" out | grep "^openai.model	" &&
+	sed -n "/== help/,/== -C/p" out | grep "^continue	" &&
+	sed -n "/== -C\$/,/== -C other/p" out | grep "^other/" &&
+	sed -n "/== -C other/,/== end/p" out >c &&
+	grep -x elsewhere c && ! grep conv-one c
 '
 
 test_done

@@ -244,7 +244,7 @@ check: test
 
 # The unit suites that run threads (many turns at once on one store,
 # readers beside them), for the ThreadSanitizer pass of make check.
-TSAN_SUITES = run threads
+TSAN_SUITES = run threads backend
 tsan-test: $(O)/t/unit/aptix-unit
 	APTIX_BUILD_DIR=$(abspath $(O)) APTIX_UNIT_SUITES='$(TSAN_SUITES)' \
 		$(MAKE) -C t test T=unit/run-unit.sh

@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "odb.h"
 #include "object.h"
+#include "sys/store_backend.h"
 
 typedef struct aptix_repo aptix_repo;
 
@@ -63,6 +64,28 @@ APTIX_EXTERN(int) aptix_repo_init(aptix_repo **out, const char *workdir,
  */
 APTIX_EXTERN(int) aptix_repo_init_dir(aptix_repo **out, const char *storedir,
 				      int *existed);
+/**
+ * @brief A repository with no storage yet, for embedders (as libgit2's
+ *        git_repository_new): give it a store with aptix_repo_set_store().
+ *        It has no directory (aptix_repo_path() is NULL: no config file,
+ *        no stat cache) and no work tree until aptix_repo_set_workdir().
+ */
+APTIX_EXTERN(int) aptix_repo_new(aptix_repo **out);
+/**
+ * @brief Keep the repository's objects, refs, index and running turns in
+ *        store (aptix/sys/store_backend.h: LMDB, memory, or the
+ *        embedder's own), which the repository then owns and frees. A
+ *        store that holds nothing gets what `aptix init` writes (the
+ *        format, a store id, HEAD naming a fresh conversation); one that
+ *        holds a store is checked as aptix_repo_open() checks it.
+ * @return 0; APTIX_EVERSION for a backend or store of another version;
+ *         APTIX_EINVALID when the repository has a store already. On
+ *         failure the caller keeps store.
+ */
+APTIX_EXTERN(int) aptix_repo_set_store(aptix_repo *repo, aptix_store *store);
+/** @brief The work tree a repository made by aptix_repo_new() serves. */
+APTIX_EXTERN(int) aptix_repo_set_workdir(aptix_repo *repo,
+					 const char *workdir);
 /**
  * @brief Open the store whose directory is dir.
  * @return 0; APTIX_ENOTFOUND when dir is not a store; APTIX_EVERSION

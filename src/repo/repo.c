@@ -756,6 +756,97 @@ done:
 	return r;
 }
 
+/* --- A repository over a store the caller gives --------------------------- */
+
+int aptix_repo_new(aptix_repo **out)
+{
+	APTIX_ASSERT_ARG(out);
+	*out = aptix__calloc(1, sizeof(**out));
+	return *out ? 0 : APTIX_ERROR;
+}
+
+static int meta_count_cb(const void *key, size_t klen, const void *val,
+			 size_t vlen, void *payload)
+{
+	(void)key;
+	(void)klen;
+	(void)val;
+	(void)vlen;
+	++*(int *)payload;
+	return APTIX_ITEROVER;
+}
+
+/*
+ * A store without a format (a new one) gets what init writes: the
+ * format, a store id, the index layout and a HEAD naming a fresh
+ * conversation; one with a format is checked as an opened store is.
+ */
+static int adopt_store(aptix_repo *repo)
+{
+	int n = 0, r;
+
+	if ((r = repo->store->iter(repo->store, APTIX_TABLE_META, NULL, 0,
+				   meta_count_cb, &n)) < 0)
+		return r;
+	if (!n && (r = init_records(repo, repo->workspace, 0)) < 0)
+		return r;
+	return check_format(repo);
+}
+
+int aptix_repo_set_store(aptix_repo *repo, aptix_store *store)
+{
+	aptix_odb_backend *b = NULL;
+	aptix_odb *odb = NULL;
+	int r;
+
+	APTIX_ASSERT_ARG(repo && store);
+	if (repo->store) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the repository has "
+				"a store already");
+		return APTIX_EINVALID;
+	}
+	if (store->version != APTIX_STORE_BACKEND_VERSION) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "store backend of "
+				"version %u; this libaptix takes version %d",
+				store->version, APTIX_STORE_BACKEND_VERSION);
+		return APTIX_EVERSION;
+	}
+	if ((r = aptix_odb_new(&odb)) < 0 ||
+	    (r = aptix_odb_backend_store(&b, store)) < 0)
+		goto fail;
+	if ((r = aptix_odb_add_backend(odb, b, 1, 0)) < 0) {
+		b->free(b);
+		goto fail;
+	}
+	repo->store = store;
+	repo->odb = odb;
+	if ((r = adopt_store(repo)) < 0) {
+		/* the caller keeps its store when it is refused */
+		repo->store = NULL;
+		repo->odb = NULL;
+		goto fail;
+	}
+	return 0;
+fail:
+	aptix_odb_free(odb);
+	return r;
+}
+
+int aptix_repo_set_workdir(aptix_repo *repo, const char *workdir)
+{
+	char *abs;
+
+	APTIX_ASSERT_ARG(repo && workdir);
+	if (!(abs = realpath(workdir, NULL))) {
+		aptix_error_set_os("cannot use '%s' as the work tree",
+				   workdir);
+		return APTIX_ENOTFOUND;
+	}
+	free(repo->workdir);
+	repo->workdir = abs;
+	return 0;
+}
+
 void aptix_repo_free(aptix_repo *repo)
 {
 	if (!repo)

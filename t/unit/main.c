@@ -54,6 +54,7 @@ static const struct {
 	{ "serve", serve_suite },
 	{ "history", history_suite },
 	{ "process", process_suite },
+	{ "backend", backend_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

@@ -39,6 +39,7 @@ Suite *chat_suite(void);
 Suite *serve_suite(void);
 Suite *history_suite(void);
 Suite *process_suite(void);
+Suite *backend_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

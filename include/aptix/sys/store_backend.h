@@ -126,4 +126,11 @@ enum aptix_store_open_flags {
 APTIX_EXTERN(int) aptix_store_lmdb_open(aptix_store **out, const char *dir,
 					unsigned flags);
 
+/**
+ * @brief A new, empty store in memory: every slot but check and compact,
+ *        writes atomic (a failed write callback is undone), readers never
+ *        seeing a write half done. Gone when freed.
+ */
+APTIX_EXTERN(int) aptix_store_memory_new(aptix_store **out);
+
 #endif

@@ -57,6 +57,7 @@
 #include "aptix/config.h"
 #include "aptix/context.h"
 #include "aptix/openai.h"
+#include "aptix/record.h"
 #include "aptix/run.h"
 #include "aptix/workspace.h"
 #include "aptix/credscan.h"

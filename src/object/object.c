@@ -456,6 +456,66 @@ void aptix_turn_release(aptix_turn *t)
 	aptix_turn_init(t);
 }
 
+/* A copy of s, or NULL when s is NULL; *bad set when out of memory. */
+static char *dup_opt(const char *s, int *bad)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	if (!(d = aptix__strdup(s)))
+		*bad = 1;
+	return d;
+}
+
+int aptix__turn_copy(aptix_turn *dst, const aptix_turn *src)
+{
+	size_t i;
+	int bad = 0;
+
+	*dst = *src;
+	dst->conversation = dup_opt(src->conversation, &bad);
+	dst->mode = dup_opt(src->mode, &bad);
+	dst->model = dup_opt(src->model, &bad);
+	dst->workspace = dup_opt(src->workspace, &bad);
+	dst->repo = dup_opt(src->repo, &bad);
+	dst->response_id = dup_opt(src->response_id, &bad);
+	dst->previous_response_id = dup_opt(src->previous_response_id, &bad);
+	dst->worktree.commit = dup_opt(src->worktree.commit, &bad);
+	dst->worktree.branch = dup_opt(src->worktree.branch, &bad);
+	dst->warnings = dst->errors = NULL;
+	dst->nwarnings = dst->nerrors = 0;
+	dst->files = NULL;
+	dst->chunks = NULL;
+	dst->nfiles = dst->nchunks = 0;
+	if (aptix__strv_copy(&dst->warnings, &dst->nwarnings, src->warnings,
+			     src->nwarnings) < 0 ||
+	    aptix__strv_copy(&dst->errors, &dst->nerrors, src->errors,
+			     src->nerrors) < 0 ||
+	    (src->nfiles && !(dst->files = aptix__calloc(src->nfiles,
+							 sizeof(*dst->files)))) ||
+	    (src->nchunks && !(dst->chunks = aptix__calloc(src->nchunks,
+							   sizeof(*dst->chunks)))))
+		bad = 1;
+	for (i = 0; !bad && i < src->nfiles; i++, dst->nfiles++) {
+		dst->files[i] = src->files[i];
+		dst->files[i].path = dup_opt(src->files[i].path, &bad);
+		dst->files[i].sha256 = dup_opt(src->files[i].sha256, &bad);
+	}
+	for (i = 0; !bad && i < src->nchunks; i++, dst->nchunks++) {
+		const aptix_chunk_ref *c = &src->chunks[i];
+
+		dst->chunks[i] = *c;
+		dst->chunks[i].chunk_id = dup_opt(c->chunk_id, &bad);
+		dst->chunks[i].path = dup_opt(c->path, &bad);
+		dst->chunks[i].content_hash = dup_opt(c->content_hash, &bad);
+	}
+	if (!bad)
+		return 0;
+	aptix_turn_release(dst);
+	return aptix_error_oom();
+}
+
 static json_t *turn_to_json(const aptix_turn *t)
 {
 	json_t *o = json_object(), *a, *e;

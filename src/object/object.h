@@ -6,6 +6,8 @@
 
 #include "aptix/object.h"
 
+/* A deep copy of src into dst (released with aptix_turn_release). */
+int aptix__turn_copy(aptix_turn *dst, const aptix_turn *src);
 /* Parsers of stored objects that skip the canonical check (object.c). */
 int aptix__turn_parse_trusted(aptix_turn *out, const void *data, size_t len);
 int aptix__session_parse_trusted(aptix_session *out, const void *data,

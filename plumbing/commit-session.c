@@ -10,6 +10,10 @@
  * it. Defaults for what neither gives: the conversation of the turn,
  * status "committed", created_at now (APTIX_TEST_DATE in tests),
  * session_type "agent", transport "sse".
+ *
+ * The session is written by the recorder (aptix/record.h), as every
+ * snapshot is: stored against its parent when the turn's is based, and
+ * indexed; no ref moves (APTIX_RECORD_NO_REF).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +120,24 @@ static void read_typed(aptix_buf *out, aptix_odb *odb, const aptix_oid *id,
 		    aptix_otype_name(type), aptix_otype_name(want));
 }
 
+/* Write the session through the recorder; its id to id. */
+static void record(aptix_oid *id, aptix_repo *repo, const aptix_buf *canon)
+{
+	aptix_record_options o = APTIX_RECORD_OPTIONS_INIT;
+	aptix_record_result res;
+	aptix_session s;
+
+	if (aptix_session_parse(&s, canon->ptr, canon->len) < 0)
+		die_aptix();
+	o.flags = APTIX_RECORD_NO_REF;
+	o.session = &s;
+	o.parent = s.has_parent ? &s.parent : NULL;
+	if (aptix_record_commit(&res, repo, &o) < 0)
+		die_aptix();
+	*id = res.session;
+	aptix_session_release(&s);
+}
+
 int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 {
 	int use_stdin = 0;
@@ -127,7 +149,6 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_buf canon = APTIX_BUF_INIT;
 	aptix_odb *odb;
 	aptix_oid id;
-	aptix_txn *tx = NULL;
 	json_t *o, *rs, *meta;
 	char hex[APTIX_OID_HEXSZ + 1];
 	struct option options[] = {
@@ -234,14 +255,9 @@ int cmd_commit_session(int argc, const char **argv, struct aptix_repo *repo)
 
 	loose_canon(&canon, o, APTIX_OBJ_SESSION);
 
-	if (aptix_txn_new(&tx, repo) < 0 ||
-	    aptix_txn_write_object(&id, tx, APTIX_OBJ_SESSION, canon.ptr,
-				   canon.len) < 0 ||
-	    aptix_txn_commit(tx) < 0)
-		die_aptix();
+	record(&id, repo, &canon);
 	printf("%s\n", aptix_oid_tostr(hex, &id));
 
-	aptix_txn_free(tx);
 	aptix_buf_release(&canon);
 	aptix_buf_release(&data);
 	aptix_buf_release(&in);

@@ -467,17 +467,21 @@ done:
 	return r;
 }
 
+/* out may be one of the options' ids: it is written last. */
 int aptix_record__queue(aptix_record_result *out, aptix_txn *tx,
 			aptix_repo *repo, const aptix_record_options *o,
 			struct aptix__chain *chain)
 {
+	aptix_record_result res;
 	struct rec rc;
 	long seq = 0;
 	int r;
 
-	memset(out, 0, sizeof(*out));
-	if ((r = check_options(o)) < 0)
+	memset(&res, 0, sizeof(res));
+	if ((r = check_options(o)) < 0) {
+		*out = res;
 		return r;
+	}
 	if ((r = rec_init(&rc, repo, o, chain)) < 0)
 		goto done;
 	rc.tx = tx;
@@ -489,13 +493,14 @@ int aptix_record__queue(aptix_record_result *out, aptix_txn *tx,
 	rc.like = seq % REBASE_EVERY ? rc.prev : NULL;
 	if (o->turn && (r = record_turn(&rc)) < 0)
 		goto done;
-	out->turn = o->turn ? rc.turn_id : o->session->turn;
-	out->instruction = rc.t.instruction;
+	res.turn = o->turn ? rc.turn_id : o->session->turn;
+	res.instruction = rc.t.instruction;
 	if ((o->flags & APTIX_RECORD_TURN_ONLY) || (r = make_title(&rc)) < 0)
 		goto done;
-	r = record_snapshot(out, &rc);
+	r = record_snapshot(&res, &rc);
 done:
 	rec_release(&rc);
+	*out = res;
 	return r;
 }
 
@@ -608,14 +613,18 @@ done:
 int aptix_record_begin(aptix_record_result *out, aptix_repo *repo,
 		       const aptix_record_options *o)
 {
+	aptix_record_result res;
 	aptix_txn *tx = NULL;
 	struct rec rc;
 	int r;
 
-	memset(out, 0, sizeof(*out));
-	if ((r = check_options(o)) < 0)
+	memset(&res, 0, sizeof(res));
+	if ((r = check_options(o)) < 0) {
+		*out = res;
 		return r;
+	}
 	if (!o->turn) {
+		*out = res;
 		aptix_error_set(APTIX_ERROR_INVALID, "a claim needs a turn");
 		return APTIX_EINVALID;
 	}
@@ -623,7 +632,7 @@ int aptix_record_begin(aptix_record_result *out, aptix_repo *repo,
 	    (r = derive_seq(&rc)) < 0)
 		goto done;
 	if ((r = aptix_txn_new(&tx, repo)) < 0 ||
-	    (r = queue_claim(out, tx, &rc)) < 0)
+	    (r = queue_claim(&res, tx, &rc)) < 0)
 		goto done;
 	r = aptix_txn_commit(tx);
 	if (r == APTIX_EEXISTS) {
@@ -641,6 +650,9 @@ int aptix_record_begin(aptix_record_result *out, aptix_repo *repo,
 done:
 	aptix_txn_free(tx);
 	rec_release(&rc);
+	if (r < 0)
+		memset(&res, 0, sizeof(res));
+	*out = res;
 	return r;
 }
 

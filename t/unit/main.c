@@ -55,6 +55,7 @@ static const struct {
 	{ "history", history_suite },
 	{ "process", process_suite },
 	{ "backend", backend_suite },
+	{ "record", record_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

@@ -40,6 +40,7 @@ Suite *serve_suite(void);
 Suite *history_suite(void);
 Suite *process_suite(void);
 Suite *backend_suite(void);
+Suite *record_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

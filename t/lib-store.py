@@ -27,6 +27,9 @@ Usage: lib-store.py <store-dir> <command> [<args>]
   del <table> <key>            delete a record (not its pieces); exit 1
                                if absent
   keys <table>                 print every key (hex)
+  values <table>               print "<key> <value>" (hex) for every
+                               record, pointers put together from their
+                               pieces ("-" when a piece is missing)
   record <id>                  print a session's index record (hex),
                                wherever it is (see below); exit 1 if
                                the session is not indexed
@@ -258,13 +261,15 @@ def spans(p):
     return out
 
 
-def resolve(store, record):
+def resolve(store, record, pieces=None):
     """The value a record stands for: itself, or its pieces; None if a
-    piece is missing or of the wrong size."""
+    piece is missing or of the wrong size. pieces: the values table, when
+    the caller has read it."""
     p = pointer(record)
     if p is None:
         return record
-    pieces = dict(table_records(store, "values")[1])
+    if pieces is None:
+        pieces = dict(table_records(store, "values")[1])
     out = b""
     last = len(p[0]) - 1
     for i, (k, start, n) in enumerate(spans(p)):
@@ -454,6 +459,11 @@ def main(argv):
         put(store, args[0], arg_bytes(args[1]), arg_bytes(args[2]))
     elif cmd == "del" and len(args) == 2:
         return 0 if delete(store, args[0], arg_bytes(args[1])) else 1
+    elif cmd == "values" and len(args) == 1:
+        pieces = dict(table_records(store, "values")[1])
+        for k, v in table_records(store, args[0])[1]:
+            v = resolve(store, v, pieces)
+            print(k.hex(), "-" if v is None else v.hex())
     elif cmd == "keys" and len(args) == 1:
         for k, _ in table_records(store, args[0])[1]:
             print(k.hex())

@@ -289,6 +289,38 @@ test_expect_success 'bad option values' '
 	expect_fatal "." aptix write-turn -F no-such-file.json
 '
 
+test_expect_success '--blob: the contents of the blobs the turn names' '
+	printf "the request of a turn, long enough to be stored spliced\n" >req &&
+	printf "the raw response: done\n" >resp &&
+	req_id=$(aptix hash-object req) &&
+	resp_id=$(aptix hash-object resp) &&
+	test_must_fail aptix cat-object -e $req_id &&
+	id=$(aptix write-turn --conversation blobs --seq 1 \
+		--status completed --instruction $instr --answer-text done \
+		--created-at 1700000000000 --blob req --blob resp \
+		--stdin <<-EOF
+		{"request": "$req_id", "response": "$resp_id"}
+		EOF
+	) &&
+	aptix cat-object blob $req_id >actual &&
+	test_cmp req actual &&
+	aptix cat-object blob $resp_id >actual &&
+	test_cmp resp actual &&
+	aptix cat-object turn $id >actual &&
+	grep "\"request\":\"$req_id\"" actual
+'
+
+test_expect_success '--blob that the turn does not name, -p that is not a session' '
+	echo "named by nothing" >stray &&
+	expect_fatal "blob .stray. .* is not named by the turn" \
+		aptix write-turn --conversation c --seq 1 \
+		--instruction $instr --blob stray &&
+	expect_fatal "." aptix write-turn --conversation c --seq 1 \
+		--instruction $instr --blob no-such-file &&
+	expect_fatal "." aptix write-turn --conversation c --seq 2 \
+		--instruction $instr -p $instr
+'
+
 test_expect_success 'usage errors' '
 	test_expect_code 129 aptix write-turn --stdin -F full.json </dev/null &&
 	test_expect_code 129 aptix write-turn extra-argument &&

@@ -75,7 +75,10 @@ typedef enum {
 
 /**
  * What to record. Everything is borrowed for the call. Zero-filled
- * fields (NULL, 0) mean "derive it", as documented per field.
+ * fields (NULL, 0) mean "derive it", as documented per field. Start
+ * from APTIX_RECORD_OPTIONS_INIT: later versions add fields at the end
+ * (the tool calls of a turn, their results), and a caller built against
+ * an older version keeps working (version says which fields it knows).
  */
 typedef struct {
 	unsigned version;
@@ -102,8 +105,9 @@ typedef struct {
 	const char *parent_conversation;
 	/**
 	 * NULL: the recorder makes the snapshot (above). Else it is written
-	 * as given (commit-session); its turn field is set to the turn's id
-	 * when a turn is given too.
+	 * as given (commit-session; parent must then be its parent, for
+	 * the choice of bases); its turn field is set to the turn's id when
+	 * a turn is given too.
 	 */
 	const aptix_session *session;
 	/** the snapshot's time, ms since the epoch; 0: now */

@@ -62,6 +62,13 @@ static int check_options(const aptix_record_options *o)
 				"neither a turn nor a session");
 		return APTIX_EINVALID;
 	}
+	if (o->session && (o->session->has_parent != (o->parent != NULL) ||
+			   (o->parent && aptix_oid_cmp(o->parent,
+						       &o->session->parent)))) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the parent to record "
+				"against is not the session's parent");
+		return APTIX_EINVALID;
+	}
 	return 0;
 }
 

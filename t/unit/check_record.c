@@ -421,9 +421,21 @@ END_TEST
 START_TEST(test_bad_options)
 {
 	aptix_record_options o = APTIX_RECORD_OPTIONS_INIT;
-	aptix_record_result res;
+	aptix_record_result res, a;
+	aptix_session s;
 
 	ck_assert_int_eq(aptix_record_commit(&res, repo, &o), APTIX_EINVALID);
+	/* a session given whole, with another parent to record against */
+	record(&a, repo, "c1", 1, 1, APTIX_TURN_COMPLETED, NULL, 0);
+	ck_assert_int_eq(aptix_session_lookup(&s, repo, &a.session), 0);
+	o.session = &s;
+	o.parent = &a.session;
+	ck_assert_int_eq(aptix_record_commit(&res, repo, &o), APTIX_EINVALID);
+	o.parent = NULL;
+	o.flags = APTIX_RECORD_NO_REF;
+	ck_assert_int_eq(aptix_record_commit(&res, repo, &o), 0);
+	ck_assert_str_eq(aptix_oid_hex(&res.session), aptix_oid_hex(&a.session));
+	aptix_session_release(&s);
 	o.version = 99;
 	ck_assert_int_eq(aptix_record_commit(&res, repo, &o), APTIX_EINVALID);
 	ck_assert_int_eq(aptix_record_begin(&res, repo, &o), APTIX_EINVALID);

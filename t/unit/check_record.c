@@ -69,7 +69,9 @@ struct content {
 	char sha[65], path[16], model[4], mode[4], conv[16];
 	char warning[256], *warnings[1];
 	aptix_file_ref fref;
-	aptix_record_data fdata;
+	aptix_record_data fdata, cdata;
+	aptix_chunk_ref cref;
+	char snippet[160], cid[40], chash[65], cpath[16];
 	aptix_turn t;
 };
 
@@ -90,7 +92,9 @@ static void make_content(struct content *c, const char *conv, long seq,
 		 "[{\"role\":\"user\",\"content\":\"int parse(void)\\n{\\n\\t/* "
 		 "version %d */\\n\\treturn next_token() + peek_token();\\n}\\n"
 		 "\\nQuestion %d about the parser\\nand the way it reads "
-		 "tokens, one after the other.\\n\"}]}", k / 2, k);
+		 "tokens, one after the other.\\n\"},{\"role\":\"user\","
+		 "\"content\":\"/* next_token: read one token of the input, "
+		 "%d */\\nint next_token(void);\\n\"}]}", k / 2, k, k % 3);
 	snprintf(c->response, sizeof(c->response), "{\"id\":\"resp_%d\","
 		 "\"output_text\":\"Answer %d: the parser reads a token, then "
 		 "\\\"peeks\\\" at the next one; it never goes back, so a "
@@ -125,6 +129,26 @@ static void make_content(struct content *c, const char *conv, long seq,
 	c->warnings[0] = c->warning;
 	c->t.warnings = c->warnings;
 	c->t.nwarnings = 1;
+	/* a chunk retrieved for it, its text in the request too */
+	snprintf(c->snippet, sizeof(c->snippet), "/* next_token: read one "
+		 "token of the input, %d */\nint next_token(void);\n", k % 3);
+	snprintf(c->cid, sizeof(c->cid), "00000000-0000-4000-8000-%012d",
+		 k % 3);
+	snprintf(c->cpath, sizeof(c->cpath), "src/lex.h");
+	ck_assert_int_eq(aptix_sha256(&id, c->snippet, strlen(c->snippet)),
+			 0);
+	aptix_oid_tostr(c->chash, &id);
+	c->cref.chunk_id = c->cid;
+	c->cref.path = c->cpath;
+	c->cref.start_line = 1;
+	c->cref.end_line = 2;
+	c->cref.content_hash = c->chash;
+	c->cref.score = 812345;
+	c->cref.sent = 1;
+	c->cdata.ptr = c->snippet;
+	c->cdata.len = strlen(c->snippet);
+	c->t.chunks = &c->cref;
+	c->t.nchunks = 1;
 	c->t.files = &c->fref;
 	c->t.nfiles = 1;
 }
@@ -149,6 +173,7 @@ static void options_of(aptix_record_options *o, struct content *c,
 	o->request.ptr = c->request;
 	o->request.len = strlen(c->request);
 	o->file_contents = &c->fdata;
+	o->chunk_texts = &c->cdata;
 	o->parent = parent;
 	o->created_at = c->t.status_at + 1;
 	o->transport = "sse";
@@ -460,16 +485,17 @@ static void replay_one(const aptix_oid *sid)
 {
 	aptix_record_options o = APTIX_RECORD_OPTIONS_INIT;
 	aptix_record_result res;
-	aptix_buf b[5];
-	aptix_record_data fc[1];
+	aptix_buf b[6];
+	aptix_record_data fc[1], ct[1];
 	aptix_session s;
 	aptix_turn t;
 	aptix_oid base1, base2;
 	int i, based;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		aptix_buf_init(&b[i], 0);
 	memset(fc, 0, sizeof(fc));
+	memset(ct, 0, sizeof(ct));
 	ck_assert_int_eq(aptix_session_lookup(&s, repo, sid), 0);
 	ck_assert_int_eq(aptix_turn_lookup(&t, repo, &s.turn), 0);
 	ck_assert_uint_le(t.nfiles, 1);
@@ -480,6 +506,9 @@ static void replay_one(const aptix_oid *sid)
 	if (t.nfiles)
 		blob(&fc[0], &b[4], &t.files[0].content);
 	o.file_contents = fc;
+	ck_assert_uint_eq(t.nchunks, 1);
+	blob(&ct[0], &b[5], &t.chunks[0].snippet);
+	o.chunk_texts = ct;
 	o.turn = &t;
 	o.parent = s.has_parent ? &s.parent : NULL;
 	o.created_at = s.created_at;
@@ -499,7 +528,7 @@ static void replay_one(const aptix_oid *sid)
 	ck_assert_int_eq(stored_base(&base2, repo2, &s.turn), based);
 	if (based)
 		ck_assert(!aptix_oid_cmp(&base1, &base2));
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		aptix_buf_release(&b[i]);
 	aptix_turn_release(&t);
 	aptix_session_release(&s);

@@ -336,6 +336,125 @@ static void say_holder(const char *conv, const struct holder *h)
 		status_line("conversation %.8s is open in another chat", conv);
 }
 
+/* --- What a resumed conversation said ---------------------------------- */
+
+#define RECAP_TURNS 3		/* turns shown when a conversation opens */
+#define RECAP_INSTRUCTION_LINES 4
+#define RECAP_ANSWER_LINES 8
+
+/*
+ * The sessions of this line of history, the oldest first, up to the
+ * newest max (0: all); a malloc'd array, *nr of them. Stops quietly at
+ * what the index cannot read.
+ */
+static aptix_session_info *history_of(struct chat *ch, size_t max,
+				      size_t *nr)
+{
+	aptix_session_info *v = NULL, tmp;
+	aptix_oid id = ch->ci.head;
+	size_t alloc = 0, i;
+	int more = ch->has_ci && ch->ci.has_head;
+
+	*nr = 0;
+	while (more && (!max || *nr < max)) {
+		v = cli_grow(v, &alloc, *nr, sizeof(*v));
+		if (aptix_index_session(&v[*nr], ch->repo, &id) < 0) {
+			aptix_error_clear();
+			break;
+		}
+		more = v[*nr].has_parent;
+		id = v[*nr].parent;
+		(*nr)++;
+	}
+	for (i = 0; i < *nr / 2; i++) {
+		tmp = v[i];
+		v[i] = v[*nr - 1 - i];
+		v[*nr - 1 - i] = tmp;
+	}
+	return v;
+}
+
+/*
+ * At most max lines of text, each after prefix (sanitized for the
+ * terminal), then how many were left out; hint follows that count.
+ */
+static void put_lines(FILE *out, const char *prefix, const aptix_buf *text,
+		      size_t max, const char *hint)
+{
+	const char *p = text->ptr, *end = text->ptr + text->len, *nl;
+	size_t shown = 0, left = 0;
+
+	while (end > p && (end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	for (; p < end; p = nl ? nl + 1 : end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (shown == max) {
+			left++;
+			continue;
+		}
+		fputs(prefix, out);
+		cli_print_sanitized(out, p, (size_t)((nl ? nl : end) - p));
+		fputc('\n', out);
+		shown++;
+	}
+	if (left)
+		fprintf(out, "%s[%zu more line%s%s]\n", prefix, left,
+			left == 1 ? "" : "s", hint);
+}
+
+/* One turn, as a recap: its number, id and date, instruction, answer. */
+static void recap_turn(struct chat *ch, FILE *out,
+		       const aptix_session_info *si)
+{
+	aptix_session s;
+	aptix_turn t;
+	aptix_buf b = APTIX_BUF_INIT;
+	char date[64], hint[48];
+
+	fprintf(out, "--- turn %lu, %s, %s\n", (unsigned long)si->generation,
+		view_short_id(&si->id), view_date(date, si->created_at, 1));
+	if (aptix_session_lookup(&s, ch->repo, &si->id) < 0) {
+		aptix_error_clear();
+		return;
+	}
+	if (aptix_turn_lookup(&t, ch->repo, &s.turn) == 0) {
+		snprintf(hint, sizeof(hint), ": /show %lu",
+			 (unsigned long)si->generation);
+		if (aptix_blob_lookup(&b, ch->repo, &t.instruction) == 0)
+			put_lines(out, "> ", &b, RECAP_INSTRUCTION_LINES,
+				  hint);
+		if (aptix_blob_lookup(&b, ch->repo, &t.answer) == 0)
+			put_lines(out, "", &b, RECAP_ANSWER_LINES, hint);
+		aptix_turn_release(&t);
+	}
+	aptix_error_clear();
+	aptix_session_release(&s);
+	aptix_buf_release(&b);
+}
+
+/* On a terminal, the last turns of the conversation just opened. */
+static void recap(struct chat *ch)
+{
+	FILE *out = chat_tty_out();
+	aptix_session_info *v;
+	size_t nr, i;
+	unsigned long earlier;
+
+	if (!ch->interactive)
+		return;
+	v = history_of(ch, RECAP_TURNS, &nr);
+	earlier = nr ? (unsigned long)v[0].generation - 1 : 0;
+	if (earlier)
+		fprintf(out, "... %lu earlier turn%s (/rewind lists them)\n",
+			earlier, earlier == 1 ? "" : "s");
+	for (i = 0; i < nr; i++)
+		recap_turn(ch, out, &v[i]);
+	if (nr)
+		fputs("---\n", out);
+	fflush(out);
+	free(v);
+}
+
 /* --- Where the chat goes ------------------------------------------------ */
 
 static void announce(struct chat *ch)
@@ -365,6 +484,17 @@ static void announce(struct chat *ch)
 			    "turn starts a new one, with the context "
 			    "rehydrated from the store",
 			    aptix_time_fmt(when, cs.expires_at));
+}
+
+/* Say where the chat is; on a terminal, recall the last turns. */
+static void arrive(struct chat *ch)
+{
+	announce(ch);
+	recap(ch);
+	if (ch->has_ci && ch->ci.has_last &&
+	    ch->ci.last_status == APTIX_SESSION_FAILED)
+		status_line("chat: the newest turn failed; /rerun runs it "
+			    "again");
 }
 
 static int go_to(struct chat *ch, const char *conv);
@@ -425,7 +555,7 @@ static int go_to(struct chat *ch, const char *conv)
 	ch->fork_pending = 0;
 	ch->compact = 0;
 	reload_conv(ch);
-	announce(ch);
+	arrive(ch);
 	if (fork && ch->has_ci && ch->ci.has_head)
 		start_fork(ch, &ch->ci.head, "as asked");
 	return 0;
@@ -581,8 +711,8 @@ static int chat_turn(struct chat *ch, aptix_run_kind kind,
 	opts.instruction_len = text ? strlen(text) : 0;
 	opts.switch_head = 1;
 	opts.new_chain = ch->compact;
+	/* cleared once the input was read: a Ctrl-C since cancels it */
 	opts.http.cancel = &cancelled;
-	cancelled = 0;
 	if (aptix_run_new(&run, ch->repo, &opts) < 0 ||
 	    aptix_run_begin(run) < 0) {
 		error_aptix();
@@ -1013,6 +1143,47 @@ static void slash_fork(struct chat *ch, const char *arg)
 }
 
 /*
+ * /rewind: the turns of this line of history, numbered; /rewind <n>: back
+ * to turn n, whose answer is shown again: the next turn forks it, so the
+ * turns after it stay as they are (in this conversation).
+ */
+static void slash_rewind(struct chat *ch, const char *arg)
+{
+	aptix_session_info *v, si;
+	aptix_oid id;
+	size_t nr, i;
+
+	if (need_turns(ch) < 0)
+		return;
+	if (*arg) {
+		if (chat_rev(ch, &id, arg) < 0)
+			return;
+		if (!aptix_oid_cmp(&id, &ch->ci.head)) {
+			status_line("chat: that is the last turn: nothing to "
+				    "go back from");
+			return;
+		}
+		if (aptix_index_session(&si, ch->repo, &id) < 0) {
+			error_aptix();
+			return;
+		}
+		recap_turn(ch, stdout, &si);
+		start_fork(ch, &id, "/rewind");
+		return;
+	}
+	v = history_of(ch, 0, &nr);
+	for (i = 0; i < nr; i++) {
+		printf("%4lu  %s  ", (unsigned long)v[i].generation,
+		       view_short_id(&v[i].id));
+		view_put_truncated(stdout, v[i].summary, 60, 0);
+		putchar('\n');
+	}
+	printf("/rewind <n> goes back to turn <n>: the next turn forks it "
+	       "into a new conversation\n");
+	free(v);
+}
+
+/*
  * /rerun: when the newest turn of this conversation failed (an error, or
  * Ctrl-C), its instruction again, in place: the conversation goes on as
  * if it had not failed. Otherwise the last turn again, as a branch.
@@ -1109,6 +1280,9 @@ static void run_command(struct chat *ch, const struct chat_cmd *c,
 		break;
 	case CHAT_FORK:
 		slash_fork(ch, arg);
+		break;
+	case CHAT_REWIND:
+		slash_rewind(ch, arg);
 		break;
 	case CHAT_RERUN:
 		slash_rerun(ch);
@@ -1352,12 +1526,19 @@ int cmd_chat(int argc, const char **argv, struct aptix_repo *repo)
 		aptix_buf_printf(&hist, "%s/chat_history",
 				 aptix_repo_path(repo));
 		ch.tty = chat_tty_open(hist.ptr);
+		/*
+		 * Ctrl-C is a key while libedit reads, a SIGINT once Enter
+		 * is pressed: one that comes before the turn has begun
+		 * cancels it too, rather than killing the chat.
+		 */
+		set_signal(SIGINT, on_cancel, NULL);
 		fprintf(chat_tty_out(), "Type /help for the commands, Ctrl-D "
 			"or /quit to leave.\n");
 	}
 	while (!ch.quit && !hangup) {
 		input = ch.tty ? chat_tty_read(ch.tty, prompt(&ch)) :
 			read_batch();
+		cancelled = 0;	/* a SIGINT from now on cancels its turn */
 		if (!input)
 			break;
 		handle(&ch, input);

@@ -112,7 +112,7 @@ test_expect_success 'bad uses' '
 test_expect_success '/help lists every command; unknown ones are refused' '
 	n=$(request_count) &&
 	printf "/help\n/frob\n" | chat >out 2>err &&
-	for c in help new clear resume fork rerun log show diff status \
+	for c in help new clear resume fork rewind rerun log show diff status \
 		context workspace files model rename compact edit quit
 	do
 		grep "^  /$c" out || return 1
@@ -272,6 +272,29 @@ test_expect_success 'revisions in chat are of its conversation; /fork <n>' '
 	aptix show HEAD >expect.show &&
 	tail -n $(wc -l <expect.show) out >actual.show &&
 	test_cmp expect.show actual.show
+'
+
+test_expect_success '/rewind lists the turns; /rewind <n> goes back to one' '
+	aptix log --format="%H %S %s" --reverse "$conv" >log &&
+	sed -n "s/^\([0-9a-f]*\) committed /\1 /p" log >turns &&
+	n=$(wc -l <turns) &&
+	printf "/rewind\n/rewind $n\n/rewind 2\nfrom turn two\n" |
+	chat --session "$conv" >out 2>err &&
+	i=0 &&
+	while read -r id subject
+	do
+		i=$((i + 1)) &&
+		grep "^ *$i  $(echo "$id" | cut -c1-12)  $subject" out ||
+		return 1
+	done <turns &&
+	grep "^chat: that is the last turn: nothing to go back from" err &&
+	grep "^chat: /rewind: the next turn forks" err &&
+	second=$(sed -n "2s/ .*//p" turns) &&
+	grep "^--- turn 2, $(echo "$second" | cut -c1-12), " out &&
+	test "$(field HEAD .parent)" = "$second" &&
+	test "$(field HEAD .instruction)" = "from turn two" &&
+	test "$(field HEAD .conversation)" != "$conv" &&
+	test "$(aptix rev-parse "$conv")" = "$(tail -n 1 turns | cut -d" " -f1)"
 '
 
 test_expect_success '/new and /clear: new conversations, the old kept' '

@@ -97,8 +97,11 @@ pid_gone () {
 }
 
 # cancel_turn <name> <instruction>: a slow turn, cancelled by Ctrl-C
-# once its answer streams
+# once its answer streams (on a screen cleared first: no earlier answer
+# or cancel there)
 cancel_turn () {
+	keys "$1" C-l &&
+	wait_flat "$1" "^\[[0-9a-f]* [^]]*\]>$" &&
 	standin_fault "{\"kind\":\"slow\",\"delay\":5}" &&
 	keys "$1" "$2" Enter &&
 	wait_screen "$1" "^Answer #[0-9]* to: " &&
@@ -322,6 +325,41 @@ test_expect_success '/show <n> shows inline, without a pager: keys go to chat' '
 	pid_gone "$(cat s1.pid)"
 '
 
+test_expect_success 'resume shows the last turns; /rewind lists and goes back' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	aptix log --format=%H "$beta" >turns &&
+	n=$(wc -l <turns) &&
+	test "$n" -gt 3 &&
+	start_chat z1 --session "$beta" &&
+	wait_screen z1 "beta topic\]>" &&
+	screen z1 >s &&
+	grep "^\.\.\. $((n - 3)) earlier turns\{0,1\} (/rewind lists them)$" s &&
+	for i in 1 2 3
+	do
+		id=$(sed -n "${i}p" turns | cut -c1-12) &&
+		grep "^--- turn $((n + 1 - i)), $id, " s || return 1
+	done &&
+	! grep "^--- turn $((n - 3)), " s &&
+	grep "^> ValueError: bad ünïcödé$" s &&
+	grep "^> \[1 more line: /show $((n - 2))\]$" s &&
+	grep "^> line two$" s &&
+	grep "^Answer #[0-9]* to: Za long line" s &&
+	keys z1 /rewind Enter &&
+	wait_screen z1 "^/rewind <n> goes back to turn <n>" &&
+	first=$(tail -n 1 turns) &&
+	wait_screen z1 "^   1  $(echo "$first" | cut -c1-12)  beta topic$" &&
+	keys z1 "/rewind 1" Enter &&
+	wait_screen z1 "^chat: /rewind: the next turn forks $(echo "$first" | cut -c1-12)" &&
+	keys z1 "after the rewind" Enter &&
+	wait_screen z1 "^chat: now in conversation" &&
+	test "$(field HEAD .parent)" = "$first" &&
+	test "$(field HEAD .instruction)" = "after the rewind" &&
+	test "$(aptix rev-parse "$beta")" = "$(head -n 1 turns)" &&
+	prompt_back z1 &&
+	keys z1 C-d &&
+	pid_gone "$(cat z1.pid)"
+'
+
 test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains; /rerun' '
 	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
 	head=$(aptix rev-parse "$beta") &&
@@ -355,6 +393,12 @@ test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains; /re
 	screen x1 >s &&
 	! grep "now in conversation" s &&
 	grep "^chat: cancelled; .*(/rerun runs it again)" s &&
+	prompt_back x1 &&
+	# a SIGINT that is no key (one that comes as Enter is pressed)
+	kill -INT "$(cat x1.pid)" &&
+	keys x1 "still here" Enter &&
+	wait_screen x1 "to: still here (chain" &&
+	test "$(field "$beta" .status)" = committed &&
 	prompt_back x1 &&
 	keys x1 /quit Enter &&
 	pid_gone "$(cat x1.pid)"

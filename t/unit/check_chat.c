@@ -125,6 +125,7 @@ START_TEST(test_table)
 	/* forking is how a read-only viewer goes on */
 	ck_assert(!(chat_find("fork", 4)->flags & CHAT_F_WRITES));
 	ck_assert(!(chat_find("show", 4)->flags & CHAT_F_WRITES));
+	ck_assert(!(chat_find("rewind", 6)->flags & CHAT_F_WRITES));
 }
 END_TEST
 
@@ -134,7 +135,7 @@ START_TEST(test_complete)
 	size_t n, common;
 
 	n = chat_complete(v, 32, "re", 2, &common);
-	ck_assert_uint_eq(n, 3);	/* resume, rerun, rename */
+	ck_assert_uint_eq(n, 4);	/* resume, rewind, rerun, rename */
 	ck_assert_str_eq(v[0]->name, "resume");
 	ck_assert_uint_eq(common, 2);
 	n = chat_complete(v, 32, "sh", 2, &common);

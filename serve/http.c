@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,20 +26,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 
 #include "http.h"
+#include "http-guard.h"
 #include "page-files.h"
 
 #define DEFAULT_MAX_BODY (1 << 20)
 #define DEFAULT_MAX_HEADER (32 << 10)
 #define DEFAULT_TIMEOUT 30
+#define DEFAULT_REQUEST_TIMEOUT 10
 #define DEFAULT_MAX_CONNECTIONS 64
-#define MAX_HOSTS 4
+#define DEFAULT_MAX_PER_ADDRESS 16
+#define MAX_HOSTS 16
 /* At shutdown, how long clients may take to read their last events. */
 #define STOP_DRAIN_SECONDS 5
 
@@ -74,6 +80,12 @@ static struct {
 					  unsigned int status_code,
 					  struct MHD_Response *r);
 	void (*destroy_response)(struct MHD_Response *r);
+	const union MHD_ConnectionInfo *(*get_connection_info)(
+		struct MHD_Connection *c, enum MHD_ConnectionInfoType type,
+		...);
+	int (*get_connection_values)(struct MHD_Connection *c,
+				     enum MHD_ValueKind kind,
+				     MHD_KeyValueIterator it, void *it_cls);
 } M;
 
 #define LIBMICROHTTPD "libmicrohttpd.so.12"
@@ -86,7 +98,8 @@ static int load_mhd(char *err, size_t errlen)
 		"MHD_create_response_from_buffer",
 		"MHD_create_response_from_callback",
 		"MHD_add_response_header", "MHD_queue_response",
-		"MHD_destroy_response"
+		"MHD_destroy_response", "MHD_get_connection_info",
+		"MHD_get_connection_values"
 	};
 	void *slots[sizeof(names) / sizeof(names[0])];
 	void *lib, *sym;
@@ -120,6 +133,8 @@ static int load_mhd(char *err, size_t errlen)
 	memcpy(&M.add_response_header, &slots[7], sizeof(void *));
 	memcpy(&M.queue_response, &slots[8], sizeof(void *));
 	memcpy(&M.destroy_response, &slots[9], sizeof(void *));
+	memcpy(&M.get_connection_info, &slots[10], sizeof(void *));
+	memcpy(&M.get_connection_values, &slots[11], sizeof(void *));
 	return 0;
 }
 
@@ -167,6 +182,9 @@ struct http_server {
 	size_t nhosts;
 	unsigned port;
 	int listen_fd;
+	struct http_guard *guard;	/* the request deadline */
+	dev_t sock_dev;			/* the unix socket made, to remove */
+	ino_t sock_ino;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	size_t streams;			/* stream threads alive */
@@ -844,6 +862,91 @@ static enum MHD_Result route(struct http_server *h, struct MHD_Connection *c,
 	return ret;
 }
 
+struct head_count {
+	unsigned host, length, encoding;
+	const char *te;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind,
+				    const char *key, const char *value)
+{
+	struct head_count *n = cls;
+
+	(void)kind;
+	if (!strcasecmp(key, "Host")) {
+		n->host++;
+	} else if (!strcasecmp(key, "Content-Length")) {
+		n->length++;
+	} else if (!strcasecmp(key, "Transfer-Encoding")) {
+		n->encoding++;
+		n->te = value;
+	}
+	return MHD_YES;
+}
+
+/*
+ * A head that another server (a proxy in front of this one) could read
+ * otherwise than libmicrohttpd does, which is how requests are smuggled:
+ * a message saying why, or NULL.
+ */
+static const char *ambiguous_head(struct MHD_Connection *c)
+{
+	struct head_count n = { 0, 0, 0, NULL };
+
+	M.get_connection_values(c, MHD_HEADER_KIND, count_header, &n);
+	if (n.host > 1)
+		return "more than one Host header";
+	if (n.length > 1 || n.encoding > 1)
+		return "the length of the body is given more than once";
+	if (n.length && n.encoding)
+		return "both Content-Length and Transfer-Encoding";
+	if (n.encoding && (!n.te || strcasecmp(n.te, "chunked")))
+		return "a Transfer-Encoding other than chunked";
+	return NULL;
+}
+
+static struct guard_conn *guard_conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = M.get_connection_info(c,
+		MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+/*
+ * The checks made once the head has arrived, before the body is read:
+ * MHD_YES to go on, else the refusal queued (MHD_YES too, but *refused
+ * set).
+ */
+static enum MHD_Result check_head(struct http_server *h,
+				  struct MHD_Connection *c, const char *url,
+				  const char *method, int *refused)
+{
+	const char *len, *why;
+
+	*refused = 1;
+	if ((why = ambiguous_head(c)))
+		return respond_error(c, 400, why, NULL);
+	if (!host_ok(h, M.lookup_connection_value(c, MHD_HEADER_KIND,
+						    "Host")))
+		return respond_error(c, 421, "the Host header does not "
+				     "name this server", NULL);
+	if (changes_state(method) && !origin_ok(h,
+	    M.lookup_connection_value(c, MHD_HEADER_KIND, "Origin")))
+		return respond_error(c, 403, "foreign Origin", NULL);
+	len = M.lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	if (len && strtoull(len, NULL, 10) > h->o.max_body)
+		return respond_error(c, 413, "the body is too large", NULL);
+	/* only the page itself is public: it holds no data */
+	if (strcmp(url, "/") && strncmp(url, "/static/", 8) &&
+	    !token_ok(h, c))
+		return respond_error(c, 401, "a bearer token is needed (see "
+				     "the server's output or its token "
+				     "file)", NULL);
+	*refused = 0;
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *upload,
@@ -851,38 +954,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 {
 	struct http_server *h = cls;
 	struct req *rq = *con_cls;
-	const char *len, *host;
 	char args[2][512];
 	size_t i;
-	int path_known = 0;
+	int path_known = 0, refused;
+	enum MHD_Result ret;
 
 	(void)version;
 	if (!rq) {
 		if (!(rq = calloc(1, sizeof(*rq))))
 			return MHD_NO;
 		*con_cls = rq;
-		/* checks before the body is read */
-		host = M.lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-		if (!host_ok(h, host))
-			return respond_error(c, 421, "the Host header does not "
-					     "name this server", NULL);
-		if (changes_state(method) && !origin_ok(h,
-		    M.lookup_connection_value(c, MHD_HEADER_KIND,
-						"Origin")))
-			return respond_error(c, 403, "foreign Origin", NULL);
-		len = M.lookup_connection_value(c, MHD_HEADER_KIND,
-						  "Content-Length");
-		if (len && strtoull(len, NULL, 10) > h->o.max_body)
-			return respond_error(c, 413, "the body is too large",
-					     NULL);
-		/* only the page itself is public: it holds no data */
-		if (strcmp(url, "/") && strncmp(url, "/static/", 8) &&
-		    !token_ok(h, c))
-			return respond_error(c, 401, "a bearer token is "
-					     "needed (see the server's "
-					     "output or its token file)",
-					     NULL);
-		return MHD_YES;
+		ret = check_head(h, c, url, method, &refused);
+		if (refused)	/* what comes after is not read */
+			guard_received(h->guard, guard_conn_of(c));
+		return ret;
 	}
 	if (*upload_size) {
 		if (rq->too_big || rq->body.len + *upload_size >
@@ -895,6 +980,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	/* the request is whole: it is answered without a deadline */
+	guard_received(h->guard, guard_conn_of(c));
 	if (rq->too_big)
 		return respond_error(c, 413, "the body is too large", NULL);
 	if (aptix_buf_oom(&rq->body))
@@ -914,11 +1001,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 static void on_completed(void *cls, struct MHD_Connection *c,
 			 void **con_cls, enum MHD_RequestTerminationCode tc)
 {
+	struct http_server *h = cls;
 	struct req *rq = *con_cls;
 
-	(void)cls;
-	(void)c;
 	(void)tc;
+	/* on a kept-alive connection, the next request is awaited */
+	guard_idle(h->guard, guard_conn_of(c));
 	if (!rq)
 		return;
 	aptix_buf_release(&rq->body);
@@ -926,11 +1014,51 @@ static void on_completed(void *cls, struct MHD_Connection *c,
 	*con_cls = NULL;
 }
 
+/* A connection accepted or closed: the guard's list follows. */
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *h = cls;
+	const union MHD_ConnectionInfo *i;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		i = M.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		*socket_context = i ? guard_open(h->guard, i->connect_fd) :
+			NULL;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		guard_close(h->guard, *socket_context);
+		*socket_context = NULL;
+	}
+}
+
 /* ---- the server ---- */
 
-static int unix_listen(const char *path, char *err, size_t errlen)
+/*
+ * Is there a server listening on the socket at sa? A socket nobody
+ * listens on is what a server that was killed leaves behind.
+ */
+static int socket_live(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return 0;
+	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	close(fd);
+	return !r || errno != ECONNREFUSED;
+}
+
+/*
+ * Listen on a unix socket at path. What is there already is replaced
+ * only when it is a socket nobody listens on; anything else (a file, a
+ * directory, a link, another server's socket) is refused.
+ */
+static int unix_listen(struct http_server *h, const char *path, char *err,
+		       size_t errlen)
 {
 	struct sockaddr_un sa;
+	struct stat st;
 	int fd;
 
 	memset(&sa, 0, sizeof(sa));
@@ -940,29 +1068,149 @@ static int unix_listen(const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (!lstat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "'%s' exists and is not a "
+				 "socket: not replaced", path);
+			return -1;
+		}
+		if (socket_live(&sa)) {
+			snprintf(err, errlen, "another server listens on "
+				 "'%s'", path);
+			return -1;
+		}
+		unlink(path);	/* stale: its server is gone */
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 64) < 0) {
+	    listen(fd, 64) < 0 || lstat(path, &st) < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", path,
 			 strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
+	h->sock_dev = st.st_dev;
+	h->sock_ino = st.st_ino;
 	return fd;
+}
+
+static void add_host(struct http_server *h, const char *addr)
+{
+	if (h->nhosts < MAX_HOSTS)
+		snprintf(h->hosts[h->nhosts++], sizeof(h->hosts[0]), "%s:%u",
+			 addr, h->port);
+}
+
+/*
+ * The Host values accepted: the loopback names, and the address bound;
+ * for 0.0.0.0 the IPv4 addresses of this host's interfaces instead.
+ */
+static void list_hosts(struct http_server *h, const char *bind)
+{
+	struct ifaddrs *ifs, *i;
+	char addr[INET_ADDRSTRLEN];
+
+	add_host(h, "127.0.0.1");
+	add_host(h, "localhost");
+	if (!bind || !strcmp(bind, "127.0.0.1"))
+		return;
+	if (strcmp(bind, "0.0.0.0")) {
+		add_host(h, bind);
+		return;
+	}
+	if (getifaddrs(&ifs) < 0)
+		return;
+	for (i = ifs; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    inet_ntop(AF_INET, &((struct sockaddr_in *)
+					 (void *)i->ifa_addr)->sin_addr,
+			      addr, sizeof(addr)) &&
+		    strcmp(addr, "127.0.0.1"))
+			add_host(h, addr);
+	freeifaddrs(ifs);
+}
+
+static void set_defaults(struct http_opts *o)
+{
+	if (!o->max_body)
+		o->max_body = DEFAULT_MAX_BODY;
+	if (!o->max_header)
+		o->max_header = DEFAULT_MAX_HEADER;
+	if (!o->timeout)
+		o->timeout = DEFAULT_TIMEOUT;
+	if (!o->request_timeout)
+		o->request_timeout = DEFAULT_REQUEST_TIMEOUT;
+	if (!o->max_connections)
+		o->max_connections = DEFAULT_MAX_CONNECTIONS;
+	if (!o->max_per_address)
+		o->max_per_address = DEFAULT_MAX_PER_ADDRESS;
+	if (o->max_per_address > o->max_connections)
+		o->max_per_address = o->max_connections;
+}
+
+static void free_server(struct http_server *h)
+{
+	if (h->listen_fd >= 0)
+		close(h->listen_fd);
+	guard_stop(h->guard);
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->lock);
+	free(h->tids);
+	free(h->slot_state);
+	free(h);
+}
+
+/* Start libmicrohttpd on the address (or socket) of h->o. */
+static int start_daemon(struct http_server *h, char *err, size_t errlen)
+{
+	const struct http_opts *o = &h->o;
+	struct sockaddr_in sin;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+	enum MHD_OPTION where = o->unix_socket ? MHD_OPTION_LISTEN_SOCKET :
+		MHD_OPTION_SOCK_ADDR;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)o->port);
+	if (!o->unix_socket &&
+	    inet_pton(AF_INET, o->bind ? o->bind : "127.0.0.1",
+		      &sin.sin_addr) != 1) {
+		snprintf(err, errlen, "not an IPv4 address: %s", o->bind);
+		return -1;
+	}
+	if (o->unix_socket &&
+	    (h->listen_fd = unix_listen(h, o->unix_socket, err, errlen)) < 0)
+		return -1;
+	h->d = M.start_daemon(flags, o->unix_socket ? 0 : o->port, NULL,
+		NULL, on_request, h,
+		where, o->unix_socket ? (void *)(intptr_t)h->listen_fd :
+		(void *)&sin,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned)o->max_per_address,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)o->max_header,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+		MHD_OPTION_END);
+	if (!h->d) {
+		snprintf(err, errlen, "cannot listen on %s port %u: %s",
+			 o->unix_socket ? o->unix_socket : o->bind ? o->bind :
+			 "127.0.0.1", o->port, strerror(errno));
+		if (o->unix_socket)
+			unlink(o->unix_socket);
+		return -1;
+	}
+	return 0;
 }
 
 int http_start(struct http_server **out, struct serve *s,
 	       const struct http_opts *o, char *err, size_t errlen)
 {
 	struct http_server *h = calloc(1, sizeof(*h));
-	struct sockaddr_in sin;
 	const union MHD_DaemonInfo *info;
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
-	enum MHD_OPTION where = o->unix_socket ? MHD_OPTION_LISTEN_SOCKET :
-		MHD_OPTION_SOCK_ADDR;
 
 	*out = NULL;
 	if (!h) {
@@ -976,60 +1224,23 @@ int http_start(struct http_server **out, struct serve *s,
 	h->srv = s;
 	h->o = *o;
 	h->listen_fd = -1;
-	if (!h->o.max_body)
-		h->o.max_body = DEFAULT_MAX_BODY;
-	if (!h->o.max_header)
-		h->o.max_header = DEFAULT_MAX_HEADER;
-	if (!h->o.timeout)
-		h->o.timeout = DEFAULT_TIMEOUT;
-	if (!h->o.max_connections)
-		h->o.max_connections = DEFAULT_MAX_CONNECTIONS;
+	set_defaults(&h->o);
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)o->port);
-	if (!o->unix_socket &&
-	    inet_pton(AF_INET, o->bind ? o->bind : "127.0.0.1",
-		      &sin.sin_addr) != 1) {
-		snprintf(err, errlen, "not an IPv4 address: %s", o->bind);
-		free(h);
+	if (guard_start(&h->guard, h->o.request_timeout) < 0) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(errno));
+		free_server(h);
 		return -1;
 	}
-	if (o->unix_socket &&
-	    (h->listen_fd = unix_listen(o->unix_socket, err, errlen)) < 0) {
-		free(h);
-		return -1;
-	}
-	h->d = M.start_daemon(flags, o->unix_socket ? 0 : o->port, NULL,
-		NULL, on_request, h,
-		where, o->unix_socket ? (void *)(intptr_t)h->listen_fd :
-		(void *)&sin,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->o.timeout,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)h->o.max_header,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-		MHD_OPTION_END);
-	if (!h->d) {
-		snprintf(err, errlen, "cannot listen on %s port %u: %s",
-			 o->unix_socket ? o->unix_socket : o->bind ? o->bind :
-			 "127.0.0.1", o->port, strerror(errno));
-		if (h->listen_fd >= 0)
-			close(h->listen_fd);
-		free(h);
+	if (start_daemon(h, err, errlen) < 0) {
+		free_server(h);
 		return -1;
 	}
 	if (!o->unix_socket) {
 		info = M.get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 		h->port = info ? info->port : o->port;
-		snprintf(h->hosts[h->nhosts++], sizeof(h->hosts[0]),
-			 "127.0.0.1:%u", h->port);
-		snprintf(h->hosts[h->nhosts++], sizeof(h->hosts[0]),
-			 "localhost:%u", h->port);
-		if (o->bind && strcmp(o->bind, "127.0.0.1"))
-			snprintf(h->hosts[h->nhosts++], sizeof(h->hosts[0]),
-				 "%s:%u", o->bind, h->port);
+		list_hosts(h, o->bind);
 	}
 	*out = h;
 	return 0;
@@ -1038,6 +1249,11 @@ int http_start(struct http_server **out, struct serve *s,
 unsigned http_port(const struct http_server *h)
 {
 	return h->port;
+}
+
+const char *http_host(const struct http_server *h, size_t i)
+{
+	return i < h->nhosts ? h->hosts[i] : NULL;
 }
 
 void http_quiesce(struct http_server *h)
@@ -1052,6 +1268,7 @@ void http_quiesce(struct http_server *h)
 void http_stop(struct http_server *h)
 {
 	struct timespec until;
+	struct stat st;
 
 	if (!h)
 		return;
@@ -1069,13 +1286,9 @@ void http_stop(struct http_server *h)
 			break;
 	pthread_mutex_unlock(&h->lock);
 	M.stop_daemon(h->d);
-	if (h->listen_fd >= 0)
-		close(h->listen_fd);
-	if (h->o.unix_socket)
+	/* our socket only: another server may have taken the path since */
+	if (h->o.unix_socket && !lstat(h->o.unix_socket, &st) &&
+	    st.st_dev == h->sock_dev && st.st_ino == h->sock_ino)
 		unlink(h->o.unix_socket);
-	free(h->tids);
-	free(h->slot_state);
-	pthread_cond_destroy(&h->cond);
-	pthread_mutex_destroy(&h->lock);
-	free(h);
+	free_server(h);
 }

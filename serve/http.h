@@ -7,8 +7,11 @@
  * browser opens): every /api/ route needs the bearer token; the Host
  * header must name the listening address (DNS rebinding: 421); a request
  * that changes something and carries a foreign Origin gets 403; no CORS
- * header is ever sent; bodies, headers, connections and idle time are
- * capped.
+ * header is ever sent; a request with two Host headers, or a body length
+ * given twice (Content-Length and Transfer-Encoding), gets 400, as from
+ * a proxy-safe server; bodies, headers, connections (in all and per
+ * client address), idle time and the time to send a whole request are
+ * capped (http-guard.h).
  */
 #ifndef APTIX_HTTP_SERVE_H
 #define APTIX_HTTP_SERVE_H
@@ -24,7 +27,9 @@ struct http_opts {
 	size_t max_body;		/* bytes (0: 1 MiB) */
 	size_t max_header;		/* per connection (0: 32 KiB) */
 	unsigned timeout;		/* idle seconds (0: 30) */
+	unsigned request_timeout;	/* seconds to send a request (0: 10) */
 	unsigned max_connections;	/* (0: 64) */
+	unsigned max_per_address;	/* from one client address (0: 16) */
 };
 
 struct http_server;
@@ -34,6 +39,12 @@ int http_start(struct http_server **out, struct serve *s,
 	       const struct http_opts *o, char *err, size_t errlen);
 /* The port listened on (0 for a unix socket). */
 unsigned http_port(const struct http_server *h);
+/*
+ * The i-th "address:port" a client may name in its Host header (NULL
+ * past the last): 127.0.0.1 first, then localhost, then the --bind
+ * address, or for 0.0.0.0 the addresses of this host's interfaces.
+ */
+const char *http_host(const struct http_server *h, size_t i);
 /* Stop accepting connections (the open ones go on). */
 void http_quiesce(struct http_server *h);
 /*

@@ -56,6 +56,21 @@ stream_bg () {
 	cpid=$!
 }
 
+# start_unix_serve <path>: aptix serve on a unix socket, as "userve";
+# sets TOKEN
+start_unix_serve () {
+	rm -f .aptix/serve.token &&
+	test_start_server userve aptix serve --unix-socket "$1" &&
+	test_wait_for_file .aptix/serve.token 10 userve &&
+	TOKEN=$(cat .aptix/serve.token)
+}
+
+# unix_list <path>: GET /api/conversations on the socket, into "body"
+unix_list () {
+	curl -sS -f -o body --unix-socket "$1" \
+		-H "Authorization: Bearer $TOKEN" http://localhost/api/conversations
+}
+
 test_expect_success 'setup: two turns, a fork, and a server' '
 	start_standin &&
 	aptix init -q &&
@@ -293,6 +308,84 @@ test_expect_success 'the Host header must name the server (421)' '
 	test "$(api GET /api/conversations -H "Host: $HOSTPORT")" = 200
 '
 
+# raw <request>: send a request as it is (\r\n written as \n here) and
+# print the status code of the answer
+raw () {
+	python3 -c "
+import socket, sys
+host, port = sys.argv[1].split(\":\")
+req = sys.argv[2].replace(\"\\n\", \"\\r\\n\").encode()
+s = socket.create_connection((host, int(port)), timeout=10)
+s.sendall(req)
+data = b\"\"
+while b\"\\r\\n\" not in data:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+print(data.split(b\" \")[1].decode() if data else \"closed\")
+" "$HOSTPORT" "$1"
+}
+
+test_expect_success 'a head a proxy could read otherwise gets 400' '
+	auth="Authorization: Bearer $TOKEN" &&
+	test "$(raw "GET /api/conversations HTTP/1.1
+Host: $HOSTPORT
+$auth
+
+")" = 200 &&
+	test "$(raw "GET /api/conversations HTTP/1.1
+Host: $HOSTPORT
+Host: evil.example
+$auth
+
+")" = 400 &&
+	test "$(raw "GET /api/conversations HTTP/1.1
+Host: evil.example
+Host: $HOSTPORT
+$auth
+
+")" = 400 &&
+	test "$(raw "POST /api/sessions HTTP/1.1
+Host: $HOSTPORT
+$auth
+Content-Length: 4
+Transfer-Encoding: chunked
+
+2
+{}
+0
+
+")" = 400 &&
+	test "$(raw "POST /api/sessions HTTP/1.1
+Host: $HOSTPORT
+$auth
+Content-Length: 2
+Content-Length: 2
+
+{}")" = 400 &&
+	test "$(raw "POST /api/sessions HTTP/1.1
+Host: $HOSTPORT
+$auth
+Transfer-Encoding: gzip, chunked
+
+2
+{}
+0
+
+")" = 400 &&
+	test "$(raw "POST /api/sessions HTTP/1.1
+Host: $HOSTPORT
+$auth
+Transfer-Encoding: chunked
+
+2
+{}
+0
+
+")" = 201
+'
+
 test_expect_success 'a foreign Origin cannot change anything (403); no CORS' '
 	test "$(post /api/ai/agent/execute "{\"instruction\":\"x\"}" \
 		-H "Origin: http://evil.example")" = 403 &&
@@ -432,12 +525,8 @@ test_expect_success 'SIGTERM mid-turn: cancelled after the grace, kept as failed
 '
 
 test_expect_success 'a unix socket; another address only with a warning' '
-	rm -f .aptix/serve.token &&
-	test_start_server userve aptix serve --unix-socket "$TRASH_DIRECTORY/s.sock" &&
-	test_wait_for_file .aptix/serve.token 10 userve &&
-	TOKEN=$(cat .aptix/serve.token) &&
-	curl -sS -f -o body --unix-socket "$TRASH_DIRECTORY/s.sock" \
-		-H "Authorization: Bearer $TOKEN" http://localhost/api/conversations &&
+	start_unix_serve "$TRASH_DIRECTORY/s.sock" &&
+	unix_list "$TRASH_DIRECTORY/s.sock" &&
 	test "$(json_field ".items[0].id" <body)" != null &&
 	test_stop_server userve &&
 	test_must_fail aptix serve --unix-socket s.sock --port 1 2>err &&
@@ -445,6 +534,213 @@ test_expect_success 'a unix socket; another address only with a warning' '
 	test_must_fail aptix serve --bind 999.1.1.1 2>err &&
 	grep "warning: listening on 999.1.1.1" err &&
 	grep "not an IPv4 address" err
+'
+
+# slow_clients.py <host:port> <token> <from> <good-from>: clients from
+# the addresses <from> (comma-separated, one client each) send a request
+# head a byte every half second and come back when cut, for HOLD
+# seconds; a second in, a client from <good-from> asks for the
+# conversations. Prints "served <code> while-held|after", "most-held <n>"
+# (the most slow connections held at once, of those held more than half
+# a second) and "longest <seconds>" (the longest held).
+cat >slow_clients.py <<-\EOF
+import socket, sys, threading, time
+host, port = sys.argv[1].split(":")
+port, token = int(port), sys.argv[2]
+sources, good_from = sys.argv[3].split(","), sys.argv[4]
+HOLD = 6.0
+start = time.time()
+end = start + HOLD
+held = []               # (opened, closed) of each slow connection
+lock = threading.Lock()
+
+def slow(src):
+    while time.time() < end:
+        try:
+            s = socket.socket()
+            s.bind((src, 0))
+            s.settimeout(0.5)
+            s.connect((host, port))
+        except OSError:
+            time.sleep(0.1)
+            continue
+        opened = time.time()
+        try:
+            s.sendall(b"GET /api/conversations HTTP/1.1\r\nHost: " +
+                      sys.argv[1].encode() + b"\r\nX-Slow: ")
+            while time.time() < end:
+                s.sendall(b"a")
+                try:
+                    if s.recv(1024) == b"":
+                        break
+                except socket.timeout:
+                    pass
+        except OSError:
+            pass
+        with lock:
+            held.append((opened, time.time()))
+        s.close()
+        if time.time() - opened < 0.5:
+            time.sleep(0.1)
+
+threads = [threading.Thread(target=slow, args=(a,)) for a in sources]
+for t in threads:
+    t.start()
+time.sleep(1)
+g = socket.socket()
+g.bind((good_from, 0))
+g.settimeout(HOLD + 5)
+g.connect((host, port))
+g.sendall(b"GET /api/conversations HTTP/1.1\r\nHost: " +
+          sys.argv[1].encode() + b"\r\nAuthorization: Bearer " +
+          token.encode() + b"\r\nConnection: close\r\n\r\n")
+try:
+    data = g.recv(1024)
+except socket.timeout:
+    data = b""
+answered = time.time()
+code = data.split(b" ")[1].decode() if data else "none"
+print("served", code, "while-held" if answered < end else "after")
+for t in threads:
+    t.join()
+long = [h for h in held if h[1] - h[0] > 0.5]
+most = max([sum(1 for o, c in long if o <= t < c) for t, _ in long] or [0])
+print("most-held", most)
+print("longest %.1f" % max([c - o for o, c in held] or [0]))
+EOF
+
+test_expect_success 'slow clients: at most --max-per-address from one address' '
+	start_serve --request-timeout 2 --max-connections 8 \
+		--max-per-address 4 &&
+	python3 slow_clients.py "$HOSTPORT" "$TOKEN" \
+		127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.1 \
+		127.0.0.2 >out &&
+	cat out &&
+	grep "^served 200 while-held" out &&
+	most=$(sed -n "s/^most-held //p" out) &&
+	test "$most" -ge 3 && test "$most" -le 4
+'
+
+test_expect_success 'slow clients: each request has a total deadline' '
+	# one slow client from each of 8 addresses: every connection the
+	# server takes, each trickling, cut after 2 seconds and back again
+	python3 slow_clients.py "$HOSTPORT" "$TOKEN" \
+		127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8,127.0.0.9 \
+		127.0.0.1 >out &&
+	cat out &&
+	grep "^served 200 while-held" out &&
+	test "$(sed -n "s/^most-held //p" out)" = 8 &&
+	longest=$(sed -n "s/^longest //p" out) &&
+	test "${longest%.*}" -lt 4
+'
+
+
+test_expect_success 'two servers on one store keep their own tokens' '
+	first=$TOKEN &&
+	test_start_server serve2 aptix serve --port 0 &&
+	test_wait_for_file "$TRASH_DIRECTORY/serve2.log" 10 serve2 &&
+	for i in $(test_seq 100)
+	do
+		grep -q "^token-file" "$TRASH_DIRECTORY/serve2.log" && break
+		sleep 0.1
+	done &&
+	second=$(sed -n "s/^token //p" "$TRASH_DIRECTORY/serve2.log") &&
+	file2=$(sed -n "s/^token-file //p" "$TRASH_DIRECTORY/serve2.log") &&
+	url2=$(sed -n "s/^url //p" "$TRASH_DIRECTORY/serve2.log") &&
+	grep "warning: another server holds .*serve.token" \
+		"$TRASH_DIRECTORY/serve2.log" &&
+	test "$file2" = "$PWD/.aptix/serve.$(cat "$TRASH_DIRECTORY/serve2.pid").token" &&
+	test "$(cat "$file2")" = "$second" &&
+	test "$(stat -c %a "$file2")" = 600 &&
+	test "$(cat .aptix/serve.token)" = "$first" &&
+	test "$(curl -sS -o /dev/null -w "%{http_code}" \
+		-H "Authorization: Bearer $second" "${url2}api/conversations")" = 200 &&
+	test_stop_server serve2 &&
+	test_path_is_missing "$file2" &&
+	test "$(cat .aptix/serve.token)" = "$first" &&
+	test "$(api GET /api/conversations)" = 200
+'
+
+test_expect_success 'a token file left by a killed server is replaced' '
+	pid=$(cat "$TRASH_DIRECTORY/serve.pid") &&
+	kill -9 $pid &&
+	wait_for_exit $pid 10 &&
+	rm -f "$TRASH_DIRECTORY/serve.pid" &&
+	test_path_is_file .aptix/serve.token &&
+	old=$(cat .aptix/serve.token) &&
+	test_start_server serve aptix serve --port 0 &&
+	for i in $(test_seq 100)
+	do
+		test "$(cat .aptix/serve.token)" != "$old" && break
+		sleep 0.1
+	done &&
+	! grep "another server" "$TRASH_DIRECTORY/serve.log" &&
+	test "$(cat .aptix/serve.token)" = \
+		"$(sed -n "s/^token //p" "$TRASH_DIRECTORY/serve.log")" &&
+	test_stop_server serve &&
+	test_path_is_missing .aptix/serve.token
+'
+
+test_expect_success '--unix-socket replaces a stale socket only' '
+	echo precious >not-a-socket &&
+	test_must_fail timeout 10 aptix serve --unix-socket not-a-socket 2>err &&
+	grep "not-a-socket.* is not a socket" err &&
+	echo precious >expect &&
+	test_cmp expect not-a-socket &&
+	mkdir a-dir &&
+	test_must_fail timeout 10 aptix serve --unix-socket a-dir 2>err &&
+	test -d a-dir &&
+	ln -s not-a-socket a-link &&
+	test_must_fail timeout 10 aptix serve --unix-socket a-link 2>err &&
+	test -h a-link && test_cmp expect not-a-socket &&
+	# a socket whose server is gone is replaced
+	python3 -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" \
+		"$TRASH_DIRECTORY/stale.sock" &&
+	test -S stale.sock &&
+	start_unix_serve "$TRASH_DIRECTORY/stale.sock" &&
+	unix_list "$TRASH_DIRECTORY/stale.sock" &&
+	# one a server listens on is not
+	test_must_fail timeout 10 aptix serve --unix-socket "$TRASH_DIRECTORY/stale.sock" 2>err &&
+	grep "another server listens on" err &&
+	unix_list "$TRASH_DIRECTORY/stale.sock" &&
+	test_stop_server userve &&
+	test_path_is_missing stale.sock
+'
+
+test_expect_success '--bind 0.0.0.0 prints an address to connect to' '
+	rm -f .aptix/serve.token &&
+	test_start_server serve aptix serve --port 0 --bind 0.0.0.0 &&
+	test_wait_for_file .aptix/serve.token 10 serve &&
+	grep "warning: listening on 0.0.0.0 (every address of this host)" \
+		"$TRASH_DIRECTORY/serve.log" &&
+	URL=$(sed -n "s/^url //p" "$TRASH_DIRECTORY/serve.log") &&
+	case "$URL" in http://127.0.0.1:*/) : ;; *) false ;; esac &&
+	! grep "0\.0\.0\.0:" "$TRASH_DIRECTORY/serve.log" &&
+	TOKEN=$(cat .aptix/serve.token) &&
+	URL=${URL%/} &&
+	test "$(api GET /api/conversations)" = 200 &&
+	# every other address of the host is printed, and answers
+	for u in $(sed -n "s/^also //p" "$TRASH_DIRECTORY/serve.log")
+	do
+		test "$(curl -sS -o /dev/null -w "%{http_code}" --noproxy "*" \
+			-H "Authorization: Bearer $TOKEN" "${u}api/conversations")" = 200 ||
+		return 1
+	done &&
+	test_stop_server serve
+'
+
+test_expect_success GIT 'in a git work tree the token file is where the README says' '
+	git init -q gitwt &&
+	(cd gitwt && aptix init -q) &&
+	test_path_is_missing gitwt/.aptix &&
+	test_start_server gserve aptix -C gitwt serve --port 0 &&
+	test_wait_for_file gitwt/.git/aptix/serve.token 10 gserve &&
+	(cd gitwt && cat "$(aptix rev-parse --aptix-dir)/serve.token") >token &&
+	sed -n "s/^token //p" "$TRASH_DIRECTORY/gserve.log" >expect &&
+	test_cmp expect token &&
+	grep "^token-file $PWD/gitwt/.git/aptix/serve.token\$" \
+		"$TRASH_DIRECTORY/gserve.log" &&
+	test_stop_server gserve
 '
 
 test_done

@@ -864,7 +864,12 @@ static int find_conv(aptix_conv_info *ci, struct serve *s, const char *name,
 	if (!strcmp(name, "HEAD") || (r = aptix_conv_resolve(id, s->repo,
 							    name)) < 0 ||
 	    (r = aptix_index_conversation(ci, s->repo, id)) < 0) {
-		serve_fail(e, 404, "no conversation '%.100s'", name);
+		/* a damaged store is no missing conversation */
+		if (strcmp(name, "HEAD") && r != APTIX_ENOTFOUND &&
+		    r != APTIX_EAMBIGUOUS && r != APTIX_EINVALID)
+			serve_fail_aptix(e, r);
+		else
+			serve_fail(e, 404, "no conversation '%.100s'", name);
 		return -1;
 	}
 	return 0;

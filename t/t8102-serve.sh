@@ -743,4 +743,49 @@ test_expect_success GIT 'in a git work tree the token file is where the README s
 	test_stop_server gserve
 '
 
+test_expect_success 'damaged meta pages under a running server: 5xx, and it goes on' '
+	mkdir damaged &&
+	cp -R .aptix damaged/.aptix &&
+	rm -f damaged/.aptix/serve.*token damaged/.aptix/lock.mdb &&
+	test_start_server dserve aptix -C damaged serve --port 0 &&
+	test_wait_for_file damaged/.aptix/serve.token 10 dserve &&
+	URL=$(sed -n "s/^url //p" "$TRASH_DIRECTORY/dserve.log") &&
+	URL=${URL%/} &&
+	TOKEN=$(cat damaged/.aptix/serve.token) &&
+	test "$(api GET "/api/conversations?all=1")" = 200 &&
+	test "$(json_field ".items[0].id" <body)" != null &&
+	cp damaged/.aptix/data.mdb saved.mdb &&
+	for how in zero garbage
+	do
+		if test $how = zero
+		then
+			dd if=/dev/zero of=damaged/.aptix/data.mdb bs=4096 \
+				count=2 conv=notrunc 2>/dev/null
+		else
+			python3 -c "
+import sys
+f = open(sys.argv[1], \"r+b\")
+for off in (16, 4096 + 16):
+    f.seek(off)
+    f.write(bytes((i * 37 + 11) % 256 for i in range(120)))
+" damaged/.aptix/data.mdb
+		fi &&
+		for path in "/api/conversations?all=1" "/api/graph?all=1" \
+			"/api/conversations/$conv" "/api/turns/$B/full"
+		do
+			code=$(api GET "$path") &&
+			echo "$how $path: $code $(cat body)" &&
+			case "$code" in 5??) : ;; *) return 1 ;; esac &&
+			json_field .error.message <body | grep "corrupt" ||
+			return 1
+		done &&
+		test "$(curl -sS -o /dev/null -w "%{http_code}" "$URL/")" = 200 &&
+		cp saved.mdb damaged/.aptix/data.mdb &&
+		# the file mended, the same server reads it again
+		test "$(api GET "/api/conversations?all=1")" = 200 &&
+		test "$(json_field ".items[0].id" <body)" != null || return 1
+	done &&
+	test_stop_server dserve
+'
+
 test_done

@@ -852,3 +852,29 @@ int aptix_lmdb_file_salvage(const char *path, aptix_lmdb_record_cb cb,
 	finish(&f);
 	return r;
 }
+
+static int root_ok(uint64_t root, uint64_t last_pg)
+{
+	return root == P_INVALID || (root >= 2 && root <= last_pg);
+}
+
+int aptix_lmdb_map_meta_check(const unsigned char *map, uint32_t psize)
+{
+	const unsigned char *m[2] = { map, map + psize };
+	const unsigned char *p;
+	uint64_t last;
+	int use = get64(m[1] + HDR + 32 + 2 * DB_SIZE) >
+		get64(m[0] + HDR + 32 + 2 * DB_SIZE);
+
+	p = m[use];
+	last = get64(p + HDR + 24 + 2 * DB_SIZE);
+	if ((get16(p + 10) & P_META) && get32(p + HDR) == MAGIC &&
+	    get32(p + HDR + 4) == 1 && get32(p + HDR + 24) == psize &&
+	    last >= 1 && root_ok(get64(p + HDR + 24 + 40), last) &&
+	    root_ok(get64(p + HDR + 24 + DB_SIZE + 40), last))
+		return 0;
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: meta page %d of "
+			"data.mdb is damaged; run 'aptix fsck', and 'aptix "
+			"salvage <dir>' to copy what is readable", use);
+	return APTIX_ECORRUPT;
+}

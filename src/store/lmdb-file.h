@@ -63,6 +63,17 @@ int aptix_lmdb_file_salvage(const char *path, aptix_lmdb_record_cb cb,
  */
 int aptix_lmdb_file_meta_check(const char *path);
 
+/**
+ * @brief Check the meta page LMDB picks (the newer of the two) in a map
+ *        of data.mdb whose page size is psize, as a running process sees
+ *        it: the pages can be damaged under it (overwritten, zeroed),
+ *        and LMDB would then read an empty or a wrong tree, or fail an
+ *        assertion.
+ * @note Reads the map: call it where a fault on the map is contained.
+ * @return 0, or APTIX_ECORRUPT with a message.
+ */
+int aptix_lmdb_map_meta_check(const unsigned char *map, uint32_t psize);
+
 /*
  * Values in append order (store format 4; see store-lmdb.c): a record of
  * the objects, sessions or timeline table that starts with

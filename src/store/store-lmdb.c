@@ -215,6 +215,7 @@ typedef struct lmdb_store {
 	struct lmdb_store *next_open;
 	/* the map, for the fault guard and the value check (0: unknown) */
 	char *map_lo, *map_hi;
+	uint32_t psize;			/* its page size (0: unknown) */
 	uint64_t file_size;	/* data.mdb's size when last seen: atomic */
 	volatile int damaged;		/* a fault was contained: no writes */
 	struct aptix_store_wtxn *wtx;	/* the write running, in its thread */
@@ -389,8 +390,10 @@ static void find_map(lmdb_store *st)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[512];
+	MDB_stat ms;
 
 	st->map_lo = st->map_hi = NULL;
+	st->psize = mdb_env_stat(st->env, &ms) ? 0 : ms.ms_psize;
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -559,6 +562,30 @@ static struct reader *reader_of(lmdb_store *st)
 	return r;
 }
 
+/*
+ * The meta page a transaction starts from, checked in the map: the file
+ * can be damaged under a running process (a server runs for days), and
+ * LMDB would then read an empty or a wrong tree, or fail an assertion.
+ */
+static int meta_check(lmdb_store *st)
+{
+	struct guard g;
+	int rc;
+
+	if (!st->map_lo || !st->psize)
+		return 0;
+	if (GUARD(g, st)) {
+		rc = aptix_lmdb_map_meta_check((const unsigned char *)
+					       st->map_lo, st->psize);
+		guard_pop(&g);
+		if (rc < 0)
+			st->damaged = 1;
+	} else {
+		rc = fault_error(st, &g, "cannot begin read transaction");
+	}
+	return rc;
+}
+
 /* Begin (or renew) this thread's read transaction. */
 static int rtxn_begin(lmdb_store *st, struct reader **out)
 {
@@ -587,7 +614,12 @@ static int rtxn_begin(lmdb_store *st, struct reader **out)
 			rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r->txn);
 		if (rc == 0) {
 			r->live = 1;
-			return 0;
+			if ((rc = meta_check(st)) < 0) {
+				mdb_txn_reset(r->txn);
+				r->live = 0;
+				map_rdunlock(r);
+			}
+			return rc;
 		}
 		if (r->txn) {
 			mdb_txn_abort(r->txn);
@@ -1131,22 +1163,29 @@ static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
 		       int reverse, aptix_store_iter_cb cb, void *payload)
 {
 	aptix_buf tmp = APTIX_BUF_INIT;
-	MDB_cursor *c;
+	MDB_cursor *volatile c = NULL;
+	MDB_cursor *opened;
 	struct guard g;
 	int rc;
 
-	rc = mdb_cursor_open(txn, st->dbi[t], &c);
-	if (rc)
-		return lmdb_error(rc, "cannot open cursor");
 	if (GUARD(g, st)) {
-		rc = cursor_walk_unguarded(st, c, writing, !!table_logged(t),
-					   &tmp, start, slen, reverse, cb,
-					   payload);
+		/* opening reads pages too: a table's record in the main tree */
+		rc = mdb_cursor_open(txn, st->dbi[t], &opened);
+		if (rc) {
+			rc = lmdb_error(rc, "cannot open cursor");
+		} else {
+			c = opened;
+			rc = cursor_walk_unguarded(st, c, writing,
+						   !!table_logged(t), &tmp,
+						   start, slen, reverse, cb,
+						   payload);
+		}
 		guard_pop(&g);
 	} else {
 		rc = fault_error(st, &g, "cannot iterate store");
 	}
-	mdb_cursor_close(c);	/* frees memory, reads no page */
+	if (c)
+		mdb_cursor_close(c);	/* frees memory, reads no page */
 	aptix_buf_release(&tmp);
 	return rc;
 }

@@ -1071,6 +1071,33 @@ static json_t *graph_json(struct serve *s, const struct convs *page,
 	return o;
 }
 
+/*
+ * What HEAD names, for the page's marker: {conversation, session}, each
+ * null when HEAD is detached or unborn.
+ */
+static json_t *head_json(struct serve *s)
+{
+	size_t plen = strlen(APTIX_CONV_PREFIX);
+	aptix_ref ref;
+	aptix_oid id;
+	json_t *o = json_object();
+	const char *conv = NULL;
+
+	if (aptix_ref_read(&ref, s->repo, "HEAD") == 0) {
+		if (ref.target && !strncmp(ref.target, APTIX_CONV_PREFIX,
+					    plen))
+			conv = ref.target + plen;
+		set(o, "conversation", conv ? json_string(conv) : NULL);
+		aptix_ref_release(&ref);
+	} else {
+		set(o, "conversation", NULL);
+	}
+	set(o, "session", aptix_ref_resolve(&id, NULL, s->repo, "HEAD") ?
+	    NULL : serve__id(&id));
+	aptix_error_clear();
+	return o;
+}
+
 json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e)
 {
 	struct convs page;
@@ -1095,9 +1122,11 @@ json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e)
 	}
 	if ((r = sessions_of(&ss, s, &page)) < 0)
 		serve_fail_aptix(e, r);
-	else if ((o = graph_json(s, &page, &ss, e)))
+	else if ((o = graph_json(s, &page, &ss, e))) {
 		set(o, "next_cursor", more && page.nr ?
 		    cursor_of(&page.v[page.nr - 1]) : NULL);
+		set(o, "head", head_json(s));
+	}
 	sessions_release(&ss);
 	free(page.v);
 	return o;

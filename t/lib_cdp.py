@@ -7,6 +7,8 @@ text frames) written with the standard library only.
     b.navigate("http://127.0.0.1:PORT/#token=...")
     v = b.eval("document.title")      # Runtime.evaluate, by value
     b.wait_for("document.body.dataset.graph === 'ready'")
+    b.viewport(1400, 757)             # the page's size, CSS pixels
+    b.click("#fork")                  # a mouse click where the element is
     b.screenshot("page.png")
     b.close()
 
@@ -103,7 +105,11 @@ class Browser:
     def __init__(self, trash, width=1280, height=800):
         exe = find_chromium()
         self.profile = os.path.join(trash, "chromium-profile")
-        self.log = open(os.path.join(trash, "chromium.log"), "wb")
+        self.log = open(os.path.join(trash, "chromium.log"), "ab")
+        # a browser started before in this profile left its port here
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+        if os.path.exists(port_file):
+            os.unlink(port_file)
         self.proc = subprocess.Popen(
             [exe, "--headless=new", "--no-sandbox", "--disable-gpu",
              "--no-first-run", "--no-default-browser-check",
@@ -170,6 +176,25 @@ class Browser:
             if time.time() > deadline:
                 raise IOError("timed out waiting for: " + expr)
             time.sleep(0.05)
+
+    def viewport(self, width, height, mobile=False):
+        """Make the page's viewport width x height CSS pixels."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width,
+                  height=height, deviceScaleFactor=1, mobile=mobile)
+
+    def click(self, selector):
+        """Click the middle of the element, as a mouse does."""
+        r = self.eval("(() => { const e = document.querySelector(%s);"
+                      " const r = e.getBoundingClientRect();"
+                      " return [r.left + r.width / 2, r.top + r.height / 2];"
+                      " })()" % json.dumps(selector))
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", type=kind, x=r[0], y=r[1],
+                      button="left", clickCount=1)
+
+    def type_text(self, text):
+        """Type into the focused element."""
+        self.call("Input.insertText", text=text)
 
     def console_errors(self):
         out = []

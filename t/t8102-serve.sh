@@ -186,6 +186,8 @@ test_expect_success 'GET /api/graph: nodes, parents, lanes' '
 	test "$(json_field ".nodes[2].parent_row" <body)" = 0 &&
 	test "$(json_field ".nodes[1].lane" <body)" = "$(json_field ".nodes[0].lane" <body)" &&
 	test "$(json_field ".nodes[2].lane" <body)" != "$(json_field ".nodes[0].lane" <body)" &&
+	test "$(json_field .head.conversation <body)" = "$fconv" &&
+	test "$(json_field .head.session <body)" = "$(aptix rev-parse HEAD)" &&
 	test "$(api GET "/api/graph?conversation=$fconv")" = 200 &&
 	test "$(json_field ".nodes[0].parent" <body)" = "$A" &&
 	test "$(json_field ".nodes[0].parent_row" <body)" = null

@@ -2,10 +2,16 @@
 test_description='aptix serve: the page, in headless Chromium
 
 The page is loaded in a real browser driven through the Chrome DevTools
-Protocol (lib_cdp.py): it draws the graph of a store with a fork and a
-failed turn, shows a turn when its node is clicked, forks from it with
-the answer streaming in, and a screenshot is saved in the trash
-directory (page.png).'
+Protocol (lib_cdp.py), at 1400x757 and at 390x844 (a phone), and used
+as a person uses it: clicks with the mouse where the elements are drawn,
+typing into the box. It draws the graph of a store with a fork and a
+turn that failed twice before its retry (siblings as branches, failures
+marked, each row with its id, date and heads), shows a turn when its
+node is clicked, forks from it with the answer streaming in where the
+user looks, scrolls to the new turn, and offers to start a conversation
+on an empty store. Screenshots are kept in the trash directory
+(graph-1400.png, streaming-1400.png, done-1400.png, phone-390.png,
+empty-1400.png).'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-standin.sh
 
@@ -20,65 +26,150 @@ then
 	test_done
 fi
 
-# cdp <<EOF ... EOF: a python3 script with lib_cdp imported
+# cdp <<EOF ... EOF: a python3 script with lib_cdp imported, and
+# helpers: page(w, h) opens the page at that size; in_view(sel, box)
+# says whether the element is drawn inside the box (a selector; the
+# window when None); png(name) keeps a screenshot in the trash directory
 cdp () {
 	PYTHONPATH=$TEST_DIRECTORY TRASH=$TRASH_DIRECTORY \
-		python3 -c 'import sys; exec(sys.stdin.read())'
+		python3 -c 'import sys; exec(open(sys.argv[1]).read() + sys.stdin.read())' \
+		"$TRASH_DIRECTORY/cdp-prelude.py"
 }
 
-test_expect_success 'setup: a conversation, a fork, a failed turn; a server' '
+test_expect_success 'setup: a fork, two failed tries and a retry, a long conversation; a server' '
+	cat >cdp-prelude.py <<-\EOF &&
+	import json, os, re
+	from lib_cdp import Browser
+	trash = os.environ["TRASH"]
+	b = None
+	def page(url, w, h):
+	    global b
+	    b = Browser(trash, width=w, height=h)
+	    b.viewport(w, h)
+	    b.navigate(url)
+	    b.wait_for("document.body.dataset.graph === \"ready\"")
+	    return b
+	def in_view(sel, box=None):
+	    return b.eval("""(() => {
+	        const e = document.querySelector(%s);
+	        if (!e) return false;
+	        const r = e.getBoundingClientRect();
+	        const box = %s;
+	        const v = box ? document.querySelector(box).getBoundingClientRect()
+	            : {top: 0, left: 0, bottom: innerHeight, right: innerWidth};
+	        return r.height > 0 && r.width > 0 && r.top >= v.top - 1 &&
+	            r.top < v.bottom && r.left >= v.left - 1 && r.left < v.right;
+	    })()""" % (json.dumps(sel), json.dumps(box)))
+	def png(name):
+	    b.screenshot(os.path.join(trash, name))
+	def node(id):
+	    return "#graph .node[data-id=\"%s\"]" % id
+	def label(id):
+	    return b.eval("document.querySelector(%s + \" text:not(.mark)\")"
+	                  ".textContent" % json.dumps(node(id)))
+	EOF
 	start_standin &&
 	aptix init -q &&
+	for i in $(test_seq 24)
+	do
+		aptix continue -m "long conversation, turn $i" >/dev/null 2>&1 ||
+		return 1
+	done &&
+	aptix switch -c other >/dev/null 2>&1 &&
 	aptix continue -m "first question" >/dev/null 2>&1 &&
 	aptix continue -m "second question" >/dev/null 2>&1 &&
 	A=$(aptix rev-parse HEAD~1) &&
 	aptix fork $A -m "forked question" >/dev/null 2>&1 &&
+	F=$(aptix rev-parse HEAD) &&
 	standin_fault "{\"kind\":\"failed\"}" &&
 	test_must_fail aptix continue -m "this one fails" >/dev/null 2>&1 &&
+	standin_fault "{\"kind\":\"failed\"}" &&
+	test_must_fail aptix continue -m "this one fails" >/dev/null 2>&1 &&
+	aptix continue -m "this one fails" >/dev/null 2>&1 &&
+	R=$(aptix rev-parse HEAD) &&
+	test "$(aptix rev-parse HEAD~1)" = "$F" &&
 	rm -f .aptix/serve.token &&
 	test_start_server serve aptix serve --port 0 &&
 	test_wait_for_file .aptix/serve.token 10 serve &&
 	PAGE=$(sed -n "s/^page //p" "$TRASH_DIRECTORY/serve.log") &&
 	test -n "$PAGE" &&
-	export A PAGE
+	export A F R PAGE
 '
 
-test_expect_success 'load the page, click a node, fork from it, watch it stream' '
+test_expect_success 'at 1400x757: retries as branches, failures marked, rows with id, date, HEAD' '
+	cdp <<-\EOF &&
+	A, F, R = os.environ["A"], os.environ["F"], os.environ["R"]
+	page(os.environ["PAGE"], 1400, 757)
+	try:
+	    assert b.eval("location.hash") == "", b.eval("location.hash")
+	    assert b.eval("[innerWidth, innerHeight]") == [1400, 757]
+	    nodes = b.eval("[...document.querySelectorAll(\"#graph .node\")]"
+	        ".map(g => ({id: g.dataset.id, cls: g.getAttribute(\"class\"),"
+	        " x: g.querySelector(\"circle\").getAttribute(\"cx\"),"
+	        " label: g.querySelector(\"text:not(.mark)\").textContent}))")
+	    assert len(nodes) == 30, len(nodes)
+	    byid = {n["id"]: n for n in nodes}
+	    failed = [n for n in nodes if "failed" in n["cls"]]
+	    assert len(failed) == 2, failed
+	    # the three children of F side by side, not one below the other
+	    kids = [n for n in nodes if n["id"] != R and
+	            b.eval("aptix.graph.nodes.find(x => x.id === %s).parent"
+	                   % json.dumps(n["id"])) == F] + [byid[R]]
+	    assert len(kids) == 3, kids
+	    assert len(set(k["x"] for k in kids)) == 3, kids
+	    # R goes on in F'"'"'s column: the chain to the head is straight
+	    assert byid[R]["x"] == byid[F]["x"], (byid[R], byid[F])
+	    # a failure is marked where it can be seen: a white cross, the word
+	    for n in failed:
+	        assert "failed: this one fails" in n["label"], n
+	        mark = b.eval("document.querySelector(%s + \" .mark\").textContent"
+	                      % json.dumps(node(n["id"])))
+	        assert mark == "\u00d7", mark
+	    assert b.eval("getComputedStyle(document.querySelector(\"#graph "
+	                  ".node.failed .summary\")).fill") == "rgb(197, 48, 48)"
+	    # every row: id, date; the heads decorated, HEAD at R
+	    for n in nodes:
+	        assert re.match(r"^[0-9a-f]{8}  \d{4}-\d\d-\d\d \d\d:\d\d  ",
+	                        n["label"]), n
+	    assert re.search(r"\(HEAD \u2192 [^)]*\) this one fails", byid[R]["label"]),\
+	        byid[R]["label"]
+	    heads = [n for n in nodes if "(" in n["label"]]
+	    assert len(heads) == 3, heads      # three conversations
+	    png("graph-1400.png")
+	    assert not b.console_errors(), b.console_errors()
+	finally:
+	    b.close()
+	EOF
+	test_path_is_file graph-1400.png
+'
+
+test_expect_success 'at 1400x757: a fork streams where the user looks; the graph scrolls to it' '
 	standin_fault "{\"kind\":\"slow\",\"delay\":0.4}" &&
 	cdp <<-\EOF &&
-	import os
-	from lib_cdp import Browser
-	A, page, trash = os.environ["A"], os.environ["PAGE"], os.environ["TRASH"]
-	b = Browser(trash)
+	A = os.environ["A"]
+	page(os.environ["PAGE"], 1400, 757)
 	try:
-	    b.navigate(page)
-	    b.wait_for("document.body.dataset.graph === \"ready\"")
-	    # the token left the address bar
-	    assert b.eval("location.hash") == "", b.eval("location.hash")
-	    nodes = b.eval("[...document.querySelectorAll(\"#graph .node\")]"
-	                   ".map(g => [g.dataset.id, g.getAttribute(\"class\"),"
-	                   " g.querySelector(\"circle\").getAttribute(\"cx\")])")
-	    assert len(nodes) == 4, nodes
-	    assert sum("failed" in n[1] for n in nodes) == 1, nodes
-	    assert len(set(n[2] for n in nodes)) == 2, nodes  # two lanes
-	    assert b.eval("document.querySelectorAll(\"#graph path\").length")\
-	        == 3
-	    # click A
-	    b.eval("document.querySelector(\"#graph .node[data-id=\\\"%s\\\"]\")"
-	           ".dispatchEvent(new MouseEvent(\"click\", {bubbles: true}))"
-	           % A)
+	    # the graph is taller than its pane: the newest rows are out of sight
+	    assert b.eval("document.getElementById(\"graphpane\").scrollHeight"
+	                  " > document.getElementById(\"graphpane\").clientHeight")
+	    b.click(node(A) + " circle")
 	    b.wait_for("document.body.dataset.selected === \"%s\"" % A)
 	    assert b.eval("document.getElementById(\"t-instruction\")"
 	                  ".textContent") == "first question"
-	    assert b.eval("document.getElementById(\"t-answer\").textContent")\
-	        .startswith("Answer #1 to: first question")
-	    # fork from it; the answer streams in
-	    b.eval("document.getElementById(\"instruction\").value ="
-	           " \"a fork from the browser\"")
-	    b.eval("document.getElementById(\"fork\").click()")
+	    assert in_view("#instruction") and in_view("#fork")
+	    b.click("#instruction")
+	    b.type_text("a fork from the browser")
+	    b.click("#fork")
 	    b.wait_for("aptix.deltas >= 1 && "
 	               "document.body.dataset.state === \"streaming\"")
+	    # what streams is in sight, and the graph shows the turn running
+	    assert in_view("#stream"), b.eval("JSON.stringify(document."
+	        "getElementById(\"stream\").getBoundingClientRect())")
+	    assert b.eval("document.getElementById(\"live-title\").textContent"
+	                  ).startswith("Running: a fork from turn #1")
+	    assert in_view("#ghost", "#graphpane")
 	    partial = b.eval("document.getElementById(\"stream\").textContent")
+	    png("streaming-1400.png")
 	    b.wait_for("document.body.dataset.state === \"done\"")
 	    final = b.eval("document.getElementById(\"stream\").textContent")
 	    assert b.eval("document.body.dataset.result") == "completed"
@@ -87,22 +178,97 @@ test_expect_success 'load the page, click a node, fork from it, watch it stream'
 	    assert partial and final.startswith(partial) and partial != final,\
 	        (partial, final)
 	    assert b.eval("aptix.deltas") > 1
-	    # the graph now holds the new turn, selected, a child of A
+	    # the new turn: drawn, selected, a child of A, scrolled into sight
 	    b.wait_for("document.querySelectorAll(\"#graph .node\").length"
-	               " === 5")
+	               " === 31")
 	    b.wait_for("aptix.selected && aptix.selected.parent === \"%s\"" % A)
+	    new = b.eval("aptix.selected.session")
+	    assert b.eval("document.querySelector(%s).classList"
+	                  ".contains(\"selected\")" % json.dumps(node(new)))
+	    assert in_view(node(new) + " circle", "#graphpane")
+	    assert not b.eval("document.getElementById(\"ghost\")")
 	    b.eval("document.getElementById(\"t-request\").open = true")
 	    b.wait_for("document.querySelector(\"#t-request pre\")"
 	               ".textContent.includes(\"a fork from the browser\")")
-	    b.screenshot(os.path.join(trash, "page.png"))
-	    errors = b.console_errors()
-	    assert not errors, errors
+	    png("done-1400.png")
+	    assert not b.console_errors(), b.console_errors()
 	finally:
 	    b.close()
 	EOF
-	test_path_is_file page.png &&
-	test "$(head -c 8 page.png | od -An -tx1 | tr -d " ")" = 89504e470d0a1a0a &&
-	test "$(wc -c <page.png)" -gt 10000 &&
+	test_path_is_file streaming-1400.png &&
+	test_path_is_file done-1400.png
+'
+
+test_expect_success 'at 390x844 (a phone): graph above, turn below, all in reach' '
+	standin_reset &&
+	cdp <<-\EOF &&
+	R = os.environ["R"]
+	page(os.environ["PAGE"], 390, 844)
+	try:
+	    assert b.eval("innerWidth") == 390
+	    # nothing wider than the screen but the graph, which scrolls
+	    assert b.eval("document.documentElement.scrollWidth") <= 390
+	    g = b.eval("JSON.stringify(document.getElementById(\"graphpane\")"
+	               ".getBoundingClientRect())")
+	    t = b.eval("JSON.stringify(document.getElementById(\"turnpane\")"
+	               ".getBoundingClientRect())")
+	    g, t = json.loads(g), json.loads(t)
+	    assert g["bottom"] <= t["top"] + 1 and g["height"] > 200, (g, t)
+	    b.eval("document.querySelector(%s).scrollIntoView()" % json.dumps(node(R)))
+	    b.click(node(R) + " circle")
+	    b.wait_for("document.body.dataset.selected === \"%s\"" % R)
+	    assert in_view("#t-title") and in_view("#instruction")
+	    assert in_view("#continue")
+	    b.click("#instruction")
+	    b.type_text("and from the phone")
+	    b.click("#continue")
+	    b.wait_for("document.body.dataset.state === \"done\"")
+	    assert in_view("#stream")
+	    assert "and from the phone" in b.eval(
+	        "document.getElementById(\"stream\").textContent")
+	    b.wait_for("aptix.selected && aptix.selected.parent === \"%s\"" % R)
+	    png("phone-390.png")
+	    assert not b.console_errors(), b.console_errors()
+	finally:
+	    b.close()
+	EOF
+	test_path_is_file phone-390.png
+'
+
+test_expect_success 'an empty store offers to start a conversation' '
+	mkdir empty &&
+	aptix -C empty init -q &&
+	test_start_server eserve aptix -C empty serve --port 0 &&
+	test_wait_for_file empty/.aptix/serve.token 10 eserve &&
+	EPAGE=$(sed -n "s/^page //p" "$TRASH_DIRECTORY/eserve.log") &&
+	export EPAGE &&
+	cdp <<-\EOF &&
+	page(os.environ["EPAGE"], 1400, 757)
+	try:
+	    assert in_view("#empty")
+	    assert b.eval("document.querySelector(\"#empty h2\").textContent")\
+	        == "No conversations yet"
+	    assert in_view("#start") and in_view("#instruction")
+	    assert b.eval("document.activeElement.id") == "instruction"
+	    png("empty-1400.png")
+	    b.type_text("the very first question")
+	    b.click("#start")
+	    b.wait_for("document.body.dataset.state === \"done\"")
+	    assert b.eval("document.body.dataset.result") == "completed"
+	    b.wait_for("document.querySelectorAll(\"#graph .node\").length === 1")
+	    b.wait_for("aptix.selected !== null")
+	    assert not in_view("#empty")
+	    assert b.eval("document.getElementById(\"status\").textContent")\
+	        .startswith("1 conversation, 1 turns")
+	    assert "the very first question" in b.eval(
+	        "document.getElementById(\"t-instruction\").textContent")
+	    assert not b.console_errors(), b.console_errors()
+	finally:
+	    b.close()
+	EOF
+	test_path_is_file empty-1400.png &&
+	test "$(aptix -C empty log --all --format=%s)" = "the very first question" &&
+	aptix -C empty fsck >/dev/null &&
 	aptix fsck >/dev/null
 '
 

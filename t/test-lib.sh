@@ -25,6 +25,8 @@
 #	-v, --verbose	show the output of test bodies (on stderr)
 #	-x		trace test bodies with `set -x` (implies -v)
 #	-i, --immediate	stop at the first failing test
+#	-d, --debug	keep the trash directory when every test passed too
+#			(its artifacts: the page's screenshots of t8103)
 #	--root=DIR	create the trash directory under DIR instead of t/
 #	-h, --help	print the test description and exit
 #
@@ -78,6 +80,7 @@ this_test=${test_lib_name_%%-*}
 test_lib_verbose_=
 test_lib_trace_=
 test_lib_immediate_=
+test_lib_keep_=
 test_lib_root_=$TEST_DIRECTORY
 
 # APTIX_TEST_OPTS is split on whitespace (no globbing).
@@ -92,6 +95,8 @@ do
 		test_lib_verbose_=t ;;
 	-i|--immediate)
 		test_lib_immediate_=t ;;
+	-d|--debug)
+		test_lib_keep_=t ;;
 	--root=*)
 		test_lib_root_=${test_lib_opt_#--root=} ;;
 	-h|--help)
@@ -615,7 +620,7 @@ test_done () {
 	if test "$test_lib_fail_" = 0
 	then
 		cd "$test_lib_root_" || exit 1
-		test_lib_remove_trash_
+		test -n "$test_lib_keep_" || test_lib_remove_trash_
 		exit 0
 	fi
 	exit 1

@@ -1,8 +1,10 @@
 /*
  * serve/page/app.js - the page of `aptix serve`: draws the DAG of the
- * workspace's conversations (forks as branches, failed turns marked),
- * shows a turn when clicked, and runs turns (continue, fork, rerun) with
- * the answer streaming in. Plain JavaScript, no library, no build step;
+ * workspace's conversations (forks and retries as branches, failed turns
+ * marked, each row with its id, date and heads), shows a turn when
+ * clicked, and runs turns (continue, fork, rerun, a new conversation)
+ * with the answer streaming in at the top of the turn pane and the turn
+ * running drawn in the graph. Plain JavaScript, no library, no build step;
  * it talks to the server it came from only.
  *
  * The token comes in the URL's fragment (#token=..., never sent to the
@@ -22,6 +24,8 @@ const state = {
 	graph: null,
 	selected: null,		/* the full view of the selected turn */
 	running: null,		/* the conversation of the running turn */
+	starting: false,	/* a turn asked for, not ended */
+	ghost: null,		/* {parent, instruction} of the running turn */
 	deltas: 0
 };
 window.aptix = state;		/* for tests and the curious */
@@ -105,61 +109,202 @@ function nodeClass(n) {
 	return n.turn_status === "completed" ? "completed" : "pending";
 }
 
+/* "2026-11-27 16:40" in the browser's time zone */
+function shortDate(iso) {
+	const d = iso ? new Date(iso) : null;
+	const p = (x) => String(x).padStart(2, "0");
+
+	if (!d || isNaN(d))
+		return "";
+	return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+		`${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/*
+ * Columns. The turns on the chain that leads to a conversation's head
+ * share a column; a turn off it (a failed try, a rerun: a sibling of
+ * the turn that went on) starts a branch of its own from its parent, so
+ * that siblings are drawn side by side, not as a chain. A branch holds
+ * a column from its parent's row to its last row; a column is reused
+ * once the branch in it has ended: the first free one right of the
+ * branch it leaves (a fork, a retry), else the first free one.
+ */
+function layout(g) {
+	const byId = new Map(g.nodes.map((n) => [n.id, n]));
+	const main = new Set();
+	const branchOf = new Map();
+	const continued = new Set();
+	const branches = [];
+
+	for (const c of g.conversations)
+		for (let n = byId.get(c.head); n && n.conversation === c.id &&
+		     !main.has(n.id); n = byId.get(n.parent))
+			main.add(n.id);
+	for (const n of g.nodes) {
+		const p = n.parent_row === null ? null : g.nodes[n.parent_row];
+		const same = p && p.conversation === n.conversation;
+		let b;
+
+		if (main.has(n.id))
+			b = branchOf.get(n.conversation + "\n");
+		else if (same && !main.has(p.id) && !continued.has(p.id))
+			b = branchOf.get(p.id);
+		if (!b) {
+			b = { start: p ? p.row : n.row, end: n.row,
+			      main: main.has(n.id), first: n.row,
+			      from: p ? branchOf.get(p.id) : null };
+			branches.push(b);
+			if (b.main)
+				branchOf.set(n.conversation + "\n", b);
+		}
+		if (p)
+			continued.add(p.id);
+		b.end = n.row;
+		branchOf.set(n.id, b);
+	}
+	branches.sort((x, y) => x.start - y.start || y.main - x.main ||
+		      x.first - y.first);
+	const ends = [];
+	for (const b of branches) {
+		/* a branch goes right of the one it leaves */
+		let col = b.from ? b.from.col + 1 : 0;
+
+		while (col < ends.length && ends[col] >= b.start)
+			col++;
+		ends[col] = b.end;
+		b.col = col;
+	}
+	const col = new Map();
+	for (const n of g.nodes)
+		col.set(n.id, branchOf.get(n.id).col);
+	return { col: col, cols: Math.max(ends.length, 1) };
+}
+
+/* The decorations of a node, as git log --decorate: heads and HEAD. */
+function decorations(g, n, titles) {
+	const head = g.head || {};
+	const out = [];
+
+	for (const c of g.conversations) {
+		if (c.head !== n.id)
+			continue;
+		const name = cut(titles[c.id], 30);
+		out.push(head.conversation === c.id ? "HEAD \u2192 " + name :
+			 name);
+	}
+	if (head.session === n.id && !out.some((d) => d.startsWith("HEAD")))
+		out.unshift("HEAD");
+	return out;
+}
+
+function span(parent, cls, text) {
+	const t = el("tspan", { class: cls }, parent);
+
+	t.textContent = text;
+	return t;
+}
+
+function drawNode(svg, g, n, pos, textX, titles) {
+	const gr = el("g", { class: "node " + nodeClass(n), "data-id": n.id,
+			      tabindex: "0" }, svg);
+	const t = el("title", {}, gr);
+	const x = pos.x, y = pos.y;
+
+	t.textContent = `${titles[n.conversation] || ""}\n` +
+		`${n.summary || ""}\n${n.status} ${n.created || ""}`;
+	el("rect", { class: "row", x: 0, y: y - ROW / 2, width: "100%",
+		     height: ROW }, gr);
+	el("circle", { cx: x, cy: y, r: n.failed ? 8 : 7 }, gr);
+	if (n.failed) {
+		const m = el("text", { x: x, y: y + 4, class: "mark",
+				       "text-anchor": "middle" }, gr);
+		m.textContent = "\u00d7";
+	}
+	const label = el("text", { x: textX, y: y + 4 }, gr);
+	span(label, "id", n.id.slice(0, 8) + "  ");
+	span(label, "date", shortDate(n.created) + "  ");
+	const deco = decorations(g, n, titles);
+	if (deco.length)
+		span(label, "deco" + (deco[0].startsWith("HEAD") ? " head" : ""),
+		     "(" + deco.join(", ") + ") ");
+	if (n.failed)
+		span(label, "failedtag", "failed: ");
+	let s = cut(n.summary, 60);
+	if (n.parent && n.parent_row === null)
+		s = "\u2937 " + s;	/* forked from a turn not shown */
+	span(label, "summary", s);
+	gr.addEventListener("click", () => pick(n.id));
+	gr.addEventListener("keydown", (ev) => {
+		if (ev.key === "Enter")
+			pick(n.id);
+	});
+	if (state.selected && state.selected.session === n.id)
+		gr.classList.add("selected");
+}
+
+/*
+ * The turn running, drawn below the others as a pulsing node joined to
+ * its parent by a dashed edge, in a column of its own.
+ */
+function drawGhost(svg, edges, g, at, pos, textX) {
+	const r = state.ghost;
+	const gx = at.x(at.cols), gy = at.y(g.nodes.length);
+	const gr = el("g", { class: "node running", id: "ghost" }, svg);
+	const p = r.parent && pos.get(r.parent);
+
+	if (p)
+		el("path", { class: "edge ghost", d: `M${p.x},${p.y} C${p.x},` +
+			     `${p.y + ROW * 0.8} ${gx},${gy - ROW} ${gx},${gy}` },
+		   edges);
+	el("circle", { cx: gx, cy: gy, r: 7 }, gr);
+	const label = el("text", { x: textX, y: gy + 4 }, gr);
+	span(label, "deco", "running: ");
+	span(label, "summary", cut(r.instruction, 60));
+}
+
 function draw(g) {
 	const svg = $("graph");
-	const textX = X0 + Math.max(g.lanes, 1) * LANE + 6;
+	const lay = layout(g);
+	const cols = lay.cols + (state.ghost ? 1 : 0);
+	const textX = X0 + cols * LANE + 6;
+	const rows = g.nodes.length + (state.ghost ? 1 : 0);
 	const titles = {};
-	const seen = {};
+	const at = { x: (c) => X0 + c * LANE, y: (r) => Y0 + r * ROW,
+		     cols: lay.cols };
+	const pos = new Map();
 
 	svg.textContent = "";
 	for (const c of g.conversations)
 		titles[c.id] = c.title || c.id.slice(0, 8);
-	svg.setAttribute("width", String(textX + 520));
-	svg.setAttribute("height", String(Y0 + g.nodes.length * ROW + 8));
-	const x = (lane) => X0 + lane * LANE;
-	const y = (row) => Y0 + row * ROW;
+	svg.setAttribute("width", String(textX + 640));	/* until measured */
+	svg.setAttribute("height", String(Y0 + rows * ROW + 8));
+	for (const n of g.nodes)
+		pos.set(n.id, { x: at.x(lay.col.get(n.id)), y: at.y(n.row) });
 	const edges = el("g", {}, svg);
 	for (const n of g.nodes) {
 		if (n.parent_row === null)
 			continue;
-		const p = g.nodes[n.parent_row];
-		const px = x(p.lane), py = y(p.row);
-		const nx = x(n.lane), ny = y(n.row);
-		const d = px === nx ? `M${px},${py} L${nx},${ny}` :
-			`M${px},${py} C${px},${py + ROW * 0.8} ${nx},` +
-			`${py + ROW * 0.2} ${nx},${py + ROW} L${nx},${ny}`;
+		const p = pos.get(g.nodes[n.parent_row].id), c = pos.get(n.id);
+		const d = p.x === c.x ? `M${p.x},${p.y} L${c.x},${c.y}` :
+			`M${p.x},${p.y} C${p.x},${p.y + ROW * 0.8} ${c.x},` +
+			`${p.y + ROW * 0.2} ${c.x},${p.y + ROW} L${c.x},${c.y}`;
 		el("path", { d: d, class: "edge" }, edges);
 	}
-	for (const n of g.nodes) {
-		const gr = el("g", { class: "node " + nodeClass(n),
-				      "data-id": n.id, tabindex: "0" }, svg);
-		const t = el("title", {}, gr);
-		t.textContent = `${titles[n.conversation] || ""}\n` +
-			`${n.summary || ""}\n${n.status} ${n.created || ""}`;
-		el("circle", { cx: x(n.lane), cy: y(n.row), r: 7 }, gr);
-		if (n.failed) {
-			const m = el("text", { x: x(n.lane) - 3.5,
-					       y: y(n.row) + 3.5,
-					       class: "mark" }, gr);
-			m.textContent = "\u00d7";
-		}
-		const label = el("text", { x: textX, y: y(n.row) + 4 }, gr);
-		let s = cut(n.summary, 70);
-		if (!seen[n.conversation]) {
-			seen[n.conversation] = true;
-			if (n.parent && n.parent_row === null)
-				s = "\u2937 " + s;	/* forked elsewhere */
-			s = "[" + cut(titles[n.conversation], 30) + "] " + s;
-		}
-		label.textContent = s;
-		gr.addEventListener("click", () => select(n.id));
-		gr.addEventListener("keydown", (ev) => {
-			if (ev.key === "Enter")
-				select(n.id);
-		});
-		if (state.selected && state.selected.session === n.id)
-			gr.classList.add("selected");
-	}
+	for (const n of g.nodes)
+		drawNode(svg, g, n, pos.get(n.id), textX, titles);
+	if (state.ghost)
+		drawGhost(svg, edges, g, at, pos, textX);
+	/* as wide as the longest label: no scrolling for nothing */
+	let w = 0;
+	for (const t of svg.querySelectorAll(".node text:not(.mark)"))
+		w = Math.max(w, t.getComputedTextLength());
+	svg.setAttribute("width", String(Math.ceil(textX + w + 12)));
+}
+
+/* Scroll the graph pane so that an element of the graph is in sight. */
+function reveal(e) {
+	if (e)
+		e.scrollIntoView({ block: "nearest", inline: "nearest" });
 }
 
 async function loadGraph(selectId) {
@@ -175,12 +320,30 @@ async function loadGraph(selectId) {
 			  (g.conversations.length === 1 ? "" : "s") +
 			  `, ${g.nodes.length} turns`);
 		draw(g);
+		showEmpty(g);
+		if (!selectId && !state.shown && g.head && g.head.session)
+			reveal(document.querySelector(
+				`#graph .node[data-id="${g.head.session}"]`));
+		state.shown = true;
 		document.body.dataset.graph = "ready";
 		if (selectId)
 			await select(selectId);
 	} catch (e) {
 		setStatus("error: " + e.message);
 	}
+}
+
+/* Nothing to draw: say how to start. */
+function showEmpty(g) {
+	const none = !g.conversations.length && state.page === 0;
+	const filtered = $("q").value || $("all").checked;
+
+	$("empty").hidden = !none;
+	$("empty-other").hidden = !none || filtered;
+	$("graph").style.display = none ? "none" : "";
+	document.body.dataset.empty = none ? "yes" : "no";
+	if (none && !state.running)
+		$("instruction").focus();
 }
 
 /* ---- a turn ---- */
@@ -263,17 +426,30 @@ function rawPayload(details, id) {
 	};
 }
 
+/* A turn clicked: the panel of a turn that has ended makes way. */
+function pick(id) {
+	if (!state.running && !state.starting)
+		$("live").hidden = true;
+	return select(id);
+}
+
 async function select(id) {
 	try {
 		const t = await api("/api/turns/" + id + "/full");
+		let node = null;
 		state.selected = t;
-		for (const g of document.querySelectorAll("#graph .node"))
+		for (const g of document.querySelectorAll("#graph .node")) {
 			g.classList.toggle("selected", g.dataset.id === id);
+			if (g.dataset.id === id)
+				node = g;
+		}
+		reveal(node);
 		$("hint").hidden = true;
 		$("turn").hidden = false;
-		$("act").hidden = false;
+		$("turnview").scrollTop = 0;
 		$("t-title").textContent = `Turn #${t.seq} of ` +
 			conversationTitle(t.conversation);
+		setButtons();
 		fillMeta(t);
 		lines($("t-errors"), t.errors, "Errors");
 		$("t-instruction").textContent = t.instruction;
@@ -325,15 +501,69 @@ function parseEvents(buf, onEvent) {
 	return buf;
 }
 
-async function run(body) {
+/* What the buttons act on, and which of them can. */
+function setButtons() {
+	const t = state.selected, busy = !!state.running || state.starting;
+
+	$("continue").disabled = !t || busy;
+	$("fork").disabled = !t || busy;
+	$("rerun").disabled = !t || busy;
+	$("start").disabled = busy;
+	$("interrupt").disabled = !state.running;
+	$("act-target").textContent = t ? `On turn #${t.seq} ` +
+		`(${t.session.slice(0, 8)}) of ` +
+		conversationTitle(t.conversation) : "No turn selected: " +
+		"start a conversation, or click a turn in the graph.";
+}
+
+/*
+ * Show the turn starting where the user looks: the live panel at the top
+ * of the turn pane (its answer streams into #stream), and a pulsing node
+ * in the graph where the turn will be.
+ */
+function showLive(body, title) {
+	const parent = body.kind === "continue" && state.graph ?
+		(state.graph.conversations.find(
+			(c) => c.id === body.conversation) || {}).head :
+		body.session;
+
+	$("live").hidden = false;
+	$("live-title").textContent = title;
+	$("live-instruction").textContent = body.instruction ||
+		(state.selected ? state.selected.instruction : "");
+	$("stream").textContent = "";
+	state.ghost = { parent: parent || null,
+			instruction: $("live-instruction").textContent };
+	if (state.graph) {
+		draw(state.graph);
+		$("graph").style.display = "";
+		$("empty").hidden = true;
+		reveal($("ghost"));
+	}
+	$("live").scrollTop = 0;
+}
+
+function onEvent(name, d, out) {
+	if (name === "started") {
+		state.running = d.conversation;
+		setButtons();
+		document.body.dataset.state = "streaming";
+	} else if (name === "delta") {
+		state.deltas++;
+		out.textContent += d.text;
+		$("live").scrollTop = $("live").scrollHeight;
+	}
+}
+
+async function run(body, title) {
 	const out = $("stream");
 	let final = null;
 
-	out.textContent = "";
 	state.deltas = 0;
+	state.starting = true;
 	document.body.dataset.state = "starting";
-	for (const b of ["continue", "fork", "rerun"])
-		$(b).disabled = true;
+	setButtons();
+	showLive(body, title);
 	try {
 		const r = await fetch("/api/ai/agent/execute", {
 			method: "POST",
@@ -354,19 +584,12 @@ async function run(body) {
 			const { value, done } = await reader.read();
 			if (done)
 				break;
-			const text = dec.decode(value, { stream: true });
-			buf = parseEvents(buf + text, (name, d) => {
-				if (name === "started") {
-					state.running = d.conversation;
-					$("interrupt").disabled = false;
-					document.body.dataset.state =
-						"streaming";
-				} else if (name === "delta") {
-					state.deltas++;
-					out.textContent += d.text;
-				} else if (name === "completed") {
+			buf = parseEvents(buf + dec.decode(value,
+				{ stream: true }), (name, d) => {
+				if (name === "completed")
 					final = d;
-				}
+				else
+					onEvent(name, d, out);
 			});
 		}
 		if (!final)
@@ -374,17 +597,24 @@ async function run(body) {
 		if (final.kind === "error")
 			out.textContent += `\n\n[${final.status}: ` +
 				`${final.error_message}]`;
+		$("live-title").textContent = title.replace(/^Running/,
+			final.status === "completed" ? "Done" : "Failed");
 		document.body.dataset.state = "done";
 		document.body.dataset.result = final.status;
+		$("instruction").value = "";
+		state.ghost = null;
+		state.running = null;
 		await loadGraph(final.session);
 	} catch (e) {
 		out.textContent += "\nerror: " + e.message;
 		document.body.dataset.state = "error";
+		state.ghost = null;
+		if (state.graph)
+			draw(state.graph);
 	} finally {
 		state.running = null;
-		$("interrupt").disabled = true;
-		for (const b of ["continue", "fork", "rerun"])
-			$(b).disabled = false;
+		state.starting = false;
+		setButtons();
 	}
 }
 
@@ -392,10 +622,51 @@ function instruction() {
 	const s = $("instruction").value;
 
 	if (!s.trim()) {
-		$("stream").textContent = "Type an instruction first.";
+		$("act-target").textContent = "Type an instruction first.";
+		$("instruction").focus();
 		return null;
 	}
 	return s;
+}
+
+function turnName(t) {
+	return `turn #${t.seq} of ${conversationTitle(t.conversation)}`;
+}
+
+function setupActions() {
+	$("continue").addEventListener("click", () => {
+		const s = instruction(), t = state.selected;
+		if (s && t)
+			run({ kind: "continue", conversation: t.conversation,
+			      instruction: s },
+			    "Running: continuing " +
+			    conversationTitle(t.conversation));
+	});
+	$("fork").addEventListener("click", () => {
+		const s = instruction(), t = state.selected;
+		if (s && t)
+			run({ kind: "fork", session: t.session,
+			      instruction: s },
+			    "Running: a fork from " + turnName(t));
+	});
+	$("rerun").addEventListener("click", () => {
+		const t = state.selected;
+		if (t)
+			run({ kind: "rerun", session: t.session },
+			    "Running: " + turnName(t) + " again");
+	});
+	$("start").addEventListener("click", () => {
+		const s = instruction();
+		if (s)
+			run({ kind: "continue", instruction: s },
+			    "Running: a new conversation");
+	});
+	$("interrupt").addEventListener("click", () => {
+		if (state.running)
+			api("/api/conversations/" + state.running +
+			    "/interrupt", { method: "POST", body: "{}" }).catch(
+				(e) => setStatus("error: " + e.message));
+	});
 }
 
 function setup() {
@@ -408,6 +679,7 @@ function setup() {
 		loadGraph();
 	});
 	$("filter").addEventListener("submit", (ev) => ev.preventDefault());
+	$("act").addEventListener("submit", (ev) => ev.preventDefault());
 	for (const id of ["q", "all", "archived"])
 		$(id).addEventListener("change", () => {
 			state.page = 0;
@@ -422,29 +694,8 @@ function setup() {
 		state.page = Math.max(0, state.page - 1);
 		loadGraph();
 	});
-	$("continue").addEventListener("click", () => {
-		const s = instruction();
-		if (s && state.selected)
-			run({ kind: "continue",
-			      conversation: state.selected.conversation,
-			      instruction: s });
-	});
-	$("fork").addEventListener("click", () => {
-		const s = instruction();
-		if (s && state.selected)
-			run({ kind: "fork", session: state.selected.session,
-			      instruction: s });
-	});
-	$("rerun").addEventListener("click", () => {
-		if (state.selected)
-			run({ kind: "rerun", session: state.selected.session });
-	});
-	$("interrupt").addEventListener("click", () => {
-		if (state.running)
-			api("/api/conversations/" + state.running +
-			    "/interrupt", { method: "POST", body: "{}" }).catch(
-				(e) => setStatus("error: " + e.message));
-	});
+	setupActions();
+	setButtons();
 	if (state.token)
 		loadGraph();
 }

@@ -26,9 +26,13 @@
  *
  * The main tree's leaves are the named tables (F_SUBDATA, a db record);
  * the free tree's values are lists of free pages (a count, then page
- * numbers, u64 each). Keys compare as LMDB's default: memcmp, then the
- * shorter first. aptix opens no table with MDB_DUPSORT, so a node with
- * F_DUPDATA is damage.
+ * numbers, u64 each). Keys compare as each tree's comparator does:
+ * the free tree's keys are transaction ids, native unsigned integers
+ * (MDB_INTEGERKEY: 1023 sorts before 1024 though its bytes do not), and
+ * so are the keys of a table whose flags say MDB_INTEGERKEY; a table
+ * with MDB_REVERSEKEY compares its keys' bytes from the end; any other
+ * tree uses LMDB's default, memcmp, then the shorter first. aptix opens
+ * no table with MDB_DUPSORT, so a node with F_DUPDATA is damage.
  */
 #include "util/common.h"
 #include "store/lmdb-file.h"
@@ -53,6 +57,8 @@
 #define F_BIGDATA 0x01
 #define F_SUBDATA 0x02
 #define F_DUPDATA 0x04
+#define DB_REVERSEKEY 0x02	/* a db record's flags (mdb_dbi_open's) */
+#define DB_INTEGERKEY 0x08
 
 #define MAX_REPORTED 200	/* problems reported one by one */
 
@@ -342,11 +348,34 @@ static int see(struct lfile *f, uint64_t pg)
 	return 0;
 }
 
-static int key_cmp(const unsigned char *a, size_t alen,
+/*
+ * Keys a and b compared as LMDB's comparator for a tree with db flags
+ * keyflags: mdb_cmp_int/mdb_cmp_long for integer keys (their size is
+ * 4 or 8; LMDB requires all keys of such a tree to have one size, so a
+ * key of another size sorts as damage), mdb_cmp_memnr for reversed
+ * keys, else mdb_cmp_memn.
+ */
+static int key_cmp(unsigned keyflags, const unsigned char *a, size_t alen,
 		   const unsigned char *b, size_t blen)
 {
-	int c = memcmp(a, b, alen < blen ? alen : blen);
+	size_t n = alen < blen ? alen : blen, i;
+	int c = 0;
 
+	if (keyflags & DB_INTEGERKEY) {
+		uint64_t x, y;
+
+		if (alen != blen || (alen != 4 && alen != 8))
+			return 0;	/* never in order */
+		x = alen == 8 ? get64(a) : get32(a);
+		y = alen == 8 ? get64(b) : get32(b);
+		return x < y ? -1 : x > y;
+	}
+	if (keyflags & DB_REVERSEKEY) {
+		for (i = 1; i <= n && !c; i++)
+			c = (int)a[alen - i] - (int)b[blen - i];
+	} else {
+		c = memcmp(a, b, n);
+	}
 	if (c)
 		return c;
 	return alen < blen ? -1 : alen > blen;
@@ -465,6 +494,7 @@ struct walk {
 	const char *tree;
 	struct count c;
 	int is_main, is_free;
+	unsigned keyflags;	/* how keys compare (key_cmp) */
 	/* the main tree's leaves: the tables' trees, walked after it */
 	struct sub {
 		char name[64];
@@ -635,9 +665,15 @@ static void walk_page(struct lfile *f, struct walk *w, uint64_t pg,
 		}
 		if (depth > 1 && i == 0) {
 			key = NULL;	/* a branch's first key is unused */
-		} else if ((prev && key_cmp(prev, prevlen, key, ksize) >= 0) ||
-			   (lo.key && key_cmp(key, ksize, lo.key, lo.len) < 0) ||
-			   (hi.key && key_cmp(key, ksize, hi.key, hi.len) >= 0)) {
+		} else if ((prev &&
+			    key_cmp(w->keyflags, prev, prevlen, key,
+				    ksize) >= 0) ||
+			   (lo.key &&
+			    key_cmp(w->keyflags, key, ksize, lo.key,
+				    lo.len) < 0) ||
+			   (hi.key &&
+			    key_cmp(w->keyflags, key, ksize, hi.key,
+				    hi.len) >= 0)) {
 			problem(f, "%s: page %llu: node %u: keys out of "
 				"order", w->tree, (unsigned long long)pg, i);
 			continue;
@@ -725,6 +761,7 @@ static void walk_meta(struct lfile *f, const struct meta *m)
 
 		memset(&w, 0, sizeof(w));
 		w.tree = mw->subs[i].name;
+		w.keyflags = mw->subs[i].db.flags;
 		walk_tree(f, &w, &mw->subs[i].db);
 	}
 	if (!f->salvage && !f->stop) {
@@ -733,6 +770,7 @@ static void walk_meta(struct lfile *f, const struct meta *m)
 		memset(&w, 0, sizeof(w));
 		w.tree = "free list";
 		w.is_free = 1;
+		w.keyflags = DB_INTEGERKEY;	/* whatever its record says */
 		walk_tree(f, &w, &m->dbs[0]);
 	}
 	free(mw);

@@ -372,6 +372,9 @@ int main(int argc, const char **argv)
 		OPT_END()
 	};
 
+	/* before anything is opened: see aptix_sanitize_stdfds() */
+	if (aptix_sanitize_stdfds() < 0)
+		die_aptix();
 	/*
 	 * A damaged store is an error message, not a crash: the library
 	 * leaves signals to its caller, so the command asks for the guard.

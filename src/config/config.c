@@ -1409,7 +1409,8 @@ static int set_in_dir(const char *dir, const char *key, const char *value)
 	aptix_buf text = APTIX_BUF_INIT;
 	int fd = -1, r;
 
-	if ((r = check_setting(&canon, key, value)) < 0)
+	if ((r = aptix_sanitize_stdfds()) < 0 ||
+	    (r = check_setting(&canon, key, value)) < 0)
 		goto done;
 
 	aptix_buf_printf(&path, "%s/" CONFIG_FILE, dir);

@@ -47,6 +47,31 @@ static int check_format(aptix_repo *repo)
 	return r;
 }
 
+int aptix_sanitize_stdfds(void)
+{
+	int fd;
+
+	if (fcntl(0, F_GETFD) >= 0 && fcntl(1, F_GETFD) >= 0 &&
+	    fcntl(2, F_GETFD) >= 0)
+		return 0;
+	/* no O_CLOEXEC: a child should find them occupied too */
+	if ((fd = open("/dev/null", O_RDWR)) < 0) {
+		aptix_error_set_os("cannot occupy a closed standard "
+				   "descriptor with /dev/null");
+		return APTIX_ERROR;
+	}
+	while (fd >= 0 && fd < 2)
+		fd = dup(fd);
+	if (fd > 2)
+		close(fd);
+	if (fd < 0) {
+		aptix_error_set_os("cannot occupy a closed standard "
+				   "descriptor with /dev/null");
+		return APTIX_ERROR;
+	}
+	return 0;
+}
+
 /* Does dir/name exist (lstat)? */
 static int exists_in(const char *dir, const char *name)
 {
@@ -234,6 +259,9 @@ static int repo_open_at(aptix_repo **out, const char *dir,
 
 int aptix_repo_open(aptix_repo **out, const char *dir)
 {
+	*out = NULL;
+	if (aptix_sanitize_stdfds() < 0)
+		return APTIX_ERROR;
 	return repo_open_at(out, dir, NULL);
 }
 
@@ -539,6 +567,8 @@ int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 	*out = NULL;
 	if (existed)
 		*existed = 0;
+	if (aptix_sanitize_stdfds() < 0)
+		return APTIX_ERROR;
 	aptix__gitloc_init(&loc);
 	if (mkdir_p(workdir) < 0)
 		return APTIX_ERROR;
@@ -607,6 +637,8 @@ int aptix_repo_init_dir(aptix_repo **out, const char *storedir, int *existed)
 	*out = NULL;
 	if (existed)
 		*existed = 0;
+	if (aptix_sanitize_stdfds() < 0)
+		return APTIX_ERROR;
 	if (!(parent = parent_of(storedir)))
 		return APTIX_ERROR;
 	if ((r = mkdir_p(parent)) < 0)
@@ -643,6 +675,8 @@ static int discover(aptix_buf *out, aptix_buf *wd, const char *start)
 	int r;
 
 	aptix_buf_clear(wd);
+	if (aptix_sanitize_stdfds() < 0)
+		return APTIX_ERROR;
 	if (env && *env) {
 		aptix_buf_set(out, env, strlen(env));
 		return aptix_buf_oom(out) ? aptix_error_oom() : 0;
@@ -704,6 +738,8 @@ int aptix_repo_migrate(aptix_buf *to, const char *start)
 	int r;
 
 	aptix_buf_clear(to);
+	if (aptix_sanitize_stdfds() < 0)
+		return APTIX_ERROR;
 	if (!(abs = realpath(start, NULL))) {
 		aptix_error_set_os("cannot resolve '%s'", start);
 		return APTIX_ERROR;

@@ -36,6 +36,7 @@
  */
 #include "util/common.h"
 #include "store/lmdb-file.h"
+#include "aptix/repo.h"
 #include "object/zstream.h"
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -261,6 +262,9 @@ static int open_file(struct lfile *f, const char *path)
 
 	memset(f, 0, sizeof(*f));
 	f->cur = -1;
+	f->fd = -1;
+	if (aptix_sanitize_stdfds() < 0)
+		return APTIX_ERROR;
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0 || fstat(f->fd, &sb) < 0) {
 		aptix_error_set_os("cannot read '%s'", path);

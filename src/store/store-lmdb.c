@@ -1843,6 +1843,8 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 	int r = 0, known;
 
 	*out = NULL;
+	if (aptix_sanitize_stdfds() < 0)
+		return APTIX_ERROR;
 	aptix_buf_printf(&path, "%s/data.mdb", dir);
 	known = stat(path.ptr, &sb) == 0;
 	aptix_buf_release(&path);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -405,6 +406,114 @@ START_TEST(test_modes)
 			      files[i], (unsigned)(st.st_mode & 07777));
 		free(f);
 	}
+	free(dir);
+}
+END_TEST
+
+/*
+ * A store opened by a process whose descriptors 0-2 are closed (a daemon,
+ * cron): each entry below must occupy them first, so that what the
+ * process then writes to "stdout" or "stderr" never lands in data.mdb or
+ * lock.mdb. The entries run in a child that closes 0-2 before each one,
+ * writes a marker to 0, 1 and 2 and a blob to the store; its exit code
+ * says which step went wrong.
+ */
+#define FD_MARK "MARK-written-to-a-standard-descriptor"
+
+static int closed_child_step(int step, const char *work, const char *dir)
+{
+	aptix_repo *r = NULL;
+	aptix_buf found = APTIX_BUF_INIT;
+	aptix_oid id;
+	struct stat st;
+	char blob[32];
+	int fd, rc;
+
+	close(0);
+	close(1);
+	close(2);
+	switch (step) {
+	case 0: rc = aptix_repo_init(&r, work, NULL); break;
+	case 1: rc = aptix_repo_open(&r, dir); break;
+	case 2: rc = aptix_repo_find(&r, work); break;
+	case 3: rc = aptix_repo_init_dir(&r, dir, NULL); break;
+	default:
+		rc = aptix_repo_discover(&found, work);
+		aptix_buf_release(&found);
+		if (!rc)
+			rc = aptix_repo_open(&r, dir);
+		break;
+	}
+	if (rc < 0)
+		return 10 + step;
+	for (fd = 0; fd < 3; fd++) {
+		if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+			return 20 + step;
+		if (write(fd, FD_MARK, strlen(FD_MARK)) < 0)
+			return 30 + step;
+	}
+	snprintf(blob, sizeof(blob), "blob written in step %d", step);
+	rc = aptix_odb_write(&id, aptix_repo_odb(r), APTIX_OBJ_BLOB, blob,
+			     strlen(blob));
+	aptix_repo_free(r);
+	return rc < 0 ? 40 + step : 0;
+}
+
+static int has_mark(const char *data, size_t len)
+{
+	size_t n = strlen(FD_MARK), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (!memcmp(data + i, FD_MARK, n))
+			return 1;
+	return 0;
+}
+
+static void assert_no_mark(const char *dir, const char *name)
+{
+	char *path = unit_path(dir, name);
+	FILE *f = fopen(path, "rb");
+	char *data;
+	size_t len;
+
+	ck_assert_ptr_nonnull(f);
+	data = malloc(8 << 20);
+	ck_assert_ptr_nonnull(data);
+	len = fread(data, 1, 8 << 20, f);
+	fclose(f);
+	ck_assert_msg(!has_mark(data, len),
+		      "a standard descriptor wrote into %s", path);
+	free(data);
+	free(path);
+}
+
+static void count_problem(const char *msg, void *payload)
+{
+	(void)msg;
+	(*(int *)payload)++;
+}
+
+START_TEST(test_closed_stdfds)
+{
+	char *dir = unit_path(tmpdir, ".aptix");
+	int step, status, problems = 0;
+	pid_t pid;
+
+	for (step = 0; step < 5; step++) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0)
+			_exit(closed_child_step(step, tmpdir, dir));
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "step %d: status %#x", step, status);
+	}
+	assert_no_mark(dir, "data.mdb");
+	assert_no_mark(dir, "lock.mdb");
+	ck_assert_msg(aptix_repo_open(&repo, dir) == 0, "%s", errmsg());
+	ck_assert_int_eq(aptix_repo_check_store(repo, count_problem,
+						&problems), 0);
+	ck_assert_int_eq(problems, 0);
 	free(dir);
 }
 END_TEST
@@ -1945,6 +2054,7 @@ Suite *repo_suite(void)
 	tcase_add_test(store, test_init_open);
 	tcase_add_test(store, test_modes);
 	tcase_add_test(store, test_signal_handlers);
+	tcase_add_test(store, test_closed_stdfds);
 	tcase_add_test(store, test_discover);
 	tcase_add_test(store, test_not_a_store);
 	tcase_add_test(store, test_format_version);

@@ -49,6 +49,9 @@ static void on_item(const aptix_purge_item *it, void *payload)
 		cli_print_oneline(stdout, it->what, strlen(it->what));
 		putchar('\n');
 		break;
+	case APTIX_PURGE_FILE:
+		printf("drop %s\n", it->what);
+		break;
 	}
 }
 

@@ -352,4 +352,86 @@ test_expect_success 'purge by id: a blob goes, a turn is refused' '
 	aptix -C ws fsck
 '
 
+test_expect_success 'purge: a secret in a file name leaves the index and the stat cache' '
+	NAMED=purgename$(rand 24 a-z0-9) &&
+	echo "$NAMED" >name-secret &&
+	echo "int named(void) { return 8; }" >"ws/named-$NAMED.c" &&
+	# older than the racy window: the stat cache keeps it
+	touch -d "-1 hour" "ws/named-$NAMED.c" &&
+	aptix -C ws status >/dev/null &&
+	aptix -C ws continue -m "look at the named file" >out 2>err &&
+	aptix -C ws index >/dev/null &&
+	aptix -C ws rag-query "named" >q &&
+	grep -F "named-$NAMED.c" q &&
+	grep -a -l -F "$NAMED" "$(wsstore)"/* >where &&
+	grep "/stat-cache$" where &&
+	grep "/data.mdb$" where &&
+	aptix -C ws purge --force --secret-from-file ../name-secret >out 2>err &&
+	grep "^unindex named-\*\{$(printf %s "$NAMED" | wc -c)\}\.c$" out &&
+	grep "^drop stat-cache$" out &&
+	! grep -F "$NAMED" out err &&
+	! grep -a -l -F "$NAMED" "$(wsstore)"/* &&
+	aptix -C ws rag-query "named" >q &&
+	! grep -F "named-" q &&
+	aptix -C ws fsck >/dev/null &&
+	rm "ws/named-$NAMED.c"
+'
+
+# linked_store <dir>: a work tree <dir> whose store'"'"'s data.mdb is a
+# symbolic link to <dir>-data/data.mdb, with a turn holding $LINKED
+linked_store () {
+	aptix init -q "$1" &&
+	mkdir "$1-data" &&
+	mv "$1/.aptix/data.mdb" "$1-data/data.mdb" &&
+	ln -s "../../$1-data/data.mdb" "$1/.aptix/data.mdb" &&
+	aptix -C "$1" continue -m "a linked store holding $LINKED" >out 2>err &&
+	grep -a -c -F "$LINKED" "$1-data/data.mdb" >count &&
+	test "$(cat count)" -gt 0
+}
+
+test_expect_success 'purge: a data.mdb that is a symbolic link is compacted where it points' '
+	LINKED=PURGELINKED$(rand 24) &&
+	echo "$LINKED" >linked-secret &&
+	linked_store linked &&
+	aptix -C linked purge --force --secret-from-file ../linked-secret >out 2>err &&
+	test -h linked/.aptix/data.mdb &&
+	test "$(readlink linked/.aptix/data.mdb)" = "../../linked-data/data.mdb" &&
+	! grep -a -F "$LINKED" linked-data/data.mdb linked/.aptix/* &&
+	aptix -C linked fsck --full >/dev/null &&
+	aptix -C linked continue -m "after the purge" >out 2>err &&
+	aptix -C linked log --oneline >log &&
+	grep "after the purge" log &&
+	test -h linked/.aptix/data.mdb
+'
+
+test_expect_success 'purge: a data.mdb with another hard link is refused, unchanged' '
+	LINKED=PURGEHARD$(rand 24) &&
+	echo "$LINKED" >hard-secret &&
+	aptix init -q hard &&
+	aptix -C hard continue -m "a store with two names holding $LINKED" >out 2>err &&
+	ln hard/.aptix/data.mdb hard-copy.mdb &&
+	cp hard-copy.mdb before.mdb &&
+	test_must_fail aptix -C hard purge --force \
+		--secret-from-file ../hard-secret >out 2>err &&
+	grep "data.mdb. has 2 hard links, and the others would keep" err &&
+	! grep "^purged " err &&
+	cmp before.mdb hard/.aptix/data.mdb &&
+	rm hard-copy.mdb &&
+	aptix -C hard purge --force --secret-from-file ../hard-secret >out 2>err &&
+	grep "^purged " err &&
+	! grep -a -F "$LINKED" hard/.aptix/*
+'
+
+test_expect_success 'purge: a copy it cannot drop makes it fail, naming the file' '
+	LINKED=PURGECOPY$(rand 24) &&
+	echo "$LINKED" >copy-secret &&
+	aptix -C hard continue -m "one more holding $LINKED" >out 2>err &&
+	echo "a note on $LINKED" >"$(cd hard && aptix rev-parse --aptix-dir)/notes" &&
+	test_must_fail aptix -C hard purge --force \
+		--secret-from-file ../copy-secret >out 2>err &&
+	grep "the secret is still in .*/notes.*: it is not purged" err &&
+	! grep "^purged " err &&
+	! grep -a -F "$LINKED" hard/.aptix/data.mdb
+'
+
 test_done

@@ -11,8 +11,11 @@
  * keeps its id (recorded as redacted: fsck --full accepts the hash
  * mismatch) and its links. Reflog entries and index records holding
  * the secret are redacted the same way. The retrieval index drops the
- * files whose chunks held it, and the store's files are compacted, so
- * that the bytes are in no free page either.
+ * files whose chunks or names held it, the stat cache (derived) goes
+ * when a name in it holds it, and the store's files are compacted (the
+ * file a symbolic data.mdb points to, in place), so that the bytes are
+ * in no free page either. Last, no file of the store directory may
+ * still hold the secret's bytes, or purge fails naming it.
  */
 #ifndef APTIX_PURGE_H
 #define APTIX_PURGE_H
@@ -27,7 +30,8 @@ typedef enum {
 	APTIX_PURGE_BLOB = 1,		/**< removed, recorded as purged */
 	APTIX_PURGE_REDACT,		/**< turn or session, redacted */
 	APTIX_PURGE_RECORD,		/**< reflog entry or index record */
-	APTIX_PURGE_RAG_PATH		/**< a file dropped from the index */
+	APTIX_PURGE_RAG_PATH,		/**< a file dropped from the index */
+	APTIX_PURGE_FILE		/**< a derived file of the store */
 } aptix_purge_kind;
 
 /** One thing purge removes or redacts (told before it does). */
@@ -36,7 +40,11 @@ typedef struct {
 	aptix_oid id;			/**< BLOB, REDACT */
 	const char *type;		/**< BLOB, REDACT: the object type */
 	const char *table;		/**< RECORD: reflog, sessions... */
-	const char *what;		/**< RECORD: ref name; RAG_PATH: path */
+	/**
+	 * RECORD: ref name; RAG_PATH: the path, the secret masked; FILE:
+	 * its name in the store directory (stat-cache)
+	 */
+	const char *what;
 } aptix_purge_item;
 
 typedef struct {
@@ -72,13 +80,16 @@ typedef struct {
  * @brief Purge (see the file comment): one write transaction for the
  *        objects, the purge records, the reflog and the index; then the
  *        retrieval index; then the store is compacted.
- * @note Refused while a turn is in flight or another process has the
- *       store open (compaction needs the store alone). Afterwards repo
- *       only reads: free it and open the store again to write.
+ * @note Refused, nothing changed, while a turn is in flight, another
+ *       process has the store open (compaction needs the store alone)
+ *       or the data file has another hard link. Afterwards repo only
+ *       reads: free it and open the store again to write.
  * @return 0; APTIX_EINVALID (nothing to purge, a secret under 8 bytes,
  *         an id that is not a blob, a redaction that would break an
  *         object); APTIX_ENOTFOUND (an id that is not stored);
- *         APTIX_ELOCKED; a store error.
+ *         APTIX_ELOCKED; APTIX_ERROR when a file of the store still
+ *         holds the secret afterwards (named in the message); a store
+ *         error.
  */
 APTIX_EXTERN(int) aptix_purge(aptix_purge_stats *out, aptix_repo *repo,
 			      const aptix_config *cfg,

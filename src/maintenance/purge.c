@@ -23,8 +23,14 @@
 #include "aptix/index.h"
 #include "aptix/purge.h"
 #include "aptix/rag.h"
+#include "aptix/workspace.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define REASON_MAX 240
+#define CHECK_BLOCK (1 << 20)	/* check_gone() reads files by blocks */
 
 /* --- The plan ------------------------------------------------------------- */
 
@@ -55,6 +61,8 @@ struct plan {
 	char **paths;			/* indexed paths to drop */
 	size_t npaths;
 	aptix_buf newest;		/* the timeline's last key at planning */
+	aptix_buf statcache;		/* its path; dropped when it has it */
+	int drop_statcache;
 	unsigned char record_val[10 + REASON_MAX];
 	size_t record_len;
 	aptix_buf tmp;
@@ -394,20 +402,46 @@ static int record_cb(const void *key, size_t klen, const void *val,
 	return 0;
 }
 
-/* A local chunk holding the secret: its file leaves the index. */
+static int has_secret(const struct plan *p, const void *b, size_t len)
+{
+	return len && memmem(b, len, p->o->secret, p->o->secret_len) != NULL;
+}
+
+/*
+ * A record of the retrieval index holding the secret, in a chunk's text,
+ * in its path (a file name) or in a file's manifest (its key, its value,
+ * the path it names): that file leaves the index.
+ */
 static int rag_cb(const void *key, size_t klen, const void *val, size_t vlen,
 		  void *payload)
 {
 	struct table_walk *tw = payload;
+	const struct plan *p = tw->p;
+	struct rag_manifest m;
+	char kind = klen ? *(const char *)key : 0;
+	int hit = 0;
 
-	if (!klen || *(const char *)key != 'd')
-		return 0;
-	if (aptix_rag__local_doc(&tw->path, &tw->text, val, vlen) < 0) {
-		aptix_error_clear();
-		return 0;	/* a damaged record: not ours to judge */
+	if (kind == 'd') {
+		if (aptix_rag__local_doc(&tw->path, &tw->text, val, vlen) < 0) {
+			aptix_error_clear();
+			return 0;	/* a damaged record: not ours to judge */
+		}
+		hit = has_secret(p, tw->text.ptr, tw->text.len) ||
+		      has_secret(p, tw->path.ptr, tw->path.len);
+	} else if (kind == 'f' || kind == 'q') {
+		if (!has_secret(p, key, klen) && !has_secret(p, val, vlen))
+			return 0;
+		if (aptix_rag__manifest_decode(&m, val, vlen) < 0) {
+			aptix_error_clear();
+			return 0;	/* left to the check after compaction */
+		}
+		hit = aptix_buf_set(&tw->path, m.path ? m.path : "",
+				    m.path ? strlen(m.path) : 0) == 0;
+		aptix_rag__manifest_release(&m);
+		if (!hit)
+			return aptix_error_oom();
 	}
-	if (memmem(tw->text.ptr, tw->text.len, tw->p->o->secret,
-		   tw->p->o->secret_len))
+	if (hit)
 		tw->r = add_path(tw->p, tw->path.ptr);
 	return tw->r;
 }
@@ -435,10 +469,32 @@ static int plan_tables(struct plan *p)
 		r = s->iter(s, tables[i], NULL, 0, record_cb, &tw);
 	}
 	if (r == 0)
-		r = s->iter(s, APTIX_TABLE_RAG, "d", 1, rag_cb, &tw);
+		r = s->iter(s, APTIX_TABLE_RAG, NULL, 0, rag_cb, &tw);
 	aptix_buf_release(&tw.path);
 	aptix_buf_release(&tw.text);
 	return r;
+}
+
+/*
+ * The stat cache beside the store names work-tree files: one named with
+ * the secret puts it there. It is derived data (the next scan hashes the
+ * files again), so it goes whole.
+ */
+static int plan_statcache(struct plan *p)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+	int r;
+
+	if (!p->o->secret)
+		return 0;
+	if ((r = aptix_workspace_stat_cache(&p->statcache, p->repo)) < 0)
+		return r;
+	if (aptix_buf_read_file(&data, p->statcache.ptr) < 0)
+		aptix_error_clear();	/* none, or unreadable: derived */
+	else
+		p->drop_statcache = has_secret(p, data.ptr, data.len);
+	aptix_buf_release(&data);
+	return 0;
 }
 
 static int running_cb(const void *key, size_t klen, const void *val,
@@ -483,7 +539,7 @@ static int make_plan(struct plan *p)
 	if ((r = plan_ids(p)) < 0 || (r = plan_objects(p)) < 0 ||
 	    (r = plan_spliced(p)) < 0 || (r = plan_based(p)) < 0 ||
 	    (r = plan_ref_paths(p)) < 0 ||
-	    (r = plan_tables(p)) < 0)
+	    (r = plan_tables(p)) < 0 || (r = plan_statcache(p)) < 0)
 		return r;
 	for (i = 0; i < p->nblobs; i++)
 		tell(p, APTIX_PURGE_BLOB, &p->blobs[i], "blob", NULL, NULL);
@@ -497,8 +553,17 @@ static int make_plan(struct plan *p)
 		tell(p, APTIX_PURGE_RECORD, NULL, NULL, table_name(rc->table),
 		     rc->table == APTIX_TABLE_REFLOG ? rc->key.ptr : NULL);
 	}
-	for (i = 0; i < p->npaths; i++)
-		tell(p, APTIX_PURGE_RAG_PATH, NULL, NULL, NULL, p->paths[i]);
+	for (i = 0; i < p->npaths; i++) {
+		/* a path named with the secret is told masked */
+		if (aptix_buf_set(&p->tmp, p->paths[i],
+				  strlen(p->paths[i])) < 0)
+			return aptix_error_oom();
+		mask(p->tmp.ptr, p->tmp.len, p);
+		tell(p, APTIX_PURGE_RAG_PATH, NULL, NULL, NULL, p->tmp.ptr);
+		aptix_buf_clear(&p->tmp);
+	}
+	if (p->drop_statcache)
+		tell(p, APTIX_PURGE_FILE, NULL, NULL, NULL, "stat-cache");
 	return 0;
 }
 
@@ -512,6 +577,7 @@ static void plan_release(struct plan *p)
 		aptix_buf_release(&p->reb[i].content);
 	free(p->reb);
 	aptix_buf_release(&p->newest);
+	aptix_buf_release(&p->statcache);
 	for (i = 0; i < p->nrecs; i++) {
 		aptix_buf_release(&p->recs[i].key);
 		aptix_buf_release(&p->recs[i].val);
@@ -631,6 +697,94 @@ static int write_fn(aptix_store_wtxn *w, void *payload)
 	return r;
 }
 
+/* Does the file at path hold the secret? (1, 0, or < 0 unreadable) */
+static int file_has_secret(const struct plan *p, const char *path)
+{
+	size_t keep = p->o->secret_len - 1, have = 0;
+	char *buf;
+	ssize_t n;
+	int fd, r = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (!(buf = aptix__malloc(CHECK_BLOCK + keep))) {
+		close(fd);
+		return APTIX_ERROR;
+	}
+	while (!r && (n = read(fd, buf + have, CHECK_BLOCK)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -1;
+			break;
+		}
+		have += (size_t)n;
+		r = has_secret(p, buf, have);
+		if (have > keep) {
+			/* an occurrence may straddle two blocks */
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
+	}
+	free(buf);
+	close(fd);
+	return r;
+}
+
+/*
+ * After compaction no file of the store may hold the secret's bytes: a
+ * record purge cannot rewrite (a name in a key), a file beside data.mdb,
+ * a file written meanwhile. Each found is named in the error; purge is
+ * then not reported done.
+ */
+static int check_gone(struct plan *p)
+{
+	const char *dir = aptix_repo_path(p->repo);
+	aptix_buf path = APTIX_BUF_INIT, found = APTIX_BUF_INIT;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int r = 0;
+
+	if (!p->o->secret)
+		return 0;
+	if (!(d = opendir(dir))) {
+		aptix_error_set_os("purge: cannot check '%s'", dir);
+		return APTIX_ERROR;
+	}
+	while (r >= 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		aptix_buf_clear(&path);
+		aptix_buf_printf(&path, "%s/%s", dir, de->d_name);
+		if (aptix_buf_oom(&path)) {
+			r = aptix_error_oom();
+			break;
+		}
+		if (stat(path.ptr, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if ((r = file_has_secret(p, path.ptr)) == 1)
+			aptix_buf_printf(&found, "%s'%s'", found.len ? ", " :
+					 "", path.ptr);
+		if (r == -1) {
+			aptix_error_set_os("purge: cannot check '%s'",
+					   path.ptr);
+			r = APTIX_ERROR;
+		}
+	}
+	closedir(d);
+	if (r >= 0 && found.len) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "purge: the secret is "
+				"still in %s (a name purge cannot rewrite, or "
+				"a file written meanwhile): it is not purged",
+				found.ptr);
+		r = APTIX_ERROR;
+	}
+	aptix_buf_release(&path);
+	aptix_buf_release(&found);
+	return r < 0 ? r : 0;
+}
+
 int aptix_purge(aptix_purge_stats *out, aptix_repo *repo,
 		const aptix_config *cfg, const aptix_purge_options *o)
 {
@@ -673,7 +827,9 @@ int aptix_purge(aptix_purge_stats *out, aptix_repo *repo,
 	memcpy(p.record_val + 10, reason, rlen);
 	p.record_len = 10 + rlen;
 
-	if ((r = make_plan(&p)) < 0)
+	/* what would stop compaction stops purge before it changes a byte */
+	if ((!o->dry_run && (r = s->compact(s, APTIX_STORE_COMPACT_CHECK)) < 0)
+	    || (r = make_plan(&p)) < 0)
 		goto done;
 	out->blobs = p.nblobs;
 	out->redacted = p.nred;
@@ -693,7 +849,14 @@ int aptix_purge(aptix_purge_stats *out, aptix_repo *repo,
 	 */
 	if ((p.nblobs || p.nred) && (r = aptix_index_rebuild(repo, NULL)) < 0)
 		goto done;
-	if ((r = s->compact(s)) < 0) {
+	if (p.drop_statcache && unlink(p.statcache.ptr) < 0 &&
+	    errno != ENOENT) {
+		aptix_error_set_os("purge: cannot remove '%s'",
+				   p.statcache.ptr);
+		r = APTIX_ERROR;
+		goto done;
+	}
+	if ((r = s->compact(s, 0)) < 0) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "purged, but the "
 				"store could not be compacted (%s): its free "
 				"pages may still hold the bytes; run 'aptix "
@@ -702,6 +865,7 @@ int aptix_purge(aptix_purge_stats *out, aptix_repo *repo,
 		goto done;
 	}
 	s->disk_usage(&out->disk_after, s);
+	r = check_gone(&p);
 done:
 	plan_release(&p);
 	return r;
@@ -718,5 +882,5 @@ int aptix_purge_compact(aptix_repo *repo)
 				"compacted");
 		return APTIX_ERROR;
 	}
-	return s->compact(s);
+	return s->compact(s, 0);
 }

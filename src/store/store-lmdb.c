@@ -1507,12 +1507,101 @@ static int fsync_path(const char *path, int flags)
 	return r;
 }
 
-static int st_compact(aptix_store *s)
+/*
+ * Where compaction writes: the file data.mdb is, following a symbolic
+ * link (replacing the link would leave the old file, and every byte the
+ * compaction was to drop, where it points), and the scratch directory
+ * next to it. A file with another hard link is refused: the other name
+ * would keep the old bytes.
+ */
+static int compact_target(aptix_buf *target, aptix_buf *tmp, const char *dir)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+	struct stat st;
+	char *real = NULL;
+	int r = 0;
+
+	aptix_buf_printf(&data, "%s/data.mdb", dir);
+	if (aptix_buf_oom(&data))
+		return aptix_error_oom();
+	if (lstat(data.ptr, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (!(real = realpath(data.ptr, NULL))) {
+			aptix_error_set_os("cannot compact store: cannot "
+					   "resolve '%s'", data.ptr);
+			r = APTIX_ERROR;
+			goto done;
+		}
+		aptix_buf_puts(target, real);
+		aptix_buf_printf(tmp, "%s.compact.tmp", real);
+	} else {
+		aptix_buf_puts(target, data.ptr);
+		aptix_buf_printf(tmp, "%s/compact.tmp", dir);
+	}
+	if (aptix_buf_oom(target) || aptix_buf_oom(tmp)) {
+		r = aptix_error_oom();
+	} else if (stat(target->ptr, &st) < 0) {
+		aptix_error_set_os("cannot compact store: '%s'", target->ptr);
+		r = APTIX_ERROR;
+	} else if (st.st_nlink > 1) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot compact store: "
+				"'%s' has %lu hard links, and the others would "
+				"keep the bytes compaction drops: remove them "
+				"first", target->ptr,
+				(unsigned long)st.st_nlink);
+		r = APTIX_ERROR;
+	}
+done:
+	free(real);
+	aptix_buf_release(&data);
+	return r;
+}
+
+/* Copy the environment, compacted, over target (tmp: scratch dir). */
+static int compact_copy(lmdb_store *st, const char *tmp, const char *target)
+{
+	aptix_buf file = APTIX_BUF_INIT, lock = APTIX_BUF_INIT;
+	char *parent;
+	int rc, ret = 0;
+
+	aptix_buf_printf(&file, "%s/data.mdb", tmp);
+	aptix_buf_printf(&lock, "%s/lock.mdb", st->dir);
+	if (aptix_buf_oom(&file) || aptix_buf_oom(&lock)) {
+		ret = aptix_error_oom();
+		goto done;
+	}
+	rc = mdb_env_copy2(st->env, tmp, MDB_CP_COMPACT);
+	if (rc) {
+		ret = lmdb_error(rc, "cannot compact store");
+	} else if (chmod(file.ptr, 0600) < 0 ||
+		   fsync_path(file.ptr, O_RDONLY) < 0 ||
+		   rename(file.ptr, target) < 0) {
+		aptix_error_set_os("cannot replace '%s'", target);
+		ret = APTIX_ERROR;
+	} else {
+		/* the next opener makes a lock file for the new data file */
+		unlink(lock.ptr);
+		fsync_path(st->dir, O_RDONLY | O_DIRECTORY);
+		parent = strrchr(target, '/') ?
+			aptix__strndup(target, (size_t)(strrchr(target, '/') -
+							target)) : NULL;
+		if (parent && *parent)
+			fsync_path(parent, O_RDONLY | O_DIRECTORY);
+		free(parent);
+		st->compacted = 1;
+	}
+	unlink(file.ptr);
+done:
+	aptix_buf_release(&file);
+	aptix_buf_release(&lock);
+	return ret;
+}
+
+static int st_compact(aptix_store *s, unsigned flags)
 {
 	lmdb_store *st = (lmdb_store *)s;
 	struct reader *r = reader_of(st);
-	aptix_buf tmp = APTIX_BUF_INIT, file = APTIX_BUF_INIT;
-	aptix_buf data = APTIX_BUF_INIT, lock = APTIX_BUF_INIT;
+	aptix_buf tmp = APTIX_BUF_INIT, target = APTIX_BUF_INIT;
+	aptix_buf file = APTIX_BUF_INIT;
 	MDB_txn *w = NULL;
 	long pid;
 	int rc, ret = 0;
@@ -1531,12 +1620,11 @@ static int st_compact(aptix_store *s)
 				st->dir, pid);
 		return APTIX_ELOCKED;
 	}
-	aptix_buf_printf(&tmp, "%s/compact.tmp", st->dir);
-	aptix_buf_printf(&file, "%s/compact.tmp/data.mdb", st->dir);
-	aptix_buf_printf(&data, "%s/data.mdb", st->dir);
-	aptix_buf_printf(&lock, "%s/lock.mdb", st->dir);
-	if (aptix_buf_oom(&tmp) || aptix_buf_oom(&file) ||
-	    aptix_buf_oom(&data) || aptix_buf_oom(&lock)) {
+	if ((ret = compact_target(&target, &tmp, st->dir)) < 0 ||
+	    (flags & APTIX_STORE_COMPACT_CHECK))
+		goto done;
+	aptix_buf_printf(&file, "%s/data.mdb", tmp.ptr);
+	if (aptix_buf_oom(&file)) {
 		ret = aptix_error_oom();
 		goto done;
 	}
@@ -1552,34 +1640,17 @@ static int st_compact(aptix_store *s)
 	map_rdlock(r);
 	/* the writer's lock: nothing commits until the rename is done */
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &w))) {
-		map_rdunlock(r);
 		ret = lmdb_error(rc, "cannot compact store");
-		goto cleanup;
-	}
-	rc = mdb_env_copy2(st->env, tmp.ptr, MDB_CP_COMPACT);
-	if (rc) {
-		ret = lmdb_error(rc, "cannot compact store");
-	} else if (chmod(file.ptr, 0600) < 0 ||
-		   fsync_path(file.ptr, O_RDONLY) < 0 ||
-		   rename(file.ptr, data.ptr) < 0) {
-		aptix_error_set_os("cannot replace '%s'", data.ptr);
-		ret = APTIX_ERROR;
 	} else {
-		/* the next opener makes a lock file for the new data file */
-		unlink(lock.ptr);
-		fsync_path(st->dir, O_RDONLY | O_DIRECTORY);
-		st->compacted = 1;
+		ret = compact_copy(st, tmp.ptr, target.ptr);
+		mdb_txn_abort(w);
 	}
-	mdb_txn_abort(w);
 	map_rdunlock(r);
-cleanup:
-	unlink(file.ptr);
 	rmdir(tmp.ptr);
 done:
 	aptix_buf_release(&tmp);
+	aptix_buf_release(&target);
 	aptix_buf_release(&file);
-	aptix_buf_release(&data);
-	aptix_buf_release(&lock);
 	return ret;
 }
 

@@ -107,15 +107,22 @@ struct aptix_store {
 	 * Rewrite the store's files without their free pages, so that no
 	 * byte of a deleted value survives on disk (NULL: not supported).
 	 * Refuses (APTIX_ELOCKED) while another process has the store
-	 * open. Afterwards this handle only reads: it must be freed and the
-	 * store opened again to write.
+	 * open, and (APTIX_ERROR) when it could not drop the old bytes (a
+	 * file with another hard link). Afterwards this handle only reads:
+	 * it must be freed and the store opened again to write. With
+	 * APTIX_STORE_COMPACT_CHECK it only says whether it could run now
+	 * and changes nothing.
 	 */
-	int (*compact)(aptix_store *s);
+	int (*compact)(aptix_store *s, unsigned flags);
 };
 
 enum aptix_store_open_flags {
 	APTIX_STORE_CREATE = (1 << 0),
 	APTIX_STORE_RDONLY = (1 << 1)
+};
+
+enum aptix_store_compact_flags {
+	APTIX_STORE_COMPACT_CHECK = (1 << 0)	/**< could it run now? */
 };
 
 /**

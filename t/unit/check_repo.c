@@ -426,7 +426,7 @@ static int closed_child_step(int step, const char *work, const char *dir)
 	aptix_buf found = APTIX_BUF_INIT;
 	aptix_oid id;
 	struct stat st;
-	char blob[32];
+	char blob[64];
 	int fd, rc;
 
 	close(0);

@@ -454,18 +454,23 @@ test_expect_success 'a conversation head that disagrees with its ref' '
 # integers: from txn 256 on, a key's bytes no longer sort as its value
 # (0xff 0x00 ... after 0x00 0x01 ...), and a healthy store must still
 # be clean, and reindex must still run, at every step across it.
+txnid () {
+	mdb_stat -e .aptix | sed -n "s/^ *Last transaction ID: //p"
+}
+
 test_expect_success 'the free list past 256 transactions is in order' '
 	fresh many-txns &&
-	test_seq 1 300 >counts &&
-	while read i
+	i=0 &&
+	while test "$(txnid)" -le 272
 	do
+		i=$((i + 1)) &&
 		aptix update-ref refs/conversations/n$i $s2 || return 1
-		test $i -lt 200 && continue
+		test "$(txnid)" -lt 248 && continue
 		aptix fsck --no-dangling >out 2>err &&
 		test_must_be_empty out &&
 		test_must_be_empty err &&
 		aptix reindex -q || return 1
-	done <counts
+	done
 '
 
 test_expect_success 'usage errors' '

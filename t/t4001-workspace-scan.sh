@@ -105,6 +105,26 @@ test_expect_success 'the store is never an active file' '
 	! grep aptix/ out
 '
 
+test_expect_success 'the stat cache is 0600, as the store'"'"'s other files' '
+	(
+		cd repo &&
+		store=$(aptix rev-parse --aptix-dir) &&
+		umask 022 &&
+		echo cached >cached.c &&
+		# older than the racy window: the stat cache keeps it
+		touch -d "-1 hour" cached.c &&
+		aptix status >/dev/null &&
+		test -f "$store/stat-cache" &&
+		test "$(stat -c %a "$store/stat-cache")" = 600 &&
+		# one an older aptix left 0644 is made 0600 on the next scan
+		chmod 644 "$store/stat-cache" &&
+		aptix status >/dev/null &&
+		test "$(stat -c %a "$store/stat-cache")" = 600 &&
+		rm cached.c &&
+		aptix status >/dev/null
+	)
+'
+
 test_expect_success JQ 'modified, staged, untracked; not ignored nor clean' '
 	(
 		cd repo &&

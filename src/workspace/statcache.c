@@ -160,6 +160,9 @@ int aptix__statcache_load(struct aptix__statcache **out, const char *path,
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_size <= STATCACHE_MAX) {
 		c->written_ns = ts_ns(&st.st_mtim);
+		/* one an older aptix made 0644: written again, 0600 */
+		if (st.st_mode & 077)
+			c->dirty = 1;
 		if (aptix_buf_read_fd(&data, fd) == 0 && data.len >= m &&
 		    !memcmp(data.ptr, STATCACHE_MAGIC, m))
 			r = parse(c, data.ptr + m, data.ptr + data.len);
@@ -273,9 +276,10 @@ void aptix__statcache_save(struct aptix__statcache *c)
 	aptix_buf_printf(&tmp, "%s.tmp%ld", c->file, (long)getpid());
 	if (aptix_buf_oom(&b) || aptix_buf_oom(&tmp))
 		goto done;
+	/* file names are the user's: 0600, as the store's other files */
 	fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-		  O_NOFOLLOW, 0666);
-	if (fd < 0)
+		  O_NOFOLLOW, 0600);
+	if (fd < 0 || fchmod(fd, 0600) < 0)
 		goto done;
 	for (i = 0; i < b.len;) {
 		ssize_t w = write(fd, b.ptr + i, b.len - i);

@@ -103,6 +103,60 @@ test_expect_success 'salvage refuses a directory that holds a store' '
 	grep "holds a store already" err
 '
 
+# A process blocked opening a FIFO says so in /proc/<pid>/wchan.
+test_lazy_prereq FIFO_WCHAN '
+	mkfifo wchan.fifo &&
+	{ cat wchan.fifo >/dev/null & } &&
+	i=0 &&
+	while test "$(cat /proc/$!/wchan 2>/dev/null)" != wait_for_partner
+	do
+		i=$((i + 1)) &&
+		test $i -lt 50 &&
+		sleep 0.1 || break
+	done &&
+	echo >wchan.fifo &&
+	test $i -lt 50
+'
+
+test_expect_success FIFO_WCHAN 'a salvage killed midway leaves no store; a rerun works' '
+	fresh s2 &&
+	# salvage blocks opening the config (a FIFO), after the objects
+	rm -f .aptix/config &&
+	mkfifo .aptix/config &&
+	{ aptix salvage "$TRASH_DIRECTORY/salvaged" >out 2>err & } &&
+	pid=$! &&
+	i=0 &&
+	while test "$(cat /proc/$pid/wchan 2>/dev/null)" != wait_for_partner
+	do
+		i=$((i + 1)) &&
+		test $i -lt 200 &&
+		sleep 0.1 || break
+	done &&
+	kill -9 $pid &&
+	{ wait $pid; code=$?; } &&
+	test $code = 137 &&
+	test $i -lt 200 &&
+	! test -e "$TRASH_DIRECTORY/salvaged/.aptix" &&
+	rm .aptix/config &&
+	aptix salvage "$TRASH_DIRECTORY/salvaged" >out &&
+	grep "^salvaged 120 objects, 2 refs, 2 reflog entries" out &&
+	cd "$TRASH_DIRECTORY/salvaged" &&
+	aptix fsck --full >out &&
+	! grep -v "^dangling" out &&
+	aptix log --oneline >log &&
+	test_line_count = 40 log
+'
+
+test_expect_success 'a salvage that fails leaves no store' '
+	fresh s3 &&
+	rm -f .aptix/config &&
+	mkdir .aptix/config &&
+	test_must_fail aptix salvage "$TRASH_DIRECTORY/salvaged" 2>err &&
+	! test -e "$TRASH_DIRECTORY/salvaged/.aptix" &&
+	ls -a "$TRASH_DIRECTORY/salvaged" >left &&
+	! grep salvage- left
+'
+
 test_expect_success 'a truncated data.mdb: errors, no SIGBUS; salvage works' '
 	fresh trunc &&
 	# cut in the middle of a page, past the first leaf of objects (keys

@@ -183,7 +183,11 @@ typedef struct {
  * @brief Copy every readable object, ref and reflog entry of the store
  *        in directory from (a .aptix directory, perhaps damaged: it is
  *        read without trusting it, and never written) into a new store
- *        in <workdir>/.aptix, with its config file, and index it.
+ *        for workdir (where aptix_repo_init() puts it), with its config
+ *        file, and index it. The store is built in a scratch directory
+ *        next to its place and renamed there once complete, as init's
+ *        is: a salvage that fails or is killed midway leaves no store
+ *        (a killed one may leave its scratch, "<store>.salvage-XXXXXX").
  * @return 0; APTIX_EEXISTS when workdir holds a store already; < 0.
  */
 APTIX_EXTERN(int) aptix_salvage(const char *from, const char *workdir,

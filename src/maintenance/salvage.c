@@ -580,20 +580,17 @@ int aptix_salvage(const char *from, const char *workdir,
 {
 	struct salvage s;
 	aptix_buf path = APTIX_BUF_INIT, to = APTIX_BUF_INIT;
-	int existed = 0, r, progress;
+	aptix_buf dest = APTIX_BUF_INIT;
+	int r, progress;
 	size_t i;
 
 	memset(&s, 0, sizeof(s));
 	memset(stats, 0, sizeof(*stats));
 	s.stats = stats;
-	if ((r = aptix_repo_init(&s.repo, workdir, &existed)) < 0)
+	/* built aside, renamed into place when complete: as init */
+	if ((r = aptix__repo_init_aside(&s.repo, &dest, workdir)) < 0) {
+		aptix_buf_release(&dest);
 		return r;
-	if (existed) {
-		aptix_repo_free(s.repo);
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "'%s' holds a store "
-				"already: salvage into a new directory",
-				workdir);
-		return APTIX_EEXISTS;
 	}
 	aptix_buf_printf(&path, "%s/data.mdb", from);
 	r = aptix_lmdb_file_salvage(path.ptr, on_record, &s,
@@ -656,6 +653,10 @@ int aptix_salvage(const char *from, const char *workdir,
 	free(s.refs);
 	aptix_buf_release(&path);
 	aptix_buf_release(&to);
-	aptix_repo_free(s.repo);
+	if (r == 0)
+		r = aptix__repo_publish(s.repo, dest.ptr);
+	else
+		aptix__repo_discard(s.repo);
+	aptix_buf_release(&dest);
 	return r;
 }

@@ -385,7 +385,9 @@ static int fsync_dir(const char *dir)
 /* Remove a store directory this process made and never published. */
 static void remove_scratch(const char *dir)
 {
-	static const char *const files[] = { "data.mdb", "lock.mdb" };
+	static const char *const files[] = {
+		"data.mdb", "lock.mdb", "config", "stat-cache"
+	};
 	aptix_buf p = APTIX_BUF_INIT;
 	size_t i;
 
@@ -421,21 +423,24 @@ static int init_records(aptix_repo *repo, const char *workspace, int finish)
 }
 
 /*
- * Create the store at path, atomically: it is built in a scratch
- * directory next to it and renamed into place, so that an init killed
- * midway leaves no half-made store. Returns 1 when another process
- * created it first.
+ * A new store for path, made in a scratch directory next to it
+ * ("<path>.<what>-XXXXXX"), open in *out: nothing is at path until
+ * publish() renames it there.
  */
-static int create_store(const char *path, const char *workspace)
+static int build_aside(aptix_repo **out, const char *path,
+		       const char *workspace, const char *what)
 {
 	aptix_buf tmp = APTIX_BUF_INIT;
 	aptix_repo *repo = NULL;
 	char *parent = NULL;
 	int r;
 
-	aptix_buf_printf(&tmp, "%s.init-XXXXXX", path);
-	if (aptix_buf_oom(&tmp) || !(parent = parent_of(path)))
-		return APTIX_ERROR;
+	*out = NULL;
+	aptix_buf_printf(&tmp, "%s.%s-XXXXXX", path, what);
+	if (aptix_buf_oom(&tmp) || !(parent = parent_of(path))) {
+		r = APTIX_ERROR;
+		goto done;
+	}
 	if (!mkdtemp(tmp.ptr)) {
 		aptix_error_set_os("cannot create '%s'", tmp.ptr);
 		r = APTIX_ERROR;
@@ -443,26 +448,84 @@ static int create_store(const char *path, const char *workspace)
 	}
 	if ((r = repo_alloc(&repo, tmp.ptr, parent)) < 0 ||
 	    (r = repo_attach(repo, APTIX_STORE_CREATE)) < 0 ||
-	    (r = init_records(repo, workspace, 0)) < 0)
-		goto fail;
-	aptix_repo_free(repo);
-	repo = NULL;
-	if (rename(tmp.ptr, path) == 0) {
-		fsync_dir(parent);
+	    (r = init_records(repo, workspace, 0)) < 0) {
+		aptix_repo_free(repo);
+		remove_scratch(tmp.ptr);
 		goto done;
 	}
-	if (errno == EEXIST || errno == ENOTEMPTY) {
-		r = 1;		/* another init won the race */
-		goto fail;
-	}
-	aptix_error_set_os("cannot rename '%s' to '%s'", tmp.ptr, path);
-	r = APTIX_ERROR;
-fail:
-	aptix_repo_free(repo);
-	remove_scratch(tmp.ptr);
+	*out = repo;
 done:
 	free(parent);
 	aptix_buf_release(&tmp);
+	return r;
+}
+
+/*
+ * Close the store built aside by build_aside() and rename it to path.
+ * Returns 1 when a store got there first (the scratch is then removed).
+ */
+static int publish(aptix_repo *repo, const char *path)
+{
+	char *tmp = aptix__strdup(repo->path), *parent = parent_of(path);
+	int r = 0;
+
+	aptix_repo_free(repo);
+	if (!tmp || !parent) {
+		r = APTIX_ERROR;
+	} else if (rename(tmp, path) == 0) {
+		fsync_dir(parent);
+	} else if (errno == EEXIST || errno == ENOTEMPTY) {
+		r = 1;
+	} else {
+		aptix_error_set_os("cannot rename '%s' to '%s'", tmp, path);
+		r = APTIX_ERROR;
+	}
+	if (r && tmp)
+		remove_scratch(tmp);
+	free(tmp);
+	free(parent);
+	return r;
+}
+
+/*
+ * Create the store at path, atomically: it is built in a scratch
+ * directory next to it and renamed into place, so that an init killed
+ * midway leaves no half-made store. Returns 1 when another process
+ * created it first.
+ */
+static int create_store(const char *path, const char *workspace)
+{
+	aptix_repo *repo;
+	int r;
+
+	if ((r = build_aside(&repo, path, workspace, "init")) < 0)
+		return r;
+	return publish(repo, path);
+}
+
+void aptix__repo_discard(aptix_repo *repo)
+{
+	char *tmp;
+
+	if (!repo)
+		return;
+	tmp = aptix__strdup(repo->path);
+	aptix_repo_free(repo);
+	if (tmp)
+		remove_scratch(tmp);
+	free(tmp);
+}
+
+int aptix__repo_publish(aptix_repo *repo, const char *dest)
+{
+	int r = publish(repo, dest);
+
+	if (r == 1) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "'%s' was made "
+				"meanwhile: salvage into a new directory",
+				dest);
+		r = APTIX_EEXISTS;
+	}
 	return r;
 }
 
@@ -621,6 +684,45 @@ int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 done:
 	aptix__gitloc_release(&loc);
 	aptix_buf_release(&path);
+	aptix_buf_release(&wd);
+	aptix_buf_release(&ws);
+	aptix_buf_release(&legacy);
+	free(abs);
+	return r;
+}
+
+int aptix__repo_init_aside(aptix_repo **out, aptix_buf *dest,
+			   const char *workdir)
+{
+	aptix_buf wd = APTIX_BUF_INIT, ws = APTIX_BUF_INIT;
+	aptix_buf legacy = APTIX_BUF_INIT;
+	struct aptix__gitloc loc;
+	char *abs = NULL;
+	int r;
+
+	*out = NULL;
+	if (aptix_sanitize_stdfds() < 0 || mkdir_p(workdir) < 0)
+		return APTIX_ERROR;
+	if (!(abs = realpath(workdir, NULL))) {
+		aptix_error_set_os("cannot resolve '%s'", workdir);
+		return APTIX_ERROR;
+	}
+	aptix__gitloc_init(&loc);
+	if ((r = home_of(dest, &wd, &loc, abs)) < 0 ||
+	    (r = aptix__workspace_derive(&ws, wd.ptr)) < 0)
+		goto done;
+	if (exists_in(dest->ptr, "data.mdb") ||
+	    (loc.top.len && find_dot_store(&legacy, abs, loc.top.ptr) == 0)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "'%s' holds a store "
+				"already: salvage into a new directory",
+				workdir);
+		r = APTIX_EEXISTS;
+		goto done;
+	}
+	aptix_error_clear();
+	r = build_aside(out, dest->ptr, ws.ptr, "salvage");
+done:
+	aptix__gitloc_release(&loc);
 	aptix_buf_release(&wd);
 	aptix_buf_release(&ws);
 	aptix_buf_release(&legacy);

@@ -24,6 +24,19 @@ struct aptix_repo {
 };
 
 /*
+ * A new store for workdir built aside (salvage): open in *out, in a
+ * scratch directory next to where aptix_repo_init(workdir) puts its
+ * store (that place goes to dest). aptix__repo_publish() closes it and
+ * renames it there; aptix__repo_discard() closes and removes it. Either
+ * frees repo. APTIX_EEXISTS when workdir has a store already (also
+ * when one appears before the rename).
+ */
+int aptix__repo_init_aside(aptix_repo **out, aptix_buf *dest,
+			   const char *workdir);
+int aptix__repo_publish(aptix_repo *repo, const char *dest);
+void aptix__repo_discard(aptix_repo *repo);
+
+/*
  * Refs inside a write (refs.c): the ref and its reflog entry only; the
  * transaction (txn.c) applies what else a ref change implies.
  */

@@ -220,6 +220,24 @@ void cli_print_oneline(FILE *fp, const char *s, size_t len)
 
 #include "aptix/errors.h"
 #include "aptix/process.h"
+#include "aptix/buf.h"
+
+size_t cli_print_path(FILE *fp, const char *path)
+{
+	aptix_buf q = APTIX_BUF_INIT;
+	size_t n;
+
+	if (aptix_buf_put_path(&q, path) < 0) {
+		aptix_buf_release(&q);
+		n = strlen(path);
+		cli_print_oneline(fp, path, n);
+		return n;
+	}
+	cli_print_sanitized(fp, q.ptr, q.len);
+	n = q.len;
+	aptix_buf_release(&q);
+	return n;
+}
 
 int error_aptix(void)
 {

@@ -73,6 +73,14 @@ void cli_print_sanitized(FILE *fp, const char *s, size_t len);
 void cli_print_oneline(FILE *fp, const char *s, size_t len);
 
 /*
+ * A file path, quoted as git quotes one when it holds a control
+ * character, '"', '\\' or bytes that are not UTF-8
+ * (aptix_buf_put_path()), on a terminal or not. Returns the bytes
+ * written (for alignment).
+ */
+size_t cli_print_path(FILE *fp, const char *path);
+
+/*
  * Room for one more item in an array p of nr items of size bytes, with
  * *alloc allocated: p, or p reallocated (twice as large) when it is
  * full. Dies when out of memory. Use: v = cli_grow(v, &alloc, nr,

@@ -75,7 +75,7 @@ void pretty_print_turn(FILE *fp, const aptix_turn *t)
 		const aptix_chunk_ref *c = &t->chunks[i];
 
 		fprintf(fp, "%-22s ", "chunk");
-		cli_print_oneline(fp, c->path, strlen(c->path));
+		cli_print_path(fp, c->path);
 		fprintf(fp, ":%ld-%ld score %.3f %s id %s sha256 %s\n",
 			c->start_line, c->end_line, c->score / 1e6,
 			c->sent ? "sent" : "already-sent", c->chunk_id,
@@ -88,7 +88,7 @@ void pretty_print_turn(FILE *fp, const aptix_turn *t)
 		const aptix_file_ref *f = &t->files[i];
 
 		fprintf(fp, "%-22s ", "file");
-		cli_print_oneline(fp, f->path, strlen(f->path));
+		cli_print_path(fp, f->path);
 		fprintf(fp, " %ld bytes %s%s%s%s sha256 %s\n", f->size,
 			f->sent ? "sent" : "not-sent",
 			f->touched ? " touched" : "",

@@ -146,7 +146,7 @@ int cmd_rag_query(int argc, const char **argv, struct aptix_repo *repo)
 			const aptix_rag_chunk *c = &set.v[j];
 
 			printf("%.4f ", c->score);
-			cli_print_oneline(stdout, c->path, strlen(c->path));
+			cli_print_path(stdout, c->path);
 			printf(":%ld-%ld %s %.12s\n", c->start_line,
 			       c->end_line, c->chunk_id, c->content_hash);
 		}

@@ -1009,7 +1009,7 @@ static void slash_context(struct chat *ch)
 	for (i = 0; i < fs.n; i++) {
 		printf("  %-9s %8ld  ", aptix_file_action_name(fs.v[i].action),
 		       fs.v[i].size);
-		view_puts(stdout, fs.v[i].path);
+		view_path(stdout, fs.v[i].path);
 		putchar('\n');
 	}
 	printf("Retrieval (RAG): %s\n", ch->tc.no_rag ? "off" :

@@ -490,7 +490,7 @@ static void print_file_line(const struct file_change *fc,
 	char s1[32], s2[32];
 
 	printf("  %s%c%s ", color, (char)fc->what, *color ? co->reset : "");
-	view_puts(stdout, f->path);
+	view_path(stdout, f->path);
 	if (stat) {
 		if (fc->what == CHANGED)
 			printf("  %s -> %s\n", pretty_size(s1, (uint64_t)
@@ -518,7 +518,7 @@ static void print_chunk_line(const struct chunk_change *cc,
 	       *color ? co->reset : "");
 	view_puts(stdout, nz(cc->c->chunk_id));
 	putchar(' ');
-	view_puts(stdout, nz(cc->c->path));
+	view_path(stdout, nz(cc->c->path));
 	printf(":%ld-%ld\n", cc->c->start_line, cc->c->end_line);
 }
 

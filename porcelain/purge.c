@@ -46,7 +46,7 @@ static void on_item(const aptix_purge_item *it, void *payload)
 		break;
 	case APTIX_PURGE_RAG_PATH:
 		printf("unindex ");
-		cli_print_oneline(stdout, it->what, strlen(it->what));
+		cli_print_path(stdout, it->what);
 		putchar('\n');
 		break;
 	case APTIX_PURGE_FILE:

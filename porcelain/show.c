@@ -341,7 +341,7 @@ static void print_text(struct show *sh)
 		const aptix_chunk_ref *c = &t->chunks[i];
 
 		printf("    ");
-		view_puts(stdout, c->path);
+		view_path(stdout, c->path);
 		printf(":%ld-%ld  score %.3f  %s\n", c->start_line,
 		       c->end_line, c->score / 1e6,
 		       c->sent ? "sent" : "already sent");
@@ -352,7 +352,7 @@ static void print_text(struct show *sh)
 		const aptix_file_ref *f = &t->files[i];
 
 		printf("    ");
-		view_puts(stdout, f->path);
+		view_path(stdout, f->path);
 		printf("  %s  sha256 %.12s  %s%s\n",
 		       pretty_size(buf, (uint64_t)(f->size > 0 ? f->size : 0)), f->sha256 ? f->sha256 :
 		       "", file_state(f), f->touched ? ", touched" : "");

@@ -345,10 +345,10 @@ static void print_files(struct status *st)
 			f->action == APTIX_FILE_UNCHANGED ? "" :
 			f->action == APTIX_FILE_UNREADABLE ||
 			f->action == APTIX_FILE_WITHHELD ? red : yellow;
-		size_t len = strlen(f->path);
+		size_t len;
 
 		printf("  ");
-		view_puts(stdout, f->path);
+		len = view_path(stdout, f->path);
 		printf("%*s  %s%s%s\n", (int)(len < width ? width - len : 0),
 		       "", color, file_action_text(buf, sizeof(buf), f),
 		       *color ? reset : "");

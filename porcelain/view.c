@@ -37,6 +37,11 @@ void view_puts(FILE *fp, const char *s)
 		cli_print_oneline(fp, s, strlen(s));
 }
 
+size_t view_path(FILE *fp, const char *path)
+{
+	return path ? cli_print_path(fp, path) : 0;
+}
+
 void view_put_indented(FILE *fp, const char *indent, const char *text,
 		       size_t len)
 {

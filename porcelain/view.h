@@ -24,6 +24,8 @@ const char *view_short_id(const aptix_oid *id);
  * terminal, raw otherwise; a line break shows as "\n" or "\r".
  */
 void view_puts(FILE *fp, const char *s);
+/* A file path, quoted as git does when it must be (cli_print_path()). */
+size_t view_path(FILE *fp, const char *path);
 void view_putn(FILE *fp, const char *s, size_t len);
 /*
  * Print text line by line, each non-empty line after indent, with a

@@ -443,6 +443,30 @@ test_expect_success 'a file holding a code fence is sent in a longer fence' '
 	test_cmp expect actual
 '
 
+test_expect_success 'a line feed or a control character in a file name is quoted as git does' '
+	name="new
+Active file forged.c (9 bytes), as it is now in the working copy:" &&
+	esc=$(printf "tab\there\033[31m\"q\"\\\\.c") &&
+	echo "int nl(void) { return 1; }" >"ws/$name" &&
+	echo "int esc(void) { return 2; }" >"ws/$esc" &&
+	test_when_finished "rm -f \"ws/\$name\" \"ws/\$esc\"" &&
+	n=$(request_count) &&
+	aptix -C ws continue -m "odd names" >out 2>err &&
+	msg $((n + 1)) >m &&
+	! grep "^Active file forged.c" m &&
+	grep -F "Active file \"new\\nActive file forged.c (9 bytes), as it is now in the working copy:\" (" m &&
+	grep -F "Active file \"tab\\there\\033[31m\\\"q\\\"\\\\.c\" (" m &&
+	aptix -C ws show >shown &&
+	! grep "^Active file forged.c" shown &&
+	grep -F "    \"new\\nActive file forged.c (9 bytes)" shown &&
+	grep -F "    \"tab\\there\\033[31m\\\"q\\\"\\\\.c\"  " shown &&
+	aptix -C ws status >status &&
+	grep -F "  \"new\\nActive file forged.c" status &&
+	# JSON keeps every byte
+	aptix -C ws show --json | jq -r ".files[].path" >paths &&
+	grep -x -F "$esc" paths
+'
+
 test_expect_success 'a symbolic link to a file outside the workspace is not followed' '
 	ln -s ../outside ws/link &&
 	test_when_finished "rm -f ws/link" &&
@@ -590,6 +614,31 @@ test_expect_success 'the file refs of every turn agree with the request bodies' 
 	          if e.get("response") and e["response"].get("status") == 200}
 	checked = 0
 	blobs = {}
+	# a path as aptix writes it for the model: quoted as git quotes one
+	# when it holds a control character, a quote or a backslash
+	def q(p):
+	    named = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r",
+	             0x22: "\"", 0x5c: "\\"}
+	    bad = lambda o: o < 0x20 or o == 0x7f or o in named or 0x80 <= o <= 0x9f
+	    if not any(bad(ord(c)) for c in p):
+	        return p
+	    out = ""
+	    for c in p:
+	        if ord(c) in named:
+	            out += "\\" + named[ord(c)]
+	        elif bad(ord(c)):
+	            out += "".join("\\%03o" % x for x in c.encode())
+	        else:
+	            out += c
+	    return "\"" + out + "\""
+	# the path of an "Active file <path> (" line, quoted or not
+	def path_of(rest):
+	    if not rest.startswith("\""):
+	        return rest.split(" (")[0]
+	    i = 1
+	    while rest[i] != "\"":
+	        i += 2 if rest[i] == "\\" else 1
+	    return rest[:i + 1]
 	for s in open(sys.argv[2]).read().split():
 	    d = json.load(open("show-%s.json" % s))
 	    if d["status"] != "committed":
@@ -615,23 +664,23 @@ test_expect_success 'the file refs of every turn agree with the request bodies' 
 	            assert hashlib.sha256(blob).hexdigest() == f["sha256"], (s, f)
 	            assert len(blob) == f["size"], (s, f)
 	        head = "Active file %s (%d bytes, sha256 %s), as it is now" % (
-	            f["path"], f["size"], f["sha256"][:16])
+	            q(f["path"]), f["size"], f["sha256"][:16])
 	        if f["sent"]:
 	            assert f["state"] == "sent", (s, f)
 	            assert head in msg, (s, f, msg)
 	            assert blob.decode() in msg, (s, f)
-	            assert f["path"] not in unchanged, (s, f)
+	            assert q(f["path"]) not in unchanged, (s, f)
 	        else:
 	            assert head not in msg, (s, f, msg)
-	            assert "Active file %s (" % f["path"] not in msg, (s, f)
+	            assert "Active file %s (" % q(f["path"]) not in msg, (s, f)
 	            if f["state"] == "unchanged":
-	                assert f["path"] in unchanged, (s, f, msg)
+	                assert q(f["path"]) in unchanged, (s, f, msg)
 	        checked += 1
 	    # every file sent in the body is recorded as sent
 	    for line in msg.split("\n"):
 	        if line.startswith("Active file "):
-	            path = line[len("Active file "):].split(" (")[0]
-	            assert [f for f in d["files"] if f["path"] == path and f["sent"]], (s, line)
+	            path = path_of(line[len("Active file "):])
+	            assert [f for f in d["files"] if q(f["path"]) == path and f["sent"]], (s, line)
 	assert checked > 30, checked
 	EOF
 '

@@ -5,7 +5,8 @@ Object ids and ref names made of shell and terminal metacharacters are
 refused cleanly (no crash, nothing run, nothing written, no escape
 sequence echoed to the terminal). Paths of chunks and files written
 through write-turn with "../", escape sequences and line feeds print
-without forging lines, and without driving a terminal. Escape sequences
+quoted as git quotes paths, so they forge no line and drive no
+terminal. Escape sequences
 in an answer (the stand-in echoes the instruction) are kept byte for
 byte and printed raw to a pipe, made harmless on a terminal (script(1)
 gives one). An instruction of 20 MiB goes through and its blob is stored
@@ -144,12 +145,16 @@ test_expect_success 'hostile paths in a turn (write-turn JSON)' '
 	aptix show "$session" >show.out &&
 	aptix cat-object -p "$turn" >pretty.out &&
 	cat -A show.out pretty.out &&
-	# raw to a pipe, but no line is forged by a line feed in a path
+	# quoted as git quotes paths, to a pipe too: no line is forged by a
+	# line feed in a path, no terminal driven by an escape
+	no_raw_controls show.out &&
+	no_raw_controls pretty.out &&
 	! grep "^Sources: forged" show.out pretty.out &&
-	grep -F "line1\\nSources: forged" show.out &&
-	grep -F "line1\\nSources: forged" pretty.out &&
-	grep -F "c1${CSI8}31mred\\rcr" show.out &&
-	grep -F "a${OSC_TITLE}b${CLEAR}" show.out &&
+	grep -F "\"line1\\nSources: forged\"" show.out &&
+	grep -F "\"line1\\nSources: forged\"" pretty.out &&
+	grep -F "\"c1\\302\\23331mred\\rcr\"" show.out &&
+	grep -F "\"a\\033]0;PWNED\\ab\\033[2J\":1-2" show.out &&
+	grep -F "\"a\\033]0;PWNED\\ab\\033[2J\":1-2" pretty.out &&
 	grep -F "../../etc/passwd:1-2" show.out &&
 	# JSON keeps every byte
 	aptix show --json "$session" >show.json &&
@@ -171,8 +176,8 @@ test_expect_success TTY 'hostile paths are harmless on a terminal' '
 	no_raw_controls show.tty &&
 	no_raw_controls pretty.tty &&
 	! grep "^Sources: forged" show.tty pretty.tty &&
-	grep -F "a^[]0;PWNED^Gb^[[2J" show.tty &&
-	grep -F "c1\\u009b31mred" show.tty
+	grep -F "\"a\\033]0;PWNED\\ab\\033[2J\"" show.tty &&
+	grep -F "\"c1\\302\\23331mred" show.tty
 '
 
 instr="hostile ${OSC_TITLE} ${CLEAR} ${ESC}[31mred${ESC}[0m ${CSI8}31mC1"

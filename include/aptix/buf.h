@@ -69,5 +69,15 @@ APTIX_EXTERN(int) aptix_utf8_valid(const char *s, size_t len);
  * the start of the sequence it falls in.
  */
 APTIX_EXTERN(size_t) aptix_utf8_cut(const char *s, size_t len, size_t max);
+/**
+ * @brief Append a file path as git quotes one (quote_c_style, with
+ *        core.quotePath off): as it is, unless it holds a control
+ *        character (C0, DEL, or a UTF-8-encoded C1), a byte that is not
+ *        well-formed UTF-8, '"' or '\\'; then in double quotes, with
+ *        \a \b \t \n \v \f \r \" \\ and \ooo (octal) for the other
+ *        bytes. So a name can neither forge a line nor drive a terminal
+ *        wherever it is shown, to a person or to the model.
+ */
+APTIX_EXTERN(int) aptix_buf_put_path(aptix_buf *b, const char *path);
 
 #endif

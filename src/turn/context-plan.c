@@ -151,7 +151,7 @@ static void list_paths(aptix_buf *out, const aptix_file_set *files,
 		if (files->v[i].action != action)
 			continue;
 		aptix_buf_puts(out, any ? ", " : head);
-		aptix_buf_puts(out, files->v[i].path);
+		aptix_buf_put_path(out, files->v[i].path);
 		any = 1;
 	}
 	if (any)
@@ -168,9 +168,11 @@ int aptix_context_render(aptix_buf *out, const aptix_file_set *files,
 
 		if (f->action != APTIX_FILE_SEND)
 			continue;
-		aptix_buf_printf(out, "Active file %s (%ld bytes, sha256 "
-				 "%.16s), as it is now in the working copy:\n",
-				 f->path, f->size, f->sha256);
+		aptix_buf_puts(out, "Active file ");
+		aptix_buf_put_path(out, f->path);
+		aptix_buf_printf(out, " (%ld bytes, sha256 %.16s), as it is "
+				 "now in the working copy:\n", f->size,
+				 f->sha256);
 		block(out, lang_of(f->path), f->content.ptr, f->content.len);
 	}
 	if (files) {
@@ -190,9 +192,10 @@ int aptix_context_render(aptix_buf *out, const aptix_file_set *files,
 
 		if (!c->sent)
 			continue;
-		aptix_buf_printf(out, "Retrieved from %s lines %ld-%ld "
-				 "(score %.3f):\n", c->path, c->start_line,
-				 c->end_line, c->score);
+		aptix_buf_puts(out, "Retrieved from ");
+		aptix_buf_put_path(out, c->path);
+		aptix_buf_printf(out, " lines %ld-%ld (score %.3f):\n",
+				 c->start_line, c->end_line, c->score);
 		block(out, lang_of(c->path), c->text.ptr, c->text.len);
 	}
 	if (out->len > start)

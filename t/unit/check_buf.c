@@ -448,6 +448,46 @@ START_TEST(test_strlist)
 }
 END_TEST
 
+/* aptix_buf_put_path(): git's quote_c_style, core.quotePath off */
+START_TEST(test_put_path)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "plain/file.c", "plain/file.c" },
+		{ "with space.c", "with space.c" },
+		{ "caf\xc3\xa9.c", "caf\xc3\xa9.c" },		/* UTF-8 kept */
+		{ "new\nline.c", "\"new\\nline.c\"" },
+		{ "tab\there", "\"tab\\there\"" },
+		{ "\a\b\v\f\r", "\"\\a\\b\\v\\f\\r\"" },
+		{ "esc\033[2J", "\"esc\\033[2J\"" },
+		{ "del\x7f", "\"del\\177\"" },
+		{ "q\"uote", "\"q\\\"uote\"" },
+		{ "back\\slash", "\"back\\\\slash\"" },
+		{ "c1\xc2\x9b" "31m", "\"c1\\302\\23331m\"" },	/* C1 CSI */
+		{ "nbsp\xc2\xa0", "nbsp\xc2\xa0" },		/* not C1 */
+		{ "bad\xff", "\"bad\\377\"" },			/* not UTF-8 */
+		{ "cut\xe2\x82", "\"cut\\342\\202\"" },	/* cut sequence */
+		{ "\xc3\xa9\n\xc3\xa9", "\"\xc3\xa9\\n\xc3\xa9\"" },
+		{ "", "" },
+	};
+	aptix_buf b = APTIX_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		aptix_buf_clear(&b);
+		aptix_buf_puts(&b, "<");
+		ck_assert_int_eq(aptix_buf_put_path(&b, cases[i].in), 0);
+		aptix_buf_puts(&b, ">");
+		ck_assert_uint_eq(b.len, strlen(cases[i].out) + 2);
+		ck_assert_msg(!memcmp(b.ptr + 1, cases[i].out,
+				      strlen(cases[i].out)),
+			      "case %zu: got %s", i, b.ptr);
+	}
+	aptix_buf_release(&b);
+}
+END_TEST
+
 START_TEST(test_utf8)
 {
 	static const char euro[] = "a\xe2\x82\xac";	/* "a" U+20AC */
@@ -497,6 +537,7 @@ Suite *buf_suite(void)
 	tcase_add_test(tc, test_read_max);
 	tcase_add_test(tc, test_strlist);
 	tcase_add_test(tc, test_utf8);
+	tcase_add_test(tc, test_put_path);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -128,7 +128,9 @@ APTIX_EXTERN(int) aptix_context_limit(aptix_file_set *files,
 /**
  * @brief The text sent ahead of the instruction: the files to send,
  *        whole, and the chunks to send, each in a fenced block with its
- *        path, lines and SHA-256. Appends to out.
+ *        path, lines and SHA-256. Appends to out. Paths are quoted as
+ *        git quotes them when they must be (aptix_buf_put_path()), so
+ *        that a file name cannot forge a line of this text.
  */
 APTIX_EXTERN(int) aptix_context_render(aptix_buf *out,
 				       const aptix_file_set *files,

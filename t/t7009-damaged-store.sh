@@ -103,19 +103,24 @@ test_expect_success 'salvage refuses a directory that holds a store' '
 	grep "holds a store already" err
 '
 
-# A process blocked opening a FIFO says so in /proc/<pid>/wchan.
+# blocked_on_fifo <pid> <tenths>: wait until the process is blocked
+# opening a FIFO (its /proc/<pid>/wchan says so), at most <tenths> / 10 s
+blocked_on_fifo () {
+	local i=0
+	while test "$(cat /proc/$1/wchan 2>/dev/null)" != wait_for_partner
+	do
+		i=$((i + 1))
+		test $i -lt "$2" || return 1
+		sleep 0.1
+	done
+}
+
 test_lazy_prereq FIFO_WCHAN '
 	mkfifo wchan.fifo &&
 	{ cat wchan.fifo >/dev/null & } &&
-	i=0 &&
-	while test "$(cat /proc/$!/wchan 2>/dev/null)" != wait_for_partner
-	do
-		i=$((i + 1)) &&
-		test $i -lt 50 &&
-		sleep 0.1 || break
-	done &&
+	{ blocked_on_fifo $! 50; ok=$?; } &&
 	echo >wchan.fifo &&
-	test $i -lt 50
+	test $ok = 0
 '
 
 test_expect_success FIFO_WCHAN 'a salvage killed midway leaves no store; a rerun works' '
@@ -125,17 +130,11 @@ test_expect_success FIFO_WCHAN 'a salvage killed midway leaves no store; a rerun
 	mkfifo .aptix/config &&
 	{ aptix salvage "$TRASH_DIRECTORY/salvaged" >out 2>err & } &&
 	pid=$! &&
-	i=0 &&
-	while test "$(cat /proc/$pid/wchan 2>/dev/null)" != wait_for_partner
-	do
-		i=$((i + 1)) &&
-		test $i -lt 200 &&
-		sleep 0.1 || break
-	done &&
+	{ blocked_on_fifo $pid 200; blocked=$?; } &&
 	kill -9 $pid &&
 	{ wait $pid; code=$?; } &&
 	test $code = 137 &&
-	test $i -lt 200 &&
+	test $blocked = 0 &&
 	! test -e "$TRASH_DIRECTORY/salvaged/.aptix" &&
 	rm .aptix/config &&
 	aptix salvage "$TRASH_DIRECTORY/salvaged" >out &&

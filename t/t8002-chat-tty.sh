@@ -96,12 +96,18 @@ pid_gone () {
 	done
 }
 
+# clear_screen <name>: Ctrl-L, then only the prompt shows: the answers
+# chat recalled as it opened the conversation are gone
+clear_screen () {
+	keys "$1" C-l &&
+	wait_flat "$1" "^\[[0-9a-f]* [^]]*\]>$"
+}
+
 # cancel_turn <name> <instruction>: a slow turn, cancelled by Ctrl-C
 # once its answer streams (on a screen cleared first: no earlier answer
 # or cancel there)
 cancel_turn () {
-	keys "$1" C-l &&
-	wait_flat "$1" "^\[[0-9a-f]* [^]]*\]>$" &&
+	clear_screen "$1" &&
 	standin_fault "{\"kind\":\"slow\",\"delay\":5}" &&
 	keys "$1" "$2" Enter &&
 	wait_screen "$1" "^Answer #[0-9]* to: " &&
@@ -157,6 +163,7 @@ test_expect_success 'the picker: filter, then Enter opens; the turn streams' '
 	wait_screen p2 "^\[${alpha%%-*} alpha topic\]>" &&
 	head=$(aptix rev-parse "$alpha") &&
 	n=$(request_count) &&
+	clear_screen p2 &&
 	standin_fault "{\"kind\":\"slow\",\"delay\":1}" &&
 	keys p2 "tell me more about it please" Enter &&
 	# the answer shows while the call still runs
@@ -409,6 +416,7 @@ test_expect_success 'SIGHUP during a turn: the turn is finished and committed' '
 	head=$(aptix rev-parse "$beta") &&
 	start_chat h1 --session "$beta" &&
 	wait_screen h1 "beta topic\]>" &&
+	clear_screen h1 &&
 	standin_fault "{\"kind\":\"slow\",\"delay\":1}" &&
 	keys h1 "answer me even if I hang up" Enter &&
 	wait_screen h1 "^Answer #[0-9]* to: " &&

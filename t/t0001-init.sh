@@ -86,4 +86,24 @@ test_expect_success 'APTIX_DIR names the store init creates, as GIT_DIR does' '
 	)
 '
 
+test_expect_success 'the store names its backend: one this build lacks is refused' '
+	mkdir ext && (
+		cd ext &&
+		aptix init -q &&
+		aptix config extensions.storage lmdb &&
+		aptix status >/dev/null &&
+		test_must_fail aptix config extensions.storage nosuch 2>err &&
+		grep "extensions.storage" err &&
+		printf "[extensions]\n\tstorage = postgresql\n" >>.aptix/config &&
+		cp .aptix/data.mdb before.mdb &&
+		test_expect_code 128 aptix status 2>err &&
+		grep "^fatal: .*a .postgresql. backend, which this aptix cannot open (extensions.storage; this build has: lmdb)$" err &&
+		test_expect_code 128 aptix log 2>err &&
+		grep "postgresql" err &&
+		# only the store says: not -c, not the user file
+		test_expect_code 128 aptix -c extensions.storage=lmdb status &&
+		cmp before.mdb .aptix/data.mdb
+	)
+'
+
 test_done

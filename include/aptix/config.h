@@ -23,6 +23,19 @@ typedef struct aptix_config aptix_config;
  * @return 0; APTIX_EINVALID with file:line for a malformed file.
  */
 APTIX_EXTERN(int) aptix_config_open(aptix_config **out, aptix_repo *repo);
+/**
+ * @brief aptix_config_open() for the store in directory storedir (NULL:
+ *        no store: the user's file, the environment and -c only).
+ */
+APTIX_EXTERN(int) aptix_config_open_dir(aptix_config **out,
+				       const char *storedir);
+/**
+ * @brief The store's own file alone (storedir/config), without the
+ *        user's file, the environment or -c: what the store says about
+ *        itself (extensions.*), which nothing else may change.
+ */
+APTIX_EXTERN(int) aptix_config_open_store_file(aptix_config **out,
+					       const char *storedir);
 APTIX_EXTERN(void) aptix_config_free(aptix_config *cfg);
 
 /**
@@ -172,6 +185,9 @@ APTIX_EXTERN(int) aptix_config_foreach(const aptix_config *cfg,
  */
 APTIX_EXTERN(int) aptix_config_set(aptix_repo *repo, const char *key,
 				   const char *value);
+/** @brief aptix_config_set() on the store in directory storedir. */
+APTIX_EXTERN(int) aptix_config_set_dir(const char *storedir, const char *key,
+				       const char *value);
 
 /**
  * @brief The path of the user's config file, read before the store's:

@@ -34,6 +34,8 @@
 	{ name, APTIX_CONFIG_URL, dflt, 0, 0, NULL, 0, doc }
 
 static const char *const rag_backends[] = { "local", "qdrant", NULL };
+/* the store backends this build can open a store with (repo.c) */
+static const char *const storage_backends[] = { "lmdb", NULL };
 
 static const aptix_config_key keys[] = {
 	/*
@@ -55,6 +57,13 @@ static const aptix_config_key keys[] = {
 	STRING("core.editor", NULL, 0,
 	       "the editor for an instruction when none is given on a "
 	       "terminal (APTIX_EDITOR overrides; then VISUAL, EDITOR)"),
+	/*
+	 * Read from the store's own file only (as git's extensions.*): a
+	 * store that names a backend this build lacks is refused whole.
+	 */
+	ENUM("extensions.storage", "lmdb", storage_backends,
+	     "the backend that keeps this store's data; read from the "
+	     "store's own config file only"),
 	LONG("files.max-count", "500", 0, OPEN,
 	     "files attached to a turn at most"),
 	LONG("files.max-size", "100k", 0, OPEN,

@@ -24,7 +24,6 @@
  * fsync'ed and renamed over config; then the directory is fsync'ed.
  */
 #include "util/common.h"
-#include "repo/repo.h"
 #include "aptix/config.h"
 #include "aptix/credscan.h"
 #include "aptix/history.h"
@@ -815,7 +814,7 @@ static int load_parameters(aptix_config *cfg)
 	return r;
 }
 
-int aptix_config_open(aptix_config **out, aptix_repo *repo)
+int aptix_config_open_dir(aptix_config **out, const char *storedir)
 {
 	aptix_buf path = APTIX_BUF_INIT;
 	aptix_config *cfg;
@@ -832,9 +831,9 @@ int aptix_config_open(aptix_config **out, aptix_repo *repo)
 		r = load_file(cfg, path.ptr);
 	else if (r == APTIX_ENOTFOUND)
 		r = 0;
-	if (r == 0 && repo) {
+	if (r == 0 && storedir) {
 		aptix_buf_clear(&path);
-		aptix_buf_printf(&path, "%s/" CONFIG_FILE, repo->path);
+		aptix_buf_printf(&path, "%s/" CONFIG_FILE, storedir);
 		r = aptix_buf_oom(&path) ? APTIX_ERROR :
 			load_file(cfg, path.ptr);
 	}
@@ -1474,11 +1473,33 @@ done:
 	return r;
 }
 
-int aptix_config_set(aptix_repo *repo, const char *key, const char *value)
+int aptix_config_set_dir(const char *storedir, const char *key,
+			 const char *value)
 {
-	APTIX_ASSERT_ARG(repo);
+	APTIX_ASSERT_ARG(storedir);
 	APTIX_ASSERT_ARG(key);
-	return set_in_dir(repo->path, key, value);
+	return set_in_dir(storedir, key, value);
+}
+
+int aptix_config_open_store_file(aptix_config **out, const char *storedir)
+{
+	aptix_buf path = APTIX_BUF_INIT;
+	aptix_config *cfg;
+	int r;
+
+	APTIX_ASSERT_ARG(out && storedir);
+	*out = NULL;
+	if (!(cfg = aptix__calloc(1, sizeof(*cfg))))
+		return APTIX_ERROR;
+	aptix_buf_printf(&path, "%s/" CONFIG_FILE, storedir);
+	r = aptix_buf_oom(&path) ? APTIX_ERROR : load_file(cfg, path.ptr);
+	aptix_buf_release(&path);
+	if (r < 0) {
+		aptix_config_free(cfg);
+		return r;
+	}
+	*out = cfg;
+	return 0;
 }
 
 int aptix_config_user_path(aptix_buf *out)

@@ -5,6 +5,8 @@
 #include "repo/repo.h"
 #include "store/odb-store.h"
 #include "aptix/refs.h"
+#include "aptix/config.h"
+#include <strings.h>
 #include "util/env.h"
 #include "repo/gitdir.h"
 #include <fcntl.h>
@@ -221,12 +223,43 @@ static int read_workspace(aptix_repo *repo)
 	return r;
 }
 
+/*
+ * The backend the store's own config names (extensions.storage, as
+ * git's extensions.refStorage): only its file counts, not the user's,
+ * the environment or -c, and a name this build lacks refuses the store
+ * before anything is opened.
+ */
+static int check_storage(const char *dir)
+{
+	aptix_config *cfg = NULL;
+	const char *v;
+	int r;
+
+	if (aptix_config_open_store_file(&cfg, dir) < 0) {
+		/* a malformed file is for the commands that read it to say */
+		aptix_error_clear();
+		return 0;
+	}
+	r = 0;
+	v = aptix_config_get(cfg, "extensions.storage");
+	if (v && strcasecmp(v, "lmdb")) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the store '%s' keeps "
+				"its data in a '%s' backend, which this aptix "
+				"cannot open (extensions.storage; this build "
+				"has: lmdb)", dir, v);
+		r = APTIX_EVERSION;
+	}
+	aptix_config_free(cfg);
+	return r;
+}
+
 static int repo_attach(aptix_repo *repo, unsigned flags)
 {
 	aptix_odb_backend *b;
 	int r;
 
-	if ((r = aptix_store_lmdb_open(&repo->store, repo->path, flags)) < 0)
+	if ((r = check_storage(repo->path)) < 0 ||
+	    (r = aptix_store_lmdb_open(&repo->store, repo->path, flags)) < 0)
 		return r;
 	if ((r = aptix_odb_new(&repo->odb)) < 0)
 		return r;

@@ -38,12 +38,12 @@
  *    hold one across a network call.
  *  - Opening a store never writes; a store the user cannot write opens
  *    read-only (aptix_repo_readonly()).
- *  - Descriptors 0-2: every entry that opens a store, a lock or a
- *    store's file first occupies a closed one with /dev/null
- *    (aptix_sanitize_stdfds()), so that a store never gets descriptor 2
- *    and a message meant for stderr never lands in it. A program that
- *    opens files of its own before calling the library should call
- *    aptix_sanitize_stdfds() first thing.
+ *  - Descriptors 0-2: every entry that opens a store, a lock, a
+ *    store's file or a pipe first occupies a closed one with /dev/null
+ *    (aptix_sanitize_stdfds() in aptix/process.h), so that a store
+ *    never gets descriptor 2 and a message meant for stderr never lands
+ *    in it. A program that opens files of its own before calling the
+ *    library should call aptix_sanitize_stdfds() first thing.
  */
 #ifndef APTIX_H
 #define APTIX_H

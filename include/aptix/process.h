@@ -19,6 +19,20 @@
 #include "buf.h"
 #include <sys/types.h>
 
+/**
+ * @brief Occupy whichever of the descriptors 0, 1 and 2 is closed with
+ *        /dev/null (git's sanitize_stdfds), so that no file opened
+ *        after it gets one of them: a process started with stdout or
+ *        stderr closed (cron, nohup, a daemon) would otherwise write its
+ *        messages into the store. Every library entry that opens
+ *        the store, a lock or a pipe (aptix_process_start()) calls it
+ *        first; a program calls it first thing too, before it opens
+ *        anything.
+ * @return 0; APTIX_ERROR when one is closed and /dev/null cannot be
+ *         opened (the store is then not opened).
+ */
+APTIX_EXTERN(int) aptix_sanitize_stdfds(void);
+
 /** What a child's descriptor 0, 1 or 2 is. */
 typedef enum {
 	APTIX_STDIO_INHERIT = 0,	/**< the parent's */

@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "buf.h"
+#include "process.h"
 #include "odb.h"
 #include "object.h"
 #include "sys/store_backend.h"
@@ -42,19 +43,6 @@ APTIX_EXTERN(void) aptix_fault_guard_remove(void);
  * the repository shares, as git-lfs and git-annex do.
  */
 #define APTIX_GIT_STORE_NAME "aptix"
-
-/**
- * @brief Occupy whichever of the descriptors 0, 1 and 2 is closed with
- *        /dev/null (git's sanitize_stdfds), so that no file opened
- *        after it gets one of them: a process started with stdout or
- *        stderr closed (cron, nohup, a daemon) would otherwise write its
- *        messages into the store. Every entry below that opens the
- *        store or a lock calls it first; a program calls it first thing
- *        too, before it opens anything.
- * @return 0; APTIX_ERROR when one is closed and /dev/null cannot be
- *         opened (the store is then not opened).
- */
-APTIX_EXTERN(int) aptix_sanitize_stdfds(void);
 
 /**
  * @brief Create a store for workdir (mode 0700, files 0600): in the

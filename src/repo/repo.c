@@ -49,31 +49,6 @@ static int check_format(aptix_repo *repo)
 	return r;
 }
 
-int aptix_sanitize_stdfds(void)
-{
-	int fd;
-
-	if (fcntl(0, F_GETFD) >= 0 && fcntl(1, F_GETFD) >= 0 &&
-	    fcntl(2, F_GETFD) >= 0)
-		return 0;
-	/* no O_CLOEXEC: a child should find them occupied too */
-	if ((fd = open("/dev/null", O_RDWR)) < 0) {
-		aptix_error_set_os("cannot occupy a closed standard "
-				   "descriptor with /dev/null");
-		return APTIX_ERROR;
-	}
-	while (fd >= 0 && fd < 2)
-		fd = dup(fd);
-	if (fd > 2)
-		close(fd);
-	if (fd < 0) {
-		aptix_error_set_os("cannot occupy a closed standard "
-				   "descriptor with /dev/null");
-		return APTIX_ERROR;
-	}
-	return 0;
-}
-
 /* Does dir/name exist (lstat)? */
 static int exists_in(const char *dir, const char *name)
 {

@@ -36,7 +36,7 @@
  */
 #include "util/common.h"
 #include "store/lmdb-file.h"
-#include "aptix/repo.h"
+#include "aptix/process.h"
 #include "object/zstream.h"
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -176,6 +176,31 @@ out:
 	return r;
 }
 
+int aptix_sanitize_stdfds(void)
+{
+	int fd;
+
+	if (fcntl(0, F_GETFD) >= 0 && fcntl(1, F_GETFD) >= 0 &&
+	    fcntl(2, F_GETFD) >= 0)
+		return 0;
+	/* no O_CLOEXEC: a child should find them occupied too */
+	if ((fd = open("/dev/null", O_RDWR)) < 0) {
+		aptix_error_set_os("cannot occupy a closed standard "
+				   "descriptor with /dev/null");
+		return APTIX_ERROR;
+	}
+	while (fd >= 0 && fd < 2)
+		fd = dup(fd);
+	if (fd > 2)
+		close(fd);
+	if (fd < 0) {
+		aptix_error_set_os("cannot occupy a closed standard "
+				   "descriptor with /dev/null");
+		return APTIX_ERROR;
+	}
+	return 0;
+}
+
 int aptix_process_start(aptix_process *p)
 {
 	int ip[2] = { -1, -1 }, op[2] = { -1, -1 }, ep[2] = { -1, -1 };
@@ -184,6 +209,9 @@ int aptix_process_start(aptix_process *p)
 	APTIX_ASSERT_ARG(p && p->argv && p->argv[0]);
 	p->pid = -1;
 	p->in_fd = p->out_fd = p->err_fd = -1;
+	/* a pipe made on a closed 0-2 would be taken for the child's */
+	if (aptix_sanitize_stdfds() < 0)
+		return APTIX_ERROR;
 	r = spawn(p, ip, op, ep);
 	/* the child's ends */
 	close_fd(&ip[0]);

@@ -235,6 +235,53 @@ test_expect_success 'at 390x844 (a phone): graph above, turn below, all in reach
 	test_path_is_file phone-390.png
 '
 
+# hold_turn <conversation>: a streamed turn in the background (call it
+# from the test body, not a subshell); its pid in $cpid
+hold_turn () {
+	curl -sS -N -o held.events -H "Authorization: Bearer $TOKEN" \
+		-H "Accept: text/event-stream" \
+		--data-binary "{\"conversation\":\"$1\",\"instruction\":\"hold it\"}" \
+		"$URL/api/ai/agent/execute" &
+	cpid=$!
+}
+
+test_expect_success 'a turn refused (its conversation is busy) says so where it ran' '
+	TOKEN=$(cat .aptix/serve.token) &&
+	URL=${PAGE%%/#*} &&
+	conv=$(aptix rev-parse --symbolic-full-name HEAD) &&
+	conv=${conv#refs/conversations/} &&
+	standin_reset &&
+	standin_fault "{\"kind\":\"hang\",\"max\":30}" &&
+	n=$(request_count) &&
+	hold_turn "$conv" &&
+	test_when_finished "kill_children $cpid" &&
+	wait_for_requests $((n + 1)) &&
+	cdp <<-\EOF &&
+	R = os.environ["R"]
+	page(os.environ["PAGE"], 1400, 757)
+	try:
+	    b.click(node(R) + " circle")
+	    b.wait_for("document.body.dataset.selected === \"%s\"" % R)
+	    b.click("#instruction")
+	    b.type_text("me too")
+	    b.click("#continue")
+	    b.wait_for("document.body.dataset.state === \"error\"")
+	    assert in_view("#stream")
+	    assert b.eval("document.getElementById(\"live-title\").textContent"
+	                  ).startswith("Not run: continuing")
+	    assert "is busy" in b.eval(
+	        "document.getElementById(\"stream\").textContent")
+	    assert not b.eval("document.getElementById(\"ghost\")")
+	    assert not b.eval("document.getElementById(\"continue\").disabled")
+	finally:
+	    b.close()
+	EOF
+	curl -sS -o /dev/null -H "Authorization: Bearer $TOKEN" -d "{}" \
+		"$URL/api/conversations/$conv/interrupt" &&
+	wait $cpid &&
+	grep "^event: completed" held.events
+'
+
 test_expect_success 'an empty store offers to start a conversation' '
 	mkdir empty &&
 	aptix -C empty init -q &&

@@ -607,6 +607,8 @@ async function run(body, title) {
 		await loadGraph(final.session);
 	} catch (e) {
 		out.textContent += "\nerror: " + e.message;
+		$("live-title").textContent = title.replace(/^Running/,
+			"Not run");
 		document.body.dataset.state = "error";
 		state.ghost = null;
 		if (state.graph)

@@ -110,6 +110,15 @@ test_expect_success 'kill -9: show has the instruction and the error' '
 	test "$(field $killed .seq)" = 2
 '
 
+test_expect_success 'kill -9: recorded as every failed turn is (the recorder)' '
+	aptix cat-object session $killed >killed.json &&
+	aptix cat-object session $head >head.json &&
+	test "$(json_field .status <killed.json)" = failed &&
+	test "$(json_field .metadata.workspace <killed.json)" = \
+		"$(json_field .metadata.workspace <head.json)" &&
+	test -n "$(json_field .metadata.workspace <killed.json)"
+'
+
 test_expect_success 'kill -9: fsck is happy, and the conversation goes on' '
 	aptix fsck &&
 	n=$(request_count) &&

@@ -9,10 +9,12 @@
 #	make_turn <conv> <instruction> [<seq>]
 #	                                      store a completed turn, print
 #	                                      its id
-#	make_session <conv> <instruction> [<parent>]
+#	make_session <conv> <instruction> [<parent> [<seq>]]
 #	                                      store a committed session (and
 #	                                      its turn and instruction blob),
-#	                                      print its id
+#	                                      print its id; the turn is
+#	                                      numbered <seq>, or one more
+#	                                      than its parent's
 #	session_field <session> <key>         print a string or number field
 #	                                      of a stored turn or session
 #
@@ -51,9 +53,9 @@ make_turn () {
 	aptix hash-object -w -t turn --stdin
 }
 
-# make_session <conv> <instruction> [<parent>]
+# make_session <conv> <instruction> [<parent> [<seq>]]
 make_session () {
-	local conv=$1 text=$2 parent=${3-} seq=1 turn ms parent_json=
+	local conv=$1 text=$2 parent=${3-} seq=1 want=${4-} turn ms parent_json=
 	ms=${APTIX_TEST_DATE:-1700000000}000
 	if test -n "$parent"
 	then
@@ -62,6 +64,7 @@ make_session () {
 		seq=$((seq + 1)) &&
 		parent_json="\"parent\":\"$parent\"," || return 1
 	fi
+	seq=${want:-$seq}
 	turn=$(make_turn "$conv" "$text" "$seq") || return 1
 	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":0,"model_requests":0,"prompt_tokens":0,"total_tokens":0}},"status":"committed","turn":"%s","v":1}\n' \
 		"$conv" "$ms" "$parent_json" "$turn" |

@@ -378,4 +378,69 @@ test_expect_success 'a chain over context.chain-max-chars starts afresh with the
 	test "$(json_field .previous_response_id <body)" = "$restarted"
 '
 
+# summary_of <dry-run output>: the text of the request's first input
+summary_of () {
+	python3 -c '
+import json, sys
+t = open(sys.argv[1]).read()
+print(json.loads(t[t.index("{"):])["input"][0]["content"])
+' "$1"
+}
+
+# summary_within <file> <max>: the summary after its header line is at
+# most max bytes
+summary_within () {
+	python3 -c '
+import sys
+text = open(sys.argv[1], "rb").read().rstrip(b"\n")
+body = text.split(b"\n", 1)[1]
+if len(body) > int(sys.argv[2]):
+    sys.exit("summary of %d bytes over %s" % (len(body), sys.argv[2]))
+' "$1" "$2"
+}
+
+# A history whose index holds no rolling summary: plumbing numbers a
+# fork's turns from 1 again under a parent at turn 3. A restart reads
+# the turns themselves then: only as many as its summary can use, into
+# context.summary-chars (issue 22: it read the whole history, then freed
+# memory, and wrote " / " for every turn past the budget).
+test_expect_success 'setup: a history numbered out of order, by plumbing' '
+	. "$TEST_DIRECTORY"/lib-objects.sh &&
+	s=$(make_session walked "root one") &&
+	s=$(make_session walked "root two" $s) &&
+	s=$(make_session walked "root three" $s) &&
+	for i in $(test_seq 1 40)
+	do
+		s=$(make_session walked "KW$i: forked turn $i" $s $i) ||
+		return 1
+	done &&
+	aptix update-ref refs/conversations/walked $s
+'
+
+test_expect_success 'a restart without a rolling summary names the turns it summarises' '
+	aptix config context.summary-chars 400 &&
+	test_when_finished "aptix config --unset context.summary-chars" &&
+	aptix continue --conversation walked --dry-run --no-files --no-rag \
+		-m next >dry &&
+	summary_of dry >summary &&
+	# the window: turns 40 to 35; the summary: the 16 before them
+	grep "^Summary of the earlier turns of this conversation, turns 19 to 34 (" summary &&
+	grep "^- Turns before these: not summarised" summary &&
+	grep "KW34" summary &&
+	! grep "KW35" summary &&
+	summary_within summary 400 &&
+	grep "KW35: forked turn 35" dry &&
+	grep "KW40: forked turn 40" dry
+'
+
+test_expect_success 'a restart without a rolling summary stays within a small budget' '
+	aptix config context.summary-chars 40 &&
+	test_when_finished "aptix config --unset context.summary-chars" &&
+	aptix continue --conversation walked --dry-run --no-files --no-rag \
+		-m next >dry &&
+	summary_of dry >summary &&
+	grep "^Summary of the earlier turns of this conversation, turns 19 to 34 (" summary &&
+	summary_within summary 40
+'
+
 test_done

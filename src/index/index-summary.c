@@ -74,6 +74,8 @@ struct rsec {
 
 struct rgroup {
 	uint32_t lo, hi;
+	uint32_t llo, lhi;	/* the numbers shown: lo, hi but for lines of
+				   a walked history (positions in lo, hi) */
 	char *text, *ans;	/* NUL-terminated; ans NULL on a range */
 };
 
@@ -255,8 +257,8 @@ static int groups_add(struct rgroups *g, uint32_t lo, uint32_t hi,
 	if (aptix__grow(&g->v, &g->alloc, g->n, sizeof(*g->v), 16) < 0)
 		return APTIX_ERROR;
 	e = &g->v[g->n];
-	e->lo = lo;
-	e->hi = hi;
+	e->lo = e->llo = lo;
+	e->hi = e->lhi = hi;
 	e->text = dupn(text, tlen);
 	e->ans = lo == hi && alen ? dupn(ans, alen) : NULL;
 	if (!e->text || (lo == hi && alen && !e->ans)) {
@@ -404,9 +406,9 @@ static size_t prefix_len(const struct rgroup *e)
 	char t[64];
 	int n = e->lo == e->hi ?
 		snprintf(t, sizeof(t), "- Turn %lu asked: ",
-			 (unsigned long)e->lo) :
+			 (unsigned long)e->llo) :
 		snprintf(t, sizeof(t), "- Turns %lu-%lu asked: ",
-			 (unsigned long)e->lo, (unsigned long)e->hi);
+			 (unsigned long)e->llo, (unsigned long)e->lhi);
 
 	return n > 0 ? (size_t)n : 0;
 }
@@ -426,7 +428,7 @@ size_t aptix_index__line_size(const struct aptix_index_line *l)
 {
 	struct rgroup e;
 
-	e.lo = e.hi = l->seq;
+	e.lo = e.hi = e.llo = e.lhi = l->seq;
 	e.text = (char *)l->instr;
 	e.ans = *l->answer ? (char *)l->answer : NULL;
 	return line_size(&e);
@@ -441,11 +443,11 @@ static void render(aptix_buf *out, const struct rgroups *g)
 
 		if (e->lo == e->hi)
 			aptix_buf_printf(out, "- Turn %lu asked: %s\n",
-					 (unsigned long)e->lo, e->text);
+					 (unsigned long)e->llo, e->text);
 		else
 			aptix_buf_printf(out, "- Turns %lu-%lu asked: %s\n",
-					 (unsigned long)e->lo,
-					 (unsigned long)e->hi, e->text);
+					 (unsigned long)e->llo,
+					 (unsigned long)e->lhi, e->text);
 		if (e->ans)
 			aptix_buf_printf(out, ANSWER_PREFIX "%s\n", e->ans);
 	}
@@ -521,6 +523,7 @@ static int merge_at(struct rgroups *g, size_t i)
 	a->text = t;
 	a->ans = NULL;
 	a->hi = b->hi;
+	a->lhi = b->lhi;
 	memmove(b, b + 1, (g->n - i - 2) * sizeof(*b));
 	g->n--;
 	return 0;
@@ -853,4 +856,40 @@ done:
 	groups_release(&g);
 	aptix_buf_release(&rec);
 	return r;
+}
+
+/* --- A history walked turn by turn ----------------------------------- */
+
+int aptix_index__summary_of_lines(aptix_buf *out,
+				  const struct aptix_index_line *v, size_t n,
+				  size_t cap)
+{
+	struct rgroups g = { NULL, 0, 0 };
+	size_t i;
+	int r = 0;
+
+	/*
+	 * Compacted by position (a walked history may number its turns
+	 * in any order), shown by the turns' own numbers.
+	 */
+	for (i = 0; i < n && r == 0; i++) {
+		r = groups_add(&g, (uint32_t)i + 1, (uint32_t)i + 1,
+			       v[i].instr, strlen(v[i].instr), v[i].answer,
+			       strlen(v[i].answer));
+		if (r == 0)
+			g.v[g.n - 1].llo = g.v[g.n - 1].lhi = v[i].seq;
+	}
+	if (r == 0 && (r = compact(&g, cap)) == 0) {
+		render(out, &g);
+		r = aptix_buf_oom(out) ? APTIX_ERROR : 0;
+	}
+	groups_release(&g);
+	return r;
+}
+
+size_t aptix_index__summary_walk_max(size_t cap)
+{
+	size_t n = cap / LINE_MIN;
+
+	return n < 16 ? 16 : n > 1024 ? 1024 : n;
 }

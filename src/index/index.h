@@ -93,6 +93,20 @@ int aptix_index__rolling_summary(aptix_buf *out, uint32_t *lo,
 				 const aptix_oid *head, uint32_t upto,
 				 size_t cap);
 
+/*
+ * The summary of the committed turns v[0..n) (oldest first, numbered by
+ * their seq in any order), compacted to cap bytes as the rolling summary
+ * is: for a history whose records hold none (rolling_summary said 1).
+ */
+int aptix_index__summary_of_lines(aptix_buf *out,
+				  const struct aptix_index_line *v, size_t n,
+				  size_t cap);
+/*
+ * How many turns such a summary of cap bytes is worth reading: beyond
+ * that, compaction gives a turn too little room to say anything.
+ */
+size_t aptix_index__summary_walk_max(size_t cap);
+
 struct aptix_index_session_op {
 	aptix_oid id;
 	aptix_session session;	/* parsed */

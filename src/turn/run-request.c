@@ -142,19 +142,7 @@ static size_t blob_size(aptix_repo *repo, const aptix_oid *id)
 	return sz;
 }
 
-/* The committed ancestors, all of them (a new chain needs the history). */
-static int history_len(size_t *n, aptix_run *run)
-{
-	const struct aptix__past *p;
-	int r;
-
-	*n = 0;
-	while ((r = aptix__chain_get(&p, &run->chain, *n)) == 0)
-		(*n)++;
-	return r == APTIX_ITEROVER ? 0 : r;
-}
-
-/* One turn of the history: newest first, i < history_len. */
+/* One turn of the history: newest first. NULL past the oldest. */
 static const aptix_turn *past(aptix_run *run, size_t i)
 {
 	const struct aptix__past *p;
@@ -163,94 +151,97 @@ static const aptix_turn *past(aptix_run *run, size_t i)
 }
 
 /*
- * The summary of turns 1..k (newest first in the chain: indexes
- * n-1..n-k), within max bytes, no turn left out: each turn gets an
- * equal share for the start of its instruction and of its answer; when
- * a share is too small for that, consecutive turns share one line.
+ * The summary of the turns older than the window for a history whose
+ * index records hold no rolling summary (indexed by an older version,
+ * or numbered out of order by plumbing: a fork that starts again at 1),
+ * read turn by turn: the newest of them, as many as a summary of
+ * context.summary-chars can say something about; older ones are named
+ * by a line of their own, not read, so that a restart costs the same
+ * whatever the length of the history. *count: the turns summarised.
+ * @note a turn from past() is valid only until the next call (the
+ * chain's array grows), so each is copied out at once.
  */
-#define SUMMARY_MIN_TEXT 12
-#define SUMMARY_LINE 36	/* "- Turns 1234-1235 asked: ", newlines */
+#define OLDER_LINE "- Turns before these: not summarised (the index " \
+	"holds no rolling summary of them)\n"
 
-/* Bytes left for the text of a line covering g turns of share bytes. */
-static size_t line_text(size_t share, size_t g)
+static int walk_summary(aptix_buf *out, uint32_t *lo, uint32_t *hi,
+			size_t *count, aptix_run *run, size_t window)
 {
-	size_t fixed = SUMMARY_LINE + 3 * (g - 1);	/* " / " */
+	size_t cap = (size_t)run->summary_chars, n;
+	size_t max = aptix_index__summary_walk_max(cap);
+	struct aptix_index_line *v = aptix__calloc(max, sizeof(*v));
+	aptix_buf instr = APTIX_BUF_INIT, ans = APTIX_BUF_INIT;
+	const struct aptix__past *p;
+	char sum[APTIX_SUMMARY_MAX + 1];
+	int r = 0, more = 0;
 
-	return share * g > fixed ? share * g - fixed : 0;
-}
-
-static void summarise(aptix_buf *out, aptix_run *run, size_t n, size_t k,
-		      size_t max)
-{
-	aptix_repo *repo = run->repo;
-	aptix_buf a = APTIX_BUF_INIT;
-	size_t share = max / k, group = 1, i, j, text;
-
-	while (group < k && line_text(share, group) / group <
-	       SUMMARY_MIN_TEXT)
-		group++;
-	for (i = 0; i < k; i += group) {
-		size_t last = i + group < k ? i + group : k;
-		const aptix_turn *t = past(run, n - 1 - i);
-
-		text = line_text(share, last - i);
-		if (last - i == 1) {
-			aptix_buf_printf(out, "- Turn %ld asked: ", t->seq);
-			if (aptix_blob_lookup(&a, repo, &t->instruction) == 0)
-				aptix__head_words(out, a.ptr, a.len, text * 3 / 5);
-			aptix_buf_puts(out, "\n");
-			if (!aptix_oid_is_zero(&t->answer) &&
-			    aptix_blob_lookup(&a, repo, &t->answer) == 0) {
-				aptix_buf_puts(out, "  Answer began: ");
-				aptix__head_words(out, a.ptr, a.len, text * 2 / 5);
-				aptix_buf_puts(out, "\n");
-			}
-			continue;
-		}
-		aptix_buf_printf(out, "- Turns %ld-%ld asked: ", t->seq,
-				 past(run, n - last)->seq);
-		for (j = i; j < last; j++) {
-			t = past(run, n - 1 - j);
-			if (j > i)
-				aptix_buf_puts(out, " / ");
-			if (aptix_blob_lookup(&a, repo, &t->instruction) == 0)
-				aptix__head_words(out, a.ptr, a.len,
-					   text / (last - i));
-		}
-		aptix_buf_puts(out, "\n");
+	if (!v)
+		return APTIX_ERROR;
+	for (n = 0; n < max; n++) {
+		if ((r = aptix__chain_get(&p, &run->chain, window + n)) < 0)
+			break;
+		aptix_buf_clear(&ans);
+		if ((r = history_blob(&instr, run->repo,
+				      &p->turn.instruction)) < 0 ||
+		    (!aptix_oid_is_zero(&p->turn.answer) &&
+		     (r = history_blob(&ans, run->repo,
+				       &p->turn.answer)) < 0))
+			break;
+		aptix_summary_line(sum, APTIX_SUMMARY_MAX, instr.ptr,
+				   instr.len);
+		/* newest first here; the summary wants the oldest first */
+		aptix_index__line_set(&v[max - 1 - n], p->turn.seq, sum,
+				      instr.ptr, instr.len, ans.ptr, ans.len);
 	}
-	aptix_error_clear();
-	aptix_buf_release(&a);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	else if (r == 0 && n == max)
+		more = (r = aptix__chain_get(&p, &run->chain,
+					     window + n)) == 0;
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	if (r < 0 || !n)
+		goto done;
+	if (more && cap >= 2 * strlen(OLDER_LINE)) {
+		aptix_buf_puts(out, OLDER_LINE);
+		cap -= strlen(OLDER_LINE);
+	}
+	*lo = v[max - n].seq;
+	*hi = v[max - 1].seq;
+	*count = n;
+	r = aptix_index__summary_of_lines(out, v + max - n, n, cap);
+done:
+	free(v);
+	aptix_buf_release(&instr);
+	aptix_buf_release(&ans);
+	return r;
 }
 
 /*
  * The summary of the turns before the window (the turn at index window
  * and older): from the rolling summary in the index records, a fixed
- * number of reads; for a history indexed by an older version, from the
- * turns themselves.
+ * number of reads; for a history without one, walk_summary.
  */
 static int add_summary(json_t *input, aptix_run *run, size_t window)
 {
 	aptix_buf summary = APTIX_BUF_INIT, body = APTIX_BUF_INIT;
 	const aptix_turn *t = past(run, window);
-	uint32_t lo, hi;
-	size_t n;
+	uint32_t lo, hi, upto;
+	size_t count = 0;
 	int r;
 
 	if (!t)
 		return 0;	/* the window holds every turn */
+	upto = (uint32_t)t->seq;
 	r = aptix_index__rolling_summary(&body, &lo, &hi, run->repo,
-					 &run->parent, (uint32_t)t->seq,
+					 &run->parent, upto,
 					 (size_t)run->summary_chars);
-	if (r == 1) {	/* older records: read every turn */
+	if (r == 1) {	/* no rolling summary: read the turns */
 		aptix_buf_clear(&body);
-		if ((r = history_len(&n, run)) < 0)
-			goto done;
-		lo = (uint32_t)past(run, n - 1)->seq;
-		hi = (uint32_t)t->seq;
-		summarise(&body, run, n, n - window,
-			  (size_t)run->summary_chars);
-		r = 0;
+		r = walk_summary(&body, &lo, &hi, &count, run, window);
+	} else if (r == 0) {	/* the base may cover window turns too */
+		count = (hi > upto ? upto : hi) >= lo ?
+			(hi > upto ? upto : hi) - lo + 1 : 0;
 	}
 	if (r < 0 || !body.len)
 		goto done;
@@ -264,9 +255,7 @@ static int add_summary(json_t *input, aptix_run *run, size_t window)
 		goto done;
 	}
 	add_text(input, "user", summary.ptr, summary.len);
-	if (hi > (uint32_t)t->seq)	/* the base covers window turns too */
-		hi = (uint32_t)t->seq;
-	run->rehydrated += hi >= lo ? hi - lo + 1 : 0;
+	run->rehydrated += count;
 done:
 	aptix_buf_release(&summary);
 	aptix_buf_release(&body);

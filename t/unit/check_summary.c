@@ -293,6 +293,110 @@ START_TEST(test_numbers_restart)
 }
 END_TEST
 
+/*
+ * A summary of a walked history (rolling_summary said 1) within its cap
+ * whatever the number of turns: 5,000 one-turn lines into 40, 400 and
+ * 4,000 bytes, numbered out of order.
+ */
+START_TEST(test_lines_within_cap)
+{
+	static const size_t lcaps[] = { 40, 400, 4000 };
+	struct aptix_index_line *v = calloc(5000, sizeof(*v));
+	size_t i, k;
+
+	ck_assert_ptr_nonnull(v);
+	for (i = 0; i < 5000; i++) {
+		char text[64];
+
+		snprintf(text, sizeof(text), "KW%zu asked something long enough "
+			 "to be cut", i);
+		aptix_index__line_set(&v[i], (long)(i % 70) + 1, text, text,
+				      strlen(text), "an answer", 9);
+	}
+	for (k = 0; k < 3; k++) {
+		size_t n;
+
+		for (n = 1; n <= 5000; n *= 10) {
+			aptix_buf out = APTIX_BUF_INIT;
+
+			ck_assert_int_eq(aptix_index__summary_of_lines(&out, v,
+								       n, lcaps[k]), 0);
+			ck_assert_msg(out.len <= lcaps[k], "%zu lines: %zu "
+				      "bytes over a cap of %zu", n, out.len,
+				      lcaps[k]);
+			ck_assert_msg(out.len > 0, "%zu lines: empty", n);
+			aptix_buf_release(&out);
+		}
+	}
+	ck_assert_uint_ge(aptix_index__summary_walk_max(4000), 16);
+	ck_assert_uint_le(aptix_index__summary_walk_max(1 << 30), 1024);
+	free(v);
+}
+END_TEST
+
+/*
+ * A restart on a history without a rolling summary (numbers restarting
+ * at 1 under a fork, as plumbing writes them) reads only what its
+ * summary needs and stays within context.summary-chars: the request of
+ * a dry run says which turns it covers, and (under ASan or valgrind)
+ * reads no freed memory while the history grows under it.
+ */
+START_TEST(test_restart_walked_history)
+{
+	aptix_run_options o = APTIX_RUN_OPTIONS_INIT;
+	aptix_txn *tx;
+	aptix_run *run;
+	const aptix_run_result *res;
+	const char *p;
+	unsigned long lo, hi;
+	int i, half = NSESSIONS * 3 / 10;
+	size_t len;
+
+	rng = 7;
+	for (i = 0; i < NSESSIONS; i++) {
+		nodes[i].seq = i < half ? i + 1 : i - half + 1;
+		nodes[i].committed = 1;
+		write_session(i, i - 1);
+	}
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/conversations/c",
+					      &nodes[NSESSIONS - 1].session,
+					      NULL, "test"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	o.conversation = "c";
+	o.instruction = "next";
+	o.instruction_len = 4;
+	o.dry_run = 1;
+	o.new_chain = 1;
+	o.no_stream = 1;
+	ck_assert_int_eq(aptix_run_new(&run, repo, &o), 0);
+	ck_assert_msg(aptix_run_begin(run) == 0, "%s",
+		      aptix_error_last()->message);
+	ck_assert_msg(aptix_run_request(run) == 0, "%s",
+		      aptix_error_last()->message);
+	res = aptix_run_result_of(run);
+	p = strstr(res->request.ptr, "Summary of the earlier turns of this "
+		   "conversation, turns ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sscanf(p, "Summary of the earlier turns of this "
+				"conversation, turns %lu to %lu", &lo, &hi), 2);
+	/* the window holds the last 6 (turns 70 down to 65 of the fork) */
+	ck_assert_uint_eq(hi, (unsigned long)nodes[NSESSIONS - 7].seq);
+	ck_assert_uint_ge(lo, 1);
+	ck_assert_uint_le(lo, hi);
+	/* the summary's text, JSON-escaped: within 4,000 bytes and a few
+	 * escapes of its newlines */
+	p = strstr(p, "):\\n") + 4;
+	len = (size_t)(strstr(p, "\"") - p);
+	ck_assert_msg(len <= 4000 + 2 * 64, "summary of %zu bytes", len);
+	ck_assert_ptr_nonnull(strstr(p, "- Turns before these: not "
+				     "summarised"));
+	ck_assert_int_eq(aptix_run_finish(run), 0);
+	aptix_run_free(run);
+}
+END_TEST
+
 Suite *summary_suite(void)
 {
 	Suite *s = suite_create("summary");
@@ -302,6 +406,8 @@ Suite *summary_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_every_turn_named, 0, 2);
 	tcase_add_test(tc, test_numbers_restart);
+	tcase_add_test(tc, test_lines_within_cap);
+	tcase_add_test(tc, test_restart_walked_history);
 	suite_add_tcase(s, tc);
 	return s;
 }

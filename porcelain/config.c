@@ -186,6 +186,28 @@ static int check_key(const char *key)
  * user's file (--global) and for reading. Dies when a write to the
  * store's file needs one.
  */
+/*
+ * Setting one of the keys of a restart's budget: warn when the chain
+ * cap ends up below what a restart sends (issue 23).
+ */
+static void warn_restart_budget(struct aptix_repo *repo, const char *key)
+{
+	aptix_config *cfg = NULL;
+	char msg[320];
+
+	if (strcmp(key, "context.chain-max-chars") &&
+	    strcmp(key, "context.window-chars") &&
+	    strcmp(key, "context.summary-chars"))
+		return;
+	if (aptix_config_open(&cfg, repo) < 0) {
+		aptix_error_clear();
+		return;
+	}
+	if (aptix_config_restart_over_cap(msg, sizeof(msg), cfg))
+		warning("%s", msg);
+	aptix_config_free(cfg);
+}
+
 static struct aptix_repo *find_store(int need)
 {
 	struct aptix_repo *repo = NULL;
@@ -279,6 +301,7 @@ int cmd_config(int argc, const char **argv, struct aptix_repo *unused)
 		    (global ? aptix_config_set_user(argv[0], argv[1]) :
 		     aptix_config_set(repo, argv[0], argv[1])) < 0)
 			die_aptix();
+		warn_restart_budget(repo, argv[0]);
 		goto done;
 	}
 

@@ -443,4 +443,100 @@ test_expect_success 'a restart without a rolling summary stays within a small bu
 	summary_within summary 40
 '
 
+# body_size <file>: bytes of a request body
+body_size () {
+	wc -c <"$1" | tr -d " "
+}
+
+# A restart's window replays the recent turns cut to its budget
+# (issue 23): an earlier answer of 100 KB was sent whole, 100,371 bytes
+# against window-chars 24,000 + summary-chars 4,000.
+test_expect_success 'a restart cuts a long answer to the window' '
+	aptix switch -c long >/dev/null &&
+	standin_fault "{\"kind\":\"answer\",\"text\":\"START of a long answer. \",\"times\":1}" \
+		"{\"kind\":\"answer\",\"text\":\"0123456789abcde \",\"times\":6250}" &&
+	aptix continue -m "a short one first" >out 2>err &&
+	aptix continue -m "give a long answer" >out 2>err &&
+	test $(field HEAD .answer | wc -c) -gt 100000 &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix continue -m "after the long one" >out 2>err &&
+	last_request_body >body &&
+	test $(body_size body) -le 28000 &&
+	test "$(roles body)" = "user assistant user assistant user" &&
+	test "$(content body 0)" = "a short one first" &&
+	test "$(content body 1)" = "START of a long answer. " &&
+	content body 3 >answer &&
+	grep "^\[\.\.\. [0-9]* bytes not replayed \.\.\.\]$" answer &&
+	head -c 20 answer | grep "^0123456789abcde 0123" &&
+	test $(wc -c <answer) -le 24000 &&
+	test "$(content body 4)" = "after the long one"
+'
+
+# An answer quoting three files of 80 KB: their versions of then are
+# not replayed (the files were deleted since; a file reaches the model
+# as it is now, as an active file).
+test_expect_success 'a restart does not replay the files an answer quoted' '
+	aptix switch -c quoted >/dev/null &&
+	python3 -c "
+import json
+lines = \"\".join(\"old_line_%05d = 0;\\n\" % i for i in range(4200))
+block = \"Here is the file:\\n\`\`\`c\\n\" + lines + \"\`\`\`\\n\"
+print(json.dumps({\"kind\": \"answer\", \"text\": block, \"times\": 3}))
+" >fault.json &&
+	test $(wc -c <fault.json) -gt 80000 &&
+	standin_control "{\"faults\":[$(cat fault.json)]}" >/dev/null &&
+	aptix continue -m "show me the three files" >out 2>err &&
+	test $(field HEAD .answer | wc -c) -gt 240000 &&
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix continue -m "and now?" >out 2>err &&
+	last_request_body >body &&
+	test $(body_size body) -le 28000 &&
+	! grep old_line_ body &&
+	content body 1 >answer &&
+	test $(grep -c "^\[4200 lines of code not replayed: files are sent in their current version\]$" answer) = 3 &&
+	test $(grep -c "^Here is the file:$" answer) = 3
+'
+
+# A restart bigger than context.chain-max-chars: the new chain counts
+# what it adds after its first request, else it restarted every other
+# turn, resending the window each time (issue 23).
+test_expect_success 'a restart bigger than the chain cap is not restarted at once' '
+	aptix switch -c capwin >/dev/null &&
+	for i in 1 2 3 4
+	do
+		standin_fault "{\"kind\":\"answer\",\"text\":\"answer $i goes on \",\"times\":450}" &&
+		aptix continue -m "long answer $i" >out 2>err || return 1
+	done &&
+	aptix config context.chain-max-chars 20000 2>config.err &&
+	test_when_finished "aptix config --unset context.chain-max-chars" &&
+	grep "^warning: context.chain-max-chars (20000) is below what a chain restart sends" config.err &&
+	aptix continue -m "fifth restarts" >out 2>err &&
+	grep "^warning: the response chain added [0-9]* bytes after its first request, over context.chain-max-chars (20000)" err &&
+	grep "^warning: the new chain.s first request is [0-9]* bytes, more than the 20000 of context.chain-max-chars" err &&
+	last_request_body >body &&
+	test "$(json_field .previous_response_id <body)" = null &&
+	test $(body_size body) -gt 20000 &&
+	test $(body_size body) -le 28000 &&
+	restarted=$(field HEAD .response_id) &&
+	aptix continue -m "sixth chains" >out 2>err &&
+	last_request_body >body &&
+	test "$(json_field .previous_response_id <body)" = "$restarted" &&
+	test $(body_size body) -lt 1000 &&
+	! grep warning err &&
+	sixth=$(field HEAD .response_id) &&
+	aptix continue -m "seventh chains" >out 2>err &&
+	last_request_body >body &&
+	test "$(json_field .previous_response_id <body)" = "$sixth" &&
+	! grep warning err
+'
+
+test_expect_success 'config warns only when the cap is below the restart budget' '
+	aptix config context.chain-max-chars 30000 2>config.err &&
+	test_must_be_empty config.err &&
+	aptix config context.window-chars 40000 2>config.err &&
+	grep "^warning: context.chain-max-chars (30000) is below" config.err &&
+	aptix config --unset context.window-chars &&
+	aptix config --unset context.chain-max-chars
+'
+
 test_done

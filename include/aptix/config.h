@@ -147,6 +147,14 @@ APTIX_EXTERN(int) aptix_config_duration_ms(int64_t *out,
 					   const aptix_config *cfg,
 					   const char *key);
 /**
+ * Whether context.chain-max-chars is set below what a restart sends
+ * (context.window-chars + context.summary-chars): 1 with the message
+ * in msg (a warning to show: such a chain restarts with more than its
+ * cap), 0 when it is not (or a value is bad: its getter says so).
+ */
+APTIX_EXTERN(int) aptix_config_restart_over_cap(char *msg, size_t max,
+						const aptix_config *cfg);
+/**
  * STRING, ENUM and URL keys.
  * @note *out is borrowed: from cfg (valid until aptix_config_free()) or
  *       from the static table.

@@ -46,8 +46,8 @@ static const aptix_config_key keys[] = {
 	 * versions leave the model's context within a few dozen turns.
 	 */
 	LONG("context.chain-max-chars", "120000", 0, OPEN,
-	     "bytes a response chain may carry before the next turn starts "
-	     "a new one (0: no limit)"),
+	     "bytes a response chain may add after its first request "
+	     "before the next turn starts a new one (0: no limit)"),
 	LONG("context.summary-chars", "4000", 0, OPEN,
 	     "characters of the summary of turns older than the window"),
 	LONG("context.window-chars", "24000", 0, OPEN,

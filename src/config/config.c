@@ -1595,3 +1595,24 @@ int aptix_config__edit_buffer(aptix_buf *out, const char *data, size_t len,
 	aptix_buf_release(&old);
 	return r;
 }
+
+int aptix_config_restart_over_cap(char *msg, size_t max,
+				  const aptix_config *cfg)
+{
+	long cap, window, summary;
+
+	if (aptix_config_long(&cap, cfg, "context.chain-max-chars") < 0 ||
+	    aptix_config_long(&window, cfg, "context.window-chars") < 0 ||
+	    aptix_config_long(&summary, cfg, "context.summary-chars") < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	if (cap <= 0 || cap >= window + summary)
+		return 0;
+	snprintf(msg, max, "context.chain-max-chars (%ld) is below what a "
+		 "chain restart sends (context.window-chars %ld + "
+		 "context.summary-chars %ld, plus files): every restart "
+		 "carries more than the cap; raise it, or lower the others",
+		 cap, window, summary);
+	return 1;
+}

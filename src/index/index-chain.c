@@ -15,7 +15,8 @@
  * Chain section of a session record (version 2; see index.c):
  *   u8 flags          1: a chain (the newest committed turn is a link),
  *                     2: unknown (an ancestor was indexed by version 1),
- *                     4: files carry 16-byte fingerprints (below)
+ *                     4: files carry 16-byte fingerprints (below),
+ *                     8: the section ends with be64 first (below)
  *   16 bytes          fingerprint of the chain's newest response id
  *   be64 chars        bytes the chain has carried: each turn's raw
  *                     request (or, without one, its instruction, files
@@ -29,6 +30,12 @@
  *                     an unchanged one as well), else all 32
  *   be32 nchunks      then 16-byte fingerprints of (chunk id, content
  *                     hash), sorted
+ *   be64 first        with flag 8: of chars, what the chain's first turn
+ *                     sent (its raw request): context.chain-max-chars
+ *                     counts what the chain added since, so that a
+ *                     restart bigger than the cap is not restarted at
+ *                     once (written since format 5; a chain started by
+ *                     an older version goes without)
  * A fingerprint is the first 16 bytes of the SHA-256 of the string(s).
  */
 #include "util/common.h"
@@ -40,6 +47,7 @@
 #define SEC_CHAIN 1
 #define SEC_UNKNOWN 2
 #define SEC_SHORT 4
+#define SEC_FIRST 8
 #define SEC_HEAD (1 + 16 + 8 + 4 + 4)
 
 struct cfile {
@@ -53,6 +61,8 @@ struct cstate {
 	size_t fplen;		/* bytes of a file's SHA-256 kept: 16 or 32 */
 	unsigned char response[16];
 	uint64_t chars;
+	uint64_t first;
+	int has_first;
 	uint32_t links;
 	struct cfile *files;
 	size_t nfiles;
@@ -102,6 +112,7 @@ static int parse(struct cstate *st, const unsigned char *p, size_t len)
 		return corrupt();
 	st->has = (p[0] & SEC_CHAIN) != 0;
 	st->unknown = (p[0] & SEC_UNKNOWN) != 0;
+	st->has_first = (p[0] & SEC_FIRST) != 0;
 	st->fplen = p[0] & SEC_SHORT ? APTIX_INDEX_CHAIN_FP : 32;
 	memcpy(st->response, p + 1, 16);
 	st->chars = aptix__get_be64(p + 17);
@@ -130,10 +141,13 @@ static int parse(struct cstate *st, const unsigned char *p, size_t len)
 		goto bad;
 	n = aptix__get_be32(p);
 	p += 4;
-	if ((size_t)(end - p) != n * 16)
+	if ((size_t)(end - p) / 16 < n ||
+	    (size_t)(end - p) != n * 16 + (st->has_first ? 8 : 0))
 		goto bad;
 	st->chunks = p;
 	st->nchunks = n;
+	if (st->has_first)
+		st->first = aptix__get_be64(p + n * 16);
 	return 0;
 bad:
 	free(st->files);
@@ -241,7 +255,9 @@ int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
 		add_size(d, rd, &t->request);
 	else
 		d->chars = instruction_len;
+	d->answer = d->chars;
 	add_size(d, rd, &t->answer);
+	d->answer = d->chars - d->answer;
 	if (t->nfiles) {
 		d->paths = aptix__calloc(t->nfiles, sizeof(*d->paths));
 		d->shas = aptix__calloc(t->nfiles, sizeof(*d->shas));
@@ -321,7 +337,7 @@ int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 			      size_t parent_len, int parent_known,
 			      int committed,
 			      const struct aptix_index_chain_delta *d,
-			      size_t fplen)
+			      size_t fplen, int first)
 {
 	struct cstate base;
 	struct nfile *nf = NULL;
@@ -421,6 +437,9 @@ int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 	head[0] = SEC_CHAIN;
 	if (fplen == APTIX_INDEX_CHAIN_FP)
 		head[0] |= SEC_SHORT;
+	/* a chain starts here, or goes on from one that kept its first */
+	if (first && (!base.has || base.has_first))
+		head[0] |= SEC_FIRST;
 	memcpy(head + 1, d->response, 16);
 	aptix__put_be64(head + 17, base.chars + d->chars);
 	aptix_buf_put(out, head, 25);
@@ -438,6 +457,13 @@ int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 	put32(out, (uint32_t)nc);
 	if (nc)
 		aptix_buf_put(out, ch, nc * 16);
+	if (head[0] & SEC_FIRST) {
+		unsigned char f[8];
+
+		aptix__put_be64(f, base.has ? base.first :
+				d->chars - d->answer);
+		aptix_buf_put(out, f, 8);
+	}
 	r = aptix_buf_oom(out) ? APTIX_ERROR : 0;
 done:
 	free(nf);
@@ -475,6 +501,7 @@ static int plan_view_cb(const void *val, size_t vlen, void *payload)
 	if (pv->info) {
 		pv->info->has_chain = st.has;
 		pv->info->chars = st.chars;
+		pv->info->first = st.first;
 		pv->info->links = st.links;
 		pv->info->files = st.nfiles;
 		pv->info->chunks = st.nchunks;
@@ -642,12 +669,17 @@ int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 				      plen, known, s.status ==
 				      APTIX_SESSION_COMMITTED, &d,
 				      len && sec[0] & SEC_SHORT ?
-				      APTIX_INDEX_CHAIN_FP : 32);
+				      APTIX_INDEX_CHAIN_FP : 32,
+				      len && sec[0] & SEC_FIRST);
 	if (r < 0)
 		goto done;
 	/* a purged blob's size is gone: the count cannot be checked */
-	if (d.sizes_unknown && want.len == len && len >= 25)
+	if (d.sizes_unknown && want.len == len && len >= 25) {
 		memcpy((unsigned char *)want.ptr + 17, sec + 17, 8);
+		if (sec[0] & SEC_FIRST)	/* nor what the first turn sent */
+			memcpy((unsigned char *)want.ptr + len - 8,
+			       sec + len - 8, 8);
+	}
 	if (want.len != len || memcmp(want.ptr, sec, len)) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "chain record of %s "
 				"disagrees with its turn and parent",

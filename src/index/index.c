@@ -753,7 +753,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 					   ss->status ==
 					   APTIX_SESSION_COMMITTED,
 					   &op->delta,
-					   APTIX_INDEX_CHAIN_FP)) < 0 ||
+					   APTIX_INDEX_CHAIN_FP, 1)) < 0 ||
 	    /* the layout above: an older aptix must refuse the store (a
 	     * reindex writes no object that would say so) */
 	    (r = aptix_odb_store_raise_format(w, INDEX_FORMAT)) < 0)

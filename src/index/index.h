@@ -32,6 +32,7 @@ struct aptix_index_chain_delta {
 	int continues;		/* has previous_response_id, not restarted */
 	unsigned char response[16], previous[16];	/* id fingerprints */
 	uint64_t chars;		/* instruction, answer, files, chunks sent */
+	uint64_t answer;	/* of which the answer */
 	int sizes_unknown;	/* a blob was purged: chars is a guess */
 	char **paths;		/* files sent: path and raw SHA-256 */
 	unsigned char (*shas)[32];
@@ -121,6 +122,8 @@ void aptix_index__op_release(struct aptix_index_session_op *op);
 struct aptix_index_chain_info {
 	int has_chain;		/* a child continues a response chain */
 	uint64_t chars;		/* what that chain has carried */
+	uint64_t first;		/* of which its first turn sent (0: not
+				   known, a record of an older version) */
 	uint32_t links, files, chunks;
 };
 int aptix_index__delta_from_turn(struct aptix_index_chain_delta *d,
@@ -134,11 +137,15 @@ void aptix_index__delta_release(struct aptix_index_chain_delta *d);
  * records, remade only to check them).
  */
 #define APTIX_INDEX_CHAIN_FP 16
+/*
+ * first: keep what the chain's first turn sent (what aptix writes; 0
+ * only to remake an older record to check it).
+ */
 int aptix_index__chain_encode(aptix_buf *out, const unsigned char *parent_sec,
 			      size_t parent_len, int parent_known,
 			      int committed,
 			      const struct aptix_index_chain_delta *d,
-			      size_t fplen);
+			      size_t fplen, int first);
 /* The chain section of a session record: 0; 1 for version 1 (none). */
 int aptix_index__chain_section(const unsigned char **sec, size_t *len,
 			       const void *val, size_t vlen);

@@ -73,6 +73,12 @@ int aptix_run__credential(aptix_credential *c, const aptix_run *run,
 /* run-request.c */
 int aptix_run__plan_context(aptix_run *run);
 int aptix_run__build_request(aptix_run *run);
+/*
+ * A message of a restart's window cut to at most max bytes, marked
+ * where it was cut: its longest code blocks first, then its middle.
+ */
+int aptix_run__cut_replay(aptix_buf *out, const char *text, size_t len,
+			  size_t max);
 
 /* run-lease.c: a thread renewing the claim of turn on conv */
 struct aptix__lease;

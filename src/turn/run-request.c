@@ -262,51 +262,257 @@ done:
 	return r;
 }
 
+/* --- The window: recent turns replayed, cut to fit ------------------ */
+
+/* What a replayed message keeps at least (or all of it, when shorter). */
+#define REPLAY_MIN 256
+
+struct fenced {
+	size_t start, end;	/* the block's content, between its fences */
+	size_t lines;
+	int cut;
+};
+
+/* A fence line at p (at most 3 spaces, then 3 or more ` or ~): its
+ * character and length, else 0. */
+static size_t fence_at(char *ch, const char *p, const char *end)
+{
+	size_t n = 0, sp = 0;
+
+	while (sp < 3 && p < end && *p == ' ') {
+		p++;
+		sp++;
+	}
+	if (p == end || (*p != '`' && *p != '~'))
+		return 0;
+	*ch = *p;
+	while (p + n < end && p[n] == *ch)
+		n++;
+	return n >= 3 ? n : 0;
+}
+
+/* The fenced code blocks of text (Markdown), in order. */
+static int find_blocks(struct fenced **out, size_t *nout, const char *text,
+		       size_t len)
+{
+	const char *end = text + len, *p = text;
+	size_t alloc = 0, open = 0;
+	char och = 0;
+
+	*out = NULL;
+	*nout = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *next = nl ? nl + 1 : end;
+		char ch;
+		size_t n = fence_at(&ch, p, next);
+
+		if (!open && n) {
+			if (aptix__grow(out, &alloc, *nout, sizeof(**out),
+					8) < 0)
+				return APTIX_ERROR;
+			memset(&(*out)[*nout], 0, sizeof(**out));
+			(*out)[*nout].start = (size_t)(next - text);
+			open = n;
+			och = ch;
+		} else if (open && n >= open && ch == och) {
+			(*out)[(*nout)++].end = (size_t)(p - text);
+			open = 0;
+		} else if (open) {
+			(*out)[*nout].lines++;
+		}
+		p = next;
+	}
+	if (open)	/* unclosed: to the end */
+		(*out)[(*nout)++].end = len;
+	return 0;
+}
+
+#define CODE_CUT "[%zu lines of code not replayed: files are sent in " \
+	"their current version]\n"
+
+/*
+ * Collapse the largest code blocks of text until it fits max (answers
+ * quote whole files: their versions of then must not take the place of
+ * the current ones).
+ */
+static int cut_code(aptix_buf *out, const char *text, size_t len,
+		    size_t max)
+{
+	struct fenced *b;
+	size_t n, i, size = len, from = 0;
+	char mark[128];
+
+	if (find_blocks(&b, &n, text, len) < 0)
+		return APTIX_ERROR;
+	while (size > max) {
+		size_t best = n, m;
+
+		for (i = 0; i < n; i++)
+			if (!b[i].cut && (best == n || b[i].end - b[i].start >
+					   b[best].end - b[best].start))
+				best = i;
+		if (best == n)
+			break;
+		m = (size_t)snprintf(mark, sizeof(mark), CODE_CUT,
+				     b[best].lines);
+		if (b[best].end - b[best].start <= m)
+			break;
+		b[best].cut = 1;
+		size -= b[best].end - b[best].start - m;
+	}
+	for (i = 0; i < n; i++) {
+		if (!b[i].cut)
+			continue;
+		aptix_buf_put(out, text + from, b[i].start - from);
+		aptix_buf_printf(out, CODE_CUT, b[i].lines);
+		from = b[i].end;
+	}
+	aptix_buf_put(out, text + from, len - from);
+	free(b);
+	return aptix_buf_oom(out) ? APTIX_ERROR : 0;
+}
+
+int aptix_run__cut_replay(aptix_buf *out, const char *text, size_t len,
+			  size_t max)
+{
+	aptix_buf t = APTIX_BUF_INIT;
+	char mark[96];
+	size_t m, head, tail, cut;
+	int r;
+
+	aptix_buf_clear(out);
+	if (len <= max) {
+		aptix_buf_put(out, text, len);
+		return aptix_buf_oom(out) ? APTIX_ERROR : 0;
+	}
+	if ((r = cut_code(&t, text, len, max)) < 0)
+		goto done;
+	if (t.len <= max) {
+		aptix_buf_put(out, t.ptr, t.len);
+		goto done;
+	}
+	/* then the middle: the start and the end say most */
+	m = (size_t)snprintf(mark, sizeof(mark), "\n[... %zu bytes not "
+			     "replayed ...]\n", t.len);
+	if (max <= m) {
+		aptix_buf_put(out, t.ptr, aptix_utf8_cut(t.ptr, t.len, max));
+		goto done;
+	}
+	head = aptix_utf8_cut(t.ptr, t.len, (max - m) * 2 / 3);
+	tail = t.len - (max - m - head);
+	while (tail < t.len && ((unsigned char)t.ptr[tail] & 0xc0) == 0x80)
+		tail++;
+	cut = tail - head;
+	m = (size_t)snprintf(mark, sizeof(mark), "\n[... %zu bytes not "
+			     "replayed ...]\n", cut);
+	aptix_buf_put(out, t.ptr, head);
+	aptix_buf_puts(out, mark);
+	aptix_buf_put(out, t.ptr + tail, t.len - tail);
+done:
+	aptix_buf_release(&t);
+	if (!r && aptix_buf_oom(out))
+		r = APTIX_ERROR;
+	return r;
+}
+
+/* The largest share x with the sum of min(size, x) within budget. */
+static size_t fill_level(const size_t *size, size_t n, size_t budget)
+{
+	size_t lo = 0, hi = 0, i;
+
+	for (i = 0; i < n; i++)
+		if (size[i] > hi)
+			hi = size[i];
+	while (lo < hi) {
+		size_t x = lo + (hi - lo + 1) / 2, sum = 0;
+
+		for (i = 0; i < n && sum <= budget; i++)
+			sum += size[i] < x ? size[i] : x;
+		if (sum <= budget)
+			lo = x;
+		else
+			hi = x - 1;
+	}
+	return lo;
+}
+
+static size_t at_least(size_t size)
+{
+	return size < REPLAY_MIN ? size : REPLAY_MIN;
+}
+
+/* Replay a message of the window, cut to limit bytes. */
+static int replay(json_t *input, aptix_run *run, const char *role,
+		  const aptix_oid *id, size_t limit)
+{
+	aptix_buf a = APTIX_BUF_INIT, c = APTIX_BUF_INIT;
+	int r;
+
+	if ((r = history_blob(&a, run->repo, id)) == 0 &&
+	    (r = aptix_run__cut_replay(&c, a.ptr, a.len, limit)) == 0)
+		add_text(input, role, c.ptr, c.len);
+	aptix_buf_release(&a);
+	aptix_buf_release(&c);
+	return r;
+}
+
 /*
  * The context of a new chain, within context.window-chars plus
- * context.summary-chars: the most recent turns verbatim (at least the
- * last one) in what the window leaves after the turn's own context
- * (used bytes), and every older turn in a summary labelled with the
- * turns it covers: no turn is left out.
+ * context.summary-chars: the most recent turns (at least the last one)
+ * in what the window leaves after the turn's own context (used bytes),
+ * each message cut to an equal share of it when they do not all fit
+ * (a message shorter than its share is replayed whole; none is cut
+ * below REPLAY_MIN, so the window holds as many turns as that allows),
+ * and every older turn in a summary labelled with the turns it covers:
+ * no turn is left out.
  */
 static int rehydrate(json_t *input, aptix_run *run, size_t used)
 {
-	aptix_buf a = APTIX_BUF_INIT;
 	aptix_repo *repo = run->repo;
-	size_t i, window = 0, chars = 0, room;
+	size_t i, window = 0, floors = 0, room, level, *size;
 	const aptix_turn *t;
 	int r = 0;
 
 	run->rehydrated = 0;
 	room = (size_t)run->window_chars > used ?
 		(size_t)run->window_chars - used : 0;
+	if (!(size = aptix__calloc(2 * (size_t)run->window_turns + 2,
+				   sizeof(*size))))
+		return APTIX_ERROR;
 	/* how many recent turns fit the window, newest first */
 	for (i = 0; window < (size_t)run->window_turns &&
 	     (t = past(run, i)) != NULL; i++) {
-		size_t sz = blob_size(repo, &t->instruction) +
-			blob_size(repo, &t->answer);
+		size_t is = blob_size(repo, &t->instruction);
+		size_t as = blob_size(repo, &t->answer);
 
-		if (window && chars + sz > room)
+		if (window && floors + at_least(is) + at_least(as) > room)
 			break;
-		chars += sz;
+		floors += at_least(is) + at_least(as);
+		size[2 * window] = is;
+		size[2 * window + 1] = as;
 		window++;
 	}
+	level = fill_level(size, 2 * window, room);
+	if (level < REPLAY_MIN)
+		level = REPLAY_MIN;
 	if (run->summary_chars > 0 &&
 	    (r = add_summary(input, run, window)) < 0)
-		return r;
-	for (i = window; i > 0; i--) {
+		goto done;
+	for (i = window; i > 0 && r == 0; i--) {
 		t = past(run, i - 1);
-		if ((r = history_blob(&a, repo, &t->instruction)) < 0)
+		/* copied: replay() reads no more of the chain */
+		if ((r = replay(input, run, "user", &t->instruction,
+				level)) < 0)
 			break;
-		add_text(input, "user", a.ptr, a.len);
-		if (!aptix_oid_is_zero(&t->answer)) {
-			if ((r = history_blob(&a, repo, &t->answer)) < 0)
-				break;
-			add_text(input, "assistant", a.ptr, a.len);
-		}
+		if (!aptix_oid_is_zero(&t->answer) &&
+		    (r = replay(input, run, "assistant", &t->answer,
+				level)) < 0)
+			break;
 		run->rehydrated++;
 	}
-	aptix_buf_release(&a);
+done:
+	free(size);
 	return r;
 }
 

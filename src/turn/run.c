@@ -395,14 +395,22 @@ static int plan_chain(aptix_run *run)
 
 		memset(&info, 0, sizeof(info));
 		run->previous = aptix__strdup(cs.response_id);
-		/* a chain that carries too much starts afresh (issue 10) */
+		/*
+		 * A chain that carries too much starts afresh (issue 10):
+		 * what it added after its first request, so that a
+		 * restart bigger than the cap is not restarted at once.
+		 */
 		if (run->chain_max_chars > 0 &&
 		    aptix_index__chain_plan(run->repo, &run->parent, NULL,
 					    NULL, &info) == 0 &&
-		    info.has_chain &&
-		    info.chars > (uint64_t)run->chain_max_chars) {
-			run->restart = 1;
-			run->chain_chars = info.chars;
+		    info.has_chain) {
+			uint64_t added = info.chars - (info.first < info.chars ?
+						       info.first : info.chars);
+
+			if (added > (uint64_t)run->chain_max_chars) {
+				run->restart = 1;
+				run->chain_chars = added;
+			}
 		}
 	} else {
 		/* expired, history but no chain, or a new chain asked for */
@@ -559,8 +567,9 @@ int aptix_run_request(aptix_run *run)
 	    (r = aptix_run__build_request(run)) < 0)
 		return run->claimed ? fail(run, r, "request_error") : r;
 	if (run->restart && run->chain_chars) {
-		aptix_run__add_warning(run, "the response chain carries %llu "
-				       "bytes, over context.chain-max-chars "
+		aptix_run__add_warning(run, "the response chain added %llu "
+				       "bytes after its first request, over "
+				       "context.chain-max-chars "
 				       "(%ld): started a new chain with the "
 				       "current files and the context of %zu "
 				       "earlier turns rehydrated from the "
@@ -583,6 +592,18 @@ int aptix_run_request(aptix_run *run)
 				       "rehydrated from the store",
 				       run->rehydrated);
 	}
+	if (run->restart && run->has_parent && run->chain_max_chars > 0 &&
+	    run->res.request.len > (size_t)run->chain_max_chars)
+		aptix_run__add_warning(run, "the new chain's first request is "
+				       "%zu bytes, more than the %ld of "
+				       "context.chain-max-chars: the chain "
+				       "counts what it "
+				       "adds after it; set the cap above "
+				       "context.window-chars + context."
+				       "summary-chars (%ld)",
+				       run->res.request.len,
+				       run->chain_max_chars,
+				       run->window_chars + run->summary_chars);
 	run->state = APTIX_RUN_REQUESTED;
 	return 0;
 }

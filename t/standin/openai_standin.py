@@ -636,7 +636,7 @@ def vscore(dist, q, v):
 
 FAULT_KINDS = {
     "responses": {"status", "drop", "expire_previous", "slow", "failed", "error_event",
-                  "bad_json", "hang", "endless"},
+                  "bad_json", "hang", "endless", "answer"},
     "embeddings": {"status", "drop", "slow", "bad_json", "hang"},
     "qdrant": {"status", "slow", "down", "drop", "hang", "bad_json"},
 }
@@ -1290,8 +1290,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "metadata": body.get("metadata") or {},
         }
 
-    def generate(self, body, pairs, items, parent):
-        """Create the (final) response object and its chain record."""
+    def generate(self, body, pairs, items, parent, answer=None):
+        """Create the (final) response object and its chain record
+        (answer: the text to answer instead of the usual one)."""
         app = self.app
         with app.lock:
             app.resp_counter += 1
@@ -1307,6 +1308,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         prev_all = parent["ctx_all"] if parent else 0
         text = "Answer #%d to: %s (chain depth %d, context chars %d)" % (
             n, last_user[:60], depth, ctx_user)
+        if answer is not None:
+            text = answer
         instr = body.get("instructions") or ""
         in_tokens = ceil_div4(prev_all + this_all + len(instr))
         status, incomplete = "completed", None
@@ -1406,7 +1409,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind == "error_event" and not stream:
             return self.oai_error(OAIError(500, fault.get("message", OPENAI_STATUS_BODIES[500][0]),
                                            None, None, "server_error"))
-        resp, rec = self.generate(body, pairs, items, parent)
+        answer = None
+        if kind == "answer":
+            answer = str(fault.get("text", "")) * int(fault.get("times", 1))
+        resp, rec = self.generate(body, pairs, items, parent, answer)
         self.outcome["response_id"] = resp["id"]
         if not stream:
             if kind == "failed":

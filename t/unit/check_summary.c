@@ -18,6 +18,7 @@
 #include "aptix.h"
 #include "repo/repo.h"
 #include "index/index.h"
+#include "turn/run-int.h"
 #include "unit.h"
 
 static char *tmpdir;
@@ -397,6 +398,44 @@ START_TEST(test_restart_walked_history)
 }
 END_TEST
 
+/*
+ * A message of a restart's window cut for the replay: within max, valid
+ * UTF-8, marked; long code blocks go first.
+ */
+START_TEST(test_cut_replay)
+{
+	aptix_buf text = APTIX_BUF_INIT, out = APTIX_BUF_INIT;
+	size_t max, i;
+
+	for (i = 0; i < 40; i++)
+		aptix_buf_printf(&text, "Line %zu of prose, d\xc3\xa9j\xc3\xa0 "
+				 "vu \xf0\x9f\x9a\x80.\n", i);
+	aptix_buf_puts(&text, "```c\n");
+	for (i = 0; i < 300; i++)
+		aptix_buf_printf(&text, "int old_%zu;\n", i);
+	aptix_buf_puts(&text, "```\nAnd the end.\n");
+	ck_assert_int_eq(aptix_run__cut_replay(&out, text.ptr, text.len,
+					       text.len), 0);
+	ck_assert_uint_eq(out.len, text.len);
+	for (max = 60; max < text.len; max += 37) {
+		ck_assert_int_eq(aptix_run__cut_replay(&out, text.ptr,
+						       text.len, max), 0);
+		ck_assert_msg(out.len <= max, "%zu bytes over %zu", out.len,
+			      max);
+		ck_assert(aptix_utf8_valid(out.ptr, out.len));
+		ck_assert_ptr_null(strstr(out.ptr, "int old_150;"));
+		/* the block goes first: the prose is cut only without it */
+		ck_assert_msg(strstr(out.ptr, "[300 lines of code not "
+				     "replayed") != NULL ||
+			      (strstr(out.ptr, " bytes not replayed ...]") &&
+			       !strstr(out.ptr, "int old_")),
+			      "max %zu of %zu: %s", max, text.len, out.ptr);
+	}
+	aptix_buf_release(&text);
+	aptix_buf_release(&out);
+}
+END_TEST
+
 Suite *summary_suite(void)
 {
 	Suite *s = suite_create("summary");
@@ -408,6 +447,7 @@ Suite *summary_suite(void)
 	tcase_add_test(tc, test_numbers_restart);
 	tcase_add_test(tc, test_lines_within_cap);
 	tcase_add_test(tc, test_restart_walked_history);
+	tcase_add_test(tc, test_cut_replay);
 	suite_add_tcase(s, tc);
 	return s;
 }

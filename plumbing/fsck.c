@@ -735,6 +735,10 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 				       "disagrees with its turn and parent",
 				       aptix_oid_hex(&ids.ids[i]),
 				       r == 1 ? "chain" : "summary");
+			else if (r == 3)
+				report(f, "index mismatch %s: %s",
+				       aptix_oid_hex(&ids.ids[i]),
+				       aptix_error_last()->message);
 			aptix_error_clear();	/* else: reported above */
 		}
 	}

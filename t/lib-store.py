@@ -36,6 +36,12 @@ Usage: lib-store.py <store-dir> <command> [<args>]
   put-record <id> <value>      replace a session's index record where
                                it is; an id not indexed gets one in the
                                timeline, under the time in the record
+  seal <value>                 print a session's index record (hex) with
+                               its checksum made again for what it holds
+                               (version 4: be32 CRC-32 of the bytes before
+                               it, at the end), so that an edit stands for
+                               a record written so, not a damaged one;
+                               older records unchanged
   del-record <id>              delete a session's index record: its
                                sessions entry and, in format 5, its
                                timeline record; exit 1 if absent
@@ -84,8 +90,10 @@ import hashlib
 import os
 import shutil
 import subprocess
+import struct
 import sys
 import tempfile
+import zlib
 
 
 def arg_bytes(s):
@@ -479,6 +487,11 @@ def main(argv):
             put(store, "sessions", sid, b"\x04" + rec[68:76])
             where = "timeline", rec[68:76] + sid
         put(store, where[0], where[1], rec)
+    elif cmd == "seal" and len(args) == 1:
+        rec = arg_bytes(args[0])
+        if len(rec) >= 84 and rec[0] >= 4 and rec[3] & 4:
+            rec = rec[:-4] + struct.pack(">I", zlib.crc32(rec[:-4]))
+        print(rec.hex())
     elif cmd == "del-record" and len(args) == 1:
         sid = arg_bytes(args[0])
         where = locate(store, sid)

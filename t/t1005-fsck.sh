@@ -386,11 +386,12 @@ test_expect_success 'a conversation record whose counts disagree with the sessio
 test_expect_success 'fsck --full checks each session'"'"'s chain record' '
 	fresh chain-record &&
 	rec=$(store record hex:$s2) &&
-	case $rec in 03*) ;; *) false ;; esac &&
-	# the chain section ends with be32 nchunks: claim one chunk
-	bad=$(echo "$rec" | sed "s/00000000\$/00000001/") &&
+	case $rec in 04*) ;; *) false ;; esac &&
+	# the chain section ends with be32 nchunks (then its first request
+	# and the checksum): claim one chunk, in a record that reads
+	bad=$(echo "$rec" | sed "s/00000000\(.\{24\}\)\$/00000001\1/") &&
 	test "$bad" != "$rec" &&
-	store put-record hex:$s2 hex:$bad &&
+	store put-record hex:$s2 hex:$(store seal hex:$bad) &&
 	aptix fsck &&
 	test_expect_code 1 aptix fsck --full >actual &&
 	echo "index mismatch $s2: its chain record disagrees with its turn and parent" >expect &&
@@ -405,10 +406,74 @@ test_expect_success 'fsck --full checks each session'"'"'s rolling summary recor
 	# the summary line holds the start of the answer, "other"
 	bad=$(echo "$rec" | sed "s/6f74686572/6f74686573/") &&
 	test "$bad" != "$rec" &&
-	store put-record hex:$s2 hex:$bad &&
+	store put-record hex:$s2 hex:$(store seal hex:$bad) &&
 	aptix fsck &&
 	test_expect_code 1 aptix fsck --full >actual &&
 	echo "index mismatch $s2: its summary record disagrees with its turn and parent" >expect &&
+	test_cmp expect actual &&
+	aptix reindex -q &&
+	aptix fsck --full
+'
+
+# A bit flipped in a record (issue 22): the summary that log shows,
+# "small", would read "smell" while fsck --full said clean. The record's
+# checksum makes it an error for both.
+test_expect_success 'a flipped bit in an index record is an error, not another answer' '
+	fresh flipped &&
+	rec=$(store record hex:$s2) &&
+	bad=$(echo "$rec" | sed "s/736d616c6c/736d656c6c/") &&
+	test "$bad" != "$rec" &&
+	store put-record hex:$s2 hex:$bad &&
+	test_must_fail aptix log >out 2>err &&
+	grep "index record of $s2 is corrupt: run .aptix reindex." err &&
+	! grep smell out &&
+	test_must_fail aptix show --format=%s $s2 >out 2>err &&
+	! grep smell out &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^index mismatch $s2: index record of $s2 is corrupt" actual &&
+	test_expect_code 1 aptix fsck --full >actual &&
+	grep "^index mismatch $s2: index record of $s2 is corrupt" actual &&
+	aptix reindex -q &&
+	aptix log >out &&
+	grep small out &&
+	aptix fsck --full
+'
+
+test_expect_success 'every bit of a record: each flip is an error, none another answer' '
+	fresh flips &&
+	rec=$(store record hex:$s2) &&
+	aptix log --format="%H %s" >good.log &&
+	python3 -c "
+import sys
+rec = bytes.fromhex(sys.argv[1])
+for i in range(0, len(rec) * 8, 37):
+    b = bytearray(rec)
+    b[i // 8] ^= 1 << (i % 8)
+    print(b.hex())
+" "$rec" >flips &&
+	while read bad
+	do
+		store put-record hex:$s2 hex:$bad &&
+		if aptix log --format="%H %s" >out 2>err
+		then
+			test_cmp good.log out || return 1
+		else
+			grep "corrupt" err || return 1
+		fi
+	done <flips
+'
+
+# fsck --full compares the fields that log reads with the objects: a
+# record made with another summary (its checksum right) is reported.
+test_expect_success 'fsck --full checks the summary of each record against its instruction' '
+	fresh summary-field &&
+	rec=$(store record hex:$s2) &&
+	bad=$(echo "$rec" | sed "s/736d616c6c/736d656c6c/") &&
+	store put-record hex:$s2 hex:$(store seal hex:$bad) &&
+	aptix log >out &&
+	grep smell out &&
+	test_expect_code 1 aptix fsck --full >actual &&
+	echo "index mismatch $s2: summary is '"'"'smell'"'"' in the index record of $s2, '"'"'small'"'"' from its instruction" >expect &&
 	test_cmp expect actual &&
 	aptix reindex -q &&
 	aptix fsck --full

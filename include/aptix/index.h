@@ -115,8 +115,10 @@ APTIX_EXTERN(int) aptix_index_foreach_conversation(aptix_repo *repo,
  * through the response chain a child continues: see src/index/index-chain.c).
  * @return 0 when it is what the session's parent record and turn make
  * (or the record predates chain records); 1, with the error set, when
- * its chain section is not, 2 when its rolling summary section is not;
- * a read error.
+ * its chain section is not, 2 when its rolling summary section is not,
+ * 3 when a field that log and show read (its summary line, turn status,
+ * generation) is not what its objects make; a read error (a damaged
+ * record fails its checksum: APTIX_ECORRUPT).
  */
 APTIX_EXTERN(int) aptix_index_verify_chain(aptix_repo *repo,
 					   const aptix_oid *session);

@@ -578,31 +578,25 @@ static int read_record(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 
 /*
  * The rolling summary's section of a record against what its session,
- * turn and parent make (src/index/index-summary.c): 0, or 1 with the error set.
+ * turn and parent make (src/index/index-summary.c): 0, or 2 with the error
+ * set.
  */
-static int verify_rolling(aptix_repo *repo,
-			  const struct aptix_index_reader *rd,
-			  const aptix_oid *id, const aptix_buf *rec,
-			  const aptix_session *s, const aptix_buf *prec)
+static int verify_rolling(aptix_repo *repo, const aptix_oid *id,
+			  const aptix_buf *rec, const aptix_session *s,
+			  const aptix_buf *prec,
+			  const struct aptix_index_session_op *op)
 {
-	/* 0, or 2 with the error set */
-	struct aptix_index_session_op op;
-	aptix_buf raw = APTIX_BUF_INIT, want = APTIX_BUF_INIT;
+	aptix_buf want = APTIX_BUF_INIT;
 	const unsigned char *sec;
-	aptix_otype type;
 	size_t len;
 	int r;
 
-	memset(&op, 0, sizeof(op));
 	if ((r = aptix_index__rolling_section(&sec, &len, rec->ptr,
 					      rec->len)) != 0)
 		return r < 0 ? r : 0;	/* an older record: none to check */
-	if ((r = rd->read(&raw, &type, rd->ctx, id)) < 0 ||
-	    (r = aptix_index__prepare(&op, rd, 0, id, raw.ptr,
-				      raw.len, NULL)) < 0 ||
-	    (r = aptix_index__rolling_encode(&want, s->has_parent ?
+	if ((r = aptix_index__rolling_encode(&want, s->has_parent ?
 					     &s->parent : NULL, prec,
-					     &op.line,
+					     &op->line,
 					     aptix_index__rolling_get,
 					     repo)) < 0)
 		goto done;
@@ -614,9 +608,33 @@ static int verify_rolling(aptix_repo *repo,
 		r = 2;
 	}
 done:
+	aptix_buf_release(&want);
+	return r;
+}
+
+/*
+ * The rest of the record from the session's objects: its rolling
+ * summary section (2), then the fields that log and show read (3).
+ */
+static int verify_made(aptix_repo *repo, const struct aptix_index_reader *rd,
+		       const aptix_oid *id, const aptix_buf *rec,
+		       const aptix_session *s, const aptix_buf *prec)
+{
+	struct aptix_index_session_op op;
+	aptix_buf raw = APTIX_BUF_INIT;
+	aptix_otype type;
+	int r;
+
+	memset(&op, 0, sizeof(op));
+	if ((r = rd->read(&raw, &type, rd->ctx, id)) < 0 ||
+	    (r = aptix_index__prepare(&op, rd, 0, id, raw.ptr,
+				      raw.len, NULL)) < 0)
+		goto done;
+	if ((r = verify_rolling(repo, id, rec, s, prec, &op)) == 0)
+		r = aptix_index__verify_fields(id, rec, prec, &op);
+done:
 	aptix_index__op_release(&op);
 	aptix_buf_release(&raw);
-	aptix_buf_release(&want);
 	return r;
 }
 
@@ -687,7 +705,7 @@ int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 		r = 1;
 	}
 	if (r == 0)
-		r = verify_rolling(repo, &rd, id, &rec, &s, &prec);
+		r = verify_made(repo, &rd, id, &rec, &s, &prec);
 done:
 	aptix_index__delta_release(&d);
 	aptix_session_release(&s);

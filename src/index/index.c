@@ -8,7 +8,11 @@
  * conversation id (16 bytes, or u8 length + text), u8 length + summary;
  * version 2 adds the chain section (what the model holds:
  * src/index/index-chain.c); version 3
- * puts the rolling summary's section (src/index/index-summary.c) before it.
+ * puts the rolling summary's section (src/index/index-summary.c) before it;
+ * version 4 (flag 4) ends with be32 CRC-32 (zlib's) of the bytes before
+ * it: a damaged record is an error, never another answer (a bit flipped
+ * in a summary changed what log shows). Versions 1-3 are read as they
+ * are; reindex writes version 4.
  * Where the record is (store format 5): in the timeline table, under the
  * key be64 created (ms), session id, so that records are written in time
  * order (appended: their pages fill up, where a table keyed by ids keeps
@@ -37,10 +41,12 @@
 #include "aptix/refs.h"
 #include "aptix/oidmap.h"
 #include "store/odb-store.h"
+#include <zlib.h>
 
 #define REC_VERSION 1
 #define SESSION_V2 2	/* version 1 and the chain section */
-#define SESSION_VERSION 3	/* version 2 and the rolling summary */
+#define SESSION_V3 3	/* version 2 and the rolling summary (read as 4) */
+#define SESSION_VERSION 4	/* version 3 and the checksum */
 #define CONV_VERSION 2
 #define SESSION_LOC 4	/* sessions table: the record is in the timeline */
 #define LOC_LEN 9
@@ -106,8 +112,67 @@ static int get_str8(char *out, size_t outsz, const unsigned char **p,
 	return 0;
 }
 
+static int corrupt_record(const char *what)
+{
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "index record of %s is "
+			"corrupt: run 'aptix reindex'", what);
+	return APTIX_ECORRUPT;
+}
+
 #define REC_PARENT 1
 #define REC_CONV_UUID 2
+#define REC_CRC 4	/* version 4: the record ends with its CRC-32 */
+#define CRC_LEN 4
+
+/*
+ * The length of a session record without its checksum, verified: 0; a
+ * record of version 4 that fails it is ECORRUPT (what names it). The
+ * version and the flag must agree, so that no two flipped bits make a
+ * damaged record one of an older version.
+ */
+static int record_body(size_t *blen, const void *val, size_t vlen,
+		       const char *what)
+{
+	const unsigned char *p = val;
+	int v4, flag;
+
+	*blen = vlen;
+	if (vlen < 80)
+		return 0;	/* the caller's length check says so */
+	v4 = p[0] == SESSION_VERSION;
+	flag = (p[3] & REC_CRC) != 0;
+	if (!v4 && !flag)
+		return 0;
+	if (v4 != flag || vlen < 80 + CRC_LEN ||
+	    crc32(0L, p, (uInt)(vlen - CRC_LEN)) !=
+	    aptix__get_be32(p + vlen - CRC_LEN))
+		return corrupt_record(what);
+	*blen = vlen - CRC_LEN;
+	return 0;
+}
+
+void aptix_index__reseal(void *val, size_t vlen)
+{
+	unsigned char *p = val;
+
+	if (vlen >= 80 + CRC_LEN && p[0] == SESSION_VERSION &&
+	    (p[3] & REC_CRC))
+		aptix__put_be32(p + vlen - CRC_LEN,
+				(uint32_t)crc32(0L, p, (uInt)(vlen -
+							      CRC_LEN)));
+}
+
+static int seal(aptix_buf *b)
+{
+	unsigned char t[CRC_LEN];
+
+	if (aptix_buf_oom(b))
+		return APTIX_ERROR;
+	aptix__put_be32(t, (uint32_t)crc32(0L, (const unsigned char *)b->ptr,
+					   (uInt)b->len));
+	aptix_buf_put(b, t, CRC_LEN);
+	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+}
 
 /*
  * The conversation id of a session record: 16 bytes when it is a UUID
@@ -136,13 +201,6 @@ static int get_conv(char *out, size_t outsz, int flags,
 	snprintf(out, outsz, "%s", text);
 	*p += 16;
 	return 0;
-}
-
-static int corrupt_record(const char *what)
-{
-	aptix_error_set(APTIX_ERROR_REPOSITORY, "index record of %s is "
-			"corrupt: run 'aptix reindex'", what);
-	return APTIX_ECORRUPT;
 }
 
 static int is_loc(const void *val, size_t vlen)
@@ -236,7 +294,8 @@ static int encode_session(aptix_buf *b, const aptix_session_info *si)
 	h[0] = SESSION_VERSION;
 	h[1] = (unsigned char)si->status;
 	h[2] = (unsigned char)si->turn_status;
-	h[3] = (si->has_parent ? REC_PARENT : 0) | (uuid ? REC_CONV_UUID : 0);
+	h[3] = (si->has_parent ? REC_PARENT : 0) | (uuid ? REC_CONV_UUID : 0) |
+		REC_CRC;
 	aptix_buf_put(b, h, 4);
 	aptix_buf_put(b, si->parent.id, 32);
 	aptix_buf_put(b, si->turn.id, 32);
@@ -258,11 +317,14 @@ static int encode_session(aptix_buf *b, const aptix_session_info *si)
 static int decode_session(aptix_session_info *si, const aptix_oid *id,
 			  const void *val, size_t vlen)
 {
-	const unsigned char *p = val, *end = p + vlen;
+	const unsigned char *p = val, *end;
+	size_t blen;
 
 	memset(si, 0, sizeof(*si));
-	if (vlen < 80 || p[0] < REC_VERSION || p[0] > SESSION_VERSION)
+	if (vlen < 80 || p[0] < REC_VERSION || p[0] > SESSION_VERSION ||
+	    record_body(&blen, val, vlen, aptix_oid_hex(id)) < 0)
 		return corrupt_record(aptix_oid_hex(id));
+	end = p + blen;
 	si->id = *id;
 	si->status = (aptix_session_status)p[1];
 	si->turn_status = (aptix_turn_status)p[2];
@@ -302,12 +364,14 @@ static int sections(const unsigned char **p, const unsigned char **end,
 {
 	const unsigned char *q = val;
 	char skip[256];
+	size_t blen;
 
-	if (vlen < 80 || q[0] < REC_VERSION || q[0] > SESSION_VERSION)
+	if (vlen < 80 || q[0] < REC_VERSION || q[0] > SESSION_VERSION ||
+	    record_body(&blen, val, vlen, "a session") < 0)
 		return corrupt_record("a session");
 	if (q[0] == REC_VERSION)
 		return 1;
-	*end = q + vlen;
+	*end = q + blen;
 	*p = q + 80;
 	if (get_conv(skip, sizeof(skip), q[3], p, *end) ||
 	    get_str8(skip, sizeof(skip), p, *end))
@@ -318,11 +382,13 @@ static int sections(const unsigned char **p, const unsigned char **end,
 int aptix_index__record_summary(char out[121], const void *val,
 				size_t vlen)
 {
-	const unsigned char *p = val, *end = p + vlen;
+	const unsigned char *p = val, *end;
 	char skip[256];
+	size_t blen;
 
-	if (vlen < 80)
+	if (vlen < 80 || record_body(&blen, val, vlen, "a session") < 0)
 		return corrupt_record("a session");
+	end = p + blen;
 	p += 80;
 	if (get_conv(skip, sizeof(skip), ((const unsigned char *)val)[3], &p,
 		     end) ||
@@ -358,8 +424,10 @@ int aptix_index__chain_section(const unsigned char **sec, size_t *len,
 	if (r < 0)
 		return r;
 	if (r == 0) {	/* version 3: the chain follows the summary */
+		if ((r = sections(&p, &end, val, vlen)) != 0)
+			return r;
 		*sec += *len;
-		*len = (size_t)((const unsigned char *)val + vlen - *sec);
+		*len = (size_t)(end - *sec);
 		return 0;
 	}
 	if ((r = sections(&p, &end, val, vlen)) != 0)
@@ -637,6 +705,42 @@ done:
 	return r;
 }
 
+int aptix_index__verify_fields(const aptix_oid *id, const aptix_buf *rec,
+			       const aptix_buf *prec,
+			       const struct aptix_index_session_op *op)
+{
+	aptix_session_info have, parent;
+	uint32_t generation = 1;
+	int r;
+
+	if ((r = decode_session(&have, id, rec->ptr, rec->len)) < 0)
+		return r;
+	if (prec && prec->len) {
+		if ((r = decode_session(&parent, &op->session.parent,
+					prec->ptr, prec->len)) < 0)
+			return r;
+		generation = parent.generation + 1;
+	}
+	if (strcmp(have.summary, op->summary))
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "summary is '%s' in "
+				"the index record of %s, '%s' from its "
+				"instruction", have.summary, aptix_oid_hex(id),
+				op->summary);
+	else if (have.turn_status != op->turn_status)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "turn status is %d "
+				"in the index record of %s, %d in its turn",
+				(int)have.turn_status, aptix_oid_hex(id),
+				(int)op->turn_status);
+	else if (have.generation != generation)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "generation is %lu "
+				"in the index record of %s, %lu from its "
+				"parent's", (unsigned long)have.generation,
+				aptix_oid_hex(id), (unsigned long)generation);
+	else
+		return 0;
+	return 3;
+}
+
 /*
  * *exists: 0 unknown, 1 known, 2 known by a version 1 record (kept at
  * version 1 by conv_store until reindex).
@@ -754,6 +858,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 					   APTIX_SESSION_COMMITTED,
 					   &op->delta,
 					   APTIX_INDEX_CHAIN_FP, 1)) < 0 ||
+	    (r = seal(&v)) < 0 ||
 	    /* the layout above: an older aptix must refuse the store (a
 	     * reindex writes no object that would say so) */
 	    (r = aptix_odb_store_raise_format(w, INDEX_FORMAT)) < 0)

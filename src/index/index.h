@@ -67,6 +67,12 @@ void aptix__head_words(aptix_buf *out, const char *text, size_t len,
  * (format 5). ENOTFOUND when the session is not indexed; ECORRUPT when
  * the sessions table names a record the timeline lacks.
  */
+/*
+ * Make the checksum of a session record of version 4 again after its
+ * bytes were changed on purpose (purge masks a secret); others as they
+ * are.
+ */
+void aptix_index__reseal(void *val, size_t vlen);
 int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
 			     aptix_store_view_cb cb, void *payload);
 int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
@@ -117,6 +123,15 @@ struct aptix_index_session_op {
 	struct aptix_index_line line;
 };
 void aptix_index__op_release(struct aptix_index_session_op *op);
+/*
+ * fsck --full: the fields of a session record that log and show read
+ * (summary, turn status, generation) against what op (prepared from its
+ * objects) and the parent's record prec (empty for a root) make: 0, or
+ * 3 with the error set naming the field.
+ */
+int aptix_index__verify_fields(const aptix_oid *id, const aptix_buf *rec,
+			       const aptix_buf *prec,
+			       const struct aptix_index_session_op *op);
 
 /* The chain state in session records (index-chain.c). */
 struct aptix_index_chain_info {

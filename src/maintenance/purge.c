@@ -16,6 +16,7 @@
 #define _GNU_SOURCE 1	/* memmem */
 #include "util/common.h"
 #include "repo/repo.h"
+#include "index/index.h"
 #include "store/odb-store.h"
 #include "rag/rag-int.h"
 #include "object/zstream.h"
@@ -399,6 +400,10 @@ static int record_cb(const void *key, size_t klen, const void *val,
 	    aptix_buf_set(&rc->val, val, vlen) < 0)
 		return aptix_error_oom();
 	mask(rc->val.ptr, rc->val.len, p);
+	/* a session record stays one that reads (its checksum) */
+	if (tw->table == APTIX_TABLE_SESSIONS ||
+	    tw->table == APTIX_TABLE_TIMELINE)
+		aptix_index__reseal(rc->val.ptr, rc->val.len);
 	return 0;
 }
 

@@ -417,35 +417,44 @@ test_expect_success 'setup: a history numbered out of order, by plumbing' '
 	aptix update-ref refs/conversations/walked $s
 '
 
-test_expect_success 'a restart without a rolling summary names the turns it summarises' '
-	aptix config context.summary-chars 400 &&
-	test_when_finished "aptix config --unset context.summary-chars" &&
+# walked_restart <summary-chars>: a dry-run restart of "walked" into
+# dry, its summary into summary, within the budget; the window holds
+# turns 40 to 35, the summary the 16 turns before them
+walked_restart () {
+	aptix config context.summary-chars $1 &&
 	aptix continue --conversation walked --dry-run --no-files --no-rag \
 		-m next >dry &&
+	aptix config --unset context.summary-chars &&
 	summary_of dry >summary &&
-	# the window: turns 40 to 35; the summary: the 16 before them
 	grep "^Summary of the earlier turns of this conversation, turns 19 to 34 (" summary &&
+	summary_within summary $1
+}
+
+test_expect_success 'a restart without a rolling summary names the turns it summarises' '
+	walked_restart 400 &&
 	grep "^- Turns before these: not summarised" summary &&
 	grep "KW34" summary &&
 	! grep "KW35" summary &&
-	summary_within summary 400 &&
 	grep "KW35: forked turn 35" dry &&
 	grep "KW40: forked turn 40" dry
 '
 
 test_expect_success 'a restart without a rolling summary stays within a small budget' '
-	aptix config context.summary-chars 40 &&
-	test_when_finished "aptix config --unset context.summary-chars" &&
-	aptix continue --conversation walked --dry-run --no-files --no-rag \
-		-m next >dry &&
-	summary_of dry >summary &&
-	grep "^Summary of the earlier turns of this conversation, turns 19 to 34 (" summary &&
-	summary_within summary 40
+	walked_restart 40
 '
 
 # body_size <file>: bytes of a request body
 body_size () {
 	wc -c <"$1" | tr -d " "
+}
+
+# restart_within <instruction>: a turn whose chain the server forgot;
+# its request (in body) within window-chars + summary-chars
+restart_within () {
+	standin_fault "{\"kind\":\"expire_previous\"}" &&
+	aptix continue -m "$1" >out 2>err &&
+	last_request_body >body &&
+	test $(body_size body) -le 28000
 }
 
 # A restart's window replays the recent turns cut to its budget
@@ -458,10 +467,7 @@ test_expect_success 'a restart cuts a long answer to the window' '
 	aptix continue -m "a short one first" >out 2>err &&
 	aptix continue -m "give a long answer" >out 2>err &&
 	test $(field HEAD .answer | wc -c) -gt 100000 &&
-	standin_fault "{\"kind\":\"expire_previous\"}" &&
-	aptix continue -m "after the long one" >out 2>err &&
-	last_request_body >body &&
-	test $(body_size body) -le 28000 &&
+	restart_within "after the long one" &&
 	test "$(roles body)" = "user assistant user assistant user" &&
 	test "$(content body 0)" = "a short one first" &&
 	test "$(content body 1)" = "START of a long answer. " &&
@@ -487,10 +493,7 @@ print(json.dumps({\"kind\": \"answer\", \"text\": block, \"times\": 3}))
 	standin_control "{\"faults\":[$(cat fault.json)]}" >/dev/null &&
 	aptix continue -m "show me the three files" >out 2>err &&
 	test $(field HEAD .answer | wc -c) -gt 240000 &&
-	standin_fault "{\"kind\":\"expire_previous\"}" &&
-	aptix continue -m "and now?" >out 2>err &&
-	last_request_body >body &&
-	test $(body_size body) -le 28000 &&
+	restart_within "and now?" &&
 	! grep old_line_ body &&
 	content body 1 >answer &&
 	test $(grep -c "^\[4200 lines of code not replayed: files are sent in their current version\]$" answer) = 3 &&

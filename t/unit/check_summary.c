@@ -253,6 +253,18 @@ START_TEST(test_every_turn_named)
 }
 END_TEST
 
+/* One line of history, numbered from 1 again from session half on. */
+static void write_renumbered(int half)
+{
+	int i;
+
+	for (i = 0; i < NSESSIONS; i++) {
+		nodes[i].seq = i < half ? i + 1 : i - half + 1;
+		nodes[i].committed = 1;
+		write_session(i, i - 1);
+	}
+}
+
 /*
  * Plumbing writes turns with any number: here a fork (as
  * t/perf/build-store.sh makes them) starts again at 1 under a parent at
@@ -267,11 +279,7 @@ START_TEST(test_numbers_restart)
 	size_t n;
 
 	rng = 99;
-	for (i = 0; i < NSESSIONS; i++) {
-		nodes[i].seq = i < half ? i + 1 : i - half + 1;
-		nodes[i].committed = 1;
-		write_session(i, i - 1);
-	}
+	write_renumbered(half);
 	for (i = 0; i < NSESSIONS; i++) {
 		aptix_buf out = APTIX_BUF_INIT;
 		uint32_t lo, hi;
@@ -350,15 +358,10 @@ START_TEST(test_restart_walked_history)
 	const aptix_run_result *res;
 	const char *p;
 	unsigned long lo, hi;
-	int i, half = NSESSIONS * 3 / 10;
 	size_t len;
 
 	rng = 7;
-	for (i = 0; i < NSESSIONS; i++) {
-		nodes[i].seq = i < half ? i + 1 : i - half + 1;
-		nodes[i].committed = 1;
-		write_session(i, i - 1);
-	}
+	write_renumbered(NSESSIONS * 3 / 10);
 	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
 	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/conversations/c",
 					      &nodes[NSESSIONS - 1].session,

@@ -164,7 +164,8 @@ def make_line(seq, summary, instr_text, answer_text):
 # --- The rolling section -----------------------------------------------------
 
 def parse_rolling(rec):
-    """(fields, base groups or None) of a version 3 record's section."""
+    """(fields, base groups or None) of a record's section (version 3
+    or 4, without its checksum)."""
     p = 80
     p += 16 if rec[3] & 2 else 1 + rec[p]
     p += 1 + rec[p]                     # the summary
@@ -329,7 +330,9 @@ def parse_chain(sec):
         p += 18 + pl
     nc = int.from_bytes(sec[p:p + 4], "big")
     chunks = [sec[p + 4 + 16 * i:p + 20 + 16 * i] for i in range(nc)]
-    return flags, resp, chars, links, files, chunks
+    first = int.from_bytes(sec[p + 4 + 16 * nc:p + 12 + 16 * nc], "big") \
+        if flags & 8 else None
+    return flags, resp, chars, links, files, chunks, first
 
 
 def chain(store, prec, committed, turn):
@@ -340,7 +343,8 @@ def chain(store, prec, committed, turn):
     if not link:
         return none
     chars = len(store.blobs[bytes.fromhex(turn["instruction"])])
-    chars += len(store.blobs[bytes.fromhex(turn["answer"])])
+    answer = len(store.blobs[bytes.fromhex(turn["answer"])])
+    chars += answer
     files, chunks = {}, []
     for f in turn.get("files", []):
         if f["sent"] and len(f["sha256"]) == 64:
@@ -349,23 +353,26 @@ def chain(store, prec, committed, turn):
     for c in turn.get("chunks", []):
         if c["sent"]:
             chunks.append(fingerprint(c["chunk_id"], c["content_hash"]))
-    base_chars, links = 0, 0
+    base_chars, links, first = 0, 0, chars - answer
     if turn.get("previous_response_id") and prec is not None:
-        pflags, resp, pchars, plinks, pfiles, pchunks = \
+        pflags, resp, pchars, plinks, pfiles, pchunks, pfirst = \
             parse_chain(chain_of(prec))
         if pflags & 2:
             return bytes([2]) + bytes(36)
         if pflags & 1 and resp == fingerprint(turn["previous_response_id"]):
-            base_chars, links = pchars, plinks
+            base_chars, links, first = pchars, plinks, pfirst
             pfiles.update(files)
             files = pfiles
             chunks = pchunks + chunks
     chunks = sorted(set(chunks))
-    out = bytes([5]) + fingerprint(turn["response_id"])
+    # flags: 1 chain, 4 short hashes, 8 first (none from an older chain)
+    out = bytes([5 | (8 if first is not None else 0)]) + \
+        fingerprint(turn["response_id"])
     out += be(base_chars + chars, 8) + be(links + 1, 4) + be(len(files), 4)
     for path in sorted(files):
         out += be(len(path), 2) + path + files[path]
-    return out + be(len(chunks), 4) + b"".join(chunks)
+    out += be(len(chunks), 4) + b"".join(chunks)
+    return out + (be(first, 8) if first is not None else b"")
 
 
 # --- Sessions, conversations, refs ---------------------------------------------
@@ -395,9 +402,9 @@ def index_session(store, sid, session, turn):
             if "answer" in turn else None
         line = make_line(turn["seq"], summary, instr, ans)
     gen = int.from_bytes(prec[76:80], "big") + 1 if prec else 1
-    rec = bytes([3, SESSION_STATUS[session["status"]],
+    rec = bytes([4, SESSION_STATUS[session["status"]],
                  TURN_STATUS[turn["status"]],
-                 (1 if parent else 0) | (2 if is_uuid(conv) else 0)])
+                 (1 if parent else 0) | (2 if is_uuid(conv) else 0) | 4])
     rec += (parent or ZERO) + bytes.fromhex(session["turn"])
     rec += be(session["created_at"], 8) + be(gen, 4)
     rec += bytes.fromhex(conv.replace("-", "")) if is_uuid(conv) \
@@ -405,9 +412,11 @@ def index_session(store, sid, session, turn):
     rec += bytes([len(summary)]) + summary
     rec += rolling(store, parent, prec, line)
     rec += chain(store, prec, committed, turn)
+    # kept without its checksum: the sections run to the end
     store.records[sid] = rec
     created = be(session["created_at"], 8)
-    store.tables["timeline"][created + sid] = rec
+    store.tables["timeline"][created + sid] = \
+        rec + be(zlib.crc32(rec), 4)
     store.tables["sessions"][sid] = b"\x04" + created
     if parent:
         store.tables["children"][prec[68:76] + parent + sid] = b""

@@ -54,8 +54,7 @@ static const char *const log_usage[] = {
 	"its ancestors. --since/--until take ISO dates or '2 days ago'.",
 	"--graph marks a session '*' and a root (a first turn) 'o'.",
 	"-- <path>...: only the turns that sent one of those files (whole or",
-	"a chunk of it; paths from the top of the work tree, a directory",
-	"names the files under it).",
+	"a chunk of it; a directory names the files under it).",
 	NULL
 };
 
@@ -125,7 +124,7 @@ struct log {
 	int show_failed, all, max_count, reverse, color, use_graph;
 	int decorate;			/* 0 no, 1 short (default), 2 full */
 	int skip, skipped;		/* --skip: how many, and done */
-	const char **paths;		/* -- <path>...: turns that sent them */
+	char **paths;			/* -- <path>...: turns that sent them */
 	int npaths;
 	/* -g: the reflog entry being shown */
 	const char *reflog_ref;		/* as given: "HEAD", "c1" */
@@ -1896,6 +1895,9 @@ static void log_release(struct log *lg)
 	for (i = 0; i < lg->ngreps; i++)
 		regfree(&lg->greps[i]);
 	free(lg->greps);
+	for (i = 0; i < (size_t)lg->npaths; i++)
+		free(lg->paths[i]);
+	free(lg->paths);
 	aptix_oidmap_release(&lg->excluded);
 	aptix_buf_release(&lg->instr);
 	aptix_buf_release(&lg->answer);
@@ -1911,6 +1913,17 @@ static void log_release(struct log *lg)
 	free(lg->ob);
 	aptix_buf_release(&lg->text);
 	graph_release(&lg->g);
+}
+
+/* -- <path>...: as git, relative to the current directory */
+static void take_paths(struct log *lg, const char **argv, int n)
+{
+	int i;
+
+	lg->paths = xrealloc(NULL, (size_t)n + 1, sizeof(*lg->paths));
+	for (i = 0; i < n; i++)
+		lg->paths[i] = view_path_from_cwd(lg->repo, argv[i]);
+	lg->npaths = n;
 }
 
 static void log_start_output(struct log *lg, int no_pager)
@@ -2021,8 +2034,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 			     PARSE_OPT_KEEP_DASHDASH);
 	for (i = 0; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {	/* -- <path>... */
-			lg.paths = argv + i + 1;
-			lg.npaths = argc - i - 1;
+			take_paths(&lg, argv + i + 1, argc - i - 1);
 			argc = i;
 			break;
 		}

@@ -462,3 +462,73 @@ int view_workspace_holds(const char *ws, int explicit_ws, const char *conv_ws)
 {
 	return !ws || !strcmp(conv_ws, ws) || (!explicit_ws && !*conv_ws);
 }
+
+/* Resolve "." and ".." components of a '/'-separated path in place. */
+static void squash_dots(char *p)
+{
+	char *out = p, *in = p, *seg;
+	size_t n;
+
+	while (*in) {
+		while (*in == '/')
+			in++;
+		seg = in;
+		while (*in && *in != '/')
+			in++;
+		n = (size_t)(in - seg);
+		if (!n || (n == 1 && seg[0] == '.'))
+			continue;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > p && out[-1] != '/')
+				out--;
+			if (out > p)
+				out--;
+			continue;
+		}
+		if (out > p)
+			*out++ = '/';
+		memmove(out, seg, n);
+		out += n;
+	}
+	*out = '\0';
+}
+
+char *view_path_from_cwd(aptix_repo *repo, const char *arg)
+{
+	const char *top = aptix_repo_workdir(repo);
+	char *root = top ? realpath(top, NULL) : NULL;
+	char *cwd = realpath(".", NULL);
+	aptix_buf b = APTIX_BUF_INIT;
+	size_t rlen = root ? strlen(root) : 0;
+
+	if (arg[0] == '/')
+		aptix_buf_puts(&b, arg);
+	else if (cwd)
+		aptix_buf_printf(&b, "%s/%s", cwd, arg);
+	else
+		aptix_buf_puts(&b, arg);
+	if (aptix_buf_oom(&b))
+		die("out of memory");
+	squash_dots(b.ptr);
+	/* squash_dots dropped the leading '/': the root's too */
+	if (root && (arg[0] == '/' || cwd)) {
+		const char *r = root + (root[0] == '/');
+
+		rlen = strlen(r);
+		if (!strcmp(b.ptr, r))
+			b.ptr[0] = '\0';
+		else if (!rlen || (!strncmp(b.ptr, r, rlen) &&
+				   b.ptr[rlen] == '/'))
+			memmove(b.ptr, b.ptr + rlen + (rlen != 0),
+				strlen(b.ptr + rlen + (rlen != 0)) + 1);
+		else {
+			aptix_buf_clear(&b);
+			aptix_buf_puts(&b, arg);	/* outside */
+		}
+	}
+	free(root);
+	free(cwd);
+	if (aptix_buf_oom(&b))
+		die("out of memory");
+	return aptix_buf_detach(&b);
+}

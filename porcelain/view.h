@@ -127,4 +127,13 @@ void view_json_set(json_t *obj, const char *key, json_t *v);
 /* Print v, indented, and a newline to stdout; frees v. */
 void view_json_print(json_t *v);
 
+/*
+ * A path as git reads a pathspec, relative to the current directory
+ * (or absolute), made relative to the top of the work tree as turns
+ * record them: "." and ".." resolved, no leading or trailing '/'; ""
+ * for the top itself. Malloc'd. A path outside the work tree is kept
+ * as given (it matches nothing).
+ */
+char *view_path_from_cwd(aptix_repo *repo, const char *arg);
+
 #endif

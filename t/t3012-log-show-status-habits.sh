@@ -68,6 +68,26 @@ test_expect_success 'log -- <path>: the turns that sent that file' '
 	test_line_count = 3 actual
 '
 
+test_expect_success 'log -- <path>: relative to the current directory, as in git' '
+	cat >expect <<-EOF &&
+	$(short $s4) a changed
+	$(short $s1) look at a
+	EOF
+	(
+		cd src &&
+		aptix log --format="%h %s" -- a.c >../actual &&
+		aptix log --format="%h %s" -- ../src/a.c >../actual2 &&
+		aptix log --format="%h %s" -- "$TRASH_DIRECTORY/src/a.c" >../actual3 &&
+		aptix log --format="%h %s" -- b.txt >../none &&
+		aptix log --format="%h" -- .. >../all
+	) &&
+	test_cmp expect actual &&
+	test_cmp expect actual2 &&
+	test_cmp expect actual3 &&
+	test_must_be_empty none &&
+	test_line_count = 3 all
+'
+
 test_expect_success 'log --decorate, --no-decorate, --decorate=full' '
 	aptix log --oneline -n1 >actual &&
 	echo "$(short $s4) (HEAD -> ${conv%"${conv#????????}"}) a changed" >expect &&

@@ -24,7 +24,8 @@
 static const char *const show_usage[] = {
 	"aptix show [-s | --stat] [--json] [--raw] [--date=<format>] "
 	"[--no-pager] [<session>...]",
-	"aptix show --format=<format> [--no-pager] [<session>...]",
+	"aptix show (--format | --pretty)=<format> [-s] [--no-pager] "
+	"[<session>...]",
 	"",
 	"Explains one turn (default: HEAD): status, times, model, usage, the",
 	"full instruction and answer, sources, active files, warnings and",
@@ -619,6 +620,8 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 			 "one line per file and chunk sent, as git's diffstat"),
 		OPT_STRING(0, "format", &format, "format", "print the "
 			   "sessions as log --format does (%A: the answer)"),
+		OPT_STRING(0, "pretty", &format, "format", "the same as "
+			   "--format"),
 		OPT_DATE(),
 		OPT_NO_PAGER(&no_pager),
 		OPT_END()

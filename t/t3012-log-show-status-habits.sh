@@ -200,7 +200,10 @@ test_expect_success 'show -s / --no-patch: no answer, sources or files' '
 	! grep "^Answer:" actual &&
 	! grep "^Active files:" actual &&
 	aptix show --no-patch $s4 >actual2 &&
-	test_cmp actual actual2
+	test_cmp actual actual2 &&
+	aptix show -s --pretty=%H $s4 >actual &&
+	echo $s4 >expect &&
+	test_cmp expect actual
 '
 
 test_expect_success 'show --stat: a line per file sent, then a summary' '

@@ -38,7 +38,7 @@ store_clean () {
 # descriptors 0-2 closed (1-2 with --keep-stdin); it must exit with
 # code (and die of no signal)
 closed () {
-	local keep= want code
+	local keep='' want code
 	test "$1" = --keep-stdin && keep=t && shift
 	want=$1
 	shift

@@ -94,6 +94,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -366,6 +367,15 @@ static void guard_pop(struct guard *g)
  */
 #define GUARD(g, st) (guard_push(&(g), (st)), sigsetjmp((g).jb, 0) == 0)
 
+/*
+ * A fault was contained, or a meta page is damaged: the store refuses
+ * writes. Set by a reader's thread, read by a writer's: atomic.
+ */
+static void mark_damaged(lmdb_store *st)
+{
+	__atomic_store_n(&st->damaged, 1, __ATOMIC_RELEASE);
+}
+
 /* The error of a contained fault. */
 static int fault_error(lmdb_store *st, const struct guard *g,
 		       const char *what)
@@ -374,7 +384,7 @@ static int fault_error(lmdb_store *st, const struct guard *g,
 		"file (was it truncated?)" : g->sig ? "a page reference is "
 		"invalid" : g->why;
 
-	st->damaged = 1;
+	mark_damaged(st);
 	aptix_error_set(APTIX_ERROR_LMDB, "%s: store is corrupt: %s; run "
 			"'aptix fsck', and 'aptix salvage <dir>' to copy what "
 			"is readable", what, why);
@@ -567,22 +577,43 @@ static struct reader *reader_of(lmdb_store *st)
  * can be damaged under a running process (a server runs for days), and
  * LMDB would then read an empty or a wrong tree, or fail an assertion.
  */
-static int meta_check(lmdb_store *st)
+/* One look at the meta page LMDB picks, under the guard. */
+static int meta_look(lmdb_store *st)
 {
 	struct guard g;
 	int rc;
 
+	if (!GUARD(g, st))
+		return fault_error(st, &g, "cannot begin read transaction");
+	rc = aptix_lmdb_map_meta_check((const unsigned char *)st->map_lo,
+				       st->psize);
+	guard_pop(&g);
+	return rc;
+}
+
+static int meta_check(lmdb_store *st)
+{
+	int rc = 0, tries;
+
 	if (!st->map_lo || !st->psize)
 		return 0;
-	if (GUARD(g, st)) {
-		rc = aptix_lmdb_map_meta_check((const unsigned char *)
-					       st->map_lo, st->psize);
-		guard_pop(&g);
-		if (rc < 0)
-			st->damaged = 1;
-	} else {
-		rc = fault_error(st, &g, "cannot begin read transaction");
+	/*
+	 * A commit (another thread's, another process's) may be writing
+	 * the meta page being read, and a page read half written is not
+	 * damaged: a damaged page fails every look, a torn read does not.
+	 */
+	for (tries = 0; tries < 3; tries++) {
+		if ((rc = meta_look(st)) == 0) {
+			if (tries)
+				aptix_error_clear();
+			return 0;
+		}
+		if (rc != APTIX_ECORRUPT || __atomic_load_n(&st->damaged,
+							   __ATOMIC_ACQUIRE))
+			return rc;	/* a contained fault */
+		sched_yield();
 	}
+	mark_damaged(st);
 	return rc;
 }
 
@@ -1344,7 +1375,7 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 
 	if (!r)
 		return APTIX_ERROR;
-	if (st->damaged) {
+	if (__atomic_load_n(&st->damaged, __ATOMIC_ACQUIRE)) {
 		aptix_error_set(APTIX_ERROR_LMDB, "cannot write to store '%s': "
 				"it is damaged (a read found corrupt pages); "
 				"run 'aptix fsck'", st->dir);

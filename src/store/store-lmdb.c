@@ -1962,7 +1962,8 @@ int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)
 		return APTIX_ECORRUPT;
 	}
 	pthread_mutex_lock(&registry_lock);
-	for (st = open_stores; known && st; st = st->next_open)
+	/* a store made now is nobody's yet: share nothing with it */
+	for (st = known ? open_stores : NULL; st; st = st->next_open)
 		if (st->dev == sb.st_dev && st->ino == sb.st_ino &&
 		    st->pid == getpid())
 			break;

@@ -382,6 +382,42 @@ START_TEST(test_signal_handlers)
 }
 END_TEST
 
+/*
+ * Stores made while another is open in the process are their own: the
+ * second init once shared the first's environment (its data.mdb did not
+ * exist yet, and the registry lookup fell through to the first store),
+ * failed, and would have written into the first store.
+ */
+START_TEST(test_two_stores_in_one_process)
+{
+	char *a = unit_path(tmpdir, "a"), *b = unit_path(tmpdir, "b");
+	aptix_repo *ra = NULL, *rb = NULL, *again = NULL;
+	aptix_ref ha, hb;
+	int existed;
+
+	ck_assert_msg(aptix_repo_init(&ra, a, &existed) == 0, "%s",
+		      aptix_error_last()->message);
+	ck_assert_msg(aptix_repo_init(&rb, b, &existed) == 0, "%s",
+		      aptix_error_last()->message);
+	ck_assert_int_eq(existed, 0);
+	ck_assert_int_eq(aptix_ref_read(&ha, ra, "HEAD"), 0);
+	ck_assert_int_eq(aptix_ref_read(&hb, rb, "HEAD"), 0);
+	/* each its own fresh conversation */
+	ck_assert_str_ne(ha.target, hb.target);
+	aptix_repo_free(rb);
+	ck_assert_int_eq(aptix_repo_open(&again, aptix_repo_path(ra)), 0);
+	aptix_ref_release(&hb);
+	ck_assert_int_eq(aptix_ref_read(&hb, again, "HEAD"), 0);
+	ck_assert_str_eq(ha.target, hb.target);
+	aptix_ref_release(&ha);
+	aptix_ref_release(&hb);
+	aptix_repo_free(again);
+	aptix_repo_free(ra);
+	free(a);
+	free(b);
+}
+END_TEST
+
 START_TEST(test_modes)
 {
 	static const char *const files[] = { "data.mdb", "lock.mdb" };
@@ -2054,6 +2090,7 @@ Suite *repo_suite(void)
 	tcase_add_test(store, test_init_open);
 	tcase_add_test(store, test_modes);
 	tcase_add_test(store, test_signal_handlers);
+	tcase_add_test(store, test_two_stores_in_one_process);
 	tcase_add_test(store, test_closed_stdfds);
 	tcase_add_test(store, test_discover);
 	tcase_add_test(store, test_not_a_store);

@@ -286,6 +286,31 @@ test_expect_success PYTHON3 'a progress bar on a terminal, nothing otherwise' '
 	EOF
 '
 
+# A flipped bit in a chunk's stored text: an error naming the index,
+# never a different text handed on (issue 22, item 7).
+test_expect_success 'a damaged chunk text is an error, not another answer' '
+	mkdir dmg &&
+	printf "%s\n" "the marmalade parser reads tokens" >dmg/notes.txt &&
+	aptix -C dmg init -q &&
+	aptix -C dmg index >/dev/null &&
+	aptix -C dmg rag-query marmalade >before &&
+	grep "notes.txt" before &&
+	store=$(aptix -C dmg rev-parse --aptix-dir) &&
+	python3 "$TEST_DIRECTORY/lib-store.py" "$store" values rag >recs &&
+	doc=$(grep "^6400000001 " recs) &&
+	key=${doc%% *} && val=${doc#* } &&
+	test "${val#*6d61726d616c616465}" != "$val" &&
+	bad=$(printf "%s" "$val" | sed "s/6d61726d616c616465/6d61726d616c616466/") &&
+	python3 "$TEST_DIRECTORY/lib-store.py" "$store" put rag "hex:$key" "hex:$bad" &&
+	aptix -C dmg rag-query marmalade >out 2>err &&
+	test_must_be_empty out &&
+	grep "^warning: retrieval skipped: the retrieval index is corrupt (the text of a chunk)" err &&
+	aptix -C dmg index --reset >/dev/null &&
+	aptix -C dmg index >/dev/null &&
+	aptix -C dmg rag-query marmalade >after &&
+	test_cmp before after
+'
+
 test_expect_success 'an empty index: rag-query says so' '
 	aptix -C ws index --reset >out &&
 	grep "Forgot the retrieval index" out &&

@@ -123,13 +123,21 @@ bad:
 	return APTIX_ECORRUPT;
 }
 
-/* The text of a decoded document into out. */
+/*
+ * The text of a decoded document into out, checked against the SHA-256
+ * the record keeps of it: a damaged text is an error, never a different
+ * chunk handed to the model or shown by rag-query.
+ */
 static int doc_text(aptix_buf *out, const struct doc *d)
 {
 	aptix_otype type;
+	aptix_oid h;
 	int r = aptix_stored_decode(out, &type, d->ztext, d->ztext_len);
 
 	if (r == 0 && type != APTIX_OBJ_BLOB)
+		r = APTIX_ECORRUPT;
+	if (r == 0 && (r = aptix_sha256(&h, out->ptr, out->len)) == 0 &&
+	    memcmp(h.id, d->hash, 32))
 		r = APTIX_ECORRUPT;
 	if (r == APTIX_ECORRUPT)
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the retrieval index "

@@ -224,7 +224,9 @@ APTIX_EXTERN(int) aptix_run_request(aptix_run *run);
 
 /**
  * @brief Call the Responses API; the answer streams through the
- *        options' on_delta. A chain the server no longer knows is
+ *        options' on_delta, with the API key and the secrets named in
+ *        the options redacted (a tail that could start one is held
+ *        back until the next delta or the end). A chain the server no longer knows is
  *        restarted once, with the context rehydrated from the store.
  *        Blocks for the length of the call; set the options' cancel
  *        flag (from any thread or a signal handler) to stop it.

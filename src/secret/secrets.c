@@ -83,6 +83,73 @@ int aptix__redact_secrets_str(char **s, const char *const *keys,
 	return n < 0 ? n : *s ? n : APTIX_ERROR;
 }
 
+void aptix__redact_stream_init(struct aptix__redact_stream *rs,
+			       const char *const *keys, size_t nkeys,
+			       int (*emit)(const char *, size_t, void *),
+			       void *payload)
+{
+	rs->keys = keys;
+	rs->nkeys = nkeys;
+	rs->emit = emit;
+	rs->payload = payload;
+	aptix_buf_init(&rs->held, 0);
+}
+
+/* The longest tail of s[0..n) that is a proper prefix of one of the keys. */
+static size_t key_start_tail(const char *s, size_t n,
+			     const char *const *keys, size_t nkeys)
+{
+	size_t best = 0, i, t;
+
+	for (i = 0; i < nkeys; i++) {
+		size_t klen = key_len(keys[i]);
+
+		for (t = klen ? klen - 1 : 0; t > best; t--)
+			if (t <= n && !memcmp(s + n - t, keys[i], t)) {
+				best = t;
+				break;
+			}
+	}
+	return best;
+}
+
+int aptix__redact_stream_feed(struct aptix__redact_stream *rs,
+			      const char *text, size_t len)
+{
+	aptix_buf *h = &rs->held;
+	size_t keep, show;
+	int r;
+
+	if (aptix_buf_put(h, text, len) < 0 ||
+	    aptix__redact_secrets(h, rs->keys, rs->nkeys) < 0) {
+		aptix_buf_release(h);
+		return APTIX_ERROR;
+	}
+	keep = key_start_tail(h->ptr, h->len, rs->keys, rs->nkeys);
+	show = h->len - keep;
+	if (!show)
+		return 0;
+	r = rs->emit(h->ptr, show, rs->payload);
+	memmove(h->ptr, h->ptr + show, keep);
+	aptix_buf_truncate(h, keep);
+	return r;
+}
+
+int aptix__redact_stream_flush(struct aptix__redact_stream *rs)
+{
+	int r = 0;
+
+	if (rs->held.len)
+		r = rs->emit(rs->held.ptr, rs->held.len, rs->payload);
+	aptix_buf_clear(&rs->held);
+	return r;
+}
+
+void aptix__redact_stream_release(struct aptix__redact_stream *rs)
+{
+	aptix_buf_release(&rs->held);
+}
+
 int aptix__url_has_userinfo(const char *s)
 {
 	const char *p = s ? strstr(s, "://") : NULL;

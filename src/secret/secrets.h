@@ -40,6 +40,39 @@ int aptix__redact_secrets_str(char **s, const char *const *keys,
 			      size_t nkeys);
 
 /*
+ * Redaction of a text that arrives in pieces (the deltas of a streamed
+ * answer): each piece goes on to emit with the keys redacted, except a
+ * tail that could be the start of a key, which is held back until the
+ * next piece shows whether it is one (a key cut across two pieces) or
+ * until the end (flush). keys are borrowed for the life of the stream.
+ */
+struct aptix__redact_stream {
+	const char *const *keys;
+	size_t nkeys;
+	int (*emit)(const char *text, size_t len, void *payload);
+	void *payload;
+	aptix_buf held;
+};
+
+void aptix__redact_stream_init(struct aptix__redact_stream *rs,
+			       const char *const *keys, size_t nkeys,
+			       int (*emit)(const char *, size_t, void *),
+			       void *payload);
+
+/*
+ * Add a piece: emit what is safe to show. Returns emit's non-zero value,
+ * or APTIX_ERROR (out of memory: what was held is dropped, never shown
+ * unredacted).
+ */
+int aptix__redact_stream_feed(struct aptix__redact_stream *rs,
+			      const char *text, size_t len);
+
+/* The end of the text: emit what was held back (no whole key). */
+int aptix__redact_stream_flush(struct aptix__redact_stream *rs);
+
+void aptix__redact_stream_release(struct aptix__redact_stream *rs);
+
+/*
  * 1 when s is a URL with user information ("scheme://user:pass@host"
  * or "scheme://user@host"): an '@' in the authority, before the first
  * '/', '?' or '#' after "://".

@@ -646,6 +646,54 @@ static int restart_chain(aptix_run *run)
 	return aptix_run__build_request(run);
 }
 
+/*
+ * The deltas reach the caller with the keys redacted, as the answer is
+ * stored: a key the server echoes is never shown while it streams, even
+ * cut across two deltas (secrets.h, the redact stream).
+ */
+struct send_stream {
+	struct aptix__redact_stream rs;
+	const aptix_openai_options *caller;
+};
+
+static int send_delta(const char *text, size_t len, void *payload)
+{
+	struct send_stream *ss = payload;
+
+	return aptix__redact_stream_feed(&ss->rs, text, len);
+}
+
+static void send_retry(int attempt, long wait_ms, const char *why,
+		       void *payload)
+{
+	struct send_stream *ss = payload;
+
+	ss->caller->on_retry(attempt, wait_ms, why, ss->caller->payload);
+}
+
+static int respond_redacted(aptix_run *run)
+{
+	aptix_run_result *res = &run->res;
+	aptix_openai_options http = run->o.http;
+	struct send_stream ss;
+	int r;
+
+	ss.caller = &run->o.http;
+	aptix__redact_stream_init(&ss.rs, run->keys, run->nkeys,
+				  run->o.http.on_delta, run->o.http.payload);
+	if (http.on_delta)
+		http.on_delta = send_delta;
+	if (http.on_retry)
+		http.on_retry = send_retry;
+	http.payload = &ss;
+	r = aptix_openai_respond(&res->api, &http, res->request.ptr,
+				 res->request.len);
+	if (http.on_delta && r != APTIX_ECANCELLED)
+		aptix__redact_stream_flush(&ss.rs);
+	aptix__redact_stream_release(&ss.rs);
+	return r;
+}
+
 int aptix_run_send(aptix_run *run)
 {
 	aptix_run_result *res = &run->res;
@@ -658,8 +706,7 @@ int aptix_run_send(aptix_run *run)
 	for (attempt = 0;; attempt++) {
 		aptix_openai_result_release(&res->api);
 		aptix_openai_result_init(&res->api);
-		r = aptix_openai_respond(&res->api, &run->o.http,
-					 res->request.ptr, res->request.len);
+		r = respond_redacted(run);
 		t->usage.model_requests += res->api.attempts > 0 ?
 			res->api.attempts : 1;
 		if (r == 0 || !res->api.previous_not_found || run->restart ||

@@ -636,7 +636,7 @@ def vscore(dist, q, v):
 
 FAULT_KINDS = {
     "responses": {"status", "drop", "expire_previous", "slow", "failed", "error_event",
-                  "bad_json", "hang", "endless", "answer"},
+                  "bad_json", "hang", "endless", "answer", "echo"},
     "embeddings": {"status", "drop", "slow", "bad_json", "hang"},
     "qdrant": {"status", "slow", "down", "drop", "hang", "bad_json"},
 }
@@ -701,6 +701,13 @@ class Standin(object):
             for k in ("delay", "retry_after", "max"):
                 if k in f and f[k] is not None and not is_number(f[k]):
                     raise ValueError("%r must be a number" % k)
+            if kind == "echo":
+                if not isinstance(f.get("text"), str):
+                    raise ValueError("'echo' fault needs a string 'text'")
+                sp = f.get("splits", [])
+                if not isinstance(sp, list) or not all(
+                        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in sp):
+                    raise ValueError("'splits' must be an array of offsets")
             if "path_contains" in f and not isinstance(f["path_contains"], str):
                 raise ValueError("'path_contains' must be a string")
             rep = f.pop("repeat", 1)
@@ -1413,6 +1420,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind == "answer":
             answer = str(fault.get("text", "")) * int(fault.get("times", 1))
         resp, rec = self.generate(body, pairs, items, parent, answer)
+        if kind == "echo":
+            self.echo_text(resp, fault)
         self.outcome["response_id"] = resp["id"]
         if not stream:
             if kind == "failed":
@@ -1429,6 +1438,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.store(rec)
             return self.send_json(200, resp, self.openai_headers())
         return self.stream_response(body, resp, rec, fault)
+
+    def echo_text(self, resp, fault):
+        """The answer becomes the fault's text, {api_key} the key."""
+        text = fault["text"].replace("{api_key}", self.app.args.api_key or "")
+        part = resp["output"][0]["content"][0]
+        part["text"] = text
+        usage = resp.get("usage")
+        if usage:
+            usage["output_tokens"] = ceil_div4(len(text))
+            usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
 
     def stream_response(self, body, final, rec, fault):
         kind = fault["kind"] if fault else None
@@ -1463,6 +1482,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.endless_stream(sse, item, fault)
         words = re.findall(r"\s+|\S+\s*", text)
         chunks = ["".join(words[i:i + 3]) for i in range(0, len(words), 3)] or [""]
+        if kind == "echo":
+            cuts = [0] + sorted(set(min(x, len(text)) for x in fault.get("splits", []))) + [len(text)]
+            chunks = [text[a:b] for a, b in zip(cuts, cuts[1:]) if b > a] or [""]
         obf = (body.get("stream_options") or {}).get("include_obfuscation", True) is not False
         for i, ch in enumerate(chunks):
             if i > 0 and delay:

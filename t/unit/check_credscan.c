@@ -18,6 +18,7 @@
 
 #include "aptix.h"
 #include "workspace/ignore.h"
+#include "secret/secrets.h"
 #include "unit.h"
 
 #define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -335,6 +336,51 @@ START_TEST(test_foreach_all)
 }
 END_TEST
 
+static int collect_cb(const char *text, size_t len, void *payload)
+{
+	aptix_buf *b = payload;
+
+	ck_assert_uint_gt(len, 0);
+	aptix_buf_put(b, text, len);
+	return 0;
+}
+
+/* The text fed in pieces cut at every step: what comes out, redacted. */
+static void stream_pieces(const char *text, size_t step, const char *expect)
+{
+	const char *keys[] = { "KEYMARKER0123456789", "short", NULL };
+	struct aptix__redact_stream rs;
+	aptix_buf out = APTIX_BUF_INIT;
+	size_t i, n = strlen(text);
+
+	aptix__redact_stream_init(&rs, keys, 3, collect_cb, &out);
+	for (i = 0; i < n; i += step) {
+		ck_assert_int_eq(aptix__redact_stream_feed(&rs, text + i,
+				 i + step > n ? n - i : step), 0);
+		/* nothing shown so far holds a whole key */
+		ck_assert(!strstr(out.ptr, keys[0]));
+	}
+	ck_assert_int_eq(aptix__redact_stream_flush(&rs), 0);
+	ck_assert_str_eq(out.ptr, expect);
+	aptix__redact_stream_release(&rs);
+	aptix_buf_release(&out);
+}
+
+START_TEST(test_redact_stream)
+{
+	const char *text = "a KEYMARKER0123456789 b KEYMARKER0123456789KEYM"
+		"ARKER0123456789 short c KEYMARKER012";
+	const char *expect = "a <redacted> b <redacted><redacted> short c "
+		"KEYMARKER012";
+	size_t step;
+
+	for (step = 1; step <= strlen(text); step++)
+		stream_pieces(text, step, expect);
+	stream_pieces("", 1, "");
+	stream_pieces("no key at all", 4, "no key at all");
+}
+END_TEST
+
 START_TEST(test_wildmatch)
 {
 	ck_assert(aptix__wildmatch("*.env", ".env"));
@@ -425,6 +471,7 @@ Suite *credscan_suite(void)
 	tcase_add_test(tc, test_entropy_thresholds);
 	tcase_add_test(tc, test_known_keys_and_lines);
 	tcase_add_test(tc, test_foreach_all);
+	tcase_add_test(tc, test_redact_stream);
 	tcase_add_test(tc, test_wildmatch);
 	tcase_add_test(tc, test_ignore_file);
 	suite_add_tcase(s, tc);

@@ -14,6 +14,7 @@ No real credential is written here: every token is made at run time from
 random characters in the provider'"'"'s format.'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-standin.sh
+. "$TEST_DIRECTORY"/lib-credcorpus.sh
 
 # wsstore: the store of ws (in its git directory when ws is a work tree)
 wsstore () {
@@ -97,15 +98,47 @@ test_expect_success 'the detector finds each credential, by rule and line' '
 	EOF
 	test_cmp expect found &&
 	aptix credscan --rules >rules &&
-	test_line_count = 21 rules &&
+	test_line_count = 65 rules &&
 	# credentials.md documents every rule, and says how many
-	grep "^## The rules (21)$" "$TEST_DIRECTORY/../credentials.md" &&
+	grep "^## The rules (65)$" "$TEST_DIRECTORY/../credentials.md" &&
 	cut -f1 rules | while read -r rule
 	do
 		grep -q "^| \`$rule\` |" "$TEST_DIRECTORY/../credentials.md" ||
 		{ echo "rule $rule is not documented" >&2; return 1; }
 	done &&
 	aptix -C ws credscan main.c
+'
+
+test_expect_success 'every format of the corpus is found, by its rule' '
+	make_credcorpus corpus &&
+	test_line_count -ge 50 corpus.expect &&
+	while read -r f rule
+	do
+		test_expect_code 1 aptix credscan "corpus/$f" >found &&
+		grep -q "^corpus/$f:[0-9]*: $rule: " found ||
+		{ echo "$f: no $rule in: $(cat found)" >&2; return 1; }
+	done <corpus.expect &&
+	# a real encrypted key of openssl and of ssh-keygen, when installed
+	if command -v openssl >/dev/null && command -v ssh-keygen >/dev/null
+	then
+		grep "^openssl-genrsa.pem private-key$" corpus.expect &&
+		grep "^ssh-keygen-pem private-key$" corpus.expect &&
+		grep "^Proc-Type: 4,ENCRYPTED" corpus/openssl-genrsa.pem &&
+		grep "^Proc-Type: 4,ENCRYPTED" corpus/ssh-keygen-pem
+	fi
+'
+
+test_expect_success 'the corpus in a work tree: every file withheld' '
+	test_when_finished "rm -rf ws/corpus" &&
+	cp -R corpus ws/ &&
+	aptix -C ws status --json >cstatus.json &&
+	python3 - cstatus.json corpus.expect <<-\EOF
+	import json, sys
+	files = {f["path"]: f for f in json.load(open(sys.argv[1]))["files"]}
+	for line in open(sys.argv[2]):
+	    name = "corpus/" + line.split()[0]
+	    assert files[name]["action"] == "withheld", (name, files.get(name))
+	EOF
 '
 
 test_expect_success 'status shows the files as withheld, with rule and line' '

@@ -1,10 +1,12 @@
 /*
  * aptix/credscan.h - the credential detector.
  *
- * A rule set in the style of gitleaks (README.md, "Credentials", lists
- * every rule): provider token formats (OpenAI, Anthropic, AWS, GitHub,
- * GitLab, Slack, Stripe, Google, npm, Hugging Face, SendGrid, JWT),
- * PEM private-key blocks, passwords in URLs, values of high entropy
+ * A rule set in the style of gitleaks (credentials.md lists every rule):
+ * provider token formats (OpenAI, Anthropic, AWS, GitHub, GitLab, Slack,
+ * Stripe, Google, Twilio, Shopify, Vault, ... JWT), PEM and PuTTY
+ * private keys, Authorization headers, .netrc and mysql -p passwords,
+ * keys base64- or hex-encoded or cut by a shell continuation,
+ * passwords in URLs, values of high entropy
  * assigned to names such as *_KEY, *_SECRET, *_TOKEN or password, and
  * the values of the keys the caller names (OPENAI_API_KEY...: the
  * library reads no key from the environment).

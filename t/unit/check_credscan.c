@@ -72,11 +72,11 @@ static const char *rule_of(const char *text)
 
 START_TEST(test_rules_listed)
 {
-	const char *id, *desc, *seen[64];
+	const char *id, *desc, *seen[96];
 	size_t i, j, n = aptix_credscan_rule_count();
 
-	ck_assert_uint_eq(n, 21);
-	ck_assert_uint_le(n, 64);
+	ck_assert_uint_eq(n, 65);
+	ck_assert_uint_le(n, 96);
 	for (i = 0; i < n; i++) {
 		ck_assert_int_eq(aptix_credscan_rule(&id, &desc, i), 0);
 		ck_assert(*id && *desc);
@@ -119,6 +119,215 @@ START_TEST(test_provider_tokens)
 	sample(s, "", "S", "G.", 66, ALNUM, "", 15);
 	s[3 + 22] = '.';
 	HIT(s, "sendgrid-api-key");
+}
+END_TEST
+
+/* The providers added after gitleaks' rules: a sample of each. */
+static const struct {
+	const char *rule, *a, *b;	/* the prefix, cut in two */
+	size_t n;			/* random characters after it */
+	const char *alphabet;
+} more_tokens[] = {
+	{ "twilio-api-key", "S", "K", 32, "0123456789abcdef" },
+	{ "shopify-token", "shp", "at_", 32, "0123456789abcdef" },
+	{ "shopify-token", "shp", "ss_", 32, "0123456789ABCDEF" },
+	{ "digitalocean-token", "do", "p_v1_", 64, "0123456789abcdef" },
+	{ "databricks-token", "da", "pi", 32, "0123456789abcdef" },
+	{ "pypi-token", "py", "pi-AgEIcHlwaS5vcmc", 70, ALNUM "_-" },
+	{ "vault-token", "hv", "s.", 95, ALNUM "_-" },
+	{ "age-secret-key", "AGE-SECRET-", "KEY-1", 58,
+	  "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" },
+	{ "linear-api-key", "lin", "_api_", 40, ALNUM },
+	{ "postman-api-key", "PM", "AK-", 24, "0123456789abcdef" },
+	{ "doppler-token", "dp", ".pt.", 43, ALNUM },
+	{ "gitlab-token", "gl", "rt-", 20, ALNUM },
+	{ "gitlab-token", "gl", "dt-", 20, ALNUM },
+	{ "grafana-token", "gl", "c_", 40, ALNUM },
+	{ "sentry-token", "sntr", "yu_", 64, ALNUM },
+	{ "slack-token", "xa", "pp-", 40, ALNUM },
+	{ "stripe-key", "wh", "sec_", 32, ALNUM },
+	{ "google-oauth-secret", "GOC", "SPX-", 28, ALNUM },
+	{ "huggingface-token", "api", "_org_", 34, LETTERS },
+	{ "rubygems-token", "ruby", "gems_", 48, "0123456789abcdef" },
+	{ "pulumi-token", "pu", "l-", 40, "0123456789abcdef" },
+	{ "atlassian-token", "ATA", "TT3", 186, ALNUM "_-" },
+	{ "notion-token", "nt", "n_", 46, ALNUM },
+	{ "planetscale-token", "pscale", "_tkn_", 43, ALNUM },
+	{ "prefect-token", "pn", "u_", 36, ALNUM },
+	{ "alibaba-access-key-id", "LT", "AI", 20, ALNUM },
+	{ "heroku-api-key", "HRKU", "-AA", 58, ALNUM "_-" },
+	{ "artifactory-api-key", "AK", "Cp", 69, ALNUM },
+	{ "clojars-token", "CLOJARS", "_", 60, ALNUM },
+	{ "onepassword-token", "ops", "_eyJ", 260, B64 },
+	{ "flyio-token", "fo", "1_", 43, ALNUM "_-" },
+	{ "square-token", "sq0", "atp-", 22, ALNUM },
+	{ "settlemint-token", "sm", "_pat_", 16, ALNUM },
+	{ "scalingo-token", "tk", "-us-", 48, ALNUM },
+	{ "readme-token", "rd", "me_", 70, "abcdefghijklmnopqrstuvwxyz0123456789" },
+	{ "infracost-token", "ic", "o-", 32, ALNUM },
+	{ "facebook-token", "EA", "AM", 120, ALNUM },
+	{ "openai-project-key", "sk-", "None-", 48, ALNUM },
+};
+
+START_TEST(test_more_tokens)
+{
+	char s[1024], t[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof(more_tokens) / sizeof(more_tokens[0]); i++) {
+		sample(s, "X = '", more_tokens[i].a, more_tokens[i].b,
+		       more_tokens[i].n, more_tokens[i].alphabet, "'\n",
+		       100 + i);
+		if (!strcmp(more_tokens[i].rule, "postman-api-key")) {
+			s[strlen(s) - 2] = '\0';
+			strcat(s, "-");
+			rnd(s, 34, "0123456789abcdef", 200 + i);
+		}
+		HIT(s, more_tokens[i].rule);
+		/* glued to a word before or after, it is none */
+		snprintf(t, sizeof(t), "x%s", s + 5);
+		MISS(t);
+		/* a hex body followed by a letter */
+		if (!strcmp(more_tokens[i].alphabet, "0123456789abcdef") ||
+		    !strcmp(more_tokens[i].alphabet, "0123456789ABCDEF")) {
+			snprintf(t, sizeof(t), "%.*sZz\n",
+				 (int)strlen(s) - 7, s + 5);
+			MISS(t);
+		}
+	}
+	/* one character short */
+	MISS(sample(s, "", "da", "pi", 31, "0123456789abcdef", "", 3));
+	/* not hex */
+	MISS(sample(s, "", "S", "K", 32, "ghijklmnopqrstuvwxyz", "", 3));
+}
+END_TEST
+
+/* base64 of data[0..n), appended to out */
+static void b64(char *out, const char *data, size_t n)
+{
+	static const char a[] = B64;
+	size_t i, o = strlen(out);
+
+	for (i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)data[i] << 16 |
+			(i + 1 < n ? (unsigned char)data[i + 1] << 8 : 0) |
+			(i + 2 < n ? (unsigned char)data[i + 2] : 0);
+
+		out[o++] = a[v >> 18 & 63];
+		out[o++] = a[v >> 12 & 63];
+		out[o++] = i + 1 < n ? a[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? a[v & 63] : '=';
+	}
+	out[o] = '\0';
+}
+
+START_TEST(test_more_formats)
+{
+	char s[1024], t[1400], k[256];
+	aptix_credential c;
+	size_t i;
+
+	/* an encrypted PEM key: its headers are skipped */
+	snprintf(s, sizeof(s), "-----BEGIN RSA PRIVATE " "KEY-----\n"
+		 "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,"
+		 "0A1B2C3D4E5F60718293A4B5C6D7E8F9\n\n");
+	rnd(s, 64, B64, 60);
+	strcat(s, "\n");
+	rnd(s, 64, B64, 61);
+	strcat(s, "\n-----END RSA PRIVATE KEY-----\n");
+	HIT(s, "private-key");
+	/* PuTTY */
+	snprintf(s, sizeof(s), "PuTTY-User-Key-File-3: ssh-ed25519\n"
+		 "Encryption: none\nComment: k\nPublic-Lines: 1\n");
+	rnd(s, 60, B64, 62);
+	strcat(s, "\nPrivate-Lines: 1\n");
+	rnd(s, 44, B64, 63);
+	strcat(s, "\nPrivate-MAC: 00ff\n");
+	HIT(s, "putty-private-key");
+	MISS("PuTTY-User-Key-File-3: ssh-rsa\nPrivate-Lines: 1\nAAAA\n");
+	/* Telegram */
+	HIT(sample(s, "bot(123456789:", "A", "A", 33, ALNUM "_-", ")", 64),
+	    "telegram-bot-token");
+	MISS(sample(s, "bot(123456789:", "A", "A", 32, ALNUM "_-", ")", 64));
+	/* Discord: the id part decodes to digits */
+	strcpy(s, "login('");
+	b64(s, "678995501728612178", 18);
+	strcat(s, ".eR6i-e.");
+	rnd(s, 27, ALNUM "_-", 65);
+	strcat(s, "')");
+	HIT(s, "discord-bot-token");
+	memcpy(s + 7, "Zm9v", 4);
+	MISS(s);
+	/* .netrc */
+	HIT(sample(s, "machine h login u password ", "", "", 12, ALNUM, "\n",
+		   66), "netrc-password");
+	HIT(sample(s, "machine h\n\tlogin u\n\tpassword ", "", "", 12, ALNUM,
+		   "\n", 66), "netrc-password");
+	MISS(sample(s, "the password ", "", "", 12, ALNUM, "\n", 66));
+	MISS("machine h login u pass" "word passwd1\n");
+	MISS("machine h login u pass" "word alone-in-the-dark\n");
+	/* mysql -p */
+	HIT(sample(s, "mysql -u root -p", "", "", 12, ALNUM, " db\n", 67),
+	    "cli-password");
+	MISS("mysql -u root -p db\n");
+	MISS(sample(s, "mkdir -p", "", "", 12, ALNUM, "\n", 67));
+	/* Azure */
+	sample(s, "AccountName=a;AccountKey=", "", "", 86, B64, "==;", 68);
+	HIT(s, "azure-storage-key");
+	sample(s, "https://a.blob.core.windows.net/c?sv=2021-06-08&sig=", "",
+	       "", 40, ALNUM, "%3D", 69);
+	HIT(s, "azure-sas-signature");
+	sample(s, "https://host/c?x=1&sig=", "", "", 40, ALNUM, "%3D", 69);
+	MISS(s);
+	/* Authorization headers */
+	HIT(sample(s, "Authorization: Bearer ", "", "", 40, ALNUM, "\n", 70),
+	    "authorization-header");
+	HIT(sample(s, "{\"Authorization\": \"Token ", "", "", 40, ALNUM,
+		   "\"}", 70), "authorization-header");
+	strcpy(s, "Authorization: Basic ");
+	b64(s, "deploy:Xq7#pL2v9Rw", 18);
+	HIT(s, "authorization-header");
+	strcpy(s, "Authorization: Basic ");
+	b64(s, "testuser:testpass", 17);
+	MISS(s);
+	MISS("Authorization: Bearer $TOKEN\n");
+	MISS("Authorization: Bearer <your-token-here-12345>\n");
+	MISS("-H \"Authorization: Bearer ${OPENAI_API_KEY}\"\n");
+	/* an AWS secret alone: AWS named near it, else none */
+	HIT(sample(s, "# aws deploy user\n", "", "", 40, B64 "0123456789",
+		   "\n", 71), "aws-secret-access-key");
+	MISS(sample(s, "# deploy user\n", "", "", 40, B64 "0123456789", "\n",
+		    71));
+	/* base64 and hex of a token; a hash is none */
+	sample(k, "", "gh", "p_", 36, ALNUM, "", 72);
+	strcpy(s, "GH=");
+	b64(s, k, strlen(k));
+	HIT(s, "base64-encoded");
+	strcpy(t, "GH=");
+	for (i = 0; k[i]; i++)
+		snprintf(t + strlen(t), 3, "%02x", (unsigned char)k[i]);
+	HIT(t, "hex-encoded");
+	MISS("sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b"
+	     "7852b855\n");
+	MISS("id 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f0"
+	     "0a08 and more\n");
+	/* a configured key, base64-encoded */
+	{
+		const char *keys[] = { "KEYMARKER0123456789abc" };
+
+		strcpy(s, "x: ");
+		b64(s, keys[0], strlen(keys[0]));
+		ck_assert(aptix_credscan_find(&c, s, strlen(s), keys, 1));
+		ck_assert_str_eq(c.rule, "base64-encoded");
+		ck_assert(!aptix_credscan_find(&c, s, strlen(s), NULL, 0));
+	}
+	/* cut over two lines with a shell continuation */
+	snprintf(t, sizeof(t), "one\nexport T=%.*s\\\n%s\n", 20, k, k + 20);
+	ck_assert(aptix_credscan_find(&c, t, strlen(t), NULL, 0));
+	ck_assert_str_eq(c.rule, "github-token");
+	ck_assert_uint_eq(c.line, 2);
+	ck_assert_uint_eq(c.offset, 13);
+	ck_assert_uint_eq(c.length, strlen(k) + 2);
 }
 END_TEST
 
@@ -464,6 +673,8 @@ Suite *credscan_suite(void)
 
 	tcase_add_test(tc, test_rules_listed);
 	tcase_add_test(tc, test_provider_tokens);
+	tcase_add_test(tc, test_more_tokens);
+	tcase_add_test(tc, test_more_formats);
 	tcase_add_test(tc, test_provider_near_misses);
 	tcase_add_test(tc, test_private_key);
 	tcase_add_test(tc, test_jwt_and_url);

@@ -266,3 +266,9 @@ int cli_run_foreground(struct aptix_process *p)
 	sigaction(SIGQUIT, &old_quit, NULL);
 	return status;
 }
+
+void cli_env_keys(const char *keys[2])
+{
+	keys[0] = getenv("OPENAI_API_KEY");
+	keys[1] = getenv("QDRANT_API_KEY");
+}

@@ -94,6 +94,12 @@ void *cli_grow(void *p, size_t *alloc, size_t nr, size_t size);
  * every failure (aptix_error_last()); these print it with the prefix.
  */
 /* Print "error: <last library error>"; returns -1. */
+/*
+ * The API keys of the environment (OPENAI_API_KEY, QDRANT_API_KEY; NULL
+ * when unset) in keys[0..1]: what the credential checks look for too.
+ */
+void cli_env_keys(const char *keys[2]);
+
 int error_aptix(void);
 /* Print "fatal: <last library error>" and exit(EXIT_FATAL). */
 void die_aptix(void) CLI_NORETURN;

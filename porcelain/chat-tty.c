@@ -528,6 +528,15 @@ static const char *edit_line(struct chat_tty *t, int *count)
 	return line;
 }
 
+/* What the instruction check refuses: a credential, a configured key. */
+static int holds_credential(const char *s)
+{
+	const char *keys[2];
+
+	cli_env_keys(keys);
+	return aptix_credscan_find(NULL, s, strlen(s), keys, 2);
+}
+
 char *chat_tty_read(struct chat_tty *t, const char *prompt)
 {
 	aptix_buf in = APTIX_BUF_INIT;
@@ -564,7 +573,9 @@ again:
 	if (!(out = strdup(in.ptr)))
 		die("out of memory");
 	aptix_buf_release(&in);
-	if (*out && strspn(out, " \t\n") < strlen(out)) {
+	/* a line chat refuses (a credential) is never saved */
+	if (*out && strspn(out, " \t\n") < strlen(out) &&
+	    !holds_credential(out)) {
 		E.history(t->hist, &ev, H_ENTER, out);
 		if (t->history_path)
 			E.history(t->hist, &ev, H_SAVE, t->history_path);

@@ -1205,9 +1205,13 @@ static void slash_rerun(struct chat *ch)
 
 static void slash_rename(struct chat *ch, const char *arg)
 {
+	const char *keys[2];
+
 	if (need_turns(ch) < 0)
 		return;
-	if (aptix_conversation_set_title(ch->repo, ch->conv, arg) < 0) {
+	cli_env_keys(keys);
+	if (aptix_conversation_set_title_keys(ch->repo, ch->conv, arg, keys,
+					      2) < 0) {
 		error_aptix();
 		return;
 	}

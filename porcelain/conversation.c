@@ -44,6 +44,7 @@ static void resolve(char *out, aptix_repo *repo, const char *name)
 static int conv_rename(int argc, const char **argv, aptix_repo *repo)
 {
 	char id[APTIX_CONV_MAXLEN + 1];
+	const char *keys[2];
 	struct option options[] = {
 		OPT_END()
 	};
@@ -52,7 +53,9 @@ static int conv_rename(int argc, const char **argv, aptix_repo *repo)
 	if (argc < 1 || argc > 2)
 		usage_with_options(conversation_usage, options);
 	resolve(id, repo, argc == 2 ? argv[0] : "HEAD");
-	if (aptix_conversation_set_title(repo, id, argv[argc - 1]) < 0)
+	cli_env_keys(keys);
+	if (aptix_conversation_set_title_keys(repo, id, argv[argc - 1], keys,
+					      2) < 0)
 		die_aptix();
 	printf("Renamed conversation '%s'\n", id);
 	return 0;

@@ -52,6 +52,9 @@ static void on_item(const aptix_purge_item *it, void *payload)
 	case APTIX_PURGE_FILE:
 		printf("drop %s\n", it->what);
 		break;
+	case APTIX_PURGE_FILE_LINES:
+		printf("clean %s\n", it->what);
+		break;
 	}
 }
 
@@ -141,9 +144,10 @@ int cmd_purge(int argc, const char **argv, struct aptix_repo *repo)
 		    "with --force (--dry-run lists without this error)");
 	else if (force)
 		fprintf(stderr, "purged %zu blobs, redacted %zu objects and "
-			"%zu records, dropped %zu paths from the index; "
-			"data.mdb: %llu -> %llu bytes\n", st.blobs,
-			st.redacted, st.records, st.rag_paths,
+			"%zu records, dropped %zu paths from the index and "
+			"%zu lines from chat_history; data.mdb: %llu -> %llu "
+			"bytes\n", st.blobs, st.redacted, st.records,
+			st.rag_paths, st.history_lines,
 			(unsigned long long)st.disk_before,
 			(unsigned long long)st.disk_after);
 	aptix_config_free(cfg);

@@ -1404,7 +1404,7 @@ static json_t *conv_after(struct serve *s, const char *id,
 
 json_t *serve_rename(struct serve *s, json_t *p, struct serve_err *e)
 {
-	const char *title = serve__pstr(p, "title");
+	const char *title = serve__pstr(p, "title"), *keys[2];
 	aptix_conv_info ci;
 	int r;
 
@@ -1412,7 +1412,10 @@ json_t *serve_rename(struct serve *s, json_t *p, struct serve_err *e)
 		return NULL;
 	if (!title)
 		return serve_fail(e, 400, "'title' is a string");
-	if ((r = aptix_conversation_set_title(s->repo, ci.id, title)) < 0)
+	keys[0] = getenv("OPENAI_API_KEY");
+	keys[1] = getenv("QDRANT_API_KEY");
+	if ((r = aptix_conversation_set_title_keys(s->repo, ci.id, title,
+						   keys, 2)) < 0)
 		return serve_fail_aptix(e, r);
 	return conv_after(s, ci.id, e);
 }

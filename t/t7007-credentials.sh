@@ -244,6 +244,23 @@ test_expect_success 'config values, --model and --workspace holding one are refu
 	no_secret err err2 err3 err4 "$(wsstore)/config"
 '
 
+test_expect_success 'a title holding a credential is refused: rename, /rename' '
+	(cd ws && aptix sessions --json) >before &&
+	test_must_fail aptix -C ws conversation rename "deploy $GH_TOKEN" 2>err &&
+	grep "fatal: the title holds a credential, GitHub token on line 1 (rule github-token): refusing to store it" err &&
+	test_must_fail aptix -C ws conversation rename "k $OPENAI_API_KEY" 2>err2 &&
+	grep "fatal: the title holds an API key" err2 &&
+	conv=$(aptix -C ws symbolic-ref --short HEAD) &&
+	printf "/rename %s\n" "$OAI_KEY" |
+		aptix -C ws chat --no-rag --session "$conv" >out 2>err3 &&
+	grep "the title holds a credential, OpenAI API key" err3 &&
+	(cd ws && aptix sessions --json) >after &&
+	test_cmp before after &&
+	(cd ws && store_text) >store.txt &&
+	no_secret err err2 err3 out store.txt &&
+	! grep -a -F "$OPENAI_API_KEY" store.txt err2
+'
+
 test_expect_success 'URLs with user information are refused' '
 	pw=$(rand 16) &&
 	test_must_fail aptix -C ws config openai.base-url "http://user:$pw@127.0.0.1:1/v1" 2>err &&
@@ -293,7 +310,10 @@ test_expect_success 'purge: setup, a secret the detector does not know, everywhe
 	grep -a -c -F "$PURGE" "$(wsstore)/data.mdb" >count &&
 	test "$(cat count)" -gt 2 &&
 	aptix -C ws reflog >reflog &&
-	grep -F "$PURGE" reflog
+	grep -F "$PURGE" reflog &&
+	# chat_history, as an aptix before this one saved a refused line
+	printf "_HiStOrY_V2_\n/help\nwhy\\040is\\040%s\\040here\n/log\n" \
+		"$PURGE" >"$(wsstore)/chat_history"
 '
 
 test_expect_success 'purge without --force lists and changes nothing; --dry-run too' '
@@ -304,6 +324,7 @@ test_expect_success 'purge without --force lists and changes nothing; --dry-run 
 	grep "^redact session [0-9a-f]\{64\}$" list &&
 	grep "^redact reflog record of refs/conversations/" list &&
 	grep "^unindex leak\.c$" list &&
+	grep "^clean chat_history$" list &&
 	aptix -C ws purge --dry-run --secret-from-file ../purge-secret >list2 &&
 	test_cmp list list2 &&
 	cmp before.mdb "$(wsstore)/data.mdb"
@@ -313,8 +334,11 @@ test_expect_success 'purge --force: the bytes are nowhere in the store files' '
 	blob=$(sed -n "s/^purge blob //p" list | head -n 1) &&
 	aptix -C ws purge --force --reason "leaked in a turn" \
 		--secret-from-file ../purge-secret >out 2>err &&
-	grep "purged .* blobs, redacted" err &&
+	grep "purged .* blobs, redacted .* and 1 lines from chat_history" err &&
 	! grep -a -F "$PURGE" "$(wsstore)"/* &&
+	printf "_HiStOrY_V2_\n/help\n/log\n" >expect.history &&
+	test_cmp expect.history "$(wsstore)/chat_history" &&
+	test "$(stat -c %a "$(wsstore)/chat_history")" = 600 &&
 	(cd ws && store_text) >store.txt &&
 	! grep -a -F "$PURGE" store.txt &&
 	aptix -C ws reflog >reflog &&

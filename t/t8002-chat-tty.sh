@@ -450,6 +450,28 @@ test_expect_success 'the history is kept per store; Ctrl-R searches it' '
 	pid_gone "$(cat r1.pid)"
 '
 
+test_expect_success 'a line holding a credential is refused and never saved' '
+	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	tok=gh"p_"$(LC_ALL=C tr -dc A-Za-z0-9 </dev/urandom | head -c 36) &&
+	start_chat k1 --session "$beta" &&
+	wait_screen k1 "beta topic\]>" &&
+	keys k1 "push with $tok please" Enter &&
+	wait_screen k1 "the instruction holds a credential, GitHub token" &&
+	prompt_back k1 &&
+	keys k1 "/rename $tok" Enter &&
+	wait_screen k1 "the title holds a credential, GitHub token" &&
+	prompt_back k1 &&
+	keys k1 "/help" Enter &&
+	wait_screen k1 "/rename" &&
+	prompt_back k1 &&
+	keys k1 C-d &&
+	pid_gone "$(cat k1.pid)" &&
+	grep "^/help$" .aptix/chat_history &&
+	! grep -F "$tok" .aptix/chat_history &&
+	aptix sessions --json --all-workspaces >list &&
+	! grep -F "$tok" list
+'
+
 test_expect_success 'a second chat on a busy conversation: read-only or fork' '
 	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
 	start_chat b1 --session "$alpha" &&

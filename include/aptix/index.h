@@ -130,12 +130,25 @@ APTIX_EXTERN(int) aptix_session_info_failed(const aptix_session_info *s);
  * @brief Set a conversation's title (what `sessions` and the picker show).
  * The title is one line of at most APTIX_SUMMARY_MAX bytes; later turns
  * never replace it, and `reindex` keeps it.
+ * A title holding a credential (aptix/credscan.h) is refused, as an
+ * instruction is.
  * @return 0; APTIX_ENOTFOUND for an unknown conversation; APTIX_EINVALID
- * for an empty title or one with control characters.
+ * for an empty title, one with control characters or a credential.
  */
 APTIX_EXTERN(int) aptix_conversation_set_title(aptix_repo *repo,
 					       const char *conv,
 					       const char *title);
+
+/**
+ * @brief aptix_conversation_set_title(), also refusing a title that
+ * holds one of the nkeys keys (OPENAI_API_KEY...: the library reads no
+ * key from the environment; NULL entries are ignored).
+ */
+APTIX_EXTERN(int) aptix_conversation_set_title_keys(aptix_repo *repo,
+						    const char *conv,
+						    const char *title,
+						    const char *const *keys,
+						    size_t nkeys);
 /**
  * @brief Archive (1) or unarchive (0) a conversation: seed 002's soft
  * delete. Nothing is removed; listings hide archived conversations unless

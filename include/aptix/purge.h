@@ -12,10 +12,11 @@
  * mismatch) and its links. Reflog entries and index records holding
  * the secret are redacted the same way. The retrieval index drops the
  * files whose chunks or names held it, the stat cache (derived) goes
- * when a name in it holds it, and the store's files are compacted (the
- * file a symbolic data.mdb points to, in place), so that the bytes are
- * in no free page either. Last, no file of the store directory may
- * still hold the secret's bytes, or purge fails naming it.
+ * when a name in it holds it, the lines of chat's history (chat_history)
+ * holding it go, and the store's files are compacted (the file a
+ * symbolic data.mdb points to, in place), so that the bytes are in no
+ * free page either. Last, no file of the store directory may still hold
+ * the secret's bytes, or purge fails naming it.
  */
 #ifndef APTIX_PURGE_H
 #define APTIX_PURGE_H
@@ -31,7 +32,10 @@ typedef enum {
 	APTIX_PURGE_REDACT,		/**< turn or session, redacted */
 	APTIX_PURGE_RECORD,		/**< reflog entry or index record */
 	APTIX_PURGE_RAG_PATH,		/**< a file dropped from the index */
-	APTIX_PURGE_FILE		/**< a derived file of the store */
+	APTIX_PURGE_FILE,		/**< a derived file of the store */
+	APTIX_PURGE_FILE_LINES		/**< what: a file beside the store
+					     (chat_history) whose lines
+					     holding the secret go */
 } aptix_purge_kind;
 
 /** One thing purge removes or redacts (told before it does). */
@@ -74,6 +78,7 @@ typedef struct {
 typedef struct {
 	size_t blobs, redacted, records, rag_paths;
 	uint64_t disk_before, disk_after;	/**< data.mdb, bytes */
+	size_t history_lines;	/**< lines of chat_history dropped */
 } aptix_purge_stats;
 
 /**

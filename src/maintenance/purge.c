@@ -64,6 +64,8 @@ struct plan {
 	aptix_buf newest;		/* the timeline's last key at planning */
 	aptix_buf statcache;		/* its path; dropped when it has it */
 	int drop_statcache;
+	aptix_buf hist_path, hist_kept;	/* chat_history, without the secret */
+	size_t hist_lines;		/* lines of it holding the secret */
 	unsigned char record_val[10 + REASON_MAX];
 	size_t record_len;
 	aptix_buf tmp;
@@ -525,6 +527,74 @@ static int first_key(const void *key, size_t klen, const void *val,
 	return APTIX_ITEROVER;
 }
 
+/*
+ * The lines of chat's history (chat_history beside the store, what
+ * libedit saves) that hold the secret: counted; the others are kept.
+ */
+static int plan_history(struct plan *p)
+{
+	const aptix_purge_options *o = p->o;
+	aptix_buf data = APTIX_BUF_INIT;
+	size_t at = 0, n;
+	const char *nl;
+
+	if (!o->secret)
+		return 0;
+	aptix_buf_printf(&p->hist_path, "%s/chat_history",
+			 aptix_repo_path(p->repo));
+	if (aptix_buf_oom(&p->hist_path))
+		return aptix_error_oom();
+	if (aptix_buf_read_file(&data, p->hist_path.ptr) < 0) {
+		aptix_buf_release(&data);
+		if (errno == ENOENT) {
+			aptix_error_clear();
+			return 0;
+		}
+		return APTIX_ERROR;
+	}
+	while (at < data.len) {
+		nl = memchr(data.ptr + at, '\n', data.len - at);
+		n = nl ? (size_t)(nl - data.ptr) + 1 - at : data.len - at;
+		if (memmem(data.ptr + at, n, o->secret, o->secret_len))
+			p->hist_lines++;
+		else
+			aptix_buf_put(&p->hist_kept, data.ptr + at, n);
+		at += n;
+	}
+	aptix_buf_release(&data);
+	return aptix_buf_oom(&p->hist_kept) ? aptix_error_oom() : 0;
+}
+
+/* chat_history without the lines holding the secret, replaced whole. */
+static int write_history(struct plan *p)
+{
+	aptix_buf tmp = APTIX_BUF_INIT;
+	int fd, r = 0;
+
+	aptix_buf_printf(&tmp, "%s.purge-XXXXXX", p->hist_path.ptr);
+	if (aptix_buf_oom(&tmp))
+		return aptix_error_oom();
+	if ((fd = mkstemp(tmp.ptr)) < 0) {
+		aptix_error_set_os("cannot create '%s'", tmp.ptr);
+		aptix_buf_release(&tmp);
+		return APTIX_ERROR;
+	}
+	if (write(fd, p->hist_kept.ptr, p->hist_kept.len) !=
+	    (ssize_t)p->hist_kept.len || fsync(fd) < 0) {
+		aptix_error_set_os("cannot write '%s'", tmp.ptr);
+		r = APTIX_ERROR;
+	}
+	close(fd);
+	if (!r && rename(tmp.ptr, p->hist_path.ptr) < 0) {
+		aptix_error_set_os("cannot rename '%s'", tmp.ptr);
+		r = APTIX_ERROR;
+	}
+	if (r)
+		unlink(tmp.ptr);
+	aptix_buf_release(&tmp);
+	return r;
+}
+
 static int make_plan(struct plan *p)
 {
 	aptix_store *s = p->repo->store;
@@ -544,7 +614,8 @@ static int make_plan(struct plan *p)
 	if ((r = plan_ids(p)) < 0 || (r = plan_objects(p)) < 0 ||
 	    (r = plan_spliced(p)) < 0 || (r = plan_based(p)) < 0 ||
 	    (r = plan_ref_paths(p)) < 0 ||
-	    (r = plan_tables(p)) < 0 || (r = plan_statcache(p)) < 0)
+	    (r = plan_tables(p)) < 0 || (r = plan_statcache(p)) < 0 ||
+	    (r = plan_history(p)) < 0)
 		return r;
 	for (i = 0; i < p->nblobs; i++)
 		tell(p, APTIX_PURGE_BLOB, &p->blobs[i], "blob", NULL, NULL);
@@ -569,6 +640,9 @@ static int make_plan(struct plan *p)
 	}
 	if (p->drop_statcache)
 		tell(p, APTIX_PURGE_FILE, NULL, NULL, NULL, "stat-cache");
+	if (p->hist_lines)
+		tell(p, APTIX_PURGE_FILE_LINES, NULL, NULL, NULL,
+		     "chat_history");
 	return 0;
 }
 
@@ -583,6 +657,8 @@ static void plan_release(struct plan *p)
 	free(p->reb);
 	aptix_buf_release(&p->newest);
 	aptix_buf_release(&p->statcache);
+	aptix_buf_release(&p->hist_path);
+	aptix_buf_release(&p->hist_kept);
 	for (i = 0; i < p->nrecs; i++) {
 		aptix_buf_release(&p->recs[i].key);
 		aptix_buf_release(&p->recs[i].val);
@@ -840,10 +916,12 @@ int aptix_purge(aptix_purge_stats *out, aptix_repo *repo,
 	out->redacted = p.nred;
 	out->records = p.nrecs;
 	out->rag_paths = p.npaths;
+	out->history_lines = p.hist_lines;
 	s->disk_usage(&out->disk_before, s);
 	if (o->dry_run)
 		goto done;
 	if ((r = drop_paths(&p, cfg)) < 0 ||
+	    (p.hist_lines && (r = write_history(&p)) < 0) ||
 	    ((p.nblobs || p.nred || p.nrecs) &&
 	     (r = s->write(s, write_fn, &p)) < 0))
 		goto done;

@@ -15,6 +15,7 @@
 #include "aptix/refs.h"
 #include "aptix/oidmap.h"
 #include "aptix/index.h"
+#include "aptix/credscan.h"
 
 enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF, OP_RUNNING_CLAIM,
 	OP_RUNNING_RELEASE, OP_REF_VERIFY, OP_CONV_META };
@@ -581,6 +582,15 @@ static int conv_meta(aptix_repo *repo, const char *conv, const char *title,
 int aptix_conversation_set_title(aptix_repo *repo, const char *conv,
 				 const char *title)
 {
+	return aptix_conversation_set_title_keys(repo, conv, title, NULL, 0);
+}
+
+int aptix_conversation_set_title_keys(aptix_repo *repo, const char *conv,
+				      const char *title,
+				      const char *const *keys, size_t nkeys)
+{
+	aptix_credential c;
+	char why[160];
 	const char *p;
 
 	for (p = title; *p == ' ' || *p == '\t'; p++)
@@ -604,6 +614,15 @@ int aptix_conversation_set_title(aptix_repo *repo, const char *conv,
 	if (!aptix_utf8_valid(title, strlen(title))) {
 		aptix_error_set(APTIX_ERROR_INVALID, "the title is not "
 				"valid UTF-8");
+		return APTIX_EINVALID;
+	}
+	/* as an instruction: a title is stored, and shown everywhere */
+	if (aptix_credscan_find(&c, title, strlen(title), keys, nkeys)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the title holds %s, %s: "
+				"refusing to store it",
+				aptix_credential_kind(&c),
+				aptix_credential_describe(why, sizeof(why),
+							  &c));
 		return APTIX_EINVALID;
 	}
 	return conv_meta(repo, conv, title, -1);

@@ -1,7 +1,8 @@
 #!/bin/sh
-test_description='a key the server echoes is redacted while it streams
+test_description='credentials in the front ends: streamed answers, titles
 
-The stand-in answers with its API key in the text (the echo fault), its
+A title holding a credential is refused by serve (PATCH) and app-server
+(thread/name/set), as by the CLI (t7007). The stand-in answers with its API key in the text (the echo fault), its
 deltas cut in the middle of the key, so that no single delta holds it
 whole. The CLI'"'"'s streamed output, serve'"'"'s SSE delta events and
 app-server'"'"'s item/agentMessage/delta notifications must show
@@ -73,7 +74,19 @@ test_expect_success 'serve: the SSE delta events have the key redacted' '
 		-H "Content-Type: application/json" \
 		--data-binary "{\"conversation\":\"$conv\",\"instruction\":\"stream it\"}" \
 		"${URL%/}/api/ai/agent/execute" &&
+	# a title holding a credential: 400, nothing stored
+	tok=gh"p_"$(LC_ALL=C tr -dc A-Za-z0-9 </dev/urandom | head -c 36) &&
+	code=$(curl -sS -o body -w "%{http_code}" -X PATCH \
+		-H "Authorization: Bearer $TOKEN" \
+		-H "Content-Type: application/json" \
+		--data-binary "{\"title\":\"ship $tok\"}" \
+		"${URL%/}/api/conversations/$conv") &&
+	test "$code" = 400 &&
+	grep "the title holds a credential, GitHub token" body &&
 	test_stop_server serve &&
+	! grep -F "$tok" body &&
+	aptix sessions --json --all-workspaces >list &&
+	! grep -F "$tok" list &&
 	! grep -F "$OPENAI_API_KEY" events &&
 	python3 - "$EXPECT" events <<-\EOF
 	import json, sys
@@ -106,6 +119,18 @@ test_expect_success 'app-server: item/agentMessage/delta has the key redacted' '
 	check("".join(deltas) == sys.argv[1], deltas)
 	check(done["text"] == sys.argv[1], done)
 	check(os.environ["OPENAI_API_KEY"] not in json.dumps(s.seen), "leak")
+	# a title holding a credential (or the key) is refused
+	tok = "gh" + "p_" + "".join(
+	    __import__("random").choice("abcdefghijklmnopqrstuvwxyz0123456789")
+	    for _ in range(36))
+	for name in ("ship " + tok, "k " + os.environ["OPENAI_API_KEY"]):
+	    r = s.request("thread/name/set", {"threadId": t["id"],
+	                  "name": name})
+	    check(r.get("error", {}).get("code") == -32602, r)
+	    check("the title holds" in r["error"]["message"], r)
+	    check(tok not in r["error"]["message"], r)
+	r = s.request("thread/read", {"threadId": t["id"]})
+	check(tok not in json.dumps(r), r)
 	check(s.close() == 0, "exit code")
 	EOF
 '

@@ -169,6 +169,24 @@ static void list_keys(int json)
 	aptix_buf_release(&range);
 }
 
+/*
+ * A value holding one of the keys of the environment, whatever its
+ * format (the library's check knows only the formats of its rules):
+ * refused, never echoed, as --model refuses it.
+ */
+static void refuse_key(const char *key, const char *value)
+{
+	const char *keys[2];
+	aptix_credential c;
+	char why[160];
+
+	cli_env_keys(keys);
+	if (aptix_credscan_find(&c, value, strlen(value), keys, 2))
+		die("refusing to store '%s': its value holds %s, %s", key,
+		    aptix_credential_kind(&c),
+		    aptix_credential_describe(why, sizeof(why), &c));
+}
+
 /* Like git: a key without a section is a usage error of its own. */
 static int check_key(const char *key)
 {
@@ -297,8 +315,10 @@ int cmd_config(int argc, const char **argv, struct aptix_repo *unused)
 			status = 2;
 			goto done;
 		}
-		if (aptix_config_check_key(argv[0], argv[1]) < 0 ||
-		    (global ? aptix_config_set_user(argv[0], argv[1]) :
+		if (aptix_config_check_key(argv[0], argv[1]) < 0)
+			die_aptix();
+		refuse_key(argv[0], argv[1]);
+		if ((global ? aptix_config_set_user(argv[0], argv[1]) :
 		     aptix_config_set(repo, argv[0], argv[1])) < 0)
 			die_aptix();
 		warn_restart_budget(repo, argv[0]);
@@ -324,6 +344,8 @@ int cmd_config(int argc, const char **argv, struct aptix_repo *unused)
 		value = NULL;
 	if (!value)
 		status = 1;
+	else if (aptix_config_check_value(get, value) < 0)
+		die_aptix();	/* a read is checked as a write is */
 	else
 		print_setting(show_origin ? origin : NULL, NULL, value);
 done:

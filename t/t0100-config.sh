@@ -452,4 +452,37 @@ test_expect_success 'aptix -c checks keys and values as config does' '
 	test_expect_code 129 aptix -c 2>err
 '
 
+test_expect_success 'a bad value written by hand: a read fails, a turn writes nothing' '
+	rm -rf bad && mkdir bad &&
+	(
+		cd bad &&
+		aptix init -q &&
+		printf "[openai]\n\ttemperature = 7\n" >>.aptix/config &&
+		test_expect_code 128 aptix config openai.temperature >out 2>err &&
+		test_must_be_empty out &&
+		grep "fatal: bad value .7. for .openai.temperature.: must be between 0 and 2" err &&
+		test_expect_code 128 aptix config --get openai.temperature 2>err &&
+		grep "must be between 0 and 2" err &&
+		OPENAI_API_KEY=sk-test-0123456789abcdef \
+		OPENAI_BASE_URL=http://127.0.0.1:9/v1 \
+			test_expect_code 128 aptix continue -m "hi" >out 2>err &&
+		grep "fatal: bad value .7. for .openai.temperature." err &&
+		aptix log --all >log &&
+		test_must_be_empty log &&
+		aptix for-each-ref >refs &&
+		test_must_be_empty refs
+	)
+'
+
+test_expect_success 'a value holding the key of the environment is refused, whatever its format' '
+	key=K3yOfN0KnownF0rmat$(date +%N) &&
+	OPENAI_API_KEY=$key test_must_fail aptix config openai.model "$key" 2>err &&
+	grep "fatal: refusing to store .openai.model.: its value holds an API key" err &&
+	! grep -F "$key" err &&
+	QDRANT_API_KEY=$key test_must_fail aptix config x.note "a $key b" 2>err &&
+	grep "its value holds an API key" err &&
+	! grep -F "$key" .aptix/config &&
+	OPENAI_API_KEY=$key aptix config openai.model gpt-4o-mini
+'
+
 test_done

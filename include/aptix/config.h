@@ -125,6 +125,20 @@ APTIX_EXTERN(const aptix_config_key *) aptix_config_key_find(
  *        key when one is close ("did you mean 'openai.model'?").
  */
 APTIX_EXTERN(int) aptix_config_check_key(const char *key, const char *value);
+/**
+ * @brief Whether value is valid for key (the table's type and range, a
+ *        price's number): what a read of a known key checks. Keys the
+ *        table does not know are valid.
+ * @return 0; APTIX_EINVALID, the message naming key and value.
+ */
+APTIX_EXTERN(int) aptix_config_check_value(const char *key,
+					   const char *value);
+/**
+ * @brief aptix_config_check_value() on every setting of cfg: a turn
+ *        checks them all before it writes anything.
+ * @return 0; the first APTIX_EINVALID.
+ */
+APTIX_EXTERN(int) aptix_config_check_all(const aptix_config *cfg);
 /** "string", "bool", "integer", "number", "duration", "enum", "url". */
 APTIX_EXTERN(const char *) aptix_config_type_name(aptix_config_type type);
 

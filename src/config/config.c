@@ -1350,6 +1350,27 @@ int aptix_config_check_key(const char *key, const char *value)
 	return APTIX_EINVALID;
 }
 
+int aptix_config_check_value(const char *key, const char *value)
+{
+	APTIX_ASSERT_ARG(key && value);
+	if (aptix_price_key(key))
+		return check_price(key, value);
+	return validate_known(key, value);
+}
+
+static int check_cb(const char *key, const char *value, const char *origin,
+		    void *payload)
+{
+	(void)origin;
+	(void)payload;
+	return aptix_config_check_value(key, value) < 0 ? APTIX_EINVALID : 0;
+}
+
+int aptix_config_check_all(const aptix_config *cfg)
+{
+	return aptix_config_foreach(cfg, check_cb, NULL);
+}
+
 /* The new text of the file at path, which holds old: see edit_text(). */
 static int splice_setting(aptix_buf *text, const aptix_buf *old,
 			  const char *canon, const char *key,

@@ -128,7 +128,9 @@ static int run_settings(aptix_run *run, const aptix_run_options *opts)
 	const char *model = opts->model;
 	int r;
 
-	if ((r = aptix_config_duration_ms(&run->chain_ttl, cfg,
+	/* a bad setting fails the turn before anything is written */
+	if ((r = aptix_config_check_all(cfg)) < 0 ||
+	    (r = aptix_config_duration_ms(&run->chain_ttl, cfg,
 					  "openai.chain-ttl")) < 0 ||
 	    (r = aptix_config_duration_ms(&run->lease_ms, cfg,
 					  "turn.lease")) < 0 ||

@@ -463,8 +463,8 @@ test_expect_success 'a bad value written by hand: a read fails, a turn writes no
 		grep "fatal: bad value .7. for .openai.temperature.: must be between 0 and 2" err &&
 		test_expect_code 128 aptix config --get openai.temperature 2>err &&
 		grep "must be between 0 and 2" err &&
-		OPENAI_API_KEY=sk-test-0123456789abcdef \
-		OPENAI_BASE_URL=http://127.0.0.1:9/v1 \
+		key=sk-test-$(od -An -N12 -tx1 /dev/urandom | tr -d " \n") &&
+		OPENAI_API_KEY=$key OPENAI_BASE_URL=http://127.0.0.1:9/v1 \
 			test_expect_code 128 aptix continue -m "hi" >out 2>err &&
 		grep "fatal: bad value .7. for .openai.temperature." err &&
 		aptix log --all >log &&

@@ -250,13 +250,17 @@ test_expect_success 'a title holding a credential is refused: rename, /rename' '
 	grep "fatal: the title holds a credential, GitHub token on line 1 (rule github-token): refusing to store it" err &&
 	test_must_fail aptix -C ws conversation rename "k $OPENAI_API_KEY" 2>err2 &&
 	grep "fatal: the title holds an API key" err2 &&
-	conv=$(aptix -C ws symbolic-ref --short HEAD) &&
-	printf "/rename %s\n" "$OAI_KEY" |
-		aptix -C ws chat --no-rag --session "$conv" >out 2>err3 &&
-	grep "the title holds a credential, OpenAI API key" err3 &&
 	(cd ws && aptix sessions --json) >after &&
 	test_cmp before after &&
+	# chat, in a store of its own (it leaves its lock directory)
+	aptix init -q tws &&
+	aptix -C tws continue -m "a first turn" >/dev/null 2>&1 &&
+	conv=$(aptix -C tws symbolic-ref --short HEAD) &&
+	printf "/rename %s\n" "$OAI_KEY" |
+		aptix -C tws chat --no-rag --session "$conv" >out 2>err3 &&
+	grep "the title holds a credential, OpenAI API key" err3 &&
 	(cd ws && store_text) >store.txt &&
+	(cd tws && store_text) >>store.txt &&
 	no_secret err err2 err3 out store.txt &&
 	! grep -a -F "$OPENAI_API_KEY" store.txt err2
 '

@@ -81,7 +81,7 @@ make_credcorpus () {
 	cput azure-sas.txt azure-sas-signature \
 		"https://acct.blob.core.windows.net/c?sv=2021-06-08&ss=b&srt=sco&sp=rl&se=2030-01-01T00:00:00Z&spr=https&sig=$(crand 40 A-Za-z0-9)%2B$(crand 3)%3D"
 	cput bearer.http authorization-header \
-		"Authorization: Bearer $(crand 38 A-Za-z0-9._-)x1"
+		"Authorization: Bearer k$(crand 37 A-Za-z0-9._-)x1"
 	cput bearer.sh authorization-header \
 		"curl -H 'Authorization: Token $(crand 40 a-f0-9)' https://api.example.net/"
 	cput bearer.json authorization-header \

@@ -70,22 +70,22 @@ make_credcorpus () {
 	cput dynatrace.txt dynatrace-token "dt0""c01.$(crand 24 A-Z0-9).$(crand 64 A-Z0-9)"
 	cput alibaba.txt alibaba-access-key-id "LT""AI$(crand 20)"
 	cput netrc.netrc netrc-password \
-		"machine api.example.net login deploy password $(crand 10)7q"
-	printf 'machine git.example.org\n  login me\n  password %s\n' "$(crand 12)#5" \
+		"machine api.example.net login deploy password $(crand 10 a-f0-9)Q7"
+	printf 'machine git.example.org\n  login me\n  password %s\n' "$(crand 12 a-f0-9)#5" \
 		>"$cdir/netrc2.netrc" &&
 	echo "netrc2.netrc netrc-password" >>"$cdir.expect"
-	cput mysql.sh cli-password "mysql -u root -p$(crand 12) -h db app"
-	cput mysqldump.sh cli-password "mysqldump --user=app -p'$(crand 10)' app >dump.sql"
+	cput mysql.sh cli-password "mysql -u root -p$(crand 10 a-f0-9)R2 -h db app"
+	cput mysqldump.sh cli-password "mysqldump --user=app -p'$(crand 8 a-f0-9)S3' app >dump.sql"
 	cput azure.cfg azure-storage-key \
 		"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=$(crand 86 A-Za-z0-9+/)==;EndpointSuffix=core.windows.net"
 	cput azure-sas.txt azure-sas-signature \
 		"https://acct.blob.core.windows.net/c?sv=2021-06-08&ss=b&srt=sco&sp=rl&se=2030-01-01T00:00:00Z&spr=https&sig=$(crand 40 A-Za-z0-9)%2B$(crand 3)%3D"
 	cput bearer.http authorization-header \
-		"Authorization: Bearer k$(crand 37 A-Za-z0-9._-)x1"
+		"Authorization: Bearer k$(crand 37 a-f0-9)Z1"
 	cput bearer.sh authorization-header \
 		"curl -H 'Authorization: Token $(crand 40 a-f0-9)' https://api.example.net/"
 	cput bearer.json authorization-header \
-		"{\"headers\": {\"Authorization\": \"Bearer $(crand 46)y2\"}}"
+		"{\"headers\": {\"Authorization\": \"Bearer $(crand 46 a-f0-9)Y2\"}}"
 	tok=gh"p_"$(crand 36)
 	cput github-base64.txt base64-encoded \
 		"GH=$(printf '%s' "$tok" | base64 -w0)"

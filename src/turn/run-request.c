@@ -304,7 +304,7 @@ static int find_blocks(struct fenced **out, size_t *nout, const char *text,
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *next = nl ? nl + 1 : end;
-		char ch;
+		char ch = 0;	/* set by fence_at() when it finds one */
 		size_t n = fence_at(&ch, p, next);
 
 		if (!open && n) {

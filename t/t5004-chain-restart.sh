@@ -454,7 +454,7 @@ restart_within () {
 	standin_fault "{\"kind\":\"expire_previous\"}" &&
 	aptix continue -m "$1" >out 2>err &&
 	last_request_body >body &&
-	test $(body_size body) -le 28000
+	test "$(body_size body)" -le 28000
 }
 
 # A restart's window replays the recent turns cut to its budget

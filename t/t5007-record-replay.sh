@@ -89,8 +89,8 @@ replay () {
 test_expect_success 'every session replays to its own id' '
 	aptix init -q replay &&
 	R=$(aptix -C replay rev-parse --aptix-dir) &&
-	cp sessions todo &&
-	while test -s todo
+	cp sessions pending &&
+	while test -s pending
 	do
 		: >later &&
 		while read -r s
@@ -104,9 +104,9 @@ test_expect_success 'every session replays to its own id' '
 			else
 				replay "$s" || return 1
 			fi
-		done <todo &&
-		! test_cmp todo later >/dev/null &&
-		mv later todo || return 1
+		done <pending &&
+		! test_cmp pending later >/dev/null &&
+		mv later pending || return 1
 	done &&
 	for r in $(aptix -C ws for-each-ref --format="%(objectname) %(refname)" |
 		tr " " ":")

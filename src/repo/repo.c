@@ -911,17 +911,6 @@ int aptix_repo_new(aptix_repo **out)
 	return *out ? 0 : APTIX_ERROR;
 }
 
-static int meta_count_cb(const void *key, size_t klen, const void *val,
-			 size_t vlen, void *payload)
-{
-	(void)key;
-	(void)klen;
-	(void)val;
-	(void)vlen;
-	++*(int *)payload;
-	return APTIX_ITEROVER;
-}
-
 /*
  * A store without a format (a new one) gets what init writes: the
  * format, a store id, the index layout and a HEAD naming a fresh
@@ -932,7 +921,7 @@ static int adopt_store(aptix_repo *repo)
 	int n = 0, r;
 
 	if ((r = repo->store->iter(repo->store, APTIX_TABLE_META, NULL, 0,
-				   meta_count_cb, &n)) < 0)
+				   count_cb, &n)) < 0)
 		return r;
 	if (!n && (r = init_records(repo, repo->workspace, 0)) < 0)
 		return r;

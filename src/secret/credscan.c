@@ -541,7 +541,10 @@ static int jwt_at(const struct scan *s, size_t i, size_t *n)
 	return 1;
 }
 
-/* Values that stand for a secret rather than being one. */
+/*
+ * Values that stand for a secret rather than being one: a config line
+ * reading "password = TODO" or "key: <insert key>" holds no credential.
+ */
 static int placeholder(const unsigned char *v, size_t n)
 {
 	static const char *const words[] = {

@@ -70,6 +70,7 @@
 #include "aptix/purge.h"
 #include "aptix/rag.h"
 #include "aptix/history.h"
+#include "aptix/revwalk.h"
 #include "aptix/process.h"
 
 #endif

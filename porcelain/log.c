@@ -2,21 +2,17 @@
  * porcelain/log.c - aptix log: the history of conversations, newest
  * first, drawn from the session index alone (no object is inflated).
  *
- * Two walks, both ordered by created_at (newest first), ties broken by
- * generation (higher first) then by id:
- *
- *  - From start points (named sessions, conversation heads; HEAD by
- *    default): a lazy walk over a priority queue, as git's revision
- *    walk. A session's parent is looked up in the index only when the
- *    session is shown, so `log -n 50` costs about fifty index lookups
- *    whatever the size of the store. When a session is discovered its
- *    children are listed too, and the failed ones (which no ref reaches)
- *    are queued, marked, unless --no-failed.
- *
- *  - --all: every indexed session, loaded with one pass over the index
- *    and shown in topological date order (git's --date-order: a session
- *    only after all of its shown children), so the graph never breaks
- *    even when clocks are skewed.
+ * The walk is the library's (aptix/revwalk.h), ordered by created_at
+ * (newest first), ties broken by generation (higher first) then by id:
+ * from start points (named sessions, conversation heads; HEAD by
+ * default) it is lazy, so `log -n 50` costs about fifty index lookups
+ * whatever the size of the store, and the failed attempts beside the
+ * sessions walked come in, marked, unless --no-failed; --all is every
+ * indexed session in topological date order (git's --date-order), so
+ * the graph never breaks even when clocks are skewed. This file
+ * filters what the walk returns (-S, --grep, paths, --skip, -n), holds
+ * failed attempts newer than the tip until the tip is shown, and
+ * prints.
  *
  * The graph is drawn by graph.c (git's graph.c state machine, reduced
  * to sessions with at most one parent); this file puts its part at the
@@ -68,18 +64,6 @@ static const char *const log_usage[] = {
 #define C_CONV "\033[1;32m"
 #define C_FAILED "\033[31m"
 
-/* One session, compact: no per-session allocation. */
-struct rec {
-	aptix_oid id, parent, turn;
-	int64_t created_at;
-	uint32_t generation;
-	uint32_t conv;		/* offset of the conversation id in text */
-	uint32_t summary;	/* offset of the summary in text */
-	uint32_t parent_idx;	/* the parent's record, NONE if not shown */
-	uint32_t pending;	/* --all: children not shown yet */
-	unsigned char status, has_parent, shown;
-};
-
 /* A conversation head, for decorations. */
 struct head {
 	aptix_oid id;
@@ -88,26 +72,13 @@ struct head {
 
 enum fmt_kind { FMT_MEDIUM, FMT_SHORT, FMT_ONELINE, FMT_USER };
 
-/* A queued session, with its sort key at hand (fewer cache misses). */
-struct qent {
-	int64_t created_at;
-	uint32_t generation, k;
-};
-
 struct log {
 	aptix_repo *repo;
 
-	struct rec *v;
-	uint32_t nr, alloc;
-	uint32_t *hash;			/* open addressing on v by id */
-	uint32_t hmask;
-	aptix_buf text;			/* NUL-terminated strings */
-	uint32_t *convs;		/* interned conversation ids */
-	uint32_t cmask, nconvs;
-	struct qent *heap;
-	uint32_t nheap, aheap;
-	aptix_oid *kids;		/* scratch: children of a session */
-	size_t nkids, akids;
+	aptix_revwalk *walk;
+	aptix_revwalk_entry cur;		/* what rec() read */
+	unsigned char *shown;			/* by the walk's seq */
+	size_t ashown;
 	uint32_t *order;		/* --reverse: what to show */
 	uint32_t norder, aorder;
 	uint32_t *held;			/* failed, waiting for a tip */
@@ -131,8 +102,6 @@ struct log {
 	long reflog_n;
 	const char *reflog_msg;
 	int with_archived;		/* --all: archived ones too */
-	char (*archived)[APTIX_CONV_MAXLEN + 1];	/* sorted */
-	size_t narchived, aarchived;
 	enum fmt_kind kind;
 	const char *user_fmt;
 
@@ -142,8 +111,6 @@ struct log {
 	regex_t *greps;			/* --grep, any of them */
 	size_t ngreps;
 	int ignore_case, patch, no_walk;
-	aptix_oidmap excluded;		/* ^A: A and its ancestors */
-	int any_excluded;
 	uint32_t text_k;		/* whose texts instr/answer hold */
 	aptix_buf instr, answer;
 	int has_answer;
@@ -167,286 +134,31 @@ static void *xrealloc(void *p, size_t n, size_t size)
 	return p;
 }
 
-/* --- Records ------------------------------------------------------------ */
+/* --- Sessions: the walk's records ---------------------------------------- */
 
-static uint32_t oid_hash(const aptix_oid *id)
+/* Session k of the walk (valid until the next call to the walk). */
+static const aptix_revwalk_entry *rec(struct log *lg, uint32_t k)
 {
-	uint32_t h;
-
-	memcpy(&h, id->id, sizeof(h));
-	return h;
-}
-
-static uint32_t lookup(const struct log *lg, const aptix_oid *id)
-{
-	uint32_t i, k;
-
-	if (!lg->hash)
-		return NONE;
-	for (i = oid_hash(id) & lg->hmask;; i = (i + 1) & lg->hmask) {
-		k = lg->hash[i];
-		if (k == NONE || !memcmp(lg->v[k].id.id, id->id, APTIX_OID_RAWSZ))
-			return k;
-	}
-}
-
-static void hash_insert(uint32_t *hash, uint32_t mask, const struct rec *v,
-			uint32_t k)
-{
-	uint32_t i;
-
-	for (i = oid_hash(&v[k].id) & mask; hash[i] != NONE;
-	     i = (i + 1) & mask)
-		;
-	hash[i] = k;
-}
-
-static void hash_grow(struct log *lg)
-{
-	uint32_t size = lg->hash ? (lg->hmask + 1) * 2 : 1024, k;
-
-	if (size == 0)
-		die("too many sessions");
-	free(lg->hash);
-	lg->hash = xrealloc(NULL, size, sizeof(*lg->hash));
-	memset(lg->hash, 0xff, (size_t)size * sizeof(*lg->hash));
-	lg->hmask = size - 1;
-	for (k = 0; k < lg->nr; k++)
-		hash_insert(lg->hash, lg->hmask, lg->v, k);
-}
-
-static uint32_t text_add(struct log *lg, const char *s)
-{
-	size_t off = lg->text.len;
-
-	if (off >= UINT32_MAX - 256)
-		die("too much text to show");
-	aptix_buf_put(&lg->text, s, strlen(s) + 1);
-	if (aptix_buf_oom(&lg->text))
-		die("out of memory");
-	return (uint32_t)off;
-}
-
-static const char *text_at(const struct log *lg, uint32_t off)
-{
-	return lg->text.ptr + off;
-}
-
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-/* Conversation ids repeat: keep one copy of each. */
-static uint32_t conv_intern(struct log *lg, const char *conv)
-{
-	uint32_t i, k, size;
-
-	if (2 * (lg->nconvs + 1) > lg->cmask + 1 || !lg->convs) {
-		uint32_t *old = lg->convs, oldsize = old ? lg->cmask + 1 : 0;
-
-		size = old ? oldsize * 2 : 64;
-		lg->convs = xrealloc(NULL, size, sizeof(*lg->convs));
-		memset(lg->convs, 0xff, (size_t)size * sizeof(*lg->convs));
-		lg->cmask = size - 1;
-		for (k = 0; k < oldsize; k++) {
-			if (old[k] == NONE)
-				continue;
-			for (i = str_hash(text_at(lg, old[k])) & lg->cmask;
-			     lg->convs[i] != NONE; i = (i + 1) & lg->cmask)
-				;
-			lg->convs[i] = old[k];
-		}
-		free(old);
-	}
-	for (i = str_hash(conv) & lg->cmask; lg->convs[i] != NONE;
-	     i = (i + 1) & lg->cmask)
-		if (!strcmp(text_at(lg, lg->convs[i]), conv))
-			return lg->convs[i];
-	lg->nconvs++;
-	return lg->convs[i] = text_add(lg, conv);
-}
-
-static uint32_t add_rec(struct log *lg, const aptix_session_info *si)
-{
-	struct rec *r;
-	uint32_t k;
-
-	if (lg->nr == NONE - 1)
-		die("too many sessions");
-	if (lg->nr == lg->alloc) {
-		lg->alloc = lg->alloc ? lg->alloc * 2 : 256;
-		lg->v = xrealloc(lg->v, lg->alloc, sizeof(*lg->v));
-	}
-	k = lg->nr++;
-	r = &lg->v[k];
-	r->id = si->id;
-	r->parent = si->parent;
-	r->turn = si->turn;
-	r->has_parent = !!si->has_parent;
-	r->status = (unsigned char)si->status;
-	r->created_at = si->created_at;
-	r->generation = si->generation;
-	r->parent_idx = NONE;
-	r->pending = 0;
-	r->shown = 0;
-	r->conv = conv_intern(lg, si->conversation);
-	r->summary = text_add(lg, si->summary);
-	if (2 * lg->nr > lg->hmask + 1 || !lg->hash)
-		hash_grow(lg);
-	else
-		hash_insert(lg->hash, lg->hmask, lg->v, k);
-	return k;
-}
-
-/* --- Priority queue: newest first --------------------------------------- */
-
-static int before(const struct log *lg, const struct qent *a,
-		  const struct qent *b)
-{
-	if (a->created_at != b->created_at)
-		return a->created_at > b->created_at;
-	if (a->generation != b->generation)
-		return a->generation > b->generation;
-	return memcmp(lg->v[a->k].id.id, lg->v[b->k].id.id,
-		      APTIX_OID_RAWSZ) < 0;
-}
-
-static void sift_down(struct log *lg, uint32_t i)
-{
-	struct qent *h = lg->heap, t;
-	uint32_t n = lg->nheap, c;
-
-	for (;;) {
-		c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(lg, &h[c + 1], &h[c]))
-			c++;
-		if (!before(lg, &h[c], &h[i]))
-			break;
-		t = h[c];
-		h[c] = h[i];
-		h[i] = t;
-		i = c;
-	}
-}
-
-static void heap_set(const struct log *lg, struct qent *e, uint32_t k)
-{
-	e->created_at = lg->v[k].created_at;
-	e->generation = lg->v[k].generation;
-	e->k = k;
-}
-
-static void heap_push(struct log *lg, uint32_t k)
-{
-	struct qent *h, t;
-	uint32_t i, p;
-
-	if (lg->nheap == lg->aheap) {
-		lg->aheap = lg->aheap ? lg->aheap * 2 : 64;
-		lg->heap = xrealloc(lg->heap, lg->aheap, sizeof(*lg->heap));
-	}
-	h = lg->heap;
-	i = lg->nheap++;
-	heap_set(lg, &h[i], k);
-	while (i) {
-		p = (i - 1) / 2;
-		if (!before(lg, &h[i], &h[p]))
-			break;
-		t = h[p];
-		h[p] = h[i];
-		h[i] = t;
-		i = p;
-	}
-}
-
-static uint32_t heap_pop(struct log *lg)
-{
-	uint32_t top;
-
-	if (!lg->nheap)
-		return NONE;
-	top = lg->heap[0].k;
-	lg->heap[0] = lg->heap[--lg->nheap];
-	sift_down(lg, 0);
-	return top;
-}
-
-/* --- Lazy walk ------------------------------------------------------------ */
-
-static int collect_kid(const aptix_oid *id, void *payload)
-{
-	struct log *lg = payload;
-
-	if (lg->nkids == lg->akids) {
-		lg->akids = lg->akids ? lg->akids * 2 : 16;
-		lg->kids = xrealloc(lg->kids, lg->akids, sizeof(*lg->kids));
-	}
-	lg->kids[lg->nkids++] = *id;
-	return 0;
-}
-
-static void queue_failed_children(struct log *lg, uint32_t k);
-static int is_excluded(const struct log *lg, const aptix_oid *id);
-
-/* Take a session into the walk (once) and queue it. */
-static uint32_t take(struct log *lg, const aptix_session_info *si)
-{
-	uint32_t k = lookup(lg, &si->id);
-
-	if (k != NONE)
-		return k;
-	k = add_rec(lg, si);
-	heap_push(lg, k);
-	if (lg->show_failed && !lg->no_walk && !is_excluded(lg, &si->id))
-		queue_failed_children(lg, k);
-	return k;
-}
-
-/* Failed snapshots hang off the history without any ref: find them. */
-static void queue_failed_children(struct log *lg, uint32_t k)
-{
-	size_t start = lg->nkids, i;
-	aptix_oid parent = lg->v[k].id;
-	aptix_session_info si;
-
-	if (aptix_index_children_at(lg->repo, &parent, lg->v[k].created_at,
-				    collect_kid, lg) < 0)
+	if (aptix_revwalk_get(&lg->cur, lg->walk, k) < 0)
 		die_aptix();
-	for (i = start; i < lg->nkids; i++) {
-		aptix_oid kid = lg->kids[i];
-
-		if (lookup(lg, &kid) != NONE)
-			continue;
-		if (aptix_index_session(&si, lg->repo, &kid) < 0)
-			die_aptix();
-		if (si.status == APTIX_SESSION_FAILED)
-			take(lg, &si);
-	}
-	lg->nkids = start;
+	return &lg->cur;
 }
 
-/* The record of a session, taking it into the walk; NONE if unindexed. */
-static uint32_t discover(struct log *lg, const aptix_oid *id)
+static int is_shown(const struct log *lg, uint32_t k)
 {
-	aptix_session_info si;
-	uint32_t k = lookup(lg, id);
-	int r;
+	return k < lg->ashown && lg->shown[k];
+}
 
-	if (k != NONE)
-		return k;
-	r = aptix_index_session(&si, lg->repo, id);
-	if (r == APTIX_ENOTFOUND)
-		return NONE;
-	if (r < 0)
-		die_aptix();
-	return take(lg, &si);
+static void set_shown(struct log *lg, uint32_t k)
+{
+	size_t n = lg->ashown;
+
+	if (k >= n) {
+		lg->ashown = (size_t)k + 1 > 2 * n ? (size_t)k + 1 : 2 * n;
+		lg->shown = xrealloc(lg->shown, lg->ashown, 1);
+		memset(lg->shown + n, 0, lg->ashown - n);
+	}
+	lg->shown[k] = 1;
 }
 
 /* --- Queries -------------------------------------------------------------- */
@@ -458,7 +170,7 @@ static uint32_t discover(struct log *lg, const aptix_oid *id)
 static void load_texts(struct log *lg, uint32_t k)
 {
 	aptix_turn t;
-	aptix_oid turn = lg->v[k].turn;
+	aptix_oid turn = rec(lg, k)->turn;
 
 	if (lg->text_k == k)
 		return;
@@ -505,12 +217,6 @@ static int greps_match(const struct log *lg, const aptix_buf *text)
 	return 0;
 }
 
-static int is_excluded(const struct log *lg, const aptix_oid *id)
-{
-	return lg->any_excluded &&
-		aptix_oidmap_get(NULL, &lg->excluded, id) == 0;
-}
-
 static int in_dates(const struct log *lg, int64_t created_at)
 {
 	return (!lg->since || created_at >= lg->since) &&
@@ -536,7 +242,7 @@ static int path_match(const char *p, const char *f)
 static int sent_paths(struct log *lg, uint32_t k)
 {
 	aptix_turn t;
-	aptix_oid turn = lg->v[k].turn;
+	aptix_oid turn = rec(lg, k)->turn;
 	size_t i;
 	int j, found = 0;
 
@@ -568,33 +274,6 @@ static int wanted(struct log *lg, uint32_t k)
 	    !(lg->has_answer && greps_match(lg, &lg->answer)))
 		return 0;
 	return 1;
-}
-
-/*
- * ^A: A and every ancestor of A are left out. A session has one parent,
- * so that is A's chain down to its root, read from the index.
- */
-static void exclude_from(struct log *lg, const aptix_oid *start)
-{
-	aptix_session_info si;
-	aptix_oid id = *start;
-	int r;
-
-	for (;;) {
-		if (aptix_oidmap_get(NULL, &lg->excluded, &id) == 0)
-			return;		/* the rest is there already */
-		if (aptix_oidmap_put(&lg->excluded, &id, 0) < 0)
-			die("out of memory");
-		lg->any_excluded = 1;
-		r = aptix_index_session(&si, lg->repo, &id);
-		if (r == APTIX_ENOTFOUND)
-			return;
-		if (r < 0)
-			die_aptix();
-		if (!si.has_parent)
-			return;
-		id = si.parent;
-	}
 }
 
 /* --- Decorations ---------------------------------------------------------- */
@@ -800,7 +479,7 @@ static void out_conv_short(struct log *lg, const char *conv)
 /* "HEAD -> c1, c2" (parens: " (" ... ")"); nothing when no ref. */
 static void out_decorations(struct log *lg, uint32_t k, int parens)
 {
-	const struct rec *r = &lg->v[k];
+	const aptix_revwalk_entry *r = rec(lg, k);
 	size_t first, n, i;
 	int any = 0, head_here = 0;
 
@@ -871,7 +550,7 @@ static void out_reflog_selector(struct log *lg)
 	out_reflog_selector_as(lg, 0);
 }
 
-static int is_failed(const struct rec *r)
+static int is_failed(const aptix_revwalk_entry *r)
 {
 	return r->status == APTIX_SESSION_FAILED;
 }
@@ -885,7 +564,7 @@ static void out_failed_mark(struct log *lg)
 
 static void show_medium(struct log *lg, uint32_t k, int full)
 {
-	const struct rec *r = &lg->v[k];
+	const aptix_revwalk_entry *r = rec(lg, k);
 	char date[64];
 
 	color(lg, C_ID);
@@ -908,7 +587,7 @@ static void show_medium(struct log *lg, uint32_t k, int full)
 		nl(lg);
 	}
 	OUTL(lg, "Conversation: ");
-	outs(lg, text_at(lg, r->conv));
+	outs(lg, r->conversation);
 	nl(lg);
 	if (full) {
 		OUTL(lg, "Date:   ");
@@ -921,15 +600,15 @@ static void show_medium(struct log *lg, uint32_t k, int full)
 		nl(lg);
 	}
 	nl(lg);
-	if (*text_at(lg, r->summary)) {
+	if (*r->summary) {
 		OUTL(lg, "    ");
-		out_untrusted(lg, text_at(lg, r->summary));
+		out_untrusted(lg, r->summary);
 	}
 }
 
 static void show_oneline(struct log *lg, uint32_t k)
 {
-	const struct rec *r = &lg->v[k];
+	const aptix_revwalk_entry *r = rec(lg, k);
 
 	color(lg, C_ID);
 	out_hex(lg, &r->id, SHORT_ID);
@@ -947,7 +626,7 @@ static void show_oneline(struct log *lg, uint32_t k)
 		out_untrusted(lg, lg->reflog_msg);
 		return;
 	}
-	out_untrusted(lg, text_at(lg, r->summary));
+	out_untrusted(lg, r->summary);
 }
 
 static const char *color_code(const char *name, size_t len)
@@ -1074,7 +753,7 @@ static void out_body(struct log *lg, uint32_t k)
 /* Expand one placeholder at p (after '%'); returns its length, 0 if none. */
 static size_t expand(struct log *lg, uint32_t k, const char *p)
 {
-	const struct rec *r = &lg->v[k];
+	const aptix_revwalk_entry *r = rec(lg, k);
 	char num[32], date[64];
 
 	switch (p[0]) {
@@ -1093,10 +772,10 @@ static size_t expand(struct log *lg, uint32_t k, const char *p)
 		out_hex(lg, &r->turn, p[0] == 'T' ? APTIX_OID_HEXSZ : SHORT_ID);
 		return 1;
 	case 'c':
-		outs(lg, text_at(lg, r->conv));
+		outs(lg, r->conversation);
 		return 1;
 	case 's':
-		out_untrusted(lg, text_at(lg, r->summary));
+		out_untrusted(lg, r->summary);
 		return 1;
 	case 'S':
 		outs(lg, aptix_session_status_name(
@@ -1220,21 +899,21 @@ static void show_user(struct log *lg, uint32_t k)
 
 static void show(struct log *lg, uint32_t k)
 {
-	uint32_t parent = lg->v[k].parent_idx;
+	uint32_t parent = rec(lg, k)->parent_seq;
 
 	if (lg->nshown && (lg->kind == FMT_MEDIUM || lg->kind == FMT_SHORT)) {
 		nl(lg);		/* separator, with the branches going on */
 		graph_separator(&lg->g);
 	}
 	if (lg->use_graph) {
-		if (parent != NONE && lg->v[parent].shown)
+		if (parent != NONE && is_shown(lg, parent))
 			parent = NONE;	/* skewed clocks: the branch ends */
 		graph_update(&lg->g, k, parent == NONE ? GRAPH_NO_PARENT :
 			     parent);
-		if (!lg->v[k].has_parent)
+		if (!rec(lg, k)->has_parent)
 			graph_mark_root(&lg->g);
 	}
-	lg->v[k].shown = 1;
+	set_shown(lg, k);
 	lg->bol = 1;
 	lg->lines = 0;
 	switch (lg->kind) {
@@ -1306,7 +985,7 @@ static uint32_t emit(struct log *lg, uint32_t k, uint32_t emitted)
 	uint32_t i, n = 0;
 
 	if (!lg->tip_shown && !lg->reverse &&
-	    lg->v[k].status == APTIX_SESSION_FAILED) {
+	    rec(lg, k)->status == APTIX_SESSION_FAILED) {
 		if (lg->nheld == lg->aheld) {
 			lg->aheld = lg->aheld ? lg->aheld * 2 : 16;
 			lg->held = xrealloc(lg->held, lg->aheld,
@@ -1344,30 +1023,19 @@ static void emit_held(struct log *lg, uint32_t emitted)
 	lg->nheld = 0;
 }
 
-static void walk_lazy(struct log *lg)
+/* The walk, filtered by -S, --grep and the paths, as far as -n goes. */
+static void walk(struct log *lg)
 {
-	uint32_t k, p, emitted = 0;
+	aptix_revwalk_entry e;
+	uint32_t emitted = 0;
+	int r = 0;
 
-	while (!limit_reached(lg, emitted) && (k = heap_pop(lg)) != NONE) {
-		/* A..B: A's chain and what is older than --since end it */
-		if (is_excluded(lg, &lg->v[k].id) ||
-		    (lg->since && lg->v[k].created_at < lg->since))
-			continue;
-		if (lg->v[k].has_parent && !lg->no_walk &&
-		    !is_excluded(lg, &lg->v[k].parent)) {
-			aptix_oid parent = lg->v[k].parent;
-
-			p = discover(lg, &parent);
-			if (p != NONE && lg->since &&
-			    lg->v[p].created_at < lg->since)
-				p = NONE;
-			lg->v[k].parent_idx = p;
-		}
-		if (lg->until && lg->v[k].created_at > lg->until)
-			continue;
-		if (wanted(lg, k))
-			emitted += emit(lg, k, emitted);
-	}
+	while (!limit_reached(lg, emitted) &&
+	       (r = aptix_revwalk_next_entry(&e, lg->walk)) == 0)
+		if (wanted(lg, e.seq))
+			emitted += emit(lg, e.seq, emitted);
+	if (r < 0 && r != APTIX_ITEROVER)
+		die_aptix();
 	emit_held(lg, emitted);
 }
 
@@ -1421,8 +1089,10 @@ static void walk_reflog(struct log *lg, const char *name)
 {
 	struct rl_list l = { NULL, 0, 0 };
 	char *ref = reflog_ref_of(lg, name), *target = NULL;
+	aptix_revwalk_entry e;
 	uint32_t emitted = 0, k;
 	size_t i;
+	int r;
 
 	if (aptix_reflog_foreach(lg->repo, ref, rl_collect, &l) < 0)
 		die_aptix();
@@ -1441,9 +1111,15 @@ static void walk_reflog(struct log *lg, const char *name)
 	aptix_error_clear();
 	lg->reflog_ref = name;
 	for (i = 0; i < l.n && !limit_reached(lg, emitted); i++) {
-		if (aptix_oid_is_zero(&l.v[i].id) ||
-		    (k = discover(lg, &l.v[i].id)) == NONE ||
-		    !in_dates(lg, lg->v[k].created_at) || !wanted(lg, k))
+		if (aptix_oid_is_zero(&l.v[i].id))
+			continue;
+		r = aptix_revwalk_lookup(&e, lg->walk, &l.v[i].id);
+		if (r == APTIX_ENOTFOUND)
+			continue;
+		if (r < 0)
+			die_aptix();
+		k = e.seq;
+		if (!in_dates(lg, e.created_at) || !wanted(lg, k))
 			continue;
 		lg->reflog_n = (long)i;
 		lg->reflog_msg = l.v[i].msg;
@@ -1458,164 +1134,50 @@ static void walk_reflog(struct log *lg, const char *name)
 	free(ref);
 }
 
-/* --- Archived conversations (hidden from --all unless asked) ------------ */
-
-static int archived_cb(const aptix_conv_info *ci, void *payload)
-{
-	struct log *lg = payload;
-
-	if (!ci->archived)
-		return 0;
-	if (lg->narchived == lg->aarchived) {
-		lg->aarchived = lg->aarchived ? lg->aarchived * 2 : 16;
-		lg->archived = xrealloc(lg->archived, lg->aarchived,
-					sizeof(*lg->archived));
-	}
-	snprintf(lg->archived[lg->narchived++], APTIX_CONV_MAXLEN + 1, "%s",
-		 ci->id);
-	return 0;
-}
-
-static int conv_cmp(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-static void load_archived(struct log *lg)
-{
-	if (aptix_index_foreach_conversation(lg->repo, archived_cb, lg) < 0)
-		die_aptix();
-	if (lg->narchived)
-		qsort(lg->archived, lg->narchived, sizeof(*lg->archived),
-		      conv_cmp);
-}
-
-static int hidden(const struct log *lg, const aptix_session_info *si)
-{
-	if (!lg->show_failed && si->status == APTIX_SESSION_FAILED)
-		return 1;
-	if (!in_dates(lg, si->created_at) || is_excluded(lg, &si->id))
-		return 1;
-	return lg->narchived && bsearch(si->conversation, lg->archived,
-					lg->narchived, sizeof(*lg->archived),
-					conv_cmp);
-}
-
-static int load_cb(const aptix_session_info *si, void *payload)
-{
-	struct log *lg = payload;
-
-	if (hidden(lg, si))
-		return 0;
-	add_rec(lg, si);
-	return 0;
-}
-
-struct recent {
-	struct log *lg;
-	int n;
-};
-
-static int recent_cb(const aptix_session_info *si, void *payload)
-{
-	struct recent *rc = payload;
-
-	/* the timeline is newest first: the rest is older still */
-	if (rc->lg->since && si->created_at < rc->lg->since)
-		return APTIX_ITEROVER;
-	if (hidden(rc->lg, si))
-		return 0;
-	discover(rc->lg, &si->id);
-	return ++rc->n >= rc->lg->max_count ? APTIX_ITEROVER : 0;
-}
-
 /*
- * --all -n <N>: the newest N sessions from the timeline start a lazy walk,
- * which shows them newest first without loading the rest of the index.
+ * --all: every session (not archived ones unless asked) in topological
+ * date order (git's --date-order), so that the graph never breaks even
+ * when clocks are skewed; with -n <N>, the newest N sessions from the
+ * timeline start a walk in date order, which shows them without
+ * loading the rest of the index.
  */
-static int walk_recent(struct log *lg)
-{
-	struct recent rc = { lg, 0 };
-
-	if (lg->max_count < 0 || lg->reverse || lg->pickaxe || lg->ngreps ||
-	    !aptix_index_has_timeline(lg->repo))
-		return 0;
-	if (lg->max_count > 0 &&
-	    aptix_index_foreach_recent(lg->repo, recent_cb, &rc) < 0)
-		die_aptix();
-	walk_lazy(lg);
-	return 1;
-}
-
-static int count_cb(const aptix_conv_info *c, void *payload)
-{
-	*(uint64_t *)payload += c->turns;
-	return 0;
-}
-
 static void walk_all(struct log *lg)
 {
-	uint32_t k, p, emitted = 0;
-	uint64_t n = 0;
+	int r = APTIX_ENOTFOUND;
 
-	/* every session counts in its conversation: size things once */
-	if (aptix_index_foreach_conversation(lg->repo, count_cb, &n) < 0)
+	if (lg->max_count >= 0 && !lg->reverse && !lg->pickaxe &&
+	    !lg->ngreps)
+		r = aptix_revwalk_push_recent(lg->walk,
+					      (size_t)lg->max_count);
+	if (r == APTIX_ENOTFOUND)
+		r = aptix_revwalk_push_all(lg->walk);
+	else if (r == 0)
+		return;
+	if (r < 0 || aptix_revwalk_sorting(lg->walk, APTIX_SORT_TIME |
+					   APTIX_SORT_TOPOLOGICAL) < 0)
 		die_aptix();
-	if (n > lg->alloc && n < NONE / 4) {
-		lg->alloc = (uint32_t)n + 16;
-		lg->v = xrealloc(lg->v, lg->alloc, sizeof(*lg->v));
-		while ((uint64_t)lg->hmask + 1 < 2 * (n + 16))
-			hash_grow(lg);
-		aptix_buf_grow(&lg->text, (size_t)n * 48);
-	}
-	if (aptix_index_foreach_session(lg->repo, load_cb, lg) < 0)
-		die_aptix();
-	for (k = 0; k < lg->nr; k++) {
-		if (!lg->v[k].has_parent)
-			continue;
-		p = lookup(lg, &lg->v[k].parent);
-		lg->v[k].parent_idx = p;
-		if (p != NONE)
-			lg->v[p].pending++;
-	}
-	lg->aheap = lg->nr ? lg->nr : 1;
-	lg->heap = xrealloc(lg->heap, lg->aheap, sizeof(*lg->heap));
-	lg->nheap = 0;
-	for (k = 0; k < lg->nr; k++)
-		if (!lg->v[k].pending)
-			heap_set(lg, &lg->heap[lg->nheap++], k);
-	for (k = lg->nheap / 2; k-- > 0;)
-		sift_down(lg, k);
-	while (!limit_reached(lg, emitted) && (k = heap_pop(lg)) != NONE) {
-		if (wanted(lg, k))
-			emitted += emit(lg, k, emitted);
-		p = lg->v[k].parent_idx;
-		if (p != NONE && !--lg->v[p].pending)
-			heap_push(lg, p);
-	}
-	emit_held(lg, emitted);
 }
 
 /* --- Start points --------------------------------------------------------- */
 
-struct conv_scan {
-	const char *conv;
-	aptix_session_info *found;
-	size_t n, alloc;
-};
-
-static int conv_scan_cb(const aptix_session_info *si, void *payload)
+static void start_session(struct log *lg, const char *name,
+			  const aptix_oid *id)
 {
-	struct conv_scan *cs = payload;
+	aptix_revwalk_entry e;
+	aptix_otype type;
+	size_t size;
+	/* --all shows everything: names are only checked */
+	int r = lg->all ? aptix_revwalk_lookup(&e, lg->walk, id) :
+		aptix_revwalk_push(lg->walk, id);
 
-	if (strcmp(si->conversation, cs->conv))
-		return 0;
-	if (cs->n == cs->alloc) {
-		cs->alloc = cs->alloc ? cs->alloc * 2 : 8;
-		cs->found = xrealloc(cs->found, cs->alloc, sizeof(*cs->found));
-	}
-	cs->found[cs->n++] = *si;
-	return 0;
+	if (r == 0)
+		return;
+	if (r == APTIX_EINVALID &&
+	    aptix_odb_read_header(&size, &type, aptix_repo_odb(lg->repo),
+				  id) == 0 && type != APTIX_OBJ_SESSION)
+		die("'%s' is a %s, not a session", name,
+		    aptix_otype_name(type));
+	die_aptix();
 }
 
 /*
@@ -1624,42 +1186,11 @@ static int conv_scan_cb(const aptix_session_info *si, void *payload)
  */
 static size_t start_headless(struct log *lg, const char *conv)
 {
-	struct conv_scan cs = { conv, NULL, 0, 0 };
-	size_t i, n;
+	size_t n;
 
-	if (aptix_index_foreach_session(lg->repo, conv_scan_cb, &cs) < 0)
+	if (aptix_revwalk_push_conversation(lg->walk, conv, &n) < 0)
 		die_aptix();
-	for (i = 0; i < cs.n; i++)
-		if (lg->show_failed ||
-		    cs.found[i].status != APTIX_SESSION_FAILED)
-			take(lg, &cs.found[i]);
-	n = cs.n;
-	free(cs.found);
 	return n;
-}
-
-static void start_session(struct log *lg, const char *name,
-			  const aptix_oid *id)
-{
-	aptix_session_info si;
-	aptix_otype type;
-	size_t size;
-	int r = aptix_index_session(&si, lg->repo, id);
-
-	if (r == 0) {
-		/* --all shows everything: names are only checked */
-		if (!lg->all)
-			take(lg, &si);
-		return;
-	}
-	if (r != APTIX_ENOTFOUND)
-		die_aptix();
-	if (aptix_odb_read_header(&size, &type, aptix_repo_odb(lg->repo),
-				  id) == 0 && type != APTIX_OBJ_SESSION)
-		die("'%s' is a %s, not a session", name,
-		    aptix_otype_name(type));
-	die("session '%s' is not in the index: run 'aptix reindex'",
-	    aptix_oid_hex(id));
 }
 
 static void add_start(struct log *lg, const char *name, int implicit)
@@ -1872,7 +1403,8 @@ static void add_arg(struct log *lg, const char *arg)
 
 	if (arg[0] == '^' && arg[1]) {
 		view_resolve_session(&id, lg->repo, arg + 1);
-		exclude_from(lg, &id);
+		if (aptix_revwalk_hide(lg->walk, &id) < 0)
+			die_aptix();
 		return;
 	}
 	if (!dots || dots[2] == '.') {
@@ -1884,7 +1416,8 @@ static void add_arg(struct log *lg, const char *arg)
 	left[dots - arg] = '\0';
 	view_resolve_session(&id, lg->repo, *left ? left : "HEAD");
 	free(left);
-	exclude_from(lg, &id);
+	if (aptix_revwalk_hide(lg->walk, &id) < 0)
+		die_aptix();
 	add_start(lg, dots[2] ? dots + 2 : "HEAD", 0);
 }
 
@@ -1898,20 +1431,14 @@ static void log_release(struct log *lg)
 	for (i = 0; i < (size_t)lg->npaths; i++)
 		free(lg->paths[i]);
 	free(lg->paths);
-	aptix_oidmap_release(&lg->excluded);
 	aptix_buf_release(&lg->instr);
 	aptix_buf_release(&lg->answer);
-	free(lg->v);
-	free(lg->hash);
-	free(lg->convs);
-	free(lg->heap);
-	free(lg->kids);
+	aptix_revwalk_free(lg->walk);
+	free(lg->shown);
 	free(lg->order);
 	free(lg->held);
-	free(lg->archived);
 	free(lg->heads);
 	free(lg->ob);
-	aptix_buf_release(&lg->text);
 	graph_release(&lg->g);
 }
 
@@ -2016,9 +1543,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	};
 
 	memset(&lg, 0, sizeof(lg));
-	aptix_buf_init(&lg.text, 0);
 	aptix_strlist_init(&greps);
-	aptix_oidmap_init(&lg.excluded);
 	lg.text_k = NONE;
 	lg.repo = repo;
 	lg.show_failed = 1;
@@ -2059,16 +1584,21 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_strlist_release(&greps);
 
 	load_heads(&lg);
+	if (aptix_revwalk_new(&lg.walk, repo) < 0)
+		die_aptix();
+	aptix_revwalk_set_flags(lg.walk, (lg.show_failed ?
+					  APTIX_REVWALK_FAILED : 0) |
+				(lg.no_walk ? APTIX_REVWALK_NO_WALK : 0) |
+				(lg.with_archived ? APTIX_REVWALK_ARCHIVED :
+				 0));
+	aptix_revwalk_set_range(lg.walk, lg.since, lg.until);
 	if (reflogs) {
-		lg.no_walk = 1;		/* take() queues no failed child */
 		log_start_output(&lg, no_pager);
 		walk_reflog(&lg, argc ? argv[0] : "HEAD");
 		log_finish(&lg);
 		return 0;
 	}
-	if (lg.all && !lg.with_archived)
-		load_archived(&lg);
-	/* exclusions first: a start point's failed children look at them */
+	/* exclusions first, as git reads them */
 	for (i = 0; i < argc; i++)
 		if (argv[i][0] == '^')
 			add_arg(&lg, argv[i]);
@@ -2080,11 +1610,12 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	if (!starts && !lg.all)
 		add_start(&lg, "HEAD", 1);
 
-	log_start_output(&lg, no_pager);
-	if (lg.all && !walk_recent(&lg))
+	if (lg.all)
 		walk_all(&lg);
-	else if (!lg.all)
-		walk_lazy(&lg);
+	else if (aptix_revwalk_sorting(lg.walk, APTIX_SORT_TIME) < 0)
+		die_aptix();
+	log_start_output(&lg, no_pager);
+	walk(&lg);
 	for (k = lg.norder; k-- > 0;)
 		show(&lg, lg.order[k]);
 	log_finish(&lg);

@@ -5,8 +5,7 @@
  *	aptix-unit <suite>... run those suites (buf, oid, zstream, object, odb,
  *	                      repo, config, sse, openai, parse_options,
  *	                      workspace, run, threads, credscan, chat,
- *	                      serve)
- *	                      history)
+ *	                      serve, history, revwalk, ...)
  *
  * With APTIX_UNIT_TAP set the results are written as TAP to stdout, so
  * that prove can run t/unit/run-unit.sh. The exit status is non-zero
@@ -53,6 +52,7 @@ static const struct {
 	{ "chat", chat_suite },
 	{ "serve", serve_suite },
 	{ "history", history_suite },
+	{ "revwalk", revwalk_suite },
 	{ "process", process_suite },
 	{ "backend", backend_suite },
 	{ "record", record_suite },
@@ -61,6 +61,26 @@ static const struct {
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))
 
 /* --- Helpers (unit.h) ------------------------------------------------- */
+
+aptix_repo *unit_repo_new(char **dir)
+{
+	aptix_repo *repo = NULL;
+	int existed;
+
+	*dir = unit_mkdtemp();
+	ck_assert_msg(aptix_repo_init(&repo, *dir, &existed) == 0, "%s",
+		      aptix_error_last()->message);
+	return repo;
+}
+
+void unit_repo_free(aptix_repo **repo, char **dir)
+{
+	aptix_repo_free(*repo);
+	*repo = NULL;
+	unit_rmtree(*dir);
+	free(*dir);
+	*dir = NULL;
+}
 
 char *unit_mkdtemp(void)
 {

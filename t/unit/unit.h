@@ -38,6 +38,7 @@ Suite *credscan_suite(void);
 Suite *chat_suite(void);
 Suite *serve_suite(void);
 Suite *history_suite(void);
+Suite *revwalk_suite(void);
 Suite *process_suite(void);
 Suite *backend_suite(void);
 Suite *record_suite(void);
@@ -50,6 +51,10 @@ void unit_rmtree(const char *path);
 void unit_fill_random(void *buf, size_t len, uint64_t seed);
 /** malloc'd "<a>/<b>". */
 char *unit_path(const char *a, const char *b);
+/** A new store in a new directory (*dir, malloc'd); checked fixtures only. */
+struct aptix_repo *unit_repo_new(char **dir);
+/** Free *repo, remove *dir and free it; both are left NULL. */
+void unit_repo_free(struct aptix_repo **repo, char **dir);
 /** Create a file holding len bytes of data (mode 0644). */
 void unit_write_file(const char *path, const void *data, size_t len);
 

@@ -1,0 +1,1109 @@
+/*
+ * src/history/revwalk.c - the revision walker (aptix/revwalk.h).
+ *
+ * The walk keeps one compact record per session it meets (no
+ * allocation per session: ids, times and offsets into one text buffer
+ * where conversation ids are interned), found again through an open
+ * addressing table on the id; a record's place in the table is its
+ * number (seq), which callers key their own per-session state on.
+ *
+ * Two engines, as git's revision.c has:
+ *
+ *  - lazy (APTIX_SORT_TIME, APTIX_SORT_NONE): a priority queue, newest
+ *    first. A session's parent is looked up only when the session
+ *    leaves the queue, so the first n sessions cost about n lookups.
+ *    When a session is taken, its failed children are queued too
+ *    (APTIX_REVWALK_FAILED).
+ *
+ *  - topological (APTIX_SORT_TOPOLOGICAL): the sessions to return are
+ *    known first (every indexed one for push_all, read in one pass;
+ *    else what the lazy walk returns), then a session comes out only
+ *    after all of its children, the newest ready one first. Parents
+ *    that never become ready (a cycle, only in a corrupt store) end
+ *    the walk with APTIX_ECORRUPT.
+ *
+ * APTIX_SORT_REVERSE reads either whole and returns it backwards.
+ */
+#include <fnmatch.h>
+#include "util/common.h"
+#include "aptix/revwalk.h"
+#include "aptix/index.h"
+#include "aptix/oidmap.h"
+#include "aptix/odb.h"
+#include "aptix/refs.h"
+
+#define NONE APTIX_REVWALK_NONE
+
+enum {
+	R_QUEUED = 1,		/* taken into the lazy walk */
+	R_INSET = 2,		/* to be returned by the topological walk */
+	R_RETURNED = 4
+};
+
+struct rec {
+	aptix_oid id, parent, turn;
+	int64_t created_at;
+	uint32_t generation;
+	uint32_t conv;		/* offset of the conversation id in text */
+	uint32_t summary;	/* offset of the summary in text */
+	uint32_t parent_seq;
+	uint32_t pending;	/* topological: children not returned yet */
+	unsigned char status, turn_status, has_parent, flags;
+};
+
+/* A queued session, its sort key at hand (fewer cache misses). */
+struct qent {
+	int64_t created_at;
+	uint32_t generation, k;
+};
+
+struct aptix_revwalk {
+	aptix_repo *repo;
+	unsigned sorting, flags;
+	int64_t since, until;
+
+	struct rec *v;
+	uint32_t nr;
+	size_t alloc;
+	uint32_t *hash;			/* open addressing on v by id */
+	uint32_t hmask;
+	aptix_buf text;			/* NUL-terminated strings */
+	uint32_t *convs;		/* interned conversation ids */
+	uint32_t cmask, nconvs;
+
+	struct qent *heap;
+	uint32_t nheap;
+	size_t aheap;
+	aptix_oid *kids;		/* scratch: children of a session */
+	size_t nkids, akids;
+	uint32_t *starts;		/* pushed, queued when the walk starts */
+	size_t nstarts, astarts;
+	aptix_oidmap hidden;		/* hidden sessions and ancestors */
+	int any_hidden;
+	int all;			/* push_all */
+	char (*archived)[APTIX_CONV_MAXLEN + 1];	/* sorted */
+	size_t narchived, aarchived;
+
+	int started;
+	uint32_t nset, nout;		/* topological: to return, returned */
+	uint32_t *order;		/* reverse: the walk, read whole */
+	size_t norder, aorder, pos;
+};
+
+/* --- Records ------------------------------------------------------------ */
+
+static uint32_t oid_hash(const aptix_oid *id)
+{
+	uint32_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return h;
+}
+
+static uint32_t lookup(const aptix_revwalk *w, const aptix_oid *id)
+{
+	uint32_t i, k;
+
+	if (!w->hash)
+		return NONE;
+	for (i = oid_hash(id) & w->hmask;; i = (i + 1) & w->hmask) {
+		k = w->hash[i];
+		if (k == NONE || !memcmp(w->v[k].id.id, id->id, APTIX_OID_RAWSZ))
+			return k;
+	}
+}
+
+static void hash_insert(uint32_t *hash, uint32_t mask, const struct rec *v,
+			uint32_t k)
+{
+	uint32_t i;
+
+	for (i = oid_hash(&v[k].id) & mask; hash[i] != NONE;
+	     i = (i + 1) & mask)
+		;
+	hash[i] = k;
+}
+
+static int hash_grow(aptix_revwalk *w)
+{
+	uint32_t size = w->hash ? (w->hmask + 1) * 2 : 1024, k;
+	uint32_t *h;
+
+	if (size == 0 || !(h = aptix__malloc((size_t)size * sizeof(*h))))
+		return aptix_error_oom();
+	free(w->hash);
+	w->hash = h;
+	memset(w->hash, 0xff, (size_t)size * sizeof(*w->hash));
+	w->hmask = size - 1;
+	for (k = 0; k < w->nr; k++)
+		hash_insert(w->hash, w->hmask, w->v, k);
+	return 0;
+}
+
+static int text_add(uint32_t *off, aptix_revwalk *w, const char *s)
+{
+	*off = (uint32_t)w->text.len;
+	if (w->text.len >= UINT32_MAX - 256) {
+		aptix_error_set(APTIX_ERROR_INVALID, "too many sessions to "
+				"walk at once");
+		return APTIX_EFULL;
+	}
+	aptix_buf_put(&w->text, s, strlen(s) + 1);
+	return aptix_buf_oom(&w->text) ? aptix_error_oom() : 0;
+}
+
+static const char *text_at(const aptix_revwalk *w, uint32_t off)
+{
+	return w->text.ptr + off;
+}
+
+static uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static int conv_grow(aptix_revwalk *w)
+{
+	uint32_t *old = w->convs, oldsize = old ? w->cmask + 1 : 0;
+	uint32_t size = old ? oldsize * 2 : 64, i, k;
+
+	if (!size || !(w->convs = aptix__malloc((size_t)size *
+						sizeof(*w->convs)))) {
+		w->convs = old;
+		return aptix_error_oom();
+	}
+	memset(w->convs, 0xff, (size_t)size * sizeof(*w->convs));
+	w->cmask = size - 1;
+	for (k = 0; k < oldsize; k++) {
+		if (old[k] == NONE)
+			continue;
+		for (i = str_hash(text_at(w, old[k])) & w->cmask;
+		     w->convs[i] != NONE; i = (i + 1) & w->cmask)
+			;
+		w->convs[i] = old[k];
+	}
+	free(old);
+	return 0;
+}
+
+/* Conversation ids repeat: keep one copy of each. */
+static int conv_intern(uint32_t *off, aptix_revwalk *w, const char *conv)
+{
+	uint32_t i;
+	int r;
+
+	if ((!w->convs || 2 * (w->nconvs + 1) > w->cmask + 1) &&
+	    (r = conv_grow(w)) < 0)
+		return r;
+	for (i = str_hash(conv) & w->cmask; w->convs[i] != NONE;
+	     i = (i + 1) & w->cmask)
+		if (!strcmp(text_at(w, w->convs[i]), conv)) {
+			*off = w->convs[i];
+			return 0;
+		}
+	if ((r = text_add(off, w, conv)) < 0)
+		return r;
+	w->nconvs++;
+	w->convs[i] = *off;
+	return 0;
+}
+
+static int add_rec(uint32_t *out, aptix_revwalk *w,
+		   const aptix_session_info *si)
+{
+	struct rec *r;
+	uint32_t conv, summary;
+	int e;
+
+	if (w->nr >= NONE - 1) {
+		aptix_error_set(APTIX_ERROR_INVALID, "too many sessions to "
+				"walk at once");
+		return APTIX_EFULL;
+	}
+	if ((e = conv_intern(&conv, w, si->conversation)) < 0 ||
+	    (e = text_add(&summary, w, si->summary)) < 0 ||
+	    (e = aptix__grow(&w->v, &w->alloc, w->nr, sizeof(*w->v),
+			     256)) < 0)
+		return e;
+	if ((!w->hash || 2 * (w->nr + 1) > w->hmask + 1) &&
+	    (e = hash_grow(w)) < 0)
+		return e;
+	r = &w->v[w->nr];
+	memset(r, 0, sizeof(*r));
+	r->id = si->id;
+	r->parent = si->parent;
+	r->turn = si->turn;
+	r->has_parent = !!si->has_parent;
+	r->status = (unsigned char)si->status;
+	r->turn_status = (unsigned char)si->turn_status;
+	r->created_at = si->created_at;
+	r->generation = si->generation;
+	r->parent_seq = NONE;
+	r->conv = conv;
+	r->summary = summary;
+	hash_insert(w->hash, w->hmask, w->v, w->nr);
+	*out = w->nr++;
+	return 0;
+}
+
+/* --- Sessions: from the index, or from their objects --------------------- */
+
+/* The instruction's first line and the turn's status, when readable. */
+static void turn_details(aptix_session_info *si, aptix_repo *repo)
+{
+	aptix_turn t;
+	aptix_buf text = APTIX_BUF_INIT;
+
+	aptix_turn_init(&t);
+	if (aptix_turn_lookup(&t, repo, &si->turn) == 0) {
+		si->turn_status = t.status;
+		if (aptix_blob_lookup(&text, repo, &t.instruction) == 0)
+			aptix_summary_line(si->summary, APTIX_SUMMARY_MAX,
+					   text.ptr, text.len);
+	}
+	aptix_turn_release(&t);
+	aptix_buf_release(&text);
+	aptix_error_clear();
+}
+
+/*
+ * A session the index does not know (a stale or damaged index): its
+ * record made from its object, as reindex would (the generation from
+ * the parent's, when the walk has it; else 0, unknown).
+ */
+static int from_object(aptix_session_info *si, aptix_revwalk *w,
+		       const aptix_oid *id)
+{
+	aptix_session s;
+	uint32_t p;
+	int r;
+
+	aptix_session_init(&s);
+	r = aptix_session_lookup(&s, w->repo, id);
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_ODB, "session '%s' is missing",
+				aptix_oid_hex(id));
+	if (r < 0) {
+		aptix_session_release(&s);
+		return r;
+	}
+	memset(si, 0, sizeof(*si));
+	si->id = *id;
+	si->parent = s.parent;
+	si->has_parent = s.has_parent;
+	si->turn = s.turn;
+	si->status = s.status;
+	si->created_at = s.created_at;
+	snprintf(si->conversation, sizeof(si->conversation), "%s",
+		 s.conversation ? s.conversation : "");
+	aptix_session_release(&s);
+	if (si->has_parent && (p = lookup(w, &si->parent)) != NONE &&
+	    w->v[p].generation)
+		si->generation = w->v[p].generation + 1;
+	turn_details(si, w->repo);
+	return 0;
+}
+
+static int read_session(aptix_session_info *si, aptix_revwalk *w,
+			const aptix_oid *id)
+{
+	int r = aptix_index_session(si, w->repo, id);
+
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	aptix_error_clear();
+	return from_object(si, w, id);
+}
+
+/* The record of a session, read into the table if the walk lacks it. */
+static int find(uint32_t *out, aptix_revwalk *w, const aptix_oid *id)
+{
+	aptix_session_info si;
+	int r;
+
+	if ((*out = lookup(w, id)) != NONE)
+		return 0;
+	if ((r = read_session(&si, w, id)) < 0)
+		return r;
+	return add_rec(out, w, &si);
+}
+
+/* A start point, queued when the walk starts. */
+static int add_start(aptix_revwalk *w, uint32_t k)
+{
+	if (aptix__grow(&w->starts, &w->astarts, w->nstarts,
+			sizeof(*w->starts), 16) < 0)
+		return APTIX_ERROR;
+	w->starts[w->nstarts++] = k;
+	return 0;
+}
+
+static int is_hidden(const aptix_revwalk *w, const aptix_oid *id)
+{
+	return w->any_hidden && aptix_oidmap_get(NULL, &w->hidden, id) == 0;
+}
+
+/* --- Priority queue: newest first --------------------------------------- */
+
+static int before(const aptix_revwalk *w, const struct qent *a,
+		  const struct qent *b)
+{
+	if (a->created_at != b->created_at)
+		return a->created_at > b->created_at;
+	if (a->generation != b->generation)
+		return a->generation > b->generation;
+	return memcmp(w->v[a->k].id.id, w->v[b->k].id.id,
+		      APTIX_OID_RAWSZ) < 0;
+}
+
+static void swap(struct qent *a, struct qent *b)
+{
+	struct qent t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static void sift_down(aptix_revwalk *w, uint32_t i)
+{
+	struct qent *h = w->heap;
+	uint32_t n = w->nheap, c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && before(w, &h[c + 1], &h[c]))
+			c++;
+		if (!before(w, &h[c], &h[i]))
+			break;
+		swap(&h[c], &h[i]);
+		i = c;
+	}
+}
+
+static void heap_set(const aptix_revwalk *w, struct qent *e, uint32_t k)
+{
+	e->created_at = w->v[k].created_at;
+	e->generation = w->v[k].generation;
+	e->k = k;
+}
+
+static int heap_push(aptix_revwalk *w, uint32_t k)
+{
+	struct qent *h;
+	uint32_t i, p;
+
+	if (aptix__grow(&w->heap, &w->aheap, w->nheap, sizeof(*w->heap),
+			64) < 0)
+		return APTIX_ERROR;
+	h = w->heap;
+	i = w->nheap++;
+	heap_set(w, &h[i], k);
+	while (i) {
+		p = (i - 1) / 2;
+		if (!before(w, &h[i], &h[p]))
+			break;
+		swap(&h[p], &h[i]);
+		i = p;
+	}
+	return 0;
+}
+
+static uint32_t heap_pop(aptix_revwalk *w)
+{
+	uint32_t top;
+
+	if (!w->nheap)
+		return NONE;
+	top = w->heap[0].k;
+	w->heap[0] = w->heap[--w->nheap];
+	sift_down(w, 0);
+	return top;
+}
+
+/* --- The lazy walk ------------------------------------------------------ */
+
+static int collect_kid(const aptix_oid *id, void *payload)
+{
+	aptix_revwalk *w = payload;
+
+	if (aptix__grow(&w->kids, &w->akids, w->nkids, sizeof(*w->kids),
+			16) < 0)
+		return APTIX_ERROR;
+	w->kids[w->nkids++] = *id;
+	return 0;
+}
+
+static int take(aptix_revwalk *w, uint32_t k);
+
+/* Failed snapshots hang off the history without any ref: find them. */
+static int queue_failed_children(aptix_revwalk *w, uint32_t k)
+{
+	size_t start = w->nkids, i;
+	aptix_oid parent = w->v[k].id;
+	aptix_session_info si;
+	uint32_t kid;
+	int r;
+
+	r = aptix_index_children_at(w->repo, &parent, w->v[k].created_at,
+				    collect_kid, w);
+	for (i = start; r >= 0 && i < w->nkids; i++) {
+		if (lookup(w, &w->kids[i]) != NONE)
+			continue;
+		if ((r = aptix_index_session(&si, w->repo, &w->kids[i])) < 0)
+			break;
+		if (si.status == APTIX_SESSION_FAILED &&
+		    (r = add_rec(&kid, w, &si)) >= 0)
+			r = take(w, kid);
+	}
+	w->nkids = start;
+	return r < 0 ? r : 0;
+}
+
+/* Take a session into the lazy walk (once) and queue it. */
+static int take(aptix_revwalk *w, uint32_t k)
+{
+	int r;
+
+	if (w->v[k].flags & R_QUEUED)
+		return 0;
+	w->v[k].flags |= R_QUEUED;
+	if ((r = heap_push(w, k)) < 0)
+		return r;
+	if ((w->flags & APTIX_REVWALK_FAILED) &&
+	    !(w->flags & APTIX_REVWALK_NO_WALK) && !is_hidden(w, &w->v[k].id))
+		return queue_failed_children(w, k);
+	return 0;
+}
+
+/* The parent of session k, as the walk returns it (or NONE). */
+static int walk_parent(aptix_revwalk *w, uint32_t k)
+{
+	aptix_oid parent = w->v[k].parent;
+	uint32_t p;
+	int r;
+
+	if (!w->v[k].has_parent || (w->flags & APTIX_REVWALK_NO_WALK) ||
+	    is_hidden(w, &parent))
+		return 0;
+	if ((r = find(&p, w, &parent)) < 0) {
+		if (r == APTIX_ENOTFOUND)
+			aptix_error_set(APTIX_ERROR_ODB, "the parent %s of "
+					"session %s is missing",
+					aptix_oid_hex(&parent),
+					aptix_oid_hex(&w->v[k].id));
+		return r;
+	}
+	if ((r = take(w, p)) < 0)
+		return r;
+	if (w->since && w->v[p].created_at < w->since)
+		p = NONE;
+	w->v[k].parent_seq = p;
+	return 0;
+}
+
+static int next_lazy(uint32_t *out, aptix_revwalk *w)
+{
+	uint32_t k;
+	int r;
+
+	while ((k = heap_pop(w)) != NONE) {
+		/* A..B: A's chain and what is older than --since end it */
+		if (is_hidden(w, &w->v[k].id) ||
+		    (w->since && w->v[k].created_at < w->since))
+			continue;
+		if ((r = walk_parent(w, k)) < 0)
+			return r;
+		if (w->until && w->v[k].created_at > w->until)
+			continue;
+		*out = k;
+		return 0;
+	}
+	return APTIX_ITEROVER;
+}
+
+/* --- push_all: every indexed session, in one pass ----------------------- */
+
+static int archived_cb(const aptix_conv_info *ci, void *payload)
+{
+	aptix_revwalk *w = payload;
+
+	if (!ci->archived)
+		return 0;
+	if (aptix__grow(&w->archived, &w->aarchived, w->narchived,
+			sizeof(*w->archived), 16) < 0)
+		return APTIX_ERROR;
+	snprintf(w->archived[w->narchived++], APTIX_CONV_MAXLEN + 1, "%s",
+		 ci->id);
+	return 0;
+}
+
+static int conv_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* What push_all and push_recent leave out. */
+static int left_out(const aptix_revwalk *w, const aptix_session_info *si)
+{
+	if (!(w->flags & APTIX_REVWALK_FAILED) &&
+	    si->status == APTIX_SESSION_FAILED)
+		return 1;
+	if ((w->since && si->created_at < w->since) ||
+	    (w->until && si->created_at > w->until) || is_hidden(w, &si->id))
+		return 1;
+	return w->narchived && bsearch(si->conversation, w->archived,
+				       w->narchived, sizeof(*w->archived),
+				       conv_cmp);
+}
+
+static int load_archived(aptix_revwalk *w)
+{
+	int r;
+
+	w->narchived = 0;
+	if (w->flags & APTIX_REVWALK_ARCHIVED)
+		return 0;
+	if ((r = aptix_index_foreach_conversation(w->repo, archived_cb,
+						  w)) < 0)
+		return r;
+	if (w->narchived)
+		qsort(w->archived, w->narchived, sizeof(*w->archived),
+		      conv_cmp);
+	return 0;
+}
+
+static int load_cb(const aptix_session_info *si, void *payload)
+{
+	aptix_revwalk *w = payload;
+	uint32_t k;
+	int r;
+
+	if (left_out(w, si))
+		return 0;
+	if ((k = lookup(w, &si->id)) == NONE && (r = add_rec(&k, w, si)) < 0)
+		return r;
+	w->v[k].flags |= R_INSET;
+	return 0;
+}
+
+static int count_cb(const aptix_conv_info *c, void *payload)
+{
+	*(uint64_t *)payload += c->turns;
+	return 0;
+}
+
+/* Size things once: every session counts in its conversation. */
+static int presize(aptix_revwalk *w)
+{
+	uint64_t n = 0;
+	int r;
+
+	if ((r = aptix_index_foreach_conversation(w->repo, count_cb, &n)) < 0)
+		return r;
+	if (n <= w->alloc || n >= NONE / 4)
+		return 0;
+	if (aptix__grow(&w->v, &w->alloc, (size_t)n + 15, sizeof(*w->v),
+			256) < 0)
+		return APTIX_ERROR;
+	while ((uint64_t)w->hmask + 1 < 2 * (n + 16))
+		if ((r = hash_grow(w)) < 0)
+			return r;
+	aptix_buf_grow(&w->text, (size_t)n * 48);
+	return aptix_buf_oom(&w->text) ? aptix_error_oom() : 0;
+}
+
+static int load_all(aptix_revwalk *w)
+{
+	int r;
+
+	if ((r = load_archived(w)) < 0 || (r = presize(w)) < 0)
+		return r;
+	return aptix_index_foreach_session(w->repo, load_cb, w);
+}
+
+struct recent {
+	aptix_revwalk *w;
+	size_t n, max;
+};
+
+static int recent_cb(const aptix_session_info *si, void *payload)
+{
+	struct recent *rc = payload;
+	uint32_t k;
+	int r;
+
+	/* the timeline is newest first: the rest is older still */
+	if (rc->w->since && si->created_at < rc->w->since)
+		return APTIX_ITEROVER;
+	if (left_out(rc->w, si))
+		return 0;
+	if ((r = find(&k, rc->w, &si->id)) < 0 || (r = add_start(rc->w, k)) < 0)
+		return r;
+	return ++rc->n >= rc->max ? APTIX_ITEROVER : 0;
+}
+
+/* --- The topological walk ----------------------------------------------- */
+
+/* The sessions to return: marked R_INSET, their parents linked. */
+static int collect_set(aptix_revwalk *w)
+{
+	uint32_t k, p;
+	size_t i;
+	int r;
+
+	if (w->all) {
+		if ((r = load_all(w)) < 0)
+			return r;
+		for (i = 0; i < w->nstarts; i++)
+			w->v[w->starts[i]].flags |= R_INSET;
+		for (k = 0; k < w->nr; k++) {
+			if (!(w->v[k].flags & R_INSET) || !w->v[k].has_parent)
+				continue;
+			p = lookup(w, &w->v[k].parent);
+			w->v[k].parent_seq = p != NONE &&
+				(w->v[p].flags & R_INSET) ? p : NONE;
+		}
+	} else {
+		for (i = 0; i < w->nstarts; i++)
+			if ((r = take(w, w->starts[i])) < 0)
+				return r;
+		while ((r = next_lazy(&k, w)) == 0)
+			w->v[k].flags |= R_INSET;
+		if (r != APTIX_ITEROVER)
+			return r;
+	}
+	w->nset = 0;
+	for (k = 0; k < w->nr; k++) {
+		if (!(w->v[k].flags & R_INSET))
+			continue;
+		w->nset++;
+		p = w->v[k].parent_seq;
+		if (p != NONE && !(w->v[p].flags & R_INSET))
+			w->v[k].parent_seq = p = NONE;
+		if (p != NONE)
+			w->v[p].pending++;
+	}
+	return 0;
+}
+
+static int start_topo(aptix_revwalk *w)
+{
+	uint32_t k;
+	int r;
+
+	if ((r = collect_set(w)) < 0)
+		return r;
+	w->nheap = 0;
+	if (aptix__grow(&w->heap, &w->aheap, w->nset ? w->nset - 1 : 0,
+			sizeof(*w->heap), 64) < 0)
+		return APTIX_ERROR;
+	for (k = 0; k < w->nr; k++)
+		if ((w->v[k].flags & R_INSET) && !w->v[k].pending)
+			heap_set(w, &w->heap[w->nheap++], k);
+	for (k = w->nheap / 2; k-- > 0;)
+		sift_down(w, k);
+	return 0;
+}
+
+static int next_topo(uint32_t *out, aptix_revwalk *w)
+{
+	uint32_t k, p;
+
+	if ((k = heap_pop(w)) == NONE) {
+		if (w->nout == w->nset)
+			return APTIX_ITEROVER;
+		for (k = 0; k + 1 < w->nr; k++)
+			if ((w->v[k].flags & (R_INSET | R_RETURNED)) ==
+			    R_INSET)
+				break;
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the parents of "
+				"session %s form a cycle: the index or the "
+				"store is corrupt", aptix_oid_hex(&w->v[k].id));
+		return APTIX_ECORRUPT;
+	}
+	w->v[k].flags |= R_RETURNED;
+	w->nout++;
+	p = w->v[k].parent_seq;
+	if (p != NONE && !--w->v[p].pending && heap_push(w, p) < 0)
+		return APTIX_ERROR;
+	*out = k;
+	return 0;
+}
+
+/* --- Starting, and the walk's order ------------------------------------- */
+
+static int next_forward(uint32_t *out, aptix_revwalk *w)
+{
+	return (w->sorting & APTIX_SORT_TOPOLOGICAL) ? next_topo(out, w) :
+		next_lazy(out, w);
+}
+
+static int start(aptix_revwalk *w)
+{
+	uint32_t k;
+	size_t i;
+	int r;
+
+	w->started = 1;
+	if (w->sorting & APTIX_SORT_TOPOLOGICAL) {
+		if ((r = start_topo(w)) < 0)
+			return r;
+	} else {
+		if (w->all && (r = load_all(w)) < 0)
+			return r;
+		for (k = 0; w->all && k < w->nr; k++)
+			if ((w->v[k].flags & R_INSET) && (r = take(w, k)) < 0)
+				return r;
+		for (i = 0; i < w->nstarts; i++)
+			if ((r = take(w, w->starts[i])) < 0)
+				return r;
+	}
+	if (!(w->sorting & APTIX_SORT_REVERSE))
+		return 0;
+	while ((r = next_forward(&k, w)) == 0) {
+		if (aptix__grow(&w->order, &w->aorder, w->norder,
+				sizeof(*w->order), 256) < 0)
+			return APTIX_ERROR;
+		w->order[w->norder++] = k;
+	}
+	w->pos = w->norder;
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+static void entry_of(aptix_revwalk_entry *e, const aptix_revwalk *w,
+		     uint32_t k)
+{
+	const struct rec *r = &w->v[k];
+
+	e->id = r->id;
+	e->parent = r->parent;
+	e->turn = r->turn;
+	e->has_parent = r->has_parent;
+	e->status = (aptix_session_status)r->status;
+	e->turn_status = (aptix_turn_status)r->turn_status;
+	e->created_at = r->created_at;
+	e->generation = r->generation;
+	e->seq = k;
+	e->parent_seq = r->parent_seq;
+	e->conversation = text_at(w, r->conv);
+	e->summary = text_at(w, r->summary);
+}
+
+int aptix_revwalk_next_entry(aptix_revwalk_entry *out, aptix_revwalk *w)
+{
+	uint32_t k;
+	int r;
+
+	APTIX_ASSERT_ARG(out && w);
+	if (!w->started && (r = start(w)) < 0)
+		return r;
+	if (w->sorting & APTIX_SORT_REVERSE) {
+		if (!w->pos)
+			return APTIX_ITEROVER;
+		k = w->order[--w->pos];
+	} else if ((r = next_forward(&k, w)) < 0) {
+		return r;
+	}
+	entry_of(out, w, k);
+	return 0;
+}
+
+int aptix_revwalk_next(aptix_oid *out, aptix_revwalk *w)
+{
+	aptix_revwalk_entry e;
+	int r;
+
+	APTIX_ASSERT_ARG(out);
+	if ((r = aptix_revwalk_next_entry(&e, w)) == 0)
+		*out = e.id;
+	return r;
+}
+
+int aptix_revwalk_get(aptix_revwalk_entry *out, const aptix_revwalk *w,
+		      uint32_t seq)
+{
+	APTIX_ASSERT_ARG(out && w);
+	if (seq >= w->nr) {
+		aptix_error_set(APTIX_ERROR_INVALID, "no session %u in the "
+				"walk", (unsigned)seq);
+		return APTIX_ENOTFOUND;
+	}
+	entry_of(out, w, seq);
+	return 0;
+}
+
+int aptix_revwalk_lookup(aptix_revwalk_entry *out, aptix_revwalk *w,
+			 const aptix_oid *id)
+{
+	uint32_t k;
+	int r;
+
+	APTIX_ASSERT_ARG(out && w && id);
+	if ((r = find(&k, w, id)) < 0)
+		return r;
+	entry_of(out, w, k);
+	return 0;
+}
+
+/* --- Setting up ----------------------------------------------------------- */
+
+int aptix_revwalk_new(aptix_revwalk **out, aptix_repo *repo)
+{
+	aptix_revwalk *w;
+
+	APTIX_ASSERT_ARG(out && repo);
+	if (!(w = aptix__calloc(1, sizeof(*w))))
+		return APTIX_ERROR;
+	w->repo = repo;
+	aptix_buf_init(&w->text, 0);
+	aptix_oidmap_init(&w->hidden);
+	*out = w;
+	return 0;
+}
+
+void aptix_revwalk_reset(aptix_revwalk *w)
+{
+	if (!w)
+		return;
+	w->nr = 0;
+	if (w->hash)
+		memset(w->hash, 0xff, ((size_t)w->hmask + 1) *
+		       sizeof(*w->hash));
+	aptix_buf_clear(&w->text);
+	if (w->convs)
+		memset(w->convs, 0xff, ((size_t)w->cmask + 1) *
+		       sizeof(*w->convs));
+	w->nconvs = 0;
+	w->nheap = 0;
+	w->nkids = w->nstarts = w->narchived = 0;
+	aptix_oidmap_clear(&w->hidden);
+	w->any_hidden = w->all = w->started = 0;
+	w->nset = w->nout = 0;
+	w->norder = w->pos = 0;
+}
+
+void aptix_revwalk_free(aptix_revwalk *w)
+{
+	if (!w)
+		return;
+	free(w->v);
+	free(w->hash);
+	aptix_buf_release(&w->text);
+	free(w->convs);
+	free(w->heap);
+	free(w->kids);
+	free(w->starts);
+	aptix_oidmap_release(&w->hidden);
+	free(w->archived);
+	free(w->order);
+	free(w);
+}
+
+static int not_started(const aptix_revwalk *w)
+{
+	if (!w->started)
+		return 0;
+	aptix_error_set(APTIX_ERROR_INVALID, "the walk has started: "
+			"aptix_revwalk_reset() it first");
+	return APTIX_EINVALID;
+}
+
+int aptix_revwalk_sorting(aptix_revwalk *w, unsigned mode)
+{
+	APTIX_ASSERT_ARG(w);
+	if (mode & ~(APTIX_SORT_TIME | APTIX_SORT_TOPOLOGICAL |
+		     APTIX_SORT_REVERSE)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "unknown sort mode %#x",
+				mode);
+		return APTIX_EINVALID;
+	}
+	if (not_started(w))
+		return APTIX_EINVALID;
+	w->sorting = mode;
+	return 0;
+}
+
+void aptix_revwalk_set_flags(aptix_revwalk *w, unsigned flags)
+{
+	if (w)
+		w->flags = flags;
+}
+
+void aptix_revwalk_set_range(aptix_revwalk *w, int64_t since, int64_t until)
+{
+	if (w) {
+		w->since = since;
+		w->until = until;
+	}
+}
+
+int aptix_revwalk_push(aptix_revwalk *w, const aptix_oid *id)
+{
+	uint32_t k;
+	int r;
+
+	APTIX_ASSERT_ARG(w && id);
+	if ((r = not_started(w)) < 0 || (r = find(&k, w, id)) < 0)
+		return r;
+	return add_start(w, k);
+}
+
+int aptix_revwalk_push_ref(aptix_revwalk *w, const char *ref)
+{
+	aptix_oid id;
+	int r;
+
+	APTIX_ASSERT_ARG(w && ref);
+	if ((r = aptix_ref_resolve(&id, NULL, w->repo, ref)) < 0)
+		return r;
+	return aptix_revwalk_push(w, &id);
+}
+
+int aptix_revwalk_push_head(aptix_revwalk *w)
+{
+	return aptix_revwalk_push_ref(w, "HEAD");
+}
+
+struct glob {
+	aptix_revwalk *w;
+	const char *pattern;
+	aptix_oid *ids;
+	size_t n, alloc;
+};
+
+static int glob_cb(const aptix_ref *ref, void *payload)
+{
+	struct glob *g = payload;
+
+	if (ref->target || fnmatch(g->pattern, ref->name, 0))
+		return 0;
+	if (aptix__grow(&g->ids, &g->alloc, g->n, sizeof(*g->ids), 16) < 0)
+		return APTIX_ERROR;
+	g->ids[g->n++] = ref->oid;
+	return 0;
+}
+
+int aptix_revwalk_push_glob(aptix_revwalk *w, const char *glob)
+{
+	struct glob g = { w, glob, NULL, 0, 0 };
+	char prefix[APTIX_REF_MAXLEN + 1];
+	size_t i, plen;
+	int r;
+
+	APTIX_ASSERT_ARG(w && glob);
+	plen = strcspn(glob, "*?[\\");
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)(plen < APTIX_REF_MAXLEN
+						     ? plen : APTIX_REF_MAXLEN),
+		 glob);
+	/* refs are collected first: nothing is read while they are listed */
+	r = aptix_ref_foreach(w->repo, prefix, glob_cb, &g);
+	for (i = 0; r >= 0 && i < g.n; i++)
+		r = aptix_revwalk_push(w, &g.ids[i]);
+	free(g.ids);
+	return r < 0 ? r : 0;
+}
+
+int aptix_revwalk_push_all(aptix_revwalk *w)
+{
+	APTIX_ASSERT_ARG(w);
+	if (not_started(w))
+		return APTIX_EINVALID;
+	w->all = 1;
+	return 0;
+}
+
+int aptix_revwalk_push_recent(aptix_revwalk *w, size_t n)
+{
+	struct recent rc = { w, 0, n };
+	int r;
+
+	APTIX_ASSERT_ARG(w);
+	if ((r = not_started(w)) < 0)
+		return r;
+	if (!aptix_index_has_timeline(w->repo))
+		return APTIX_ENOTFOUND;
+	if ((r = load_archived(w)) < 0)
+		return r;
+	if (n && (r = aptix_index_foreach_recent(w->repo, recent_cb,
+						 &rc)) < 0 &&
+	    r != APTIX_ITEROVER)
+		return r;
+	return 0;
+}
+
+struct conv_scan {
+	aptix_revwalk *w;
+	const char *conv;
+	size_t n;
+};
+
+static int conv_scan_cb(const aptix_session_info *si, void *payload)
+{
+	struct conv_scan *cs = payload;
+	aptix_revwalk *w = cs->w;
+	uint32_t k;
+	int r;
+
+	if (strcmp(si->conversation, cs->conv))
+		return 0;
+	cs->n++;
+	if (!(w->flags & APTIX_REVWALK_FAILED) &&
+	    si->status == APTIX_SESSION_FAILED)
+		return 0;
+	if ((k = lookup(w, &si->id)) == NONE && (r = add_rec(&k, w, si)) < 0)
+		return r;
+	return add_start(w, k);
+}
+
+int aptix_revwalk_push_conversation(aptix_revwalk *w, const char *conv,
+				    size_t *n)
+{
+	struct conv_scan cs = { w, conv, 0 };
+	int r;
+
+	APTIX_ASSERT_ARG(w && conv);
+	if ((r = not_started(w)) < 0 ||
+	    (r = aptix_index_foreach_session(w->repo, conv_scan_cb, &cs)) < 0)
+		return r;
+	if (n)
+		*n = cs.n;
+	return 0;
+}
+
+/*
+ * A session has one parent: hiding it hides its chain down to its root,
+ * read now (a chain met already is not read again).
+ */
+int aptix_revwalk_hide(aptix_revwalk *w, const aptix_oid *start)
+{
+	aptix_session_info si;
+	aptix_oid id;
+	int r;
+
+	APTIX_ASSERT_ARG(w && start);
+	if ((r = not_started(w)) < 0)
+		return r;
+	for (id = *start;;) {
+		if (aptix_oidmap_get(NULL, &w->hidden, &id) == 0)
+			return 0;	/* the rest is there already */
+		if (aptix_oidmap_put(&w->hidden, &id, 0) < 0)
+			return APTIX_ERROR;
+		w->any_hidden = 1;
+		r = read_session(&si, w, &id);
+		if (r == APTIX_ENOTFOUND) {
+			aptix_error_clear();
+			return 0;	/* nothing older to hide */
+		}
+		if (r < 0)
+			return r;
+		if (!si.has_parent)
+			return 0;
+		id = si.parent;
+	}
+}

@@ -1,0 +1,377 @@
+/*
+ * t/unit/check_revwalk.c - the revision walker (src/history/revwalk.c,
+ * aptix/revwalk.h).
+ *
+ * One small history, written as `continue`, `fork` and a failed turn
+ * would write it (objects and index records in one transaction):
+ *
+ *	r0 (t=1000) -- a1 (1001) -- a2 (1002)        conversation a (HEAD)
+ *	                  |\
+ *	                  | f1 (1003, failed)          no ref names it
+ *	                   \
+ *	                    b1 (1004) -- b2 (1005)     conversation b, a fork
+ *
+ * and x (t=500), a child of a2 whose clock was wrong, for the orders
+ * that differ when clocks are skewed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aptix.h"
+#include "unit.h"
+
+static char *tmpdir;
+static aptix_repo *repo;
+
+enum { R0, A1, A2, F1, B1, B2, X, NS };
+
+static const struct {
+	const char *name, *conv;
+	int parent;
+	int64_t created;
+	int failed;
+} hist[NS] = {
+	{ "r0", "a", -1, 1000, 0 },
+	{ "a1", "a", R0, 1001, 0 },
+	{ "a2", "a", A1, 1002, 0 },
+	{ "f1", "a", A1, 1003, 1 },
+	{ "b1", "b", A1, 1004, 0 },
+	{ "b2", "b", B1, 1005, 0 },
+	{ "x", "c", A2, 500, 0 },
+};
+
+static aptix_oid ids[NS];
+
+static void setup(void)
+{
+	repo = unit_repo_new(&tmpdir);
+}
+
+static void teardown(void)
+{
+	unit_repo_free(&repo, &tmpdir);
+}
+
+/* The bytes of a session (its instruction and turn written by tx). */
+static void session_bytes(aptix_buf *b, aptix_txn *tx, const char *instr,
+			  const char *conv, const aptix_oid *parent,
+			  int64_t created, int failed)
+{
+	aptix_oid iid, tid;
+	aptix_turn t;
+	aptix_session s;
+
+	ck_assert_int_eq(aptix_txn_write_object(&iid, tx, APTIX_OBJ_BLOB,
+						instr, strlen(instr)), 0);
+	aptix_turn_init(&t);
+	t.conversation = (char *)conv;
+	t.seq = 1;
+	t.created_at = created;
+	t.status_at = created;
+	t.instruction = iid;
+	t.status = failed ? APTIX_TURN_FAILED : APTIX_TURN_COMPLETED;
+	aptix_buf_clear(b);
+	ck_assert_int_eq(aptix_turn_serialize(b, &t), 0);
+	ck_assert_int_eq(aptix_txn_write_object(&tid, tx, APTIX_OBJ_TURN,
+						b->ptr, b->len), 0);
+	aptix_session_init(&s);
+	s.conversation = (char *)conv;
+	if (parent) {
+		s.parent = *parent;
+		s.has_parent = 1;
+	}
+	s.turn = tid;
+	s.status = failed ? APTIX_SESSION_FAILED : APTIX_SESSION_COMMITTED;
+	s.created_at = created;
+	s.session_type = (char *)"agent";
+	aptix_buf_clear(b);
+	ck_assert_int_eq(aptix_session_serialize(b, &s), 0);
+}
+
+static void write_history(int upto)
+{
+	aptix_buf b = APTIX_BUF_INIT, ref = APTIX_BUF_INIT;
+	aptix_txn *tx;
+	char instr[64];
+	int i;
+
+	for (i = 0; i < upto; i++) {
+		ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+		snprintf(instr, sizeof(instr), "instruction %s\nmore",
+			 hist[i].name);
+		session_bytes(&b, tx, instr, hist[i].conv, hist[i].parent < 0 ?
+			      NULL : &ids[hist[i].parent], hist[i].created,
+			      hist[i].failed);
+		ck_assert_int_eq(aptix_txn_write_object(&ids[i], tx,
+							APTIX_OBJ_SESSION,
+							b.ptr, b.len), 0);
+		if (!hist[i].failed) {
+			aptix_buf_clear(&ref);
+			aptix_buf_printf(&ref, "refs/conversations/%s",
+					 hist[i].conv);
+			ck_assert_int_eq(aptix_txn_ref_update(tx, ref.ptr,
+							      &ids[i], NULL,
+							      "test"), 0);
+		}
+		ck_assert_msg(aptix_txn_commit(tx) == 0, "%s",
+			      aptix_error_last()->message);
+		aptix_txn_free(tx);
+	}
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_symref_update(tx, "HEAD",
+						 "refs/conversations/a",
+						 "test"), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	aptix_buf_release(&b);
+	aptix_buf_release(&ref);
+}
+
+static const char *name_of(const aptix_oid *id)
+{
+	int i;
+
+	for (i = 0; i < NS; i++)
+		if (!aptix_oid_cmp(id, &ids[i]))
+			return hist[i].name;
+	return "?";
+}
+
+/* The walk's sessions, by name, space-separated; ends the walk. */
+static void walk_is(aptix_revwalk *w, const char *want)
+{
+	char got[256] = "";
+	size_t n = 0;
+	aptix_oid id;
+	int r;
+
+	while ((r = aptix_revwalk_next(&id, w)) == 0)
+		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%s",
+				      n ? " " : "", name_of(&id));
+	ck_assert_msg(r == APTIX_ITEROVER, "%d: %s", r,
+		      aptix_error_last()->message);
+	ck_assert_str_eq(got, want);
+}
+
+static aptix_revwalk *walk_new(unsigned sorting, unsigned flags)
+{
+	aptix_revwalk *w;
+
+	ck_assert_int_eq(aptix_revwalk_new(&w, repo), 0);
+	ck_assert_int_eq(aptix_revwalk_sorting(w, sorting), 0);
+	aptix_revwalk_set_flags(w, flags);
+	return w;
+}
+
+START_TEST(test_orders)
+{
+	aptix_revwalk *w;
+
+	write_history(NS);
+	w = walk_new(APTIX_SORT_TIME, 0);
+	ck_assert_int_eq(aptix_revwalk_push_head(w), 0);
+	walk_is(w, "a2 a1 r0");
+	aptix_revwalk_reset(w);
+	ck_assert_int_eq(aptix_revwalk_push_ref(w, "refs/conversations/b"),
+			 0);
+	walk_is(w, "b2 b1 a1 r0");
+	/* the settings outlive a reset; REVERSE reads the walk whole */
+	aptix_revwalk_reset(w);
+	ck_assert_int_eq(aptix_revwalk_sorting(w, APTIX_SORT_TIME |
+					       APTIX_SORT_REVERSE), 0);
+	ck_assert_int_eq(aptix_revwalk_push_head(w), 0);
+	walk_is(w, "r0 a1 a2");
+	aptix_revwalk_free(w);
+
+	/* a skewed clock: date order puts x last, topological before a2 */
+	w = walk_new(APTIX_SORT_TIME, 0);
+	ck_assert_int_eq(aptix_revwalk_push_glob(w, "refs/conversations/*"),
+			 0);
+	walk_is(w, "b2 b1 a2 a1 r0 x");
+	aptix_revwalk_free(w);
+	w = walk_new(APTIX_SORT_TIME | APTIX_SORT_TOPOLOGICAL, 0);
+	ck_assert_int_eq(aptix_revwalk_push_glob(w, "refs/conversations/*"),
+			 0);
+	walk_is(w, "b2 b1 x a2 a1 r0");
+	aptix_revwalk_free(w);
+	w = walk_new(APTIX_SORT_TIME | APTIX_SORT_TOPOLOGICAL |
+		     APTIX_SORT_REVERSE, 0);
+	ck_assert_int_eq(aptix_revwalk_push_glob(w, "refs/conversations/[bc]"),
+			 0);
+	walk_is(w, "r0 a1 a2 x b1 b2");
+	aptix_revwalk_free(w);
+}
+END_TEST
+
+START_TEST(test_hide_and_range)
+{
+	aptix_revwalk *w;
+	aptix_revwalk_entry e;
+
+	write_history(NS);
+	/* b ^a: what b has that a has not */
+	w = walk_new(APTIX_SORT_TIME, APTIX_REVWALK_FAILED);
+	ck_assert_int_eq(aptix_revwalk_hide(w, &ids[A2]), 0);
+	ck_assert_int_eq(aptix_revwalk_push(w, &ids[B2]), 0);
+	walk_is(w, "b2 b1");
+	aptix_revwalk_free(w);
+	/* hide after push is the same */
+	w = walk_new(APTIX_SORT_TIME, 0);
+	ck_assert_int_eq(aptix_revwalk_push(w, &ids[B2]), 0);
+	ck_assert_int_eq(aptix_revwalk_hide(w, &ids[A1]), 0);
+	walk_is(w, "b2 b1");
+	aptix_revwalk_free(w);
+	/* --since ends branches, --until walks through */
+	w = walk_new(APTIX_SORT_TIME, 0);
+	aptix_revwalk_set_range(w, 1001, 1004);
+	ck_assert_int_eq(aptix_revwalk_push(w, &ids[B2]), 0);
+	ck_assert_int_eq(aptix_revwalk_next_entry(&e, w), 0);
+	ck_assert_str_eq(name_of(&e.id), "b1");
+	ck_assert_str_eq(e.conversation, "b");
+	ck_assert_str_eq(e.summary, "instruction b1");
+	ck_assert_uint_eq(e.generation, 3);
+	ck_assert_int_eq(aptix_revwalk_next_entry(&e, w), 0);
+	ck_assert_str_eq(name_of(&e.id), "a1");
+	/* r0 is older than since: a1's parent is not in the walk */
+	ck_assert_uint_eq(e.parent_seq, APTIX_REVWALK_NONE);
+	ck_assert_int_eq(aptix_revwalk_next_entry(&e, w), APTIX_ITEROVER);
+	aptix_revwalk_free(w);
+	/* --no-walk */
+	w = walk_new(APTIX_SORT_TIME, APTIX_REVWALK_NO_WALK |
+		     APTIX_REVWALK_FAILED);
+	ck_assert_int_eq(aptix_revwalk_push(w, &ids[A1]), 0);
+	ck_assert_int_eq(aptix_revwalk_push(w, &ids[B2]), 0);
+	walk_is(w, "b2 a1");
+	aptix_revwalk_free(w);
+}
+END_TEST
+
+START_TEST(test_failed_and_all)
+{
+	aptix_revwalk *w;
+	aptix_revwalk_entry e, p;
+	size_t n;
+
+	write_history(NS);
+	/* a failed attempt comes in beside its parent */
+	w = walk_new(APTIX_SORT_TIME, APTIX_REVWALK_FAILED);
+	ck_assert_int_eq(aptix_revwalk_push_head(w), 0);
+	walk_is(w, "a2 f1 a1 r0");
+	aptix_revwalk_free(w);
+	/* --all: every session, the failed one too */
+	w = walk_new(APTIX_SORT_TIME | APTIX_SORT_TOPOLOGICAL,
+		     APTIX_REVWALK_FAILED);
+	ck_assert_int_eq(aptix_revwalk_push_all(w), 0);
+	walk_is(w, "b2 b1 f1 x a2 a1 r0");
+	aptix_revwalk_free(w);
+	w = walk_new(APTIX_SORT_TIME | APTIX_SORT_TOPOLOGICAL, 0);
+	ck_assert_int_eq(aptix_revwalk_push_all(w), 0);
+	walk_is(w, "b2 b1 x a2 a1 r0");
+	aptix_revwalk_free(w);
+	/* the newest three of the timeline, in date order */
+	w = walk_new(APTIX_SORT_TIME, APTIX_REVWALK_FAILED);
+	ck_assert_int_eq(aptix_revwalk_push_recent(w, 3), 0);
+	ck_assert_int_eq(aptix_revwalk_next_entry(&e, w), 0);
+	ck_assert_str_eq(name_of(&e.id), "b2");
+	ck_assert_int_eq(aptix_revwalk_next_entry(&e, w), 0);
+	ck_assert_str_eq(name_of(&e.id), "b1");
+	ck_assert_int_eq(aptix_revwalk_get(&p, w, e.parent_seq), 0);
+	ck_assert_str_eq(name_of(&p.id), "a1");
+	ck_assert_int_eq(aptix_revwalk_next_entry(&e, w), 0);
+	ck_assert_str_eq(name_of(&e.id), "f1");
+	ck_assert_int_eq(e.status, APTIX_SESSION_FAILED);
+	aptix_revwalk_free(w);
+	/* a conversation without a head */
+	w = walk_new(APTIX_SORT_TIME, APTIX_REVWALK_NO_WALK);
+	ck_assert_int_eq(aptix_revwalk_push_conversation(w, "a", &n), 0);
+	ck_assert_uint_eq(n, 4);
+	walk_is(w, "a2 a1 r0");
+	aptix_revwalk_free(w);
+	/* archived conversations are left out of --all unless asked */
+	ck_assert_int_eq(aptix_conversation_set_archived(repo, "b", 1), 0);
+	w = walk_new(APTIX_SORT_TIME | APTIX_SORT_TOPOLOGICAL, 0);
+	ck_assert_int_eq(aptix_revwalk_push_all(w), 0);
+	walk_is(w, "x a2 a1 r0");
+	aptix_revwalk_free(w);
+	w = walk_new(APTIX_SORT_TOPOLOGICAL, APTIX_REVWALK_ARCHIVED);
+	ck_assert_int_eq(aptix_revwalk_push_all(w), 0);
+	walk_is(w, "b2 b1 x a2 a1 r0");
+	aptix_revwalk_free(w);
+}
+END_TEST
+
+/*
+ * Sessions the index does not know (written straight into the object
+ * database, as a stale index would leave them) are read from their
+ * objects; a parent that is nowhere is an error, not a crash or a root.
+ */
+START_TEST(test_stale_index_and_missing_parent)
+{
+	aptix_odb *odb;
+	aptix_txn *tx;
+	aptix_buf b = APTIX_BUF_INIT;
+	aptix_oid lost, y, z, blob;
+	aptix_revwalk *w;
+	aptix_revwalk_entry e;
+	aptix_session_info si;
+
+	write_history(A2 + 1);
+	odb = aptix_repo_odb(repo);
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	/* y: a child of a2 that only the objects know */
+	session_bytes(&b, tx, "unindexed y", "a", &ids[A2], 2000, 0);
+	ck_assert_int_eq(aptix_odb_write(&y, odb, APTIX_OBJ_SESSION, b.ptr,
+					 b.len), 0);
+	/* z: its parent was never stored */
+	memset(&lost, 0xab, sizeof(lost));
+	session_bytes(&b, tx, "orphan z", "a", &lost, 3000, 0);
+	ck_assert_int_eq(aptix_odb_write(&z, odb, APTIX_OBJ_SESSION, b.ptr,
+					 b.len), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);	/* the turns */
+	aptix_txn_free(tx);
+	ck_assert_int_eq(aptix_index_session(&si, repo, &y), APTIX_ENOTFOUND);
+
+	w = walk_new(APTIX_SORT_TIME, APTIX_REVWALK_FAILED);
+	ck_assert_int_eq(aptix_revwalk_push(w, &y), 0);
+	ck_assert_int_eq(aptix_revwalk_next_entry(&e, w), 0);
+	ck_assert(!aptix_oid_cmp(&e.id, &y));
+	ck_assert_str_eq(e.summary, "unindexed y");
+	ck_assert_str_eq(e.conversation, "a");
+	walk_is(w, "a2 a1 r0");
+	aptix_revwalk_free(w);
+
+	w = walk_new(APTIX_SORT_TIME, 0);
+	ck_assert_int_eq(aptix_revwalk_push(w, &z), 0);
+	ck_assert_int_eq(aptix_revwalk_next(&y, w), APTIX_ENOTFOUND);
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
+				     "is missing"));
+	aptix_revwalk_free(w);
+
+	/* not a session, no such object */
+	ck_assert_int_eq(aptix_odb_write(&blob, odb, APTIX_OBJ_BLOB, "x", 1),
+			 0);
+	w = walk_new(APTIX_SORT_TIME, 0);
+	ck_assert_int_eq(aptix_revwalk_push(w, &blob), APTIX_EINVALID);
+	ck_assert_int_eq(aptix_revwalk_push(w, &lost), APTIX_ENOTFOUND);
+	ck_assert_int_eq(aptix_revwalk_push_ref(w, "refs/conversations/no"),
+			 APTIX_ENOTFOUND);
+	walk_is(w, "");
+	aptix_revwalk_free(w);
+	aptix_buf_release(&b);
+}
+END_TEST
+
+Suite *revwalk_suite(void)
+{
+	Suite *s = suite_create("revwalk");
+	TCase *tc = tcase_create("walk");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_orders);
+	tcase_add_test(tc, test_hide_and_range);
+	tcase_add_test(tc, test_failed_and_all);
+	tcase_add_test(tc, test_stale_index_and_missing_parent);
+	suite_add_tcase(s, tc);
+	return s;
+}

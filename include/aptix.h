@@ -71,6 +71,7 @@
 #include "aptix/rag.h"
 #include "aptix/history.h"
 #include "aptix/revwalk.h"
+#include "aptix/reach.h"
 #include "aptix/process.h"
 
 #endif

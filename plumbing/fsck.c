@@ -42,10 +42,12 @@
  *
  * As in git, "dangling" objects are the unreachable ones that no other
  * object references (the tips of what is unreachable); --unreachable
- * lists them all. A failed session hangs off its parent by design and
- * no ref reaches it: like what git's reflogs reach, it and what it
- * references count as reachable (--failed lists those no ref reaches). --connectivity-only reads only the headers of blobs,
- * does not re-hash and skips the index.
+ * lists them all. What is reachable is the library's reachability
+ * (aptix/reach.h), the set a gc keeps: what refs, reflogs and running
+ * turns' claims reach, and the failed sessions (a failed turn hangs off
+ * its parent by design and no ref reaches it; --failed lists those
+ * that nothing else reaches). --connectivity-only reads only the
+ * headers of blobs, does not re-hash and skips the index.
  *
  * Ids, refs and index records are collected before they are checked:
  * nothing is read from the store while one of its tables is iterated.
@@ -70,7 +72,6 @@ enum {
 	F_CORRUPT = 1,		/* cannot be read or parsed */
 	F_REACHABLE = 2,
 	F_USED = 4,		/* referenced by some object */
-	F_ROOT = 8,		/* a ref points at it */
 	F_FAILED = 16		/* a failed session: kept, as a reflog is */
 };
 
@@ -105,6 +106,7 @@ struct fsck {
 	size_t npurged, apurged;
 	size_t cur;		/* object being checked */
 	int refs_incomplete;	/* a ref could not be listed */
+	size_t *start;		/* links of object i: [start[i], start[i+1]) */
 	aptix_buf data;
 };
 
@@ -486,8 +488,6 @@ static void check_refs(struct fsck *f, struct ref_list *refs)
 			      aptix_oid_hex(&ref->oid),
 			      type_name(f->objs[j].type));
 			f->errors++;
-		} else {
-			f->objs[j].flags |= F_ROOT;
 		}
 	}
 }
@@ -503,64 +503,78 @@ static int link_cmp(const void *a, const void *b)
 	return x->to < y->to ? -1 : x->to > y->to;
 }
 
-/* Mark what the objects flagged root reach (links sorted, start built). */
-static void mark_from(struct fsck *f, const size_t *start, size_t *stack,
-		      unsigned root)
+/* The links of an object, for the library's walk (links sorted). */
+static int fsck_links(const aptix_oid *id, aptix_ref_cb cb, void *cb_payload,
+		      void *payload)
 {
-	size_t n = 0, i, k;
+	struct fsck *f = payload;
+	long i = find_obj(f, id);
+	size_t k;
+	int r;
 
-	for (i = 0; i < f->nobjs; i++) {
-		if (!(f->objs[i].flags & root) ||
-		    (f->objs[i].flags & F_REACHABLE))
-			continue;
-		f->objs[i].flags |= F_REACHABLE;
-		stack[n++] = i;
-		while (n) {
-			size_t cur = stack[--n];
+	/* unknown or damaged: the walk reads it and counts it broken */
+	if (i < 0 || (f->objs[i].flags & F_CORRUPT))
+		return APTIX_ENOTFOUND;
+	for (k = f->start[i]; k < f->start[i + 1]; k++) {
+		const struct obj *to = &f->objs[f->links[k].to];
 
-			for (k = start[cur]; k < start[cur + 1]; k++) {
-				size_t to = f->links[k].to;
-
-				if (f->objs[to].flags & F_REACHABLE)
-					continue;
-				f->objs[to].flags |= F_REACHABLE;
-				stack[n++] = to;
-			}
-		}
+		if ((r = cb(&to->id, (aptix_otype)to->type, NULL,
+			    cb_payload)) < 0)
+			return r;
 	}
+	return 0;
 }
 
 /*
- * From the refs, then from the failed sessions: a failed turn hangs off
- * its parent by design (no ref ever points at it), as git counts what a
- * reflog reaches as reachable. With report_failed, the failed sessions
- * that no ref reaches are listed as "failed session <id>" first.
+ * What is reachable is the library's to say (aptix/reach.h: refs,
+ * reflogs, running claims, failed sessions; the same set a gc keeps),
+ * walked here over the links read already. The failed sessions found
+ * in the objects are added, in case the index lacks some. With
+ * report_failed, those that only their being failed keeps (no ref or
+ * reflog reaches them) are listed as "failed session <id>".
  */
 static void mark_reachable(struct fsck *f, int report_failed)
 {
-	size_t *start, *stack, i, k;
+	aptix_reach_options o = APTIX_REACH_OPTIONS_INIT;
+	aptix_reach_why why;
+	aptix_reach *r;
+	size_t i, k;
 
 	if (f->verbose)
 		fprintf(stderr, "Checking connectivity (%zu objects)\n",
 			f->nobjs);
 	if (f->nlinks)
 		qsort(f->links, f->nlinks, sizeof(*f->links), link_cmp);
-	start = calloc(f->nobjs + 1, sizeof(*start));
-	stack = malloc((f->nobjs + 1) * sizeof(*stack));
-	if (!start || !stack)
+	f->start = calloc(f->nobjs + 1, sizeof(*f->start));
+	if (!f->start)
 		die("out of memory");
 	for (k = 0; k < f->nlinks; k++)
-		start[f->links[k].from + 1]++;
+		f->start[f->links[k].from + 1]++;
 	for (i = 0; i < f->nobjs; i++)
-		start[i + 1] += start[i];
-	mark_from(f, start, stack, F_ROOT);
-	for (i = 0; i < f->nobjs && report_failed; i++)
-		if ((f->objs[i].flags & (F_FAILED | F_REACHABLE)) == F_FAILED)
+		f->start[i + 1] += f->start[i];
+	o.links = fsck_links;
+	o.links_payload = f;
+	if (aptix_reach_new(&r, f->repo, &o) < 0)
+		die_aptix();
+	for (i = 0; i < f->nobjs; i++)
+		if ((f->objs[i].flags & F_FAILED) &&
+		    aptix_reach_add(r, &f->objs[i].id, APTIX_REACH_FAILED) < 0)
+			die_aptix();
+	/* a ref that cannot be read was reported by check_refs() */
+	if (aptix_reach_compute(r) < 0 && !f->refs_incomplete) {
+		error("reachability: %s", aptix_error_last()->message);
+		f->errors++;
+	}
+	for (i = 0; i < f->nobjs; i++) {
+		if (!aptix_reach_contains(r, &f->objs[i].id, &why))
+			continue;
+		f->objs[i].flags |= F_REACHABLE;
+		if (report_failed && why == APTIX_REACH_FAILED &&
+		    (f->objs[i].flags & F_FAILED))
 			printf("failed session %s\n",
 			       aptix_oid_hex(&f->objs[i].id));
-	mark_from(f, start, stack, F_FAILED);
-	free(start);
-	free(stack);
+	}
+	aptix_reach_free(r);
 }
 
 static void print_unreachable(struct fsck *f, int all)
@@ -890,6 +904,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	free(refs.refs);
 	free(f.objs);
 	free(f.links);
+	free(f.start);
 	free(f.missing);
 	free(f.purged);
 	aptix_buf_release(&f.data);

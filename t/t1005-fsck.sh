@@ -312,6 +312,20 @@ test_expect_success 'sessions reachable only through a deleted ref are dangling'
 	grep "^notice: HEAD points to an unborn conversation" err
 '
 
+test_expect_success 'what only a reflog reaches is kept, as in git' '
+	fresh reflog-only &&
+	aptix update-ref -m back refs/conversations/c1 $s1 $s2 &&
+	aptix fsck >actual 2>err &&
+	test_must_be_empty actual &&
+	test_must_be_empty err &&
+	aptix fsck --unreachable >actual &&
+	test_must_be_empty actual &&
+	# the reflog outlives its ref
+	aptix update-ref -d refs/conversations/c1 &&
+	aptix fsck --unreachable >actual 2>err &&
+	test_must_be_empty actual
+'
+
 test_expect_success 'a session missing from the index' '
 	fresh unindexed &&
 	store del-record hex:$s1 &&

@@ -79,4 +79,17 @@ typedef int (*aptix_reflog_cb)(const aptix_reflog_entry *e, void *payload);
 APTIX_EXTERN(int) aptix_reflog_foreach(aptix_repo *repo, const char *name,
 				       aptix_reflog_cb cb, void *payload);
 
+typedef int (*aptix_reflog_all_cb)(const char *name,
+				   const aptix_reflog_entry *e,
+				   void *payload);
+/**
+ * @brief Every entry of every reflog, those of deleted refs too (a
+ * reflog outlives its ref), by name, oldest first within a reflog:
+ * what reachability (aptix/reach.h) counts.
+ * The name given to cb is valid during the call.
+ */
+APTIX_EXTERN(int) aptix_reflog_foreach_all(aptix_repo *repo,
+					   aptix_reflog_all_cb cb,
+					   void *payload);
+
 #endif

@@ -495,6 +495,7 @@ struct reflog_walk {
 	const char *name;
 	size_t nlen;
 	aptix_reflog_cb cb;
+	aptix_reflog_all_cb all_cb;	/* every reflog: name from the key */
 	void *payload;
 };
 
@@ -507,11 +508,21 @@ static int reflog_walk_cb(const void *key, size_t klen, const void *val,
 	char *msg;
 	int r;
 
-	if (klen != rw->nlen + 9 || memcmp(key, rw->name, rw->nlen + 1))
+	if (rw->all_cb) {
+		rw->name = key;
+		rw->nlen = strnlen(key, klen);
+		if (rw->nlen + 9 != klen) {
+			aptix_error_set(APTIX_ERROR_REFERENCE, "a reflog key "
+					"is corrupt");
+			return APTIX_ECORRUPT;
+		}
+	} else if (klen != rw->nlen + 9 ||
+		   memcmp(key, rw->name, rw->nlen + 1)) {
 		return APTIX_ITEROVER;
+	}
 	if (vlen < 72) {
-		aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of '%s' is "
-				"corrupt", rw->name);
+		aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of '%.*s' is "
+				"corrupt", (int)rw->nlen, rw->name);
 		return APTIX_ECORRUPT;
 	}
 	memcpy(e.old_id.id, v, 32);
@@ -520,9 +531,22 @@ static int reflog_walk_cb(const void *key, size_t klen, const void *val,
 	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
 		return APTIX_ERROR;
 	e.message = msg;
-	r = rw->cb(&e, rw->payload);
+	r = rw->all_cb ? rw->all_cb(rw->name, &e, rw->payload) :
+		rw->cb(&e, rw->payload);
 	free(msg);
 	return r;
+}
+
+int aptix_reflog_foreach_all(aptix_repo *repo, aptix_reflog_all_cb cb,
+			     void *payload)
+{
+	struct reflog_walk rw;
+
+	memset(&rw, 0, sizeof(rw));
+	rw.all_cb = cb;
+	rw.payload = payload;
+	return repo->store->iter(repo->store, APTIX_TABLE_REFLOG, NULL, 0,
+				 reflog_walk_cb, &rw);
 }
 
 int aptix_reflog_foreach(aptix_repo *repo, const char *name,
@@ -538,6 +562,7 @@ int aptix_reflog_foreach(aptix_repo *repo, const char *name,
 	memcpy(key, name, nlen);
 	key[nlen] = '\0';
 	memset(key + nlen + 1, 0xff, 8);
+	memset(&rw, 0, sizeof(rw));
 	rw.name = name;
 	rw.nlen = nlen;
 	rw.cb = cb;

@@ -42,6 +42,7 @@ static const struct {
 };
 
 static aptix_oid ids[NS];
+static aptix_oid last_turn;	/* the turn session_bytes() wrote */
 
 static void setup(void)
 {
@@ -75,6 +76,7 @@ static void session_bytes(aptix_buf *b, aptix_txn *tx, const char *instr,
 	ck_assert_int_eq(aptix_turn_serialize(b, &t), 0);
 	ck_assert_int_eq(aptix_txn_write_object(&tid, tx, APTIX_OBJ_TURN,
 						b->ptr, b->len), 0);
+	last_turn = tid;
 	aptix_session_init(&s);
 	s.conversation = (char *)conv;
 	if (parent) {
@@ -362,6 +364,141 @@ START_TEST(test_stale_index_and_missing_parent)
 }
 END_TEST
 
+/* A turn (and its instruction) that no session references. */
+static void lone_turn(aptix_oid *turn, const char *text, int64_t created)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	aptix_txn *tx;
+
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	session_bytes(&b, tx, text, "a", NULL, created, 0);
+	*turn = last_turn;
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	aptix_buf_release(&b);
+}
+
+static aptix_reach *reach(int64_t grace, unsigned flags)
+{
+	aptix_reach_options o = APTIX_REACH_OPTIONS_INIT;
+	aptix_reach *r;
+
+	o.grace_ms = grace;
+	o.flags = flags;
+	ck_assert_int_eq(aptix_reach_new(&r, repo, &o), 0);
+	ck_assert_msg(aptix_reach_compute(r) == 0, "%s",
+		      aptix_error_last()->message);
+	return r;
+}
+
+static void why_is(aptix_reach *r, const aptix_oid *id, int want)
+{
+	aptix_reach_why why = 0;
+	int in = aptix_reach_contains(r, id, &why);
+
+	ck_assert_msg(in == (want != 0) && (!in || (int)why == want),
+		      "%s: %d (%d), want %d", aptix_oid_hex(id), in, why,
+		      want);
+}
+
+/*
+ * Reachability: refs, a reflog only, a claim only, failed sessions,
+ * and the grace period (young sessions from the timeline, young turns
+ * by their own time), each object with the first reason reaching it.
+ */
+START_TEST(test_reach)
+{
+	aptix_record_options o = APTIX_RECORD_OPTIONS_INIT;
+	aptix_record_result claim;
+	aptix_turn t;
+	aptix_txn *tx;
+	aptix_buf b = APTIX_BUF_INIT;
+	aptix_oid young_turn, old_turn, orphan, zero;
+	aptix_reach *r;
+	int64_t now = aptix_now_ms();
+
+	write_history(NS);
+	/* b back to b1: b2 is in b's reflog only */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_ref_update(tx, "refs/conversations/b",
+					      &ids[B1], &ids[B2], "back"), 0);
+	/* a young session no ref names (commit-session without a ref) */
+	session_bytes(&b, tx, "young orphan", "d", NULL, now - 1000, 0);
+	ck_assert_int_eq(aptix_txn_write_object(&orphan, tx,
+						APTIX_OBJ_SESSION, b.ptr,
+						b.len), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	lone_turn(&young_turn, "young turn", now - 2000);
+	lone_turn(&old_turn, "old turn", 1000);
+	/* a turn running on a2: its instruction is held by the claim */
+	aptix_turn_init(&t);
+	t.conversation = (char *)"a";
+	t.status = APTIX_TURN_PENDING;
+	t.created_at = t.status_at = now;
+	o.turn = &t;
+	o.instruction.ptr = "claimed instruction";
+	o.instruction.len = strlen(o.instruction.ptr);
+	o.parent = &ids[A2];
+	ck_assert_msg(aptix_record_begin(&claim, repo, &o) == 0, "%s",
+		      aptix_error_last()->message);
+
+	r = reach(0, 0);
+	why_is(r, &ids[A2], APTIX_REACH_REF);
+	why_is(r, &ids[R0], APTIX_REACH_REF);
+	why_is(r, &ids[X], APTIX_REACH_REF);
+	why_is(r, &ids[B1], APTIX_REACH_REF);
+	why_is(r, &ids[B2], APTIX_REACH_REFLOG);
+	why_is(r, &claim.instruction, APTIX_REACH_CLAIM);
+	why_is(r, &claim.turn, APTIX_REACH_CLAIM);
+	why_is(r, &ids[F1], APTIX_REACH_FAILED);
+	why_is(r, &orphan, 0);
+	why_is(r, &young_turn, 0);
+	why_is(r, &old_turn, 0);
+	ck_assert_uint_eq(aptix_reach_broken(r), 0);
+	memset(&zero, 0, sizeof(zero));
+	why_is(r, &zero, 0);
+	aptix_reach_free(r);
+
+	/* the grace period: the timeline's young sessions */
+	r = reach(60 * 1000, 0);
+	why_is(r, &orphan, APTIX_REACH_RECENT);
+	why_is(r, &young_turn, 0);
+	aptix_reach_free(r);
+	/* ... and young objects, by their own time */
+	r = reach(60 * 1000, APTIX_REACH_ALL | APTIX_REACH_SCAN_YOUNG);
+	why_is(r, &orphan, APTIX_REACH_RECENT);
+	why_is(r, &young_turn, APTIX_REACH_RECENT);
+	why_is(r, &old_turn, 0);
+	aptix_reach_free(r);
+	/* only some roots */
+	r = reach(0, APTIX_REACH_REFLOG);
+	why_is(r, &ids[B2], APTIX_REACH_REFLOG);
+	why_is(r, &ids[F1], 0);
+	aptix_reach_free(r);
+	aptix_buf_release(&b);
+}
+END_TEST
+
+/* A missing object that a root reaches is in the set, and counted. */
+START_TEST(test_reach_broken)
+{
+	aptix_reach *r;
+	aptix_oid lost;
+
+	write_history(A2 + 1);
+	ck_assert_int_eq(aptix_reach_new(&r, repo, NULL), 0);
+	memset(&lost, 0xcd, sizeof(lost));
+	ck_assert_int_eq(aptix_reach_add(r, &lost, APTIX_REACH_ADDED), 0);
+	ck_assert_int_eq(aptix_reach_compute(r), 0);
+	why_is(r, &lost, APTIX_REACH_ADDED);
+	ck_assert_uint_eq(aptix_reach_broken(r), 1);
+	/* 3 sessions, 3 turns, 3 instructions, and the lost one */
+	ck_assert_uint_eq(aptix_reach_count(r), 10);
+	aptix_reach_free(r);
+}
+END_TEST
+
 Suite *revwalk_suite(void)
 {
 	Suite *s = suite_create("revwalk");
@@ -372,6 +509,11 @@ Suite *revwalk_suite(void)
 	tcase_add_test(tc, test_hide_and_range);
 	tcase_add_test(tc, test_failed_and_all);
 	tcase_add_test(tc, test_stale_index_and_missing_parent);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reach");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_reach);
+	tcase_add_test(tc, test_reach_broken);
 	suite_add_tcase(s, tc);
 	return s;
 }

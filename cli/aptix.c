@@ -63,6 +63,8 @@ static const struct cmd_struct commands[] = {
 	  "verify the objects, refs and index of the store" },
 	{ "hash-object", cmd_hash_object, 0, CAT_PLUMBING,
 	  "compute object ids and optionally store objects" },
+	{ "import", cmd_import, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "import the sessions of Codex, Claude Code or Gemini CLI" },
 	{ "index", cmd_index, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "index the workspace's files for retrieval (RAG)" },
 	{ "init", cmd_init, 0, CAT_PORCELAIN,

@@ -124,6 +124,15 @@ test_expect_success '-C: directories, then the store in that directory' '
 	! grep elsewhere out
 '
 
+test_expect_success 'import: the tool, then files' '
+	complete_words aptix import c >out &&
+	printf "claude\ncodex\n" >expect &&
+	test_cmp expect out &&
+	mkdir -p sessions &&
+	complete_words aptix import codex sess >out &&
+	grep -x sessions out
+'
+
 test_lazy_prereq ZSH 'command -v zsh'
 test_lazy_prereq FISH 'command -v fish'
 comp=$TEST_DIRECTORY/../contrib/completion

@@ -101,6 +101,14 @@ __aptix_arguments() {
 		__aptix_reply "$(__aptix_names)" "$cur" ;;
 	continue|status|index|credscan|hash-object|purge)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+	import)
+		# the tool first, then its files or directories
+		if [ -z "$sub" ]; then
+			__aptix_reply "codex claude gemini" "$cur"
+		else
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		fi
+		;;
 	esac
 }
 

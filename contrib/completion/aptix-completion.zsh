@@ -90,6 +90,14 @@ _aptix_arguments() {
 	symbolic-ref|chat)
 		_aptix_names ;;
 	continue|status|index|credscan|hash-object|purge) _files ;;
+	import)
+		if [[ -z $sub ]]; then
+			local -a tools=(codex claude gemini)
+			compadd -a tools
+		else
+			_files
+		fi
+		;;
 	esac
 }
 

@@ -136,6 +136,12 @@ function __aptix_arguments
 			__aptix_conversations
 		case show log fork rerun rev-parse cat-object diff reflog update-ref symbolic-ref chat
 			__aptix_names
+		case import
+			if test -z "$sub"
+				printf '%s\n' codex claude gemini
+			else
+				__fish_complete_path (commandline -ct)
+			end
 	end
 end
 

@@ -1,0 +1,905 @@
+/*
+ * src/import/import.c - the importers' framework (see aptix/import.h and
+ * import.h): finding a tool's files, reading them line by line, cutting
+ * the source into turns with the tool, the credential check, and the
+ * recording of each turn through the recorder.
+ *
+ * Idempotence is content addressing. A turn's content (its blobs: the
+ * instruction, the answer, the source lines) and its snapshot are made
+ * from the source alone: the conversation is "<tool>-<source id>", the
+ * times are the records' times, the parent is the snapshot of the turn
+ * before. So the snapshot's id is computed here first (the blob ids are
+ * the hashes of their bytes, the turn and snapshot are serialized as the
+ * recorder would write them: the snapshot is handed to it whole), and a
+ * snapshot the store holds already is skipped: a second import writes no
+ * object, a grown file writes only its new turns.
+ */
+#include "util/common.h"
+#include "object/object.h"
+#include "repo/gitdir.h"
+#include "import/import.h"
+#include "aptix/record.h"
+#include "aptix/odb.h"
+#include "aptix/oidmap.h"
+#include "aptix/index.h"
+#include "aptix/credscan.h"
+#include "aptix/refs.h"
+#include "aptix/history.h"
+#include <dirent.h>
+#include <sys/stat.h>
+
+#define TITLE_MAX 72
+
+struct imp_run {
+	aptix_repo *repo;
+	const aptix_import_options *o;
+	aptix_import_stats *st;
+	int partial;
+	aptix_oidmap keys;		/* sha256(key) -> index in keyv */
+	struct imp_key *keyv;
+	size_t nkeys, akeys;
+	struct imp_conv **convs;
+	size_t nconvs, aconvs;
+	unsigned long long total;
+};
+
+static const struct imp_tool *const tools[] = {
+	&aptix__imp_codex
+};
+
+static const struct imp_tool *find_tool(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < ARRAY_SIZE(tools); i++)
+		if (!strcmp(tools[i]->name, name))
+			return tools[i];
+	return NULL;
+}
+
+int aptix_import_tool_known(const char *tool)
+{
+	return find_tool(tool) != NULL;
+}
+
+/* --- small helpers for the tools ---------------------------------------- */
+
+void imp_turn_init(struct imp_turn *t)
+{
+	memset(t, 0, sizeof(*t));
+	aptix_buf_init(&t->instruction, 0);
+	aptix_buf_init(&t->answer, 0);
+}
+
+void imp_turn_release(struct imp_turn *t)
+{
+	aptix_buf_release(&t->instruction);
+	aptix_buf_release(&t->answer);
+	free(t->model);
+	free(t->cwd);
+	imp_turn_init(t);
+}
+
+const char *imp_str(json_t *o, const char *key)
+{
+	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+long imp_long(json_t *o, const char *key)
+{
+	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+
+	return json_is_integer(v) && json_integer_value(v) > 0 ?
+		(long)json_integer_value(v) : 0;
+}
+
+int64_t imp_time(json_t *o, const char *key)
+{
+	const char *s = imp_str(o, key);
+	int64_t ms = 0;
+
+	if (!s || aptix_date_parse(&ms, s, 0) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	return ms;
+}
+
+int imp_set_str(char **dst, const char *s)
+{
+	char *d;
+
+	if (!s)
+		return 0;
+	if (!(d = aptix__strdup(s)))
+		return APTIX_ERROR;
+	free(*dst);
+	*dst = d;
+	return 0;
+}
+
+/*
+ * The exit code in a tool's output text, where the tool keeps it only
+ * there: the first "Exit code N" (Claude Code) or "Exit Code: N" (Gemini
+ * CLI) at the start of a line. Returns 1 when found.
+ */
+int imp_exit_code(long *code, const char *text)
+{
+	const char *p = text;
+	char *end;
+	long v;
+
+	while (p && *p) {
+		if (!strncmp(p, "Exit code ", 10) ||
+		    !strncmp(p, "Exit Code: ", 11)) {
+			p += p[9] == ':' ? 11 : 10;
+			errno = 0;
+			v = strtol(p, &end, 10);
+			if (end != p && !errno && (!*end || *end == '\n' ||
+						   *end == '\r' || *end == ' ')) {
+				*code = v;
+				return 1;
+			}
+		}
+		if ((p = strchr(p, '\n')))
+			p++;
+	}
+	return 0;
+}
+
+void imp_warn(struct imp_file *f, size_t line, const char *fmt, ...)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	aptix_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	f->run->st->warnings++;
+	if (f->run->o->warn)
+		f->run->o->warn(f->path, line ? line : f->lineno, b.ptr,
+				f->run->o->payload);
+	aptix_buf_release(&b);
+}
+
+void imp_unknown(struct imp_file *f, const char *type)
+{
+	imp_warn(f, 0, "unknown record type '%s': kept as source, not read",
+		 type ? type : "(none)");
+	f->run->st->skipped++;
+	f->run->partial = 1;
+}
+
+/* --- source keys ------------------------------------------------------- */
+
+static void key_oid(aptix_oid *id, const char *key)
+{
+	aptix_sha256(id, key, strlen(key));
+}
+
+int imp_key_put(struct imp_run *run, const char *key, const struct imp_key *k)
+{
+	aptix_oid id;
+	size_t i;
+
+	key_oid(&id, key);
+	if (!aptix_oidmap_get(&i, &run->keys, &id)) {
+		run->keyv[i] = *k;
+		return 0;
+	}
+	if (aptix__grow(&run->keyv, &run->akeys, run->nkeys,
+			sizeof(*run->keyv), 64) < 0 ||
+	    aptix_oidmap_put(&run->keys, &id, run->nkeys) < 0)
+		return APTIX_ERROR;
+	run->keyv[run->nkeys++] = *k;
+	return 0;
+}
+
+const struct imp_key *imp_key_get(struct imp_run *run, const char *key)
+{
+	aptix_oid id;
+	size_t i;
+
+	key_oid(&id, key);
+	return aptix_oidmap_get(&i, &run->keys, &id) ? NULL : &run->keyv[i];
+}
+
+void imp_key_here(struct imp_key *k, const struct imp_file *f)
+{
+	memset(k, 0, sizeof(*k));
+	k->session = f->conv->parent;
+	k->seq = f->conv->seq;
+	snprintf(k->conv, sizeof(k->conv), "%s", f->conv->id);
+}
+
+/* --- conversations ------------------------------------------------------ */
+
+static struct imp_conv *conv_get(struct imp_run *run, const char *id)
+{
+	struct imp_conv *c;
+	size_t i;
+
+	for (i = 0; i < run->nconvs; i++)
+		if (!strcmp(run->convs[i]->id, id))
+			return run->convs[i];
+	if (aptix__grow(&run->convs, &run->aconvs, run->nconvs,
+			sizeof(*run->convs), 16) < 0 ||
+	    !(c = aptix__calloc(1, sizeof(*c))))
+		return NULL;
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	run->convs[run->nconvs++] = c;
+	return c;
+}
+
+int imp_conversation(struct imp_file *f, const char *id)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	struct imp_conv *c;
+	int r = 0;
+
+	aptix_buf_printf(&b, "%s-%s", f->tool->name, id);
+	if (aptix_buf_oom(&b))
+		return aptix_error_oom();
+	if (b.len > IMP_CONV_MAX || aptix_conv_check_id(b.ptr) < 0) {
+		aptix_error_clear();
+		imp_warn(f, 0, "source id '%.80s' cannot name a conversation",
+			 id);
+		r = 1;
+	} else if (!(c = conv_get(f->run, b.ptr))) {
+		r = APTIX_ERROR;
+	} else {
+		f->conv = c;
+	}
+	aptix_buf_release(&b);
+	return r;
+}
+
+/* --- cutting the source ------------------------------------------------- */
+
+void imp_cut(struct imp_file *f)
+{
+	f->cut = f->src.len;
+	f->cut_line = f->lineno + 1;
+}
+
+/* Drop the source lines up to the cut: they are in a turn now. */
+static void take_cut(struct imp_file *f)
+{
+	size_t rest = f->src.len - f->cut;
+
+	memmove(f->src.ptr, f->src.ptr + f->cut, rest);
+	aptix_buf_truncate(&f->src, rest);
+	f->src_line = f->cut_line;
+	f->cut = 0;
+}
+
+void imp_pending(struct imp_file *f)
+{
+	f->run->st->pending++;
+}
+
+void imp_parent(struct imp_file *f, const struct imp_key *k)
+{
+	struct imp_conv *c = f->conv;
+
+	c->parent = k->session;
+	c->has_parent = 1;
+	c->seq = k->seq;
+	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", k->conv);
+}
+
+void imp_share(struct imp_file *f, const struct imp_key *k)
+{
+	imp_parent(f, k);
+	f->run->st->turns++;
+	take_cut(f);
+}
+
+json_t *imp_first_record(const char *path)
+{
+	char *line = NULL;
+	size_t alloc = 0;
+	json_t *rec = NULL;
+	FILE *fp = fopen(path, "r");
+
+	if (fp && getline(&line, &alloc, fp) > 0)
+		rec = json_loads(line, 0, NULL);
+	if (fp)
+		fclose(fp);
+	free(line);
+	if (rec && !json_is_object(rec)) {
+		json_decref(rec);
+		rec = NULL;
+	}
+	return rec;
+}
+
+int imp_name_is(const char *path, const char *prefix, const char *suffix)
+{
+	const char *base = strrchr(path, '/');
+	size_t n, m = strlen(suffix);
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	return !strncmp(base, prefix, strlen(prefix)) && n >= m &&
+		!strcmp(base + n - m, suffix);
+}
+
+/* --- credentials --------------------------------------------------------- */
+
+struct found {
+	size_t off, len, line;
+	const char *rule;
+};
+
+struct scan {
+	struct found *v;
+	size_t n, alloc;
+};
+
+static int found_cb(const aptix_credential *c, void *payload)
+{
+	struct scan *s = payload;
+
+	if (aptix__grow(&s->v, &s->alloc, s->n, sizeof(*s->v), 4) < 0)
+		return APTIX_ERROR;
+	s->v[s->n].off = c->offset;
+	s->v[s->n].len = c->length;
+	s->v[s->n].line = c->line;
+	s->v[s->n].rule = c->rule;
+	s->n++;
+	return 0;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/*
+ * Redact every credential in b, warning for each with its line (line0:
+ * the line of b's first byte; 0: the turn's line, fixed).
+ */
+static int redact(struct imp_file *f, aptix_buf *b, size_t line0,
+		  size_t fixed, const char *what)
+{
+	const aptix_import_options *o = f->run->o;
+	aptix_buf out = APTIX_BUF_INIT;
+	struct scan s = { NULL, 0, 0 };
+	size_t i, at = 0;
+	int r;
+
+	r = aptix_credscan_foreach(b->ptr, b->len, o->keys, o->nkeys,
+				   found_cb, &s);
+	if (r < 0 || !s.n)
+		goto done;
+	qsort(s.v, s.n, sizeof(*s.v), by_offset);
+	for (i = 0; i < s.n; i++) {
+		if (s.v[i].off < at)
+			continue;	/* inside one already redacted */
+		aptix_buf_put(&out, b->ptr + at, s.v[i].off - at);
+		aptix_buf_printf(&out, "<redacted:%s>", s.v[i].rule);
+		at = s.v[i].off + s.v[i].len;
+		f->run->st->flagged++;
+		imp_warn(f, fixed ? fixed : line0 + s.v[i].line - 1,
+			 "a credential (rule %s) in the %s: stored redacted",
+			 s.v[i].rule, what);
+	}
+	aptix_buf_put(&out, b->ptr + at, b->len - at);
+	if (aptix_buf_oom(&out))
+		r = aptix_error_oom();
+	else
+		aptix_buf_set(b, out.ptr, out.len);
+done:
+	aptix_buf_release(&out);
+	free(s.v);
+	return r;
+}
+
+/* --- recording a turn ---------------------------------------------------- */
+
+static int set_blob(aptix_oid *id, aptix_record_data *d, const aptix_buf *b)
+{
+	d->ptr = b->ptr;
+	d->len = b->len;
+	return aptix_object_hash(id, APTIX_OBJ_BLOB, b->ptr, b->len);
+}
+
+/* The turn as the recorder will write it; its id in *id. */
+static int make_turn(aptix_turn *t, aptix_oid *id, aptix_record_options *ro,
+		     struct imp_file *f, struct imp_turn *it,
+		     const aptix_buf *src)
+{
+	struct imp_conv *c = f->conv;
+	aptix_buf b = APTIX_BUF_INIT;
+	int r;
+
+	t->conversation = c->id;
+	t->seq = c->seq + 1;
+	t->status = it->has_answer ? APTIX_TURN_COMPLETED : APTIX_TURN_FAILED;
+	t->model = it->model;
+	t->workspace = c->workspace;
+	t->created_at = it->created_at;
+	t->response_at = it->response_at;
+	t->status_at = it->response_at ? it->response_at : it->created_at;
+	t->usage = it->usage;
+	if ((r = set_blob(&t->instruction, &ro->instruction,
+			  &it->instruction)) < 0 ||
+	    (it->has_answer &&
+	     (r = set_blob(&t->answer, &ro->answer, &it->answer)) < 0) ||
+	    (r = set_blob(&t->response, &ro->response, src)) < 0)
+		return r;
+	if (!(r = aptix_turn_serialize(&b, t)))
+		r = aptix_object_hash(id, APTIX_OBJ_TURN, b.ptr, b.len);
+	aptix_buf_release(&b);
+	return r;
+}
+
+static int make_session(aptix_session *s, aptix_oid *id, struct imp_file *f,
+			const aptix_turn *t, const aptix_oid *tid,
+			char *title)
+{
+	struct imp_conv *c = f->conv;
+	aptix_buf b = APTIX_BUF_INIT;
+	int r;
+
+	s->parent = c->parent;
+	s->has_parent = c->has_parent;
+	s->conversation = c->id;
+	s->turn = *tid;
+	s->status = t->status == APTIX_TURN_COMPLETED ?
+		APTIX_SESSION_COMMITTED : APTIX_SESSION_FAILED;
+	s->created_at = t->status_at;
+	s->duration_ms = t->status_at > t->created_at ?
+		t->status_at - t->created_at : 0;
+	s->usage = t->usage;
+	s->session_type = (char *)(c->session_type ? c->session_type :
+				   "agent");
+	s->workspace = c->workspace;
+	if (!c->has_parent || strcmp(c->parent_conv, c->id)) {
+		s->title = title;
+		if (c->has_parent)
+			s->forked_from = c->parent_conv;
+	}
+	if (!(r = aptix_session_serialize(&b, s)))
+		r = aptix_object_hash(id, APTIX_OBJ_SESSION, b.ptr, b.len);
+	aptix_buf_release(&b);
+	return r;
+}
+
+/* Write it: through the recorder, the ref moved when it holds the parent. */
+static int write_turn(struct imp_file *f, aptix_record_options *ro,
+		      const aptix_oid *sid)
+{
+	struct imp_conv *c = f->conv;
+	aptix_record_result res;
+	int r;
+
+	ro->parent = c->has_parent ? &c->parent : NULL;
+	ro->parent_conversation = c->has_parent ? c->parent_conv : NULL;
+	ro->verb = "import";
+	ro->created_at = ro->session->created_at;
+	if (c->has_parent && strcmp(c->parent_conv, c->id))
+		ro->flags |= APTIX_RECORD_NEW_CONVERSATION;
+	r = aptix_record_commit(&res, f->run->repo, ro);
+	if (r == APTIX_EMISMATCH) {
+		aptix_error_clear();
+		imp_warn(f, 0, "conversation '%s' has moved on: its ref is "
+			 "left as it is", c->id);
+		ro->flags |= APTIX_RECORD_NO_REF;
+		r = aptix_record_commit(&res, f->run->repo, ro);
+	}
+	if (!r && aptix_oid_cmp(&res.session, sid)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "import: the snapshot "
+				"written is not the one computed");
+		r = APTIX_ERROR;
+	}
+	return r;
+}
+
+static void conv_advance(struct imp_conv *c, const aptix_turn *t,
+			 const aptix_oid *sid)
+{
+	if (t->status != APTIX_TURN_COMPLETED)
+		return;	/* a failed attempt: the next goes on from before */
+	c->parent = *sid;
+	c->has_parent = 1;
+	c->seq = t->seq;
+	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", c->id);
+}
+
+static int set_workspace(struct imp_conv *c, const char *cwd)
+{
+	aptix_buf ws = APTIX_BUF_INIT;
+	int r;
+
+	if (!cwd || (c->cwd && !strcmp(c->cwd, cwd)))
+		return 0;
+	if ((r = aptix__workspace_derive(&ws, cwd)) < 0 ||
+	    (r = imp_set_str(&c->cwd, cwd)) < 0 ||
+	    (r = imp_set_str(&c->workspace, ws.ptr)) < 0)
+		aptix_error_clear();
+	aptix_buf_release(&ws);
+	return 0;
+}
+
+static int redact_turn(struct imp_file *f, struct imp_turn *it,
+		       aptix_buf *src)
+{
+	int r;
+
+	if ((r = redact(f, src, f->src_line, 0, "source record")) < 0 ||
+	    (r = redact(f, &it->instruction, 0, it->line,
+			"instruction")) < 0 ||
+	    (r = redact(f, &it->answer, 0, it->line, "answer")) < 0)
+		return r;
+	return 0;
+}
+
+int imp_emit(struct imp_file *f, struct imp_turn *it)
+{
+	aptix_record_options ro = APTIX_RECORD_OPTIONS_INIT;
+	aptix_buf src = APTIX_BUF_INIT;
+	char title[TITLE_MAX + 1];
+	aptix_turn t;
+	aptix_session s;
+	aptix_oid tid, sid;
+	int r;
+
+	if (!f->conv) {
+		imp_warn(f, it->line, "a turn before the session's first "
+			 "record: not imported");
+		f->run->partial = 1;
+		take_cut(f);
+		return 0;
+	}
+	aptix_turn_init(&t);
+	aptix_session_init(&s);
+	set_workspace(f->conv, it->cwd);
+	if ((r = aptix_buf_set(&src, f->src.ptr, f->cut)) < 0 ||
+	    (r = redact_turn(f, it, &src)) < 0)
+		goto done;
+	aptix_summary_line(title, TITLE_MAX, it->instruction.ptr,
+			   it->instruction.len);
+	if ((r = make_turn(&t, &tid, &ro, f, it, &src)) < 0 ||
+	    (r = make_session(&s, &sid, f, &t, &tid, title)) < 0)
+		goto done;
+	ro.turn = &t;
+	ro.session = &s;
+	f->run->st->turns++;
+	f->run->st->tool_calls += it->ntool_calls;
+	if (!aptix_odb_exists(aptix_repo_odb(f->run->repo), &sid)) {
+		if (!f->run->o->dry_run &&
+		    (r = write_turn(f, &ro, &sid)) < 0)
+			goto done;
+		f->run->st->new_turns++;
+		if (!f->conv->written++)
+			f->run->st->conversations++;
+	}
+	conv_advance(f->conv, &t, &sid);
+	take_cut(f);
+done:
+	aptix_buf_release(&src);
+	return r;
+}
+
+/* --- reading a file ------------------------------------------------------ */
+
+static int read_line(struct imp_file *f, const char *line, size_t len,
+		     int last)
+{
+	json_error_t jerr;
+	json_t *rec;
+	int r;
+
+	f->run->st->bytes += len;
+	if (aptix_buf_put(&f->src, line, len) < 0)
+		return APTIX_ERROR;
+	if (len == (line[len - 1] == '\n' ? 1u : 0u))
+		return 0;	/* an empty line */
+	rec = json_loadb(line, len, 0, &jerr);
+	if (!rec || !json_is_object(rec)) {
+		if (last && line[len - 1] != '\n')
+			imp_warn(f, 0, "truncated last line: not imported");
+		else
+			imp_warn(f, 0, "malformed line: not imported%s%s",
+				 rec ? "" : ": ", rec ? "" : jerr.text);
+		/* not part of any turn's records */
+		aptix_buf_truncate(&f->src, f->src.len - len);
+		f->run->st->skipped++;
+		f->run->partial = 1;
+		json_decref(rec);
+		r = f->tool->record(f, NULL);
+		return r;
+	}
+	r = f->tool->record(f, rec);
+	json_decref(rec);
+	return r;
+}
+
+static void progress(struct imp_run *run)
+{
+	if (run->o->progress)
+		run->o->progress(run->st->bytes, run->total, run->o->payload);
+}
+
+static int read_file(struct imp_file *f)
+{
+	char *line = NULL;
+	size_t alloc = 0;
+	ssize_t n;
+	FILE *fp;
+	int r = 0, c;
+
+	if (!(fp = fopen(f->path, "r"))) {
+		imp_warn(f, 0, "cannot open: %s", strerror(errno));
+		f->run->partial = 1;
+		return 0;
+	}
+	f->run->st->files++;
+	while (r >= 0 && (n = getline(&line, &alloc, fp)) > 0) {
+		f->lineno++;
+		c = line[n - 1] == '\n' ? EOF : getc(fp);
+		if (c != EOF)
+			ungetc(c, fp);
+		r = read_line(f, line, (size_t)n, c == EOF);
+		if (!(f->lineno % 1024))
+			progress(f->run);
+	}
+	if (r >= 0 && ferror(fp)) {
+		imp_warn(f, 0, "read error: %s", strerror(errno));
+		f->run->partial = 1;
+	}
+	free(line);
+	fclose(fp);
+	return r;
+}
+
+static int import_file(struct imp_run *run, const struct imp_tool *tool,
+		       const char *path, struct imp_conv *conv)
+{
+	struct imp_file f;
+	int r;
+
+	memset(&f, 0, sizeof(f));
+	f.run = run;
+	f.tool = tool;
+	f.path = path;
+	f.src_line = 1;
+	f.conv = conv;
+	aptix_buf_init(&f.src, 0);
+	if (!(r = tool->begin(&f)) && !(r = read_file(&f)))
+		r = tool->end(&f);
+	tool->release(&f);
+	aptix_buf_release(&f.src);
+	progress(run);
+	return r;
+}
+
+int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
+		     const char *path, const char *conv_id,
+		     const struct imp_key *parent, const char *session_type)
+{
+	struct imp_conv *c;
+
+	if (!(c = conv_get(run, conv_id)))
+		return APTIX_ERROR;
+	if (!c->has_parent) {
+		c->parent = parent->session;
+		c->has_parent = 1;
+		c->seq = parent->seq;
+		snprintf(c->parent_conv, sizeof(c->parent_conv), "%s",
+			 parent->conv);
+	}
+	c->session_type = session_type;
+	return import_file(run, tool, path, c);
+}
+
+/* --- finding the files ------------------------------------------------- */
+
+struct src_file {
+	char *path, *id, *parent;
+	int done;
+};
+
+struct file_list {
+	struct src_file *v;
+	size_t n, alloc;
+};
+
+static int add_file(struct file_list *l, const char *path)
+{
+	if (aptix__grow(&l->v, &l->alloc, l->n, sizeof(*l->v), 16) < 0)
+		return APTIX_ERROR;
+	memset(&l->v[l->n], 0, sizeof(*l->v));
+	if (!(l->v[l->n].path = aptix__strdup(path)))
+		return APTIX_ERROR;
+	l->n++;
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Files under dir that the tool reads, in name order, recursively. */
+static int walk(struct file_list *l, const struct imp_tool *tool,
+		const char *dir, int depth)
+{
+	aptix_strlist names = { 0 };
+	aptix_buf p = APTIX_BUF_INIT;
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+	size_t i;
+	int r = 0;
+
+	if (depth > 16 || !(d = opendir(dir)))
+		return 0;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' &&
+		    aptix_strlist_push(&names, de->d_name) < 0)
+			r = APTIX_ERROR;
+	closedir(d);
+	qsort(names.items, names.nr, sizeof(*names.items), by_name);
+	for (i = 0; !r && i < names.nr; i++) {
+		aptix_buf_clear(&p);
+		aptix_buf_printf(&p, "%s/%s", dir, names.items[i]);
+		if (stat(p.ptr, &sb) < 0)
+			continue;
+		if (S_ISDIR(sb.st_mode)) {
+			/* Claude Code's subagents come with their parent */
+			if (strcmp(names.items[i], "subagents"))
+				r = walk(l, tool, p.ptr, depth + 1);
+		} else if (S_ISREG(sb.st_mode) && tool->match(p.ptr)) {
+			r = add_file(l, p.ptr);
+		}
+	}
+	aptix_strlist_release(&names);
+	aptix_buf_release(&p);
+	return r;
+}
+
+int aptix_import_default_paths(aptix_strlist *out, const char *tool,
+			       const char *home)
+{
+	static const char *const where[][3] = {
+		{ "codex", ".codex/sessions", ".codex/archived_sessions" },
+		{ "claude", ".claude/projects", NULL },
+		{ "gemini", ".gemini/tmp", NULL },
+	};
+	aptix_buf p = APTIX_BUF_INIT;
+	struct stat sb;
+	size_t i, j;
+	int r = 0;
+
+	APTIX_ASSERT_ARG(tool && home);
+	for (i = 0; i < ARRAY_SIZE(where); i++) {
+		if (strcmp(where[i][0], tool))
+			continue;
+		for (j = 1; j < 3 && where[i][j] && !r; j++) {
+			aptix_buf_clear(&p);
+			aptix_buf_printf(&p, "%s/%s", home, where[i][j]);
+			if (!stat(p.ptr, &sb) && S_ISDIR(sb.st_mode))
+				r = aptix_strlist_push(out, p.ptr);
+		}
+	}
+	aptix_buf_release(&p);
+	return r;
+}
+
+static int collect(struct file_list *l, struct imp_run *run,
+		   const struct imp_tool *tool, const char *const *paths,
+		   size_t npaths)
+{
+	struct stat sb;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; !r && i < npaths; i++) {
+		if (stat(paths[i], &sb) < 0) {
+			run->st->warnings++;
+			if (run->o->warn)
+				run->o->warn(paths[i], 0, strerror(errno),
+					     run->o->payload);
+			run->partial = 1;
+		} else if (S_ISDIR(sb.st_mode)) {
+			r = walk(l, tool, paths[i], 0);
+		} else {
+			r = add_file(l, paths[i]);
+		}
+	}
+	for (i = 0; !r && i < l->n; i++) {
+		if (!stat(l->v[i].path, &sb))
+			run->total += (unsigned long long)sb.st_size;
+		r = tool->prescan(&l->v[i].id, &l->v[i].parent, l->v[i].path);
+	}
+	return r;
+}
+
+/* A file whose parent is still to be imported waits for it. */
+static int waits(const struct file_list *l, const struct src_file *s)
+{
+	size_t i;
+
+	if (!s->parent)
+		return 0;
+	for (i = 0; i < l->n; i++)
+		if (!l->v[i].done && l->v[i].id &&
+		    !strcmp(l->v[i].id, s->parent))
+			return 1;
+	return 0;
+}
+
+static int import_all(struct imp_run *run, const struct imp_tool *tool,
+		      struct file_list *l)
+{
+	size_t i, left = l->n;
+	int r = 0, progress_made, force = 0;
+
+	while (!r && left) {
+		progress_made = 0;
+		for (i = 0; !r && i < l->n; i++) {
+			if (l->v[i].done || (!force && waits(l, &l->v[i])))
+				continue;
+			l->v[i].done = 1;
+			left--;
+			progress_made = 1;
+			r = import_file(run, tool, l->v[i].path, NULL);
+		}
+		force = !progress_made;	/* a cycle: import them anyway */
+	}
+	return r;
+}
+
+static void run_release(struct imp_run *run, struct file_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].id);
+		free(l->v[i].parent);
+	}
+	free(l->v);
+	for (i = 0; i < run->nconvs; i++) {
+		free(run->convs[i]->workspace);
+		free(run->convs[i]->cwd);
+		free(run->convs[i]);
+	}
+	free(run->convs);
+	free(run->keyv);
+	aptix_oidmap_release(&run->keys);
+}
+
+int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
+		 const char *tool, const char *const *paths, size_t npaths,
+		 const aptix_import_options *opts)
+{
+	static const aptix_import_options defaults = APTIX_IMPORT_OPTIONS_INIT;
+	const struct imp_tool *t = find_tool(tool);
+	struct file_list l = { NULL, 0, 0 };
+	struct imp_run run;
+	int r;
+
+	APTIX_ASSERT_ARG(stats && repo && (paths || !npaths));
+	memset(stats, 0, sizeof(*stats));
+	if (!t) {
+		aptix_error_set(APTIX_ERROR_INVALID, "unknown tool '%s' "
+				"(codex, claude, gemini)", tool ? tool : "");
+		return APTIX_EINVALID;
+	}
+	memset(&run, 0, sizeof(run));
+	run.repo = repo;
+	run.o = opts ? opts : &defaults;
+	run.st = stats;
+	if (!(r = collect(&l, &run, t, paths, npaths)))
+		r = import_all(&run, t, &l);
+	run_release(&run, &l);
+	return r < 0 ? r : run.partial ? 1 : 0;
+}

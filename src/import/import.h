@@ -1,0 +1,151 @@
+/*
+ * src/import/import.h - the importers' framework (import.c) and the one
+ * file per source tool (codex.c, claude.c, gemini.c).
+ *
+ * The framework reads a file line by line and hands each record, parsed,
+ * to the tool; every line also goes into the file's pending source. The
+ * tool cuts turns: it fills a struct imp_turn, calls imp_cut() after the
+ * last line that belongs to the turn, and imp_emit() when the turn is
+ * over; the framework then records the turn with the source lines up to
+ * the cut as its `response` blob, and keeps the lines after the cut for
+ * the next turn (so a turn's content does not change when the file grows:
+ * lines written after a turn's last record belong to the next one).
+ */
+#ifndef APTIX_SRC_IMPORT_H
+#define APTIX_SRC_IMPORT_H
+
+#include "aptix/import.h"
+#include "aptix/object.h"
+#include <jansson.h>
+
+#define IMP_CONV_MAX 64
+
+/* A turn as a tool reads it. */
+struct imp_turn {
+	aptix_buf instruction, answer;
+	int has_answer;		/* 0: a failed attempt (no answer came) */
+	char *model, *cwd;
+	int64_t created_at, response_at;
+	aptix_usage usage;
+	size_t ntool_calls;
+	size_t line;		/* the line of its first record */
+};
+
+/* A conversation being imported: where its next snapshot goes. */
+struct imp_conv {
+	char id[IMP_CONV_MAX + 1];
+	aptix_oid parent;	/* the newest committed snapshot */
+	int has_parent;
+	char parent_conv[IMP_CONV_MAX + 1];
+	long seq;		/* the parent's turn's seq */
+	const char *session_type;	/* NULL: "agent" */
+	char *workspace;	/* the last cwd's WorkspaceId */
+	char *cwd;
+	size_t written;		/* snapshots written in it by this run */
+};
+
+/* What a source key names: a snapshot, its seq, its conversation. */
+struct imp_key {
+	aptix_oid session;
+	long seq;
+	char conv[IMP_CONV_MAX + 1];
+	aptix_usage total;	/* Codex: the cumulative usage there */
+};
+
+struct imp_run;
+
+/* One file being read. */
+struct imp_file {
+	struct imp_run *run;
+	const struct imp_tool *tool;
+	const char *path;
+	size_t lineno;		/* the line being read */
+	aptix_buf src;		/* lines not yet in a turn */
+	size_t src_line;	/* the line src starts with */
+	size_t cut;		/* end of the current turn's lines in src */
+	size_t cut_line;	/* the first line after the cut */
+	struct imp_conv *conv;
+	void *state;		/* the tool's */
+};
+
+struct imp_tool {
+	const char *name;
+	/* 1 when the file (its base name) is one of the tool's */
+	int (*match)(const char *path);
+	/*
+	 * Read the start of a file: its source id (the conversation it
+	 * belongs to) and the id it forks from (NULL: none), malloc'd.
+	 * Files are imported so that a parent comes before its forks;
+	 * files of one id are imported into one conversation.
+	 */
+	int (*prescan)(char **id, char **parent, const char *path);
+	int (*begin)(struct imp_file *f);
+	/* each record (rec NULL: a line that is not JSON, already warned) */
+	int (*record)(struct imp_file *f, json_t *rec);
+	int (*end)(struct imp_file *f);
+	void (*release)(struct imp_file *f);
+};
+
+extern const struct imp_tool aptix__imp_codex, aptix__imp_claude,
+	aptix__imp_gemini;
+
+/* --- for the tools ----------------------------------------------------- */
+
+void imp_turn_init(struct imp_turn *t);
+void imp_turn_release(struct imp_turn *t);
+
+/* A warning naming the file and line (0: the current line). */
+void imp_warn(struct imp_file *f, size_t line, const char *fmt, ...)
+	APTIX_FORMAT(3, 4);
+/* A record whose type the tool does not know: warned, kept as source. */
+void imp_unknown(struct imp_file *f, const char *type);
+
+/*
+ * The conversation the file's turns go to ("<tool>-<id>"); files of
+ * one conversation share its state.
+ */
+int imp_conversation(struct imp_file *f, const char *id);
+
+/* The current turn's source ends after the line being read. */
+void imp_cut(struct imp_file *f);
+/* Record the turn (source: the lines up to the cut). */
+int imp_emit(struct imp_file *f, struct imp_turn *t);
+/* A trailing turn left for a later import (its lines stay unread). */
+void imp_pending(struct imp_file *f);
+/*
+ * The turn up to the cut is one already stored elsewhere (a fork's
+ * copy of its parent's records): the conversation goes on from it.
+ */
+void imp_share(struct imp_file *f, const struct imp_key *k);
+/* The conversation's next snapshot is a child of k's (a fork). */
+void imp_parent(struct imp_file *f, const struct imp_key *k);
+
+/* Source keys: what a key of the source names in the store. */
+int imp_key_put(struct imp_run *run, const char *key,
+		const struct imp_key *k);
+const struct imp_key *imp_key_get(struct imp_run *run, const char *key);
+/* The key of the conversation's newest snapshot (for imp_key_put). */
+void imp_key_here(struct imp_key *k, const struct imp_file *f);
+
+/*
+ * Import another file now, into a new conversation whose first snapshot
+ * is a child of parent (a Claude subagent: session type and id given).
+ */
+int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
+		     const char *path, const char *conv_id,
+		     const struct imp_key *parent, const char *session_type);
+
+/* The first record of a file (NULL: none readable). */
+json_t *imp_first_record(const char *path);
+/* 1 when path's base name starts with prefix and ends with suffix. */
+int imp_name_is(const char *path, const char *prefix, const char *suffix);
+
+/* Helpers on records. */
+const char *imp_str(json_t *o, const char *key);
+int64_t imp_time(json_t *o, const char *key);
+long imp_long(json_t *o, const char *key);
+int imp_set_str(char **dst, const char *s);
+/* Exit code from a tool's output text: "Exit code N", "Exit Code: N". */
+int imp_exit_code(long *code, const char *text);
+
+#endif

@@ -1,0 +1,142 @@
+#!/bin/sh
+test_description='aptix import: the sessions of Codex, Claude Code and Gemini CLI'
+. "$(dirname "$0")"/test-lib.sh
+
+FIX=$TEST_DIRECTORY/fixtures/import
+CODEX_PARENT=codex-01a20a30-fe75-78c1-af75-749cedb50f1c
+CODEX_FORK=codex-01a20a31-1121-7e41-b774-22bab679bcc6
+CODEX_TOOL=codex-01a21d63-49bd-7463-9f9d-2c58154575c0
+PARENT_FILE=rollout-2026-11-23T20-55-12-01a20a30-fe75-78c1-af75-749cedb50f1c.jsonl
+
+. "$TEST_DIRECTORY"/lib-credcorpus.sh
+
+# instore <store> <command>...: run a command on the store in directory <store>
+instore () {
+	local d=$1
+	shift
+	APTIX_DIR="$TRASH_DIRECTORY/$d/.aptix" "$@"
+}
+
+count_objects () {
+	aptix cat-object --batch-check --batch-all-objects | wc -l
+}
+
+# json_field <name> <file>: the value of one summary field
+json_field () {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[2]))[sys.argv[1]])' "$1" "$2"
+}
+
+test_expect_success 'setup' '
+	aptix init -q &&
+	cp -R "$FIX" src
+'
+
+test_expect_success 'codex: both rollouts and the tool call are imported' '
+	aptix import --json codex src/codex-0.169 src/codex-0.171-toolcall >out &&
+	test "$(json_field files out)" = 3 &&
+	test "$(json_field turns out)" = 6 &&
+	test "$(json_field new_turns out)" = 6 &&
+	test "$(json_field conversations out)" = 3 &&
+	test "$(json_field tool_calls out)" = 1 &&
+	aptix log --format=%s $CODEX_PARENT >log &&
+	cat >expect <<-\EOT &&
+	Now explain exit codes.
+	Make it return 1 instead.
+	What does main.c return?
+	EOT
+	test_cmp expect log
+'
+
+test_expect_success 'codex: importing again adds no object' '
+	count_objects >before &&
+	aptix import --json codex src/codex-0.169 src/codex-0.171-toolcall >out &&
+	test "$(json_field new_turns out)" = 0 &&
+	test "$(json_field turns out)" = 6 &&
+	count_objects >after &&
+	test_cmp before after
+'
+
+test_expect_success 'codex: the fork shares the parent snapshots up to its fork point' '
+	aptix rev-parse $CODEX_PARENT >parent &&
+	aptix rev-parse $CODEX_FORK~2 >forkbase &&
+	test_cmp parent forkbase &&
+	aptix log --format="%S %c" $CODEX_FORK~1 -n 1 >root &&
+	echo "committed $CODEX_FORK" >expect &&
+	test_cmp expect root
+'
+
+test_expect_success 'codex: usage is per turn (the counters are cumulative)' '
+	aptix cat-object -p "$(aptix rev-parse $CODEX_TOOL)" >sess &&
+	grep "usage *prompt 200, completion 40, total 240, requests 2" sess
+'
+
+test_expect_success 'codex: the source records are kept as written' '
+	turn=$(aptix log --format=%T -n 1 $CODEX_TOOL) &&
+	resp=$(aptix cat-object -p "$turn" | sed -n "s/^response  *\([0-9a-f]\{64\}\)$/\1/p") &&
+	aptix cat-object blob "$resp" >records &&
+	test_cmp src/codex-0.171-toolcall/rollout-*.jsonl records
+'
+
+test_expect_success 'codex: a grown rollout imports only its new turns' '
+	aptix init -q grown &&
+	mkdir -p grown &&
+	head -n 24 src/codex-0.169/$PARENT_FILE >grown/$PARENT_FILE &&
+	instore grown aptix import --json codex grown >out &&
+	test "$(json_field new_turns out)" = 2 &&
+	cp src/codex-0.169/$PARENT_FILE grown/ &&
+	instore grown aptix import --json codex grown >out &&
+	test "$(json_field new_turns out)" = 1 &&
+	test "$(instore grown aptix rev-parse $CODEX_PARENT)" = \
+		"$(aptix rev-parse $CODEX_PARENT)"
+'
+
+test_expect_success 'codex: a turn not over yet is left for later' '
+	rm -rf part && mkdir part &&
+	head -n 30 src/codex-0.169/$PARENT_FILE >part/$PARENT_FILE &&
+	aptix import --json --dry-run codex part >out &&
+	test "$(json_field pending out)" = 1 &&
+	test "$(json_field turns out)" = 2
+'
+
+test_expect_success 'codex: a damaged copy imports what is readable' '
+	rm -rf bad && mkdir bad &&
+	f=bad/$PARENT_FILE &&
+	sed -n 1,19p src/codex-0.169/$PARENT_FILE >$f &&
+	echo "{\"timestamp\": \"2026-11-23T20:55:14Z\", \"type\": " >>$f &&
+	sed -n 20,33p src/codex-0.169/$PARENT_FILE >>$f &&
+	sed -n 34p src/codex-0.169/$PARENT_FILE | head -c 40 >>$f &&
+	aptix init -q bad &&
+	test_expect_code 1 instore bad \
+		aptix import --json codex bad >out 2>err &&
+	grep "^warning: $f:20: malformed line" err &&
+	grep "^warning: $f:35: truncated last line" err &&
+	test "$(json_field skipped out)" = 2 &&
+	test "$(json_field new_turns out)" = 2
+'
+
+test_expect_success 'a credential in a record is stored redacted, with a warning' '
+	rm -rf cred && mkdir cred &&
+	key=gh"p_$(crand 36)" &&
+	sed "s/What does main.c return?/What does main.c return? token $key/" \
+		src/codex-0.169/$PARENT_FILE >cred/$PARENT_FILE &&
+	aptix init -q cred &&
+	instore cred aptix import codex cred >out 2>err &&
+	grep "^warning: cred/$PARENT_FILE:8: a credential (rule github-token)" err &&
+	instore cred aptix cat-object --batch --batch-all-objects >all &&
+	! grep "$key" all &&
+	grep "<redacted:github-token>" all
+'
+
+test_expect_success '--dry-run writes nothing' '
+	aptix init -q dry &&
+	instore dry aptix import --dry-run --json codex src/codex-0.169 >out &&
+	test "$(json_field new_turns out)" = 5 &&
+	test "$(instore dry aptix cat-object --batch-check --batch-all-objects | wc -l)" = 0
+'
+
+test_expect_success 'an unknown tool is refused' '
+	test_must_fail aptix import vim src 2>err &&
+	grep "unknown tool" err
+'
+
+test_done

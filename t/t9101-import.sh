@@ -6,6 +6,11 @@ FIX=$TEST_DIRECTORY/fixtures/import
 CODEX_PARENT=codex-01a20a30-fe75-78c1-af75-749cedb50f1c
 CODEX_FORK=codex-01a20a31-1121-7e41-b774-22bab679bcc6
 CODEX_TOOL=codex-01a21d63-49bd-7463-9f9d-2c58154575c0
+CLAUDE=claude-b189a95a-9d44-4c3d-b3eb-57c53bbdf17b
+CLAUDE_FORK=claude-fb2b60f9-dbe4-4e73-a69d-179fd2594653
+CLAUDE_AGENT=claude-agent-a9698ddcef5f9aca0
+CLAUDE_PROJ=claude-code-2.1.328/projects/-home-user-proj
+GEMINI=gemini-cfc90e17-6560-4101-b81f-b59250e4c50d
 PARENT_FILE=rollout-2026-11-23T20-55-12-01a20a30-fe75-78c1-af75-749cedb50f1c.jsonl
 
 . "$TEST_DIRECTORY"/lib-credcorpus.sh
@@ -132,6 +137,106 @@ test_expect_success '--dry-run writes nothing' '
 	instore dry aptix import --dry-run --json codex src/codex-0.169 >out &&
 	test "$(json_field new_turns out)" = 5 &&
 	test "$(instore dry aptix cat-object --batch-check --batch-all-objects | wc -l)" = 0
+'
+
+test_expect_success 'claude: sessions, the subagent and the fork are imported' '
+	aptix import --json claude src/claude-code-2.1.328 >out &&
+	test "$(json_field files out)" = 3 &&
+	test "$(json_field turns out)" = 5 &&
+	test "$(json_field new_turns out)" = 5 &&
+	test "$(json_field conversations out)" = 3 &&
+	test "$(json_field tool_calls out)" = 2 &&
+	aptix log --format=%s $CLAUDE >log &&
+	cat >expect <<-\EOT &&
+	AGENT: count the files
+	RUN: echo ok-out; echo err-out >&2
+	EOT
+	test_cmp expect log
+'
+
+test_expect_success 'claude: importing again adds no object' '
+	count_objects >before &&
+	aptix import --json claude src/claude-code-2.1.328 >out &&
+	test "$(json_field new_turns out)" = 0 &&
+	count_objects >after &&
+	test_cmp before after
+'
+
+test_expect_success 'claude: a message split over records is one answer, its usage counted once' '
+	aptix cat-object -p "$(aptix rev-parse $CLAUDE~1)" >sess &&
+	grep "usage *prompt 200, completion 40, total 240, requests 2" sess &&
+	aptix log --format=%T -n 1 $CLAUDE~1 >turn &&
+	ans=$(aptix cat-object -p "$(cat turn)" | sed -n "s/^answer  *//p") &&
+	aptix cat-object blob "$ans" >answer &&
+	printf "I will run it.\n\nThe command finished; I saw its output." >expect &&
+	test_cmp expect answer
+'
+
+test_expect_success 'claude: the subagent is a child conversation of the turn that spawned it' '
+	aptix cat-object -p "$(aptix rev-parse $CLAUDE_AGENT)" >sess &&
+	grep "^parent *$(aptix rev-parse $CLAUDE)\$" sess &&
+	grep "^session type *async_subagent\$" sess &&
+	grep "^forked from *$CLAUDE\$" sess
+'
+
+test_expect_success 'claude: a fork shares its parent snapshots by uuid' '
+	rm -rf cfork && mkdir cfork &&
+	parent=d483c847-b747-45a9-b7f9-9365b1916fee &&
+	sed -n 1,16p src/$CLAUDE_PROJ/fb2b60f9-dbe4-4e73-a69d-179fd2594653.jsonl |
+	sed -e "s/fb2b60f9-dbe4-4e73-a69d-179fd2594653/$parent/" \
+	    -e "s/\"requestSessionId\":\"$parent\",//" >cfork/$parent.jsonl &&
+	cp src/$CLAUDE_PROJ/fb2b60f9-dbe4-4e73-a69d-179fd2594653.jsonl cfork/ &&
+	aptix init -q cf &&
+	instore cf aptix import --json claude cfork >out &&
+	test "$(json_field new_turns out)" = 2 &&
+	test "$(instore cf aptix rev-parse $CLAUDE_FORK~1)" = \
+		"$(instore cf aptix rev-parse claude-$parent)" &&
+	instore cf aptix log --format=%c $CLAUDE_FORK >convs &&
+	printf "%s\n" $CLAUDE_FORK claude-$parent >expect &&
+	test_cmp expect convs
+'
+
+test_expect_success 'claude: a bad line in the middle is skipped, the rest imported' '
+	rm -rf cbad && mkdir cbad &&
+	f=cbad/b189a95a-9d44-4c3d-b3eb-57c53bbdf17b.jsonl &&
+	sed "30s/.*/{not json/" src/$CLAUDE_PROJ/b189a95a-9d44-4c3d-b3eb-57c53bbdf17b.jsonl >$f &&
+	aptix init -q cb &&
+	test_expect_code 1 instore cb aptix import --json claude cbad >out 2>err &&
+	grep "^warning: $f:30: malformed line" err &&
+	test "$(json_field skipped out)" = 1 &&
+	test "$(json_field turns out)" = 2
+'
+
+test_expect_success 'gemini: resumes merge into one conversation' '
+	aptix import --json gemini src/gemini-cli-0.61.0 >out &&
+	test "$(json_field files out)" = 3 &&
+	test "$(json_field turns out)" = 4 &&
+	test "$(json_field conversations out)" = 1 &&
+	test "$(json_field tool_calls out)" = 1 &&
+	aptix log --format="%S %s" $GEMINI >log &&
+	cat >expect <<-\EOT &&
+	committed third prompt
+	failed third prompt
+	committed RUN: echo fixture-out; ls; exit 3
+	committed Say hi to the fixture
+	EOT
+	test_cmp expect log
+'
+
+test_expect_success 'gemini: the killed run is a failed attempt beside the chain' '
+	aptix log --format=%h -n 1 $GEMINI~1 >parent &&
+	aptix log --format="%S %p" $GEMINI >log &&
+	grep "^failed $(cat parent)\$" log &&
+	aptix cat-object -p "$(aptix rev-parse $GEMINI)" >sess &&
+	grep "^workspace *proj\." sess
+'
+
+test_expect_success 'gemini: importing again adds no object' '
+	count_objects >before &&
+	aptix import --json gemini src/gemini-cli-0.61.0 >out &&
+	test "$(json_field new_turns out)" = 0 &&
+	count_objects >after &&
+	test_cmp before after
 '
 
 test_expect_success 'an unknown tool is refused' '

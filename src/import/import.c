@@ -44,7 +44,7 @@ struct imp_run {
 };
 
 static const struct imp_tool *const tools[] = {
-	&aptix__imp_codex
+	&aptix__imp_codex, &aptix__imp_claude, &aptix__imp_gemini
 };
 
 static const struct imp_tool *find_tool(const char *name)
@@ -688,7 +688,7 @@ int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
 
 	if (!(c = conv_get(run, conv_id)))
 		return APTIX_ERROR;
-	if (!c->has_parent) {
+	if (parent && !c->has_parent) {
 		c->parent = parent->session;
 		c->has_parent = 1;
 		c->seq = parent->seq;

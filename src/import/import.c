@@ -18,6 +18,7 @@
 #include "object/object.h"
 #include "repo/gitdir.h"
 #include "import/import.h"
+#include "record/record.h"
 #include "aptix/record.h"
 #include "aptix/odb.h"
 #include "aptix/oidmap.h"
@@ -402,21 +403,18 @@ done:
 
 /* --- recording a turn ---------------------------------------------------- */
 
-static int set_blob(aptix_oid *id, aptix_record_data *d, const aptix_buf *b)
+static void set_blob(aptix_record_data *d, const aptix_buf *b)
 {
 	d->ptr = b->ptr;
 	d->len = b->len;
-	return aptix_object_hash(id, APTIX_OBJ_BLOB, b->ptr, b->len);
 }
 
-/* The turn as the recorder will write it; its id in *id. */
-static int make_turn(aptix_turn *t, aptix_oid *id, aptix_record_options *ro,
-		     struct imp_file *f, struct imp_turn *it,
-		     const aptix_buf *src)
+/* The turn's fields (its blobs are made by the recorder from ro's). */
+static void make_turn(aptix_turn *t, aptix_record_options *ro,
+		      struct imp_file *f, struct imp_turn *it,
+		      const aptix_buf *src)
 {
 	struct imp_conv *c = f->conv;
-	aptix_buf b = APTIX_BUF_INIT;
-	int r;
 
 	t->conversation = c->id;
 	t->seq = c->seq + 1;
@@ -427,30 +425,24 @@ static int make_turn(aptix_turn *t, aptix_oid *id, aptix_record_options *ro,
 	t->response_at = it->response_at;
 	t->status_at = it->response_at ? it->response_at : it->created_at;
 	t->usage = it->usage;
-	if ((r = set_blob(&t->instruction, &ro->instruction,
-			  &it->instruction)) < 0 ||
-	    (it->has_answer &&
-	     (r = set_blob(&t->answer, &ro->answer, &it->answer)) < 0) ||
-	    (r = set_blob(&t->response, &ro->response, src)) < 0)
-		return r;
-	if (!(r = aptix_turn_serialize(&b, t)))
-		r = aptix_object_hash(id, APTIX_OBJ_TURN, b.ptr, b.len);
-	aptix_buf_release(&b);
-	return r;
+	set_blob(&ro->instruction, &it->instruction);
+	if (it->has_answer)
+		set_blob(&ro->answer, &it->answer);
+	set_blob(&ro->response, src);
 }
 
-static int make_session(aptix_session *s, aptix_oid *id, struct imp_file *f,
-			const aptix_turn *t, const aptix_oid *tid,
-			char *title)
+/*
+ * The snapshot, made here rather than by the recorder: its session type
+ * (a subagent's), its title and forked_from come from the source.
+ */
+static void make_session(aptix_session *s, struct imp_file *f,
+			 const aptix_turn *t, char *title)
 {
 	struct imp_conv *c = f->conv;
-	aptix_buf b = APTIX_BUF_INIT;
-	int r;
 
 	s->parent = c->parent;
 	s->has_parent = c->has_parent;
 	s->conversation = c->id;
-	s->turn = *tid;
 	s->status = t->status == APTIX_TURN_COMPLETED ?
 		APTIX_SESSION_COMMITTED : APTIX_SESSION_FAILED;
 	s->created_at = t->status_at;
@@ -465,19 +457,37 @@ static int make_session(aptix_session *s, aptix_oid *id, struct imp_file *f,
 		if (c->has_parent)
 			s->forked_from = c->parent_conv;
 	}
-	if (!(r = aptix_session_serialize(&b, s)))
-		r = aptix_object_hash(id, APTIX_OBJ_SESSION, b.ptr, b.len);
-	aptix_buf_release(&b);
+}
+
+/*
+ * Queue the turn in a transaction of its own: the recorder makes every
+ * object (the snapshot's id in res) without writing anything yet. When
+ * the store holds that snapshot already, the transaction is dropped: an
+ * import of the same records writes nothing.
+ */
+static int queue_turn(aptix_txn **tx, aptix_record_result *res,
+		      struct imp_file *f, aptix_record_options *ro)
+{
+	int r;
+
+	if ((r = aptix_txn_new(tx, f->run->repo)) < 0)
+		return r;
+	r = aptix_record__queue(res, *tx, f->run->repo, ro, NULL);
+	if (r < 0) {
+		aptix_txn_free(*tx);
+		*tx = NULL;
+	}
 	return r;
 }
 
-/* Write it: through the recorder, the ref moved when it holds the parent. */
+/* Write it: the ref moved when it holds the parent, else left alone. */
 static int write_turn(struct imp_file *f, aptix_record_options *ro,
-		      const aptix_oid *sid)
+		      aptix_oid *sid, int *fresh)
 {
 	struct imp_conv *c = f->conv;
 	aptix_record_result res;
-	int r;
+	aptix_txn *tx = NULL;
+	int r, again;
 
 	ro->parent = c->has_parent ? &c->parent : NULL;
 	ro->parent_conversation = c->has_parent ? c->parent_conv : NULL;
@@ -485,20 +495,38 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 	ro->created_at = ro->session->created_at;
 	if (c->has_parent && strcmp(c->parent_conv, c->id))
 		ro->flags |= APTIX_RECORD_NEW_CONVERSATION;
-	r = aptix_record_commit(&res, f->run->repo, ro);
-	if (r == APTIX_EMISMATCH) {
+	if (f->run->o->dry_run && c->has_parent &&
+	    !aptix_odb_exists(aptix_repo_odb(f->run->repo), &c->parent)) {
+		/* dry: the parent is new, so is this; a stand-in id */
+		aptix_buf b = APTIX_BUF_INIT;
+
+		aptix_buf_put(&b, c->parent.id, sizeof(c->parent.id));
+		aptix_buf_put(&b, ro->response.ptr, ro->response.len);
+		r = aptix_buf_oom(&b) ? aptix_error_oom() :
+			aptix_sha256(sid, b.ptr, b.len);
+		aptix_buf_release(&b);
+		*fresh = 1;
+		return r;
+	}
+	for (again = 0; again < 2; again++) {
+		if ((r = queue_turn(&tx, &res, f, ro)) < 0)
+			return r;
+		*sid = res.session;
+		*fresh = !aptix_odb_exists(aptix_repo_odb(f->run->repo),
+					   &res.session);
+		if (!*fresh || f->run->o->dry_run)
+			break;
+		if ((r = aptix_txn_commit(tx)) != APTIX_EMISMATCH || again)
+			break;
 		aptix_error_clear();
 		imp_warn(f, 0, "conversation '%s' has moved on: its ref is "
 			 "left as it is", c->id);
 		ro->flags |= APTIX_RECORD_NO_REF;
-		r = aptix_record_commit(&res, f->run->repo, ro);
+		aptix_txn_free(tx);
+		tx = NULL;
 	}
-	if (!r && aptix_oid_cmp(&res.session, sid)) {
-		aptix_error_set(APTIX_ERROR_INVALID, "import: the snapshot "
-				"written is not the one computed");
-		r = APTIX_ERROR;
-	}
-	return r;
+	aptix_txn_free(tx);
+	return r < 0 ? r : 0;
 }
 
 static void conv_advance(struct imp_conv *c, const aptix_turn *t,
@@ -547,8 +575,8 @@ int imp_emit(struct imp_file *f, struct imp_turn *it)
 	char title[TITLE_MAX + 1];
 	aptix_turn t;
 	aptix_session s;
-	aptix_oid tid, sid;
-	int r;
+	aptix_oid sid;
+	int r, fresh = 0;
 
 	if (!f->conv) {
 		imp_warn(f, it->line, "a turn before the session's first "
@@ -565,17 +593,15 @@ int imp_emit(struct imp_file *f, struct imp_turn *it)
 		goto done;
 	aptix_summary_line(title, TITLE_MAX, it->instruction.ptr,
 			   it->instruction.len);
-	if ((r = make_turn(&t, &tid, &ro, f, it, &src)) < 0 ||
-	    (r = make_session(&s, &sid, f, &t, &tid, title)) < 0)
-		goto done;
+	make_turn(&t, &ro, f, it, &src);
+	make_session(&s, f, &t, title);
 	ro.turn = &t;
 	ro.session = &s;
 	f->run->st->turns++;
 	f->run->st->tool_calls += it->ntool_calls;
-	if (!aptix_odb_exists(aptix_repo_odb(f->run->repo), &sid)) {
-		if (!f->run->o->dry_run &&
-		    (r = write_turn(f, &ro, &sid)) < 0)
-			goto done;
+	if ((r = write_turn(f, &ro, &sid, &fresh)) < 0)
+		goto done;
+	if (fresh) {
 		f->run->st->new_turns++;
 		if (!f->conv->written++)
 			f->run->st->conversations++;

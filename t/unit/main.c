@@ -56,6 +56,7 @@ static const struct {
 	{ "process", process_suite },
 	{ "backend", backend_suite },
 	{ "record", record_suite },
+	{ "view", view_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))
@@ -108,6 +109,15 @@ static char *join(const char *a, const char *b)
 	if (p)
 		snprintf(p, n, "%s/%s", a, b);
 	return p;
+}
+
+void unit_repo_teardown(struct aptix_repo **repo, char **dir)
+{
+	aptix_repo_free(*repo);
+	*repo = NULL;
+	unit_rmtree(*dir);
+	free(*dir);
+	*dir = NULL;
 }
 
 void unit_rmtree(const char *path)

@@ -42,11 +42,18 @@ Suite *revwalk_suite(void);
 Suite *process_suite(void);
 Suite *backend_suite(void);
 Suite *record_suite(void);
+Suite *view_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);
 /** rm -rf path (no symlinks followed). Accepts NULL. */
 void unit_rmtree(const char *path);
+struct aptix_repo;
+/**
+ * A teardown's end: free *repo, remove the directory *dir and free its
+ * path; both set to NULL. Either may already be NULL.
+ */
+void unit_repo_teardown(struct aptix_repo **repo, char **dir);
 /** Deterministic pseudo-random bytes (xorshift64*) from seed. */
 void unit_fill_random(void *buf, size_t len, uint64_t seed);
 /** malloc'd "<a>/<b>". */

@@ -188,35 +188,14 @@ static void print_row(const struct conv_row *row, int current,
 	putchar('\n');
 }
 
+/* The conversation summary (Documentation/json.md), and "current". */
 static json_t *row_json(const struct conv_row *row, int current)
 {
-	const aptix_conv_info *ci = &row->ci;
-	json_t *o = json_object();
+	json_t *o = aptix_view_conversation(&row->ci);
 
 	if (!o)
 		die("out of memory");
-	view_json_set(o, "conversation", view_json_str(ci->id));
-	view_json_set(o, "title", *ci->title ? view_json_str(ci->title) :
-		      json_null());
-	view_json_set(o, "status", ci->turns ?
-		      view_json_str(aptix_session_status_name(
-					    ci->last_status)) : json_null());
-	view_json_set(o, "last_turn_status", ci->has_last ?
-		      view_json_str(aptix_turn_status_name(
-					    ci->last_turn_status)) :
-		      json_null());
-	view_json_set(o, "last_turn_date", ci->has_last ?
-		      view_json_time(ci->updated_at) : json_null());
-	view_json_set(o, "created", view_json_time(ci->created_at));
-	view_json_set(o, "updated", view_json_time(ci->updated_at));
-	view_json_set(o, "turns", view_json_int(ci->committed));
-	view_json_set(o, "failed", view_json_int(ci->failed));
-	view_json_set(o, "head", ci->has_head ? view_json_id(&ci->head) :
-		      json_null());
 	view_json_set(o, "current", json_boolean(current));
-	view_json_set(o, "archived", json_boolean(ci->archived));
-	view_json_set(o, "workspace", *ci->workspace ?
-		      view_json_str(ci->workspace) : json_null());
 	return o;
 }
 

@@ -80,15 +80,6 @@ static void field_time(const char *name, int64_t ms)
 	printf("%s\n", view_date_as(buf, ms, VIEW_DATE_DEFAULT));
 }
 
-static const char *file_state(const aptix_file_ref *f)
-{
-	if (f->binary)
-		return "binary";
-	if (f->too_large)
-		return "too large";
-	return f->sent ? "sent" : "unchanged";
-}
-
 /* Does the turn status say something the session status does not? */
 static int turn_status_differs(const struct show *sh)
 {
@@ -200,7 +191,8 @@ static void print_stat(struct show *sh)
 		const aptix_file_ref *f = &t->files[i];
 		uint64_t size = (uint64_t)(f->size > 0 ? f->size : 0);
 
-		stat_line(f->path, w, pretty_size(buf, size), file_state(f));
+		stat_line(f->path, w, pretty_size(buf, size),
+			  aptix_view_file_state(f));
 		if (f->sent) {
 			sent++;
 			bytes += size;
@@ -355,8 +347,9 @@ static void print_text(struct show *sh)
 		printf("    ");
 		view_path(stdout, f->path);
 		printf("  %s  sha256 %.12s  %s%s\n",
-		       pretty_size(buf, (uint64_t)(f->size > 0 ? f->size : 0)), f->sha256 ? f->sha256 :
-		       "", file_state(f), f->touched ? ", touched" : "");
+		       pretty_size(buf, (uint64_t)(f->size > 0 ? f->size : 0)),
+		       f->sha256 ? f->sha256 : "", aptix_view_file_state(f),
+		       f->touched ? ", touched" : "");
 	}
 	print_list("Warnings", t->warnings, t->nwarnings, VIEW_YELLOW);
 	if (!is_failed(sh))
@@ -367,176 +360,15 @@ static void print_text(struct show *sh)
 	}
 }
 
-static json_t *usage_json(const aptix_usage *u)
-{
-	json_t *o = json_object();
-
-	if (!o)
-		die("out of memory");
-	view_json_set(o, "input_tokens", view_json_int(u->input_tokens));
-	view_json_set(o, "cached_tokens", view_json_int(u->cached_tokens));
-	view_json_set(o, "output_tokens", view_json_int(u->output_tokens));
-	view_json_set(o, "reasoning_tokens",
-		      view_json_int(u->reasoning_tokens));
-	view_json_set(o, "total_tokens", view_json_int(u->total_tokens));
-	view_json_set(o, "model_requests", view_json_int(u->model_requests));
-	return o;
-}
-
-static json_t *strings_json(char **items, size_t n)
-{
-	json_t *a = view_json_array();
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		view_json_append(a, view_json_str(items[i]));
-	return a;
-}
-
-static json_t *time_ms(int64_t ms)
-{
-	return ms ? view_json_int(ms) : json_null();
-}
-
-static json_t *payload_json(struct show *sh, const aptix_oid *id)
-{
-	aptix_buf req = APTIX_BUF_INIT;
-	json_t *v;
-
-	if (aptix_oid_is_zero(id))
-		return json_null();
-	view_read_blob(&req, sh->repo, id);
-	v = json_loadb(req.ptr, req.len, JSON_DECODE_ANY, NULL);
-	if (!v)
-		v = view_json_text(req.ptr, req.len);
-	aptix_buf_release(&req);
-	return v;
-}
-
+/* The full view of the turn (Documentation/json.md). */
 static json_t *show_json(struct show *sh)
 {
-	const aptix_turn *t = &sh->t;
-	json_t *o = view_json_object(), *a, *x, *summary;
-	size_t i;
+	json_t *v;
 
-	view_json_set(o, "session", view_json_id(&sh->id));
-	view_json_set(o, "status", view_json_str(
-			      aptix_session_status_name(sh->s.status)));
-	view_json_set(o, "failed", json_boolean(is_failed(sh)));
-	view_json_set(o, "parent", sh->s.has_parent ?
-		      view_json_id(&sh->s.parent) : json_null());
-	view_json_set(o, "conversation", view_json_str(sh->s.conversation));
-	view_json_set(o, "title", sh->has_title && *sh->title ?
-		      view_json_str(sh->title) : json_null());
-	view_json_set(o, "forked_from", view_json_str(sh->s.forked_from));
-	view_json_set(o, "session_created", view_json_time(sh->s.created_at));
-	view_json_set(o, "session_created_ms", time_ms(sh->s.created_at));
-	view_json_set(o, "turn", view_json_id(&sh->s.turn));
-	view_json_set(o, "turn_status", view_json_str(
-			      aptix_turn_status_name(t->status)));
-	view_json_set(o, "seq", view_json_int(t->seq));
-	view_json_set(o, "mode", view_json_str(t->mode));
-	view_json_set(o, "created", view_json_time(t->created_at));
-	view_json_set(o, "created_ms", time_ms(t->created_at));
-	view_json_set(o, "response_at", view_json_time(t->response_at));
-	view_json_set(o, "response_at_ms", time_ms(t->response_at));
-	view_json_set(o, "status_at", view_json_time(t->status_at));
-	view_json_set(o, "status_at_ms", time_ms(t->status_at));
-	view_json_set(o, "duration_ms", view_json_int(sh->s.duration_ms));
-	view_json_set(o, "model", view_json_str(t->model));
-	view_json_set(o, "response_id", view_json_str(t->response_id));
-	view_json_set(o, "previous_response_id",
-		      view_json_str(t->previous_response_id));
-	view_json_set(o, "chain_expires_at",
-		      view_json_time(t->chain_expires_at));
-	view_json_set(o, "chain_expires_at_ms", time_ms(t->chain_expires_at));
-	view_json_set(o, "chain_expired", t->chain_expires_at ?
-		      json_boolean(t->chain_expires_at <= sh->now) :
-		      json_null());
-	view_json_set(o, "chain_restarted", json_boolean(t->chain_restarted));
-	view_json_set(o, "usage", usage_json(&t->usage));
-	summary = view_json_object();
-	view_json_set(summary, "duration_ms", view_json_int(sh->s.duration_ms));
-	view_json_set(summary, "prompt_tokens",
-		      view_json_int(sh->s.usage.input_tokens));
-	view_json_set(summary, "completion_tokens",
-		      view_json_int(sh->s.usage.output_tokens));
-	view_json_set(summary, "total_tokens",
-		      view_json_int(sh->s.usage.total_tokens));
-	view_json_set(summary, "model_requests",
-		      view_json_int(sh->s.usage.model_requests));
-	view_json_set(o, "run_summary", summary);
-	view_json_set(o, "workspace", view_json_str(t->workspace ?
-						    t->workspace :
-						    sh->s.workspace));
-	if (t->has_worktree) {
-		json_t *w = view_json_object();
-
-		view_json_set(w, "commit", view_json_str(t->worktree.commit));
-		view_json_set(w, "branch", view_json_str(t->worktree.branch));
-		view_json_set(w, "dirty", json_boolean(t->worktree.dirty));
-		view_json_set(o, "worktree", w);
-	} else {
-		view_json_set(o, "worktree", json_null());
-	}
-	view_json_set(o, "repo", view_json_str(t->repo));
-	view_json_set(o, "transport", view_json_str(sh->s.transport));
-	view_json_set(o, "instruction_id", view_json_id(&t->instruction));
-	view_json_set(o, "instruction", view_json_text(sh->instruction.ptr,
-						       sh->instruction.len));
-	view_json_set(o, "answer_id", view_json_id(&t->answer));
-	view_json_set(o, "answer", sh->has_answer ?
-		      view_json_text(sh->answer.ptr, sh->answer.len) :
-		      json_null());
-	view_json_set(o, "request", view_json_id(&t->request));
-	view_json_set(o, "response", view_json_id(&t->response));
-	if (sh->raw) {
-		view_json_set(o, "request_payload",
-			      payload_json(sh, &t->request));
-		view_json_set(o, "response_payload",
-			      payload_json(sh, &t->response));
-	}
-
-	a = view_json_array();
-	for (i = 0; i < t->nchunks; i++) {
-		const aptix_chunk_ref *c = &t->chunks[i];
-
-		x = view_json_object();
-		view_json_set(x, "path", view_json_str(c->path));
-		view_json_set(x, "start_line", view_json_int(c->start_line));
-		view_json_set(x, "end_line", view_json_int(c->end_line));
-		view_json_set(x, "score", json_real(c->score / 1e6));
-		view_json_set(x, "score_micro", view_json_int(c->score));
-		view_json_set(x, "sent", json_boolean(c->sent));
-		view_json_set(x, "chunk_id", view_json_str(c->chunk_id));
-		view_json_set(x, "content_hash",
-			      view_json_str(c->content_hash));
-		view_json_set(x, "snippet", view_json_id(&c->snippet));
-		view_json_append(a, x);
-	}
-	view_json_set(o, "sources", a);
-
-	a = view_json_array();
-	for (i = 0; i < t->nfiles; i++) {
-		const aptix_file_ref *f = &t->files[i];
-
-		x = view_json_object();
-		view_json_set(x, "path", view_json_str(f->path));
-		view_json_set(x, "size", view_json_int(f->size));
-		view_json_set(x, "sha256", view_json_str(f->sha256));
-		view_json_set(x, "state", view_json_str(file_state(f)));
-		view_json_set(x, "sent", json_boolean(f->sent));
-		view_json_set(x, "touched", json_boolean(f->touched));
-		view_json_set(x, "too_large", json_boolean(f->too_large));
-		view_json_set(x, "binary", json_boolean(f->binary));
-		view_json_set(x, "content", f->has_content ?
-			      view_json_id(&f->content) : json_null());
-		view_json_append(a, x);
-	}
-	view_json_set(o, "files", a);
-	view_json_set(o, "warnings", strings_json(t->warnings, t->nwarnings));
-	view_json_set(o, "errors", strings_json(t->errors, t->nerrors));
-	return o;
+	if (aptix_view_turn(&v, sh->repo, &sh->id, APTIX_VIEW_FULL |
+			    (sh->raw ? APTIX_VIEW_PAYLOADS : 0)) < 0)
+		die_aptix();
+	return v;
 }
 
 /* Load the session sh->id names, and what show prints of it. */
@@ -653,16 +485,18 @@ int cmd_show(int argc, const char **argv, struct aptix_repo *repo)
 		sh.stat = stat;
 		sh.now = aptix_now_ms();
 		sh.id = ids[i];
-		load_show(&sh);
-		if (all)
+		if (all) {
 			view_json_append(all, show_json(&sh));
-		else if (json)
-			view_json_print(show_json(&sh));
-		else {
-			if (i)
-				putchar('\n');
-			print_text(&sh);
+			continue;
 		}
+		if (json) {
+			view_json_print(show_json(&sh));
+			continue;
+		}
+		load_show(&sh);
+		if (i)
+			putchar('\n');
+		print_text(&sh);
 		release_show(&sh);
 	}
 	if (all)

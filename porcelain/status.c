@@ -594,16 +594,8 @@ static void print_json(struct status *st)
 	view_json_set(o, "detached", st->is_detached ?
 		      view_json_id(&st->detached) : json_null());
 	if (st->has_head) {
-		x = json_object();
-		if (!x)
+		if (!(x = aptix_view_session_info(&st->head)))
 			die("out of memory");
-		view_json_set(x, "session", view_json_id(&st->head.id));
-		view_json_set(x, "summary", view_json_str(st->head.summary));
-		view_json_set(x, "status", view_json_str(
-				      aptix_session_status_name(
-					      st->head.status)));
-		view_json_set(x, "created",
-			      view_json_time(st->head.created_at));
 		view_json_set(o, "head", x);
 	} else {
 		view_json_set(o, "head", json_null());

@@ -297,19 +297,8 @@ void view_resolve_session(aptix_oid *out, aptix_repo *repo, const char *name)
 
 void view_read_blob(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
-	aptix_purge_info info;
-	char when[32];
-	int r = aptix_blob_lookup(out, repo, id);
-
 	/* what aptix purge removed is shown as such, not fatal */
-	if (r == APTIX_ENOTFOUND && aptix_purge_lookup(&info, repo, id) == 0) {
-		aptix_error_clear();
-		aptix_buf_clear(out);
-		aptix_buf_printf(out, "[purged on %s: %s]",
-				 aptix_time_fmt(when, info.time), info.reason);
-		return;
-	}
-	if (r < 0)
+	if (aptix_view_blob_text(out, repo, id) < 0)
 		die_aptix();
 }
 
@@ -335,47 +324,22 @@ static json_t *check(json_t *v)
 
 json_t *view_json_text(const char *s, size_t len)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	aptix_buf clean = APTIX_BUF_INIT;
-	size_t i = 0, n;
-	json_t *v;
-
-	if (!s)
-		return json_null();
-	while (i < len) {
-		n = aptix_utf8_seqlen(u + i, len - i);
-		if (n)
-			aptix_buf_put(&clean, s + i, n);
-		else
-			aptix_buf_puts(&clean, "\xef\xbf\xbd");
-		i += n ? n : 1;
-	}
-	if (aptix_buf_oom(&clean))
-		die("out of memory");
-	v = check(json_stringn(clean.ptr, clean.len));
-	aptix_buf_release(&clean);
-	return v;
+	return check(aptix_view_text(s, len));
 }
 
 json_t *view_json_str(const char *s)
 {
-	return s ? view_json_text(s, strlen(s)) : json_null();
+	return check(aptix_view_str(s));
 }
 
 json_t *view_json_id(const aptix_oid *id)
 {
-	if (!id || aptix_oid_is_zero(id))
-		return json_null();
-	return check(json_string(aptix_oid_hex(id)));
+	return check(aptix_view_id(id));
 }
 
 json_t *view_json_time(int64_t ms)
 {
-	char buf[32];
-
-	if (!ms)
-		return json_null();
-	return check(json_string(aptix_time_fmt(buf, ms)));
+	return check(aptix_view_time(ms));
 }
 
 json_t *view_json_int(int64_t v)

@@ -6,12 +6,13 @@
  * Every function dies (fatal:) on errors it cannot report otherwise;
  * the *_try variants return a library error code instead.
  */
-#ifndef APTIX_VIEW_H
-#define APTIX_VIEW_H
+#ifndef PORCELAIN_VIEW_H
+#define PORCELAIN_VIEW_H
 
 #include <stdio.h>
 #include <jansson.h>
 #include <aptix.h>
+#include <aptix/view.h>
 
 /* Length of the short ids shown to people. */
 #define VIEW_SHORT_ID 12

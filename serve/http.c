@@ -271,7 +271,7 @@ static enum MHD_Result respond_error(struct MHD_Connection *c,
 	json_t *e = json_object();
 
 	json_object_set_new(e, "status", json_integer(status));
-	json_object_set_new(e, "message", serve_json_str(message));
+	json_object_set_new(e, "message", aptix_view_str(message));
 	if (busy && *busy)
 		json_object_set_new(e, "conversation", json_string(busy));
 	return respond_json(c, status, json_pack("{s:o}", "error", e));
@@ -407,7 +407,7 @@ static int query_params(json_t *p, struct MHD_Connection *c)
 	for (i = 0; strs[i]; i++)
 		if ((v = M.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 						     strs[i])))
-			json_object_set_new(p, strs[i], serve_json_str(v));
+			json_object_set_new(p, strs[i], aptix_view_str(v));
 	if (query_bool(p, c, "all") < 0 || query_bool(p, c, "archived") < 0)
 		return -1;
 	v = M.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
@@ -832,7 +832,7 @@ static enum MHD_Result route(struct http_server *h, struct MHD_Connection *c,
 	case R_GRAPH:
 		return call(h, c, serve_graph, p, 200);
 	case R_WS_SESSIONS:
-		json_object_set_new(p, "workspace", serve_json_str(args[0]));
+		json_object_set_new(p, "workspace", aptix_view_str(args[0]));
 		return call(h, c, serve_workspace_sessions, p, 200);
 	case R_SESSIONS:
 		return call(h, c, serve_session_open, p, 201);

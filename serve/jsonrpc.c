@@ -103,7 +103,7 @@ static void send_error(struct jsonrpc *j, json_t *id, int code,
 	json_t *m = json_object(), *e = json_object();
 
 	json_object_set_new(e, "code", json_integer(code));
-	json_object_set_new(e, "message", serve_json_str(message));
+	json_object_set_new(e, "message", aptix_view_str(message));
 	if (data)
 		json_object_set_new(e, "data", data);
 	json_object_set_new(m, "jsonrpc", json_string("2.0"));
@@ -353,8 +353,9 @@ static json_t *new_thread(struct serve *s, json_t *p, struct serve_err *e)
 
 	if (!r)
 		return NULL;
-	o = json_pack("{s:{s:O,s:O,s:s,s:[]}}", "thread",
-		      "id", json_object_get(r, "sessionId"),
+	o = json_pack("{s:{s:O,s:O,s:O,s:s,s:[]}}", "thread",
+		      "conversation", json_object_get(r, "conversation"),
+		      "id", json_object_get(r, "conversation"),
 		      "workspace", json_object_get(r, "workspace"),
 		      "status", "new", "turns");
 	json_decref(r);
@@ -374,16 +375,23 @@ static json_t *read_thread(struct serve *s, json_t *p, struct serve_err *e)
 	return o;
 }
 
+/*
+ * The page of every list ({items, next_cursor}), with Codex's names for
+ * it as aliases: data, nextCursor (Documentation/json.md).
+ */
 static json_t *list_threads(struct serve *s, json_t *p, struct serve_err *e)
 {
-	json_t *r = serve_list_conversations(s, p, e), *o;
+	json_t *r = serve_list_conversations(s, p, e);
 
 	if (!r)
 		return NULL;
-	o = json_pack("{s:O,s:O}", "data", json_object_get(r, "items"),
-		      "nextCursor", json_object_get(r, "next_cursor"));
-	json_decref(r);
-	return o;
+	if (json_object_set(r, "data", json_object_get(r, "items")) < 0 ||
+	    json_object_set(r, "nextCursor",
+			    json_object_get(r, "next_cursor")) < 0) {
+		json_decref(r);
+		return serve_fail(e, 500, "out of memory");
+	}
+	return r;
 }
 
 static int is_str_or_absent(json_t *p, const char *key)

@@ -48,8 +48,5 @@ int serve__pbool(json_t *p, const char *key, int def);
 
 /* "completed", "failed", "pending" from a session status. */
 const char *serve__turn_status_of(aptix_session_status st);
-json_t *serve__usage_json(const aptix_usage *u);
-json_t *serve__time(int64_t ms);
-json_t *serve__id(const aptix_oid *id);
 
 #endif

@@ -24,8 +24,6 @@
 
 #include "serve-int.h"
 
-/* Seed 001 DD-005: instruction and answer summaries of ~1024 chars. */
-#define SUMMARY_BYTES 1024
 #define LIST_DEFAULT 50
 #define LIST_MAX 1000
 
@@ -63,50 +61,6 @@ json_t *serve_fail_aptix(struct serve_err *e, int r)
 		status = 500;
 	}
 	return serve_fail(e, status, "%s", aptix_error_last()->message);
-}
-
-json_t *serve_json_text(const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	aptix_buf clean = APTIX_BUF_INIT;
-	size_t i = 0, n;
-	json_t *v;
-
-	if (!s)
-		return json_null();
-	if (aptix_utf8_valid(s, len))
-		return json_stringn(s, len);
-	while (i < len) {
-		n = aptix_utf8_seqlen(u + i, len - i);
-		if (n && u[i])
-			aptix_buf_put(&clean, s + i, n);
-		else
-			aptix_buf_puts(&clean, "\xef\xbf\xbd");
-		i += n ? n : 1;
-	}
-	v = aptix_buf_oom(&clean) ? NULL :
-		json_stringn(clean.ptr, clean.len);
-	aptix_buf_release(&clean);
-	return v ? v : json_null();
-}
-
-json_t *serve_json_str(const char *s)
-{
-	return s ? serve_json_text(s, strlen(s)) : json_null();
-}
-
-json_t *serve__time(int64_t ms)
-{
-	char buf[32];
-
-	return ms ? json_string(aptix_time_fmt(buf, ms)) : json_null();
-}
-
-json_t *serve__id(const aptix_oid *id)
-{
-	if (!id || aptix_oid_is_zero(id))
-		return json_null();
-	return json_string(aptix_oid_hex(id));
 }
 
 const char *serve__pstr(json_t *p, const char *key)
@@ -151,17 +105,6 @@ const char *serve__turn_status_of(aptix_session_status st)
 	default:
 		return "pending";
 	}
-}
-
-json_t *serve__usage_json(const aptix_usage *u)
-{
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}",
-			 "input_tokens", (json_int_t)u->input_tokens,
-			 "cached_tokens", (json_int_t)u->cached_tokens,
-			 "output_tokens", (json_int_t)u->output_tokens,
-			 "reasoning_tokens", (json_int_t)u->reasoning_tokens,
-			 "total_tokens", (json_int_t)u->total_tokens,
-			 "model_requests", (json_int_t)u->model_requests);
 }
 
 static void set(json_t *o, const char *key, json_t *v)
@@ -262,32 +205,13 @@ static int by_updated(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+/* The conversation summary, and whether a turn of it runs here. */
 static json_t *conv_json(struct serve *s, const aptix_conv_info *ci)
 {
-	json_t *o = json_object();
+	json_t *o = aptix_view_conversation(ci);
 
-	if (!o)
-		return NULL;
-	set(o, "id", json_string(ci->id));
-	set(o, "title", *ci->title ? serve_json_str(ci->title) : NULL);
-	set(o, "status", ci->turns ? json_string(
-		    aptix_session_status_name(ci->last_status)) : NULL);
-	set(o, "last_turn_status", ci->turns ? json_string(
-		    aptix_turn_status_name(ci->last_turn_status)) : NULL);
-	set(o, "last_turn_date", ci->turns ? serve__time(ci->updated_at) :
-	    NULL);
-	/* turns as show numbers them; failed attempts apart */
-	set(o, "turn_count", json_integer(ci->committed));
-	set(o, "failed_count", json_integer(ci->failed));
-	set(o, "failed_count", json_integer(ci->failed));
-	set(o, "titled", json_boolean(ci->titled));
-	set(o, "workspace", *ci->workspace ?
-	    serve_json_str(ci->workspace) : NULL);
-	set(o, "created", serve__time(ci->created_at));
-	set(o, "updated", serve__time(ci->updated_at));
-	set(o, "head", ci->has_head ? serve__id(&ci->head) : NULL);
-	set(o, "archived", json_boolean(ci->archived));
-	set(o, "running", json_boolean(serve__busy(s, ci->id, NULL)));
+	if (o)
+		set(o, "running", json_boolean(serve__busy(s, ci->id, NULL)));
 	return o;
 }
 
@@ -432,17 +356,24 @@ done:
 	return r;
 }
 
-static json_t *cursor_of(const aptix_conv_info *ci)
+/* A page's next cursor; NULL on the last page. */
+static const char *cursor_of(char buf[32 + APTIX_CONV_MAXLEN],
+			     const struct convs *page, int more)
 {
-	char buf[32 + APTIX_CONV_MAXLEN];
+	const aptix_conv_info *ci;
 
-	snprintf(buf, sizeof(buf), "%" PRId64 ".%s", ci->updated_at, ci->id);
-	return json_string(buf);
+	if (!more || !page->nr)
+		return NULL;
+	ci = &page->v[page->nr - 1];
+	snprintf(buf, 32 + APTIX_CONV_MAXLEN, "%" PRId64 ".%s",
+		 ci->updated_at, ci->id);
+	return buf;
 }
 
 json_t *serve_list_conversations(struct serve *s, json_t *p,
 				 struct serve_err *e)
 {
+	char cursor[32 + APTIX_CONV_MAXLEN];
 	struct convs page;
 	struct scope sc;
 	json_t *o, *items;
@@ -455,81 +386,15 @@ json_t *serve_list_conversations(struct serve *s, json_t *p,
 		free(page.v);
 		return serve_fail_aptix(e, r);
 	}
-	o = json_object();
 	items = json_array();
 	for (i = 0; i < page.nr; i++)
 		json_array_append_new(items, conv_json(s, &page.v[i]));
-	set(o, "items", items);
-	set(o, "next_cursor", more && page.nr ?
-	    cursor_of(&page.v[page.nr - 1]) : NULL);
+	o = aptix_view_page(items, cursor_of(cursor, &page, more));
 	free(page.v);
-	return o;
+	return o ? o : serve_fail_aptix(e, APTIX_ERROR);
 }
 
 /* ---- turns ---- */
-
-static json_t *summary_text(const aptix_buf *b, int full)
-{
-	size_t n = full ? b->len : aptix_utf8_cut(b->ptr, b->len,
-						  SUMMARY_BYTES);
-
-	return serve_json_text(b->ptr, n);
-}
-
-static json_t *strings(char **v, size_t n)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, serve_json_str(v[i]));
-	return a;
-}
-
-static json_t *sources_json(const aptix_turn *t)
-{
-	json_t *a = json_array(), *x;
-	size_t i;
-
-	for (i = 0; i < t->nchunks; i++) {
-		const aptix_chunk_ref *c = &t->chunks[i];
-
-		x = json_object();
-		set(x, "path", serve_json_str(c->path));
-		set(x, "start_line", json_integer(c->start_line));
-		set(x, "end_line", json_integer(c->end_line));
-		set(x, "score", json_real(c->score / 1e6));
-		set(x, "sent", json_boolean(c->sent));
-		set(x, "chunk_id", serve_json_str(c->chunk_id));
-		set(x, "content_hash", serve_json_str(c->content_hash));
-		set(x, "snippet", serve__id(&c->snippet));
-		json_array_append_new(a, x);
-	}
-	return a;
-}
-
-static json_t *files_json(const aptix_turn *t)
-{
-	json_t *a = json_array(), *x;
-	size_t i;
-
-	for (i = 0; i < t->nfiles; i++) {
-		const aptix_file_ref *f = &t->files[i];
-
-		x = json_object();
-		set(x, "path", serve_json_str(f->path));
-		set(x, "size", json_integer(f->size));
-		set(x, "sha256", serve_json_str(f->sha256));
-		set(x, "sent", json_boolean(f->sent));
-		set(x, "touched", json_boolean(f->touched));
-		set(x, "too_large", json_boolean(f->too_large));
-		set(x, "binary", json_boolean(f->binary));
-		set(x, "content", f->has_content ? serve__id(&f->content) :
-		    NULL);
-		json_array_append_new(a, x);
-	}
-	return a;
-}
 
 /*
  * A turn: the summary view (seed 001's list fields, the instruction and
@@ -539,71 +404,12 @@ static json_t *files_json(const aptix_turn *t)
 static json_t *turn_view(struct serve *s, const aptix_oid *sid, int full,
 			 struct serve_err *e)
 {
-	aptix_session ss;
-	aptix_turn t;
-	aptix_buf in = APTIX_BUF_INIT, ans = APTIX_BUF_INIT;
-	json_t *o = NULL;
-	int r, failed;
+	json_t *o;
+	int r;
 
-	aptix_session_init(&ss);
-	aptix_turn_init(&t);
-	if ((r = aptix_session_lookup(&ss, s->repo, sid)) < 0 ||
-	    (r = aptix_turn_lookup(&t, s->repo, &ss.turn)) < 0 ||
-	    (r = aptix_blob_lookup(&in, s->repo, &t.instruction)) < 0 ||
-	    (!aptix_oid_is_zero(&t.answer) &&
-	     (r = aptix_blob_lookup(&ans, s->repo, &t.answer)) < 0)) {
-		serve_fail_aptix(e, r);
-		goto done;
-	}
-	failed = ss.status == APTIX_SESSION_FAILED ||
-		t.status == APTIX_TURN_FAILED;
-	o = json_object();
-	set(o, "session", serve__id(sid));
-	set(o, "turn", serve__id(&ss.turn));
-	set(o, "parent", ss.has_parent ? serve__id(&ss.parent) : NULL);
-	set(o, "conversation", serve_json_str(ss.conversation));
-	set(o, "seq", json_integer(t.seq));
-	set(o, "status", json_string(aptix_session_status_name(ss.status)));
-	set(o, "turn_status", json_string(aptix_turn_status_name(t.status)));
-	set(o, "failed", json_boolean(failed));
-	set(o, "created", serve__time(t.created_at));
-	set(o, "status_at", serve__time(t.status_at));
-	set(o, "response_at", serve__time(t.response_at));
-	set(o, "duration_ms", json_integer(ss.duration_ms));
-	set(o, "mode", serve_json_str(t.mode));
-	set(o, "model", serve_json_str(t.model));
-	set(o, "workspace", serve_json_str(t.workspace ? t.workspace :
-					   ss.workspace));
-	set(o, full ? "instruction" : "instruction_summary",
-	    summary_text(&in, full));
-	set(o, full ? "answer" : "answer_summary",
-	    aptix_oid_is_zero(&t.answer) ? NULL : summary_text(&ans, full));
-	set(o, "instruction_id", serve__id(&t.instruction));
-	set(o, "answer_id", serve__id(&t.answer));
-	set(o, "request_id", serve__id(&t.request));
-	set(o, "response_payload_id", serve__id(&t.response));
-	set(o, "response_id", serve_json_str(t.response_id));
-	set(o, "usage", serve__usage_json(&t.usage));
-	set(o, "warnings", strings(t.warnings, t.nwarnings));
-	set(o, "errors", strings(t.errors, t.nerrors));
-	set(o, "nsources", json_integer((json_int_t)t.nchunks));
-	set(o, "nfiles", json_integer((json_int_t)t.nfiles));
-	if (full) {
-		set(o, "previous_response_id",
-		    serve_json_str(t.previous_response_id));
-		set(o, "chain_expires_at", serve__time(t.chain_expires_at));
-		set(o, "chain_restarted", json_boolean(t.chain_restarted));
-		set(o, "forked_from", serve_json_str(ss.forked_from));
-		set(o, "repo", serve_json_str(t.repo));
-		set(o, "transport", serve_json_str(ss.transport));
-		set(o, "sources", sources_json(&t));
-		set(o, "files", files_json(&t));
-	}
-done:
-	aptix_buf_release(&in);
-	aptix_buf_release(&ans);
-	aptix_turn_release(&t);
-	aptix_session_release(&ss);
+	if ((r = aptix_view_turn(&o, s->repo, sid,
+				 full ? APTIX_VIEW_FULL : 0)) < 0)
+		return serve_fail_aptix(e, r);
 	return o;
 }
 
@@ -1036,24 +842,12 @@ static json_t *graph_json(struct serve *s, const struct convs *page,
 		c = (int)ss->v[i].conv;
 		prow = si->has_parent ? row_of(idx, ss->nr, &si->parent) :
 			-1;
-		x = json_object();
-		set(x, "id", serve__id(&si->id));
-		set(x, "parent", si->has_parent ? serve__id(&si->parent) :
-		    NULL);
+		x = aptix_view_session_info(si);
+		/* the node's id in the graph: its session */
+		set(x, "id", aptix_view_id(&si->id));
 		set(x, "parent_row", prow >= 0 ? json_integer(prow) : NULL);
-		set(x, "conversation", json_string(si->conversation));
 		set(x, "row", json_integer((json_int_t)i));
 		set(x, "lane", json_integer(c >= 0 ? sp[c].lane : 0));
-		set(x, "generation", json_integer(si->generation));
-		set(x, "status", json_string(
-			    aptix_session_status_name(si->status)));
-		set(x, "turn_status", json_string(
-			    aptix_turn_status_name(si->turn_status)));
-		set(x, "failed", json_boolean(
-			    si->status == APTIX_SESSION_FAILED ||
-			    si->turn_status == APTIX_TURN_FAILED));
-		set(x, "created", serve__time(si->created_at));
-		set(x, "summary", serve_json_str(si->summary));
 		json_array_append_new(nodes, x);
 	}
 	convs = json_array();
@@ -1093,7 +887,7 @@ static json_t *head_json(struct serve *s)
 		set(o, "conversation", NULL);
 	}
 	set(o, "session", aptix_ref_resolve(&id, NULL, s->repo, "HEAD") ?
-	    NULL : serve__id(&id));
+	    NULL : aptix_view_id(&id));
 	aptix_error_clear();
 	return o;
 }
@@ -1123,8 +917,10 @@ json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e)
 	if ((r = sessions_of(&ss, s, &page)) < 0)
 		serve_fail_aptix(e, r);
 	else if ((o = graph_json(s, &page, &ss, e))) {
-		set(o, "next_cursor", more && page.nr ?
-		    cursor_of(&page.v[page.nr - 1]) : NULL);
+		char cursor[32 + APTIX_CONV_MAXLEN];
+		const char *next = cursor_of(cursor, &page, more);
+
+		set(o, "next_cursor", next ? json_string(next) : NULL);
 		set(o, "head", head_json(s));
 	}
 	sessions_release(&ss);
@@ -1240,6 +1036,29 @@ static int workspace_of(aptix_buf *out, struct serve *s, const char *ws,
 	return 0;
 }
 
+/*
+ * A session of seed 003's routes: the conversation summary with the
+ * names the seed fixes as aliases (sessionId, updatedAt; turnCount and
+ * lastTurnStatus, which earlier clients read), and `status` in the
+ * seed's sense: active, closed or archived (Documentation/json.md).
+ */
+static json_t *seed_session(struct serve *s, const aptix_conv_info *ci,
+			    const char *status)
+{
+	json_t *x = conv_json(s, ci);
+
+	if (!x)
+		return NULL;
+	set(x, "status", json_string(status));
+	set(x, "model", NULL);
+	set(x, "sessionId", json_string(ci->id));
+	set(x, "updatedAt", aptix_view_time(ci->updated_at));
+	set(x, "turnCount", json_integer(ci->committed));
+	set(x, "lastTurnStatus", ci->turns ? json_string(
+		    aptix_turn_status_name(ci->last_turn_status)) : NULL);
+	return x;
+}
+
 json_t *serve_workspace_sessions(struct serve *s, json_t *p,
 				 struct serve_err *e)
 {
@@ -1273,17 +1092,8 @@ json_t *serve_workspace_sessions(struct serve *s, json_t *p,
 		for (k = 0; k < s->nopen; k++)
 			open |= !strcmp(s->open[k], ci->id);
 		pthread_mutex_unlock(&s->lock);
-		x = json_object();
-		set(x, "sessionId", json_string(ci->id));
-		set(x, "title", *ci->title ? serve_json_str(ci->title) : NULL);
-		set(x, "model", NULL);
-		set(x, "status", json_string(ci->archived ? "archived" :
-					     open ? "active" : "closed"));
-		set(x, "updatedAt", serve__time(ci->updated_at));
-		set(x, "turnCount", json_integer(ci->committed));
-		set(x, "lastTurnStatus", ci->turns ? json_string(
-			    aptix_turn_status_name(ci->last_turn_status)) :
-		    NULL);
+		x = seed_session(s, ci, ci->archived ? "archived" :
+				 open ? "active" : "closed");
 		json_array_append_new(a, x);
 	}
 	free(page.v);
@@ -1354,15 +1164,9 @@ json_t *serve_session_open(struct serve *s, json_t *p, struct serve_err *e)
 	aptix_buf_release(&ws);
 	if (add_open(s, ci.id) < 0)
 		return serve_fail(e, 500, "out of memory");
-	o = json_object();
-	set(o, "sessionId", json_string(ci.id));
+	if (!(o = seed_session(s, &ci, "active")))
+		return serve_fail(e, 500, "out of memory");
 	set(o, "resumed", json_boolean(resumed));
-	set(o, "status", json_string("active"));
-	set(o, "title", *ci.title ? serve_json_str(ci.title) : NULL);
-	set(o, "workspace", *ci.workspace ? serve_json_str(ci.workspace) :
-	    NULL);
-	set(o, "turnCount", json_integer(ci.turns));
-	set(o, "updatedAt", serve__time(ci.updated_at));
 	return o;
 }
 

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include <aptix.h>
+#include <aptix/view.h>
 
 struct serve;
 struct serve_turn;
@@ -156,9 +157,5 @@ void serve_cancel_all(struct serve *s);
  * the number still running.
  */
 size_t serve_wait_idle(struct serve *s, long timeout_ms);
-
-/* A JSON value for a string that may hold invalid UTF-8 (U+FFFD). */
-json_t *serve_json_text(const char *s, size_t len);
-json_t *serve_json_str(const char *s);
 
 #endif

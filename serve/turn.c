@@ -76,7 +76,7 @@ static int on_delta(const char *text, size_t len, void *payload)
 	if (!len || !t->fn)
 		return 0;
 	d = json_object();
-	json_object_set_new(d, "text", serve_json_text(text, len));
+	json_object_set_new(d, "text", aptix_view_text(text, len));
 	t->fn("delta", d, t->payload);
 	json_decref(d);
 	return 0;
@@ -337,9 +337,9 @@ json_t *serve_turn_begin(struct serve_turn **out, struct serve *s,
 			 "kind", kind_name(opts.kind),
 			 "conversation", res->conversation,
 			 "status", "pending",
-			 "turn", serve__id(&t->turn),
+			 "turn", aptix_view_id(&t->turn),
 			 "parent", res->has_parent ?
-			 serve__id(&res->parent) : json_null());
+			 aptix_view_id(&res->parent) : json_null());
 }
 
 static json_t *sources_json(const aptix_chunk_set *chunks)
@@ -352,8 +352,8 @@ static json_t *sources_json(const aptix_chunk_set *chunks)
 
 		json_array_append_new(a, json_pack("{s:o,s:o,s:I,s:I,s:s,"
 						   "s:f,s:b}",
-			"chunk_id", serve_json_str(c->chunk_id),
-			"path", serve_json_str(c->path),
+			"chunk_id", aptix_view_str(c->chunk_id),
+			"path", aptix_view_str(c->path),
 			"start_line", (json_int_t)c->start_line,
 			"end_line", (json_int_t)c->end_line,
 			"content_hash", c->content_hash, "score", c->score,
@@ -372,36 +372,36 @@ static json_t *final_json(struct serve_turn *t, int r)
 	size_t i;
 
 	for (i = 0; i < res->nwarnings; i++)
-		json_array_append_new(w, serve_json_str(res->warnings[i]));
+		json_array_append_new(w, aptix_view_str(res->warnings[i]));
 	json_object_set_new(o, "kind", json_string(r ? "error" : "answer"));
-	json_object_set_new(o, "text", serve_json_text(res->api.text.ptr,
+	json_object_set_new(o, "text", aptix_view_text(res->api.text.ptr,
 						       res->api.text.len));
 	json_object_set_new(o, "sources",
 			    sources_json(aptix_run_chunks(t->run)));
 	json_object_set_new(o, "warnings", w);
 	json_object_set_new(o, "error_code", !r ? json_null() :
-			    res->error_code ? serve_json_str(res->error_code) :
+			    res->error_code ? aptix_view_str(res->error_code) :
 			    json_string(r == APTIX_ECANCELLED ? "cancelled" :
 					"error"));
-	json_object_set_new(o, "error_message", r ? serve_json_str(msg) :
+	json_object_set_new(o, "error_message", r ? aptix_view_str(msg) :
 			    json_null());
 	json_object_set_new(o, "status", json_string(
 				    !res->committed ? "not_committed" :
 				    res->completed ? "completed" : "failed"));
 	json_object_set_new(o, "session", res->committed ?
-			    serve__id(&res->session) : json_null());
+			    aptix_view_id(&res->session) : json_null());
 	json_object_set_new(o, "turn", res->committed ?
-			    serve__id(&res->turn) : json_null());
+			    aptix_view_id(&res->turn) : json_null());
 	json_object_set_new(o, "conversation",
 			    json_string(res->conversation));
 	json_object_set_new(o, "parent", res->has_parent ?
-			    serve__id(&res->parent) : json_null());
+			    aptix_view_id(&res->parent) : json_null());
 	json_object_set_new(o, "response_id", res->api.response_id ?
-			    serve_json_str(res->api.response_id) :
+			    aptix_view_str(res->api.response_id) :
 			    json_null());
 	json_object_set_new(o, "chain_restarted",
 			    json_boolean(res->chain_restarted));
-	json_object_set_new(o, "usage", serve__usage_json(&res->api.usage));
+	json_object_set_new(o, "usage", aptix_view_usage(&res->api.usage));
 	json_object_set_new(o, "duration_ms",
 			    json_integer(res->duration_ms));
 	return o;

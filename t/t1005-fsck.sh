@@ -501,7 +501,7 @@ test_expect_success 'a version 1 conversation record is read, and reindex rewrit
 	v1=01$(echo "$rec" | cut -c3-112)$(echo "$rec" | cut -c273-) &&
 	store put conversations c1 hex:$v1 &&
 	aptix sessions --all-workspaces --json >out &&
-	grep "\"turns\": 2," out &&
+	grep "\"turn_count\": 2," out &&
 	grep "\"last_turn_status\": \"completed\"" out &&
 	aptix fsck &&
 	aptix reindex -q &&

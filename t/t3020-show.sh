@@ -198,8 +198,8 @@ test_expect_success '--json prints one object' '
 
 test_expect_success JQ '--json has every field' '
 	aptix show --json $s1 >out &&
-	jq -r "[.session, .status, .parent, .conversation, .title, .created,
-		.created_ms, .response_at, .response_at_ms, .duration_ms,
+	jq -r "[.session, .status, .parent, .conversation, .title, .created_at,
+		.created_at_ms, .response_at, .response_at_ms, .duration_ms,
 		.model, .response_id, .previous_response_id,
 		.chain_expires_at, .chain_expired, .turn_status] | map(tostring) | join(\" \")" out >actual &&
 	echo "$s1 committed null c1 Parser work 2023-11-14T22:13:20.000Z 1700000000000 2023-11-14T22:13:21.500Z 1700000001500 1500 gpt-5 resp_1 resp_0 2023-11-14T23:13:20.000Z false completed" >expect &&
@@ -207,7 +207,7 @@ test_expect_success JQ '--json has every field' '
 	jq -r ".usage | [.input_tokens, .cached_tokens, .output_tokens, .reasoning_tokens, .total_tokens, .model_requests] | map(tostring) | join(\" \")" out >actual &&
 	echo "10 4 5 2 15 1" >expect &&
 	test_cmp expect actual &&
-	jq -r ".instruction, .instruction_id, .answer_id, .request, .response" out >actual &&
+	jq -r ".instruction, .instruction_id, .answer_id, .request_payload_id, .response_payload_id" out >actual &&
 	printf "Explain the parser\nin detail, please\n\n%s\n%s\n%s\n%s\n" $instr $answer $request $response >expect &&
 	test_cmp expect actual &&
 	jq -r ".sources[] | \"\(.path):\(.start_line)-\(.end_line) \(.score) \(.sent)\"" out >actual &&

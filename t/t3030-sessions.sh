@@ -106,7 +106,7 @@ test_expect_success 'titles are cut at character boundaries' '
 test_expect_success JQ '--json prints an array of objects' '
 	aptix sessions --all-workspaces --json >out &&
 	jq -r ".[] | [.conversation, .title, .status, .last_turn_status,
-		.last_turn_date, .created, .updated, .turns, .head, .current,
+		.last_turn_at, .created_at, .updated_at, .turn_count, .head, .current,
 		.workspace] | map(tostring) | join(\"|\")" out >actual &&
 	cat >expect <<-EOF &&
 	utf|$t|committed|completed|2023-11-14T22:18:20.000Z|2023-11-14T22:18:20.000Z|2023-11-14T22:18:20.000Z|1|$u1|false|null
@@ -223,7 +223,7 @@ test_expect_success 'turns counts the committed ones, not failed attempts' '
 	aptix sessions --all-workspaces >out &&
 	grep "^  beta .*  1 turn   failed" out &&
 	aptix sessions --all-workspaces --json >out &&
-	grep "\"failed\": 1" out
+	grep "\"failed_count\": 1" out
 '
 
 test_expect_success 'conversation rename, archive, unarchive' '

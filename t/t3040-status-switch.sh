@@ -210,7 +210,7 @@ test_expect_success JQ 'status --json' '
 	f6=$(new_session c1 "Sixth question" failed $s5) &&
 	aptix status --json >out &&
 	jq -r "[.conversation, .title, .head.session, .head.summary,
-		.head.created, .last_failed.session,
+		.head.created_at, .last_failed.session,
 		.last_failed.instruction, .last_failed.retry,
 		(.last_failed.errors | join(\";\"))] | join(\"|\")" out >actual &&
 	echo "c1|The c1 talk|$s5|Fourth question, again|2023-11-14T22:18:20.000Z|$f6|Sixth question|aptix rerun $(echo $f6 | cut -c1-12)|HTTP 500: upstream exploded;retries exhausted" >expect &&

@@ -313,7 +313,7 @@ test_expect_success 'openai.temperature 0.2 is sent as 0.2' '
 	aptix config openai.temperature 0.2 &&
 	test_when_finished "aptix config --unset openai.temperature" &&
 	aptix continue -m "temperate" >out-t 2>err-t &&
-	req=$(aptix show --json | json_field .request) &&
+	req=$(aptix show --json | json_field .request_payload_id) &&
 	aptix cat-object -p "$req" >sent &&
 	grep -F "\"temperature\":0.2," sent &&
 	aptix continue --dry-run -m "dry" >dry &&

@@ -85,7 +85,7 @@ test_expect_success '500 beyond max-attempts: exit 1, a failed snapshot, head ke
 	expect_failed_turn "server error" "HTTP 500: The server had an error" &&
 	test "$(field $failed .usage.model_requests)" -ge 1 &&
 	# the error body is kept as the raw response
-	aptix cat-object blob "$(field $failed .response)" >raw &&
+	aptix cat-object blob "$(field $failed .response_payload_id)" >raw &&
 	grep "\"type\":\"server_error\"" raw &&
 	f500=$failed
 '
@@ -173,7 +173,7 @@ test_expect_success 'a dropped stream: failed, the partial answer was shown' '
 	test_expect_code 1 aptix continue -m "dropped stream" >out 2>err &&
 	grep "^Answer #[0-9]* to:" out &&
 	expect_failed_turn "dropped stream" "transfer closed|connection|closed|incomplete" &&
-	test "$(field $failed .response)" != null
+	test "$(field $failed .response_payload_id)" != null
 '
 
 test_expect_success 'bad JSON in the stream: failed' '
@@ -198,7 +198,7 @@ test_expect_success 'a failed response: failed, with its error' '
 	standin_fault "{\"kind\":\"failed\",\"message\":\"model fell over\",\"code\":\"model_error\"}" &&
 	test_expect_code 1 aptix continue -m "failed response" >out 2>err &&
 	expect_failed_turn "failed response" "model_error: model fell over" &&
-	test "$(field $failed .response)" != null
+	test "$(field $failed .response_payload_id)" != null
 '
 
 test_expect_success 'a failed response without streaming: failed' '

@@ -132,7 +132,7 @@ test_expect_success 'expiry by time: setup a conversation under a fake clock' '
 	test_tick &&
 	aptix continue -m "one" >out 2>err &&
 	t1=$(field HEAD .response_id) &&
-	test "$(field HEAD .created_ms)" = ${APTIX_TEST_DATE}000 &&
+	test "$(field HEAD .created_at_ms)" = ${APTIX_TEST_DATE}000 &&
 	test "$(field HEAD .chain_expires_at_ms)" = $((APTIX_TEST_DATE + 90))000 &&
 	test_tick &&
 	aptix continue -m "two" >out 2>err &&

@@ -160,7 +160,7 @@ test_expect_success 'turns: summary and full views; raw objects' '
 	json_field .answer <body >answer &&
 	grep "^Answer #2 to: second question" answer &&
 	iid=$(json_field .instruction_id <body) &&
-	rid=$(json_field .request_id <body) &&
+	rid=$(json_field .request_payload_id <body) &&
 	curl -sS -D headers -o obj -H "Authorization: Bearer $TOKEN" \
 		"$URL/api/objects/$iid" &&
 	grep -i "^content-type: text/plain; charset=utf-8" headers &&

@@ -137,7 +137,7 @@ function layout(g) {
 	const branches = [];
 
 	for (const c of g.conversations)
-		for (let n = byId.get(c.head); n && n.conversation === c.id &&
+		for (let n = byId.get(c.head); n && n.conversation === c.conversation &&
 		     !main.has(n.id); n = byId.get(n.parent))
 			main.add(n.id);
 	for (const n of g.nodes) {
@@ -188,8 +188,8 @@ function decorations(g, n, titles) {
 	for (const c of g.conversations) {
 		if (c.head !== n.id)
 			continue;
-		const name = cut(titles[c.id], 30);
-		out.push(head.conversation === c.id ? "HEAD \u2192 " + name :
+		const name = cut(titles[c.conversation], 30);
+		out.push(head.conversation === c.conversation ? "HEAD \u2192 " + name :
 			 name);
 	}
 	if (head.session === n.id && !out.some((d) => d.startsWith("HEAD")))
@@ -211,7 +211,7 @@ function drawNode(svg, g, n, pos, textX, titles) {
 	const x = pos.x, y = pos.y;
 
 	t.textContent = `${titles[n.conversation] || ""}\n` +
-		`${n.summary || ""}\n${n.status} ${n.created || ""}`;
+		`${n.summary || ""}\n${n.status} ${n.created_at || ""}`;
 	el("rect", { class: "row", x: 0, y: y - ROW / 2, width: "100%",
 		     height: ROW }, gr);
 	el("circle", { cx: x, cy: y, r: n.failed ? 8 : 7 }, gr);
@@ -222,7 +222,7 @@ function drawNode(svg, g, n, pos, textX, titles) {
 	}
 	const label = el("text", { x: textX, y: y + 4 }, gr);
 	span(label, "id", n.id.slice(0, 8) + "  ");
-	span(label, "date", shortDate(n.created) + "  ");
+	span(label, "date", shortDate(n.created_at) + "  ");
 	const deco = decorations(g, n, titles);
 	if (deco.length)
 		span(label, "deco" + (deco[0].startsWith("HEAD") ? " head" : ""),
@@ -275,7 +275,7 @@ function draw(g) {
 
 	svg.textContent = "";
 	for (const c of g.conversations)
-		titles[c.id] = c.title || c.id.slice(0, 8);
+		titles[c.conversation] = c.title || c.conversation.slice(0, 8);
 	svg.setAttribute("width", String(textX + 640));	/* until measured */
 	svg.setAttribute("height", String(Y0 + rows * ROW + 8));
 	for (const n of g.nodes)
@@ -367,7 +367,7 @@ function fillMeta(t) {
 		["parent", t.parent || "none (a root)"],
 		["status", t.failed ? `${t.status} (turn ${t.turn_status})` :
 		 t.status],
-		["created", t.created], ["model", t.model],
+		["created", t.created_at], ["model", t.model],
 		["usage", `${u.input_tokens || 0} in, ${u.output_tokens || 0}` +
 		 ` out, ${u.total_tokens || 0} tokens`],
 		["duration", `${t.duration_ms} ms`]
@@ -465,7 +465,7 @@ async function select(id) {
 			 f.sent ? "sent" : "unchanged") +
 			(f.touched ? ", touched" : ""));
 		lines($("t-warnings"), t.warnings, "Warnings");
-		rawPayload($("t-request"), t.request_id);
+		rawPayload($("t-request"), t.request_payload_id);
 		rawPayload($("t-response"), t.response_payload_id);
 		document.body.dataset.selected = id;
 	} catch (e) {
@@ -475,7 +475,7 @@ async function select(id) {
 
 function conversationTitle(id) {
 	const c = state.graph && state.graph.conversations.find(
-		(c) => c.id === id);
+		(c) => c.conversation === id);
 	return c && c.title ? `\u201c${c.title}\u201d` : id.slice(0, 8);
 }
 
@@ -524,7 +524,7 @@ function setButtons() {
 function showLive(body, title) {
 	const parent = body.kind === "continue" && state.graph ?
 		(state.graph.conversations.find(
-			(c) => c.id === body.conversation) || {}).head :
+			(c) => c.conversation === body.conversation) || {}).head :
 		body.session;
 
 	$("live").hidden = false;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
+#include <aptix/view.h>
 
 #include "turn-cli.h"
 #include "editor.h"
@@ -171,70 +172,14 @@ attach:
 	return 1;
 }
 
-static json_t *usage_json(const aptix_usage *u)
-{
-	return json_pack("{s:I,s:I,s:I,s:I,s:I}",
-			 "input_tokens", (json_int_t)u->input_tokens,
-			 "cached_tokens", (json_int_t)u->cached_tokens,
-			 "output_tokens", (json_int_t)u->output_tokens,
-			 "reasoning_tokens", (json_int_t)u->reasoning_tokens,
-			 "total_tokens", (json_int_t)u->total_tokens);
-}
-
-static json_t *sources_json(const aptix_chunk_set *chunks)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; chunks && i < chunks->n; i++) {
-		const aptix_rag_chunk *c = &chunks->v[i];
-
-		json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I,s:s,s:f,"
-						   "s:b}",
-			"chunk_id", c->chunk_id, "path", c->path,
-			"start_line", (json_int_t)c->start_line,
-			"end_line", (json_int_t)c->end_line,
-			"content_hash", c->content_hash, "score", c->score,
-			"sent", c->sent));
-	}
-	return a;
-}
-
+/* The result as the HTTP API's execute answers it (aptix/view.h). */
 static void print_json(const aptix_run_result *res, int rc,
 		       const aptix_chunk_set *chunks)
 {
-	json_t *o = json_object(), *w = json_array();
-	char *s;
-	size_t i;
+	json_t *o = aptix_view_run_result(res, chunks, rc);
+	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) :
+		NULL;
 
-	json_object_set_new(o, "kind", json_string(rc ? "error" : "answer"));
-	json_object_set_new(o, "text", json_stringn(res->api.text.ptr,
-						    res->api.text.len));
-	json_object_set_new(o, "sources", sources_json(chunks));
-	for (i = 0; i < res->nwarnings; i++)
-		json_array_append_new(w, json_string(res->warnings[i]));
-	json_object_set_new(o, "warnings", w);
-	json_object_set_new(o, "error_code", res->error_code ?
-			    json_string(res->error_code) : json_null());
-	json_object_set_new(o, "error_message", rc ?
-			    json_string(res->error_message ?
-					res->error_message :
-					aptix_error_last()->message) :
-			    json_null());
-	json_object_set_new(o, "session", res->committed ?
-			    json_string(aptix_oid_hex(&res->session)) :
-			    json_null());
-	json_object_set_new(o, "conversation",
-			    json_string(res->conversation));
-	json_object_set_new(o, "parent", res->has_parent ?
-			    json_string(aptix_oid_hex(&res->parent)) :
-			    json_null());
-	json_object_set_new(o, "response_id", res->api.response_id ?
-			    json_string(res->api.response_id) : json_null());
-	json_object_set_new(o, "chain_restarted",
-			    json_boolean(res->chain_restarted));
-	json_object_set_new(o, "usage", usage_json(&res->api.usage));
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (s)
 		printf("%s\n", s);
 	free(s);

@@ -342,69 +342,11 @@ json_t *serve_turn_begin(struct serve_turn **out, struct serve *s,
 			 aptix_view_id(&res->parent) : json_null());
 }
 
-static json_t *sources_json(const aptix_chunk_set *chunks)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; chunks && i < chunks->n; i++) {
-		const aptix_rag_chunk *c = &chunks->v[i];
-
-		json_array_append_new(a, json_pack("{s:o,s:o,s:I,s:I,s:s,"
-						   "s:f,s:b}",
-			"chunk_id", aptix_view_str(c->chunk_id),
-			"path", aptix_view_str(c->path),
-			"start_line", (json_int_t)c->start_line,
-			"end_line", (json_int_t)c->end_line,
-			"content_hash", c->content_hash, "score", c->score,
-			"sent", c->sent));
-	}
-	return a;
-}
-
 /* Seed 001's AgentExecuteResponse, and what aptix adds to it. */
 static json_t *final_json(struct serve_turn *t, int r)
 {
-	const aptix_run_result *res = aptix_run_result_of(t->run);
-	json_t *o = json_object(), *w = json_array();
-	const char *msg = res->error_message ? res->error_message :
-		aptix_error_last()->message;
-	size_t i;
-
-	for (i = 0; i < res->nwarnings; i++)
-		json_array_append_new(w, aptix_view_str(res->warnings[i]));
-	json_object_set_new(o, "kind", json_string(r ? "error" : "answer"));
-	json_object_set_new(o, "text", aptix_view_text(res->api.text.ptr,
-						       res->api.text.len));
-	json_object_set_new(o, "sources",
-			    sources_json(aptix_run_chunks(t->run)));
-	json_object_set_new(o, "warnings", w);
-	json_object_set_new(o, "error_code", !r ? json_null() :
-			    res->error_code ? aptix_view_str(res->error_code) :
-			    json_string(r == APTIX_ECANCELLED ? "cancelled" :
-					"error"));
-	json_object_set_new(o, "error_message", r ? aptix_view_str(msg) :
-			    json_null());
-	json_object_set_new(o, "status", json_string(
-				    !res->committed ? "not_committed" :
-				    res->completed ? "completed" : "failed"));
-	json_object_set_new(o, "session", res->committed ?
-			    aptix_view_id(&res->session) : json_null());
-	json_object_set_new(o, "turn", res->committed ?
-			    aptix_view_id(&res->turn) : json_null());
-	json_object_set_new(o, "conversation",
-			    json_string(res->conversation));
-	json_object_set_new(o, "parent", res->has_parent ?
-			    aptix_view_id(&res->parent) : json_null());
-	json_object_set_new(o, "response_id", res->api.response_id ?
-			    aptix_view_str(res->api.response_id) :
-			    json_null());
-	json_object_set_new(o, "chain_restarted",
-			    json_boolean(res->chain_restarted));
-	json_object_set_new(o, "usage", aptix_view_usage(&res->api.usage));
-	json_object_set_new(o, "duration_ms",
-			    json_integer(res->duration_ms));
-	return o;
+	return aptix_view_run_result(aptix_run_result_of(t->run),
+				     aptix_run_chunks(t->run), r);
 }
 
 json_t *serve_turn_run(struct serve_turn *t)

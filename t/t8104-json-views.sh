@@ -2,7 +2,8 @@
 test_description='one JSON vocabulary: every interface, the same views
 
 The same turns and conversation asked of show --json, sessions --json,
-status --json, the HTTP API of aptix serve and aptix app-server: the
+status --json, the HTTP API of aptix serve and aptix app-server (and
+the result of a turn from continue --json, execute and turn/completed): the
 same field names with the same values (Documentation/json.md), the
 compatibility aliases equal to what they alias, every name snake_case
 but the documented aliases, and every name documented.'
@@ -201,6 +202,39 @@ test_expect_success 'a session in a list: graph nodes and status head' '
 	for k in ("session", "parent", "conversation", "status",
 	          "turn_status", "failed"):
 	    assert node[k] == show[k], (k, node[k], show[k])
+	EOF
+'
+
+test_expect_success 'the result of a turn: continue --json, execute, turn/completed' '
+	aptix continue --json -m "cli result" >run-cli.json 2>/dev/null &&
+	test_start_server serve2 aptix serve --port 0 &&
+	test_wait_for_file .aptix/serve.token 10 serve2 &&
+	URL=$(sed -n "s/^url //p" "$TRASH_DIRECTORY/serve2.log") &&
+	URL=${URL%/} &&
+	TOKEN=$(cat .aptix/serve.token) &&
+	test "$(curl -sS -o run-http.json -w "%{http_code}" \
+		-H "Authorization: Bearer $TOKEN" \
+		-H "Content-Type: application/json" \
+		--data-binary "{\"conversation\":\"$conv\",\"instruction\":\"http result\"}" \
+		"$URL/api/ai/agent/execute")" = 200 &&
+	test_stop_server serve2 &&
+	PYTHONPATH=$TEST_DIRECTORY python3 - "$conv" <<-\EOF
+	import json, sys
+	from lib_jsonrpc import AppServer, check
+	s = AppServer()
+	r = s.request("turn/start", {"threadId": sys.argv[1],
+	                             "input": "rpc result"})
+	check("result" in r, r)
+	done = s.wait_notification("turn/completed")["params"]["turn"]
+	s.close()
+	json.dump(done, open("run-rpc.json", "w"))
+	load = lambda f: json.load(open(f))
+	cli, http, rpc = (load("run-%s.json" % k) for k in ("cli", "http", "rpc"))
+	check(sorted(cli) == sorted(http), set(cli) ^ set(http))
+	check(sorted(rpc) == sorted(list(cli) + ["id"]), set(rpc) ^ set(cli))
+	for v in (cli, http, rpc):
+	    check(v["kind"] == "answer" and v["status"] == "completed", v)
+	    check(sorted(v["usage"]) == sorted(cli["usage"]), v)
 	EOF
 '
 

@@ -20,6 +20,8 @@
 #include "object.h"
 #include "repo.h"
 #include "index.h"
+#include "context.h"
+#include "run.h"
 
 /** Seed 001 DD-005: a summary view cuts instruction and answer here. */
 #define APTIX_VIEW_SUMMARY_BYTES 1024
@@ -93,6 +95,21 @@ APTIX_EXTERN(json_t *) aptix_view_session_info(const aptix_session_info *si);
  * workspace, created_at, updated_at, head, archived}.
  */
 APTIX_EXTERN(json_t *) aptix_view_conversation(const aptix_conv_info *ci);
+
+/**
+ * @brief What a run did, as seed 001's execute response {kind: "answer"
+ * | "error", text, sources, warnings, error_code, error_message} plus
+ * {status: "completed" | "failed" | "not_committed", session, turn,
+ * conversation, parent, response_id, chain_restarted, usage,
+ * duration_ms}: `continue --json`, the HTTP API's execute, app-server's
+ * turn/completed.
+ * @param chunks the chunks retrieved for it (NULL: none)
+ * @param rc what aptix_run_finish() returned: not 0 is an error (its
+ * message is the result's, else the last error's)
+ */
+APTIX_EXTERN(json_t *) aptix_view_run_result(const aptix_run_result *res,
+					     const aptix_chunk_set *chunks,
+					     int rc);
 
 /**
  * A page of a list: {items, next_cursor}, taking items (an array);

@@ -90,7 +90,12 @@ int aptix_view_set(json_t *obj, const char *key, json_t *v)
 {
 	if (!v)
 		v = json_null();
-	if (!obj || json_object_set_new(obj, key, v) < 0)
+	if (!obj) {
+		json_decref(v);
+		return aptix_error_oom();
+	}
+	/* the reference is taken even when this fails */
+	if (json_object_set_new(obj, key, v) < 0)
 		return aptix_error_oom();
 	return 0;
 }

@@ -637,7 +637,7 @@ static void print_json(struct status *st)
 		if (!(x = json_object()) || !(a = json_array()))
 			die("out of memory");
 		view_json_set(x, "session", view_json_id(&st->failed.id));
-		view_json_set(x, "created",
+		view_json_set(x, "created_at",
 			      view_json_time(st->failed.created_at));
 		view_json_set(x, "instruction",
 			      view_json_str(st->failed.summary));

@@ -196,6 +196,9 @@ test_expect_success 'a session in a list: graph nodes and status head' '
 	assert node["id"] == node["session"], node
 	head = load("status.json")["head"]
 	assert head["session"] == sys.argv[1], head
+	failed, x = load("status.json")["last_failed"], load("show-X.json")
+	assert failed["session"] == x["session"], failed
+	assert failed["created_at"] == x["session_created_at"], (failed, x)
 	for k, v in head.items():
 	    assert node[k] == v, (k, node[k], v)
 	show = load("show-B.json")

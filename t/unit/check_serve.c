@@ -201,7 +201,7 @@ START_TEST(test_list_paging_and_filter)
 	ck_assert_str_eq(str(it, "last_turn_status"), "completed");
 	ck_assert_str_eq(str(it, "workspace"), "ws-unit");
 	str(it, "title");
-	str(it, "last_turn_date");
+	str(it, "last_turn_at");
 	ck_assert(json_is_false(json_object_get(it, "running")));
 	json_decref(v);
 

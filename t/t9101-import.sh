@@ -239,6 +239,32 @@ test_expect_success 'gemini: importing again adds no object' '
 	test_cmp before after
 '
 
+test_expect_success 'gemini: a rewind is a branch, not a deletion' '
+	mkdir -p rw/tmp/p/chats &&
+	sid=0e0e0e0e-1111-4222-8333-444444444444 &&
+	m () { printf "{\"id\":\"%s\",\"timestamp\":\"2026-11-27T10:0%s:00Z\",\"type\":\"%s\",\"content\":\"%s\"}\n" "$@"; } &&
+	{
+		printf "{\"sessionId\":\"%s\",\"startTime\":\"2026-11-27T10:00:00Z\"}\n" $sid &&
+		m a 1 user first && m b 2 gemini reply-1 &&
+		m c 3 user second && m d 4 gemini reply-2 &&
+		echo "{\"\$rewindTo\":\"c\"}" &&
+		m e 5 user "second again" && m f 6 gemini reply-3
+	} >rw/tmp/p/chats/session-2026-11-27T10-00-0e0e0e0e.jsonl &&
+	aptix init -q rws &&
+	instore rws aptix import --json gemini rw >out &&
+	test "$(json_field new_turns out)" = 3 &&
+	instore rws aptix log --format=%s gemini-$sid >log &&
+	printf "second\nfirst\n" >expect &&
+	test_cmp expect log &&
+	instore rws aptix log --format=%s gemini-$sid.r1 >log &&
+	printf "second again\nfirst\n" >expect &&
+	test_cmp expect log &&
+	test "$(instore rws aptix rev-parse gemini-$sid.r1~1)" = \
+		"$(instore rws aptix rev-parse gemini-$sid~1)" &&
+	instore rws aptix import --json gemini rw >out &&
+	test "$(json_field new_turns out)" = 0
+'
+
 test_expect_success 'an unknown tool is refused' '
 	test_must_fail aptix import vim src 2>err &&
 	grep "unknown tool" err

@@ -14,6 +14,14 @@
  * answer (a killed run) is a failed attempt. `$set` records (metadata,
  * snapshots of the history) are kept as source and not read.
  *
+ * `{"$rewindTo": <message id>}` drops that message and every later one
+ * from the history the CLI goes on with. Nothing is dropped here: what
+ * follows the rewind is a branch, the conversation "gemini-<id>.r<n>"
+ * (the n-th rewind of the file), forked from the snapshot the turn
+ * holding that message started from; the turns rewound stay where they
+ * were. Source keys: "gemini:<session>:<message id>" names the snapshot
+ * before the turn holding the message.
+ *
  * The working directory: `projects.json` beside `tmp/` maps project
  * paths to the short names that name the `tmp/<project>` folders.
  */
@@ -33,6 +41,9 @@ struct gemini {
 	struct gmsg *msgs;
 	size_t nmsgs, amsgs;
 	char *cwd;
+	char *sid;		/* the session id (its first conversation) */
+	unsigned rewinds;
+	struct imp_key before;	/* the snapshot the turn starts from */
 };
 
 static int gemini_match(const char *path)
@@ -86,6 +97,17 @@ static char *project_dir(const char *path)
 	return dir;
 }
 
+/* Remember that message id belongs to the turn that starts at before. */
+static int key_put(struct imp_file *f, struct gemini *g, const char *id)
+{
+	char key[256];
+
+	if (!id || !g->sid)
+		return 0;
+	snprintf(key, sizeof(key), "gemini:%s:%s", g->sid, id);
+	return imp_key_put(f->run, key, &g->before);
+}
+
 static int gemini_begin(struct imp_file *f)
 {
 	struct gemini *g = aptix__calloc(1, sizeof(*g));
@@ -120,6 +142,7 @@ static void gemini_release(struct imp_file *f)
 	reset_turn(g);
 	free(g->msgs);
 	free(g->cwd);
+	free(g->sid);
 	free(g);
 	f->state = NULL;
 }
@@ -188,7 +211,11 @@ static int user(struct imp_file *f, struct gemini *g, json_t *rec)
 			imp_cut(f);	/* a tool's result */
 		return 0;
 	}
-	if ((r = end_turn(f, g)) >= 0) {
+	if ((r = end_turn(f, g)) >= 0 && f->conv) {
+		imp_key_here(&g->before, f);
+		r = key_put(f, g, imp_str(rec, "id"));
+	}
+	if (r >= 0) {
 		g->in_turn = 1;
 		g->t.line = f->lineno;
 		g->t.created_at = imp_time(rec, "timestamp");
@@ -208,6 +235,8 @@ static int answer(struct imp_file *f, struct gemini *g, json_t *rec)
 
 	if (!g->in_turn)
 		return 0;
+	if (key_put(f, g, id) < 0)
+		return APTIX_ERROR;
 	for (i = 0; id && i < g->nmsgs; i++)
 		if (g->msgs[i].id && !strcmp(g->msgs[i].id, id))
 			m = &g->msgs[i];	/* written again: replaced */
@@ -234,6 +263,31 @@ static int answer(struct imp_file *f, struct gemini *g, json_t *rec)
 	return imp_set_str(&g->t.model, imp_str(rec, "model"));
 }
 
+/* What follows a rewind is a branch from before the message's turn. */
+static int rewind_to(struct imp_file *f, struct gemini *g, const char *id)
+{
+	const struct imp_key *k;
+	char key[256], conv[IMP_CONV_MAX + 1];
+	struct imp_key at;
+	int r;
+
+	if ((r = end_turn(f, g)) < 0)
+		return r;
+	snprintf(key, sizeof(key), "gemini:%s:%s", g->sid ? g->sid : "",
+		 id ? id : "");
+	if (!id || !g->sid || !(k = imp_key_get(f->run, key))) {
+		imp_warn(f, 0, "rewind to message '%s', which is not "
+			 "imported: the conversation goes on", id ? id : "");
+		return 0;
+	}
+	at = *k;
+	snprintf(conv, sizeof(conv), "%s.r%u", g->sid, ++g->rewinds);
+	if ((r = imp_conversation(f, conv)) != 0)
+		return r < 0 ? r : 0;
+	imp_parent(f, &at);
+	return 0;
+}
+
 static int gemini_record(struct imp_file *f, json_t *rec)
 {
 	struct gemini *g = f->state;
@@ -243,11 +297,14 @@ static int gemini_record(struct imp_file *f, json_t *rec)
 	if (!rec)
 		return 0;
 	if (!type && imp_str(rec, "sessionId")) {
-		if (!f->conv &&
-		    (r = imp_conversation(f, imp_str(rec, "sessionId"))) < 0)
-			return r;
-		return 0;
+		if (f->conv)
+			return 0;
+		if (imp_set_str(&g->sid, imp_str(rec, "sessionId")) < 0)
+			return APTIX_ERROR;
+		return (r = imp_conversation(f, g->sid)) < 0 ? r : 0;
 	}
+	if (!type && json_object_get(rec, "$rewindTo"))
+		return rewind_to(f, g, imp_str(rec, "$rewindTo"));
 	if (!type && json_object_get(rec, "$set"))
 		return 0;
 	if (type && !strcmp(type, "user"))

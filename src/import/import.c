@@ -286,7 +286,7 @@ void imp_parent(struct imp_file *f, const struct imp_key *k)
 	struct imp_conv *c = f->conv;
 
 	c->parent = k->session;
-	c->has_parent = 1;
+	c->has_parent = !aptix_oid_is_zero(&k->session);
 	c->seq = k->seq;
 	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", k->conv);
 }

@@ -119,6 +119,21 @@ test_expect_success 'codex: a damaged copy imports what is readable' '
 	test "$(json_field new_turns out)" = 2
 '
 
+test_expect_success 'codex: a compaction starts a conversation linked to the leaf it summarised' '
+	rm -rf cx && mkdir cx &&
+	sed -n 1,24p src/codex-0.169/$PARENT_FILE >cx/$PARENT_FILE &&
+	echo "{\"timestamp\":\"2026-11-23T20:55:15.000Z\",\"type\":\"compacted\",\"payload\":{\"message\":\"summary\"}}" >>cx/$PARENT_FILE &&
+	sed -n 25,34p src/codex-0.169/$PARENT_FILE >>cx/$PARENT_FILE &&
+	aptix init -q cxs &&
+	instore cxs aptix import --json codex cx >out &&
+	test "$(json_field new_turns out)" = 3 &&
+	test "$(instore cxs aptix rev-parse $CODEX_PARENT.c1~1)" = \
+		"$(instore cxs aptix rev-parse $CODEX_PARENT)" &&
+	instore cxs aptix log --format=%s -n 1 $CODEX_PARENT.c1 >log &&
+	echo "Now explain exit codes." >expect &&
+	test_cmp expect log
+'
+
 test_expect_success 'a credential in a record is stored redacted, with a warning' '
 	rm -rf cred && mkdir cred &&
 	key=gh"p_$(crand 36)" &&
@@ -205,6 +220,28 @@ test_expect_success 'claude: a bad line in the middle is skipped, the rest impor
 	grep "^warning: $f:30: malformed line" err &&
 	test "$(json_field skipped out)" = 1 &&
 	test "$(json_field turns out)" = 2
+'
+
+test_expect_success 'claude: a compaction starts a conversation linked to the leaf it summarised' '
+	mkdir -p cc &&
+	sid=0c0c0c0c-1111-4222-8333-444444444444 &&
+	r () { printf "{\"type\":\"%s\",\"uuid\":\"%s\",\"timestamp\":\"2026-11-27T10:0%s:00Z\",\"sessionId\":\"$sid\",%s}\n" "$@"; } &&
+	{
+		r user u1 1 "\"message\":{\"role\":\"user\",\"content\":\"first\"}" &&
+		r assistant a1 2 "\"message\":{\"id\":\"m1\",\"role\":\"assistant\",\"model\":\"x\",\"stop_reason\":\"end_turn\",\"content\":[{\"type\":\"text\",\"text\":\"one\"}]}" &&
+		r system s1 3 "\"subtype\":\"compact_boundary\",\"logicalParentUuid\":\"a1\"" &&
+		r user u2 4 "\"isCompactSummary\":true,\"message\":{\"role\":\"user\",\"content\":\"summary\"}" &&
+		r user u3 5 "\"message\":{\"role\":\"user\",\"content\":\"after\"}" &&
+		r assistant a3 6 "\"message\":{\"id\":\"m3\",\"role\":\"assistant\",\"model\":\"x\",\"stop_reason\":\"end_turn\",\"content\":[{\"type\":\"text\",\"text\":\"two\"}]}"
+	} >cc/$sid.jsonl &&
+	aptix init -q ccs &&
+	instore ccs aptix import --json claude cc >out &&
+	test "$(json_field new_turns out)" = 2 &&
+	test "$(instore ccs aptix rev-parse claude-$sid.c1~1)" = \
+		"$(instore ccs aptix rev-parse claude-$sid)" &&
+	instore ccs aptix log --format=%s -n 1 claude-$sid.c1 >log &&
+	echo after >expect &&
+	test_cmp expect log
 '
 
 test_expect_success 'gemini: resumes merge into one conversation' '

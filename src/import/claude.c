@@ -21,6 +21,13 @@
  * `toolUseId` names the parent's Agent tool_use) becomes a child
  * conversation "claude-agent-<id>" of the snapshot of the turn that
  * spawned it, of session type async_subagent.
+ *
+ * A compaction (`system` record, subtype compact_boundary, followed by
+ * the summary the conversation goes on from) starts the conversation
+ * "claude-<session>.c<n>" (the n-th of the file), whose first snapshot
+ * is a child of the leaf it summarised: the snapshot of the last turn
+ * before the boundary. The summary's records are the source of the
+ * first turn after it.
  */
 #include "util/common.h"
 #include "import/import.h"
@@ -34,6 +41,7 @@ struct claude {
 	int waits;		/* the last assistant record asked for a tool */
 	char **tools;		/* its tool_use ids */
 	size_t ntools;
+	unsigned compactions;
 };
 
 static int claude_match(const char *path)
@@ -254,6 +262,21 @@ static int user(struct imp_file *f, struct claude *c, json_t *rec)
 	return r;
 }
 
+/* After a compaction: a new conversation, child of the leaf before. */
+static int compaction(struct imp_file *f, struct claude *c, json_t *rec)
+{
+	const char *sid = imp_str(rec, "sessionId");
+	char id[IMP_CONV_MAX + 1];
+	int r;
+
+	if ((r = end_turn(f, c)) < 0)
+		return r;
+	if (!f->conv || !sid || f->conv->session_type)
+		return 0;	/* a subagent's compaction: it goes on */
+	snprintf(id, sizeof(id), "%.40s.c%u", sid, ++c->compactions);
+	return imp_branch(f, id, NULL);
+}
+
 static const char *const bookkeeping[] = {
 	"attachment", "system", "queue-operation", "last-prompt",
 	"cost-state", "mode", "tools-used", "atis-latch",
@@ -277,6 +300,10 @@ static int claude_record(struct imp_file *f, json_t *rec)
 		return user(f, c, rec);
 	if (type && !strcmp(type, "assistant"))
 		return assistant(f, c, rec);
+	if (type && !strcmp(type, "system") &&
+	    imp_str(rec, "subtype") &&
+	    !strcmp(imp_str(rec, "subtype"), "compact_boundary"))
+		return compaction(f, c, rec);
 	for (i = 0; type && bookkeeping[i]; i++)
 		if (!strcmp(type, bookkeeping[i]))
 			return 0;

@@ -17,6 +17,10 @@
  * first snapshot is a child of the parent's snapshot there, so the fork
  * shares the parent's snapshots up to that point. A fork's own lines are
  * numbered after that many.
+ *
+ * A `compacted` record (the history replaced by a summary) starts the
+ * conversation "codex-<thread>.c<n>", whose first snapshot is a child of
+ * the leaf it summarised (the last turn before it), as for Claude Code.
  */
 #include "util/common.h"
 #include "import/import.h"
@@ -29,6 +33,7 @@ struct codex {
 	aptix_usage total, base;	/* cumulative: now, at the last end */
 	long requests;
 	char *model, *cwd;
+	unsigned compactions;
 };
 
 static int codex_match(const char *path)
@@ -238,6 +243,17 @@ static int event_msg(struct imp_file *f, struct codex *c, json_t *rec,
 	return 0;
 }
 
+/* After a compaction: a new conversation, child of the leaf before. */
+static int compacted(struct imp_file *f, struct codex *c)
+{
+	char id[IMP_CONV_MAX + 1];
+
+	if (!f->conv || !c->thread)
+		return 0;
+	snprintf(id, sizeof(id), "%.40s.c%u", c->thread, ++c->compactions);
+	return imp_branch(f, id, NULL);
+}
+
 static int codex_record(struct imp_file *f, json_t *rec)
 {
 	struct codex *c = f->state;
@@ -264,7 +280,9 @@ static int codex_record(struct imp_file *f, json_t *rec)
 		c->requests++;
 		return 0;
 	}
-	if (!strcmp(type, "world_state") || !strcmp(type, "compacted"))
+	if (!strcmp(type, "compacted"))
+		return compacted(f, c);
+	if (!strcmp(type, "world_state"))
 		return 0;
 	imp_unknown(f, type);
 	return 0;

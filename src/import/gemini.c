@@ -268,7 +268,6 @@ static int rewind_to(struct imp_file *f, struct gemini *g, const char *id)
 {
 	const struct imp_key *k;
 	char key[256], conv[IMP_CONV_MAX + 1];
-	struct imp_key at;
 	int r;
 
 	if ((r = end_turn(f, g)) < 0)
@@ -280,12 +279,8 @@ static int rewind_to(struct imp_file *f, struct gemini *g, const char *id)
 			 "imported: the conversation goes on", id ? id : "");
 		return 0;
 	}
-	at = *k;
 	snprintf(conv, sizeof(conv), "%s.r%u", g->sid, ++g->rewinds);
-	if ((r = imp_conversation(f, conv)) != 0)
-		return r < 0 ? r : 0;
-	imp_parent(f, &at);
-	return 0;
+	return imp_branch(f, conv, k);
 }
 
 static int gemini_record(struct imp_file *f, json_t *rec)

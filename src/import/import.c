@@ -291,6 +291,23 @@ void imp_parent(struct imp_file *f, const struct imp_key *k)
 	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", k->conv);
 }
 
+int imp_branch(struct imp_file *f, const char *id, const struct imp_key *k)
+{
+	struct imp_key from;
+	int r;
+
+	if (k)
+		from = *k;
+	else if (f->conv)
+		imp_key_here(&from, f);
+	else
+		return 0;
+	if ((r = imp_conversation(f, id)) != 0)
+		return r < 0 ? r : 0;
+	imp_parent(f, &from);
+	return 0;
+}
+
 void imp_share(struct imp_file *f, const struct imp_key *k)
 {
 	imp_parent(f, k);

@@ -119,6 +119,11 @@ void imp_pending(struct imp_file *f);
 void imp_share(struct imp_file *f, const struct imp_key *k);
 /* The conversation's next snapshot is a child of k's (a fork). */
 void imp_parent(struct imp_file *f, const struct imp_key *k);
+/*
+ * The file's next turns go to the conversation "<tool>-<id>", forked
+ * from k (NULL: the current conversation's newest snapshot).
+ */
+int imp_branch(struct imp_file *f, const char *id, const struct imp_key *k);
 
 /* Source keys: what a key of the source names in the store. */
 int imp_key_put(struct imp_run *run, const char *key,

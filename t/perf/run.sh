@@ -211,6 +211,9 @@ APTIX="$APTIX" sh "$PERF_DIR/chain.sh" 2>/dev/null
 echo
 echo "the fixed cost of a turn against a minimal libcurl client (t/perf/fixed.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/fixed.sh"
+echo
+echo "import throughput, store size and memory (t/perf/import.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/import.sh"
 if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then
 	echo
 	echo "status and sessions against the store's size, status against git status (t/perf/status.sh)"

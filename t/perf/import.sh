@@ -1,0 +1,98 @@
+#!/bin/sh
+# t/perf/import.sh - `aptix import` (issue 25): MB of source imported per
+# second on a corpus made by multiplying the fixtures (each copy with its
+# own session ids), against the time to merely read and parse the same
+# lines with Jansson (t/perf/jsonl-parse.c); store bytes against source
+# bytes; peak memory at two corpus sizes (it should not grow with the
+# corpus: files are read line by line). A second import of the same
+# corpus (which writes nothing) is timed too.
+#
+#	sh t/perf/import.sh    APTIX=path/to/aptix  [CC=cc]
+#	BENCH_IMPORT_COPIES=N  copies of the fixtures (default 400, ~30 MB;
+#	                       the issue's 1 GB is about 13,000)
+set -eu
+APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
+PERF_DIR=$(cd "$(dirname "$0")" && pwd)
+FIX=$PERF_DIR/../fixtures/import
+COPIES=${BENCH_IMPORT_COPIES:-400}
+W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-bench-import.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+export HOME="$W" LC_ALL=C APTIX_PAGER=cat
+unset APTIX_DIR
+. "$PERF_DIR/lib.sh"
+
+${CC:-cc} -O2 -o "$W/jsonl-parse" "$PERF_DIR/jsonl-parse.c" \
+	$(pkg-config --cflags --libs jansson 2>/dev/null || echo -ljansson)
+
+# corpus DIR COPIES: the Codex and Claude Code fixtures, COPIES times,
+# every session id changed per copy (so each copy is new to the store)
+corpus() {
+	python3 - "$FIX" "$1" "$2" <<'PY'
+import os, re, sys
+fix, out, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
+uuid = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')
+srcs = []
+for sub in ('codex-0.169', 'codex-0.171-toolcall',
+            'claude-code-2.1.328/projects/-home-user-proj'):
+    base = os.path.join(fix, sub)
+    for root, _, files in os.walk(base):
+        for f in files:
+            if f.endswith('.jsonl') or f.endswith('.meta.json'):
+                p = os.path.join(root, f)
+                srcs.append((sub.split('/')[0], os.path.relpath(p, base),
+                             open(p).read()))
+for i in range(copies):
+    tag = '%012x' % (0xc0ffee000000 + i)
+    swap = lambda m: m.group(0)[:24] + tag
+    for kind, rel, text in srcs:
+        p = os.path.join(out, kind, uuid.sub(swap, rel))
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, 'w') as f:
+            f.write(uuid.sub(swap, text))
+PY
+}
+
+peak_kb() { # command...: its peak resident memory in KB (- if unknown)
+	if /usr/bin/time -f %M true >/dev/null 2>&1; then
+		/usr/bin/time -f %M -o "$W/rss" "$@" >/dev/null 2>&1 || true
+		tail -n 1 "$W/rss"
+	else
+		"$@" >/dev/null 2>&1 || true
+		echo -
+	fi
+}
+
+echo
+echo "aptix import: $COPIES copies of the Codex and Claude Code fixtures"
+printf '%-34s %10s %10s %10s\n' "" "source MB" "seconds" "MB/s"
+for n in $COPIES; do
+	rm -rf "$W/c" "$W/s" && mkdir -p "$W/s" && corpus "$W/c" "$n"
+	(cd "$W/s" && "$APTIX" init -q)
+	src=$(find "$W/c" -name '*.jsonl' -exec cat {} + | wc -c)
+	files=$(find "$W/c" -name '*.jsonl' | sort)
+	s=$(now); "$W/jsonl-parse" $files >/dev/null; e=$(now)
+	t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
+	printf '%-34s %10s %10s %10s\n' "parse the lines (Jansson)" \
+		"$(mib "$src")" "$t" "$(awk -v b="$src" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')"
+	for pass in first again; do
+		s=$(now)
+		(cd "$W/s" && "$APTIX" import -q codex "$W/c/codex-0.169" \
+			"$W/c/codex-0.171-toolcall" >/dev/null &&
+		 "$APTIX" import -q claude "$W/c/claude-code-2.1.328" >/dev/null)
+		e=$(now)
+		t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
+		printf '%-34s %10s %10s %10s\n' "aptix import ($pass)" \
+			"$(mib "$src")" "$t" "$(awk -v b="$src" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')"
+	done
+	store=$(alloc_bytes "$W/s/.aptix")
+	echo "store: $(mib "$store") MB on disk for $(mib "$src") MB of source" \
+		"($(ratio "$store" "$src") of it)"
+done
+
+echo
+echo "peak memory of an import (KB), by corpus size:"
+for n in $((COPIES / 4)) $COPIES; do
+	rm -rf "$W/c" "$W/s" && mkdir -p "$W/s" && corpus "$W/c" "$n"
+	(cd "$W/s" && "$APTIX" init -q)
+	echo "  $n copies: $(cd "$W/s" && peak_kb "$APTIX" import -q claude "$W/c/claude-code-2.1.328")"
+done

@@ -10,6 +10,7 @@
 #include "odb.h"
 #include "object.h"
 #include "sys/store_backend.h"
+#include "sys/backend.h"
 
 typedef struct aptix_repo aptix_repo;
 
@@ -67,7 +68,8 @@ APTIX_EXTERN(int) aptix_repo_init_dir(aptix_repo **out, const char *storedir,
 				      int *existed);
 /**
  * @brief A repository with no storage yet, for embedders (as libgit2's
- *        git_repository_new): give it a store with aptix_repo_set_store().
+ *        git_repository_new): give it its storage with
+ *        aptix_repo_set_backend() or aptix_repo_set_store().
  *        It has no directory (aptix_repo_path() is NULL: no config file,
  *        no stat cache) and no work tree until aptix_repo_set_workdir().
  */
@@ -84,6 +86,18 @@ APTIX_EXTERN(int) aptix_repo_new(aptix_repo **out);
  *         failure the caller keeps store.
  */
 APTIX_EXTERN(int) aptix_repo_set_store(aptix_repo *repo, aptix_store *store);
+/**
+ * @brief Keep the repository's data in backend (aptix/sys/backend.h:
+ *        one from aptix_backend_open(), or the embedder's own), which
+ *        the repository then owns and frees; a new one is initialised
+ *        and an old one checked as aptix_repo_set_store() does.
+ * @return 0; APTIX_EVERSION when the backend or one of its domain
+ *         vtables is of another version; APTIX_EINVALID when the
+ *         repository has its storage already. On failure the caller
+ *         keeps backend.
+ */
+APTIX_EXTERN(int) aptix_repo_set_backend(aptix_repo *repo,
+					 aptix_backend *backend);
 /** @brief The work tree a repository made by aptix_repo_new() serves. */
 APTIX_EXTERN(int) aptix_repo_set_workdir(aptix_repo *repo,
 					 const char *workdir);

@@ -6,6 +6,7 @@
 #include "aptix/revparse.h"
 #include "aptix/refs.h"
 #include "aptix/index.h"
+#include "aptix/sys/index_backend.h"
 
 static int not_found(const char *name)
 {
@@ -71,8 +72,10 @@ int aptix_conv_resolve(char *out, aptix_repo *repo, const char *name)
 	cp.prefix = name;
 	cp.plen = strlen(name);
 	if (cp.plen >= 4 &&
-	    (r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, name,
-				   cp.plen, conv_prefix_cb, &cp)) < 0)
+	    (r = repo->backend->index->iterate(repo->backend->index, NULL,
+					       APTIX_INDEX_CONVS, name,
+					       cp.plen, 0, conv_prefix_cb,
+					       &cp)) < 0)
 		return r;
 	if (cp.count == 1) {
 		snprintf(out, APTIX_CONV_MAXLEN + 1, "%s", cp.found);

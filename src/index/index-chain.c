@@ -542,7 +542,7 @@ int aptix_index__chain_plan(aptix_repo *repo, const aptix_oid *parent,
 
 	if (info)
 		memset(info, 0, sizeof(*info));
-	r = aptix_index__view_record(repo->store, parent->id, plan_view_cb,
+	r = aptix_index__view_record(repo->backend->index, parent->id, plan_view_cb,
 				     &pv);
 	if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();
@@ -572,7 +572,7 @@ static int read_record(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
 	struct rec_copy rc = { out };
 
-	return aptix_index__view_record(repo->store, id->id, rec_copy_cb,
+	return aptix_index__view_record(repo->backend->index, id->id, rec_copy_cb,
 					&rc);
 }
 

@@ -803,7 +803,7 @@ static int view_get(aptix_buf *out, const unsigned char id[32], void *ctx)
 {
 	aptix_repo *repo = ctx;
 	struct view_copy vc = { out };
-	int r = aptix_index__view_record(repo->store, id, view_copy_cb, &vc);
+	int r = aptix_index__view_record(repo->backend->index, id, view_copy_cb, &vc);
 
 	if (r == APTIX_ENOTFOUND) {
 		aptix_oid oid;

@@ -41,7 +41,19 @@
 #include "aptix/refs.h"
 #include "aptix/oidmap.h"
 #include "store/odb-store.h"
+#include "store/backend-kv.h"
+#include "aptix/sys/index_backend.h"
 #include <zlib.h>
+
+/* The index records of repo, at the last commit. */
+static int index_iter(aptix_repo *repo, aptix_index_table t, unsigned flags,
+		      const void *start, size_t slen,
+		      aptix_backend_record_cb cb, void *payload)
+{
+	aptix_index_backend *ix = repo->backend->index;
+
+	return ix->iterate(ix, NULL, t, start, slen, flags, cb, payload);
+}
 
 #define REC_VERSION 1
 #define SESSION_V2 2	/* version 1 and the chain section */
@@ -246,8 +258,9 @@ static int lost_record(const unsigned char id[32])
  * locator was read may have gone with a reindex between them, so the
  * locator is read again before the record is called lost.
  */
-int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
-			     aptix_store_view_cb cb, void *payload)
+int aptix_index__view_record(aptix_index_backend *ix,
+			     const unsigned char id[32],
+			     aptix_backend_view_cb cb, void *payload)
 {
 	struct loc_view lv;
 	unsigned char seen[8];
@@ -257,32 +270,34 @@ int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
 		lv.cb = cb;
 		lv.payload = payload;
 		lv.located = 0;
-		r = s->view(s, APTIX_TABLE_SESSIONS, id, 32, loc_view_cb,
-			    &lv);
+		r = ix->view(ix, APTIX_INDEX_SESSIONS, id, 32, loc_view_cb,
+			     &lv);
 		if (r < 0 || !lv.located)
 			return r;
 		if (tries && !memcmp(seen, lv.key, 8))
 			break;	/* the same locator: the record is lost */
 		memcpy(seen, lv.key, 8);
 		memcpy(lv.key + 8, id, 32);
-		r = s->view(s, APTIX_TABLE_TIMELINE, lv.key, 40, cb, payload);
+		r = ix->view(ix, APTIX_INDEX_TIMELINE, lv.key, 40, cb,
+			     payload);
 		if (r != APTIX_ENOTFOUND)
 			return r;
 	}
 	return lost_record(id);
 }
 
-int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
-			     aptix_store *s, const unsigned char id[32])
+int aptix_index__wget_record(aptix_buf *out, aptix_backend_txn *tx,
+			     const unsigned char id[32])
 {
+	aptix_index_backend *ix = tx->backend->index;
 	unsigned char key[40];
-	int r = s->wget(out, w, APTIX_TABLE_SESSIONS, id, 32);
+	int r = ix->get(out, ix, tx, APTIX_INDEX_SESSIONS, id, 32);
 
 	if (r < 0 || !is_loc(out->ptr, out->len))
 		return r;
 	memcpy(key, (const unsigned char *)out->ptr + 1, 8);
 	memcpy(key + 8, id, 32);
-	r = s->wget(out, w, APTIX_TABLE_TIMELINE, key, 40);
+	r = ix->get(out, ix, tx, APTIX_INDEX_TIMELINE, key, 40);
 	return r == APTIX_ENOTFOUND ? lost_record(id) : r;
 }
 
@@ -745,11 +760,12 @@ int aptix_index__verify_fields(const aptix_oid *id, const aptix_buf *rec,
  * *exists: 0 unknown, 1 known, 2 known by a version 1 record (kept at
  * version 1 by conv_store until reindex).
  */
-static int conv_load(aptix_conv_info *ci, aptix_store_wtxn *w, aptix_store *s,
+static int conv_load(aptix_conv_info *ci, aptix_backend_txn *tx,
 		     const char *conv, int *exists)
 {
+	aptix_index_backend *ix = tx->backend->index;
 	aptix_buf v = APTIX_BUF_INIT;
-	int r = s->wget(&v, w, APTIX_TABLE_CONVS, conv, strlen(conv));
+	int r = ix->get(&v, ix, tx, APTIX_INDEX_CONVS, conv, strlen(conv));
 
 	*exists = r == 0;
 	if (r == 0) {
@@ -767,47 +783,43 @@ static int conv_load(aptix_conv_info *ci, aptix_store_wtxn *w, aptix_store *s,
 	return r;
 }
 
-static int conv_store(aptix_store_wtxn *w, aptix_store *s,
-		      const aptix_conv_info *ci, int exists)
+static int conv_store(aptix_backend_txn *tx, const aptix_conv_info *ci,
+		      int exists)
 {
+	aptix_index_backend *ix = tx->backend->index;
 	aptix_buf v = APTIX_BUF_INIT;
 	int r = exists == 2 ? encode_conv_v1(&v, ci) : encode_conv(&v, ci);
 
 	if (!r)
-		r = s->wput(w, APTIX_TABLE_CONVS, ci->id, strlen(ci->id),
+		r = ix->put(ix, tx, APTIX_INDEX_CONVS, ci->id, strlen(ci->id),
 			    v.ptr, v.len);
 	aptix_buf_release(&v);
 	return r;
 }
 
-struct wget_ctx {
-	aptix_store_wtxn *w;
-	aptix_store *s;
-};
-
 static int wget_rec(aptix_buf *out, const unsigned char id[32], void *ctx)
 {
-	struct wget_ctx *wc = ctx;
-	int r = aptix_index__wget_record(out, wc->w, wc->s, id);
+	int r = aptix_index__wget_record(out, ctx, id);
 
 	return r == APTIX_ENOTFOUND ? corrupt_record("an ancestor") : r;
 }
 
-int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
+int aptix_index__apply_session(aptix_backend_txn *tx,
 			       const struct aptix_index_session_op *op)
 {
+	aptix_index_backend *ix = tx->backend->index;
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
 	const aptix_session *ss = &op->session;
 	aptix_session_info si, pi;
 	aptix_conv_info ci;
 	aptix_buf v = APTIX_BUF_INIT, psec = APTIX_BUF_INIT;
 	aptix_buf prec = APTIX_BUF_INIT;
-	struct wget_ctx wc = { w, s };
 	unsigned char ckey[72], loc[LOC_LEN];
 	const unsigned char *sec;
 	size_t seclen;
 	int r, exists, parent_known = 1;
 
-	r = s->wget(&v, w, APTIX_TABLE_SESSIONS, op->id.id, 32);
+	r = ix->get(&v, ix, tx, APTIX_INDEX_SESSIONS, op->id.id, 32);
 	if (r == 0 || r != APTIX_ENOTFOUND)
 		goto done;	/* indexed already (or an error) */
 	memset(&si, 0, sizeof(si));
@@ -823,7 +835,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		 ss->conversation);
 	snprintf(si.summary, sizeof(si.summary), "%s", op->summary);
 	if (ss->has_parent) {
-		r = aptix_index__wget_record(&v, w, s, ss->parent.id);
+		r = aptix_index__wget_record(&v, tx, ss->parent.id);
 		if (r == APTIX_ENOTFOUND) {
 			aptix_error_set(APTIX_ERROR_REPOSITORY, "parent '%s' "
 					"is not in the index: run 'aptix "
@@ -843,14 +855,15 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 		si.generation = pi.generation + 1;
 		timeline_key(ckey, pi.created_at, ss->parent.id);
 		memcpy(ckey + 40, op->id.id, 32);
-		if ((r = s->wput(w, APTIX_TABLE_CHILDREN, ckey, 72, "", 0)) < 0)
+		if ((r = ix->put(ix, tx, APTIX_INDEX_CHILDREN, ckey, 72, "",
+				 0)) < 0)
 			goto done;
 	}
 	aptix_buf_clear(&v);
 	if ((r = encode_session(&v, &si)) < 0 ||
 	    (r = aptix_index__rolling_encode(&v, ss->has_parent ?
 					     &ss->parent : NULL, &prec,
-					     &op->line, wget_rec, &wc)) < 0 ||
+					     &op->line, wget_rec, tx)) < 0 ||
 	    (r = aptix_index__chain_encode(&v, ss->has_parent ?
 					   (const unsigned char *)psec.ptr :
 					   NULL, psec.len, parent_known,
@@ -860,18 +873,19 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 					   APTIX_INDEX_CHAIN_FP, 1)) < 0 ||
 	    (r = seal(&v)) < 0 ||
 	    /* the layout above: an older aptix must refuse the store (a
-	     * reindex writes no object that would say so) */
-	    (r = aptix_odb_store_raise_format(w, INDEX_FORMAT)) < 0)
+	     * reindex writes no object that would say so); the format
+	     * is a key-value store's layout */
+	    (w && (r = aptix_odb_store_raise_format(w, INDEX_FORMAT)) < 0))
 		goto done;
 	timeline_key(ckey, si.created_at, op->id.id);
 	loc[0] = SESSION_LOC;
 	memcpy(loc + 1, ckey, 8);
-	if ((r = s->wput(w, APTIX_TABLE_TIMELINE, ckey, 40, v.ptr,
+	if ((r = ix->put(ix, tx, APTIX_INDEX_TIMELINE, ckey, 40, v.ptr,
 			 v.len)) < 0 ||
-	    (r = s->wput(w, APTIX_TABLE_SESSIONS, op->id.id, 32, loc,
+	    (r = ix->put(ix, tx, APTIX_INDEX_SESSIONS, op->id.id, 32, loc,
 			 LOC_LEN)) < 0)
 		goto done;
-	if ((r = conv_load(&ci, w, s, ss->conversation, &exists)) < 0)
+	if ((r = conv_load(&ci, tx, ss->conversation, &exists)) < 0)
 		goto done;
 	if (!exists || !ci.turns) {
 		ci.created_at = ss->created_at;
@@ -883,7 +897,7 @@ int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
 				 ss->workspace);
 	}
 	conv_count(&ci, &si);
-	r = conv_store(w, s, &ci, exists);
+	r = conv_store(tx, &ci, exists);
 done:
 	aptix_buf_release(&v);
 	aptix_buf_release(&psec);
@@ -891,10 +905,10 @@ done:
 	return r;
 }
 
-int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
-			  const char *conv, const aptix_oid *head,
-			  int64_t now UNUSED)
+int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,
+			  const aptix_oid *head, int64_t now UNUSED)
 {
+	aptix_index_backend *ix = tx->backend->index;
 	aptix_conv_info ci;
 	int r, exists;
 
@@ -905,27 +919,27 @@ int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
 		 * reindex keeps it gone (rebuild_fn). A new turn in it
 		 * starts a new record.
 		 */
-		r = s->wdel(w, APTIX_TABLE_CONVS, conv, strlen(conv));
+		r = ix->del(ix, tx, APTIX_INDEX_CONVS, conv, strlen(conv));
 		return r == APTIX_ENOTFOUND ? 0 : r;
 	}
-	if ((r = conv_load(&ci, w, s, conv, &exists)) < 0)
+	if ((r = conv_load(&ci, tx, conv, &exists)) < 0)
 		return r;
 	ci.head = *head;
 	ci.has_head = 1;
-	return conv_store(w, s, &ci, exists);
+	return conv_store(tx, &ci, exists);
 }
 
 /*
  * What the user says of a conversation (txn.c): title NULL keeps it,
  * archived < 0 keeps the flag.
  */
-int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
-			   const char *conv, const char *title, int archived)
+int aptix_index__conv_meta(aptix_backend_txn *tx, const char *conv,
+			   const char *title, int archived)
 {
 	aptix_conv_info ci;
 	int r, exists;
 
-	if ((r = conv_load(&ci, w, s, conv, &exists)) < 0)
+	if ((r = conv_load(&ci, tx, conv, &exists)) < 0)
 		return r;
 	if (!exists) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY,
@@ -938,7 +952,7 @@ int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
 	}
 	if (archived >= 0)
 		ci.archived = archived != 0;
-	return conv_store(w, s, &ci, exists);
+	return conv_store(tx, &ci, exists);
 }
 
 struct session_view {
@@ -962,7 +976,7 @@ int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
 	memset(out, 0, sizeof(*out));
 	sv.out = out;
 	sv.id = id;
-	r = aptix_index__view_record(repo->store, id->id, session_view_cb,
+	r = aptix_index__view_record(repo->backend->index, id->id, session_view_cb,
 				     &sv);
 
 	if (r == APTIX_ENOTFOUND)
@@ -1045,8 +1059,7 @@ static int all_in_timeline(aptix_repo *repo)
 
 	if (__atomic_load_n(&repo->index_in_timeline, __ATOMIC_RELAXED))
 		return 1;
-	r = repo->store->get(&v, repo->store, APTIX_TABLE_META, LAYOUT_KEY,
-			     strlen(LAYOUT_KEY));
+	r = repo->backend->meta_get(&v, repo->backend, NULL, LAYOUT_KEY);
 	yes = r == 0 && v.len == strlen(APTIX_INDEX_LAYOUT_TIMELINE) &&
 		!memcmp(v.ptr, APTIX_INDEX_LAYOUT_TIMELINE, v.len);
 	if (r < 0)
@@ -1065,12 +1078,12 @@ int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
 				void *payload)
 {
 	struct sess_walk sw = { cb, payload, 0 };
-	int r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+	int r = index_iter(repo, APTIX_INDEX_TIMELINE, 0, NULL, 0,
 				  timeline_walk_cb, &sw);
 
 	if (r < 0 || sw.stopped || all_in_timeline(repo))
 		return r;
-	return repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+	return index_iter(repo, APTIX_INDEX_SESSIONS, 0, NULL, 0,
 				 sess_walk_cb, &sw);
 }
 
@@ -1102,7 +1115,7 @@ static int layout_sessions_cb(const void *key, size_t klen, const void *val,
 			      size_t vlen, void *payload)
 {
 	struct layout_check *lc = payload;
-	aptix_store *s = lc->repo->store;
+	aptix_index_backend *ix = lc->repo->backend->index;
 	unsigned char tk[40];
 	size_t len = 0;
 	int r;
@@ -1118,7 +1131,7 @@ static int layout_sessions_cb(const void *key, size_t klen, const void *val,
 	}
 	memcpy(tk, (const unsigned char *)val + 1, 8);
 	memcpy(tk + 8, key, 32);
-	r = s->view(s, APTIX_TABLE_TIMELINE, tk, 40, exists_cb, &len);
+	r = ix->view(ix, APTIX_INDEX_TIMELINE, tk, 40, exists_cb, &len);
 	if (r == APTIX_ENOTFOUND || (!r && !len))
 		layout_problem(lc, key, "its record is missing from the "
 			       "timeline");
@@ -1130,14 +1143,14 @@ static int layout_timeline_cb(const void *key, size_t klen,
 			      void *payload)
 {
 	struct layout_check *lc = payload;
-	aptix_store *s = lc->repo->store;
+	aptix_index_backend *ix = lc->repo->backend->index;
 	const unsigned char *id = (const unsigned char *)key + 8;
 	aptix_buf loc = APTIX_BUF_INIT;
 	int r;
 
 	if (klen != 40 || !vlen)
 		return 0;
-	r = s->get(&loc, s, APTIX_TABLE_SESSIONS, id, 32);
+	r = ix->get(&loc, ix, NULL, APTIX_INDEX_SESSIONS, id, 32);
 	if (r == APTIX_ENOTFOUND || (!r && (!is_loc(loc.ptr, loc.len) ||
 					    memcmp(loc.ptr + 1, key, 8))))
 		layout_problem(lc, id, "a timeline record that the sessions "
@@ -1153,11 +1166,11 @@ int aptix_index_check_layout(aptix_repo *repo, aptix_index_problem_cb cb,
 	int r;
 
 	lc.all_in_timeline = all_in_timeline(repo);
-	r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+	r = index_iter(repo, APTIX_INDEX_SESSIONS, 0, NULL, 0,
 			      layout_sessions_cb, &lc);
 
 	if (r >= 0)
-		r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL,
+		r = index_iter(repo, APTIX_INDEX_TIMELINE, 0, NULL,
 				      0, layout_timeline_cb, &lc);
 	return r < 0 ? r : lc.problems;
 }
@@ -1194,7 +1207,7 @@ int aptix_index_foreach_recent(aptix_repo *repo, aptix_session_info_cb cb,
 {
 	struct recent_walk rw = { repo, cb, payload };
 
-	return repo->store->iter_rev(repo->store, APTIX_TABLE_TIMELINE, NULL,
+	return index_iter(repo, APTIX_INDEX_TIMELINE, APTIX_INDEX_ITER_REVERSE, NULL,
 				     0, recent_cb, &rw);
 }
 
@@ -1209,9 +1222,9 @@ int aptix_index_has_timeline(aptix_repo *repo)
 {
 	int timeline = 0, sessions = 0;
 
-	if (repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+	if (index_iter(repo, APTIX_INDEX_TIMELINE, 0, NULL, 0,
 			      any_cb, &timeline) < 0 ||
-	    repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+	    index_iter(repo, APTIX_INDEX_SESSIONS, 0, NULL, 0,
 			      any_cb, &sessions) < 0) {
 		aptix_error_clear();
 		return 0;
@@ -1269,13 +1282,13 @@ static int walk_children(aptix_repo *repo, struct child_walk *cw)
 
 	memcpy(cw->prefix + 8, cw->parent->id, 32);
 	cw->plen = 40;
-	if ((r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
+	if ((r = index_iter(repo, APTIX_INDEX_CHILDREN, 0,
 				   cw->prefix, 40, child_walk_cb, cw)) < 0 ||
 	    !cw->in_place || cw->stopped)
 		return r;
 	memcpy(cw->prefix, cw->parent->id, 32);
 	cw->plen = 32;
-	return repo->store->iter(repo->store, APTIX_TABLE_CHILDREN,
+	return index_iter(repo, APTIX_INDEX_CHILDREN, 0,
 				 cw->prefix, 32, child_walk_cb, cw);
 }
 
@@ -1309,7 +1322,7 @@ int aptix_index_children(aptix_repo *repo, const aptix_oid *parent,
 	cw.parent = parent;
 	cw.cb = cb;
 	cw.payload = payload;
-	r = repo->store->view(repo->store, APTIX_TABLE_SESSIONS, parent->id,
+	r = repo->backend->index->view(repo->backend->index, APTIX_INDEX_SESSIONS, parent->id,
 			      32, created_cb, &cw);
 	if (r == APTIX_ENOTFOUND)
 		return 0;
@@ -1387,7 +1400,7 @@ int aptix_index_conversation(aptix_conv_info *out, aptix_repo *repo,
 		return APTIX_ENOTFOUND;
 	cv.out = out;
 	cv.id = id;
-	r = repo->store->view(repo->store, APTIX_TABLE_CONVS, id, strlen(id),
+	r = repo->backend->index->view(repo->backend->index, APTIX_INDEX_CONVS, id, strlen(id),
 			      conv_view_cb, &cv);
 	if (r == APTIX_ENOTFOUND)
 		aptix_error_set(APTIX_ERROR_REPOSITORY,
@@ -1430,7 +1443,7 @@ int aptix_index_foreach_conversation(aptix_repo *repo, aptix_conv_info_cb cb,
 	int r;
 
 	/* copied out first: cb may write, and version 1 records are filled */
-	r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
+	r = index_iter(repo, APTIX_INDEX_CONVS, 0, NULL, 0,
 			      conv_walk_cb, &cw);
 	if (!r && cw.nlegacy) {
 		if (!(legacy = aptix__calloc(cw.nlegacy, sizeof(*legacy))))
@@ -1531,21 +1544,21 @@ static int collect_sessions_key(const void *k, size_t kl,
 				const void *v UNUSED, size_t vl UNUSED,
 				void *p)
 {
-	return collect_key(p, APTIX_TABLE_SESSIONS, k, kl);
+	return collect_key(p, APTIX_INDEX_SESSIONS, k, kl);
 }
 
 static int collect_children_key(const void *k, size_t kl,
 				const void *v UNUSED, size_t vl UNUSED,
 				void *p)
 {
-	return collect_key(p, APTIX_TABLE_CHILDREN, k, kl);
+	return collect_key(p, APTIX_INDEX_CHILDREN, k, kl);
 }
 
 static int collect_timeline_key(const void *k, size_t kl,
 				const void *v UNUSED, size_t vl UNUSED,
 				void *p)
 {
-	return collect_key(p, APTIX_TABLE_TIMELINE, k, kl);
+	return collect_key(p, APTIX_INDEX_TIMELINE, k, kl);
 }
 
 static int collect_convs_key(const void *k, size_t kl, const void *v,
@@ -1563,7 +1576,7 @@ static int collect_convs_key(const void *k, size_t kl, const void *v,
 	} else {
 		aptix_error_clear();
 	}
-	return collect_key(p, APTIX_TABLE_CONVS, k, kl);
+	return collect_key(p, APTIX_INDEX_CONVS, k, kl);
 }
 
 /* The last reflog entry of rb->last deleted it: remember the name. */
@@ -1609,6 +1622,21 @@ static int collect_deleted(const void *k, size_t kl, const void *v,
 	rb->last_deleted = !memcmp((const unsigned char *)v +
 				   APTIX_OID_RAWSZ, zero, APTIX_OID_RAWSZ);
 	return 0;
+}
+
+/*
+ * Conversations whose ref was deleted, from the reflogs: a key-value
+ * store's reflog table is walked whole (the ref domain lists reflogs by
+ * ref name only, and a deleted ref has none); another backend keeps a
+ * deleted conversation's records until its reflog says otherwise.
+ */
+static int collect_deleted_refs(aptix_repo *repo, struct rebuild *rb)
+{
+	if (!repo->store)
+		return 0;
+	return repo->store->iter(repo->store, APTIX_TABLE_REFLOG,
+				 APTIX_CONV_PREFIX, strlen(APTIX_CONV_PREFIX),
+				 collect_deleted, rb);
 }
 
 static int collect_conv_ref(const aptix_ref *ref, void *payload)
@@ -1680,17 +1708,17 @@ static int root_orphans(struct rebuild *rb, const char *applied)
 	return r;
 }
 
-static int rebuild_fn(aptix_store_wtxn *w, void *payload)
+static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 {
 	struct rebuild *rb = payload;
-	aptix_store *s = rb->repo->store;
+	aptix_index_backend *ix = tx->backend->index;
 	aptix_buf tmp = APTIX_BUF_INIT;
 	size_t i, done = 0;
 	char *applied;
 	int r = 0;
 
 	for (i = 0; i < rb->ndels && !r; i++) {
-		r = s->wdel(w, rb->dels[i].table, rb->dels[i].key,
+		r = ix->del(ix, tx, rb->dels[i].table, rb->dels[i].key,
 			    rb->dels[i].len);
 		if (r == APTIX_ENOTFOUND)
 			r = 0;
@@ -1713,7 +1741,8 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 			if (applied[i])
 				continue;
 			if (op->session.has_parent) {
-				int pr = s->wget(&tmp, w, APTIX_TABLE_SESSIONS,
+				int pr = ix->get(&tmp, ix, tx,
+						 APTIX_INDEX_SESSIONS,
 						 op->session.parent.id, 32);
 
 				if (pr == APTIX_ENOTFOUND)
@@ -1723,7 +1752,7 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 					break;
 				}
 			}
-			r = aptix_index__apply_session(w, s, op);
+			r = aptix_index__apply_session(tx, op);
 			applied[i] = 1;
 			done++;
 		}
@@ -1733,11 +1762,11 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 	free(applied);
 	aptix_buf_release(&tmp);
 	for (i = 0; i < rb->nconvs && !r; i++)
-		r = aptix_index__set_head(w, s, rb->convs[i], &rb->heads[i], 0);
+		r = aptix_index__set_head(tx, rb->convs[i], &rb->heads[i], 0);
 	for (i = 0; i < rb->nmeta && !r; i++) {
 		const aptix_conv_info *m = &rb->meta[i];
 
-		r = aptix_index__conv_meta(w, s, m->id, m->titled ? m->title :
+		r = aptix_index__conv_meta(tx, m->id, m->titled ? m->title :
 					   NULL, m->archived);
 		if (r == APTIX_ENOTFOUND) {	/* no session left */
 			aptix_error_clear();
@@ -1751,9 +1780,9 @@ static int rebuild_fn(aptix_store_wtxn *w, void *payload)
 			if (!strcmp(rb->convs[k], rb->gone[i]))
 				break;
 		if (k == rb->nconvs)	/* deleted, and not made again */
-			r = aptix_index__set_head(w, s, rb->gone[i], NULL, 0);
+			r = aptix_index__set_head(tx, rb->gone[i], NULL, 0);
 	}
-	return r ? r : aptix__repo_mark_layout(w, s);
+	return r ? r : aptix__repo_mark_layout(tx);
 }
 
 /* The first problem the store's check finds. */
@@ -1777,7 +1806,7 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 	 * LMDB would write through the damage (into its own memory). A
 	 * store whose pages are not sound is left alone.
 	 */
-	r = repo->store->check ?
+	r = repo->store && repo->store->check ?
 		repo->store->check(repo->store, first_problem, &first) : 0;
 	if (r > 0) {
 		aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: %s (and "
@@ -1798,23 +1827,20 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 		goto done;
 	if (rb.n)
 		qsort(rb.ops, rb.n, sizeof(*rb.ops), by_created);
-	if ((r = repo->store->iter(repo->store, APTIX_TABLE_SESSIONS, NULL, 0,
+	if ((r = index_iter(repo, APTIX_INDEX_SESSIONS, 0, NULL, 0,
 				   collect_sessions_key, &rb)) < 0 ||
-	    (r = repo->store->iter(repo->store, APTIX_TABLE_CHILDREN, NULL, 0,
+	    (r = index_iter(repo, APTIX_INDEX_CHILDREN, 0, NULL, 0,
 				   collect_children_key, &rb)) < 0 ||
-	    (r = repo->store->iter(repo->store, APTIX_TABLE_TIMELINE, NULL, 0,
+	    (r = index_iter(repo, APTIX_INDEX_TIMELINE, 0, NULL, 0,
 				   collect_timeline_key, &rb)) < 0 ||
-	    (r = repo->store->iter(repo->store, APTIX_TABLE_CONVS, NULL, 0,
+	    (r = index_iter(repo, APTIX_INDEX_CONVS, 0, NULL, 0,
 				   collect_convs_key, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
 				   &rb)) < 0 ||
-	    (r = repo->store->iter(repo->store, APTIX_TABLE_REFLOG,
-				   APTIX_CONV_PREFIX,
-				   strlen(APTIX_CONV_PREFIX), collect_deleted,
-				   &rb)) < 0 ||
+	    (r = collect_deleted_refs(repo, &rb)) < 0 ||
 	    (r = note_gone(&rb)) < 0)
 		goto done;
-	r = repo->store->write(repo->store, rebuild_fn, &rb);
+	r = repo->backend->transaction(repo->backend, rebuild_fn, &rb);
 	if (!r && nsessions)
 		*nsessions = rb.n;
 done:

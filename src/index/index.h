@@ -7,6 +7,7 @@
 
 #include "repo/repo.h"
 #include "aptix/index.h"
+#include "aptix/sys/index_backend.h"
 
 /* Index maintenance inside a write (index.c). */
 /*
@@ -73,10 +74,11 @@ void aptix__head_words(aptix_buf *out, const char *text, size_t len,
  * are.
  */
 void aptix_index__reseal(void *val, size_t vlen);
-int aptix_index__view_record(aptix_store *s, const unsigned char id[32],
-			     aptix_store_view_cb cb, void *payload);
-int aptix_index__wget_record(aptix_buf *out, aptix_store_wtxn *w,
-			     aptix_store *s, const unsigned char id[32]);
+int aptix_index__view_record(aptix_index_backend *ix,
+			     const unsigned char id[32],
+			     aptix_backend_view_cb cb, void *payload);
+int aptix_index__wget_record(aptix_buf *out, aptix_backend_txn *tx,
+			     const unsigned char id[32]);
 /* Reads a session's index record (in a write, or from the store). */
 typedef int (*aptix_index__rec_fn)(aptix_buf *out, const unsigned char id[32],
 				   void *ctx);
@@ -171,13 +173,12 @@ int aptix_index__chain_section(const unsigned char **sec, size_t *len,
 int aptix_index__chain_plan(aptix_repo *repo, const aptix_oid *parent,
 			    aptix_file_set *files, aptix_chunk_set *chunks,
 			    struct aptix_index_chain_info *info);
-int aptix_index__apply_session(aptix_store_wtxn *w, aptix_store *s,
+int aptix_index__apply_session(aptix_backend_txn *tx,
 			       const struct aptix_index_session_op *op);
-int aptix_index__conv_meta(aptix_store_wtxn *w, aptix_store *s,
-			   const char *conv, const char *title, int archived);
-int aptix_index__set_head(aptix_store_wtxn *w, aptix_store *s,
-			  const char *conv, const aptix_oid *head,
-			  int64_t now);
+int aptix_index__conv_meta(aptix_backend_txn *tx, const char *conv,
+			   const char *title, int archived);
+int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,
+			  const aptix_oid *head, int64_t now);
 /*
  * Compute the summary and turn status of a session, reading via rd.
  * turn: the session's turn, parsed, when the caller has it; NULL: read

@@ -20,6 +20,7 @@
 #include "record/record.h"
 #include "aptix/refs.h"
 #include "aptix/index.h"
+#include "aptix/sys/claims_backend.h"
 #include <jansson.h>
 #include <unistd.h>
 
@@ -765,8 +766,8 @@ int aptix_record_recover(aptix_repo *repo, size_t *recovered)
 
 	if (recovered)
 		*recovered = 0;
-	r = repo->store->iter(repo->store, APTIX_TABLE_RUNNING, NULL, 0,
-			      collect_dead, &dl);
+	r = repo->backend->claims->iterate(repo->backend->claims,
+					   collect_dead, &dl);
 	for (i = 0; !r && i < dl.n; i++) {
 		r = recover_one(repo, &dl.v[i]);
 		if (!r && recovered)

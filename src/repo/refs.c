@@ -1,12 +1,14 @@
 /*
- * src/repo/refs.c - refs and the reflog, stored in the store's refs and reflog
- * tables. A value is 64 hex digits, or "ref: <name>" for a symbolic ref.
- * A reflog key is "<name> NUL <be64 sequence>"; its value the old id, the
- * new id (32 bytes each), the be64 time in ms and the reason.
+ * src/repo/refs.c - refs and the reflog, kept by the backend's ref
+ * domain (aptix/sys/refdb_backend.h). A value is 64 hex digits, or
+ * "ref: <name>" for a symbolic ref. What an update means (the checks of
+ * names and values, the reflog entries it makes, HEAD's among them) is
+ * decided here; the backend does the compare-and-swap.
  */
 #include "util/common.h"
 #include "repo/repo.h"
 #include "aptix/refs.h"
+#include "aptix/sys/refdb_backend.h"
 
 #define MAX_SYMREF_DEPTH 5
 
@@ -189,8 +191,8 @@ int aptix_ref_read(aptix_ref *out, aptix_repo *repo, const char *name)
 	memset(out, 0, sizeof(*out));
 	if ((r = aptix_ref_check_name(name)) < 0)
 		return r;
-	r = repo->store->get(&v, repo->store, APTIX_TABLE_REFS, name,
-			     strlen(name));
+	r = repo->backend->refdb->lookup(&v, repo->backend->refdb, NULL,
+					 name);
 	if (r == APTIX_ENOTFOUND)
 		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' not found",
 				name);
@@ -242,8 +244,6 @@ int aptix_ref_resolve(aptix_oid *out, char **resolved, aptix_repo *repo,
 }
 
 struct ref_walk {
-	const char *prefix;
-	size_t plen;
 	aptix_ref_foreach_cb cb;
 	void *payload;
 };
@@ -256,8 +256,6 @@ static int ref_walk_cb(const void *key, size_t klen, const void *val,
 	char name[APTIX_REF_MAXLEN + 1];
 	int r;
 
-	if (klen < rw->plen || memcmp(key, rw->prefix, rw->plen))
-		return APTIX_ITEROVER;
 	if (klen > APTIX_REF_MAXLEN)
 		return 0;
 	memcpy(name, key, klen);
@@ -274,80 +272,24 @@ int aptix_ref_foreach(aptix_repo *repo, const char *prefix,
 {
 	struct ref_walk rw;
 
-	rw.prefix = prefix ? prefix : "";
-	rw.plen = strlen(rw.prefix);
 	rw.cb = cb;
 	rw.payload = payload;
-	return repo->store->iter(repo->store, APTIX_TABLE_REFS,
-				 rw.plen ? rw.prefix : NULL, rw.plen,
-				 ref_walk_cb, &rw);
+	return repo->backend->refdb->iterate(repo->backend->refdb,
+					     prefix ? prefix : "",
+					     ref_walk_cb, &rw);
 }
 
 /* --- Reflog ----------------------------------------------------------- */
-
-struct last_seq {
-	const char *name;
-	size_t nlen;
-	uint64_t seq;
-	int found;
-};
-
-static int last_seq_cb(const void *key, size_t klen, const void *val UNUSED,
-		       size_t vlen UNUSED, void *payload)
-{
-	struct last_seq *ls = payload;
-
-	if (klen == ls->nlen + 9 && !memcmp(key, ls->name, ls->nlen + 1)) {
-		ls->seq = aptix__get_be64((const unsigned char *)key +
-					  ls->nlen + 1);
-		ls->found = 1;
-	}
-	return APTIX_ITEROVER;
-}
-
-static int reflog_append(aptix_store_wtxn *w, aptix_store *s,
-			 const char *name, const aptix_oid *old_id,
-			 const aptix_oid *new_id, int64_t now,
-			 const char *reason)
-{
-	unsigned char key[APTIX_REF_MAXLEN + 10];
-	aptix_buf val = APTIX_BUF_INIT;
-	struct last_seq ls;
-	size_t nlen = strlen(name);
-	unsigned char tbuf[8];
-	int r;
-
-	memcpy(key, name, nlen);
-	key[nlen] = '\0';
-	memset(key + nlen + 1, 0xff, 8);
-	ls.name = name;
-	ls.nlen = nlen;
-	ls.seq = 0;
-	ls.found = 0;
-	if ((r = s->witer_rev(w, APTIX_TABLE_REFLOG, key, nlen + 9,
-			      last_seq_cb, &ls)) < 0)
-		return r;
-	aptix__put_be64(key + nlen + 1, ls.found ? ls.seq + 1 : 0);
-	aptix__put_be64(tbuf, (uint64_t)now);
-	aptix_buf_put(&val, old_id->id, APTIX_OID_RAWSZ);
-	aptix_buf_put(&val, new_id->id, APTIX_OID_RAWSZ);
-	aptix_buf_put(&val, tbuf, 8);
-	aptix_buf_puts(&val, reason);
-	if (aptix_buf_oom(&val))
-		return APTIX_ERROR;
-	r = s->wput(w, APTIX_TABLE_REFLOG, key, nlen + 9, val.ptr, val.len);
-	aptix_buf_release(&val);
-	return r;
-}
 
 /*
  * The id a symbolic ref's target names inside the write transaction
  * (a zero id when it is unborn), so that HEAD's reflog records the
  * sessions it moved between rather than zeroes.
  */
-static void wresolve(aptix_oid *out, aptix_store_wtxn *w, aptix_store *s,
+static void wresolve(aptix_oid *out, aptix_backend_txn *tx,
 		     const char *target)
 {
+	aptix_refdb_backend *db = tx->backend->refdb;
 	aptix_buf v = APTIX_BUF_INIT;
 	aptix_ref ref;
 	char *name = aptix__strdup(target);
@@ -357,7 +299,7 @@ static void wresolve(aptix_oid *out, aptix_store_wtxn *w, aptix_store *s,
 	for (depth = 0; name && depth < MAX_SYMREF_DEPTH; depth++) {
 		aptix_buf_clear(&v);
 		memset(&ref, 0, sizeof(ref));
-		if (s->wget(&v, w, APTIX_TABLE_REFS, name, strlen(name)) < 0 ||
+		if (db->lookup(&v, db, tx, name) < 0 ||
 		    parse_value(&ref, name, v.ptr, v.len) < 0)
 			break;
 		free(name);
@@ -399,16 +341,16 @@ static char *symref_reason(const char *reason, const char *old_target,
  * update of that ref moves HEAD too and is logged in HEAD's reflog, as
  * git logs a commit on the checked-out branch in both.
  */
-static int head_points_at(aptix_store_wtxn *w, aptix_store *s,
-			  const char *name)
+static int head_points_at(aptix_backend_txn *tx, const char *name)
 {
+	aptix_refdb_backend *db = tx->backend->refdb;
 	aptix_buf v = APTIX_BUF_INIT;
 	aptix_ref ref;
 	int yes = 0;
 
 	memset(&ref, 0, sizeof(ref));
 	if (strcmp(name, "HEAD") &&
-	    s->wget(&v, w, APTIX_TABLE_REFS, "HEAD", 4) == 0 &&
+	    db->lookup(&v, db, tx, "HEAD") == 0 &&
 	    parse_value(&ref, "HEAD", v.ptr, v.len) == 0)
 		yes = ref.target && !strcmp(ref.target, name);
 	aptix_ref_release(&ref);
@@ -417,20 +359,43 @@ static int head_points_at(aptix_store_wtxn *w, aptix_store *s,
 	return yes;
 }
 
-int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
+/* The reflog entry of an update, and HEAD's when it moves HEAD too. */
+static int log_update(aptix_backend_txn *tx, aptix_refdb_update *u,
+		      aptix_reflog_entry *e, const char *target)
+{
+	aptix_refdb_backend *db = tx->backend->refdb;
+	const char *newval = u->new_value;
+	int r;
+
+	/* a symbolic ref set to the target it has: nothing moved */
+	if (target && newval && !strncmp(newval, "ref: ", 5) &&
+	    !strcmp(target, newval + 5))
+		return db->update(db, tx, u);
+	u->log = e;
+	r = db->update(db, tx, u);
+	if (!r && newval && strncmp(newval, "ref: ", 5) &&
+	    head_points_at(tx, u->name))
+		r = db->reflog_append(db, tx, "HEAD", e);
+	return r;
+}
+
+int aptix_refs__apply(aptix_backend_txn *tx, const char *name,
 		      const char *newval, int old_mode,
 		      const aptix_oid *old_id, const aptix_oid *log_new,
 		      const char *reason, int64_t now)
 {
+	aptix_refdb_backend *db = tx->backend->refdb;
 	aptix_buf cur = APTIX_BUF_INIT;
+	aptix_refdb_update u;
+	aptix_reflog_entry e;
 	aptix_ref ref;
-	aptix_oid cur_id, new_id = *log_new;
+	aptix_oid cur_id;
 	char *why = NULL;
 	int r, exists;
 
 	memset(&cur_id, 0, sizeof(cur_id));
 	memset(&ref, 0, sizeof(ref));
-	r = s->wget(&cur, w, APTIX_TABLE_REFS, name, strlen(name));
+	r = db->lookup(&cur, db, tx, name);
 	if (r < 0 && r != APTIX_ENOTFOUND)
 		goto done;
 	exists = r == 0;
@@ -440,7 +405,7 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 		if (!ref.target)
 			cur_id = ref.oid;
 		else
-			wresolve(&cur_id, w, s, ref.target);
+			wresolve(&cur_id, tx, ref.target);
 	}
 	if (old_mode == OLD_ABSENT && exists) {
 		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' already "
@@ -458,32 +423,28 @@ int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
 		r = APTIX_EMISMATCH;
 		goto done;
 	}
-	if (newval)
-		r = s->wput(w, APTIX_TABLE_REFS, name, strlen(name), newval,
-			    strlen(newval));
-	else if (exists)
-		r = s->wdel(w, APTIX_TABLE_REFS, name, strlen(name));
-	else {
+	if (!newval && !exists) {
 		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' not found",
 				name);
 		r = APTIX_ENOTFOUND;
-	}
-	if (r < 0)
 		goto done;
+	}
+	e.old_id = cur_id;
+	e.new_id = *log_new;
+	e.time_ms = now;
 	if (newval && !strncmp(newval, "ref: ", 5))
-		wresolve(&new_id, w, s, newval + 5);
+		wresolve(&e.new_id, tx, newval + 5);
 	if (!(why = symref_reason(reason, ref.target, newval))) {
 		r = APTIX_ERROR;
 		goto done;
 	}
-	/* a symbolic ref set to the target it has: nothing moved */
-	if (ref.target && newval && !strncmp(newval, "ref: ", 5) &&
-	    !strcmp(ref.target, newval + 5))
-		goto done;
-	r = reflog_append(w, s, name, &cur_id, &new_id, now, why);
-	if (!r && newval && strncmp(newval, "ref: ", 5) &&
-	    head_points_at(w, s, name))
-		r = reflog_append(w, s, "HEAD", &cur_id, &new_id, now, why);
+	e.message = why;
+	/* the swap expects exactly what was read: a racing writer loses */
+	memset(&u, 0, sizeof(u));
+	u.name = name;
+	u.new_value = newval;
+	u.old_value = exists ? cur.ptr : APTIX_REFDB_ABSENT;
+	r = log_update(tx, &u, &e, ref.target);
 done:
 	free(why);
 	aptix_ref_release(&ref);
@@ -552,21 +513,10 @@ int aptix_reflog_foreach_all(aptix_repo *repo, aptix_reflog_all_cb cb,
 int aptix_reflog_foreach(aptix_repo *repo, const char *name,
 			 aptix_reflog_cb cb, void *payload)
 {
-	unsigned char key[APTIX_REF_MAXLEN + 10];
-	struct reflog_walk rw;
-	size_t nlen = strlen(name);
+	aptix_refdb_backend *db = repo->backend->refdb;
 	int r;
 
 	if ((r = aptix_ref_check_name(name)) < 0)
 		return r;
-	memcpy(key, name, nlen);
-	key[nlen] = '\0';
-	memset(key + nlen + 1, 0xff, 8);
-	memset(&rw, 0, sizeof(rw));
-	rw.name = name;
-	rw.nlen = nlen;
-	rw.cb = cb;
-	rw.payload = payload;
-	return repo->store->iter_rev(repo->store, APTIX_TABLE_REFLOG, key,
-				     nlen + 9, reflog_walk_cb, &rw);
+	return db->reflog_foreach(db, name, cb, payload);
 }

@@ -4,6 +4,10 @@
 #include "util/common.h"
 #include "repo/repo.h"
 #include "store/odb-store.h"
+#include "store/backend-kv.h"
+#include "aptix/sys/refdb_backend.h"
+#include "aptix/sys/index_backend.h"
+#include "aptix/sys/claims_backend.h"
 #include "aptix/refs.h"
 #include "aptix/config.h"
 #include <strings.h>
@@ -20,8 +24,7 @@
 static int check_format(aptix_repo *repo)
 {
 	aptix_buf v = APTIX_BUF_INIT;
-	int r = repo->store->get(&v, repo->store, APTIX_TABLE_META,
-				 FORMAT_KEY, strlen(FORMAT_KEY));
+	int r = repo->backend->meta_get(&v, repo->backend, NULL, FORMAT_KEY);
 	long fmt;
 
 	if (r == APTIX_ENOTFOUND) {
@@ -184,8 +187,8 @@ static int note_misplaced(aptix_repo *repo)
 static int read_workspace(aptix_repo *repo)
 {
 	aptix_buf v = APTIX_BUF_INIT;
-	int r = repo->store->get(&v, repo->store, APTIX_TABLE_META,
-				 WORKSPACE_KEY, strlen(WORKSPACE_KEY));
+	int r = repo->backend->meta_get(&v, repo->backend, NULL,
+					WORKSPACE_KEY);
 
 	if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();
@@ -204,47 +207,55 @@ static int read_workspace(aptix_repo *repo)
  * the environment or -c, and a name this build lacks refuses the store
  * before anything is opened.
  */
-static int check_storage(const char *dir)
+static int open_storage(aptix_backend **out, const char *dir,
+			unsigned flags)
 {
 	aptix_config *cfg = NULL;
-	const char *v;
+	aptix_buf names = APTIX_BUF_INIT;
+	const char *v = NULL;
+	char name[32] = "lmdb";
 	int r;
 
-	if (aptix_config_open_store_file(&cfg, dir) < 0) {
+	if (aptix_config_open_store_file(&cfg, dir) < 0)
 		/* a malformed file is for the commands that read it to say */
 		aptix_error_clear();
-		return 0;
-	}
-	r = 0;
-	v = aptix_config_get(cfg, "extensions.storage");
-	if (v && strcasecmp(v, "lmdb")) {
+	else
+		v = aptix_config_get(cfg, "extensions.storage");
+	if (v)
+		snprintf(name, sizeof(name), "%s", v);
+	aptix_config_free(cfg);
+	r = aptix_backend_open(out, name, dir, flags);
+	if (r == APTIX_EVERSION && !*out) {
+		aptix_backend_names(&names);
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the store '%s' keeps "
 				"its data in a '%s' backend, which this aptix "
 				"cannot open (extensions.storage; this build "
-				"has: lmdb)", dir, v);
-		r = APTIX_EVERSION;
+				"has: %s)", dir, name, names.ptr);
+		aptix_buf_release(&names);
 	}
-	aptix_config_free(cfg);
 	return r;
+}
+
+/* The repository keeps its data in be (owned from then on). */
+static int repo_use_backend(aptix_repo *repo, aptix_backend *be)
+{
+	int r;
+
+	repo->backend = be;
+	repo->store = aptix_backend_kv_store(be);
+	if ((r = aptix_odb_new(&repo->odb)) < 0)
+		return r;
+	return aptix_odb_add_backend(repo->odb, be->odb, 1, 0);
 }
 
 static int repo_attach(aptix_repo *repo, unsigned flags)
 {
-	aptix_odb_backend *b;
+	aptix_backend *be;
 	int r;
 
-	if ((r = check_storage(repo->path)) < 0 ||
-	    (r = aptix_store_lmdb_open(&repo->store, repo->path, flags)) < 0)
+	if ((r = open_storage(&be, repo->path, flags)) < 0)
 		return r;
-	if ((r = aptix_odb_new(&repo->odb)) < 0)
-		return r;
-	if ((r = aptix_odb_backend_store(&b, repo->store)) < 0)
-		return r;
-	if ((r = aptix_odb_add_backend(repo->odb, b, 1, 0)) < 0) {
-		b->free(b);
-		return r;
-	}
-	return 0;
+	return repo_use_backend(repo, be);
 }
 
 static int repo_open_at(aptix_repo **out, const char *dir,
@@ -283,75 +294,71 @@ struct init_payload {
  * The store's id (a random UUID) unless it has one: what keeps its
  * points apart from other stores' in a shared Qdrant collection.
  */
-static int put_store_id(aptix_store_wtxn *w)
+static int put_store_id(aptix_backend_txn *tx)
 {
-	aptix_store *s = aptix_store_of_wtxn(w);
+	aptix_backend *be = tx->backend;
 	aptix_buf cur = APTIX_BUF_INIT;
 	char id[APTIX_UUID_STRSZ + 1];
 	int r;
 
-	r = s->wget(&cur, w, APTIX_TABLE_META, STORE_ID_KEY,
-		    strlen(STORE_ID_KEY));
+	r = be->meta_get(&cur, be, tx, STORE_ID_KEY);
 	aptix_buf_release(&cur);
 	if (r != APTIX_ENOTFOUND)
 		return r;
 	aptix_error_clear();
 	if ((r = aptix_uuid_v4(id)) < 0)
 		return r;
-	return s->wput(w, APTIX_TABLE_META, STORE_ID_KEY,
-		       strlen(STORE_ID_KEY), id, strlen(id));
+	return be->meta_put(tx, STORE_ID_KEY, id);
 }
 
-static int store_id_fn(aptix_store_wtxn *w, void *payload)
+static int store_id_fn(aptix_backend_txn *tx, void *payload)
 {
 	(void)payload;
-	return put_store_id(w);
+	return put_store_id(tx);
 }
 
 int aptix__repo_store_id(aptix_buf *out, aptix_repo *repo)
 {
-	int r = repo->store->get(out, repo->store, APTIX_TABLE_META,
-				 STORE_ID_KEY, strlen(STORE_ID_KEY));
+	aptix_backend *be = repo->backend;
+	int r = be->meta_get(out, be, NULL, STORE_ID_KEY);
 
 	if (r != APTIX_ENOTFOUND)
 		return r;
 	/* an older store: it gets one on first use */
 	aptix_error_clear();
-	if ((r = repo->store->write(repo->store, store_id_fn, NULL)) < 0)
+	if ((r = be->transaction(be, store_id_fn, NULL)) < 0)
 		return r;
-	return repo->store->get(out, repo->store, APTIX_TABLE_META,
-				STORE_ID_KEY, strlen(STORE_ID_KEY));
+	return be->meta_get(out, be, NULL, STORE_ID_KEY);
 }
 
-static int init_fn(aptix_store_wtxn *w, void *payload)
+static int init_fn(aptix_backend_txn *tx, void *payload)
 {
-	aptix_store *s = aptix_store_of_wtxn(w);
+	aptix_backend *be = tx->backend;
 	struct init_payload *ip = payload;
-	aptix_buf cur = APTIX_BUF_INIT;
+	aptix_refdb_update u;
 	char fmt[16];
 	int r;
 
 	snprintf(fmt, sizeof(fmt), "%d", APTIX_STORE_FORMAT);
-	if ((r = s->wput(w, APTIX_TABLE_META, FORMAT_KEY, strlen(FORMAT_KEY),
-			 fmt, strlen(fmt))) < 0)
+	if ((r = be->meta_put(tx, FORMAT_KEY, fmt)) < 0)
 		return r;
 	if (ip->workspace && *ip->workspace &&
-	    (r = s->wput(w, APTIX_TABLE_META, WORKSPACE_KEY,
-			 strlen(WORKSPACE_KEY), ip->workspace,
-			 strlen(ip->workspace))) < 0)
+	    (r = be->meta_put(tx, WORKSPACE_KEY, ip->workspace)) < 0)
 		return r;
-	if ((r = put_store_id(w)) < 0 ||
-	    (r = aptix__repo_mark_layout(w, s)) < 0)
+	if ((r = put_store_id(tx)) < 0 ||
+	    (r = aptix__repo_mark_layout(tx)) < 0)
 		return r;
-	if (ip->finish) {
-		r = s->wget(&cur, w, APTIX_TABLE_REFS, "HEAD", 4);
-		aptix_buf_release(&cur);
-		if (r != APTIX_ENOTFOUND)
-			return r;
+	memset(&u, 0, sizeof(u));
+	u.name = "HEAD";
+	u.new_value = ip->head;
+	/* finishing a half-made store: a HEAD it has stays */
+	u.old_value = ip->finish ? APTIX_REFDB_ABSENT : NULL;
+	r = be->refdb->update(be->refdb, tx, &u);
+	if (r == APTIX_EMISMATCH && ip->finish) {
 		aptix_error_clear();
+		r = 0;
 	}
-	return s->wput(w, APTIX_TABLE_REFS, "HEAD", 4, ip->head,
-		       strlen(ip->head));
+	return r;
 }
 
 /* mkdir -p */
@@ -425,7 +432,7 @@ static int init_records(aptix_repo *repo, const char *workspace, int finish)
 	ip.head = head.ptr;
 	ip.workspace = workspace;
 	ip.finish = finish;
-	r = repo->store->write(repo->store, init_fn, &ip);
+	r = repo->backend->transaction(repo->backend, init_fn, &ip);
 	aptix_buf_release(&head);
 	return r;
 }
@@ -545,6 +552,25 @@ static int count_cb(const void *key, size_t klen, const void *val,
 	return APTIX_ITEROVER;
 }
 
+static int count_obj_cb(const aptix_oid *id, void *payload)
+{
+	(void)id;
+	*(int *)payload = 1;
+	return APTIX_ITEROVER;
+}
+
+/* 1 when the backend holds no object and no ref (or < 0). */
+static int holds_nothing(aptix_backend *be)
+{
+	int any = 0, r;
+
+	if ((r = be->odb->foreach(be->odb, count_obj_cb, &any)) < 0 ||
+	    (!any && (r = be->refdb->iterate(be->refdb, "", count_cb,
+					     &any)) < 0))
+		return r;
+	return !any;
+}
+
 /*
  * A store that an older aptix's init left half-made (no format version)
  * and that holds nothing yet: finish it. Returns 1 when it was not such
@@ -555,16 +581,13 @@ static int finish_half_made(aptix_repo **out, const char *path,
 {
 	aptix_repo *repo = NULL;
 	aptix_buf v = APTIX_BUF_INIT;
-	int any = 0, r;
+	int r;
 
 	if (repo_alloc(&repo, path, workdir) < 0 ||
 	    repo_attach(repo, 0) < 0 ||
-	    repo->store->get(&v, repo->store, APTIX_TABLE_META, FORMAT_KEY,
-			     strlen(FORMAT_KEY)) != APTIX_ENOTFOUND ||
-	    repo->store->iter(repo->store, APTIX_TABLE_OBJECTS, NULL, 0,
-			      count_cb, &any) < 0 || any ||
-	    repo->store->iter(repo->store, APTIX_TABLE_REFS, NULL, 0,
-			      count_cb, &any) < 0 || any) {
+	    repo->backend->meta_get(&v, repo->backend, NULL,
+				    FORMAT_KEY) != APTIX_ENOTFOUND ||
+	    holds_nothing(repo->backend) != 1) {
 		aptix_repo_free(repo);
 		aptix_buf_release(&v);
 		return 1;
@@ -912,58 +935,108 @@ int aptix_repo_new(aptix_repo **out)
 }
 
 /*
- * A store without a format (a new one) gets what init writes: the
- * format, a store id, the index layout and a HEAD naming a fresh
- * conversation; one with a format is checked as an opened store is.
+ * A backend that holds no store yet (no format, no store id) gets what
+ * init writes: the format, a store id, the index layout and a HEAD
+ * naming a fresh conversation; one with a store is checked as an opened
+ * store is.
  */
 static int adopt_store(aptix_repo *repo)
 {
-	int n = 0, r;
+	static const char *const keys[] = { FORMAT_KEY, STORE_ID_KEY };
+	aptix_backend *be = repo->backend;
+	aptix_buf v = APTIX_BUF_INIT;
+	size_t i;
+	int r = APTIX_ENOTFOUND;
 
-	if ((r = repo->store->iter(repo->store, APTIX_TABLE_META, NULL, 0,
-				   count_cb, &n)) < 0)
+	for (i = 0; i < ARRAY_SIZE(keys) && r == APTIX_ENOTFOUND; i++)
+		r = be->meta_get(&v, be, NULL, keys[i]);
+	aptix_buf_release(&v);
+	if (r < 0 && r != APTIX_ENOTFOUND)
 		return r;
-	if (!n && (r = init_records(repo, repo->workspace, 0)) < 0)
+	aptix_error_clear();
+	if (r == APTIX_ENOTFOUND && (r = init_records(repo, repo->workspace,
+						      0)) < 0)
 		return r;
 	return check_format(repo);
 }
 
+static int check_versions(const aptix_backend *be)
+{
+	const char *what = NULL;
+	unsigned have = 0, want = 0;
+
+	if (be->version != APTIX_BACKEND_VERSION)
+		what = "backend", have = be->version,
+			want = APTIX_BACKEND_VERSION;
+	else if (!be->odb || be->odb->version != APTIX_ODB_BACKEND_VERSION)
+		what = "object backend", have = be->odb ? be->odb->version : 0,
+			want = APTIX_ODB_BACKEND_VERSION;
+	else if (!be->refdb ||
+		 be->refdb->version != APTIX_REFDB_BACKEND_VERSION)
+		what = "ref backend", have = be->refdb ? be->refdb->version : 0,
+			want = APTIX_REFDB_BACKEND_VERSION;
+	else if (!be->index ||
+		 be->index->version != APTIX_INDEX_BACKEND_VERSION)
+		what = "index backend", have = be->index ? be->index->version :
+			0, want = APTIX_INDEX_BACKEND_VERSION;
+	else if (!be->claims ||
+		 be->claims->version != APTIX_CLAIMS_BACKEND_VERSION)
+		what = "claims backend", have = be->claims ?
+			be->claims->version : 0,
+			want = APTIX_CLAIMS_BACKEND_VERSION;
+	if (!what)
+		return 0;
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "%s of version %u; this "
+			"libaptix takes version %u", what, have, want);
+	return APTIX_EVERSION;
+}
+
+static int has_storage(const aptix_repo *repo)
+{
+	if (!repo->backend)
+		return 0;
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "the repository has a store "
+			"already");
+	return APTIX_EINVALID;
+}
+
+int aptix_repo_set_backend(aptix_repo *repo, aptix_backend *backend)
+{
+	int r;
+
+	APTIX_ASSERT_ARG(repo && backend);
+	if ((r = has_storage(repo)) < 0 || (r = check_versions(backend)) < 0)
+		return r;
+	if ((r = repo_use_backend(repo, backend)) < 0 ||
+	    (r = adopt_store(repo)) < 0) {
+		/* the caller keeps its backend when it is refused */
+		aptix_odb_free(repo->odb);
+		repo->odb = NULL;
+		repo->backend = NULL;
+		repo->store = NULL;
+	}
+	return r;
+}
+
 int aptix_repo_set_store(aptix_repo *repo, aptix_store *store)
 {
-	aptix_odb_backend *b = NULL;
-	aptix_odb *odb = NULL;
+	aptix_backend *be;
 	int r;
 
 	APTIX_ASSERT_ARG(repo && store);
-	if (repo->store) {
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "the repository has "
-				"a store already");
-		return APTIX_EINVALID;
-	}
+	if ((r = has_storage(repo)) < 0)
+		return r;
 	if (store->version != APTIX_STORE_BACKEND_VERSION) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "store backend of "
 				"version %u; this libaptix takes version %d",
 				store->version, APTIX_STORE_BACKEND_VERSION);
 		return APTIX_EVERSION;
 	}
-	if ((r = aptix_odb_new(&odb)) < 0 ||
-	    (r = aptix_odb_backend_store(&b, store)) < 0)
-		goto fail;
-	if ((r = aptix_odb_add_backend(odb, b, 1, 0)) < 0) {
-		b->free(b);
-		goto fail;
-	}
-	repo->store = store;
-	repo->odb = odb;
-	if ((r = adopt_store(repo)) < 0) {
-		/* the caller keeps its store when it is refused */
-		repo->store = NULL;
-		repo->odb = NULL;
-		goto fail;
-	}
-	return 0;
-fail:
-	aptix_odb_free(odb);
+	if ((r = aptix_backend_kv_new(&be, store, "store",
+				      APTIX_STORE_FORMAT)) < 0)
+		return r;
+	if ((r = aptix_repo_set_backend(repo, be)) < 0)
+		aptix_backend_kv_release_store(be);
 	return r;
 }
 
@@ -987,8 +1060,8 @@ void aptix_repo_free(aptix_repo *repo)
 	if (!repo)
 		return;
 	aptix_odb_free(repo->odb);
-	if (repo->store)
-		repo->store->free(repo->store);
+	if (repo->backend)
+		repo->backend->free(repo->backend);
 	free(repo->path);
 	free(repo->workdir);
 	free(repo->workspace);
@@ -1023,19 +1096,23 @@ aptix_odb *aptix_repo_odb(aptix_repo *repo)
 
 int aptix_repo_readonly(const aptix_repo *repo)
 {
-	return repo->store->readonly(repo->store);
+	return repo->backend->readonly(repo->backend);
 }
 
 int aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo)
 {
-	return repo->store->disk_usage(bytes, repo->store);
+	if (!repo->backend->disk_usage) {
+		*bytes = 0;
+		return 0;
+	}
+	return repo->backend->disk_usage(bytes, repo->backend);
 }
 
 int aptix_repo_check_store(aptix_repo *repo,
 			   void (*cb)(const char *msg, void *payload),
 			   void *payload)
 {
-	if (!repo->store->check)
+	if (!repo->store || !repo->store->check)
 		return 0;
 	return repo->store->check(repo->store, cb, payload);
 }
@@ -1047,6 +1124,8 @@ int aptix_purge_lookup(aptix_purge_info *out, aptix_repo *repo,
 	int r;
 
 	APTIX_ASSERT_ARG(out && repo && id);
+	if (!repo->store)	/* a backend that keeps no purge records */
+		return APTIX_ENOTFOUND;
 	r = repo->store->get(&val, repo->store, APTIX_TABLE_PURGED, id->id,
 			     APTIX_OID_RAWSZ);
 	if (r == 0 && aptix__purge_decode(out, val.ptr, val.len) < 0) {
@@ -1063,11 +1142,12 @@ int aptix_purge_lookup(aptix_purge_info *out, aptix_repo *repo,
  * in place, must refuse the store (a reindex that found no session
  * raised it nowhere else).
  */
-int aptix__repo_mark_layout(aptix_store_wtxn *w, aptix_store *s)
+int aptix__repo_mark_layout(aptix_backend_txn *tx)
 {
-	int r = aptix_odb_store_raise_format(w, APTIX_INDEX_FORMAT);
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
+	/* the format is the layout of a key-value store's tables */
+	int r = w ? aptix_odb_store_raise_format(w, APTIX_INDEX_FORMAT) : 0;
 
-	return r < 0 ? r : s->wput(w, APTIX_TABLE_META, APTIX_META_INDEX_LAYOUT,
-				   strlen(APTIX_META_INDEX_LAYOUT), APTIX_INDEX_LAYOUT_TIMELINE,
-				   strlen(APTIX_INDEX_LAYOUT_TIMELINE));
+	return r < 0 ? r : tx->backend->meta_put(tx, APTIX_META_INDEX_LAYOUT,
+						 APTIX_INDEX_LAYOUT_TIMELINE);
 }

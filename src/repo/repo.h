@@ -6,6 +6,7 @@
 
 #include "aptix/repo.h"
 #include "aptix/sys/store_backend.h"
+#include "aptix/sys/backend.h"
 #include "aptix/context.h"
 
 struct aptix_repo {
@@ -13,6 +14,13 @@ struct aptix_repo {
 	char *workdir;		/* the work tree it serves */
 	char *workspace;	/* the WorkspaceId recorded at init */
 	char *misplaced_to;	/* a .aptix in a git work tree: its home */
+	/*
+	 * Where its data is: objects, refs, index and claims go through
+	 * backend's domain vtables; store is the key-value store under it
+	 * (NULL for a backend over none), for what only such a store keeps
+	 * (RAG, purge records) and its maintenance.
+	 */
+	aptix_backend *backend;
 	aptix_store *store;
 	aptix_odb *odb;
 	/*
@@ -40,7 +48,7 @@ void aptix__repo_discard(aptix_repo *repo);
  * Refs inside a write (refs.c): the ref and its reflog entry only; the
  * transaction (txn.c) applies what else a ref change implies.
  */
-int aptix_refs__apply(aptix_store_wtxn *w, aptix_store *s, const char *name,
+int aptix_refs__apply(aptix_backend_txn *tx, const char *name,
 		      const char *newval, int old_mode,
 		      const aptix_oid *old_id, const aptix_oid *log_new,
 		      const char *reason, int64_t now);
@@ -63,7 +71,7 @@ int aptix_run__check_claim(const char *conv, const char *record,
  * Note in the meta table that no session record is kept in place (a new
  * store, or one just reindexed): listings then skip the sessions table.
  */
-int aptix__repo_mark_layout(aptix_store_wtxn *w, aptix_store *s);
+int aptix__repo_mark_layout(aptix_backend_txn *tx);
 
 /*
  * The store's id (meta "store-id", a random UUID made at init; an older

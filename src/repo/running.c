@@ -11,6 +11,7 @@
 #include "util/cjson.h"
 #include "aptix/run.h"
 #include "aptix/refs.h"
+#include "aptix/sys/claims_backend.h"
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,6 +232,7 @@ int aptix_run_foreach_running(aptix_repo *repo, aptix_running_cb cb,
 {
 	struct running_walk rw = { cb, payload };
 
-	return repo->store->iter(repo->store, APTIX_TABLE_RUNNING, NULL, 0,
-				 running_walk_cb, &rw);
+	aptix_claims_backend *cl = repo->backend->claims;
+
+	return cl->iterate(cl, running_walk_cb, &rw);
 }

@@ -3,6 +3,7 @@
  */
 #include "util/common.h"
 #include "store/odb-store.h"
+#include "store/backend-kv.h"
 #include "object/zstream.h"
 
 typedef struct {
@@ -342,6 +343,35 @@ static int sb_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
 	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, foreach_cb, &fw);
 }
 
+/* The stored form, inside a transaction of the backend over the store. */
+static int sb_read_stored(aptix_buf *out, aptix_odb_backend *b,
+			  aptix_backend_txn *tx, const aptix_oid *id)
+{
+	aptix_store *s = ((store_backend *)b)->store;
+	aptix_store_wtxn *w = tx ? aptix_backend_kv_wtxn(tx) : NULL;
+
+	if (tx && !w)
+		return aptix_backend_kv_foreign(tx);
+	aptix_buf_clear(out);
+	if (w)
+		return s->wget(out, w, APTIX_TABLE_OBJECTS, id->id,
+			       APTIX_OID_RAWSZ);
+	return s->get(out, s, APTIX_TABLE_OBJECTS, id->id, APTIX_OID_RAWSZ);
+}
+
+static int sb_write_stored(aptix_odb_backend *b, aptix_backend_txn *tx,
+			   const aptix_oid *id, const void *val, size_t len)
+{
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
+	/* borrowed, never grown or freed */
+	aptix_buf v = { (char *)(uintptr_t)val, len, 0, 0 };
+
+	(void)b;
+	if (!w)
+		return aptix_backend_kv_foreign(tx);
+	return aptix_odb_store_put(w, id, &v);
+}
+
 static void sb_free(aptix_odb_backend *b)
 {
 	free(b);
@@ -360,6 +390,8 @@ int aptix_odb_backend_store(aptix_odb_backend **out, aptix_store *store)
 	sb->parent.exists = sb_exists;
 	sb->parent.exists_prefix = sb_exists_prefix;
 	sb->parent.foreach = sb_foreach;
+	sb->parent.read_stored = sb_read_stored;
+	sb->parent.write_stored = sb_write_stored;
 	sb->parent.free = sb_free;
 	sb->store = store;
 	*out = &sb->parent;

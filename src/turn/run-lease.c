@@ -21,7 +21,7 @@
 #include "turn/run-int.h"
 #include "repo/running.h"
 #include "util/cjson.h"
-#include "store/odb-store.h"
+#include "aptix/sys/claims_backend.h"
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -45,17 +45,17 @@ struct renew {
 	int gone;		/* the record is no longer ours */
 };
 
-static int renew_fn(aptix_store_wtxn *w, void *payload)
+/* A lease renewed: a compare-and-swap of the claim's record. */
+static int renew_fn(aptix_backend_txn *tx, void *payload)
 {
 	struct renew *rn = payload;
-	aptix_store *s = aptix_store_of_wtxn(w);
+	aptix_claims_backend *cl = tx->backend->claims;
 	aptix_buf cur = APTIX_BUF_INIT;
 	json_t *o = NULL;
 	char *text = NULL;
 	int r;
 
-	r = s->wget(&cur, w, APTIX_TABLE_RUNNING, rn->l->conv,
-		    strlen(rn->l->conv));
+	r = cl->lookup(&cur, cl, tx, rn->l->conv);
 	if (r == APTIX_ENOTFOUND || (r == 0 && !strstr(cur.ptr, rn->l->hex))) {
 		rn->gone = 1;
 		r = APTIX_ITEROVER;	/* nothing to write */
@@ -70,8 +70,7 @@ static int renew_fn(aptix_store_wtxn *w, void *payload)
 		r = APTIX_ERROR;
 		goto done;
 	}
-	r = s->wput(w, APTIX_TABLE_RUNNING, rn->l->conv, strlen(rn->l->conv),
-		    text, strlen(text));
+	r = cl->replace(cl, tx, rn->l->conv, cur.ptr, text);
 done:
 	free(text);
 	json_decref(o);
@@ -99,7 +98,8 @@ static void *lease_thread(void *arg)
 			break;
 		pthread_mutex_unlock(&l->lock);
 		/* a failed renewal is tried again at the next one */
-		r = l->repo->store->write(l->repo->store, renew_fn, &rn);
+		r = l->repo->backend->transaction(l->repo->backend, renew_fn,
+						  &rn);
 		(void)r;
 		aptix_error_clear();
 		pthread_mutex_lock(&l->lock);

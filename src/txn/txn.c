@@ -1,9 +1,11 @@
 /*
  * src/txn/txn.c - write transactions: a batch of object writes, index
- * records and ref updates, applied in one store write. The transaction
- * is the coordinator: what a queued change implies elsewhere (a session's
- * index records, a conversation ref's head record) is applied here, in
- * apply_fn, and nowhere else.
+ * records, ref updates and running claims, applied in one transaction
+ * of the repository's backend (aptix/sys/backend.h), each through its
+ * domain: objects through the object backend, refs through the ref
+ * backend, and so on. The transaction is the coordinator: what a queued
+ * change implies elsewhere (a session's index records, a conversation
+ * ref's head record) is applied here, in apply_fn, and nowhere else.
  */
 #define _GNU_SOURCE 1	/* memmem */
 #include "util/common.h"
@@ -11,7 +13,9 @@
 #include "index/index.h"
 #include "txn/txn.h"
 #include "object/zstream.h"
-#include "store/odb-store.h"
+#include "aptix/sys/odb_backend.h"
+#include "aptix/sys/refdb_backend.h"
+#include "aptix/sys/claims_backend.h"
 #include "aptix/refs.h"
 #include "aptix/oidmap.h"
 #include "aptix/index.h"
@@ -185,7 +189,7 @@ static int find_dict_base(aptix_stored_base *out, aptix_buf *text,
 			  aptix_txn *tx, aptix_otype type,
 			  const aptix_oid *like)
 {
-	aptix_store *s = tx->repo->store;
+	aptix_odb_backend *odb = tx->repo->backend->odb;
 	aptix_buf val = APTIX_BUF_INIT;
 	struct op *o;
 	aptix_otype t = APTIX_OBJ_BLOB;
@@ -196,8 +200,7 @@ static int find_dict_base(aptix_stored_base *out, aptix_buf *text,
 	out->id = *like;
 	if ((o = find_object(tx, like)))
 		r = aptix_stored_based_on(&out->id, o->val.ptr, o->val.len);
-	else if ((r = s->get(&val, s, APTIX_TABLE_OBJECTS, like->id,
-			     APTIX_OID_RAWSZ)) == 0)
+	else if ((r = odb->read_stored(&val, odb, NULL, like)) == 0)
 		r = aptix_stored_based_on(&out->id, val.ptr, val.len);
 	aptix_buf_release(&val);
 	if (r >= 0)
@@ -440,15 +443,15 @@ int aptix_txn_symref_update(aptix_txn *tx, const char *name,
 }
 
 /*
- * The running table: conversation -> JSON record of the turn being run
+ * The running claims: conversation -> JSON record of the turn being run
  * (see run.c). A claim fails with APTIX_ELOCKED while the record's
  * process lives, with APTIX_EEXISTS when it died (recover, then retry).
  */
-static int running_claim(aptix_store_wtxn *w, aptix_store *s, struct op *o)
+static int running_claim(aptix_backend_txn *bt, struct op *o)
 {
+	aptix_claims_backend *cl = bt->backend->claims;
 	aptix_buf cur = APTIX_BUF_INIT;
-	int r = s->wget(&cur, w, APTIX_TABLE_RUNNING, o->name,
-			strlen(o->name));
+	int r = cl->lookup(&cur, cl, bt, o->name);
 
 	if (r == 0) {
 		r = aptix_run__check_claim(o->name, cur.ptr, cur.len);
@@ -458,17 +461,16 @@ static int running_claim(aptix_store_wtxn *w, aptix_store *s, struct op *o)
 	aptix_buf_release(&cur);
 	if (r != APTIX_ENOTFOUND)
 		return r;
-	return s->wput(w, APTIX_TABLE_RUNNING, o->name, strlen(o->name),
-		       o->newval, strlen(o->newval));
+	aptix_error_clear();
+	return cl->acquire(cl, bt, o->name, o->newval);
 }
 
-static int running_release(aptix_store_wtxn *w, aptix_store *s,
-			   struct op *o)
+static int running_release(aptix_backend_txn *bt, struct op *o)
 {
+	aptix_claims_backend *cl = bt->backend->claims;
 	aptix_buf cur = APTIX_BUF_INIT;
 	char hex[APTIX_OID_HEXSZ + 1];
-	int r = s->wget(&cur, w, APTIX_TABLE_RUNNING, o->name,
-			strlen(o->name));
+	int r = cl->lookup(&cur, cl, bt, o->name);
 
 	/* only our own claim: the pending turn's id is in the record */
 	aptix_oid_tostr(hex, &o->old_id);
@@ -478,8 +480,7 @@ static int running_release(aptix_store_wtxn *w, aptix_store *s,
 		/* recovering: its holder renewed it meanwhile, it lives */
 		r = APTIX_ENOTFOUND;
 	} else if (r == 0 && strstr(cur.ptr, hex))
-		r = s->wdel(w, APTIX_TABLE_RUNNING, o->name,
-			    strlen(o->name));
+		r = cl->release(cl, bt, o->name, cur.ptr);
 	else if (o->old_mode) {
 		/* strict: someone else released (recovered) it first */
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the claim on '%s' "
@@ -492,11 +493,12 @@ static int running_release(aptix_store_wtxn *w, aptix_store *s,
 }
 
 /* The ref holds exactly old_id (old_mode OLD_EXACT) or nothing. */
-static int ref_verify(aptix_store_wtxn *w, aptix_store *s, struct op *o)
+static int ref_verify(aptix_backend_txn *bt, struct op *o)
 {
+	aptix_refdb_backend *db = bt->backend->refdb;
 	aptix_buf cur = APTIX_BUF_INIT;
 	aptix_oid id;
-	int r = s->wget(&cur, w, APTIX_TABLE_REFS, o->name, strlen(o->name));
+	int r = db->lookup(&cur, db, bt, o->name);
 	int ok;
 
 	if (r < 0 && r != APTIX_ENOTFOUND) {
@@ -638,23 +640,22 @@ int aptix_conversation_set_archived(aptix_repo *repo, const char *conv,
  * A ref, its reflog entry and, for a conversation's ref, the index's
  * record of the conversation's head: the one place that ties them.
  */
-static int apply_ref(aptix_store_wtxn *w, aptix_store *s, struct op *o,
-		     int64_t now)
+static int apply_ref(aptix_backend_txn *bt, struct op *o, int64_t now)
 {
 	const char *conv = aptix_refs__conversation(o->name);
-	int r = aptix_refs__apply(w, s, o->name, o->newval, o->old_mode,
+	int r = aptix_refs__apply(bt, o->name, o->newval, o->old_mode,
 				  &o->old_id, &o->new_id, o->reason, now);
 
 	if (r < 0 || !conv || (o->newval && !strncmp(o->newval, "ref: ", 5)))
 		return r;
-	return aptix_index__set_head(w, s, conv, o->newval ? &o->new_id :
-				     NULL, now);
+	return aptix_index__set_head(bt, conv, o->newval ? &o->new_id : NULL,
+				     now);
 }
 
-static int apply_fn(aptix_store_wtxn *w, void *payload)
+static int apply_fn(aptix_backend_txn *bt, void *payload)
 {
 	aptix_txn *tx = payload;
-	aptix_store *s = tx->repo->store;
+	aptix_odb_backend *odb = bt->backend->odb;
 	int64_t now = aptix_now_ms();
 	size_t i;
 	int r = 0;
@@ -664,25 +665,26 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 
 		switch (o->kind) {
 		case OP_OBJECT:
-			r = aptix_odb_store_put(w, &o->id, &o->val);
+			r = odb->write_stored(odb, bt, &o->id, o->val.ptr,
+					      o->val.len);
 			break;
 		case OP_SESSION_INDEX:
-			r = aptix_index__apply_session(w, s, o->sess);
+			r = aptix_index__apply_session(bt, o->sess);
 			break;
 		case OP_REF:
-			r = apply_ref(w, s, o, now);
+			r = apply_ref(bt, o, now);
 			break;
 		case OP_RUNNING_CLAIM:
-			r = running_claim(w, s, o);
+			r = running_claim(bt, o);
 			break;
 		case OP_RUNNING_RELEASE:
-			r = running_release(w, s, o);
+			r = running_release(bt, o);
 			break;
 		case OP_REF_VERIFY:
-			r = ref_verify(w, s, o);
+			r = ref_verify(bt, o);
 			break;
 		case OP_CONV_META:
-			r = aptix_index__conv_meta(w, s, o->name, o->newval,
+			r = aptix_index__conv_meta(bt, o->name, o->newval,
 						   o->old_mode);
 			break;
 		}
@@ -692,11 +694,12 @@ static int apply_fn(aptix_store_wtxn *w, void *payload)
 
 int aptix_txn_commit(aptix_txn *tx)
 {
+	aptix_backend *be = tx->repo->backend;
 	int r;
 
 	if (!tx->n)
 		return 0;
-	r = tx->repo->store->write(tx->repo->store, apply_fn, tx);
+	r = be->transaction(be, apply_fn, tx);
 	if (!r)
 		clear_ops(tx);
 	return r;

@@ -581,7 +581,7 @@ static int copy_cb(const void *val, size_t vlen, void *payload)
 /* A session's index record, as stored. */
 static int raw_record(aptix_buf *out, aptix_repo *r, const aptix_oid *id)
 {
-	return aptix_index__view_record(r->store, id->id, copy_cb, out);
+	return aptix_index__view_record(r->backend->index, id->id, copy_cb, out);
 }
 
 static int same_record_cb(const aptix_session_info *si, void *payload)

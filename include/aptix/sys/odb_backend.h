@@ -4,13 +4,21 @@
  * Backends store and fetch (type, bytes) by id; they never compute ids.
  * A NULL slot means "not supported". A concrete backend embeds this
  * struct as its first member.
+ *
+ * The object domain of a storage backend (aptix/sys/backend.h) also
+ * has read_stored and write_stored: an object's stored form (the
+ * encoding of objects-format.md, "Storage", made by the library), read
+ * and written inside the backend's transaction, so that a turn's
+ * objects commit with its refs and index records. A backend keeps those
+ * bytes as given: it never re-encodes them.
  */
 #ifndef APTIX_SYS_ODB_BACKEND_H
 #define APTIX_SYS_ODB_BACKEND_H
 
 #include "../odb.h"
+#include "backend.h"
 
-#define APTIX_ODB_BACKEND_VERSION 1
+#define APTIX_ODB_BACKEND_VERSION 2
 
 typedef struct aptix_odb_backend {
 	unsigned version;
@@ -34,6 +42,22 @@ typedef struct aptix_odb_backend {
 			     const aptix_oid *prefix, size_t hexlen);
 	int (*foreach)(struct aptix_odb_backend *b, aptix_odb_foreach_cb cb,
 		       void *payload);
+	/**
+	 * The stored form of id into out (replaced). tx: inside that
+	 * transaction, seeing its writes; NULL: the last commit.
+	 * ENOTFOUND.
+	 */
+	int (*read_stored)(aptix_buf *out, struct aptix_odb_backend *b,
+			   aptix_backend_txn *tx, const aptix_oid *id);
+	/**
+	 * Inside tx: keep val, the stored form of id, unless id is there
+	 * already (then a no-op: a write replayed is harmless). Fails
+	 * (APTIX_ERROR) when a base that val names is missing.
+	 */
+	int (*write_stored)(struct aptix_odb_backend *b,
+			    aptix_backend_txn *tx, const aptix_oid *id,
+			    const void *val, size_t len);
+	/** NULL when its storage backend owns it (and frees it). */
 	void (*free)(struct aptix_odb_backend *b);
 } aptix_odb_backend;
 

@@ -1,0 +1,60 @@
+/*
+ * aptix/sys/index_backend.h - the index records of a storage backend
+ * (aptix/sys/backend.h).
+ *
+ * The index (the sessions, their children, the conversations and the
+ * timeline: objects-format.md, "Index records") is four tables of
+ * records, byte keys to byte values, iterated in ascending (or
+ * descending) byte order of key. The library makes the keys and the
+ * values and keeps them consistent with the objects and refs by writing
+ * them in the same transaction; the backend keeps them. The index can
+ * always be rebuilt from the objects and refs (`aptix reindex`).
+ */
+#ifndef APTIX_SYS_INDEX_BACKEND_H
+#define APTIX_SYS_INDEX_BACKEND_H
+
+#include "backend.h"
+
+#define APTIX_INDEX_BACKEND_VERSION 1
+
+typedef enum {
+	APTIX_INDEX_SESSIONS = 0,	/**< session id -> record (legacy) */
+	APTIX_INDEX_CHILDREN,		/**< parent id, child id -> "" */
+	APTIX_INDEX_CONVS,		/**< conversation id -> record */
+	APTIX_INDEX_TIMELINE,		/**< be64 ms, session id -> record */
+	APTIX_INDEX__COUNT
+} aptix_index_table;
+
+enum aptix_index_iter_flags {
+	APTIX_INDEX_ITER_REVERSE = (1 << 0)	/**< descending keys */
+};
+
+typedef struct aptix_index_backend {
+	unsigned version;		/**< APTIX_INDEX_BACKEND_VERSION */
+	/** One record into out; tx NULL: last commit. ENOTFOUND. */
+	int (*get)(aptix_buf *out, struct aptix_index_backend *b,
+		   aptix_backend_txn *tx, aptix_index_table t,
+		   const void *key, size_t klen);
+	/** One record, zero-copy, at the last commit. ENOTFOUND. */
+	int (*view)(struct aptix_index_backend *b, aptix_index_table t,
+		    const void *key, size_t klen, aptix_backend_view_cb cb,
+		    void *payload);
+	/**
+	 * Records from the first key >= start (REVERSE: the last key <=
+	 * start) on; start NULL: from the first (last). tx NULL: at the
+	 * last commit.
+	 */
+	int (*iterate)(struct aptix_index_backend *b, aptix_backend_txn *tx,
+		       aptix_index_table t, const void *start, size_t slen,
+		       unsigned flags, aptix_backend_record_cb cb,
+		       void *payload);
+	/** Inside tx: set a record (replacing it). */
+	int (*put)(struct aptix_index_backend *b, aptix_backend_txn *tx,
+		   aptix_index_table t, const void *key, size_t klen,
+		   const void *val, size_t vlen);
+	/** Inside tx: remove a record; ENOTFOUND when absent. */
+	int (*del)(struct aptix_index_backend *b, aptix_backend_txn *tx,
+		   aptix_index_table t, const void *key, size_t klen);
+} aptix_index_backend;
+
+#endif

@@ -1,0 +1,559 @@
+/*
+ * src/store/backend-kv.c - the domain vtables of a storage backend
+ * (aptix/sys/backend.h) over a key-value store (aptix/sys/store_backend.h):
+ * one adapter for LMDB and memory.
+ *
+ * Layout, in the store's tables (objects-format.md, "The LMDB store"):
+ * objects: raw id -> stored form (odb-store.c); refs: name -> value;
+ * reflog: name NUL be64 sequence -> old id, new id, be64 time in ms,
+ * message; running: conversation -> claim record; the index tables as
+ * their names say; meta: key -> text.
+ */
+#include "util/common.h"
+#include "store/backend-kv.h"
+#include "store/odb-store.h"
+#include "aptix/sys/refdb_backend.h"
+#include "aptix/sys/index_backend.h"
+#include "aptix/sys/claims_backend.h"
+
+struct kv {
+	aptix_backend parent;
+	aptix_refdb_backend refdb;
+	aptix_index_backend index;
+	aptix_claims_backend claims;
+	void (*odb_free)(aptix_odb_backend *b);
+	aptix_store *store;
+	char name[32];
+};
+
+struct kv_txn {
+	aptix_backend_txn parent;
+	aptix_store_wtxn *w;
+};
+
+#define KV_OF(p, field) \
+	((struct kv *)(void *)((char *)(p) - offsetof(struct kv, field)))
+
+static int kv_transaction(aptix_backend *b, aptix_backend_txn_fn fn,
+			  void *payload);
+
+aptix_store *aptix_backend_kv_store(aptix_backend *b)
+{
+	return b && b->transaction == kv_transaction ?
+		((struct kv *)b)->store : NULL;
+}
+
+aptix_store_wtxn *aptix_backend_kv_wtxn(aptix_backend_txn *tx)
+{
+	return tx && tx->backend->transaction == kv_transaction ?
+		((struct kv_txn *)tx)->w : NULL;
+}
+
+int aptix_backend_kv_foreign(aptix_backend_txn *tx)
+{
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "a transaction of the '%s' "
+			"backend given to a key-value store's slot",
+			tx ? tx->backend->name : "(none)");
+	return APTIX_EINVALID;
+}
+
+struct trampoline {
+	struct kv *kv;
+	aptix_backend_txn_fn fn;
+	void *payload;
+};
+
+static int trampoline_fn(aptix_store_wtxn *w, void *payload)
+{
+	struct trampoline *t = payload;
+	struct kv_txn tx;
+
+	tx.parent.backend = &t->kv->parent;
+	tx.w = w;
+	return t->fn(&tx.parent, t->payload);
+}
+
+static int kv_transaction(aptix_backend *b, aptix_backend_txn_fn fn,
+			  void *payload)
+{
+	struct trampoline t;
+
+	t.kv = (struct kv *)b;
+	t.fn = fn;
+	t.payload = payload;
+	return t.kv->store->write(t.kv->store, trampoline_fn, &t);
+}
+
+/* A read in tx (its own writes seen) or at the last commit. */
+static int kv_get(aptix_buf *out, struct kv *kv, aptix_backend_txn *tx,
+		  aptix_table t, const void *key, size_t klen)
+{
+	aptix_store *s = kv->store;
+
+	if (!tx)
+		return s->get(out, s, t, key, klen);
+	if (!aptix_backend_kv_wtxn(tx))
+		return aptix_backend_kv_foreign(tx);
+	return s->wget(out, aptix_backend_kv_wtxn(tx), t, key, klen);
+}
+
+static int kv_put(struct kv *kv, aptix_backend_txn *tx, aptix_table t,
+		  const void *key, size_t klen, const void *val, size_t vlen)
+{
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
+
+	return w ? kv->store->wput(w, t, key, klen, val, vlen) :
+		aptix_backend_kv_foreign(tx);
+}
+
+static int kv_del(struct kv *kv, aptix_backend_txn *tx, aptix_table t,
+		  const void *key, size_t klen)
+{
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
+
+	return w ? kv->store->wdel(w, t, key, klen) :
+		aptix_backend_kv_foreign(tx);
+}
+
+/*
+ * Compare-and-swap of one text value: expect NULL any, "" absent, else
+ * exactly; val NULL deletes. Both refs and claims are this.
+ */
+static int kv_cas(struct kv *kv, aptix_backend_txn *tx, aptix_table t,
+		  const char *key, const char *expect, const char *val)
+{
+	aptix_buf cur = APTIX_BUF_INIT;
+	size_t klen = strlen(key);
+	int r = kv_get(&cur, kv, tx, t, key, klen);
+
+	if (r < 0 && r != APTIX_ENOTFOUND)
+		goto done;
+	if (expect && (r == APTIX_ENOTFOUND ? *expect != '\0' :
+		       cur.len != strlen(expect) ||
+		       memcmp(cur.ptr, expect, cur.len))) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "'%s' changed "
+				"meanwhile", key);
+		r = APTIX_EMISMATCH;
+		goto done;
+	}
+	if (val)
+		r = kv_put(kv, tx, t, key, klen, val, strlen(val));
+	else if (r == 0)
+		r = kv_del(kv, tx, t, key, klen);
+	else
+		aptix_error_set(APTIX_ERROR_REFERENCE, "'%s' not found", key);
+done:
+	aptix_buf_release(&cur);
+	return r;
+}
+
+/* --- meta --------------------------------------------------------------- */
+
+static int kv_meta_get(aptix_buf *out, aptix_backend *b,
+		       aptix_backend_txn *tx, const char *key)
+{
+	return kv_get(out, (struct kv *)b, tx, APTIX_TABLE_META, key,
+		      strlen(key));
+}
+
+static int kv_meta_put(aptix_backend_txn *tx, const char *key,
+		       const char *value)
+{
+	return kv_put((struct kv *)tx->backend, tx, APTIX_TABLE_META, key,
+		      strlen(key), value, strlen(value));
+}
+
+/* --- refs and reflogs --------------------------------------------------- */
+
+static int ref_lookup(aptix_buf *out, aptix_refdb_backend *b,
+		      aptix_backend_txn *tx, const char *name)
+{
+	return kv_get(out, KV_OF(b, refdb), tx, APTIX_TABLE_REFS, name,
+		      strlen(name));
+}
+
+/* A walk of the keys that start with name (len nlen). */
+struct name_walk {
+	const char *name;
+	size_t nlen;
+	aptix_backend_record_cb cb;	/* refs */
+	aptix_reflog_cb log_cb;		/* reflog entries */
+	void *payload;
+};
+
+static int prefix_cb(const void *key, size_t klen, const void *val,
+		     size_t vlen, void *payload)
+{
+	struct name_walk *pw = payload;
+
+	if (klen < pw->nlen || memcmp(key, pw->name, pw->nlen))
+		return APTIX_ITEROVER;
+	return pw->cb(key, klen, val, vlen, pw->payload);
+}
+
+static int ref_iterate(aptix_refdb_backend *b, const char *prefix,
+		       aptix_backend_record_cb cb, void *payload)
+{
+	aptix_store *s = KV_OF(b, refdb)->store;
+	struct name_walk pw;
+
+	memset(&pw, 0, sizeof(pw));
+	pw.name = prefix ? prefix : "";
+	pw.nlen = strlen(pw.name);
+	pw.cb = cb;
+	pw.payload = payload;
+	return s->iter(s, APTIX_TABLE_REFS, pw.nlen ? pw.name : NULL,
+		       pw.nlen, prefix_cb, &pw);
+}
+
+struct last_seq {
+	const char *name;
+	size_t nlen;
+	uint64_t seq;
+	int found;
+};
+
+static int last_seq_cb(const void *key, size_t klen, const void *val UNUSED,
+		       size_t vlen UNUSED, void *payload)
+{
+	struct last_seq *ls = payload;
+
+	if (klen == ls->nlen + 9 && !memcmp(key, ls->name, ls->nlen + 1)) {
+		ls->seq = aptix__get_be64((const unsigned char *)key +
+					  ls->nlen + 1);
+		ls->found = 1;
+	}
+	return APTIX_ITEROVER;
+}
+
+/* name NUL and the highest sequence number: where a walk back starts. */
+static size_t reflog_last_key(unsigned char *key, const char *name)
+{
+	size_t nlen = strlen(name);
+
+	memcpy(key, name, nlen);
+	key[nlen] = '\0';
+	memset(key + nlen + 1, 0xff, 8);
+	return nlen + 9;
+}
+
+static int ref_reflog_append(aptix_refdb_backend *b, aptix_backend_txn *tx,
+			     const char *name, const aptix_reflog_entry *e)
+{
+	struct kv *kv = KV_OF(b, refdb);
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
+	unsigned char key[APTIX_REF_MAXLEN + 10];
+	aptix_buf val = APTIX_BUF_INIT;
+	struct last_seq ls = { name, strlen(name), 0, 0 };
+	unsigned char tbuf[8];
+	size_t klen;
+	int r;
+
+	if (!w)
+		return aptix_backend_kv_foreign(tx);
+	if (ls.nlen > APTIX_REF_MAXLEN)
+		return APTIX_EINVALID;
+	klen = reflog_last_key(key, name);
+	if ((r = kv->store->witer_rev(w, APTIX_TABLE_REFLOG, key, klen,
+				      last_seq_cb, &ls)) < 0)
+		return r;
+	aptix__put_be64(key + ls.nlen + 1, ls.found ? ls.seq + 1 : 0);
+	aptix__put_be64(tbuf, (uint64_t)e->time_ms);
+	aptix_buf_put(&val, e->old_id.id, APTIX_OID_RAWSZ);
+	aptix_buf_put(&val, e->new_id.id, APTIX_OID_RAWSZ);
+	aptix_buf_put(&val, tbuf, 8);
+	aptix_buf_puts(&val, e->message ? e->message : "");
+	if (aptix_buf_oom(&val))
+		return APTIX_ERROR;
+	r = kv->store->wput(w, APTIX_TABLE_REFLOG, key, klen, val.ptr,
+			    val.len);
+	aptix_buf_release(&val);
+	return r;
+}
+
+static int ref_update(aptix_refdb_backend *b, aptix_backend_txn *tx,
+		      const aptix_refdb_update *u)
+{
+	int r = kv_cas(KV_OF(b, refdb), tx, APTIX_TABLE_REFS, u->name,
+		       u->old_value, u->new_value);
+
+	if (r == APTIX_EMISMATCH)
+		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' moved",
+				u->name);
+	if (r < 0 || !u->log)
+		return r;
+	return ref_reflog_append(b, tx, u->name, u->log);
+}
+
+static int reflog_walk_cb(const void *key, size_t klen, const void *val,
+			  size_t vlen, void *payload)
+{
+	struct name_walk *rw = payload;
+	const unsigned char *v = val;
+	aptix_reflog_entry e;
+	char *msg;
+	int r;
+
+	if (klen != rw->nlen + 9 || memcmp(key, rw->name, rw->nlen + 1))
+		return APTIX_ITEROVER;
+	if (vlen < 72) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of '%s' is "
+				"corrupt", rw->name);
+		return APTIX_ECORRUPT;
+	}
+	memcpy(e.old_id.id, v, 32);
+	memcpy(e.new_id.id, v + 32, 32);
+	e.time_ms = (int64_t)aptix__get_be64(v + 64);
+	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
+		return APTIX_ERROR;
+	e.message = msg;
+	r = rw->log_cb(&e, rw->payload);
+	free(msg);
+	return r;
+}
+
+static int ref_reflog_foreach(aptix_refdb_backend *b, const char *name,
+			      aptix_reflog_cb cb, void *payload)
+{
+	aptix_store *s = KV_OF(b, refdb)->store;
+	unsigned char key[APTIX_REF_MAXLEN + 10];
+	struct name_walk rw = { name, strlen(name), NULL, cb, payload };
+
+	if (rw.nlen > APTIX_REF_MAXLEN)
+		return APTIX_EINVALID;
+	return s->iter_rev(s, APTIX_TABLE_REFLOG, key,
+			   reflog_last_key(key, name), reflog_walk_cb, &rw);
+}
+
+/* --- index records ------------------------------------------------------ */
+
+static const aptix_table index_tables[APTIX_INDEX__COUNT] = {
+	APTIX_TABLE_SESSIONS, APTIX_TABLE_CHILDREN, APTIX_TABLE_CONVS,
+	APTIX_TABLE_TIMELINE
+};
+
+static int index_get(aptix_buf *out, aptix_index_backend *b,
+		     aptix_backend_txn *tx, aptix_index_table t,
+		     const void *key, size_t klen)
+{
+	return kv_get(out, KV_OF(b, index), tx, index_tables[t], key, klen);
+}
+
+static int index_view(aptix_index_backend *b, aptix_index_table t,
+		      const void *key, size_t klen, aptix_backend_view_cb cb,
+		      void *payload)
+{
+	aptix_store *s = KV_OF(b, index)->store;
+
+	return s->view(s, index_tables[t], key, klen, cb, payload);
+}
+
+static int index_iterate(aptix_index_backend *b, aptix_backend_txn *tx,
+			 aptix_index_table t, const void *start, size_t slen,
+			 unsigned flags, aptix_backend_record_cb cb,
+			 void *payload)
+{
+	aptix_store *s = KV_OF(b, index)->store;
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
+
+	if (tx && !w)
+		return aptix_backend_kv_foreign(tx);
+	if (w && (flags & APTIX_INDEX_ITER_REVERSE))
+		return s->witer_rev(w, index_tables[t], start, slen, cb,
+				    payload);
+	if (w) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "this store walks "
+				"a write's records only backwards");
+		return APTIX_EINVALID;
+	}
+	if (flags & APTIX_INDEX_ITER_REVERSE)
+		return s->iter_rev(s, index_tables[t], start, slen, cb,
+				   payload);
+	return s->iter(s, index_tables[t], start, slen, cb, payload);
+}
+
+static int index_put(aptix_index_backend *b, aptix_backend_txn *tx,
+		     aptix_index_table t, const void *key, size_t klen,
+		     const void *val, size_t vlen)
+{
+	return kv_put(KV_OF(b, index), tx, index_tables[t], key, klen, val,
+		      vlen);
+}
+
+static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
+		     aptix_index_table t, const void *key, size_t klen)
+{
+	return kv_del(KV_OF(b, index), tx, index_tables[t], key, klen);
+}
+
+/* --- running-turn claims ------------------------------------------------ */
+
+static int claim_lookup(aptix_buf *out, aptix_claims_backend *b,
+			aptix_backend_txn *tx, const char *conv)
+{
+	return kv_get(out, KV_OF(b, claims), tx, APTIX_TABLE_RUNNING, conv,
+		      strlen(conv));
+}
+
+static int claim_iterate(aptix_claims_backend *b, aptix_backend_record_cb cb,
+			 void *payload)
+{
+	aptix_store *s = KV_OF(b, claims)->store;
+
+	return s->iter(s, APTIX_TABLE_RUNNING, NULL, 0, cb, payload);
+}
+
+static int claim_acquire(aptix_claims_backend *b, aptix_backend_txn *tx,
+			 const char *conv, const char *record)
+{
+	int r = kv_cas(KV_OF(b, claims), tx, APTIX_TABLE_RUNNING, conv, "",
+		       record);
+
+	if (r == APTIX_EMISMATCH) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' "
+				"is claimed", conv);
+		r = APTIX_EEXISTS;
+	}
+	return r;
+}
+
+/* "" would mean "absent" to kv_cas: a claim's record is never empty. */
+static int claim_cas(aptix_claims_backend *b, aptix_backend_txn *tx,
+		     const char *conv, const char *old, const char *record)
+{
+	aptix_buf cur = APTIX_BUF_INIT;
+	int r;
+
+	if (!old || !*old)
+		return APTIX_EINVALID;
+	r = claim_lookup(&cur, b, tx, conv);
+	aptix_buf_release(&cur);
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' "
+				"is not claimed", conv);
+	if (r < 0)
+		return r;
+	r = kv_cas(KV_OF(b, claims), tx, APTIX_TABLE_RUNNING, conv, old,
+		   record);
+	if (r == APTIX_EMISMATCH)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the claim on '%s' "
+				"changed hands", conv);
+	return r;
+}
+
+static int claim_replace(aptix_claims_backend *b, aptix_backend_txn *tx,
+			 const char *conv, const char *old,
+			 const char *record)
+{
+	return record ? claim_cas(b, tx, conv, old, record) : APTIX_EINVALID;
+}
+
+static int claim_release(aptix_claims_backend *b, aptix_backend_txn *tx,
+			 const char *conv, const char *old)
+{
+	return claim_cas(b, tx, conv, old, NULL);
+}
+
+/* --- the bundle --------------------------------------------------------- */
+
+static int kv_readonly(aptix_backend *b)
+{
+	aptix_store *s = ((struct kv *)b)->store;
+
+	return s->readonly(s);
+}
+
+static int kv_disk_usage(uint64_t *out, aptix_backend *b)
+{
+	aptix_store *s = ((struct kv *)b)->store;
+
+	return s->disk_usage(out, s);
+}
+
+static void kv_free(aptix_backend *b)
+{
+	struct kv *kv = (struct kv *)b;
+
+	if (!b)
+		return;
+	if (kv->odb_free)
+		kv->odb_free(b->odb);
+	if (kv->store)
+		kv->store->free(kv->store);
+	free(kv);
+}
+
+void aptix_backend_kv_release_store(aptix_backend *b)
+{
+	((struct kv *)b)->store = NULL;
+	kv_free(b);
+}
+
+static const aptix_refdb_backend kv_refdb = {
+	.version = APTIX_REFDB_BACKEND_VERSION,
+	.lookup = ref_lookup,
+	.iterate = ref_iterate,
+	.update = ref_update,
+	.reflog_append = ref_reflog_append,
+	.reflog_foreach = ref_reflog_foreach,
+};
+
+static const aptix_index_backend kv_index = {
+	.version = APTIX_INDEX_BACKEND_VERSION,
+	.get = index_get,
+	.view = index_view,
+	.iterate = index_iterate,
+	.put = index_put,
+	.del = index_del,
+};
+
+static const aptix_claims_backend kv_claims = {
+	.version = APTIX_CLAIMS_BACKEND_VERSION,
+	.lookup = claim_lookup,
+	.iterate = claim_iterate,
+	.acquire = claim_acquire,
+	.replace = claim_replace,
+	.release = claim_release,
+};
+
+static const aptix_backend kv_bundle = {
+	.version = APTIX_BACKEND_VERSION,
+	.transaction = kv_transaction,
+	.meta_get = kv_meta_get,
+	.meta_put = kv_meta_put,
+	.readonly = kv_readonly,
+	.disk_usage = kv_disk_usage,
+	.free = kv_free,
+};
+
+int aptix_backend_kv_new(aptix_backend **out, aptix_store *store,
+			 const char *name, unsigned layout)
+{
+	struct kv *kv = aptix__calloc(1, sizeof(*kv));
+	aptix_odb_backend *odb;
+	int r;
+
+	*out = NULL;
+	if (!kv || (r = aptix_odb_backend_store(&odb, store)) < 0) {
+		free(kv);
+		store->free(store);
+		return APTIX_ERROR;
+	}
+	/* the bundle owns it: an odb it is added to must not free it */
+	kv->odb_free = odb->free;
+	odb->free = NULL;
+	kv->store = store;
+	snprintf(kv->name, sizeof(kv->name), "%s", name);
+	kv->refdb = kv_refdb;
+	kv->index = kv_index;
+	kv->claims = kv_claims;
+	kv->parent = kv_bundle;
+	kv->parent.name = kv->name;
+	kv->parent.layout = layout;
+	kv->parent.odb = odb;
+	kv->parent.refdb = &kv->refdb;
+	kv->parent.index = &kv->index;
+	kv->parent.claims = &kv->claims;
+	*out = &kv->parent;
+	return 0;
+}

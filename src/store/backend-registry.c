@@ -1,0 +1,147 @@
+/*
+ * src/store/backend-registry.c - storage backends by name: what a
+ * store's extensions.storage names and aptix_backend_open() opens.
+ * Built in: "lmdb" (a store's directory) and "memory" (no directory:
+ * empty, gone when freed; for tests and embedders). Others register at
+ * run time.
+ */
+#include <pthread.h>
+#include <strings.h>
+#include "util/common.h"
+#include "store/backend-kv.h"
+
+struct entry {
+	char name[32];
+	aptix_backend_open_fn open;
+};
+
+static int open_lmdb(aptix_backend **out, const char *dir, unsigned flags)
+{
+	aptix_store *s;
+	int r;
+
+	*out = NULL;
+	if ((r = aptix_store_lmdb_open(&s, dir, flags)) < 0)
+		return r;
+	return aptix_backend_kv_new(out, s, "lmdb", APTIX_STORE_FORMAT);
+}
+
+static int open_memory(aptix_backend **out, const char *dir, unsigned flags)
+{
+	aptix_store *s;
+	int r;
+
+	*out = NULL;
+	if (dir) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the 'memory' backend "
+				"keeps nothing on disk: the store '%s' cannot "
+				"use it", dir);
+		return APTIX_EINVALID;
+	}
+	if (flags & APTIX_STORE_RDONLY) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "a store in memory "
+				"cannot be opened read-only");
+		return APTIX_EINVALID;
+	}
+	if ((r = aptix_store_memory_new(&s)) < 0)
+		return r;
+	return aptix_backend_kv_new(out, s, "memory", APTIX_STORE_FORMAT);
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct entry builtin[] = {
+	{ "lmdb", open_lmdb },
+	{ "memory", open_memory },
+};
+static struct entry *added;
+static size_t nadded;
+
+/* The entry named name, under the lock; NULL when none. */
+static const struct entry *find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(builtin); i++)
+		if (!strcasecmp(builtin[i].name, name))
+			return &builtin[i];
+	for (i = 0; i < nadded; i++)
+		if (!strcasecmp(added[i].name, name))
+			return &added[i];
+	return NULL;
+}
+
+int aptix_backend_register(const char *name, aptix_backend_open_fn open)
+{
+	struct entry *p;
+	int r = 0;
+
+	APTIX_ASSERT_ARG(name && open);
+	if (!*name || strlen(name) >= sizeof(p->name)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "a backend's name has 1 "
+				"to %zu bytes", sizeof(p->name) - 1);
+		return APTIX_EINVALID;
+	}
+	pthread_mutex_lock(&lock);
+	if (find(name)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "a backend named '%s' "
+				"is registered already", name);
+		r = APTIX_EEXISTS;
+	} else if (!(p = aptix__realloc(added,
+					(nadded + 1) * sizeof(*p)))) {
+		r = APTIX_ERROR;
+	} else {
+		added = p;
+		snprintf(p[nadded].name, sizeof(p->name), "%s", name);
+		p[nadded++].open = open;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+int aptix_backend_names(aptix_buf *out)
+{
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	aptix_buf_clear(out);
+	for (i = 0; i < ARRAY_SIZE(builtin); i++)
+		aptix_buf_printf(out, "%s%s", i ? ", " : "", builtin[i].name);
+	for (i = 0; i < nadded; i++)
+		aptix_buf_printf(out, ", %s", added[i].name);
+	pthread_mutex_unlock(&lock);
+	return aptix_buf_oom(out) ? APTIX_ERROR : 0;
+}
+
+int aptix_backend_open(aptix_backend **out, const char *name,
+		       const char *dir, unsigned flags)
+{
+	const struct entry *e;
+	aptix_backend_open_fn open = NULL;
+	aptix_buf names = APTIX_BUF_INIT;
+	int r;
+
+	APTIX_ASSERT_ARG(out && name);
+	*out = NULL;
+	pthread_mutex_lock(&lock);
+	if ((e = find(name)))
+		open = e->open;
+	pthread_mutex_unlock(&lock);
+	if (open) {
+		if ((r = open(out, dir, flags)) == 0 &&
+		    (*out)->version != APTIX_BACKEND_VERSION) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY, "backend '%s' "
+					"is of version %u; this libaptix takes "
+					"version %d", name, (*out)->version,
+					APTIX_BACKEND_VERSION);
+			(*out)->free(*out);
+			*out = NULL;
+			r = APTIX_EVERSION;
+		}
+		return r;
+	}
+	aptix_backend_names(&names);
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "no storage backend named "
+			"'%s' (this build has: %s)", name, names.ptr);
+	aptix_buf_release(&names);
+	return APTIX_EVERSION;
+}

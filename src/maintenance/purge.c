@@ -879,7 +879,8 @@ int aptix_purge(aptix_purge_stats *out, aptix_repo *repo,
 	APTIX_ASSERT_ARG(o->version == 1);
 	APTIX_ASSERT_ARG(o->nids == 0 || o->ids);
 	memset(out, 0, sizeof(*out));
-	s = repo->store;
+	if ((r = aptix__repo_kv(&s, repo, "purge")) < 0)
+		return r;
 	if (!o->nids && !o->secret) {
 		aptix_error_set(APTIX_ERROR_INVALID, "purge: nothing to purge "
 				"(name objects or a secret)");
@@ -959,7 +960,8 @@ int aptix_purge_compact(aptix_repo *repo)
 	aptix_store *s;
 
 	APTIX_ASSERT_ARG(repo);
-	s = repo->store;
+	if (aptix__repo_kv(&s, repo, "compaction") < 0)
+		return APTIX_EINVALID;
 	if (!s->compact || s->readonly(s)) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the store cannot be "
 				"compacted");

@@ -454,9 +454,13 @@ int aptix_rag__backend_open(struct aptix_rag_backend **out, aptix_repo *repo,
 			    const struct rag_settings *s,
 			    const struct rag_backend_options *o)
 {
+	aptix_store *kv;
 	size_t i;
 
 	*out = NULL;
+	/* its manifests live in the store's own table */
+	if (aptix__repo_kv(&kv, repo, "retrieval") < 0)
+		return APTIX_EINVALID;
 	for (i = 0; i < ARRAY_SIZE(backends); i++)
 		if (backends[i].kind == s->backend)
 			return backends[i].open(out, repo, s, o);

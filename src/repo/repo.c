@@ -984,6 +984,12 @@ static int check_versions(const aptix_backend *be)
 		what = "claims backend", have = be->claims ?
 			be->claims->version : 0,
 			want = APTIX_CLAIMS_BACKEND_VERSION;
+	if (!what && be->odb && be->odb->free) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the object backend "
+				"of a storage backend is freed with it: its "
+				"free slot must be NULL");
+		return APTIX_EINVALID;
+	}
 	if (!what)
 		return 0;
 	aptix_error_set(APTIX_ERROR_REPOSITORY, "%s of version %u; this "
@@ -1106,6 +1112,17 @@ int aptix_repo_disk_usage(uint64_t *bytes, aptix_repo *repo)
 		return 0;
 	}
 	return repo->backend->disk_usage(bytes, repo->backend);
+}
+
+int aptix__repo_kv(aptix_store **out, aptix_repo *repo, const char *what)
+{
+	*out = repo->store;
+	if (repo->store)
+		return 0;
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "%s needs a key-value store, "
+			"which the '%s' backend does not keep", what,
+			repo->backend->name ? repo->backend->name : "(unnamed)");
+	return APTIX_EINVALID;
 }
 
 int aptix_repo_check_store(aptix_repo *repo,

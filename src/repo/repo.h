@@ -62,6 +62,13 @@ const char *aptix_refs__conversation(const char *name);
 int aptix_run__check_claim(const char *conv, const char *record,
 			   size_t len);
 
+/*
+ * The key-value store under repo's backend into *out; APTIX_EINVALID
+ * saying that what needs one when the backend keeps none (RAG, purge
+ * and salvage work on the tables themselves).
+ */
+int aptix__repo_kv(aptix_store **out, aptix_repo *repo, const char *what);
+
 /* The store format of the index layout of index.c (format 5). */
 #define APTIX_INDEX_FORMAT 5
 /* meta: every session record is in the timeline (none kept in place) */

@@ -1,9 +1,12 @@
 /*
- * check_backend.c - the store backend conformance suite.
+ * check_backend.c - the backend conformance suite: the key-value stores
+ * (aptix/sys/store_backend.h), then the storage backends' domain vtables
+ * (aptix/sys/backend.h, "The domain vtables" below).
  *
- * Every store backend (aptix/sys/store_backend.h) must pass these, run
- * once for each: LMDB and memory now; a new backend (PostgreSQL) adds a
- * line to backends[] and must pass them unchanged. They test what the
+ * Every key-value store must pass the first part, run once for each:
+ * LMDB and memory now; a new one adds a line to backends[]. Every
+ * registered storage backend (PostgreSQL too, once it registers) must
+ * pass the second. They test what the
  * library relies on, through the slots and through a repository made
  * with aptix_repo_new() + aptix_repo_set_store(): key order, ranges
  * both ways, reads of a write's own changes, atomic batches, a write
@@ -18,7 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include "aptix.h"
+#include "aptix/sys/backend.h"
+#include "aptix/sys/odb_backend.h"
+#include "aptix/sys/refdb_backend.h"
+#include "aptix/sys/index_backend.h"
+#include "aptix/sys/claims_backend.h"
+#include "repo/running.h"
 #include "store/odb-store.h"
 #include "txn/txn.h"
 #include "unit.h"
@@ -578,6 +589,712 @@ START_TEST(test_claims)
 }
 END_TEST
 
+/* === The domain vtables ================================================== */
+
+/*
+ * The storage backends (aptix/sys/backend.h) at the level of their
+ * domain vtables: objects, refs and reflogs, index records, running
+ * claims, and the transaction they run inside. Every test runs once
+ * for every registered backend (a loop over aptix_backend_names()):
+ * LMDB and memory now; a backend that registers (PostgreSQL) runs the
+ * same tests unchanged.
+ */
+#define MAX_BACKENDS 8
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static char names[MAX_BACKENDS][32];
+static int nnames;
+
+/* The registered backends, by name (read once, when the suite is made). */
+static void read_names(void)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	char *p, *save = NULL;
+
+	nnames = 0;
+	if (aptix_backend_names(&b) < 0)
+		return;		/* no test runs: the suite fails empty */
+	for (p = strtok_r(b.ptr, ", ", &save); p && nnames < MAX_BACKENDS;
+	     p = strtok_r(NULL, ", ", &save))
+		snprintf(names[nnames++], sizeof(names[0]), "%s", p);
+	aptix_buf_release(&b);
+}
+
+/*
+ * Backend i, new and empty: in the test's directory, or with none for a
+ * backend that keeps no directory (memory).
+ */
+static aptix_backend *open_backend(int i)
+{
+	aptix_backend *b = NULL;
+	int r = aptix_backend_open(&b, names[i], tmpdir, APTIX_STORE_CREATE);
+
+	if (r == APTIX_EINVALID) {
+		aptix_error_clear();
+		r = aptix_backend_open(&b, names[i], NULL, APTIX_STORE_CREATE);
+	}
+	ck_assert_msg(r == 0, "%s: %s", names[i], aptix_error_last()->message);
+	ck_assert_uint_eq(b->version, APTIX_BACKEND_VERSION);
+	ck_assert_str_eq(b->name, names[i]);
+	ck_assert_uint_eq(b->odb->version, APTIX_ODB_BACKEND_VERSION);
+	ck_assert_uint_eq(b->refdb->version, APTIX_REFDB_BACKEND_VERSION);
+	ck_assert_uint_eq(b->index->version, APTIX_INDEX_BACKEND_VERSION);
+	ck_assert_uint_eq(b->claims->version, APTIX_CLAIMS_BACKEND_VERSION);
+	return b;
+}
+
+static void hex_of(char *hex, char c)
+{
+	memset(hex, c, APTIX_OID_HEXSZ);
+	hex[APTIX_OID_HEXSZ] = '\0';
+}
+
+/* --- Compare-and-swap under racing threads ------------------------------ */
+
+
+struct d_racer {
+	aptix_backend *b;
+	pthread_barrier_t *go;
+	char value[APTIX_OID_HEXSZ + 1];
+	const char *old;
+	int ref_result, claim_result;
+};
+
+static int race_ref_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct d_racer *rc = payload;
+	aptix_refdb_update u;
+	aptix_reflog_entry e;
+
+	memset(&u, 0, sizeof(u));
+	memset(&e, 0, sizeof(e));
+	e.message = rc->value;
+	u.name = REF;
+	u.old_value = rc->old;
+	u.new_value = rc->value;
+	u.log = &e;
+	return tx->backend->refdb->update(tx->backend->refdb, tx, &u);
+}
+
+static int race_claim_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct d_racer *rc = payload;
+
+	return tx->backend->claims->acquire(tx->backend->claims, tx, CONV,
+					    rc->value);
+}
+
+static void *d_race(void *arg)
+{
+	struct d_racer *rc = arg;
+
+	pthread_barrier_wait(rc->go);
+	rc->ref_result = rc->b->transaction(rc->b, race_ref_fn, rc);
+	rc->claim_result = rc->b->transaction(rc->b, race_claim_fn, rc);
+	return NULL;
+}
+
+struct d_log_seen {
+	char msg[64][APTIX_OID_HEXSZ + 1];
+	int64_t time[64];
+	size_t n;
+};
+
+static int d_log_cb(const aptix_reflog_entry *e, void *payload)
+{
+	struct d_log_seen *ls = payload;
+
+	ck_assert_uint_lt(ls->n, 64);
+	ls->time[ls->n] = e->time_ms;
+	snprintf(ls->msg[ls->n++], sizeof(ls->msg[0]), "%s", e->message);
+	return 0;
+}
+
+static void expect_text(aptix_backend *b, int claims, const char *key,
+			const char *want)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = claims ? b->claims->lookup(&v, b->claims, NULL, key) :
+		b->refdb->lookup(&v, b->refdb, NULL, key);
+
+	if (!want) {
+		ck_assert_int_eq(r, APTIX_ENOTFOUND);
+		aptix_error_clear();
+	} else {
+		ck_assert_msg(r == 0, "%s: %d", key, r);
+		ck_assert_str_eq(v.ptr, want);
+	}
+	aptix_buf_release(&v);
+}
+
+/*
+ * Threads d_race the same compare-and-swap of a ref (from nothing) and
+ * the same claim: each is won by exactly one, the others lose cleanly,
+ * and the reflog holds the winner's entry alone.
+ */
+START_TEST(test_domain_cas_race)
+{
+	aptix_backend *b = open_backend(_i);
+	struct d_racer rc[RACERS];
+	pthread_t th[RACERS];
+	pthread_barrier_t go;
+	struct d_log_seen ls;
+	int i, ref_wins = 0, claim_wins = 0, ref_winner = 0, claim_winner = 0;
+
+	pthread_barrier_init(&go, NULL, RACERS);
+	for (i = 0; i < RACERS; i++) {
+		rc[i].b = b;
+		rc[i].go = &go;
+		rc[i].old = APTIX_REFDB_ABSENT;
+		hex_of(rc[i].value, (char)('a' + i));
+		ck_assert_int_eq(pthread_create(&th[i], NULL, d_race, &rc[i]),
+				 0);
+	}
+	for (i = 0; i < RACERS; i++) {
+		pthread_join(th[i], NULL);
+		if (!rc[i].ref_result) {
+			ref_wins++;
+			ref_winner = i;
+		} else {
+			ck_assert_int_eq(rc[i].ref_result, APTIX_EMISMATCH);
+		}
+		if (!rc[i].claim_result) {
+			claim_wins++;
+			claim_winner = i;
+		} else {
+			ck_assert_int_eq(rc[i].claim_result, APTIX_EEXISTS);
+		}
+	}
+	pthread_barrier_destroy(&go);
+	ck_assert_int_eq(ref_wins, 1);
+	ck_assert_int_eq(claim_wins, 1);
+	expect_text(b, 0, REF, rc[ref_winner].value);
+	expect_text(b, 1, CONV, rc[claim_winner].value);
+	memset(&ls, 0, sizeof(ls));
+	ck_assert_int_eq(b->refdb->reflog_foreach(b->refdb, REF, d_log_cb, &ls),
+			 0);
+	ck_assert_uint_eq(ls.n, 1);
+	ck_assert_str_eq(ls.msg[0], rc[ref_winner].value);
+	b->free(b);
+}
+END_TEST
+
+/* --- One transaction across every domain -------------------------------- */
+
+struct across {
+	aptix_oid id;
+	const char *stored;	/* any bytes: backends never decode them */
+	size_t len;
+	const char *expect_ref;	/* the ref's old value */
+	int fail;		/* returned at the end */
+	int runs;
+};
+
+static int across_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct across *a = payload;
+	aptix_backend *b = tx->backend;
+	aptix_refdb_update u;
+	aptix_reflog_entry e;
+	char hex[APTIX_OID_HEXSZ + 1];
+	aptix_buf v = APTIX_BUF_INIT;
+	int r;
+
+	a->runs++;
+	aptix_oid_tostr(hex, &a->id);
+	memset(&u, 0, sizeof(u));
+	memset(&e, 0, sizeof(e));
+	e.new_id = a->id;
+	e.time_ms = 1000;
+	e.message = "across";
+	u.name = REF;
+	u.old_value = a->expect_ref;
+	u.new_value = hex;
+	u.log = &e;
+	if ((r = b->odb->write_stored(b->odb, tx, &a->id, a->stored,
+				      a->len)) < 0 ||
+	    (r = b->index->put(b->index, tx, APTIX_INDEX_CONVS, CONV,
+			       strlen(CONV), "rec", 3)) < 0 ||
+	    (r = b->claims->acquire(b->claims, tx, CONV, "claim")) < 0 ||
+	    (r = b->meta_put(tx, "conformance", "1")) < 0)
+		return r;
+	/* a transaction reads its own writes */
+	if ((r = b->odb->read_stored(&v, b->odb, tx, &a->id)) < 0)
+		return r;
+	ck_assert_uint_eq(v.len, a->len);
+	ck_assert_int_eq(memcmp(v.ptr, a->stored, a->len), 0);
+	aptix_buf_release(&v);
+	if ((r = b->index->get(&v, b->index, tx, APTIX_INDEX_CONVS, CONV,
+			       strlen(CONV))) < 0)
+		return r;
+	ck_assert_str_eq(v.ptr, "rec");
+	aptix_buf_release(&v);
+	/* the ref last: a lost compare-and-swap undoes everything */
+	if ((r = b->refdb->update(b->refdb, tx, &u)) < 0)
+		return r;
+	if ((r = b->refdb->lookup(&v, b->refdb, tx, REF)) < 0)
+		return r;
+	ck_assert_str_eq(v.ptr, hex);
+	aptix_buf_release(&v);
+	return a->fail;
+}
+
+/* Nothing of a's transaction is there (present 0) or all of it (1). */
+static void expect_across(aptix_backend *b, const struct across *a,
+			  int present)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	struct d_log_seen ls;
+	int r;
+
+	r = b->odb->read_stored(&v, b->odb, NULL, &a->id);
+	ck_assert_int_eq(r, present ? 0 : APTIX_ENOTFOUND);
+	if (present)
+		ck_assert_int_eq(memcmp(v.ptr, a->stored, a->len), 0);
+	ck_assert_int_eq(b->odb->exists(b->odb, &a->id), present);
+	r = b->index->get(&v, b->index, NULL, APTIX_INDEX_CONVS, CONV,
+			  strlen(CONV));
+	ck_assert_int_eq(r, present ? 0 : APTIX_ENOTFOUND);
+	r = b->claims->lookup(&v, b->claims, NULL, CONV);
+	ck_assert_int_eq(r, present ? 0 : APTIX_ENOTFOUND);
+	r = b->meta_get(&v, b, NULL, "conformance");
+	ck_assert_int_eq(r, present ? 0 : APTIX_ENOTFOUND);
+	r = b->refdb->lookup(&v, b->refdb, NULL, REF);
+	ck_assert_int_eq(r, present ? 0 : APTIX_ENOTFOUND);
+	memset(&ls, 0, sizeof(ls));
+	ck_assert_int_eq(b->refdb->reflog_foreach(b->refdb, REF, d_log_cb, &ls),
+			 0);
+	ck_assert_uint_eq(ls.n, (size_t)present);
+	aptix_buf_release(&v);
+	aptix_error_clear();
+}
+
+/*
+ * Objects, a ref with its reflog entry, an index record, a claim and a
+ * setting in one transaction: a failure of the function, or a lost
+ * compare-and-swap at its end, leaves none of them; run again, it lands
+ * whole, once.
+ */
+START_TEST(test_atomic_across_domains)
+{
+	static const char stored[] = "\x01 not decoded by a backend";
+	aptix_backend *b = open_backend(_i);
+	struct across a;
+
+	memset(&a, 0, sizeof(a));
+	ck_assert_int_eq(aptix_object_hash(&a.id, APTIX_OBJ_BLOB, "x", 1), 0);
+	a.stored = stored;
+	a.len = sizeof(stored) - 1;
+	a.expect_ref = APTIX_REFDB_ABSENT;
+	a.fail = APTIX_ERROR;
+	ck_assert_int_eq(b->transaction(b, across_fn, &a), APTIX_ERROR);
+	ck_assert_int_ge(a.runs, 1);
+	expect_across(b, &a, 0);
+	/* the ref is expected at a value it does not hold: all undone */
+	a.fail = 0;
+	a.expect_ref = "0000000000000000000000000000000000000000000000000000000000000000";
+	ck_assert_int_eq(b->transaction(b, across_fn, &a), APTIX_EMISMATCH);
+	expect_across(b, &a, 0);
+	/* replayed after the failures: lands once */
+	a.expect_ref = APTIX_REFDB_ABSENT;
+	ck_assert_msg(b->transaction(b, across_fn, &a) == 0, "%s",
+		      aptix_error_last()->message);
+	expect_across(b, &a, 1);
+	b->free(b);
+}
+END_TEST
+
+static int write_twice_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct across *a = payload;
+	aptix_odb_backend *odb = tx->backend->odb;
+	int r;
+
+	if ((r = odb->write_stored(odb, tx, &a->id, a->stored, a->len)) < 0)
+		return r;
+	/* the same object again: a no-op, its first bytes stay */
+	return odb->write_stored(odb, tx, &a->id, "other", 5);
+}
+
+static int count_cb(const aptix_oid *id, void *payload)
+{
+	(void)id;
+	(*(int *)payload)++;
+	return 0;
+}
+
+/* An object written again (in a write replayed) is stored once. */
+START_TEST(test_object_write_replayed)
+{
+	aptix_backend *b = open_backend(_i);
+	aptix_buf v = APTIX_BUF_INIT;
+	struct across a;
+	int n = 0;
+
+	memset(&a, 0, sizeof(a));
+	ck_assert_int_eq(aptix_object_hash(&a.id, APTIX_OBJ_BLOB, "y", 1), 0);
+	a.stored = "\x01 first";
+	a.len = strlen(a.stored);
+	ck_assert_int_eq(b->transaction(b, write_twice_fn, &a), 0);
+	ck_assert_int_eq(b->transaction(b, write_twice_fn, &a), 0);
+	ck_assert_int_eq(b->odb->read_stored(&v, b->odb, NULL, &a.id), 0);
+	ck_assert_uint_eq(v.len, a.len);
+	ck_assert_int_eq(memcmp(v.ptr, a.stored, a.len), 0);
+	ck_assert_int_eq(b->odb->foreach(b->odb, count_cb, &n), 0);
+	ck_assert_int_eq(n, 1);
+	aptix_buf_release(&v);
+	b->free(b);
+}
+END_TEST
+
+/* --- Reflogs ------------------------------------------------------------- */
+
+struct append {
+	const char *name;
+	const char *msg;
+	int64_t time;
+};
+
+static int append_fn(aptix_backend_txn *tx, void *payload)
+{
+	const struct append *ap = payload;
+	aptix_reflog_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.time_ms = ap->time;
+	e.message = ap->msg;
+	return tx->backend->refdb->reflog_append(tx->backend->refdb, tx,
+						 ap->name, &e);
+}
+
+/*
+ * Entries come newest first, in the order they were appended (not by
+ * their times, which clocks may put out of order); reflogs of names
+ * that share a prefix stay apart.
+ */
+START_TEST(test_domain_reflog_order)
+{
+	aptix_backend *b = open_backend(_i);
+	struct d_log_seen ls;
+	struct append ap;
+	char msg[16];
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		snprintf(msg, sizeof(msg), "m%d", i);
+		ap.name = i % 2 ? "refs/x" : "refs/x2";
+		ap.msg = msg;
+		ap.time = 5000 - i;	/* the clock went backwards */
+		ck_assert_int_eq(b->transaction(b, append_fn, &ap), 0);
+	}
+	memset(&ls, 0, sizeof(ls));
+	ck_assert_int_eq(b->refdb->reflog_foreach(b->refdb, "refs/x", d_log_cb,
+						  &ls), 0);
+	ck_assert_uint_eq(ls.n, 10);
+	for (i = 0; i < 10; i++) {
+		snprintf(msg, sizeof(msg), "m%d", 19 - 2 * i);
+		ck_assert_str_eq(ls.msg[i], msg);
+		ck_assert_int_eq(ls.time[i], 5000 - (19 - 2 * i));
+	}
+	memset(&ls, 0, sizeof(ls));
+	ck_assert_int_eq(b->refdb->reflog_foreach(b->refdb, "refs/x2",
+						  d_log_cb, &ls), 0);
+	ck_assert_uint_eq(ls.n, 10);
+	ck_assert_str_eq(ls.msg[0], "m18");
+	memset(&ls, 0, sizeof(ls));
+	ck_assert_int_eq(b->refdb->reflog_foreach(b->refdb, "refs/none",
+						  d_log_cb, &ls), 0);
+	ck_assert_uint_eq(ls.n, 0);
+	b->free(b);
+}
+END_TEST
+
+/* --- Claims and leases --------------------------------------------------- */
+
+struct claim_op {
+	int what;		/* 0 acquire, 1 replace, 2 release */
+	const char *old, *rec;
+};
+
+static int claim_fn(aptix_backend_txn *tx, void *payload)
+{
+	const struct claim_op *op = payload;
+	aptix_claims_backend *cl = tx->backend->claims;
+
+	if (op->what == 0)
+		return cl->acquire(cl, tx, CONV, op->rec);
+	if (op->what == 1)
+		return cl->replace(cl, tx, CONV, op->old, op->rec);
+	return cl->release(cl, tx, CONV, op->old);
+}
+
+static int claim_op(aptix_backend *b, int what, const char *old,
+		    const char *rec)
+{
+	struct claim_op op = { what, old, rec };
+	int r = b->transaction(b, claim_fn, &op);
+
+	aptix_error_clear();
+	return r;
+}
+
+/*
+ * Every change of a claim is a compare-and-swap on its record: a lease
+ * renewed by its holder, a renewal after the claim was taken over (it
+ * must not revive), a release by one who no longer holds it.
+ */
+START_TEST(test_claim_cas)
+{
+	aptix_backend *b = open_backend(_i);
+
+	ck_assert_int_eq(claim_op(b, 1, "r1", "r2"), APTIX_ENOTFOUND);
+	ck_assert_int_eq(claim_op(b, 2, "r1", NULL), APTIX_ENOTFOUND);
+	ck_assert_int_eq(claim_op(b, 0, NULL, "r1"), 0);
+	ck_assert_int_eq(claim_op(b, 0, NULL, "other"), APTIX_EEXISTS);
+	expect_text(b, 1, CONV, "r1");
+	/* renewed by its holder */
+	ck_assert_int_eq(claim_op(b, 1, "r1", "r1 renewed"), 0);
+	/* taken over by another (its holder died) */
+	ck_assert_int_eq(claim_op(b, 1, "r1 renewed", "thief"), 0);
+	/* the first holder's renewal and release now lose */
+	ck_assert_int_eq(claim_op(b, 1, "r1 renewed", "r1 again"),
+			 APTIX_EMISMATCH);
+	ck_assert_int_eq(claim_op(b, 2, "r1 renewed", NULL), APTIX_EMISMATCH);
+	expect_text(b, 1, CONV, "thief");
+	ck_assert_int_eq(claim_op(b, 2, "thief", NULL), 0);
+	expect_text(b, 1, CONV, NULL);
+	ck_assert_int_eq(claim_op(b, 0, NULL, "next"), 0);
+	b->free(b);
+}
+END_TEST
+
+static aptix_repo *open_domain_repo(int i)
+{
+	aptix_repo *repo = NULL;
+	aptix_backend *b = open_backend(i);
+
+	ck_assert_int_eq(aptix_repo_new(&repo), 0);
+	ck_assert_msg(aptix_repo_set_backend(repo, b) == 0, "%s",
+		      aptix_error_last()->message);
+	return repo;
+}
+
+/*
+ * A claim held by a process of this host that has died is dead at
+ * once (no lease to wait for); taken over, the claim is the new
+ * holder's, and a live holder's claim is never taken.
+ */
+START_TEST(test_claim_steal_after_death)
+{
+	aptix_repo *repo = open_domain_repo(_i);
+	char rec[512], live[512], host[65], hex[APTIX_OID_HEXSZ + 1];
+	long long now = (long long)time(NULL) * 1000;
+	aptix_oid turn;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	aptix__host_name(host);
+	ck_assert_int_eq(aptix_object_hash(&turn, APTIX_OBJ_BLOB, "t", 1), 0);
+	aptix_oid_tostr(hex, &turn);
+	snprintf(rec, sizeof(rec), "{\"pid\":%ld,\"host\":\"%s\",\"since\":"
+		 "%lld,\"lease\":600000,\"turn\":\"%s\"}", (long)pid, host,
+		 now, hex);
+	snprintf(live, sizeof(live), "{\"pid\":%ld,\"host\":\"%s\",\"since\":"
+		 "%lld,\"lease\":600000,\"turn\":\"%s\"}", (long)getpid(),
+		 host, now, hex);
+	ck_assert_int_eq(claim(repo, rec), 0);
+	ck_assert_int_eq(claim(repo, live), APTIX_EEXISTS);
+	/* recovery releases the dead holder's claim; then it is taken */
+	ck_assert_int_eq(release(repo, &turn), 0);
+	ck_assert_int_eq(claim(repo, live), 0);
+	ck_assert_int_eq(claim(repo, rec), APTIX_ELOCKED);
+	/* a live holder's claim: recovery leaves it */
+	ck_assert_int_eq(release(repo, &turn), APTIX_ENOTFOUND);
+	aptix_error_clear();
+	ck_assert_int_eq(claim(repo, rec), APTIX_ELOCKED);
+	aptix_repo_free(repo);
+}
+END_TEST
+
+/* --- Iteration order ----------------------------------------------------- */
+
+struct puts_payload {
+	const char *const *keys;
+	size_t n;
+};
+
+static int put_keys_fn(aptix_backend_txn *tx, void *payload)
+{
+	const struct puts_payload *pp = payload;
+	aptix_backend *b = tx->backend;
+	aptix_refdb_update u;
+	char hex[APTIX_OID_HEXSZ + 1];
+	size_t i;
+	int r;
+
+	hex_of(hex, 'e');
+	for (i = 0; i < pp->n; i++) {
+		const char *k = pp->keys[i];
+
+		memset(&u, 0, sizeof(u));
+		u.name = k;
+		u.new_value = hex;
+		if ((r = b->refdb->update(b->refdb, tx, &u)) < 0 ||
+		    (r = b->index->put(b->index, tx, APTIX_INDEX_TIMELINE, k,
+				       strlen(k), k, strlen(k))) < 0 ||
+		    (r = b->claims->acquire(b->claims, tx, k, k)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The keys a walk meets, "|" after each, until stop of them. */
+struct keys_seen {
+	aptix_buf keys;
+	size_t n, stop;
+};
+
+static int key_cb(const void *key, size_t klen, const void *val,
+		  size_t vlen, void *payload)
+{
+	struct keys_seen *ks = payload;
+
+	(void)val;
+	(void)vlen;
+	aptix_buf_put(&ks->keys, key, klen);
+	aptix_buf_putc(&ks->keys, '|');
+	return ++ks->n == ks->stop ? APTIX_ITEROVER : 0;
+}
+
+/* The timeline's keys from start (slen bytes) in the flags' direction. */
+static void index_walk_is(aptix_backend *b, const char *start, unsigned flags,
+			  size_t stop, const char *want)
+{
+	struct keys_seen ks = { APTIX_BUF_INIT, 0, stop };
+
+	ck_assert_int_eq(b->index->iterate(b->index, NULL,
+					   APTIX_INDEX_TIMELINE, start,
+					   start ? strlen(start) : 0, flags,
+					   key_cb, &ks), 0);
+	ck_assert_str_eq(ks.keys.ptr, want);
+	aptix_buf_release(&ks.keys);
+}
+
+/*
+ * Refs by prefix, index records both ways from a start key, and
+ * claims: in byte order of their keys, whatever order they were made
+ * in; a callback's APTIX_ITEROVER stops quietly.
+ */
+START_TEST(test_iteration_order)
+{
+	static const char *const made[] = {
+		"refs/b", "refs/a/z", "refs/a", "refs/\xc3\xa9", "refs/ab",
+		"refz", "refs/a/b"
+	};
+	static const char all[] = "refs/a|refs/a/b|refs/a/z|refs/ab|refs/b|"
+		"refs/\xc3\xa9|refz|";
+	struct puts_payload pp = { made, NELEM(made) };
+	aptix_backend *b = open_backend(_i);
+	struct keys_seen ks = { APTIX_BUF_INIT, 0, 0 };
+
+	ck_assert_msg(b->transaction(b, put_keys_fn, &pp) == 0, "%s",
+		      aptix_error_last()->message);
+	ck_assert_int_eq(b->refdb->iterate(b->refdb, "refs/a", key_cb, &ks),
+			 0);
+	ck_assert_str_eq(ks.keys.ptr, "refs/a|refs/a/b|refs/a/z|refs/ab|");
+	aptix_buf_clear(&ks.keys);
+	ck_assert_int_eq(b->refdb->iterate(b->refdb, "", key_cb, &ks), 0);
+	ck_assert_str_eq(ks.keys.ptr, all);
+	aptix_buf_clear(&ks.keys);
+	ck_assert_int_eq(b->claims->iterate(b->claims, key_cb, &ks), 0);
+	ck_assert_str_eq(ks.keys.ptr, all);
+	aptix_buf_release(&ks.keys);
+	index_walk_is(b, NULL, 0, 0, all);
+	/* from the first key >= start; down from the last <= start */
+	index_walk_is(b, "refs/a/c", 0, 2, "refs/a/z|refs/ab|");
+	index_walk_is(b, "refs/ab", APTIX_INDEX_ITER_REVERSE, 0,
+		      "refs/ab|refs/a/z|refs/a/b|refs/a|");
+	index_walk_is(b, "refs/b0", APTIX_INDEX_ITER_REVERSE, 2,
+		      "refs/b|refs/ab|");
+	index_walk_is(b, NULL, APTIX_INDEX_ITER_REVERSE, 1, "refz|");
+	b->free(b);
+}
+END_TEST
+
+/* --- The registry and versions -------------------------------------------- */
+
+static int open_custom(aptix_backend **out, const char *dir, unsigned flags)
+{
+	(void)dir;
+	return aptix_backend_open(out, "memory", NULL, flags);
+}
+
+/*
+ * A backend is found by name (case aside), a name is registered once,
+ * an unknown one is refused with the names there are; a repository
+ * refuses a backend one of whose domains is of another version, and
+ * works over one it takes.
+ */
+START_TEST(test_registry)
+{
+	aptix_backend *b = NULL;
+	aptix_repo *repo = NULL;
+	aptix_buf names = APTIX_BUF_INIT;
+	unsigned keep;
+
+	ck_assert_int_eq(aptix_backend_open(&b, "nosuch", tmpdir, 0),
+			 APTIX_EVERSION);
+	ck_assert_ptr_null(b);
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message, "lmdb"));
+	ck_assert_int_eq(aptix_backend_names(&names), 0);
+	if (!strstr(names.ptr, "conformance"))
+		ck_assert_int_eq(aptix_backend_register("conformance",
+							open_custom), 0);
+	ck_assert_int_eq(aptix_backend_register("Conformance", open_custom),
+			 APTIX_EEXISTS);
+	ck_assert_int_eq(aptix_backend_register("lmdb", open_custom),
+			 APTIX_EEXISTS);
+	ck_assert_int_eq(aptix_backend_open(&b, "CONFORMANCE", NULL, 0), 0);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(aptix_repo_new(&repo), 0);
+	keep = b->refdb->version;
+	((aptix_refdb_backend *)b->refdb)->version = keep + 1;
+	ck_assert_int_eq(aptix_repo_set_backend(repo, b), APTIX_EVERSION);
+	((aptix_refdb_backend *)b->refdb)->version = keep;
+	ck_assert_int_eq(aptix_repo_set_backend(repo, b), 0);
+	{
+		aptix_ref head;
+
+		ck_assert_int_eq(aptix_ref_read(&head, repo, "HEAD"), 0);
+		ck_assert_ptr_nonnull(head.target);
+		aptix_ref_release(&head);
+	}
+	aptix_repo_free(repo);
+	aptix_buf_release(&names);
+}
+END_TEST
+
+static TCase *domain_case(void)
+{
+	TCase *tc = tcase_create("domain");
+
+	read_names();
+	tcase_add_checked_fixture(tc, setup_lmdb, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_domain_cas_race, 0, nnames);
+	tcase_add_loop_test(tc, test_atomic_across_domains, 0, nnames);
+	tcase_add_loop_test(tc, test_object_write_replayed, 0, nnames);
+	tcase_add_loop_test(tc, test_domain_reflog_order, 0, nnames);
+	tcase_add_loop_test(tc, test_claim_cas, 0, nnames);
+	tcase_add_loop_test(tc, test_claim_steal_after_death, 0, nnames);
+	tcase_add_loop_test(tc, test_iteration_order, 0, nnames);
+	tcase_add_test(tc, test_registry);
+	return tc;
+}
+
 static TCase *backend_case(const char *name, void (*fix)(void))
 {
 	TCase *tc = tcase_create(name);
@@ -601,5 +1318,6 @@ Suite *backend_suite(void)
 
 	suite_add_tcase(s, backend_case("lmdb", setup_lmdb));
 	suite_add_tcase(s, backend_case("memory", setup_memory));
+	suite_add_tcase(s, domain_case());
 	return s;
 }

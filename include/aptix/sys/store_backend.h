@@ -1,14 +1,16 @@
 /*
- * aptix/sys/store_backend.h - the transactional key-value store under
- * the object database, the refs and the index.
+ * aptix/sys/store_backend.h - the transactional key-value store that the
+ * LMDB and memory storage backends (aptix/sys/backend.h) lay their
+ * objects, refs, index records and claims out in (src/store/backend-kv.c),
+ * and that RAG, purge and salvage use directly.
  *
  * A store keeps a fixed set of tables of byte keys and values, sorted by
  * key. Reads see a consistent snapshot; writes run a callback inside one
  * atomic transaction, which the store may run again (for instance after
  * growing a full LMDB map), so the callback must only depend on its
- * payload and on what it reads through the transaction. LMDB is the
- * first implementation; a shared store (PostgreSQL) implements the same
- * slots to slot in under every command unchanged.
+ * payload and on what it reads through the transaction. LMDB and memory
+ * implement it; a shared store (PostgreSQL) implements the domain
+ * vtables of aptix/sys/backend.h instead.
  *
  * Threads: a store is shared by every thread of a process; each slot may
  * be called from any thread at any time. Reads see the last commit made

@@ -122,6 +122,7 @@ struct log {
 	int bol;			/* nothing written on this line yet */
 	uint32_t lines;			/* lines ended in this entry */
 	uint32_t nshown;
+	json_t *json;			/* --json: the sessions shown */
 };
 
 static void *xrealloc(void *p, size_t n, size_t size)
@@ -897,10 +898,38 @@ static void show_user(struct log *lg, uint32_t k)
 	}
 }
 
+/* --json: the session as a list shows it (Documentation/json.md). */
+static void show_json(struct log *lg, uint32_t k)
+{
+	const aptix_revwalk_entry *r = rec(lg, k);
+	aptix_session_info si;
+
+	memset(&si, 0, sizeof(si));
+	si.id = r->id;
+	si.parent = r->parent;
+	si.turn = r->turn;
+	si.has_parent = r->has_parent;
+	si.status = r->status;
+	si.turn_status = r->turn_status;
+	si.created_at = r->created_at;
+	si.generation = r->generation;
+	snprintf(si.conversation, sizeof(si.conversation), "%s",
+		 r->conversation ? r->conversation : "");
+	snprintf(si.summary, sizeof(si.summary), "%s",
+		 r->summary ? r->summary : "");
+	view_json_append(lg->json, aptix_view_session_info(&si));
+	set_shown(lg, k);
+	lg->nshown++;
+}
+
 static void show(struct log *lg, uint32_t k)
 {
 	uint32_t parent = rec(lg, k)->parent_seq;
 
+	if (lg->json) {
+		show_json(lg, k);
+		return;
+	}
 	if (lg->nshown && (lg->kind == FMT_MEDIUM || lg->kind == FMT_SHORT)) {
 		nl(lg);		/* separator, with the branches going on */
 		graph_separator(&lg->g);
@@ -1467,10 +1496,35 @@ static void log_start_output(struct log *lg, int no_pager)
 static void log_finish(struct log *lg)
 {
 	ob_flush(lg);
+	if (lg->json)
+		view_json_print(lg->json);	/* frees it */
 	fflush(stdout);
 	log_release(lg);
 	/* names tried as sessions before conversations left a message */
 	aptix_error_clear();
+}
+
+/* The options that do not go together die here. */
+static void check_options(const struct log *lg, int reflogs, int nargs,
+			  size_t ngreps, int json)
+{
+	if (reflogs && (lg->use_graph || lg->all || lg->reverse ||
+			lg->no_walk))
+		die("option '-g' cannot be used with '--graph', '--all', "
+		    "'--reverse' or '--no-walk'");
+	if (reflogs && nargs > 1)
+		die("-g shows the reflog of one ref at a time");
+	if (lg->use_graph && lg->reverse)
+		die("options '--reverse' and '--graph' cannot be used "
+		    "together");
+	if (lg->use_graph && (lg->pickaxe || ngreps))
+		die("options '-S' and '--grep' cannot be used with '--graph'");
+	if (lg->pickaxe && !*lg->pickaxe)
+		die("-S needs a text to look for");
+	if (json && (lg->use_graph || lg->patch || reflogs ||
+		     lg->kind != FMT_MEDIUM))
+		die("option '--json' cannot be used with '--graph', '-p', "
+		    "'-g' or a format");
 }
 
 int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
@@ -1478,7 +1532,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	struct log lg;
 	struct fmt_opt fo;
 	int when = -1, no_pager = 0, i, extended = 0, starts = 0;
-	int first_parent = 0, reflogs = 0;
+	int first_parent = 0, reflogs = 0, json = 0;
 	aptix_strlist greps;
 	uint32_t k;
 	struct option options[] = {
@@ -1537,6 +1591,8 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_CALLBACK_F(0, "color", &when, "when", "use colors: "
 			       "always, never or auto (default)",
 			       PARSE_OPT_OPTARG, color_cb),
+		OPT_BOOL(0, "json", &json, "print the sessions as a JSON array "
+			 "(their fields: Documentation/json.md)"),
 		OPT_DATE(),
 		OPT_NO_PAGER(&no_pager),
 		OPT_END()
@@ -1567,18 +1623,9 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		die("--skip needs a number of 0 or more");
 	if (first_parent)
 		lg.show_failed = 0;
-	if (reflogs && (lg.use_graph || lg.all || lg.reverse || lg.no_walk))
-		die("option '-g' cannot be used with '--graph', '--all', "
-		    "'--reverse' or '--no-walk'");
-	if (reflogs && argc > 1)
-		die("-g shows the reflog of one ref at a time");
-	if (lg.use_graph && lg.reverse)
-		die("options '--reverse' and '--graph' cannot be used "
-		    "together");
-	if (lg.use_graph && (lg.pickaxe || greps.nr))
-		die("options '-S' and '--grep' cannot be used with '--graph'");
-	if (lg.pickaxe && !*lg.pickaxe)
-		die("-S needs a text to look for");
+	check_options(&lg, reflogs, argc, greps.nr, json);
+	if (json)
+		lg.json = view_json_array();
 	lg.color = when < 0 ? cli_color_enabled(STDOUT_FILENO) : when;
 	compile_greps(&lg, &greps, extended);
 	aptix_strlist_release(&greps);

@@ -2,7 +2,7 @@
 test_description='one JSON vocabulary: every interface, the same views
 
 The same turns and conversation asked of show --json, sessions --json,
-status --json, the HTTP API of aptix serve and aptix app-server (and
+status --json, log --json, the HTTP API of aptix serve and aptix app-server (and
 the result of a turn from continue --json, execute and turn/completed): the
 same field names with the same values (Documentation/json.md), the
 compatibility aliases equal to what they alias, every name snake_case
@@ -40,7 +40,10 @@ test_expect_success 'setup: two turns, a failed attempt, a fork' '
 	test "$(aptix show --json $X | json_field .failed)" = true
 '
 
-test_expect_success 'the CLI: show --json, sessions --json, status --json' '
+test_expect_success 'the CLI: show, sessions, status and log --json' '
+	aptix log --json --all >log.json &&
+	test_must_fail aptix log --json --graph 2>err &&
+	grep "^fatal: option .--json. cannot be used with" err &&
 	aptix show --json $B >show-B.json &&
 	aptix show --json $X >show-X.json &&
 	aptix sessions --all-workspaces --json >sessions.json &&
@@ -196,6 +199,13 @@ test_expect_success 'a session in a list: graph nodes and status head' '
 	assert node["id"] == node["session"], node
 	head = load("status.json")["head"]
 	assert head["session"] == sys.argv[1], head
+	log = load("log.json")
+	assert len(log) == len(http["nodes"]), (log, http["nodes"])
+	for e in log:
+	    n = [n for n in http["nodes"] if n["session"] == e["session"]][0]
+	    assert sorted(e) == sorted(head), (e, head)
+	    for k, v in e.items():
+	        assert n[k] == v, (k, n[k], v)
 	failed, x = load("status.json")["last_failed"], load("show-X.json")
 	assert failed["session"] == x["session"], failed
 	assert failed["created_at"] == x["session_created_at"], (failed, x)

@@ -351,21 +351,23 @@ static aptix_session_info *history_of(struct chat *ch, size_t max,
 				      size_t *nr)
 {
 	aptix_session_info *v = NULL, tmp;
-	aptix_oid id = ch->ci.head;
+	aptix_revwalk *w = NULL;
+	aptix_revwalk_entry e;
 	size_t alloc = 0, i;
-	int more = ch->has_ci && ch->ci.has_head;
+	int r = -1;
 
 	*nr = 0;
-	while (more && (!max || *nr < max)) {
+	/* one line of parents: the walk goes up it in order */
+	if (ch->has_ci && ch->ci.has_head &&
+	    aptix_revwalk_new(&w, ch->repo) == 0)
+		r = aptix_revwalk_push(w, &ch->ci.head);
+	while (r == 0 && (!max || *nr < max) &&
+	       aptix_revwalk_next_entry(&e, w) == 0) {
 		v = cli_grow(v, &alloc, *nr, sizeof(*v));
-		if (aptix_index_session(&v[*nr], ch->repo, &id) < 0) {
-			aptix_error_clear();
-			break;
-		}
-		more = v[*nr].has_parent;
-		id = v[*nr].parent;
-		(*nr)++;
+		aptix_revwalk_entry_info(&v[(*nr)++], &e);
 	}
+	aptix_revwalk_free(w);
+	aptix_error_clear();
 	for (i = 0; i < *nr / 2; i++) {
 		tmp = v[i];
 		v[i] = v[*nr - 1 - i];
@@ -790,23 +792,28 @@ static void slash_help(void)
 /* The session shown as turn n (1: the root) of this line of history. */
 static int nth_turn(struct chat *ch, aptix_oid *out, unsigned long n)
 {
-	aptix_session_info si;
-	aptix_oid id = ch->ci.head;
+	aptix_revwalk *w = NULL;
+	aptix_revwalk_entry e;
 	unsigned long last = 0;
+	int r;
 
-	for (;;) {
-		if (aptix_index_session(&si, ch->repo, &id) < 0)
-			return error_aptix();
+	if ((r = aptix_revwalk_new(&w, ch->repo)) == 0)
+		r = aptix_revwalk_push(w, &ch->ci.head);
+	while (r == 0 && (r = aptix_revwalk_next_entry(&e, w)) == 0) {
 		if (!last)
-			last = si.generation;
-		if (si.generation == n) {
-			*out = id;
-			return 0;
-		}
-		if (si.generation < n || !si.has_parent)
+			last = e.generation;
+		if (e.generation == n)
+			*out = e.id;
+		if (e.generation <= n) {
+			r = e.generation == n ? 0 : APTIX_ITEROVER;
 			break;
-		id = si.parent;
+		}
 	}
+	aptix_revwalk_free(w);
+	if (r == 0)
+		return 0;
+	if (r != APTIX_ITEROVER)
+		return error_aptix();
 	return error("no turn %lu: the last one is turn %lu", n, last);
 }
 
@@ -904,22 +911,18 @@ static void slash_status(struct chat *ch)
 /* What the chain of the next turn holds: turns since it started. */
 static void chain_holds(struct chat *ch, size_t *turns, size_t *chars)
 {
-	aptix_session s;
+	aptix_revwalk *w = NULL;
+	aptix_revwalk_entry e;
 	aptix_turn t;
-	aptix_oid id = ch->ci.head;
 	aptix_buf b = APTIX_BUF_INIT;
-	int more = 1;
+	int more = 0;
 
 	*turns = *chars = 0;
-	while (more) {
-		if (aptix_session_lookup(&s, ch->repo, &id) < 0)
+	if (aptix_revwalk_new(&w, ch->repo) == 0)
+		more = aptix_revwalk_push(w, &ch->ci.head) == 0;
+	while (more && aptix_revwalk_next_entry(&e, w) == 0) {
+		if (aptix_turn_lookup(&t, ch->repo, &e.turn) < 0)
 			break;
-		more = s.has_parent;
-		id = s.parent;
-		if (aptix_turn_lookup(&t, ch->repo, &s.turn) < 0) {
-			aptix_session_release(&s);
-			break;
-		}
 		if (t.response_id) {
 			(*turns)++;
 			if (aptix_blob_lookup(&b, ch->repo,
@@ -931,8 +934,8 @@ static void chain_holds(struct chat *ch, size_t *turns, size_t *chars)
 				more = 0;	/* the chain started here */
 		}
 		aptix_turn_release(&t);
-		aptix_session_release(&s);
 	}
+	aptix_revwalk_free(w);
 	aptix_error_clear();
 	aptix_buf_release(&b);
 }

@@ -457,16 +457,9 @@ json_t *serve_read_turn(struct serve *s, json_t *p, struct serve_err *e)
 /* ---- sessions of conversations ---- */
 
 /*
- * The snapshots of the conversations a graph or a conversation shows,
- * found from each one's summary record: its head, newest snapshot and
- * newest failed attempt lead up (parent by parent, while in the
- * conversation) to its first snapshot, and the children index leads
- * down from there to every other one, failed attempts too. What this
- * costs grows with the snapshots shown (and the forks leaving them),
- * not with the store. When the walk finds fewer snapshots than the
- * record counts (a second root: a conversation whose first attempts
- * failed before a turn succeeded, a store indexed by an older aptix),
- * those conversations are completed by one scan of the session index.
+ * The snapshots of the conversations a graph or a conversation shows:
+ * the library's walker finds them (aptix_revwalk_push_conversations():
+ * what this costs grows with the snapshots shown, not with the store).
  */
 struct node {
 	aptix_session_info si;
@@ -481,9 +474,8 @@ struct conv_key {
 struct sessions {
 	struct node *v;
 	size_t nr, alloc;
-	/* the conversations still to scan for, sorted by id */
-	struct conv_key *scan;
-	size_t nscan;
+	struct conv_key *keys;	/* the page's conversations, by id */
+	size_t nkeys;
 };
 
 static int by_conv_key(const void *a, const void *b)
@@ -492,117 +484,26 @@ static int by_conv_key(const void *a, const void *b)
 		      ((const struct conv_key *)b)->id);
 }
 
-static int add_node(struct sessions *ss, const aptix_session_info *si,
-		    size_t conv)
+static int add_node(struct sessions *ss, const aptix_revwalk_entry *e)
 {
+	struct conv_key key, *hit;
 	struct node *nv;
 
+	key.id = e->conversation;
+	key.conv = 0;
+	hit = bsearch(&key, ss->keys, ss->nkeys, sizeof(*ss->keys),
+		      by_conv_key);
+	if (!hit)
+		return 0;	/* cannot be: the walk pushed these */
 	if (ss->nr == ss->alloc) {
 		ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
 		if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
 			return aptix_error_oom();
 		ss->v = nv;
 	}
-	ss->v[ss->nr].si = *si;
-	ss->v[ss->nr++].conv = conv;
+	aptix_revwalk_entry_info(&ss->v[ss->nr].si, e);
+	ss->v[ss->nr++].conv = hit->conv;
 	return 0;
-}
-
-static int scan_session(const aptix_session_info *si, void *payload)
-{
-	struct sessions *ss = payload;
-	struct conv_key key, *hit;
-
-	key.id = si->conversation;
-	key.conv = 0;
-	hit = bsearch(&key, ss->scan, ss->nscan, sizeof(*ss->scan),
-		      by_conv_key);
-	return hit ? add_node(ss, si, hit->conv) : 0;
-}
-
-struct oids {
-	aptix_oid *v;
-	size_t nr, alloc;
-};
-
-static int add_oid(const aptix_oid *id, void *payload)
-{
-	struct oids *o = payload;
-	aptix_oid *nv;
-
-	if (o->nr == o->alloc) {
-		o->alloc = o->alloc ? 2 * o->alloc : 16;
-		if (!(nv = realloc(o->v, o->alloc * sizeof(*nv))))
-			return aptix_error_oom();
-		o->v = nv;
-	}
-	o->v[o->nr++] = *id;
-	return 0;
-}
-
-/* The first snapshot of conv above id (parent by parent), in roots. */
-static int find_root(struct oids *roots, struct serve *s, const char *conv,
-		     const aptix_oid *id)
-{
-	aptix_session_info si, pi;
-	size_t i;
-	int r;
-
-	if ((r = aptix_index_session(&si, s->repo, id)) < 0)
-		return r == APTIX_ENOTFOUND ? 0 : r;
-	if (strcmp(si.conversation, conv))
-		return 0;
-	while (si.has_parent) {
-		if ((r = aptix_index_session(&pi, s->repo, &si.parent)) < 0)
-			return r == APTIX_ENOTFOUND ? 0 : r;
-		if (strcmp(pi.conversation, conv))
-			break;
-		si = pi;
-	}
-	for (i = 0; i < roots->nr; i++)
-		if (!aptix_oid_cmp(&roots->v[i], &si.id))
-			return 0;
-	return add_oid(&si.id, roots);
-}
-
-/* Every snapshot of page->v[c] below its roots; 1 when some are missing. */
-static int walk_conv(struct sessions *ss, struct serve *s,
-		     const struct convs *page, size_t c)
-{
-	const aptix_conv_info *ci = &page->v[c];
-	struct oids queue = { NULL, 0, 0 }, kids = { NULL, 0, 0 };
-	aptix_session_info si;
-	size_t i, found = 0;
-	int r = 0;
-
-	if (ci->has_head)
-		r = find_root(&queue, s, ci->id, &ci->head);
-	if (!r && ci->has_last > 0)
-		r = find_root(&queue, s, ci->id, &ci->last);
-	if (!r && ci->has_failed)
-		r = find_root(&queue, s, ci->id, &ci->last_failed);
-	/* the queue grows at its end as the walk goes down: breadth first */
-	for (i = 0; !r && i < queue.nr; i++) {
-		if ((r = aptix_index_session(&si, s->repo, &queue.v[i])) < 0)
-			break;
-		if (strcmp(si.conversation, ci->id))
-			continue;	/* a fork leaving it */
-		if ((r = add_node(ss, &si, c)) < 0)
-			break;
-		found++;
-		kids.nr = 0;
-		if ((r = aptix_index_children_at(s->repo, &si.id,
-						 si.created_at, add_oid,
-						 &kids)) < 0)
-			break;
-		while (!r && kids.nr)
-			r = add_oid(&kids.v[--kids.nr], &queue);
-	}
-	free(queue.v);
-	free(kids.v);
-	if (r < 0)
-		return r;
-	return found < ci->turns;
 }
 
 static int by_created(const void *a, const void *b)
@@ -621,30 +522,38 @@ static int by_created(const void *a, const void *b)
 static int sessions_of(struct sessions *ss, struct serve *s,
 		       const struct convs *page)
 {
-	size_t i, kept;
+	aptix_revwalk *w = NULL;
+	aptix_revwalk_entry e;
+	const char **ids;
+	size_t i;
 	int r;
 
 	memset(ss, 0, sizeof(*ss));
 	if (!page->nr)
 		return 0;
-	if (!(ss->scan = malloc(page->nr * sizeof(*ss->scan))))
+	ids = malloc(page->nr * sizeof(*ids));
+	ss->keys = malloc(page->nr * sizeof(*ss->keys));
+	if (!ids || !ss->keys) {
+		free(ids);
 		return aptix_error_oom();
+	}
 	for (i = 0; i < page->nr; i++) {
-		kept = ss->nr;
-		if ((r = walk_conv(ss, s, page, i)) < 0)
-			return r;
-		if (r) {	/* incomplete: scanned for instead */
-			ss->nr = kept;
-			ss->scan[ss->nscan].id = page->v[i].id;
-			ss->scan[ss->nscan++].conv = i;
-		}
+		ids[i] = ss->keys[i].id = page->v[i].id;
+		ss->keys[i].conv = i;
 	}
-	if (ss->nscan) {
-		qsort(ss->scan, ss->nscan, sizeof(*ss->scan), by_conv_key);
-		if ((r = aptix_index_foreach_session(s->repo, scan_session,
-						     ss)) < 0)
-			return r;
+	ss->nkeys = page->nr;
+	qsort(ss->keys, ss->nkeys, sizeof(*ss->keys), by_conv_key);
+	if ((r = aptix_revwalk_new(&w, s->repo)) == 0) {
+		aptix_revwalk_set_flags(w, APTIX_REVWALK_FAILED |
+					APTIX_REVWALK_NO_WALK);
+		r = aptix_revwalk_push_conversations(w, ids, page->nr, NULL);
 	}
+	while (r == 0 && (r = aptix_revwalk_next_entry(&e, w)) == 0)
+		r = add_node(ss, &e);
+	aptix_revwalk_free(w);
+	free(ids);
+	if (r < 0 && r != APTIX_ITEROVER)
+		return r;
 	if (ss->nr)
 		qsort(ss->v, ss->nr, sizeof(*ss->v), by_created);
 	return 0;
@@ -653,7 +562,7 @@ static int sessions_of(struct sessions *ss, struct serve *s,
 static void sessions_release(struct sessions *ss)
 {
 	free(ss->v);
-	free(ss->scan);
+	free(ss->keys);
 }
 
 /* The conversation named (an id or a unique prefix), in ci. */

@@ -42,6 +42,7 @@
 #include "oid.h"
 #include "object.h"
 #include "repo.h"
+#include "index.h"
 
 typedef struct aptix_revwalk aptix_revwalk;
 
@@ -146,11 +147,21 @@ APTIX_EXTERN(int) aptix_revwalk_push_glob(aptix_revwalk *w,
  */
 APTIX_EXTERN(int) aptix_revwalk_push_all(aptix_revwalk *w);
 /**
- * @brief Start from every session of a conversation (one whose ref is
- * gone, or whose first turn failed, has no head to push); failed ones
- * only with APTIX_REVWALK_FAILED. It reads the whole index.
- * @param[out] n how many sessions the conversation has (may be NULL)
+ * @brief Start from every session of some conversations (failed ones
+ * only with APTIX_REVWALK_FAILED): with APTIX_REVWALK_NO_WALK, exactly
+ * those, as a conversation's view lists them; a conversation whose ref
+ * is gone, or whose first turn failed, has no head to push. Each is
+ * found from its record down the children index (its cost grows with
+ * the conversation); the few the record cannot lead to are found by one
+ * scan of the index for them all.
+ * @param[out] counts nids numbers: how many sessions each conversation
+ *        has, failed ones included (may be NULL)
  */
+APTIX_EXTERN(int) aptix_revwalk_push_conversations(aptix_revwalk *w,
+						   const char *const *ids,
+						   size_t nids,
+						   size_t *counts);
+/** @brief aptix_revwalk_push_conversations() of one. */
 APTIX_EXTERN(int) aptix_revwalk_push_conversation(aptix_revwalk *w,
 						  const char *conv,
 						  size_t *n);
@@ -190,5 +201,12 @@ APTIX_EXTERN(int) aptix_revwalk_get(aptix_revwalk_entry *out,
  */
 APTIX_EXTERN(int) aptix_revwalk_lookup(aptix_revwalk_entry *out,
 				       aptix_revwalk *w, const aptix_oid *id);
+
+/**
+ * @brief An entry as the index's session record (aptix/index.h), for
+ * the views that take one: the strings are copied (cut to fit).
+ */
+APTIX_EXTERN(void) aptix_revwalk_entry_info(aptix_session_info *out,
+					    const aptix_revwalk_entry *e);
 
 #endif

@@ -814,6 +814,23 @@ int aptix_revwalk_next_entry(aptix_revwalk_entry *out, aptix_revwalk *w)
 	return 0;
 }
 
+void aptix_revwalk_entry_info(aptix_session_info *out,
+			      const aptix_revwalk_entry *e)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = e->id;
+	out->parent = e->parent;
+	out->turn = e->turn;
+	out->has_parent = e->has_parent;
+	out->status = e->status;
+	out->turn_status = e->turn_status;
+	out->created_at = e->created_at;
+	out->generation = e->generation;
+	snprintf(out->conversation, sizeof(out->conversation), "%s",
+		 e->conversation);
+	snprintf(out->summary, sizeof(out->summary), "%s", e->summary);
+}
+
 int aptix_revwalk_next(aptix_oid *out, aptix_revwalk *w)
 {
 	aptix_revwalk_entry e;
@@ -1037,22 +1054,72 @@ int aptix_revwalk_push_recent(aptix_revwalk *w, size_t n)
 	return 0;
 }
 
-struct conv_scan {
+/* --- The sessions of conversations ---------------------------------------- */
+
+/*
+ * Every session of some conversations. From each one's index record:
+ * its head, newest session and newest failed attempt lead up (parent by
+ * parent, while in the conversation) to its first session, and the
+ * children index leads down from there to every other one, failed
+ * attempts too, so the cost grows with the conversation, not with the
+ * store. A conversation where this finds fewer sessions than its record
+ * counts (a second root: its first attempts failed before a turn
+ * succeeded; a store indexed by an older aptix) is completed by one
+ * scan of the session index, shared by all such conversations.
+ */
+struct convs {
 	aptix_revwalk *w;
-	const char *conv;
-	size_t n;
+	const char **scan;		/* to scan for, sorted */
+	size_t *scan_n;			/* their counts, by scan order */
+	size_t nscan;
+	aptix_oid *queue;
+	size_t nqueue, aqueue;
+	aptix_oidmap seen;		/* a damaged index cannot loop */
 };
 
-static int conv_scan_cb(const aptix_session_info *si, void *payload)
+static int queue_add(struct convs *c, const aptix_oid *id)
 {
-	struct conv_scan *cs = payload;
-	aptix_revwalk *w = cs->w;
+	if (aptix_oidmap_get(NULL, &c->seen, id) == 0)
+		return 0;
+	if (aptix_oidmap_put(&c->seen, id, 0) < 0 ||
+	    aptix__grow(&c->queue, &c->aqueue, c->nqueue, sizeof(*c->queue),
+			16) < 0)
+		return APTIX_ERROR;
+	c->queue[c->nqueue++] = *id;
+	return 0;
+}
+
+static int queue_kid(const aptix_oid *id, void *payload)
+{
+	return queue_add(payload, id);
+}
+
+/* The first session of conv above id (parent by parent), queued. */
+static int conv_root(struct convs *c, const char *conv, const aptix_oid *id)
+{
+	aptix_session_info si, pi;
+	int r;
+
+	if ((r = aptix_index_session(&si, c->w->repo, id)) < 0)
+		return r == APTIX_ENOTFOUND ? 0 : r;
+	if (strcmp(si.conversation, conv))
+		return 0;
+	while (si.has_parent) {
+		if ((r = aptix_index_session(&pi, c->w->repo,
+					     &si.parent)) < 0)
+			return r == APTIX_ENOTFOUND ? 0 : r;
+		if (strcmp(pi.conversation, conv))
+			break;
+		si = pi;
+	}
+	return queue_add(c, &si.id);
+}
+
+static int push_found(aptix_revwalk *w, const aptix_session_info *si)
+{
 	uint32_t k;
 	int r;
 
-	if (strcmp(si->conversation, cs->conv))
-		return 0;
-	cs->n++;
 	if (!(w->flags & APTIX_REVWALK_FAILED) &&
 	    si->status == APTIX_SESSION_FAILED)
 		return 0;
@@ -1061,19 +1128,133 @@ static int conv_scan_cb(const aptix_session_info *si, void *payload)
 	return add_start(w, k);
 }
 
+/* Down from the roots; 1 when fewer than the record counts were found. */
+static int conv_down(struct convs *c, const aptix_conv_info *ci, size_t *n)
+{
+	aptix_revwalk *w = c->w;
+	size_t i, start = w->nstarts;
+	aptix_session_info si;
+	int r = 0;
+
+	c->nqueue = 0;
+	aptix_oidmap_clear(&c->seen);
+	if (ci->has_head)
+		r = conv_root(c, ci->id, &ci->head);
+	if (r >= 0 && ci->has_last > 0)
+		r = conv_root(c, ci->id, &ci->last);
+	if (r >= 0 && ci->has_failed)
+		r = conv_root(c, ci->id, &ci->last_failed);
+	/* the queue grows at its end as the walk goes down */
+	for (i = 0, *n = 0; r >= 0 && i < c->nqueue; i++) {
+		if ((r = aptix_index_session(&si, w->repo, &c->queue[i])) < 0)
+			break;
+		if (strcmp(si.conversation, ci->id))
+			continue;	/* a fork leaving it */
+		(*n)++;
+		if ((r = push_found(w, &si)) < 0)
+			break;
+		r = aptix_index_children_at(w->repo, &si.id, si.created_at,
+					    queue_kid, c);
+	}
+	if (r < 0)
+		return r;
+	if (*n >= ci->turns)
+		return 0;
+	w->nstarts = start;	/* incomplete: scanned for instead */
+	return 1;
+}
+
+static int scan_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int conv_scan_cb(const aptix_session_info *si, void *payload)
+{
+	struct convs *c = payload;
+	const char *key = si->conversation, **hit;
+
+	hit = bsearch(&key, c->scan, c->nscan, sizeof(*c->scan), scan_cmp);
+	if (!hit)
+		return 0;
+	c->scan_n[hit - c->scan]++;
+	return push_found(c->w, si);
+}
+
+static int push_convs(struct convs *c, const char *const *ids, size_t nids,
+		      size_t *counts)
+{
+	aptix_conv_info ci;
+	size_t i, j;
+	int r = 0;
+
+	for (i = 0; r >= 0 && i < nids; i++) {
+		counts[i] = 0;
+		r = aptix_index_conversation(&ci, c->w->repo, ids[i]);
+		if (r == APTIX_ENOTFOUND)
+			r = 1;
+		else if (r == 0)
+			r = conv_down(c, &ci, &counts[i]);
+		if (r == 1)
+			c->scan[c->nscan++] = ids[i];
+	}
+	if (r < 0)
+		return r;
+	aptix_error_clear();
+	if (!c->nscan)
+		return 0;
+	qsort(c->scan, c->nscan, sizeof(*c->scan), scan_cmp);
+	memset(c->scan_n, 0, c->nscan * sizeof(*c->scan_n));
+	if ((r = aptix_index_foreach_session(c->w->repo, conv_scan_cb,
+					     c)) < 0)
+		return r;
+	for (i = 0; i < nids; i++)
+		for (j = 0; j < c->nscan; j++)
+			if (!strcmp(ids[i], c->scan[j]))
+				counts[i] = c->scan_n[j];
+	return 0;
+}
+
+int aptix_revwalk_push_conversations(aptix_revwalk *w,
+				     const char *const *ids, size_t nids,
+				     size_t *counts)
+{
+	struct convs c;
+	size_t *n = counts;
+	int r;
+
+	APTIX_ASSERT_ARG(w && (ids || !nids));
+	if ((r = not_started(w)) < 0)
+		return r;
+	memset(&c, 0, sizeof(c));
+	c.w = w;
+	aptix_oidmap_init(&c.seen);
+	c.scan = aptix__calloc(nids + 1, sizeof(*c.scan));
+	c.scan_n = aptix__calloc(nids + 1, sizeof(*c.scan_n));
+	if (!n)
+		n = aptix__calloc(nids + 1, sizeof(*n));
+	r = c.scan && c.scan_n && n ? push_convs(&c, ids, nids, n) :
+		APTIX_ERROR;
+	if (n != counts)
+		free(n);
+	free(c.scan);
+	free(c.scan_n);
+	free(c.queue);
+	aptix_oidmap_release(&c.seen);
+	return r;
+}
+
 int aptix_revwalk_push_conversation(aptix_revwalk *w, const char *conv,
 				    size_t *n)
 {
-	struct conv_scan cs = { w, conv, 0 };
+	size_t count = 0;
 	int r;
 
-	APTIX_ASSERT_ARG(w && conv);
-	if ((r = not_started(w)) < 0 ||
-	    (r = aptix_index_foreach_session(w->repo, conv_scan_cb, &cs)) < 0)
-		return r;
+	APTIX_ASSERT_ARG(conv);
+	r = aptix_revwalk_push_conversations(w, &conv, 1, &count);
 	if (n)
-		*n = cs.n;
-	return 0;
+		*n = count;
+	return r;
 }
 
 /*

@@ -364,6 +364,50 @@ START_TEST(test_stale_index_and_missing_parent)
 }
 END_TEST
 
+/* One session written and indexed (no ref moves). */
+static void one_session(aptix_oid *id, const char *text, const char *conv,
+			const aptix_oid *parent, int64_t created, int failed)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	aptix_txn *tx;
+
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	session_bytes(&b, tx, text, conv, parent, created, failed);
+	ck_assert_int_eq(aptix_txn_write_object(id, tx, APTIX_OBJ_SESSION,
+						b.ptr, b.len), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	aptix_buf_release(&b);
+}
+
+/*
+ * The sessions of conversations: from their records down the children
+ * index, and by a scan for one whose record cannot lead to them all
+ * (two failed first attempts, then a first turn that worked).
+ */
+START_TEST(test_conversations)
+{
+	const char *convs[] = { "d", "a", "none" };
+	size_t counts[3];
+	aptix_oid d[3];
+	aptix_revwalk *w;
+
+	write_history(NS);
+	one_session(&d[0], "first try", "d", NULL, 2000, 1);
+	one_session(&d[1], "second try", "d", NULL, 2001, 1);
+	one_session(&d[2], "third try", "d", NULL, 2002, 0);
+	w = walk_new(APTIX_SORT_TIME | APTIX_SORT_REVERSE,
+		     APTIX_REVWALK_FAILED | APTIX_REVWALK_NO_WALK);
+	ck_assert_int_eq(aptix_revwalk_push_conversations(w, convs, 3,
+							  counts), 0);
+	ck_assert_uint_eq(counts[0], 3);
+	ck_assert_uint_eq(counts[1], 4);
+	ck_assert_uint_eq(counts[2], 0);
+	walk_is(w, "r0 a1 a2 f1 ? ? ?");
+	aptix_revwalk_free(w);
+}
+END_TEST
+
 /* A turn (and its instruction) that no session references. */
 static void lone_turn(aptix_oid *turn, const char *text, int64_t created)
 {
@@ -509,6 +553,7 @@ Suite *revwalk_suite(void)
 	tcase_add_test(tc, test_hide_and_range);
 	tcase_add_test(tc, test_failed_and_all);
 	tcase_add_test(tc, test_stale_index_and_missing_parent);
+	tcase_add_test(tc, test_conversations);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reach");
 	tcase_add_checked_fixture(tc, setup, teardown);

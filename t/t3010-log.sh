@@ -416,4 +416,35 @@ test_expect_success 'log and show: local time (TZ), and --date as in git' '
 	grep "unknown date format" err
 '
 
+test_expect_success 'a cycle of parents in a damaged index ends the walk' '
+	aptix init -q cycle &&
+	(
+		cd cycle &&
+		blob=$(echo q | aptix hash-object -w --stdin) &&
+		t1=$(aptix write-turn --conversation c1 --seq 1 \
+			--instruction $blob --created-at 1700000000000) &&
+		s1=$(aptix commit-session --created-at 1700000001000 $t1) &&
+		t2=$(aptix write-turn --conversation c1 --seq 2 \
+			--instruction $blob --created-at 1700000060000) &&
+		s2=$(aptix commit-session -p $s1 --created-at 1700000061000 \
+			$t2) &&
+		aptix update-ref refs/conversations/c1 $s2 &&
+		aptix symbolic-ref HEAD refs/conversations/c1 &&
+		# s1, a root, now says that its parent is s2
+		rec=$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix \
+			record hex:$s1) &&
+		flags=$(printf "%02x" $((0x$(echo "$rec" | cut -c7-8) | 1))) &&
+		bad=$(echo "$rec" | cut -c1-6)$flags$s2$(echo "$rec" | cut -c73-) &&
+		bad=$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix seal \
+			hex:$bad) &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix put-record \
+			hex:$s1 hex:$bad &&
+		aptix log --format=%H >out &&
+		printf "%s\n" $s2 $s1 >expect &&
+		test_cmp expect out &&
+		test_must_fail aptix log --all --format=%H >out 2>err &&
+		grep "^fatal: the parents of session .* form a cycle" err
+	)
+'
+
 test_done

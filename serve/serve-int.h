@@ -46,7 +46,5 @@ const char *serve__pstr(json_t *p, const char *key);
 /* A boolean member: 1, 0, or def when absent; -1 when not a boolean. */
 int serve__pbool(json_t *p, const char *key, int def);
 
-/* "completed", "failed", "pending" from a session status. */
-const char *serve__turn_status_of(aptix_session_status st);
 
 #endif

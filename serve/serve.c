@@ -94,19 +94,6 @@ static long pint(json_t *p, const char *key, long def, long min, long max)
 	return (long)json_integer_value(v);
 }
 
-const char *serve__turn_status_of(aptix_session_status st)
-{
-	switch (st) {
-	case APTIX_SESSION_COMMITTED:
-	case APTIX_SESSION_ARCHIVED:
-		return "completed";
-	case APTIX_SESSION_FAILED:
-		return "failed";
-	default:
-		return "pending";
-	}
-}
-
 static void set(json_t *o, const char *key, json_t *v)
 {
 	json_object_set_new(o, key, v ? v : json_null());

@@ -43,6 +43,7 @@
 #include "store/odb-store.h"
 #include "store/backend-kv.h"
 #include "aptix/sys/index_backend.h"
+#include "aptix/sys/refdb_backend.h"
 #include <zlib.h>
 
 /* The index records of repo, at the last commit. */
@@ -1600,43 +1601,19 @@ static int note_gone(struct rebuild *rb)
  * whose newest entry logs a zero id was deleted (update-ref -d, the
  * conversation command's delete).
  */
-static int collect_deleted(const void *k, size_t kl, const void *v,
-			   size_t vl, void *p)
+static int collect_deleted(const char *name, const aptix_reflog_entry *e,
+			   void *p)
 {
 	struct rebuild *rb = p;
-	size_t plen = strlen(APTIX_CONV_PREFIX), nlen;
-	static const unsigned char zero[APTIX_OID_RAWSZ];
 	int r;
 
-	if (kl < plen || memcmp(k, APTIX_CONV_PREFIX, plen))
-		return APTIX_ITEROVER;
-	if (kl < 9 || (nlen = kl - 9) > APTIX_REF_MAXLEN ||
-	    vl < 2 * APTIX_OID_RAWSZ)
-		return 0;
-	if (strlen(rb->last) != nlen || memcmp(rb->last, k, nlen)) {
+	if (strcmp(rb->last, name)) {
 		if ((r = note_gone(rb)) < 0)
 			return r;
-		memcpy(rb->last, k, nlen);
-		rb->last[nlen] = '\0';
+		snprintf(rb->last, sizeof(rb->last), "%s", name);
 	}
-	rb->last_deleted = !memcmp((const unsigned char *)v +
-				   APTIX_OID_RAWSZ, zero, APTIX_OID_RAWSZ);
+	rb->last_deleted = aptix_oid_is_zero(&e->new_id);
 	return 0;
-}
-
-/*
- * Conversations whose ref was deleted, from the reflogs: a key-value
- * store's reflog table is walked whole (the ref domain lists reflogs by
- * ref name only, and a deleted ref has none); another backend keeps a
- * deleted conversation's records until its reflog says otherwise.
- */
-static int collect_deleted_refs(aptix_repo *repo, struct rebuild *rb)
-{
-	if (!repo->store)
-		return 0;
-	return repo->store->iter(repo->store, APTIX_TABLE_REFLOG,
-				 APTIX_CONV_PREFIX, strlen(APTIX_CONV_PREFIX),
-				 collect_deleted, rb);
 }
 
 static int collect_conv_ref(const aptix_ref *ref, void *payload)
@@ -1837,7 +1814,10 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 				   collect_convs_key, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
 				   &rb)) < 0 ||
-	    (r = collect_deleted_refs(repo, &rb)) < 0 ||
+	    (r = repo->backend->refdb->reflog_iterate(repo->backend->refdb,
+						      APTIX_CONV_PREFIX,
+						      collect_deleted,
+						      &rb)) < 0 ||
 	    (r = note_gone(&rb)) < 0)
 		goto done;
 	r = repo->backend->transaction(repo->backend, rebuild_fn, &rb);

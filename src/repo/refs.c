@@ -452,62 +452,12 @@ done:
 	return r;
 }
 
-struct reflog_walk {
-	const char *name;
-	size_t nlen;
-	aptix_reflog_cb cb;
-	aptix_reflog_all_cb all_cb;	/* every reflog: name from the key */
-	void *payload;
-};
-
-static int reflog_walk_cb(const void *key, size_t klen, const void *val,
-			  size_t vlen, void *payload)
-{
-	struct reflog_walk *rw = payload;
-	const unsigned char *v = val;
-	aptix_reflog_entry e;
-	char *msg;
-	int r;
-
-	if (rw->all_cb) {
-		rw->name = key;
-		rw->nlen = strnlen(key, klen);
-		if (rw->nlen + 9 != klen) {
-			aptix_error_set(APTIX_ERROR_REFERENCE, "a reflog key "
-					"is corrupt");
-			return APTIX_ECORRUPT;
-		}
-	} else if (klen != rw->nlen + 9 ||
-		   memcmp(key, rw->name, rw->nlen + 1)) {
-		return APTIX_ITEROVER;
-	}
-	if (vlen < 72) {
-		aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of '%.*s' is "
-				"corrupt", (int)rw->nlen, rw->name);
-		return APTIX_ECORRUPT;
-	}
-	memcpy(e.old_id.id, v, 32);
-	memcpy(e.new_id.id, v + 32, 32);
-	e.time_ms = (int64_t)aptix__get_be64(v + 64);
-	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
-		return APTIX_ERROR;
-	e.message = msg;
-	r = rw->all_cb ? rw->all_cb(rw->name, &e, rw->payload) :
-		rw->cb(&e, rw->payload);
-	free(msg);
-	return r;
-}
-
 int aptix_reflog_foreach_all(aptix_repo *repo, aptix_reflog_all_cb cb,
 			     void *payload)
 {
-	struct reflog_walk rw;
+	aptix_refdb_backend *db = repo->backend->refdb;
 
-	memset(&rw, 0, sizeof(rw));
-	rw.all_cb = cb;
-	rw.payload = payload;
-	return repo->store->iter(repo->store, APTIX_TABLE_REFLOG, NULL, 0,
-				 reflog_walk_cb, &rw);
+	return db->reflog_iterate(db, "", cb, payload);
 }
 
 int aptix_reflog_foreach(aptix_repo *repo, const char *name,

@@ -178,6 +178,7 @@ struct name_walk {
 	size_t nlen;
 	aptix_backend_record_cb cb;	/* refs */
 	aptix_reflog_cb log_cb;		/* reflog entries */
+	aptix_reflog_all_cb all_cb;	/* every reflog's */
 	void *payload;
 };
 
@@ -317,12 +318,60 @@ static int ref_reflog_foreach(aptix_refdb_backend *b, const char *name,
 {
 	aptix_store *s = KV_OF(b, refdb)->store;
 	unsigned char key[APTIX_REF_MAXLEN + 10];
-	struct name_walk rw = { name, strlen(name), NULL, cb, payload };
+	struct name_walk rw = { name, strlen(name), NULL, cb, NULL, payload };
 
 	if (rw.nlen > APTIX_REF_MAXLEN)
 		return APTIX_EINVALID;
 	return s->iter_rev(s, APTIX_TABLE_REFLOG, key,
 			   reflog_last_key(key, name), reflog_walk_cb, &rw);
+}
+
+/* A reflog entry of any name under the walk's prefix. */
+static int reflog_all_cb(const void *key, size_t klen, const void *val,
+			 size_t vlen, void *payload)
+{
+	struct name_walk *rw = payload;
+	const unsigned char *v = val;
+	char name[APTIX_REF_MAXLEN + 1], *msg;
+	aptix_reflog_entry e;
+	size_t nlen;
+	int r;
+
+	if (klen < rw->nlen || memcmp(key, rw->name, rw->nlen))
+		return APTIX_ITEROVER;
+	nlen = strnlen(key, klen);
+	if (nlen + 9 != klen || nlen > APTIX_REF_MAXLEN || vlen < 72) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "a reflog entry of "
+				"'%.*s' is corrupt", (int)nlen,
+				(const char *)key);
+		return APTIX_ECORRUPT;
+	}
+	memcpy(name, key, nlen);
+	name[nlen] = '\0';
+	memcpy(e.old_id.id, v, 32);
+	memcpy(e.new_id.id, v + 32, 32);
+	e.time_ms = (int64_t)aptix__get_be64(v + 64);
+	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
+		return APTIX_ERROR;
+	e.message = msg;
+	r = rw->all_cb(name, &e, rw->payload);
+	free(msg);
+	return r;
+}
+
+static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,
+			      aptix_reflog_all_cb cb, void *payload)
+{
+	aptix_store *s = KV_OF(b, refdb)->store;
+	struct name_walk rw;
+
+	memset(&rw, 0, sizeof(rw));
+	rw.name = prefix ? prefix : "";
+	rw.nlen = strlen(rw.name);
+	rw.all_cb = cb;
+	rw.payload = payload;
+	return s->iter(s, APTIX_TABLE_REFLOG, rw.nlen ? rw.name : NULL,
+		       rw.nlen, reflog_all_cb, &rw);
 }
 
 /* --- index records ------------------------------------------------------ */
@@ -496,6 +545,7 @@ static const aptix_refdb_backend kv_refdb = {
 	.update = ref_update,
 	.reflog_append = ref_reflog_append,
 	.reflog_foreach = ref_reflog_foreach,
+	.reflog_iterate = ref_reflog_iterate,
 };
 
 static const aptix_index_backend kv_index = {

@@ -967,6 +967,17 @@ static int append_fn(aptix_backend_txn *tx, void *payload)
 						 ap->name, &e);
 }
 
+static int all_logs_cb(const char *name, const aptix_reflog_entry *e,
+		       void *payload)
+{
+	struct d_log_seen *ls = payload;
+
+	ck_assert_uint_lt(ls->n, 64);
+	snprintf(ls->msg[ls->n++], sizeof(ls->msg[0]), "%s %s", name,
+		 e->message);
+	return 0;
+}
+
 /*
  * Entries come newest first, in the order they were appended (not by
  * their times, which clocks may put out of order); reflogs of names
@@ -977,7 +988,7 @@ START_TEST(test_domain_reflog_order)
 	aptix_backend *b = open_backend(_i);
 	struct d_log_seen ls;
 	struct append ap;
-	char msg[16];
+	char msg[32];
 	int i;
 
 	for (i = 0; i < 20; i++) {
@@ -1005,6 +1016,16 @@ START_TEST(test_domain_reflog_order)
 	ck_assert_int_eq(b->refdb->reflog_foreach(b->refdb, "refs/none",
 						  d_log_cb, &ls), 0);
 	ck_assert_uint_eq(ls.n, 0);
+	/* every reflog under a prefix: by name, each oldest first */
+	memset(&ls, 0, sizeof(ls));
+	ck_assert_int_eq(b->refdb->reflog_iterate(b->refdb, "refs/x",
+						  all_logs_cb, &ls), 0);
+	ck_assert_uint_eq(ls.n, 20);
+	for (i = 0; i < 20; i++) {
+		snprintf(msg, sizeof(msg), "refs/x%s m%d", i < 10 ? "" : "2",
+			 i < 10 ? 2 * i + 1 : 2 * (i - 10));
+		ck_assert_str_eq(ls.msg[i], msg);
+	}
 	b->free(b);
 }
 END_TEST

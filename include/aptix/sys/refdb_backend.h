@@ -58,6 +58,16 @@ typedef struct aptix_refdb_backend {
 	/** The reflog of name, newest first. */
 	int (*reflog_foreach)(struct aptix_refdb_backend *b, const char *name,
 			      aptix_reflog_cb cb, void *payload);
+	/**
+	 * The reflogs of every name that starts with prefix ("" all),
+	 * deleted refs' too: by name (ascending bytes), each one's entries
+	 * oldest first; APTIX_ECORRUPT at an entry that cannot be read.
+	 * Reachability counts them; reindex reads here which conversations
+	 * were deleted.
+	 */
+	int (*reflog_iterate)(struct aptix_refdb_backend *b,
+			      const char *prefix, aptix_reflog_all_cb cb,
+			      void *payload);
 } aptix_refdb_backend;
 
 #endif

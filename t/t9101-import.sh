@@ -37,7 +37,8 @@ test_expect_success 'setup' '
 '
 
 test_expect_success 'codex: both rollouts and the tool call are imported' '
-	aptix import --json codex src/codex-0.169 src/codex-0.171-toolcall >out &&
+	aptix import --json codex src/codex-0.169 src/codex-0.171-toolcall >out 2>err &&
+	test_must_be_empty err &&
 	test "$(json_field files out)" = 3 &&
 	test "$(json_field turns out)" = 6 &&
 	test "$(json_field new_turns out)" = 6 &&
@@ -93,6 +94,18 @@ test_expect_success 'codex: a grown rollout imports only its new turns' '
 	test "$(json_field new_turns out)" = 1 &&
 	test "$(instore grown aptix rev-parse $CODEX_PARENT)" = \
 		"$(aptix rev-parse $CODEX_PARENT)"
+'
+
+test_expect_success 'codex: a turn changed since it was imported is recorded beside it' '
+	sed "s/Now explain exit codes./Now explain exit codes, please./" \
+		src/codex-0.169/$PARENT_FILE >grown/$PARENT_FILE &&
+	head=$(instore grown aptix rev-parse $CODEX_PARENT) &&
+	instore grown aptix import --json codex grown >out 2>err &&
+	test "$(json_field new_turns out)" = 1 &&
+	grep "^warning: grown/$PARENT_FILE:34: conversation .$CODEX_PARENT. has moved on" err &&
+	test "$(instore grown aptix rev-parse $CODEX_PARENT)" = "$head" &&
+	instore grown aptix log --all --format=%s >log &&
+	grep "^Now explain exit codes, please.\$" log
 '
 
 test_expect_success 'codex: a turn not over yet is left for later' '

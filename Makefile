@@ -53,7 +53,7 @@ endif
 
 BASIC_CFLAGS = -std=c11 $(WARNINGS) -D_POSIX_C_SOURCE=200809L \
 	-D_DEFAULT_SOURCE -Iinclude -fPIC -MMD -MP
-LIB_CFLAGS = -Isrc -fvisibility=hidden
+LIB_CFLAGS = -Isrc -fvisibility=hidden $(PQ_CFLAGS)
 CLI_CFLAGS = -Icli -Iplumbing -Iserve
 ifdef SANITIZE
 BASIC_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) \
@@ -61,8 +61,13 @@ BASIC_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) \
 BASIC_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIB_DEPS_PC = lmdb zlib jansson
-LIBS = -llmdb -lz -ljansson
+# libpq: the PostgreSQL storage backend (src/store/backend-pg.c), a
+# store shared by many hosts (issue 26); linked, not loaded on demand,
+# because the library itself opens such a store by name.
+LIB_DEPS_PC = lmdb zlib jansson libpq
+PQ_CFLAGS = $(shell $(PKG_CONFIG) --cflags libpq 2>/dev/null || \
+	echo -I/usr/include/postgresql)
+LIBS = -llmdb -lz -ljansson -lpq
 # libmicrohttpd: the HTTP server of `aptix serve`, its header only: the
 # library is loaded by the command when it starts (serve/http.c), as
 # libcurl is, so that other commands do not load it and GnuTLS

@@ -35,7 +35,9 @@
 
 static const char *const rag_backends[] = { "local", "qdrant", NULL };
 /* the store backends this build can open a store with (repo.c) */
-static const char *const storage_backends[] = { "lmdb", NULL };
+static const char *const storage_backends[] = {
+	"lmdb", "postgresql", NULL
+};
 
 static const aptix_config_key keys[] = {
 	/*
@@ -95,6 +97,15 @@ static const aptix_config_key keys[] = {
 	       "sampling temperature; unset: not sent"),
 	DURATION("openai.timeout", "10m",
 		 "a whole call, retries included"),
+	/*
+	 * A store on PostgreSQL (extensions.storage = postgresql): where
+	 * it is and whose rows it sees. Store-file keys, as the backend
+	 * reads them; the URL never holds a password (init refuses one).
+	 */
+	STRING("postgresql.org", NULL, 0,
+	       "the organisation whose rows a PostgreSQL store sees"),
+	STRING("postgresql.url", NULL, 0,
+	       "the libpq URL of a PostgreSQL store, without a password"),
 	ENUM("rag.backend", "local", rag_backends,
 	     "where the code index lives"),
 	LONG("rag.chunk-lines", "40", 1, 100000,

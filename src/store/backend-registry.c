@@ -1,14 +1,16 @@
 /*
  * src/store/backend-registry.c - storage backends by name: what a
  * store's extensions.storage names and aptix_backend_open() opens.
- * Built in: "lmdb" (a store's directory) and "memory" (no directory:
- * empty, gone when freed; for tests and embedders). Others register at
- * run time.
+ * Built in: "lmdb" (a store's directory), "memory" (no directory:
+ * empty, gone when freed; for tests and embedders) and "postgresql" (a
+ * store's directory whose config names the database: backend-pg.c).
+ * Others register at run time.
  */
 #include <pthread.h>
 #include <strings.h>
 #include "util/common.h"
 #include "store/backend-kv.h"
+#include "store/pg.h"
 
 struct entry {
 	char name[32];
@@ -52,6 +54,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry builtin[] = {
 	{ "lmdb", open_lmdb },
 	{ "memory", open_memory },
+	{ "postgresql", aptix__backend_pg_open },
 };
 static struct entry *added;
 static size_t nadded;

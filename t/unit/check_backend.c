@@ -597,7 +597,7 @@ END_TEST
  * claims, and the transaction they run inside. Every test runs once
  * for every registered backend (a loop over aptix_backend_names()):
  * LMDB and memory now; a backend that registers (PostgreSQL) runs the
- * same tests unchanged.
+ * same tests unchanged (when APTIX_TEST_PG_URL names a server).
  */
 #define MAX_BACKENDS 8
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -605,19 +605,56 @@ END_TEST
 static char names[MAX_BACKENDS][32];
 static int nnames;
 
+/*
+ * A backend that keeps its data in a server: PostgreSQL, when
+ * APTIX_TEST_PG_URL gives one (t/t9420-pg-conformance.sh starts a
+ * server of its own and sets it; without it the backend is left out).
+ */
+static const char *server_url(const char *name)
+{
+	const char *url = getenv("APTIX_TEST_PG_URL");
+
+	if (strcmp(name, "postgresql"))
+		return NULL;
+	return url && *url ? url : "";
+}
+
 /* The registered backends, by name (read once, when the suite is made). */
 static void read_names(void)
 {
 	aptix_buf b = APTIX_BUF_INIT;
 	char *p, *save = NULL;
+	const char *url;
 
 	nnames = 0;
 	if (aptix_backend_names(&b) < 0)
 		return;		/* no test runs: the suite fails empty */
 	for (p = strtok_r(b.ptr, ", ", &save); p && nnames < MAX_BACKENDS;
 	     p = strtok_r(NULL, ", ", &save))
-		snprintf(names[nnames++], sizeof(names[0]), "%s", p);
+		if (!(url = server_url(p)) || *url)
+			snprintf(names[nnames++], sizeof(names[0]), "%s", p);
 	aptix_buf_release(&b);
+}
+
+/*
+ * The store directory of a server's backend names the server and an
+ * org of its own: each test sees an empty store (row-level security
+ * keeps the orgs of earlier tests out of sight).
+ */
+static void point_at_server(const char *url)
+{
+	static unsigned seq;
+	char org[96];
+
+	snprintf(org, sizeof(org), "conformance-%ld-%ld-%u", (long)getpid(),
+		 (long)time(NULL), __atomic_add_fetch(&seq, 1,
+						      __ATOMIC_SEQ_CST));
+	ck_assert_int_eq(aptix_config_set_dir(tmpdir, "extensions.storage",
+					      "postgresql"), 0);
+	ck_assert_int_eq(aptix_config_set_dir(tmpdir, "postgresql.url", url),
+			 0);
+	ck_assert_int_eq(aptix_config_set_dir(tmpdir, "postgresql.org", org),
+			 0);
 }
 
 /*
@@ -627,7 +664,12 @@ static void read_names(void)
 static aptix_backend *open_backend(int i)
 {
 	aptix_backend *b = NULL;
-	int r = aptix_backend_open(&b, names[i], tmpdir, APTIX_STORE_CREATE);
+	const char *url = server_url(names[i]);
+	int r;
+
+	if (url)
+		point_at_server(url);
+	r = aptix_backend_open(&b, names[i], tmpdir, APTIX_STORE_CREATE);
 
 	if (r == APTIX_EINVALID) {
 		aptix_error_clear();

@@ -1,0 +1,930 @@
+/*
+ * src/store/backend-pg.c - a storage backend that is PostgreSQL: the
+ * domain vtables of aptix/sys/backend.h over the tables of
+ * contrib/postgresql/schema.sql, which an administrator creates (the
+ * role aptix connects as owns no table and is no superuser, so that
+ * row-level security binds it).
+ *
+ * The store's directory keeps only its config: extensions.storage =
+ * postgresql, postgresql.url (a libpq URL without a password) and
+ * postgresql.org (whose rows it sees). Every row carries its org, and
+ * every table's policy compares it with current_setting('aptix.org'),
+ * set for each transaction (pg-conn.c). The statements below never
+ * name the org: what they see is what the policy lets through.
+ *
+ * Refs and claims change by compare-and-swap on the server (UPDATE ...
+ * WHERE value = $old, INSERT ... ON CONFLICT DO NOTHING: 0 rows is a
+ * lost race), a ref's reflog entry in the same transaction; a claim is
+ * a lease row, never an advisory lock (those do not survive a
+ * connection pooler). Transactions are REPEATABLE READ; a serialization
+ * failure runs the caller's function again.
+ */
+#include "util/common.h"
+#include "store/pg.h"
+#include "object/zstream.h"
+#include "aptix/config.h"
+#include "aptix/sys/odb_backend.h"
+#include "aptix/sys/refdb_backend.h"
+#include "aptix/sys/index_backend.h"
+#include "aptix/sys/claims_backend.h"
+
+#define QMAX 6
+#define PAGE 256
+
+struct pg {
+	aptix_backend parent;
+	aptix_odb_backend odb;
+	aptix_refdb_backend refdb;
+	aptix_index_backend index;
+	aptix_claims_backend claims;
+	struct pg_pool *pool;
+	int readonly;
+};
+
+#define PG_OF(p, field) \
+	((struct pg *)(void *)((char *)(p) - offsetof(struct pg, field)))
+
+/* One statement, its parameters and its result. */
+struct q {
+	const char *sql;
+	int n;
+	const char *vals[QMAX];
+	int lens[QMAX];
+	unsigned char ints[QMAX][8];
+	PGresult *res;
+};
+
+static void q_init(struct q *q, const char *sql)
+{
+	memset(q, 0, sizeof(*q));
+	q->sql = sql;
+}
+
+static void q_bytes(struct q *q, const void *p, size_t len)
+{
+	q->vals[q->n] = len ? p : "";
+	q->lens[q->n++] = (int)len;
+}
+
+static void q_text(struct q *q, const char *s)
+{
+	q_bytes(q, s, strlen(s));
+}
+
+/* An integer, for "$n::int8" (bytes 8) or "$n::int2" (bytes 2). */
+static void q_int(struct q *q, int64_t v, int bytes)
+{
+	unsigned char *p = q->ints[q->n];
+
+	aptix__put_be64(p, (uint64_t)v);
+	q_bytes(q, p + 8 - bytes, (size_t)bytes);
+}
+
+static void q_release(struct q *q)
+{
+	PQclear(q->res);
+	q->res = NULL;
+}
+
+static int q_fn(struct aptix_pg_txn *t, void *payload)
+{
+	struct q *q = payload;
+
+	q_release(q);
+	return aptix__pg_exec(&q->res, t, q->sql, q->n, q->vals, q->lens);
+}
+
+static int pg_transaction(aptix_backend *b, aptix_backend_txn_fn fn,
+			  void *payload);
+
+static int foreign(aptix_backend_txn *tx)
+{
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "a transaction of the '%s' "
+			"backend given to a PostgreSQL slot",
+			tx->backend ? tx->backend->name : "(none)");
+	return APTIX_EINVALID;
+}
+
+/* q inside tx, or (tx NULL) in a transaction of its own. */
+static int run_q(struct pg *pg, aptix_backend_txn *tx, int write, struct q *q)
+{
+	if (tx) {
+		if (tx->backend->transaction != pg_transaction)
+			return foreign(tx);
+		return q_fn((struct aptix_pg_txn *)tx, q);
+	}
+	if (write && pg->readonly) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the store is open "
+				"read-only");
+		return APTIX_EINVALID;
+	}
+	return aptix__pg_run(pg->pool, &pg->parent, write, q_fn, q);
+}
+
+/* Rows a statement changed. */
+static long q_changed(const struct q *q)
+{
+	return strtol(PQcmdTuples(q->res), NULL, 10);
+}
+
+/* Column c of row 0 into out; ENOTFOUND when there is no row. */
+static int q_value(aptix_buf *out, struct q *q, int c, const char *what,
+		   const char *name)
+{
+	if (PQntuples(q->res) < 1) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "%s '%s' not found",
+				what, name);
+		return APTIX_ENOTFOUND;
+	}
+	return aptix_buf_set(out, PQgetvalue(q->res, 0, c),
+			     (size_t)PQgetlength(q->res, 0, c)) < 0 ?
+		APTIX_ERROR : 0;
+}
+
+/* One value by a statement of one parameter (text or bytes). */
+static int get_one(aptix_buf *out, struct pg *pg, aptix_backend_txn *tx,
+		   struct q *q, const char *what, const char *name)
+{
+	int r = run_q(pg, tx, 0, q);
+
+	if (r == 0)
+		r = q_value(out, q, 0, what, name);
+	q_release(q);
+	return r;
+}
+
+/* Each row's columns 0 and 1 to cb; stops as cb says. */
+static int q_rows(struct q *q, int from, aptix_backend_record_cb cb,
+		  void *payload)
+{
+	int i, r = 0, n = PQntuples(q->res);
+
+	for (i = from; i < n && r == 0; i++)
+		r = cb(PQgetvalue(q->res, i, 0),
+		       (size_t)PQgetlength(q->res, i, 0),
+		       PQgetvalue(q->res, i, 1),
+		       (size_t)PQgetlength(q->res, i, 1), payload);
+	return r;
+}
+
+static int walk(struct pg *pg, struct q *q, aptix_backend_record_cb cb,
+		void *payload)
+{
+	int r = run_q(pg, NULL, 0, q);
+
+	if (r == 0)
+		r = q_rows(q, 0, cb, payload);
+	q_release(q);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+/* --- transactions and meta -------------------------------------------- */
+
+struct trampoline {
+	aptix_backend_txn_fn fn;
+	void *payload;
+};
+
+static int trampoline_fn(struct aptix_pg_txn *t, void *payload)
+{
+	struct trampoline *tr = payload;
+
+	return tr->fn(&t->parent, tr->payload);
+}
+
+static int pg_transaction(aptix_backend *b, aptix_backend_txn_fn fn,
+			  void *payload)
+{
+	struct pg *pg = (struct pg *)b;
+	struct trampoline tr = { fn, payload };
+
+	if (pg->readonly) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the store is open "
+				"read-only");
+		return APTIX_EINVALID;
+	}
+	return aptix__pg_run(pg->pool, b, 1, trampoline_fn, &tr);
+}
+
+static int pg_meta_get(aptix_buf *out, aptix_backend *b,
+		       aptix_backend_txn *tx, const char *key)
+{
+	struct q q;
+
+	q_init(&q, "SELECT value FROM aptix_meta WHERE key = $1");
+	q_text(&q, key);
+	return get_one(out, (struct pg *)b, tx, &q, "setting", key);
+}
+
+static int pg_meta_put(aptix_backend_txn *tx, const char *key,
+		       const char *value)
+{
+	struct q q;
+	int r;
+
+	q_init(&q, "INSERT INTO aptix_meta (key, value) VALUES ($1, $2) "
+	       "ON CONFLICT (org, key) DO UPDATE SET value = EXCLUDED.value");
+	q_text(&q, key);
+	q_text(&q, value);
+	r = run_q((struct pg *)tx->backend, tx, 1, &q);
+	q_release(&q);
+	return r;
+}
+
+/* --- objects ------------------------------------------------------------ */
+
+static int obj_read_stored(aptix_buf *out, aptix_odb_backend *b,
+			   aptix_backend_txn *tx, const aptix_oid *id)
+{
+	struct q q;
+
+	aptix_buf_clear(out);
+	q_init(&q, "SELECT val FROM aptix_objects WHERE id = $1");
+	q_bytes(&q, id->id, APTIX_OID_RAWSZ);
+	return get_one(out, PG_OF(b, odb), tx, &q, "object", aptix_oid_hex(id));
+}
+
+/* The bases val names are there (in tx): else it could never be read. */
+static int bases_present(aptix_odb_backend *b, aptix_backend_txn *tx,
+			 const aptix_oid *id, const void *val, size_t len)
+{
+	aptix_oid bases[APTIX_STORED_MAX_SPLICES + 1];
+	aptix_buf tmp = APTIX_BUF_INIT;
+	int i, n, r = 0;
+
+	if (!aptix_stored_needs_bases(val, len))
+		return 0;
+	n = aptix_stored_splice_bases(bases, APTIX_STORED_MAX_SPLICES, val,
+				      len);
+	if (n >= 0 && aptix_stored_based_on(&bases[n], val, len) == 1)
+		n++;
+	for (i = 0; i < n && r == 0; i++)
+		r = obj_read_stored(&tmp, b, tx, &bases[i]);
+	aptix_buf_release(&tmp);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_set(APTIX_ERROR_ODB, "object '%s' was not stored: "
+				"its base '%s' is missing", aptix_oid_hex(id),
+				aptix_oid_hex(&bases[i - 1]));
+		return APTIX_ERROR;
+	}
+	return n < 0 ? APTIX_ECORRUPT : r;
+}
+
+static int obj_write_stored(aptix_odb_backend *b, aptix_backend_txn *tx,
+			    const aptix_oid *id, const void *val, size_t len)
+{
+	struct q q;
+	int r;
+
+	if ((r = bases_present(b, tx, id, val, len)) < 0)
+		return r;
+	q_init(&q, "INSERT INTO aptix_objects (id, val) VALUES ($1, $2) "
+	       "ON CONFLICT (org, id) DO NOTHING");
+	q_bytes(&q, id->id, APTIX_OID_RAWSZ);
+	q_bytes(&q, val, len);
+	r = run_q(PG_OF(b, odb), tx, 1, &q);
+	q_release(&q);
+	return r;
+}
+
+static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		     int splice, void *payload);
+
+static int obj_read(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
+		    const aptix_oid *id)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	int r = obj_read_stored(&val, b, NULL, id);
+
+	if (r == 0)
+		r = aptix_stored_decode_with(out, type, val.ptr, val.len,
+					     read_base, b);
+	if (r == APTIX_ECORRUPT)
+		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt",
+				aptix_oid_hex(id));
+	aptix_buf_release(&val);
+	return r;
+}
+
+static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		     int splice, void *payload)
+{
+	aptix_otype t = APTIX_OBJ_BLOB;
+	int r;
+
+	(void)splice;
+	r = obj_read(out, &t, payload, id);
+	return !r && t != type ? APTIX_ECORRUPT : r;
+}
+
+static int obj_read_header(size_t *size, aptix_otype *type,
+			   aptix_odb_backend *b, const aptix_oid *id)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	size_t hlen;
+	int r = obj_read_stored(&val, b, NULL, id);
+
+	if (r == 0)
+		r = aptix_stored_header(type, size, &hlen, val.ptr, val.len);
+	aptix_buf_release(&val);
+	return r;
+}
+
+static int obj_exists(aptix_odb_backend *b, const aptix_oid *id)
+{
+	struct q q;
+	int r;
+
+	q_init(&q, "SELECT 1 FROM aptix_objects WHERE id = $1");
+	q_bytes(&q, id->id, APTIX_OID_RAWSZ);
+	r = run_q(PG_OF(b, odb), NULL, 0, &q);
+	r = r == 0 && PQntuples(q.res) > 0;
+	q_release(&q);
+	aptix_error_clear();
+	return r;
+}
+
+struct write_one {
+	aptix_odb_backend *b;
+	const aptix_oid *id;
+	const aptix_buf *val;
+};
+
+static int write_one_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct write_one *wo = payload;
+
+	return obj_write_stored(wo->b, tx, wo->id, wo->val->ptr, wo->val->len);
+}
+
+static int obj_write(aptix_odb_backend *b, const aptix_oid *id,
+		     const void *data, size_t len, aptix_otype type)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	struct write_one wo = { b, id, &val };
+	int r;
+
+	if (obj_exists(b, id))
+		return 0;
+	if ((r = aptix_stored_encode(&val, type, data, len)) == 0)
+		r = pg_transaction(&PG_OF(b, odb)->parent, write_one_fn, &wo);
+	aptix_buf_release(&val);
+	return r;
+}
+
+static int obj_exists_prefix(aptix_oid *out, int *count, aptix_odb_backend *b,
+			     const aptix_oid *prefix, size_t hexlen)
+{
+	size_t full = hexlen / 2, i;
+	struct q q;
+	int r;
+
+	*count = 0;
+	q_init(&q, "SELECT id FROM aptix_objects WHERE id >= $1 "
+	       "ORDER BY id LIMIT 2");
+	q_bytes(&q, prefix->id, full + (hexlen % 2));
+	if ((r = run_q(PG_OF(b, odb), NULL, 0, &q)) < 0)
+		return r;
+	for (i = 0; i < (size_t)PQntuples(q.res); i++) {
+		const unsigned char *k =
+			(const unsigned char *)PQgetvalue(q.res, (int)i, 0);
+
+		if (PQgetlength(q.res, (int)i, 0) != APTIX_OID_RAWSZ ||
+		    memcmp(k, prefix->id, full) ||
+		    (hexlen % 2 && (k[full] & 0xf0) !=
+		     (prefix->id[full] & 0xf0)))
+			break;
+		if (!*count)
+			memcpy(out->id, k, APTIX_OID_RAWSZ);
+		++*count;
+	}
+	q_release(&q);
+	return 0;
+}
+
+static int obj_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
+		       void *payload)
+{
+	struct q q;
+	aptix_oid id;
+	int i, n, r;
+
+	q_init(&q, "SELECT id FROM aptix_objects ORDER BY id");
+	if ((r = run_q(PG_OF(b, odb), NULL, 0, &q)) < 0)
+		return r;
+	n = PQntuples(q.res);
+	for (i = 0; i < n && r == 0; i++) {
+		if (PQgetlength(q.res, i, 0) != APTIX_OID_RAWSZ) {
+			aptix_error_set(APTIX_ERROR_ODB, "an object id of %d "
+					"bytes", PQgetlength(q.res, i, 0));
+			r = APTIX_ECORRUPT;
+			break;
+		}
+		memcpy(id.id, PQgetvalue(q.res, i, 0), APTIX_OID_RAWSZ);
+		r = cb(&id, payload);
+	}
+	q_release(&q);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+/* --- refs and reflogs --------------------------------------------------- */
+
+static int ref_lookup(aptix_buf *out, aptix_refdb_backend *b,
+		      aptix_backend_txn *tx, const char *name)
+{
+	struct q q;
+
+	q_init(&q, "SELECT value FROM aptix_refs WHERE name = $1");
+	q_text(&q, name);
+	return get_one(out, PG_OF(b, refdb), tx, &q, "ref", name);
+}
+
+static int ref_iterate(aptix_refdb_backend *b, const char *prefix,
+		       aptix_backend_record_cb cb, void *payload)
+{
+	struct q q;
+
+	q_init(&q, "SELECT name, value FROM aptix_refs "
+	       "WHERE starts_with(name, $1) ORDER BY name");
+	q_text(&q, prefix ? prefix : "");
+	return walk(PG_OF(b, refdb), &q, cb, payload);
+}
+
+static int ref_reflog_append(aptix_refdb_backend *b, aptix_backend_txn *tx,
+			     const char *name, const aptix_reflog_entry *e)
+{
+	const char *msg = e->message ? e->message : "";
+	struct q q;
+	int r;
+
+	q_init(&q, "INSERT INTO aptix_reflog (name, old_id, new_id, "
+	       "time_ms, message) VALUES ($1, $2, $3, $4::int8, $5)");
+	q_text(&q, name);
+	q_bytes(&q, e->old_id.id, APTIX_OID_RAWSZ);
+	q_bytes(&q, e->new_id.id, APTIX_OID_RAWSZ);
+	q_int(&q, e->time_ms, 8);
+	q_bytes(&q, msg, strlen(msg));
+	r = tx ? run_q(PG_OF(b, refdb), tx, 1, &q) : APTIX_EINVALID;
+	q_release(&q);
+	return r;
+}
+
+/* The statement of a ref update: old NULL any, "" absent, else exact. */
+static const char *update_sql(const aptix_refdb_update *u)
+{
+	if (u->new_value && !u->old_value)
+		return "INSERT INTO aptix_refs (name, value) VALUES ($1, $2) "
+			"ON CONFLICT (org, name) DO UPDATE "
+			"SET value = EXCLUDED.value";
+	if (u->new_value && !*u->old_value)
+		return "INSERT INTO aptix_refs (name, value) VALUES ($1, $2) "
+			"ON CONFLICT (org, name) DO NOTHING";
+	if (u->new_value)
+		return "UPDATE aptix_refs SET value = $2 "
+			"WHERE name = $1 AND value = $3";
+	if (!u->old_value)
+		return "DELETE FROM aptix_refs WHERE name = $1";
+	if (!*u->old_value)	/* "delete what is absent": never holds */
+		return "SELECT 1 FROM aptix_refs WHERE name = $1 AND false";
+	return "DELETE FROM aptix_refs WHERE name = $1 AND value = $2";
+}
+
+static int ref_update(aptix_refdb_backend *b, aptix_backend_txn *tx,
+		      const aptix_refdb_update *u)
+{
+	struct pg *pg = PG_OF(b, refdb);
+	aptix_buf cur = APTIX_BUF_INIT;
+	struct q q;
+	int r;
+
+	q_init(&q, update_sql(u));
+	q_text(&q, u->name);
+	if (u->new_value)
+		q_text(&q, u->new_value);
+	if (u->old_value && *u->old_value)
+		q_text(&q, u->old_value);
+	if (!tx)
+		return APTIX_EINVALID;
+	if ((r = run_q(pg, tx, 1, &q)) < 0)
+		goto done;
+	if (q_changed(&q) == 0) {
+		/* lost: say how (a delete of an absent ref is not found) */
+		r = ref_lookup(&cur, b, tx, u->name);
+		if (r == APTIX_ENOTFOUND && !u->new_value &&
+		    (!u->old_value || !*u->old_value))
+			goto done;
+		if (r < 0 && r != APTIX_ENOTFOUND)
+			goto done;
+		aptix_error_set(APTIX_ERROR_REFERENCE, "ref '%s' moved",
+				u->name);
+		r = APTIX_EMISMATCH;
+		goto done;
+	}
+	r = u->log ? ref_reflog_append(b, tx, u->name, u->log) : 0;
+done:
+	aptix_buf_release(&cur);
+	q_release(&q);
+	return r;
+}
+
+static int ref_reflog_foreach(aptix_refdb_backend *b, const char *name,
+			      aptix_reflog_cb cb, void *payload)
+{
+	struct q q;
+	aptix_reflog_entry e;
+	char *msg;
+	int i, n, r;
+
+	q_init(&q, "SELECT old_id, new_id, time_ms, message FROM aptix_reflog "
+	       "WHERE name = $1 ORDER BY seq DESC");
+	q_text(&q, name);
+	if ((r = run_q(PG_OF(b, refdb), NULL, 0, &q)) < 0)
+		return r;
+	n = PQntuples(q.res);
+	for (i = 0; i < n && r == 0; i++) {
+		if (PQgetlength(q.res, i, 0) != APTIX_OID_RAWSZ ||
+		    PQgetlength(q.res, i, 1) != APTIX_OID_RAWSZ ||
+		    PQgetlength(q.res, i, 2) != 8) {
+			aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of "
+					"'%s' is corrupt", name);
+			r = APTIX_ECORRUPT;
+			break;
+		}
+		memcpy(e.old_id.id, PQgetvalue(q.res, i, 0), APTIX_OID_RAWSZ);
+		memcpy(e.new_id.id, PQgetvalue(q.res, i, 1), APTIX_OID_RAWSZ);
+		e.time_ms = (int64_t)aptix__get_be64(
+			(const unsigned char *)PQgetvalue(q.res, i, 2));
+		if (!(msg = aptix__strndup(PQgetvalue(q.res, i, 3),
+					   (size_t)PQgetlength(q.res, i, 3)))) {
+			r = APTIX_ERROR;
+			break;
+		}
+		e.message = msg;
+		r = cb(&e, payload);
+		free(msg);
+	}
+	q_release(&q);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+/* --- index records ------------------------------------------------------ */
+
+static int index_get(aptix_buf *out, aptix_index_backend *b,
+		     aptix_backend_txn *tx, aptix_index_table t,
+		     const void *key, size_t klen)
+{
+	struct q q;
+
+	q_init(&q, "SELECT val FROM aptix_index WHERE tbl = $1::int2 "
+	       "AND key = $2");
+	q_int(&q, t, 2);
+	q_bytes(&q, key, klen);
+	return get_one(out, PG_OF(b, index), tx, &q, "index record", "key");
+}
+
+static int index_view(aptix_index_backend *b, aptix_index_table t,
+		      const void *key, size_t klen, aptix_backend_view_cb cb,
+		      void *payload)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = index_get(&v, b, NULL, t, key, klen);
+
+	if (r == 0)
+		r = cb(v.ptr, v.len, payload);
+	aptix_buf_release(&v);
+	return r;
+}
+
+static const char *const iter_sql[2][2] = {
+	/* forward: from start (inclusive), then after the last key met */
+	{ "SELECT key, val FROM aptix_index WHERE tbl = $1::int2 "
+	  "AND key >= $2 ORDER BY key LIMIT 256",
+	  "SELECT key, val FROM aptix_index WHERE tbl = $1::int2 "
+	  "AND key > $2 ORDER BY key LIMIT 256" },
+	{ "SELECT key, val FROM aptix_index WHERE tbl = $1::int2 "
+	  "AND ($3::int2 = 1 OR key <= $2) ORDER BY key DESC LIMIT 256",
+	  "SELECT key, val FROM aptix_index WHERE tbl = $1::int2 "
+	  "AND key < $2 ORDER BY key DESC LIMIT 256" },
+};
+
+/*
+ * Pages of PAGE records: a walk that stops early (log -n 1 over a long
+ * timeline) reads one page, not the table.
+ */
+static int index_iterate(aptix_index_backend *b, aptix_backend_txn *tx,
+			 aptix_index_table t, const void *start, size_t slen,
+			 unsigned flags, aptix_backend_record_cb cb,
+			 void *payload)
+{
+	int rev = !!(flags & APTIX_INDEX_ITER_REVERSE), more = 0, r, n = 0;
+	aptix_buf last = APTIX_BUF_INIT;
+	struct q q;
+
+	do {
+		q_init(&q, iter_sql[rev][more]);
+		q_int(&q, t, 2);
+		if (more)
+			q_bytes(&q, last.ptr, last.len);
+		else
+			q_bytes(&q, start ? start : "", start ? slen : 0);
+		if (rev && !more)
+			q_int(&q, start ? 0 : 1, 2);
+		if ((r = run_q(PG_OF(b, index), tx, 0, &q)) < 0)
+			break;
+		n = PQntuples(q.res);
+		if (n > 0)
+			aptix_buf_set(&last, PQgetvalue(q.res, n - 1, 0),
+				      (size_t)PQgetlength(q.res, n - 1, 0));
+		r = aptix_buf_oom(&last) ? APTIX_ERROR :
+			q_rows(&q, 0, cb, payload);
+		q_release(&q);
+		more = 1;
+	} while (r == 0 && n == PAGE);
+	q_release(&q);
+	aptix_buf_release(&last);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+static int index_put(aptix_index_backend *b, aptix_backend_txn *tx,
+		     aptix_index_table t, const void *key, size_t klen,
+		     const void *val, size_t vlen)
+{
+	struct q q;
+	int r;
+
+	q_init(&q, "INSERT INTO aptix_index (tbl, key, val) "
+	       "VALUES ($1::int2, $2, $3) ON CONFLICT (org, tbl, key) "
+	       "DO UPDATE SET val = EXCLUDED.val");
+	q_int(&q, t, 2);
+	q_bytes(&q, key, klen);
+	q_bytes(&q, val, vlen);
+	r = tx ? run_q(PG_OF(b, index), tx, 1, &q) : APTIX_EINVALID;
+	q_release(&q);
+	return r;
+}
+
+static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
+		     aptix_index_table t, const void *key, size_t klen)
+{
+	struct q q;
+	int r;
+
+	q_init(&q, "DELETE FROM aptix_index WHERE tbl = $1::int2 "
+	       "AND key = $2");
+	q_int(&q, t, 2);
+	q_bytes(&q, key, klen);
+	r = tx ? run_q(PG_OF(b, index), tx, 1, &q) : APTIX_EINVALID;
+	if (r == 0 && q_changed(&q) == 0) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "index record not "
+				"found");
+		r = APTIX_ENOTFOUND;
+	}
+	q_release(&q);
+	return r;
+}
+
+/* --- running-turn claims: lease rows ------------------------------------ */
+
+static int claim_lookup(aptix_buf *out, aptix_claims_backend *b,
+			aptix_backend_txn *tx, const char *conv)
+{
+	struct q q;
+
+	q_init(&q, "SELECT record FROM aptix_claims WHERE conv = $1");
+	q_text(&q, conv);
+	return get_one(out, PG_OF(b, claims), tx, &q, "claim on", conv);
+}
+
+static int claim_iterate(aptix_claims_backend *b, aptix_backend_record_cb cb,
+			 void *payload)
+{
+	struct q q;
+
+	q_init(&q, "SELECT conv, record FROM aptix_claims ORDER BY conv");
+	return walk(PG_OF(b, claims), &q, cb, payload);
+}
+
+static int claim_acquire(aptix_claims_backend *b, aptix_backend_txn *tx,
+			 const char *conv, const char *record)
+{
+	struct q q;
+	int r;
+
+	q_init(&q, "INSERT INTO aptix_claims (conv, record) VALUES ($1, $2) "
+	       "ON CONFLICT (org, conv) DO NOTHING");
+	q_text(&q, conv);
+	q_text(&q, record);
+	r = tx ? run_q(PG_OF(b, claims), tx, 1, &q) : APTIX_EINVALID;
+	if (r == 0 && q_changed(&q) == 0) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' "
+				"is claimed", conv);
+		r = APTIX_EEXISTS;
+	}
+	q_release(&q);
+	return r;
+}
+
+/* record NULL: release. */
+static int claim_cas(aptix_claims_backend *b, aptix_backend_txn *tx,
+		     const char *conv, const char *old, const char *record)
+{
+	aptix_buf cur = APTIX_BUF_INIT;
+	struct q q;
+	int r;
+
+	if (!old || !*old || !tx)
+		return APTIX_EINVALID;
+	q_init(&q, record ? "UPDATE aptix_claims SET record = $3, "
+	       "since = now() WHERE conv = $1 AND record = $2" :
+	       "DELETE FROM aptix_claims WHERE conv = $1 AND record = $2");
+	q_text(&q, conv);
+	q_text(&q, old);
+	if (record)
+		q_text(&q, record);
+	if ((r = run_q(PG_OF(b, claims), tx, 1, &q)) == 0 &&
+	    q_changed(&q) == 0) {
+		r = claim_lookup(&cur, b, tx, conv);
+		if (r == APTIX_ENOTFOUND)
+			aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation "
+					"'%s' is not claimed", conv);
+		if (r == 0) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY, "the claim on "
+					"'%s' changed hands", conv);
+			r = APTIX_EMISMATCH;
+		}
+	}
+	q_release(&q);
+	aptix_buf_release(&cur);
+	return r;
+}
+
+static int claim_replace(aptix_claims_backend *b, aptix_backend_txn *tx,
+			 const char *conv, const char *old,
+			 const char *record)
+{
+	return record ? claim_cas(b, tx, conv, old, record) : APTIX_EINVALID;
+}
+
+static int claim_release(aptix_claims_backend *b, aptix_backend_txn *tx,
+			 const char *conv, const char *old)
+{
+	return claim_cas(b, tx, conv, old, NULL);
+}
+
+/* --- the bundle --------------------------------------------------------- */
+
+static int pg_readonly(aptix_backend *b)
+{
+	return ((struct pg *)b)->readonly;
+}
+
+static void pg_free(aptix_backend *b)
+{
+	struct pg *pg = (struct pg *)b;
+
+	if (!b)
+		return;
+	aptix__pg_pool_free(pg->pool);
+	free(pg);
+}
+
+static const aptix_odb_backend pg_odb = {
+	.version = APTIX_ODB_BACKEND_VERSION,
+	.read = obj_read,
+	.read_header = obj_read_header,
+	.write = obj_write,
+	.exists = obj_exists,
+	.exists_prefix = obj_exists_prefix,
+	.foreach = obj_foreach,
+	.read_stored = obj_read_stored,
+	.write_stored = obj_write_stored,
+};
+
+static const aptix_refdb_backend pg_refdb = {
+	.version = APTIX_REFDB_BACKEND_VERSION,
+	.lookup = ref_lookup,
+	.iterate = ref_iterate,
+	.update = ref_update,
+	.reflog_append = ref_reflog_append,
+	.reflog_foreach = ref_reflog_foreach,
+};
+
+static const aptix_index_backend pg_index = {
+	.version = APTIX_INDEX_BACKEND_VERSION,
+	.get = index_get,
+	.view = index_view,
+	.iterate = index_iterate,
+	.put = index_put,
+	.del = index_del,
+};
+
+static const aptix_claims_backend pg_claims = {
+	.version = APTIX_CLAIMS_BACKEND_VERSION,
+	.lookup = claim_lookup,
+	.iterate = claim_iterate,
+	.acquire = claim_acquire,
+	.replace = claim_replace,
+	.release = claim_release,
+};
+
+static const aptix_backend pg_bundle = {
+	.version = APTIX_BACKEND_VERSION,
+	.name = "postgresql",
+	.layout = APTIX_PG_SCHEMA_VERSION,
+	.transaction = pg_transaction,
+	.meta_get = pg_meta_get,
+	.meta_put = pg_meta_put,
+	.readonly = pg_readonly,
+	.free = pg_free,
+};
+
+/* postgresql.url and postgresql.org of the store's own config. */
+static int read_location(char **url, char **org, const char *dir)
+{
+	aptix_config *cfg = NULL;
+	const char *u, *o;
+	int r;
+
+	*url = *org = NULL;
+	if (!dir) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the 'postgresql' "
+				"backend needs a store directory whose config "
+				"names its URL (postgresql.url)");
+		return APTIX_EINVALID;
+	}
+	if ((r = aptix_config_open_store_file(&cfg, dir)) < 0)
+		return r;
+	u = aptix_config_get(cfg, "postgresql.url");
+	o = aptix_config_get(cfg, "postgresql.org");
+	if (!u || !*u || !o || !*o) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the store '%s' keeps "
+				"its data in PostgreSQL but its config names "
+				"no %s", dir, !u || !*u ? "postgresql.url" :
+				"postgresql.org");
+		r = APTIX_EINVALID;
+	} else if ((r = aptix__pg_check_url(u)) == 0) {
+		*url = aptix__strdup(u);
+		*org = aptix__strdup(o);
+		r = *url && *org ? 0 : APTIX_ERROR;
+	}
+	aptix_config_free(cfg);
+	return r;
+}
+
+static int check_schema(struct pg_pool *pool)
+{
+	int version, r;
+
+	if ((r = aptix__pg_schema_version(pool, &version)) < 0)
+		return r;
+	if (version == 0) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the database holds "
+				"no aptix schema (or this role may not read "
+				"it): an administrator creates it with "
+				"contrib/postgresql/schema.sql");
+		return APTIX_ENOTFOUND;
+	}
+	if (version > APTIX_PG_SCHEMA_VERSION) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the database's aptix "
+				"schema is of version %d, newer than this "
+				"aptix reads (%d): upgrade aptix", version,
+				APTIX_PG_SCHEMA_VERSION);
+		return APTIX_EVERSION;
+	}
+	return 0;
+}
+
+int aptix__backend_pg_open(aptix_backend **out, const char *dir,
+			   unsigned flags)
+{
+	struct pg *pg;
+	char *url, *org;
+	int r;
+
+	*out = NULL;
+	if ((r = read_location(&url, &org, dir)) < 0)
+		return r;
+	if (!(pg = aptix__calloc(1, sizeof(*pg))) ||
+	    (r = aptix__pg_pool_new(&pg->pool, url, org)) < 0 ||
+	    (r = check_schema(pg->pool)) < 0) {
+		if (pg)
+			pg_free(&pg->parent);
+		free(url);
+		free(org);
+		return r < 0 ? r : APTIX_ERROR;
+	}
+	free(url);
+	free(org);
+	pg->readonly = !!(flags & APTIX_STORE_RDONLY);
+	pg->odb = pg_odb;
+	pg->refdb = pg_refdb;
+	pg->index = pg_index;
+	pg->claims = pg_claims;
+	pg->parent = pg_bundle;
+	pg->parent.odb = &pg->odb;
+	pg->parent.refdb = &pg->refdb;
+	pg->parent.index = &pg->index;
+	pg->parent.claims = &pg->claims;
+	*out = &pg->parent;
+	return 0;
+}

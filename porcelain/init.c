@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <aptix.h>
 #include "cli.h"
 #include "commands.h"
@@ -16,10 +17,15 @@
 
 static const char *const init_usage[] = {
 	"aptix init [-q | --quiet] [<directory>]",
+	"aptix init --backend <url> [--org <org>] [<directory>]",
 	"aptix init --migrate [<directory>]",
 	"",
 	"Without <directory>, APTIX_DIR names the store to create, as",
 	"GIT_DIR does for git init; else ./.aptix.",
+	"With --backend postgresql://..., the store keeps its data in that",
+	"database (its schema made by an administrator: contrib/postgresql/",
+	"schema.sql); the store's directory holds only its config. The URL",
+	"is stored and must not hold a password (use ~/.pgpass, PGSERVICE).",
 	NULL
 };
 
@@ -35,15 +41,37 @@ static int migrate(const char *dir, int quiet)
 	return 0;
 }
 
+/* --backend: a URL (postgresql://, postgres://) or a backend's name. */
+static void parse_backend(aptix_repo_init_options *o, const char *backend)
+{
+	if (!backend)
+		return;
+	if (!strncmp(backend, "postgresql://", 13) ||
+	    !strncmp(backend, "postgres://", 11)) {
+		o->storage = "postgresql";
+		o->url = backend;
+	} else if (strstr(backend, "://")) {
+		die("unknown kind of URL for --backend (postgresql://...)");
+	} else {
+		o->storage = backend;
+	}
+}
+
 int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 {
 	struct aptix_repo *repo = NULL;
+	aptix_repo_init_options o = APTIX_REPO_INIT_OPTIONS_INIT;
 	int quiet = 0, existed = 0, move = 0;
-	const char *dir = ".", *to, *env;
+	const char *dir = ".", *to, *env, *backend = NULL;
 	struct option options[] = {
 		OPT__QUIET(&quiet, "report only errors"),
 		OPT_BOOL(0, "migrate", &move, "move the .aptix store of a "
 			 "git work tree into its git directory"),
+		OPT_STRING(0, "backend", &backend, "url",
+			   "keep the data there: postgresql://... (or lmdb)"),
+		OPT_STRING(0, "org", &o.org, "org",
+			   "the org whose rows a shared store sees "
+			   "(default: default)"),
 		OPT_END()
 	};
 
@@ -55,13 +83,11 @@ int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 		dir = argv[0];
 	if (move)
 		return migrate(dir, quiet);
+	parse_backend(&o, backend);
 	env = getenv("APTIX_DIR");
-	if (!argc && env && *env) {
-		if (aptix_repo_init_dir(&repo, env, &existed) < 0)
-			die_aptix();
-	} else if (aptix_repo_init(&repo, dir, &existed) < 0) {
+	if (aptix_repo_init_ext(&repo, dir, !argc && env && *env ? env : NULL,
+				&o, &existed) < 0)
 		die_aptix();
-	}
 	if (!quiet)
 		printf("%s aptix store in %s/\n",
 		       existed ? "Reinitialized existing" :

@@ -59,6 +59,37 @@ APTIX_EXTERN(void) aptix_fault_guard_remove(void);
  */
 APTIX_EXTERN(int) aptix_repo_init(aptix_repo **out, const char *workdir,
 				  int *existed);
+/** Where a new store keeps its data (aptix_repo_init_ext()). */
+typedef struct {
+	unsigned version;	/**< APTIX_REPO_INIT_OPTIONS_VERSION */
+	/** the backend: NULL or "lmdb" (the store's directory), or
+	 *  "postgresql" (a database many hosts share) */
+	const char *storage;
+	/** postgresql: a libpq URL without a password (refused with
+	 *  one: it is stored in the store's config) */
+	const char *url;
+	/** postgresql: the org whose rows the store sees (NULL:
+	 *  "default") */
+	const char *org;
+} aptix_repo_init_options;
+
+#define APTIX_REPO_INIT_OPTIONS_VERSION 1
+#define APTIX_REPO_INIT_OPTIONS_INIT \
+	{ APTIX_REPO_INIT_OPTIONS_VERSION, NULL, NULL, NULL }
+
+/**
+ * @brief aptix_repo_init() (storedir NULL) or aptix_repo_init_dir()
+ *        with a backend of opts' choosing: its name, URL and org go to
+ *        the new store's config (extensions.storage, postgresql.url,
+ *        postgresql.org); the directory then holds that config alone.
+ *        A shared store that exists already is joined, its refs kept.
+ * @return as aptix_repo_init(); APTIX_EINVALID for a URL with a
+ *         password (nothing is created) or an unknown backend.
+ */
+APTIX_EXTERN(int) aptix_repo_init_ext(aptix_repo **out, const char *workdir,
+				      const char *storedir,
+				      const aptix_repo_init_options *opts,
+				      int *existed);
 /**
  * @brief Create a store in exactly storedir (not storedir/.aptix), its
  *        parents too, as git init honours GIT_DIR; an existing store

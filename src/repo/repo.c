@@ -5,6 +5,7 @@
 #include "repo/repo.h"
 #include "store/odb-store.h"
 #include "store/backend-kv.h"
+#include "store/pg.h"
 #include "aptix/sys/refdb_backend.h"
 #include "aptix/sys/index_backend.h"
 #include "aptix/sys/claims_backend.h"
@@ -63,6 +64,30 @@ static int exists_in(const char *dir, const char *name)
 	ok = !aptix_buf_oom(&p) && lstat(p.ptr, &st) == 0;
 	aptix_buf_release(&p);
 	return ok;
+}
+
+/*
+ * Does dir hold a store? Its LMDB file, or (a store whose data is
+ * elsewhere: PostgreSQL) a config naming another backend.
+ */
+static int holds_store(const char *dir)
+{
+	aptix_config *cfg = NULL;
+	const char *v;
+	int r;
+
+	if (exists_in(dir, "data.mdb"))
+		return 1;
+	if (!exists_in(dir, "config"))
+		return 0;
+	if (aptix_config_open_store_file(&cfg, dir) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	v = aptix_config_get(cfg, "extensions.storage");
+	r = v && strcasecmp(v, "lmdb");
+	aptix_config_free(cfg);
+	return r;
 }
 
 /* The last component of a clean absolute path. */
@@ -336,9 +361,21 @@ static int init_fn(aptix_backend_txn *tx, void *payload)
 	aptix_backend *be = tx->backend;
 	struct init_payload *ip = payload;
 	aptix_refdb_update u;
+	aptix_buf cur = APTIX_BUF_INIT;
 	char fmt[16];
 	int r;
 
+	/*
+	 * A shared store (PostgreSQL) another host made already: joined,
+	 * its HEAD, id and workspace kept.
+	 */
+	r = be->meta_get(&cur, be, tx, FORMAT_KEY);
+	aptix_buf_release(&cur);
+	if (r == 0)
+		return 0;
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	aptix_error_clear();
 	snprintf(fmt, sizeof(fmt), "%d", APTIX_STORE_FORMAT);
 	if ((r = be->meta_put(tx, FORMAT_KEY, fmt)) < 0)
 		return r;
@@ -437,13 +474,79 @@ static int init_records(aptix_repo *repo, const char *workspace, int finish)
 	return r;
 }
 
+/* The backend opts name: NULL for the default (LMDB). */
+static const char *init_storage(const aptix_repo_init_options *opts)
+{
+	if (!opts || !opts->storage || !strcasecmp(opts->storage, "lmdb"))
+		return NULL;
+	return opts->storage;
+}
+
+static int check_init_options(const aptix_repo_init_options *opts)
+{
+	const char *name = init_storage(opts);
+
+	if (opts && opts->version != APTIX_REPO_INIT_OPTIONS_VERSION) {
+		aptix_error_set(APTIX_ERROR_INVALID, "init options of version "
+				"%u (this libaptix takes %d)", opts->version,
+				APTIX_REPO_INIT_OPTIONS_VERSION);
+		return APTIX_EINVALID;
+	}
+	if (!name && opts && (opts->url || opts->org)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "a URL or an org is for "
+				"a store kept elsewhere (postgresql)");
+		return APTIX_EINVALID;
+	}
+	if (!name)
+		return 0;
+	if (strcasecmp(name, "postgresql")) {
+		aptix_error_set(APTIX_ERROR_INVALID, "'%s' is no backend a "
+				"store can be made with (lmdb, postgresql)",
+				name);
+		return APTIX_EINVALID;
+	}
+	if (!opts->url || !*opts->url) {
+		aptix_error_set(APTIX_ERROR_INVALID, "a store on PostgreSQL "
+				"needs its URL");
+		return APTIX_EINVALID;
+	}
+	if (opts->org && (!*opts->org || strlen(opts->org) > 200)) {
+		aptix_error_set(APTIX_ERROR_INVALID, "an org has 1 to 200 "
+				"bytes");
+		return APTIX_EINVALID;
+	}
+	/* the URL is stored: never with a password in it */
+	return aptix__pg_check_url(opts->url, 1);
+}
+
+/*
+ * The store's own config names where a store kept elsewhere is: the
+ * backend, its URL and the org whose rows it sees.
+ */
+static int write_location(const char *dir,
+			  const aptix_repo_init_options *opts)
+{
+	const char *name = init_storage(opts);
+	int r;
+
+	if (!name)
+		return 0;
+	if ((r = aptix_config_set_dir(dir, "extensions.storage",
+				      "postgresql")) < 0 ||
+	    (r = aptix_config_set_dir(dir, "postgresql.url", opts->url)) < 0)
+		return r;
+	return aptix_config_set_dir(dir, "postgresql.org", opts->org ?
+				    opts->org : "default");
+}
+
 /*
  * A new store for path, made in a scratch directory next to it
  * ("<path>.<what>-XXXXXX"), open in *out: nothing is at path until
  * publish() renames it there.
  */
 static int build_aside(aptix_repo **out, const char *path,
-		       const char *workspace, const char *what)
+		       const char *workspace, const char *what,
+		       const aptix_repo_init_options *opts)
 {
 	aptix_buf tmp = APTIX_BUF_INIT;
 	aptix_repo *repo = NULL;
@@ -461,7 +564,8 @@ static int build_aside(aptix_repo **out, const char *path,
 		r = APTIX_ERROR;
 		goto done;
 	}
-	if ((r = repo_alloc(&repo, tmp.ptr, parent)) < 0 ||
+	if ((r = write_location(tmp.ptr, opts)) < 0 ||
+	    (r = repo_alloc(&repo, tmp.ptr, parent)) < 0 ||
 	    (r = repo_attach(repo, APTIX_STORE_CREATE)) < 0 ||
 	    (r = init_records(repo, workspace, 0)) < 0) {
 		aptix_repo_free(repo);
@@ -508,12 +612,13 @@ static int publish(aptix_repo *repo, const char *path)
  * midway leaves no half-made store. Returns 1 when another process
  * created it first.
  */
-static int create_store(const char *path, const char *workspace)
+static int create_store(const char *path, const char *workspace,
+			const aptix_repo_init_options *opts)
 {
 	aptix_repo *repo;
 	int r;
 
-	if ((r = build_aside(&repo, path, workspace, "init")) < 0)
+	if ((r = build_aside(&repo, path, workspace, "init", opts)) < 0)
 		return r;
 	return publish(repo, path);
 }
@@ -632,7 +737,7 @@ static int find_dot_store(aptix_buf *out, const char *dir, const char *stop)
 			r = APTIX_ERROR;
 			break;
 		}
-		if (exists_in(cur.ptr, "data.mdb")) {
+		if (holds_store(cur.ptr)) {
 			aptix_buf_set(out, cur.ptr, cur.len);
 			r = aptix_buf_oom(out) ? APTIX_ERROR : 0;
 			break;
@@ -650,7 +755,8 @@ static int find_dot_store(aptix_buf *out, const char *dir, const char *stop)
 	return r;
 }
 
-int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
+static int init_at(aptix_repo **out, const char *workdir,
+		   const aptix_repo_init_options *opts, int *existed)
 {
 	aptix_buf path = APTIX_BUF_INIT, wd = APTIX_BUF_INIT;
 	aptix_buf ws = APTIX_BUF_INIT, legacy = APTIX_BUF_INIT;
@@ -674,7 +780,7 @@ int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 	    (r = aptix__workspace_derive(&ws, wd.ptr)) < 0)
 		goto done;
 	/* a store made before stores moved into the git directory */
-	if (loc.top.len && !exists_in(path.ptr, "data.mdb") &&
+	if (loc.top.len && !holds_store(path.ptr) &&
 	    find_dot_store(&legacy, abs, loc.top.ptr) == 0) {
 		if (existed)
 			*existed = 1;
@@ -683,7 +789,7 @@ int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 	}
 	aptix_error_clear();
 	for (tries = 0; tries < 2; tries++) {
-		if (exists_in(path.ptr, "data.mdb")) {
+		if (holds_store(path.ptr)) {
 			if (existed)
 				*existed = 1;
 			r = repo_open_at(out, path.ptr, wd.ptr);
@@ -702,7 +808,7 @@ int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
 			r = APTIX_EEXISTS;
 			goto done;
 		}
-		if ((r = create_store(path.ptr, ws.ptr)) < 0)
+		if ((r = create_store(path.ptr, ws.ptr, opts)) < 0)
 			goto done;
 		if (r == 0) {
 			r = repo_open_at(out, path.ptr, wd.ptr);
@@ -742,7 +848,7 @@ int aptix__repo_init_aside(aptix_repo **out, aptix_buf *dest,
 	if ((r = home_of(dest, &wd, &loc, abs)) < 0 ||
 	    (r = aptix__workspace_derive(&ws, wd.ptr)) < 0)
 		goto done;
-	if (exists_in(dest->ptr, "data.mdb") ||
+	if (holds_store(dest->ptr) ||
 	    (loc.top.len && find_dot_store(&legacy, abs, loc.top.ptr) == 0)) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "'%s' holds a store "
 				"already: salvage into a new directory",
@@ -751,7 +857,7 @@ int aptix__repo_init_aside(aptix_repo **out, aptix_buf *dest,
 		goto done;
 	}
 	aptix_error_clear();
-	r = build_aside(out, dest->ptr, ws.ptr, "salvage");
+	r = build_aside(out, dest->ptr, ws.ptr, "salvage", NULL);
 done:
 	aptix__gitloc_release(&loc);
 	aptix_buf_release(&wd);
@@ -761,7 +867,8 @@ done:
 	return r;
 }
 
-int aptix_repo_init_dir(aptix_repo **out, const char *storedir, int *existed)
+static int init_in(aptix_repo **out, const char *storedir,
+		   const aptix_repo_init_options *opts, int *existed)
 {
 	aptix_buf ws = APTIX_BUF_INIT;
 	char *parent;
@@ -776,14 +883,14 @@ int aptix_repo_init_dir(aptix_repo **out, const char *storedir, int *existed)
 		return APTIX_ERROR;
 	if ((r = mkdir_p(parent)) < 0)
 		goto done;
-	if (exists_in(storedir, "data.mdb")) {
+	if (holds_store(storedir)) {
 		if (existed)
 			*existed = 1;
 		r = repo_open_at(out, storedir, NULL);
 		goto done;
 	}
 	if ((r = aptix__workspace_derive(&ws, NULL)) < 0 ||
-	    (r = create_store(storedir, ws.ptr)) < 0)
+	    (r = create_store(storedir, ws.ptr, opts)) < 0)
 		goto done;
 	if (r == 1 && existed)
 		*existed = 1;	/* another init made it meanwhile */
@@ -792,6 +899,32 @@ done:
 	aptix_buf_release(&ws);
 	free(parent);
 	return r;
+}
+
+int aptix_repo_init(aptix_repo **out, const char *workdir, int *existed)
+{
+	return init_at(out, workdir, NULL, existed);
+}
+
+int aptix_repo_init_dir(aptix_repo **out, const char *storedir, int *existed)
+{
+	return init_in(out, storedir, NULL, existed);
+}
+
+int aptix_repo_init_ext(aptix_repo **out, const char *workdir,
+			const char *storedir,
+			const aptix_repo_init_options *opts, int *existed)
+{
+	int r;
+
+	*out = NULL;
+	if (existed)
+		*existed = 0;
+	if ((r = check_init_options(opts)) < 0)
+		return r;
+	if (storedir)
+		return init_in(out, storedir, opts, existed);
+	return init_at(out, workdir ? workdir : ".", opts, existed);
 }
 
 /*
@@ -822,7 +955,7 @@ static int discover(aptix_buf *out, aptix_buf *wd, const char *start)
 	aptix__gitloc_init(&loc);
 	if ((r = home_of(&home, wd, &loc, abs)) < 0)
 		goto done;
-	if (loc.top.len && exists_in(home.ptr, "data.mdb")) {
+	if (loc.top.len && holds_store(home.ptr)) {
 		r = aptix_buf_set(out, home.ptr, home.len) < 0 ?
 			aptix_error_oom() : 0;
 		goto done;

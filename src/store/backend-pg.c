@@ -21,6 +21,7 @@
  */
 #include "util/common.h"
 #include "store/pg.h"
+#include <libpq-fe.h>
 #include "object/zstream.h"
 #include "aptix/config.h"
 #include "aptix/sys/odb_backend.h"
@@ -862,7 +863,7 @@ static int read_location(char **url, char **org, const char *dir)
 				"no %s", dir, !u || !*u ? "postgresql.url" :
 				"postgresql.org");
 		r = APTIX_EINVALID;
-	} else if ((r = aptix__pg_check_url(u)) == 0) {
+	} else if ((r = aptix__pg_check_url(u, 0)) == 0) {
 		*url = aptix__strdup(u);
 		*org = aptix__strdup(o);
 		r = *url && *org ? 0 : APTIX_ERROR;

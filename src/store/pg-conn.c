@@ -135,7 +135,7 @@ static int pg_fail(struct pg_pool *pool, PGconn *conn, const PGresult *res,
 		APTIX_ERROR;
 }
 
-int aptix__pg_check_url(const char *url)
+int aptix__pg_check_url(const char *url, int storing)
 {
 	PQconninfoOption *opts, *o;
 	aptix_buf msg = APTIX_BUF_INIT;
@@ -154,11 +154,13 @@ int aptix__pg_check_url(const char *url)
 	for (o = opts; o->keyword; o++)
 		if (!strcmp(o->keyword, "password") && o->val && *o->val) {
 			aptix_error_set(APTIX_ERROR_INVALID, "the PostgreSQL "
-					"URL holds a password, which would be "
-					"stored in clear in the store's config: "
-					"nothing was stored; give the password "
+					"URL %s a password, in clear in the "
+					"store's config: %s; give the password "
 					"through ~/.pgpass (PGPASSFILE), a "
-					"service file (PGSERVICE) or PGPASSWORD");
+					"service file (PGSERVICE) or PGPASSWORD",
+					storing ? "holds" : "of the store holds",
+					storing ? "nothing was stored" :
+					"remove it (postgresql.url)");
 			r = APTIX_EINVALID;
 		}
 	PQconninfoFree(opts);

@@ -6,18 +6,20 @@
 #define APTIX_STORE_PG_H
 
 #include "aptix/sys/backend.h"
-#include <libpq-fe.h>
 
 /* The schema version of contrib/postgresql/schema.sql this code reads. */
 #define APTIX_PG_SCHEMA_VERSION 1
 
 struct pg_pool;
+/* libpq's PGconn and PGresult (libpq-fe.h, included where they are used) */
+struct pg_conn;
+struct pg_result;
 
 /* A transaction of the backend: a connection inside BEGIN ... COMMIT. */
 struct aptix_pg_txn {
 	aptix_backend_txn parent;
 	struct pg_pool *pool;
-	PGconn *conn;
+	struct pg_conn *conn;
 	int retry;		/* a serialization failure: run it again */
 };
 
@@ -27,10 +29,10 @@ typedef int (*aptix__pg_fn)(struct aptix_pg_txn *t, void *payload);
 int aptix__backend_pg_open(aptix_backend **out, const char *dir,
 			   unsigned flags);
 /*
- * A URL that is to be stored: parsed by libpq, and refused
- * (APTIX_EINVALID) when it holds a password.
+ * A URL that is to be stored (storing 1) or was: parsed by libpq, and
+ * refused (APTIX_EINVALID) when it holds a password.
  */
-int aptix__pg_check_url(const char *url);
+int aptix__pg_check_url(const char *url, int storing);
 /* Blank out of msg what could be a credential (of url, of the env). */
 void aptix__pg_scrub(aptix_buf *msg, const char *url);
 
@@ -47,8 +49,9 @@ int aptix__pg_run(struct pg_pool *pool, aptix_backend *b, int write,
  * One statement in t: parameters and results in binary form (text as
  * its bytes, bytea as is, integers big-endian with a cast in sql).
  */
-int aptix__pg_exec(PGresult **out, struct aptix_pg_txn *t, const char *sql,
-		   int n, const char *const *vals, const int *lens);
+int aptix__pg_exec(struct pg_result **out, struct aptix_pg_txn *t,
+		   const char *sql, int n, const char *const *vals,
+		   const int *lens);
 /* The version of the schema in the database (0: none there). */
 int aptix__pg_schema_version(struct pg_pool *pool, int *version);
 

@@ -31,6 +31,7 @@
 #include "aptix/sys/claims_backend.h"
 #include "repo/running.h"
 #include "store/odb-store.h"
+#include "store/pg.h"
 #include "txn/txn.h"
 #include "unit.h"
 
@@ -1340,6 +1341,45 @@ START_TEST(test_registry)
 }
 END_TEST
 
+/*
+ * What libpq says (it may echo a connection string) loses any password
+ * before it becomes an aptix error: the URL's, PGPASSWORD's, a
+ * password= parameter's, a user:password@ of any URL.
+ */
+START_TEST(test_pg_scrub)
+{
+	static const char url[] =
+		"postgresql://app:Url-Pw-1@db.example/aptix?sslmode=require";
+	aptix_buf msg = APTIX_BUF_INIT;
+	const char *keep = getenv("PGPASSWORD");
+	char *saved = keep ? strdup(keep) : NULL;
+
+	setenv("PGPASSWORD", "Env-Pw-2", 1);
+	aptix_buf_puts(&msg, "could not connect to postgresql://app:"
+		       "Url-Pw-1@db.example/aptix (Env-Pw-2)\n"
+		       "host=x password=Param-Pw-3 user=y; "
+		       "postgres://u:Other-Pw-4@h/d\n");
+	aptix__pg_scrub(&msg, url);
+	ck_assert_ptr_null(strstr(msg.ptr, "Url-Pw-1"));
+	ck_assert_ptr_null(strstr(msg.ptr, "Env-Pw-2"));
+	ck_assert_ptr_null(strstr(msg.ptr, "Param-Pw-3"));
+	ck_assert_ptr_null(strstr(msg.ptr, "Other-Pw-4"));
+	ck_assert_ptr_null(strchr(msg.ptr, '\n'));
+	ck_assert_ptr_nonnull(strstr(msg.ptr, "could not connect to"));
+	ck_assert_ptr_nonnull(strstr(msg.ptr, "db.example/aptix"));
+	ck_assert_int_eq(aptix__pg_check_url(url, 1), APTIX_EINVALID);
+	ck_assert_ptr_null(strstr(aptix_error_last()->message, "Url-Pw-1"));
+	ck_assert_int_eq(aptix__pg_check_url("postgresql://app@db/aptix", 1),
+			 0);
+	if (saved)
+		setenv("PGPASSWORD", saved, 1);
+	else
+		unsetenv("PGPASSWORD");
+	free(saved);
+	aptix_buf_release(&msg);
+}
+END_TEST
+
 static TCase *domain_case(void)
 {
 	TCase *tc = tcase_create("domain");
@@ -1355,6 +1395,7 @@ static TCase *domain_case(void)
 	tcase_add_loop_test(tc, test_claim_steal_after_death, 0, nnames);
 	tcase_add_loop_test(tc, test_iteration_order, 0, nnames);
 	tcase_add_test(tc, test_registry);
+	tcase_add_test(tc, test_pg_scrub);
 	return tc;
 }
 

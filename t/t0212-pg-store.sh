@@ -1,0 +1,215 @@
+#!/bin/bash
+
+test_description='a store that is PostgreSQL: init, turns, history, orgs, credentials, a dead server
+
+aptix init --backend postgresql://... makes a store whose data is in a
+database (the schema made by its admin: contrib/postgresql/schema.sql)
+and whose directory holds only its config; every command works on it.
+Each org sees its own rows alone (row-level security, as the role
+aptix_app, which owns nothing); a URL with a password is never stored;
+a server that is down gives a clear error and loses nothing.'
+
+. ./test-lib.sh
+. "$TEST_DIRECTORY/lib-pg.sh"
+. "$TEST_DIRECTORY/lib-standin.sh"
+
+if ! test_have_prereq POSTGRES
+then
+	skip_all='PostgreSQL is not installed (make deps)'
+	test_done
+fi
+if ! test_have_prereq PYTHON3
+then
+	skip_all='python3 is needed to run the OpenAI stand-in'
+	test_done
+fi
+
+SCHEMA=$TEST_DIRECTORY/../contrib/postgresql/schema.sql
+
+# app_sql <org> <sql>: a query as aptix_app with aptix.org set (or not,
+# for an empty org), as aptix sets it: SET LOCAL in a transaction.
+app_sql () {
+	if test -n "$1"
+	then
+		psql -X -q -v ON_ERROR_STOP=1 -At "$PG_APP_URL" <<-EOF
+		BEGIN;
+		SET LOCAL aptix.org = '$1';
+		$2;
+		COMMIT;
+		EOF
+	else
+		psql -X -q -v ON_ERROR_STOP=1 -At "$PG_APP_URL" -c "$2"
+	fi
+}
+
+test_expect_success 'setup: a server, its schema, the stand-in' '
+	start_pg &&
+	pg_sql -v app_role=aptix_app -f "$SCHEMA" &&
+	start_standin
+'
+
+test_expect_success 'a URL with a password is refused, and not echoed' '
+	mkdir pw &&
+	url=$(printf "%s" "$PG_APP_URL" |
+	      sed -e "s|postgresql://|postgresql://aptix_app:Hunter2pw@|") &&
+	test_must_fail aptix -C pw init --backend "$url" 2>err &&
+	grep "holds a password" err &&
+	! grep Hunter2pw err &&
+	test_path_is_missing pw/.aptix &&
+	test_must_fail aptix -C pw init --backend "$PG_APP_URL&password=Hunter2pw" 2>err &&
+	grep "holds a password" err &&
+	! grep Hunter2pw err &&
+	test_path_is_missing pw/.aptix
+'
+
+test_expect_success 'a database without the schema: a clear error, no store' '
+	pg_sql -d postgres -c "CREATE DATABASE noschema" &&
+	mkdir bare &&
+	url=$(printf "%s" "$PG_APP_URL" | sed -e "s|:///aptix?|:///noschema?|") &&
+	test_must_fail aptix -C bare init --backend "$url" 2>err &&
+	grep "no aptix schema" err &&
+	grep "schema.sql" err &&
+	test_path_is_missing bare/.aptix
+'
+
+test_expect_success 'init --backend: the directory holds only the config' '
+	mkdir ws &&
+	aptix -C ws init --backend "$PG_APP_URL" --org acme >out &&
+	grep "Initialized empty aptix store" out &&
+	ls ws/.aptix >files &&
+	echo config >expect &&
+	test_cmp expect files &&
+	aptix -C ws config --get extensions.storage >actual &&
+	echo postgresql >expect &&
+	test_cmp expect actual &&
+	aptix -C ws config --get postgresql.org >actual &&
+	echo acme >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'turns, log, show, sessions, fork and fsck on it' '
+	(
+		cd ws &&
+		echo hello >a.txt &&
+		aptix continue -q --no-rag --no-stream --file a.txt \
+			-m "first turn" &&
+		aptix continue -q --no-rag --no-stream -m "second turn" &&
+		aptix log --format=%s >../subjects &&
+		printf "second turn\nfirst turn\n" >../expect &&
+		test_cmp ../expect ../subjects &&
+		aptix show --json HEAD >../show.json &&
+		aptix sessions >../sessions &&
+		aptix fork -q --no-rag --no-stream -m "forked turn" HEAD~1 &&
+		aptix log --all --format=%s >../all &&
+		aptix fsck
+	) &&
+	grep "second turn" show.json &&
+	grep "2 turns" sessions &&
+	sort all >actual &&
+	printf "first turn\nforked turn\nsecond turn\n" >expect &&
+	test_cmp expect actual &&
+	app_sql acme "SELECT count(*) > 0 FROM aptix_objects" >actual &&
+	echo t >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'another host of the same org sees the same history' '
+	mkdir ws2 &&
+	aptix -C ws2 init -q --backend "$PG_APP_URL" --org acme &&
+	aptix -C ws2 log --all --format=%H | sort >actual &&
+	aptix -C ws log --all --format=%H | sort >expect &&
+	test_cmp expect actual &&
+	test_line_count = 3 actual
+'
+
+test_expect_success 'another org sees none of it' '
+	mkdir other &&
+	aptix -C other init -q --backend "$PG_APP_URL" --org other &&
+	aptix -C other log --all --format=%H >actual &&
+	test_must_be_empty actual &&
+	aptix -C other continue -q --no-rag --no-stream -m "other org" &&
+	aptix -C other log --all --format=%s >actual &&
+	echo "other org" >expect &&
+	test_cmp expect actual &&
+	aptix -C ws log --all --format=%s | sort >actual &&
+	printf "first turn\nforked turn\nsecond turn\n" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'RLS as aptix_app: no row of another org, none without an org' '
+	for t in aptix_meta aptix_objects aptix_refs aptix_reflog aptix_index
+	do
+		app_sql acme "SELECT count(*) FROM $t WHERE org <> '\''acme'\''" >n &&
+		echo 0 >expect &&
+		test_cmp expect n &&
+		app_sql "" "SELECT count(*) FROM $t" >n &&
+		test_cmp expect n &&
+		app_sql acme "SELECT count(*) > 0 FROM $t" >n &&
+		echo t >expect &&
+		test_cmp expect n || return 1
+	done &&
+	# the admin (a superuser, whom RLS does not bind) sees both orgs
+	pg_sql -c "SELECT string_agg(DISTINCT org, '\'' '\'') FROM aptix_refs" >n &&
+	echo "acme other" >expect &&
+	test_cmp expect n
+'
+
+test_expect_success 'RLS: another org cannot write into acme, nor learn its objects' '
+	id=$(aptix -C ws log -1 --format=%H) &&
+	test_must_fail app_sql other "INSERT INTO aptix_refs (org, name, value) VALUES ('\''acme'\'', '\''refs/x'\'', '\''y'\'')" 2>err &&
+	grep "row-level security" err &&
+	app_sql other "UPDATE aptix_refs SET value = '\''z'\'' WHERE org = '\''acme'\''" &&
+	aptix -C ws log -1 --format=%H >actual &&
+	echo "$id" >expect &&
+	test_cmp expect actual &&
+	obj=$(app_sql acme "SELECT encode(id, '\''hex'\'') FROM aptix_objects LIMIT 1") &&
+	app_sql other "SELECT count(*) FROM aptix_objects WHERE id = decode('\''$obj'\'', '\''hex'\'')" >n &&
+	echo 0 >expect &&
+	test_cmp expect n
+'
+
+test_expect_success 'the application role owns nothing, bypasses nothing' '
+	pg_sql -c "SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE r.rolname = '\''aptix_app'\''" >n &&
+	echo 0 >expect &&
+	test_cmp expect n
+'
+
+test_expect_success 'a password put in the config by hand is refused, not shown' '
+	cp -R ws/.aptix pwstore &&
+	url=$(printf "%s" "$PG_APP_URL" |
+	      sed -e "s|postgresql://|postgresql://aptix_app:Hunter2pw@|") &&
+	printf "[extensions]\n\tstorage = postgresql\n[postgresql]\n\turl = %s\n\torg = acme\n" \
+		"$url" >pwstore/config &&
+	test_must_fail env APTIX_DIR="$PWD/pwstore" aptix log 2>err &&
+	grep "of the store holds a password" err &&
+	grep "remove it" err &&
+	! grep Hunter2pw err
+'
+
+test_expect_success 'a dead server: a clear error, no request sent, nothing lost' '
+	aptix -C ws log --all --format=%H >before &&
+	n=$(request_count) &&
+	stop_pg &&
+	test_must_fail env PGPASSWORD=Hunter2pw \
+		aptix -C ws continue --no-rag --no-stream -m "lost?" 2>err &&
+	grep "cannot connect to the PostgreSQL store" err &&
+	! grep Hunter2pw err &&
+	test "$(request_count)" = "$n" &&
+	test_must_fail aptix -C ws log 2>err &&
+	grep "PostgreSQL" err &&
+	start_pg &&
+	aptix -C ws log --all --format=%H >after &&
+	test_cmp before after &&
+	aptix -C ws continue -q --no-rag --no-stream -m "after the restart" &&
+	aptix -C ws log -1 --format=%s >actual &&
+	echo "after the restart" >expect &&
+	test_cmp expect actual &&
+	aptix -C ws fsck
+'
+
+test_expect_success 'stop' '
+	stop_standin &&
+	stop_pg
+'
+
+test_done

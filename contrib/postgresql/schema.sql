@@ -92,36 +92,23 @@ ALTER TABLE aptix_schema ENABLE ROW LEVEL SECURITY;
 ALTER TABLE aptix_schema FORCE ROW LEVEL SECURITY;
 CREATE POLICY aptix_schema_read ON aptix_schema FOR SELECT USING (true);
 
-ALTER TABLE aptix_meta ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aptix_meta FORCE ROW LEVEL SECURITY;
-CREATE POLICY aptix_org ON aptix_meta
-	USING (org = current_setting('aptix.org', true))
-	WITH CHECK (org = current_setting('aptix.org', true));
-ALTER TABLE aptix_objects ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aptix_objects FORCE ROW LEVEL SECURITY;
-CREATE POLICY aptix_org ON aptix_objects
-	USING (org = current_setting('aptix.org', true))
-	WITH CHECK (org = current_setting('aptix.org', true));
-ALTER TABLE aptix_refs ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aptix_refs FORCE ROW LEVEL SECURITY;
-CREATE POLICY aptix_org ON aptix_refs
-	USING (org = current_setting('aptix.org', true))
-	WITH CHECK (org = current_setting('aptix.org', true));
-ALTER TABLE aptix_reflog ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aptix_reflog FORCE ROW LEVEL SECURITY;
-CREATE POLICY aptix_org ON aptix_reflog
-	USING (org = current_setting('aptix.org', true))
-	WITH CHECK (org = current_setting('aptix.org', true));
-ALTER TABLE aptix_index ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aptix_index FORCE ROW LEVEL SECURITY;
-CREATE POLICY aptix_org ON aptix_index
-	USING (org = current_setting('aptix.org', true))
-	WITH CHECK (org = current_setting('aptix.org', true));
-ALTER TABLE aptix_claims ENABLE ROW LEVEL SECURITY;
-ALTER TABLE aptix_claims FORCE ROW LEVEL SECURITY;
-CREATE POLICY aptix_org ON aptix_claims
-	USING (org = current_setting('aptix.org', true))
-	WITH CHECK (org = current_setting('aptix.org', true));
+-- Every other table: its org's rows alone, read and written.
+DO $$
+DECLARE
+	t text;
+BEGIN
+	FOREACH t IN ARRAY ARRAY['aptix_meta', 'aptix_objects', 'aptix_refs',
+				 'aptix_reflog', 'aptix_index', 'aptix_claims']
+	LOOP
+		EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
+		EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
+		EXECUTE format('CREATE POLICY aptix_org ON %I '
+			'USING (org = current_setting(''aptix.org'', true)) '
+			'WITH CHECK (org = current_setting(''aptix.org'', true))',
+			t);
+	END LOOP;
+END
+$$;
 
 \endif
 

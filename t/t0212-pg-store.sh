@@ -207,6 +207,47 @@ test_expect_success 'a dead server: a clear error, no request sent, nothing lost
 	aptix -C ws fsck
 '
 
+test_expect_success 'the server restarted during a turn: the turn commits' '
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"slow\",\"delay\":4}" &&
+	{ aptix -C ws continue --no-rag --no-stream -m "across a restart" \
+		>during.out 2>during.err & } &&
+	pid=$! &&
+	test_when_finished "kill_children $pid" &&
+	wait_for_requests $((n + 1)) &&
+	stop_pg &&
+	start_pg &&
+	wait $pid &&
+	aptix -C ws log -1 --format=%s >actual &&
+	echo "across a restart" >expect &&
+	test_cmp expect actual &&
+	aptix -C ws fsck
+'
+
+test_expect_success 'a turn killed -9 holds a lease row; the next command recovers it' '
+	n=$(request_count) &&
+	head=$(aptix -C ws rev-parse HEAD) &&
+	standin_fault "{\"kind\":\"hang\",\"max\":30}" &&
+	{ aptix -C ws continue --no-rag --no-stream -m "killed" \
+		>/dev/null 2>&1 & } &&
+	pid=$! &&
+	test_when_finished "kill_children $pid" &&
+	wait_for_requests $((n + 1)) &&
+	app_sql acme "SELECT count(*) FROM aptix_claims" >n &&
+	echo 1 >expect &&
+	test_cmp expect n &&
+	kill -9 $pid &&
+	{ wait $pid; true; } &&
+	aptix -C ws continue -q --no-rag --no-stream -m "after the kill" &&
+	app_sql acme "SELECT count(*) FROM aptix_claims" >n &&
+	echo 0 >expect &&
+	test_cmp expect n &&
+	aptix -C ws log --all --oneline >log &&
+	grep "\[failed\] killed$" log &&
+	test "$(aptix -C ws rev-parse HEAD~1)" = "$head" &&
+	aptix -C ws fsck
+'
+
 test_expect_success 'stop' '
 	stop_standin &&
 	stop_pg

@@ -42,6 +42,25 @@ app_sql () {
 	fi
 }
 
+# subject_is <text>: the last turn of ws has that instruction.
+subject_is () {
+	aptix -C ws log -1 --format=%s >actual &&
+	echo "$1" >expect &&
+	test_cmp expect actual
+}
+
+# bg_turn <fault> <instruction>: a turn of ws in the background, held by
+# the stand-in's fault; $pid is it, once the stand-in has its request.
+bg_turn () {
+	local n
+	n=$(request_count) &&
+	standin_fault "$1" &&
+	{ aptix -C ws continue --no-rag --no-stream -m "$2" >bg.out 2>&1 & } &&
+	pid=$! &&
+	test_when_finished "kill_children $pid" &&
+	wait_for_requests $((n + 1))
+}
+
 test_expect_success 'setup: a server, its schema, the stand-in' '
 	start_pg &&
 	pg_sql -v app_role=aptix_app -f "$SCHEMA" &&
@@ -201,38 +220,22 @@ test_expect_success 'a dead server: a clear error, no request sent, nothing lost
 	aptix -C ws log --all --format=%H >after &&
 	test_cmp before after &&
 	aptix -C ws continue -q --no-rag --no-stream -m "after the restart" &&
-	aptix -C ws log -1 --format=%s >actual &&
-	echo "after the restart" >expect &&
-	test_cmp expect actual &&
+	subject_is "after the restart" &&
 	aptix -C ws fsck
 '
 
 test_expect_success 'the server restarted during a turn: the turn commits' '
-	n=$(request_count) &&
-	standin_fault "{\"kind\":\"slow\",\"delay\":4}" &&
-	{ aptix -C ws continue --no-rag --no-stream -m "across a restart" \
-		>during.out 2>during.err & } &&
-	pid=$! &&
-	test_when_finished "kill_children $pid" &&
-	wait_for_requests $((n + 1)) &&
+	bg_turn "{\"kind\":\"slow\",\"delay\":4}" "across a restart" &&
 	stop_pg &&
 	start_pg &&
 	wait $pid &&
-	aptix -C ws log -1 --format=%s >actual &&
-	echo "across a restart" >expect &&
-	test_cmp expect actual &&
+	subject_is "across a restart" &&
 	aptix -C ws fsck
 '
 
 test_expect_success 'a turn killed -9 holds a lease row; the next command recovers it' '
-	n=$(request_count) &&
 	head=$(aptix -C ws rev-parse HEAD) &&
-	standin_fault "{\"kind\":\"hang\",\"max\":30}" &&
-	{ aptix -C ws continue --no-rag --no-stream -m "killed" \
-		>/dev/null 2>&1 & } &&
-	pid=$! &&
-	test_when_finished "kill_children $pid" &&
-	wait_for_requests $((n + 1)) &&
+	bg_turn "{\"kind\":\"hang\",\"max\":30}" killed &&
 	app_sql acme "SELECT count(*) FROM aptix_claims" >n &&
 	echo 1 >expect &&
 	test_cmp expect n &&

@@ -94,17 +94,17 @@ test_expect_success 'the store names its backend: one this build lacks is refuse
 		aptix status >/dev/null &&
 		test_must_fail aptix config extensions.storage nosuch 2>err &&
 		grep "extensions.storage" err &&
-		printf "[extensions]\n\tstorage = postgresql\n" >>.aptix/config &&
+		printf "[extensions]\n\tstorage = sqlite\n" >>.aptix/config &&
 		cp .aptix/data.mdb before.mdb &&
 		test_expect_code 128 aptix status 2>err &&
-		grep "^fatal: .*a .postgresql. backend, which this aptix cannot open (extensions.storage; this build has: lmdb, memory)$" err &&
+		grep "^fatal: .*a .sqlite. backend, which this aptix cannot open (extensions.storage; this build has: lmdb, memory, postgresql)$" err &&
 		test_expect_code 128 aptix log 2>err &&
-		grep "postgresql" err &&
+		grep "sqlite" err &&
 		# only the store says: not -c, not the user file
 		test_expect_code 128 aptix -c extensions.storage=lmdb status &&
 		cmp before.mdb .aptix/data.mdb &&
 		# a backend that keeps nothing on disk is no store'"'"'s
-		sed -i "s/postgresql/memory/" .aptix/config &&
+		sed -i "s/sqlite/memory/" .aptix/config &&
 		test_expect_code 128 aptix status 2>err &&
 		grep "^fatal: the .memory. backend keeps nothing on disk" err &&
 		cmp before.mdb .aptix/data.mdb

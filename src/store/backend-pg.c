@@ -528,44 +528,68 @@ done:
 	return r;
 }
 
+/* Reflog rows (old, new, time, message[, name]) to cb or all_cb. */
+static int reflog_rows(struct q *q, aptix_reflog_cb cb,
+		       aptix_reflog_all_cb all_cb, void *payload)
+{
+	const PGresult *res = q->res;
+	aptix_reflog_entry e;
+	char *msg;
+	int i, n = PQntuples(res), r = 0;
+
+	for (i = 0; i < n && r == 0; i++) {
+		if (PQgetlength(res, i, 0) != APTIX_OID_RAWSZ ||
+		    PQgetlength(res, i, 1) != APTIX_OID_RAWSZ ||
+		    PQgetlength(res, i, 2) != 8) {
+			aptix_error_set(APTIX_ERROR_REFERENCE, "a reflog "
+					"entry is corrupt");
+			return APTIX_ECORRUPT;
+		}
+		memcpy(e.old_id.id, PQgetvalue(res, i, 0), APTIX_OID_RAWSZ);
+		memcpy(e.new_id.id, PQgetvalue(res, i, 1), APTIX_OID_RAWSZ);
+		e.time_ms = (int64_t)aptix__get_be64(
+			(const unsigned char *)PQgetvalue(res, i, 2));
+		if (!(msg = aptix__strndup(PQgetvalue(res, i, 3),
+					   (size_t)PQgetlength(res, i, 3))))
+			return APTIX_ERROR;
+		e.message = msg;
+		r = all_cb ? all_cb(PQgetvalue(res, i, 4), &e, payload) :
+			cb(&e, payload);
+		free(msg);
+	}
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
 static int ref_reflog_foreach(aptix_refdb_backend *b, const char *name,
 			      aptix_reflog_cb cb, void *payload)
 {
 	struct q q;
-	aptix_reflog_entry e;
-	char *msg;
-	int i, n, r;
+	int r;
 
 	q_init(&q, "SELECT old_id, new_id, time_ms, message FROM aptix_reflog "
 	       "WHERE name = $1 ORDER BY seq DESC");
 	q_text(&q, name);
-	if ((r = run_q(PG_OF(b, refdb), NULL, 0, &q)) < 0)
-		return r;
-	n = PQntuples(q.res);
-	for (i = 0; i < n && r == 0; i++) {
-		if (PQgetlength(q.res, i, 0) != APTIX_OID_RAWSZ ||
-		    PQgetlength(q.res, i, 1) != APTIX_OID_RAWSZ ||
-		    PQgetlength(q.res, i, 2) != 8) {
-			aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of "
-					"'%s' is corrupt", name);
-			r = APTIX_ECORRUPT;
-			break;
-		}
-		memcpy(e.old_id.id, PQgetvalue(q.res, i, 0), APTIX_OID_RAWSZ);
-		memcpy(e.new_id.id, PQgetvalue(q.res, i, 1), APTIX_OID_RAWSZ);
-		e.time_ms = (int64_t)aptix__get_be64(
-			(const unsigned char *)PQgetvalue(q.res, i, 2));
-		if (!(msg = aptix__strndup(PQgetvalue(q.res, i, 3),
-					   (size_t)PQgetlength(q.res, i, 3)))) {
-			r = APTIX_ERROR;
-			break;
-		}
-		e.message = msg;
-		r = cb(&e, payload);
-		free(msg);
-	}
+	if ((r = run_q(PG_OF(b, refdb), NULL, 0, &q)) == 0)
+		r = reflog_rows(&q, cb, NULL, payload);
 	q_release(&q);
-	return r == APTIX_ITEROVER ? 0 : r;
+	return r;
+}
+
+/* Every reflog under prefix, deleted refs' too: by name, oldest first. */
+static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,
+			      aptix_reflog_all_cb cb, void *payload)
+{
+	struct q q;
+	int r;
+
+	q_init(&q, "SELECT old_id, new_id, time_ms, message, name "
+	       "FROM aptix_reflog WHERE starts_with(name, $1) "
+	       "ORDER BY name, seq");
+	q_text(&q, prefix ? prefix : "");
+	if ((r = run_q(PG_OF(b, refdb), NULL, 0, &q)) == 0)
+		r = reflog_rows(&q, NULL, cb, payload);
+	q_release(&q);
+	return r;
 }
 
 /* --- index records ------------------------------------------------------ */
@@ -808,6 +832,7 @@ static const aptix_refdb_backend pg_refdb = {
 	.update = ref_update,
 	.reflog_append = ref_reflog_append,
 	.reflog_foreach = ref_reflog_foreach,
+	.reflog_iterate = ref_reflog_iterate,
 };
 
 static const aptix_index_backend pg_index = {

@@ -901,22 +901,9 @@ static void show_user(struct log *lg, uint32_t k)
 /* --json: the session as a list shows it (Documentation/json.md). */
 static void show_json(struct log *lg, uint32_t k)
 {
-	const aptix_revwalk_entry *r = rec(lg, k);
 	aptix_session_info si;
 
-	memset(&si, 0, sizeof(si));
-	si.id = r->id;
-	si.parent = r->parent;
-	si.turn = r->turn;
-	si.has_parent = r->has_parent;
-	si.status = r->status;
-	si.turn_status = r->turn_status;
-	si.created_at = r->created_at;
-	si.generation = r->generation;
-	snprintf(si.conversation, sizeof(si.conversation), "%s",
-		 r->conversation ? r->conversation : "");
-	snprintf(si.summary, sizeof(si.summary), "%s",
-		 r->summary ? r->summary : "");
+	aptix_revwalk_entry_info(&si, rec(lg, k));
 	view_json_append(lg->json, aptix_view_session_info(&si));
 	set_shown(lg, k);
 	lg->nshown++;

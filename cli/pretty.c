@@ -98,10 +98,61 @@ void pretty_print_turn(FILE *fp, const aptix_turn *t)
 			fprintf(fp, "%-22s %s\n", "  content",
 				aptix_oid_hex(&f->content));
 	}
+	for (i = 0; i < t->ntool_calls; i++)
+		field_id(fp, "tool call", &t->tool_calls[i]);
+	for (i = 0; i < t->ntool_results; i++)
+		field_id(fp, "tool result", &t->tool_results[i]);
 	for (i = 0; i < t->nwarnings; i++)
 		field(fp, "warning", t->warnings[i]);
 	for (i = 0; i < t->nerrors; i++)
 		field(fp, "error", t->errors[i]);
+}
+
+void pretty_print_tool_call(FILE *fp, const aptix_tool_call *c)
+{
+	fprintf(fp, "%-22s %d\n", "format", c->version);
+	field(fp, "call id", c->call_id);
+	field(fp, "name", c->name);
+	field(fp, "namespace", c->ns);
+	field(fp, "kind", c->kind ? c->kind : "function");
+	field(fp, "item id", c->item_id);
+	field(fp, "arguments", c->arguments);
+}
+
+static void field_bytes(FILE *fp, const char *key, const aptix_oid *id,
+			int64_t bytes)
+{
+	if (aptix_oid_is_zero(id) && !bytes)
+		return;
+	fprintf(fp, "%-22s %" PRId64 " bytes", key, bytes);
+	if (!aptix_oid_is_zero(id))
+		fprintf(fp, " %s", aptix_oid_hex(id));
+	fputc('\n', fp);
+}
+
+void pretty_print_tool_result(FILE *fp, const aptix_tool_result *r)
+{
+	size_t i;
+
+	fprintf(fp, "%-22s %d\n", "format", r->version);
+	field(fp, "call id", r->call_id);
+	field_id(fp, "call", &r->call);
+	field(fp, "status", aptix_tool_status_name(r->status));
+	if (r->has_exit_code)
+		fprintf(fp, "%-22s %" PRId64 "\n", "exit code", r->exit_code);
+	field_time(fp, "started", r->started_at);
+	if (r->duration_ms)
+		fprintf(fp, "%-22s %" PRId64 " ms\n", "duration",
+			r->duration_ms);
+	field(fp, "cwd", r->cwd);
+	for (i = 0; i < r->argc; i++)
+		field(fp, "argv", r->argv[i]);
+	field_bytes(fp, "stdout", &r->out, r->out_bytes);
+	field_bytes(fp, "stderr", &r->err, r->err_bytes);
+	field_bytes(fp, "output", &r->output, r->output_bytes);
+	if (r->truncated)
+		field(fp, "truncated", "yes");
+	field(fp, "source", r->source);
 }
 
 void pretty_print_session(FILE *fp, const aptix_session *s)
@@ -142,6 +193,24 @@ int pretty_print_object(FILE *fp, aptix_otype type, const aptix_buf *data)
 		pretty_print_session(fp, &s);
 		aptix_session_release(&s);
 		return 0;
+	case APTIX_OBJ_TOOL_CALL: {
+		aptix_tool_call c;
+
+		if (aptix_tool_call_parse(&c, data->ptr, data->len) < 0)
+			return -1;
+		pretty_print_tool_call(fp, &c);
+		aptix_tool_call_release(&c);
+		return 0;
+	}
+	case APTIX_OBJ_TOOL_RESULT: {
+		aptix_tool_result r;
+
+		if (aptix_tool_result_parse(&r, data->ptr, data->len) < 0)
+			return -1;
+		pretty_print_tool_result(fp, &r);
+		aptix_tool_result_release(&r);
+		return 0;
+	}
 	default:
 		cli_print_sanitized(fp, data->ptr, data->len);
 		return 0;

@@ -55,6 +55,7 @@
 #include "aptix/oidmap.h"
 #include "aptix/strlist.h"
 #include "aptix/object.h"
+#include "aptix/toolcall.h"
 #include "aptix/odb.h"
 #include "aptix/repo.h"
 #include "aptix/refs.h"

@@ -85,7 +85,7 @@ int cmd_hash_object(int argc, const char **argv, struct aptix_repo *unused)
 	ssize_t n;
 	struct option options[] = {
 		OPT_STRING('t', NULL, &type, "type", "object type: blob, "
-			   "turn or session"),
+			   "turn, session, tool-call or tool-result"),
 		OPT_BOOL('w', NULL, &h.write, "write the object into the "
 			 "store"),
 		OPT_BOOL(0, "stdin", &use_stdin, "read the object from "

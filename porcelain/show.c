@@ -85,6 +85,7 @@ static int turn_status_differs(const struct show *sh)
 {
 	switch (sh->s.status) {
 	case APTIX_SESSION_COMMITTED:
+	case APTIX_SESSION_AWAITING_TOOL_RESULTS:
 		return sh->t.status != APTIX_TURN_COMPLETED;
 	case APTIX_SESSION_FAILED:
 		return sh->t.status != APTIX_TURN_FAILED;

@@ -15,7 +15,7 @@ awk '/^## / { on = /^## Worked examples/ } on && /^    [0-9a-f{]/ { sub(/^    /,
 ex() { sed -n "$1p" examples; }
 
 test_expect_success 'the document has its examples' '
-	test_line_count = 7 examples
+	test_line_count = 13 examples
 '
 
 test_expect_success 'empty blob' '
@@ -70,6 +70,45 @@ test_expect_success 'root session' '
 	test_cmp expect type
 '
 
+test_expect_success 'tool call' '
+	ex 8 >call &&
+	aptix hash-object -w -t tool-call call >actual &&
+	ex 9 >expect &&
+	test_cmp expect actual &&
+	aptix cat-object -t $(cat actual) >type &&
+	echo tool-call >expect &&
+	test_cmp expect type &&
+	aptix cat-object tool-call $(cat actual) >back &&
+	test_cmp call back
+'
+
+test_expect_success 'tool result' '
+	printf "a.c\nb.c\n" | aptix hash-object -w --stdin >blob &&
+	grep -q "$(cat blob)" examples &&
+	ex 10 >result &&
+	aptix hash-object -w -t tool-result result >actual &&
+	ex 11 >expect &&
+	test_cmp expect actual &&
+	aptix cat-object -p $(cat actual) >pretty &&
+	grep "^exit code  *0$" pretty &&
+	grep "^call  *$(ex 9)$" pretty
+'
+
+test_expect_success 'a turn with a tool call is version 2' '
+	ex 12 >turn2 &&
+	aptix hash-object -w -t turn turn2 >actual &&
+	ex 13 >expect &&
+	test_cmp expect actual &&
+	sed "s/\"v\":2/\"v\":1/" turn2 >turn2v1 &&
+	test_must_fail aptix hash-object -t turn turn2v1 2>err &&
+	grep "needs version 2" err &&
+	sed "s/\"v\":2/\"v\":3/" turn2 >turn2v3 &&
+	test_must_fail aptix hash-object -t turn turn2v3 2>err &&
+	grep "upgrade aptix" err &&
+	aptix fsck >out &&
+	! grep -v "^dangling" out
+'
+
 test_expect_success 'non-canonical turns are refused' '
 	sed "s/\"seq\":1/\"seq\": 1/" turn >t1 &&
 	test_must_fail aptix hash-object -t turn t1 2>err &&
@@ -83,6 +122,9 @@ test_expect_success 'non-canonical turns are refused' '
 	test_must_fail aptix hash-object -t turn t4 &&
 	sed "s/\"v\":1/\"v\":2/" turn >t5 &&
 	test_must_fail aptix hash-object -t turn t5 2>err &&
+	grep "is 2 without tool calls" err &&
+	sed "s/\"v\":1/\"v\":3/" turn >t6 &&
+	test_must_fail aptix hash-object -t turn t6 2>err &&
 	grep "upgrade aptix" err
 '
 

@@ -1,11 +1,12 @@
 /*
  * aptix/object.h - object types and the codec of turns and sessions.
  *
- * Three types: a blob holds bytes; a turn holds all that one turn of a
+ * Five types: a blob holds bytes; a turn holds all that one turn of a
  * conversation recorded; a session is an immutable snapshot in the DAG
- * (parent, conversation, turn, status, run summary). Turns and sessions
- * are canonical JSON (see objects-format.md); large texts are blobs
- * referenced by id.
+ * (parent, conversation, turn, status, run summary); a tool call is a
+ * call the model asked for (aptix/toolcall.h), a tool result what came
+ * of it. All but blobs are canonical JSON (see objects-format.md); large
+ * texts are blobs referenced by id.
  */
 #ifndef APTIX_OBJECT_H
 #define APTIX_OBJECT_H
@@ -18,10 +19,12 @@ typedef enum {
 	APTIX_OBJ_BAD = 0,
 	APTIX_OBJ_BLOB = 1,
 	APTIX_OBJ_TURN = 2,
-	APTIX_OBJ_SESSION = 3
+	APTIX_OBJ_SESSION = 3,
+	APTIX_OBJ_TOOL_CALL = 4,
+	APTIX_OBJ_TOOL_RESULT = 5
 } aptix_otype;
 
-/** "blob", "turn", "session"; NULL for anything else. */
+/** "blob", "turn", "session", "tool-call", "tool-result"; NULL else. */
 APTIX_EXTERN(const char *) aptix_otype_name(aptix_otype t);
 /** APTIX_OBJ_BAD when the name is unknown. */
 APTIX_EXTERN(aptix_otype) aptix_otype_from_name(const char *name);
@@ -30,8 +33,16 @@ APTIX_EXTERN(aptix_otype) aptix_otype_from_name(const char *name);
 APTIX_EXTERN(int) aptix_object_hash(aptix_oid *out, aptix_otype type,
 				    const void *data, size_t len);
 
-/** Current version of the turn and session encodings. */
-#define APTIX_OBJECT_VERSION 1
+/**
+ * The newest object encoding this aptix reads and writes: version 2 is
+ * a turn that links tool calls or results (older readers would drop
+ * them, so such a turn says it is newer); every other object, and a
+ * turn without tool calls, is still written as version 1, so its id is
+ * the one an older aptix gives it.
+ */
+#define APTIX_OBJECT_VERSION 2
+/** The version of turns without tool calls, and of sessions. */
+#define APTIX_OBJECT_VERSION_1 1
 
 /** A RAG chunk a turn retrieved. */
 typedef struct {
@@ -115,6 +126,12 @@ typedef struct {
 	int chain_restarted;		/**< the chain started afresh here */
 	aptix_worktree worktree;	/**< valid when has_worktree */
 	int has_worktree;
+	/** tool-call objects: the calls the response asked for, in order */
+	aptix_oid *tool_calls;
+	size_t ntool_calls;
+	/** tool-result objects: the outputs this turn's request sent */
+	aptix_oid *tool_results;
+	size_t ntool_results;
 } aptix_turn;
 
 APTIX_EXTERN(void) aptix_turn_init(aptix_turn *t);
@@ -132,6 +149,12 @@ typedef enum {
 APTIX_EXTERN(const char *) aptix_session_status_name(aptix_session_status s);
 /** -1 when unknown. */
 APTIX_EXTERN(int) aptix_session_status_from_name(const char *s);
+/**
+ * A snapshot that succeeded: committed, or awaiting_tool_results (its
+ * response asked for tool calls; a success, continued by their
+ * outputs). Its conversation's ref names it; the chain goes on from it.
+ */
+APTIX_EXTERN(int) aptix_session_status_ok(aptix_session_status s);
 
 typedef struct {
 	int version;

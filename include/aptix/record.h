@@ -15,14 +15,21 @@
  *    files and the snippets it carries (objects-format.md, "Storage");
  *    every 16th turn of a chain (seq a multiple of 16) is stored without
  *    bases and becomes the base of the turns after it;
+ *  - the tool calls the response asked for and the tool results the
+ *    request sent, as objects (their stdout, stderr and the output sent
+ *    as blobs; the output stored against the stdout), linked from the
+ *    turn; a result is linked to its call object, found among this
+ *    turn's calls or the parent turn's by call id;
  *  - the turn, against the parent's turn; the session snapshot, against
- *    the parent session: status from the turn's (completed: committed;
- *    failed: failed), usage and workspace from the turn, and on a root or
- *    a fork the conversation's title (the instruction's first line) and
+ *    the parent session: status from the turn's (completed: committed,
+ *    or awaiting_tool_results when the turn asked for calls that no
+ *    result of the same turn answers; failed: failed), usage and
+ *    workspace from the turn, and on a root or a fork the
+ *    conversation's title (the instruction's first line) and
  *    forked_from;
  *  - the session's index records (timeline, children, conversation);
- *  - for a committed snapshot, the conversation's ref moved by
- *    compare-and-swap (it must hold the parent; it must not exist yet
+ *  - for a committed or awaiting snapshot, the conversation's ref moved
+ *    by compare-and-swap (it must hold the parent; it must not exist yet
  *    for a root or with APTIX_RECORD_NEW_CONVERSATION) with its reflog
  *    entry ("continue: <title>"), and HEAD when asked;
  *
@@ -51,6 +58,7 @@
 #include "oid.h"
 #include "object.h"
 #include "repo.h"
+#include "toolcall.h"
 
 /** Bytes handed to the recorder; ptr NULL: not given (len 0 is empty). */
 typedef struct {
@@ -72,6 +80,18 @@ typedef enum {
 	 */
 	APTIX_RECORD_NEW_CONVERSATION = (1 << 3)
 } aptix_record_flags;
+
+/**
+ * A tool result handed to the recorder: its fields (the blob ids out,
+ * err and output, and the call, are filled from what is given here; a
+ * byte count left 0 is the length of the bytes given) and its bytes.
+ */
+typedef struct {
+	const aptix_tool_result *result;
+	aptix_record_data out;		/**< stdout as run */
+	aptix_record_data err;		/**< stderr as run */
+	aptix_record_data output;	/**< exactly what the model was sent */
+} aptix_record_tool_result;
 
 /**
  * What to record. Everything is borrowed for the call. Zero-filled
@@ -131,12 +151,20 @@ typedef struct {
 	const aptix_oid *pending;
 	/** begin: how long the claim holds unrenewed, ms (0: 2 minutes) */
 	int64_t lease_ms;
+
+	/* version 2 */
+	/** the calls the turn's response asked for, in their order */
+	const aptix_tool_call *tool_calls;
+	size_t ntool_calls;
+	/** the results the turn's request sent back */
+	const aptix_record_tool_result *tool_results;
+	size_t ntool_results;
 } aptix_record_options;
 
-#define APTIX_RECORD_OPTIONS_VERSION 1
+#define APTIX_RECORD_OPTIONS_VERSION 2
 #define APTIX_RECORD_OPTIONS_INIT { APTIX_RECORD_OPTIONS_VERSION, 0, NULL, \
 	{ NULL, 0 }, { NULL, 0 }, { NULL, 0 }, { NULL, 0 }, NULL, NULL, \
-	NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0 }
+	NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0 }
 
 /** What a write made. */
 typedef struct {

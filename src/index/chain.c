@@ -56,7 +56,7 @@ static int read_more(struct aptix__chain *c)
 		c->walked++;
 		c->more = s.has_parent;
 		c->next = s.parent;
-		if (s.status != APTIX_SESSION_COMMITTED) {
+		if (!aptix_session_status_ok(s.status)) {
 			aptix_session_release(&s);
 			continue;
 		}

@@ -684,8 +684,8 @@ int aptix_index_verify_chain(aptix_repo *repo, const aptix_oid *id)
 	}
 	/* remade in the record's own form (older ones keep 32 bytes) */
 	r = aptix_index__chain_encode(&want, s.has_parent ? psec : NULL,
-				      plen, known, s.status ==
-				      APTIX_SESSION_COMMITTED, &d,
+				      plen, known,
+				      aptix_session_status_ok(s.status), &d,
 				      len && sec[0] & SEC_SHORT ?
 				      APTIX_INDEX_CHAIN_FP : 32,
 				      len && sec[0] & SEC_FIRST);

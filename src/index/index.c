@@ -614,7 +614,7 @@ static int prepare_line(struct aptix_index_session_op *op,
 	aptix_otype type;
 	int have = 0;
 
-	if (op->session.status != APTIX_SESSION_COMMITTED)
+	if (!aptix_session_status_ok(op->session.status))
 		return 0;
 	if (!aptix_oid_is_zero(&t->answer)) {
 		have = rd->read(&a, &type, rd->ctx, &t->answer) == 0 &&
@@ -868,8 +868,7 @@ int aptix_index__apply_session(aptix_backend_txn *tx,
 	    (r = aptix_index__chain_encode(&v, ss->has_parent ?
 					   (const unsigned char *)psec.ptr :
 					   NULL, psec.len, parent_known,
-					   ss->status ==
-					   APTIX_SESSION_COMMITTED,
+					   aptix_session_status_ok(ss->status),
 					   &op->delta,
 					   APTIX_INDEX_CHAIN_FP, 1)) < 0 ||
 	    (r = seal(&v)) < 0 ||

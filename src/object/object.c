@@ -7,11 +7,23 @@
 #include "util/common.h"
 #include "aptix/object.h"
 #include "object/object.h"
+#include "object/fields.h"
+#include "aptix/toolcall.h"
+
+/* The field codec is shared with toolcall.c (fields.h): short names here */
+#define bad_field aptix__bad_field
+#define put_fields aptix__fields_put
+#define get_fields aptix__fields_get
+#define check_unknown aptix__fields_check_unknown
+#define parse_stored aptix__object_parse_stored
+#define dump_object aptix__object_dump
 #include "util/cjson.h"
 #include "util/env.h"
 #include <time.h>
 
-static const char *const type_names[] = { NULL, "blob", "turn", "session" };
+static const char *const type_names[] = {
+	NULL, "blob", "turn", "session", "tool-call", "tool-result"
+};
 
 const char *aptix_otype_name(aptix_otype t)
 {
@@ -65,6 +77,12 @@ int aptix_session_status_from_name(const char *s)
 			  ARRAY_SIZE(session_status_names), s);
 }
 
+int aptix_session_status_ok(aptix_session_status s)
+{
+	return s == APTIX_SESSION_COMMITTED ||
+		s == APTIX_SESSION_AWAITING_TOOL_RESULTS;
+}
+
 char *aptix_time_fmt(char out[32], int64_t ms)
 {
 	time_t secs = (time_t)(ms / 1000);
@@ -93,18 +111,6 @@ int64_t aptix_now_ms(void)
 }
 
 /* --- Field tables ----------------------------------------------------- */
-
-enum fkind { F_STR, F_I64, F_LONG, F_OID, F_BOOL, F_STRLIST };
-
-struct field {
-	const char *key;
-	enum fkind kind;
-	size_t off;
-	int required;	/* 1: always written and must be present */
-};
-
-#define FLD(type, key, kind, member, req) \
-	{ key, kind, offsetof(type, member), req }
 
 static const struct field usage_fields[] = {
 	FLD(aptix_usage, "cached_tokens", F_LONG, cached_tokens, 1),
@@ -166,6 +172,8 @@ static const struct field turn_fields[] = {
 	FLD(aptix_turn, "response_id", F_STR, response_id, 0),
 	FLD(aptix_turn, "seq", F_LONG, seq, 1),
 	FLD(aptix_turn, "status_at", F_I64, status_at, 1),
+	FLD(aptix_turn, "tool_calls", F_OIDLIST, tool_calls, 0),
+	FLD(aptix_turn, "tool_results", F_OIDLIST, tool_results, 0),
 	FLD(aptix_turn, "warnings", F_STRLIST, warnings, 0),
 	FLD(aptix_turn, "workspace", F_STR, workspace, 0),
 	{ NULL, 0, 0, 0 }
@@ -192,15 +200,35 @@ static const struct field meta_fields[] = {
 #define LIST_ITEMS(base, f) (*(char ***)((char *)(base) + (f)->off))
 #define LIST_COUNT(base, f) \
 	(*(size_t *)((char *)(base) + (f)->off + sizeof(char **)))
+/* Id lists are (aptix_oid *items, size_t n) pairs. */
+#define OIDS_ITEMS(base, f) (*(aptix_oid **)((char *)(base) + (f)->off))
+#define OIDS_COUNT(base, f) \
+	(*(size_t *)((char *)(base) + (f)->off + sizeof(aptix_oid *)))
 
-static int bad_field(const char *what, const char *key, const char *why)
+/* An array of the ids' hex; NULL when the list is empty. */
+static json_t *put_oidlist(const void *base, const struct field *f)
+{
+	const aptix_oid *items = OIDS_ITEMS(base, f);
+	size_t i, n = OIDS_COUNT(base, f);
+	char hex[APTIX_OID_HEXSZ + 1];
+	json_t *v;
+
+	if (!n || !(v = json_array()))
+		return NULL;
+	for (i = 0; i < n; i++)
+		json_array_append_new(v, json_string(aptix_oid_tostr(hex,
+						     &items[i])));
+	return v;
+}
+
+int bad_field(const char *what, const char *key, const char *why)
 {
 	aptix_error_set(APTIX_ERROR_OBJECT, "%s: field '%s' %s", what, key,
 			why);
 	return APTIX_EINVALID;
 }
 
-static int put_fields(json_t *obj, const struct field *f, const void *base,
+int put_fields(json_t *obj, const struct field *f, const void *base,
 		      const char *what)
 {
 	for (; f->key; f++) {
@@ -263,6 +291,9 @@ static int put_fields(json_t *obj, const struct field *f, const void *base,
 			}
 			break;
 		}
+		case F_OIDLIST:
+			v = put_oidlist(base, f);
+			break;
 		}
 		if (v && json_object_set_new(obj, f->key, v) < 0)
 			return aptix_error_oom();
@@ -283,6 +314,40 @@ static int is_lower_hex_id(const char *s)
 	return 1;
 }
 
+static int get_oid(aptix_oid *out, json_t *v, const char *what,
+		   const char *key)
+{
+	if (!json_is_string(v) || !is_lower_hex_id(json_string_value(v)))
+		return bad_field(what, key, "must be a 64-digit "
+					"lowercase hex object id");
+	aptix_oid_fromstr(out, json_string_value(v));
+	if (aptix_oid_is_zero(out))
+		return bad_field(what, key, "must not be all zeros");
+	return 0;
+}
+
+static int get_oidlist(void *base, const struct field *f, json_t *v,
+		       const char *what)
+{
+	size_t i, n;
+	aptix_oid *items;
+	int r;
+
+	if (!json_is_array(v) || !(n = json_array_size(v)))
+		return bad_field(what, f->key, "must be a non-empty "
+					"array of object ids");
+	if (!(items = aptix__calloc(n, sizeof(*items))))
+		return APTIX_ERROR;
+	OIDS_ITEMS(base, f) = items;
+	for (i = 0; i < n; i++) {
+		if ((r = get_oid(&items[i], json_array_get(v, i), what,
+				 f->key)) < 0)
+			return r;
+		OIDS_COUNT(base, f) = i + 1;
+	}
+	return 0;
+}
+
 static int known_key(const struct field *f, const char *key)
 {
 	for (; f->key; f++)
@@ -295,9 +360,11 @@ static int known_key(const struct field *f, const char *key)
  * Fill base from obj. strict: reject unknown keys (input from users);
  * otherwise unknown keys are ignored (objects from newer writers).
  */
-static int get_fields(void *base, const struct field *f, json_t *obj,
+int get_fields(void *base, const struct field *f, json_t *obj,
 		      const char *what)
 {
+	int r;
+
 	for (; f->key; f++) {
 		char *p = (char *)base + f->off;
 		json_t *v = json_object_get(obj, f->key);
@@ -337,15 +404,12 @@ static int get_fields(void *base, const struct field *f, json_t *obj,
 			*(int *)p = json_is_true(v);
 			break;
 		case F_OID:
-			if (!json_is_string(v) ||
-			    !is_lower_hex_id(json_string_value(v)))
-				return bad_field(what, f->key, "must be a "
-					"64-digit lowercase hex object id");
-			aptix_oid_fromstr((aptix_oid *)p,
-					  json_string_value(v));
-			if (aptix_oid_is_zero((aptix_oid *)p))
-				return bad_field(what, f->key,
-						 "must not be all zeros");
+			if ((r = get_oid((aptix_oid *)p, v, what, f->key)) < 0)
+				return r;
+			break;
+		case F_OIDLIST:
+			if ((r = get_oidlist(base, f, v, what)) < 0)
+				return r;
 			break;
 		case F_STRLIST: {
 			size_t i, n;
@@ -377,7 +441,7 @@ static int get_fields(void *base, const struct field *f, json_t *obj,
 	return 0;
 }
 
-static int check_unknown(json_t *obj, const struct field *f,
+int check_unknown(json_t *obj, const struct field *f,
 			 const char *const *extra, const char *what)
 {
 	const char *key;
@@ -399,7 +463,8 @@ static int check_unknown(json_t *obj, const struct field *f,
  * The "v" field: missing only in user input (strict); a version above
  * ours is a newer writer's: refused, never guessed at.
  */
-static int check_version(json_t *o, const char *what, int strict)
+int aptix__object_check_version(json_t *o, const char *what, int strict,
+				int max)
 {
 	json_t *v = json_object_get(o, "v");
 
@@ -407,11 +472,11 @@ static int check_version(json_t *o, const char *what, int strict)
 		return strict ? 0 : bad_field(what, "v", "is missing");
 	if (!json_is_integer(v) || json_integer_value(v) < 1)
 		return bad_field(what, "v", "must be 1 or more");
-	if (json_integer_value(v) > APTIX_OBJECT_VERSION) {
+	if (json_integer_value(v) > max) {
 		aptix_error_set(APTIX_ERROR_OBJECT, "%s has format version "
-				"%lld; this aptix reads up to %d: upgrade aptix",
-				what, (long long)json_integer_value(v),
-				APTIX_OBJECT_VERSION);
+				"%lld; this aptix reads up to %d: upgrade "
+				"aptix", what,
+				(long long)json_integer_value(v), max);
 		return APTIX_EVERSION;
 	}
 	return 0;
@@ -422,7 +487,15 @@ static int check_version(json_t *o, const char *what, int strict)
 void aptix_turn_init(aptix_turn *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->version = APTIX_OBJECT_VERSION;
+	t->version = APTIX_OBJECT_VERSION_1;
+}
+
+/* The version a turn is written with: 2 when it links tool objects. */
+static int turn_version(const aptix_turn *t)
+{
+	int v = t->version ? t->version : APTIX_OBJECT_VERSION_1;
+
+	return (t->ntool_calls || t->ntool_results) && v < 2 ? 2 : v;
 }
 
 void aptix_turn_release(aptix_turn *t)
@@ -453,6 +526,8 @@ void aptix_turn_release(aptix_turn *t)
 	free(t->worktree.branch);
 	aptix__strv_clear(&t->warnings, &t->nwarnings);
 	aptix__strv_clear(&t->errors, &t->nerrors);
+	free(t->tool_calls);
+	free(t->tool_results);
 	aptix_turn_init(t);
 }
 
@@ -465,6 +540,20 @@ static char *dup_opt(const char *s, int *bad)
 		return NULL;
 	if (!(d = aptix__strdup(s)))
 		*bad = 1;
+	return d;
+}
+
+aptix_oid *aptix__oids_dup(const aptix_oid *v, size_t n, int *bad)
+{
+	aptix_oid *d;
+
+	if (!n)
+		return NULL;
+	if (!(d = aptix__calloc(n, sizeof(*d)))) {
+		*bad = 1;
+		return NULL;
+	}
+	memcpy(d, v, n * sizeof(*d));
 	return d;
 }
 
@@ -488,6 +577,10 @@ int aptix__turn_copy(aptix_turn *dst, const aptix_turn *src)
 	dst->files = NULL;
 	dst->chunks = NULL;
 	dst->nfiles = dst->nchunks = 0;
+	dst->tool_calls = aptix__oids_dup(src->tool_calls, src->ntool_calls,
+					  &bad);
+	dst->tool_results = aptix__oids_dup(src->tool_results,
+					    src->ntool_results, &bad);
 	if (aptix__strv_copy(&dst->warnings, &dst->nwarnings, src->warnings,
 			     src->nwarnings) < 0 ||
 	    aptix__strv_copy(&dst->errors, &dst->nerrors, src->errors,
@@ -526,8 +619,7 @@ static json_t *turn_to_json(const aptix_turn *t)
 		return NULL;
 	if (put_fields(o, turn_fields, t, what) < 0)
 		goto fail;
-	json_object_set_new(o, "v", json_integer(t->version ?
-			    t->version : APTIX_OBJECT_VERSION));
+	json_object_set_new(o, "v", json_integer(turn_version(t)));
 	json_object_set_new(o, "status", json_string(
 			    aptix_turn_status_name(t->status)));
 	e = json_object();
@@ -614,7 +706,7 @@ static int validate_turn(const aptix_turn *t)
 	return 0;
 }
 
-static int dump_object(aptix_buf *out, json_t *o)
+int dump_object(aptix_buf *out, json_t *o)
 {
 	size_t start = out->len;
 	int r;
@@ -653,9 +745,11 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 	int r, s;
 
 	aptix_turn_init(t);
-	if ((r = check_version(o, "turn", strict)) < 0)
+	if ((r = aptix__object_check_version(o, "turn", strict,
+					       APTIX_OBJECT_VERSION)) < 0)
 		return r;
-	if (strict && (r = check_unknown(o, turn_fields, extra, "turn")) < 0)
+	if (strict && (r = check_unknown(o, turn_fields, extra,
+							"turn")) < 0)
 		return r;
 	/* loose input: status_at defaults to created_at */
 	if (strict && !json_object_get(o, "status_at") &&
@@ -748,6 +842,17 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
 	}
 	if (strict && !t->status_at)
 		t->status_at = t->created_at;
+	if ((v = json_object_get(o, "v")))
+		t->version = (int)json_integer_value(v);
+	/* a version 1 reader would drop them: they come with version 2 */
+	if ((t->ntool_calls || t->ntool_results) && t->version < 2 &&
+	    json_object_get(o, "v"))
+		return bad_field("turn", t->ntool_calls ? "tool_calls" :
+					"tool_results", "needs version 2");
+	/* one content, one id: version 2 only where version 1 cannot do */
+	if (!t->ntool_calls && !t->ntool_results && t->version == 2)
+		return bad_field("turn", "v", "is 2 without tool calls or "
+				 "results (such a turn is version 1)");
 	return validate_turn(t);
 }
 
@@ -761,8 +866,8 @@ static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
  * validate_session()) skips the canonical re-encoding, which costs as
  * much as the parse; fsck still checks it.
  */
-static json_t *parse_stored(const void *data, size_t len, const char *what,
-			    int trusted)
+json_t *parse_stored(const void *data, size_t len,
+				   const char *what, int trusted)
 {
 	aptix_buf again = APTIX_BUF_INIT;
 	json_t *o;
@@ -850,7 +955,7 @@ int aptix_turn_from_json(aptix_turn *out, const char *json, size_t len)
 void aptix_session_init(aptix_session *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->version = APTIX_OBJECT_VERSION;
+	s->version = APTIX_OBJECT_VERSION_1;
 }
 
 void aptix_session_release(aptix_session *s)
@@ -883,7 +988,7 @@ static json_t *session_to_json(const aptix_session *s)
 	if (put_fields(o, session_fields, s, "session") < 0)
 		goto fail;
 	json_object_set_new(o, "v", json_integer(s->version ?
-			    s->version : APTIX_OBJECT_VERSION));
+			    s->version : APTIX_OBJECT_VERSION_1));
 	json_object_set_new(o, "status", json_string(
 			    aptix_session_status_name(s->status)));
 	rs = json_object();
@@ -939,7 +1044,8 @@ static int session_from_obj(aptix_session *s, json_t *o, int strict)
 	int r, st;
 
 	aptix_session_init(s);
-	if ((r = check_version(o, "session", strict)) < 0)
+	if ((r = aptix__object_check_version(o, "session", strict,
+					       APTIX_OBJECT_VERSION_1)) < 0)
 		return r;
 	if (strict && (r = check_unknown(o, session_fields, extra,
 					 "session")) < 0)
@@ -1052,6 +1158,29 @@ int aptix_session_from_json(aptix_session *out, const char *json, size_t len)
 
 /* --- References between objects --------------------------------------- */
 
+static int result_refs(const void *data, size_t len, aptix_ref_cb cb,
+		       void *payload)
+{
+	aptix_tool_result t;
+	const struct { const aptix_oid *id; const char *name;
+		       aptix_otype type; } ids[] = {
+		{ &t.call, "call", APTIX_OBJ_TOOL_CALL },
+		{ &t.out, "stdout", APTIX_OBJ_BLOB },
+		{ &t.err, "stderr", APTIX_OBJ_BLOB },
+		{ &t.output, "output", APTIX_OBJ_BLOB },
+	};
+	size_t i;
+	int r;
+
+	if ((r = aptix_tool_result_parse(&t, data, len)) < 0)
+		return r;
+	for (i = 0; !r && i < ARRAY_SIZE(ids); i++)
+		if (!aptix_oid_is_zero(ids[i].id))
+			r = cb(ids[i].id, ids[i].type, ids[i].name, payload);
+	aptix_tool_result_release(&t);
+	return r;
+}
+
 int aptix_object_foreach_ref(aptix_otype type, const void *data, size_t len,
 			     aptix_ref_cb cb, void *payload)
 {
@@ -1091,7 +1220,15 @@ int aptix_object_foreach_ref(aptix_otype type, const void *data, size_t len,
 			if (t.files[i].has_content)
 				r = cb(&t.files[i].content, APTIX_OBJ_BLOB,
 				       "file content", payload);
+		for (i = 0; !r && i < t.ntool_calls; i++)
+			r = cb(&t.tool_calls[i], APTIX_OBJ_TOOL_CALL,
+			       "tool call", payload);
+		for (i = 0; !r && i < t.ntool_results; i++)
+			r = cb(&t.tool_results[i], APTIX_OBJ_TOOL_RESULT,
+			       "tool result", payload);
 		aptix_turn_release(&t);
+	} else if (type == APTIX_OBJ_TOOL_RESULT) {
+		r = result_refs(data, len, cb, payload);
 	}
 	return r;
 }
@@ -1113,6 +1250,20 @@ int aptix_object_validate(aptix_otype type, const void *data, size_t len)
 		r = aptix_session_parse(&s, data, len);
 		aptix_session_release(&s);
 		return r;
+	case APTIX_OBJ_TOOL_CALL: {
+		aptix_tool_call c;
+
+		r = aptix_tool_call_parse(&c, data, len);
+		aptix_tool_call_release(&c);
+		return r;
+	}
+	case APTIX_OBJ_TOOL_RESULT: {
+		aptix_tool_result tr;
+
+		r = aptix_tool_result_parse(&tr, data, len);
+		aptix_tool_result_release(&tr);
+		return r;
+	}
 	default:
 		aptix_error_set(APTIX_ERROR_OBJECT, "invalid object type");
 		return APTIX_EINVALID;

@@ -6,6 +6,8 @@
 
 #include "aptix/object.h"
 
+/* A copy of n ids (NULL for none); *bad set when out of memory. */
+aptix_oid *aptix__oids_dup(const aptix_oid *v, size_t n, int *bad);
 /* A deep copy of src into dst (released with aptix_turn_release). */
 int aptix__turn_copy(aptix_turn *dst, const aptix_turn *src);
 /* Parsers of stored objects that skip the canonical check (object.c). */

@@ -35,7 +35,7 @@ int aptix_stored_header(aptix_otype *type, size_t *size, size_t *hdrlen,
 	if (vlen < 2)
 		goto corrupt;
 	t = p[0] & APTIX_STORED_TYPE;
-	if (t < APTIX_OBJ_BLOB || t > APTIX_OBJ_SESSION)
+	if (t < APTIX_OBJ_BLOB || t > APTIX_OBJ_TOOL_RESULT)
 		goto corrupt;
 	for (i = 1;; i++) {
 		if (i >= vlen || i > 10)

@@ -283,6 +283,30 @@ static int record_instruction(struct rec *rc)
 				      o->instruction.len);
 }
 
+/* The calls and results; results may answer the parent turn's calls. */
+static int record_tool_objects(struct rec *rc)
+{
+	const aptix_record_options *o = rc->o;
+	aptix_session ps;
+	aptix_turn pt;
+	int r;
+
+	if (o->version < 2 || (!o->ntool_calls && !o->ntool_results))
+		return 0;
+	if (!o->parent || !o->ntool_results ||
+	    (rc->prev && !aptix_oid_cmp(&rc->prev->session, o->parent)))
+		return aptix__record_tools(&rc->t, rc->tx, o, o->parent &&
+					   rc->prev ? &rc->prev->turn : NULL);
+	aptix_turn_init(&pt);
+	if ((r = aptix_session_lookup(&ps, rc->repo, o->parent)) == 0)
+		r = aptix_turn_lookup(&pt, rc->repo, &ps.turn);
+	aptix_session_release(&ps);
+	if (r == 0)
+		r = aptix__record_tools(&rc->t, rc->tx, o, &pt);
+	aptix_turn_release(&pt);
+	return r;
+}
+
 static int record_turn(struct rec *rc)
 {
 	aptix_buf b = APTIX_BUF_INIT;
@@ -291,7 +315,8 @@ static int record_turn(struct rec *rc)
 	if ((r = record_instruction(rc)) < 0 ||
 	    (r = record_context(rc)) < 0 ||
 	    /* after the context: the request is spliced against its blobs */
-	    (r = record_payloads(rc)) < 0)
+	    (r = record_payloads(rc)) < 0 ||
+	    (r = record_tool_objects(rc)) < 0)
 		return r;
 	if (!(r = aptix_turn_serialize(&b, &rc->t)))
 		r = aptix_txn__write_built(&rc->turn_id, rc->tx,
@@ -328,10 +353,16 @@ static int make_title(struct rec *rc)
 	return r;
 }
 
-static aptix_session_status status_of(const aptix_turn *t)
+/* A completed turn whose calls are not all answered awaits results. */
+static aptix_session_status status_of(const struct rec *rc)
 {
-	return t->status == APTIX_TURN_COMPLETED ? APTIX_SESSION_COMMITTED :
-		t->status == APTIX_TURN_FAILED ? APTIX_SESSION_FAILED :
+	const aptix_turn *t = &rc->t;
+
+	if (t->status == APTIX_TURN_COMPLETED)
+		return aptix__record_awaits(rc->o) ?
+			APTIX_SESSION_AWAITING_TOOL_RESULTS :
+			APTIX_SESSION_COMMITTED;
+	return t->status == APTIX_TURN_FAILED ? APTIX_SESSION_FAILED :
 		APTIX_SESSION_CREATED;
 }
 
@@ -344,7 +375,7 @@ static int make_session(aptix_session *s, struct rec *rc)
 	s->parent = o->parent ? *o->parent : s->parent;
 	s->has_parent = o->parent != NULL;
 	s->turn = rc->turn_id;
-	s->status = status_of(t);
+	s->status = status_of(rc);
 	s->created_at = o->created_at ? o->created_at : aptix_now_ms();
 	s->duration_ms = s->created_at > t->created_at ?
 		s->created_at - t->created_at : 0;
@@ -464,7 +495,7 @@ static int record_snapshot(aptix_record_result *out, struct rec *rc)
 		r = make_session(&s, rc);
 	if (r < 0 || (r = write_session(&out->session, rc, &s)) < 0)
 		goto done;
-	if (s.status == APTIX_SESSION_COMMITTED &&
+	if (aptix_session_status_ok(s.status) &&
 	    !(o->flags & APTIX_RECORD_NO_REF)) {
 		if ((r = move_ref(rc, &s, &out->session)) < 0)
 			goto done;

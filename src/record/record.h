@@ -24,4 +24,15 @@ int aptix_record__queue(aptix_record_result *out, aptix_txn *tx,
 			aptix_repo *repo, const aptix_record_options *o,
 			struct aptix__chain *chain);
 
+/*
+ * The tool calls and results of o as objects (tools.c), their ids put in
+ * t's lists; parent: the parent's turn, whose calls the results may
+ * answer (NULL: none known).
+ */
+int aptix__record_tools(aptix_turn *t, aptix_txn *tx,
+			const aptix_record_options *o,
+			const aptix_turn *parent);
+/* Whether o's turn asks for calls that none of its results answers. */
+int aptix__record_awaits(const aptix_record_options *o);
+
 #endif

@@ -681,7 +681,8 @@ START_TEST(test_version)
 {
 	aptix_turn t;
 	aptix_session s;
-	char *v2 = turn_with(MIN_TURN, "\"v\":1", "\"v\":2");
+	/* version 2 is a turn with tool calls: 3 is the first newer one */
+	char *v3 = turn_with(MIN_TURN, "\"v\":1", "\"v\":3");
 	char *v0 = turn_with(MIN_TURN, "\"v\":1", "\"v\":0");
 	char *vs = turn_with(MIN_TURN, "\"v\":1", "\"v\":\"1\"");
 	char *nov = turn_with(MIN_TURN, ",\"v\":1", "");
@@ -691,13 +692,13 @@ START_TEST(test_version)
 	char *v9 = turn_with(MIN_TURN, "\"seq\":1,", "");
 	char *v9b = turn_with(v9, "\"v\":1", "\"v\":99");
 
-	ck_assert_int_eq(aptix_turn_parse(&t, v2, strlen(v2)), APTIX_EVERSION);
+	ck_assert_int_eq(aptix_turn_parse(&t, v3, strlen(v3)), APTIX_EVERSION);
 	ck_assert_ptr_nonnull(strstr(errmsg(), "upgrade"));
 	ck_assert_int_eq(aptix_turn_parse(&t, v9b, strlen(v9b)),
 			 APTIX_EVERSION);
-	ck_assert_int_eq(aptix_object_validate(APTIX_OBJ_TURN, v2, strlen(v2)),
+	ck_assert_int_eq(aptix_object_validate(APTIX_OBJ_TURN, v3, strlen(v3)),
 			 APTIX_EVERSION);
-	ck_assert_int_eq(aptix_turn_from_json(&t, v2, strlen(v2)),
+	ck_assert_int_eq(aptix_turn_from_json(&t, v3, strlen(v3)),
 			 APTIX_EVERSION);
 	ck_assert_int_eq(aptix_turn_parse(&t, v0, strlen(v0)), APTIX_ECORRUPT);
 	assert_error_names("v");
@@ -714,7 +715,7 @@ START_TEST(test_version)
 			 APTIX_EVERSION);
 	ck_assert_int_eq(aptix_session_parse(&s, s0, strlen(s0)),
 			 APTIX_ECORRUPT);
-	free(v2);
+	free(v3);
 	free(v0);
 	free(vs);
 	free(nov);

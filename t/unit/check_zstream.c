@@ -303,8 +303,9 @@ END_TEST
 
 START_TEST(test_bad_type_byte)
 {
-	static const unsigned char types[] = { 0x00, 0x04, 0x05, 0x7f, 0x80,
-					       0x84, 0xff };
+	/* 4 and 5 are tool calls and results (issue 24) */
+	static const unsigned char types[] = { 0x00, 0x06, 0x07, 0x7f, 0x80,
+					       0x86, 0xff };
 	unsigned char v[8];
 	aptix_buf dec = APTIX_BUF_INIT;
 	aptix_otype t;

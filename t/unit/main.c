@@ -57,6 +57,7 @@ static const struct {
 	{ "backend", backend_suite },
 	{ "record", record_suite },
 	{ "view", view_suite },
+	{ "toolcall", toolcall_suite },
 };
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))

@@ -43,6 +43,7 @@ Suite *process_suite(void);
 Suite *backend_suite(void);
 Suite *record_suite(void);
 Suite *view_suite(void);
+Suite *toolcall_suite(void);
 
 /** A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *unit_mkdtemp(void);

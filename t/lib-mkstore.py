@@ -9,7 +9,9 @@ objects-format.md ("The store, table by table") and loaded with mdb_load
 (lmdb-utils). The store holds
 
   - conversation c1: <turns> committed turns in one response chain, the
-    first with a file and a chunk it sent; HEAD points at it;
+    first with a file and a chunk it sent, the third asking for a tool
+    call (awaiting_tool_results) that the fourth answers; HEAD points at
+    it;
   - conversation 6ba7b810-9dad-41d1-80b4-00c04fd430c8: one failed turn.
 
 With more than 32 turns the rolling summary folds a base (turn 33) that
@@ -65,7 +67,8 @@ def fingerprint(a, b=None):
 
 # --- Objects ---------------------------------------------------------------
 
-TYPES = {"blob": 1, "turn": 2, "session": 3}
+TYPES = {"blob": 1, "turn": 2, "session": 3, "tool-call": 4,
+         "tool-result": 5}
 
 
 def canonical(obj):
@@ -343,7 +346,8 @@ def chain(store, prec, committed, turn):
     if not link:
         return none
     chars = len(store.blobs[bytes.fromhex(turn["instruction"])])
-    answer = len(store.blobs[bytes.fromhex(turn["answer"])])
+    answer = len(store.blobs[bytes.fromhex(turn["answer"])]) \
+        if "answer" in turn else 0
     chars += answer
     files, chunks = {}, []
     for f in turn.get("files", []):
@@ -395,7 +399,7 @@ def index_session(store, sid, session, turn):
     conv = session["conversation"]
     instr = store.blobs[bytes.fromhex(turn["instruction"])]
     summary = summary_line(instr, 120)
-    committed = session["status"] == "committed"
+    committed = session["status"] in ("committed", "awaiting_tool_results")
     line = None
     if committed:
         ans = store.blobs.get(bytes.fromhex(turn["answer"])) \
@@ -476,6 +480,27 @@ def long_text(k, n, what):
     return "%s %d: %s.\n" % (what, k, " ".join(words))
 
 
+def tool_turn(store, turn, k, nturns):
+    """Turn 3 asks for a call, turn 4 answers it ("Tool calls")."""
+    call = {"arguments": "{\"cmd\":[\"ls\"]}", "call_id": "call_1",
+            "name": "shell", "v": 1}
+    if nturns < 4 or k not in (3, 4):
+        return "committed"
+    cid = store.put_object("tool-call", canonical(call))
+    turn["v"] = 2
+    if k == 3:
+        del turn["answer"]
+        turn["tool_calls"] = [cid.hex()]
+        return "awaiting_tool_results"
+    out = store.blob("a.c\nb.c\n").hex()
+    result = {"call": cid.hex(), "call_id": "call_1", "exit_code": 0,
+              "output": out, "output_bytes": 8, "source": "aptix",
+              "status": "ok", "stdout": out, "stdout_bytes": 8, "v": 1}
+    turn["tool_results"] = [store.put_object("tool-result",
+                                             canonical(result)).hex()]
+    return "committed"
+
+
 def build(nturns, long_=False):
     store = Store()
     store.convs, store.reflog_seq = {}, {}
@@ -494,6 +519,7 @@ def build(nturns, long_=False):
                     long_text(k, 25, "Answer") if long_ else
                     "Answer %d: it reads tokens.\n" % k).hex(),
                 "response_id": "resp_%d" % k, "usage": USAGE0, "v": 1}
+        status = tool_turn(store, turn, k, nturns)
         if k > 1:
             turn["previous_response_id"] = "resp_%d" % (k - 1)
         else:
@@ -510,7 +536,7 @@ def build(nturns, long_=False):
         session = {"conversation": "c1", "created_at": t + 1000,
                    "metadata": {"session_type": "agent",
                                 "transport": "sse"},
-                   "run_summary": RUN0, "status": "committed",
+                   "run_summary": RUN0, "status": status,
                    "turn": tid.hex(), "v": 1}
         if parent:
             session["parent"] = parent.hex()

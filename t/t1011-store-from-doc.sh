@@ -59,6 +59,25 @@ test_expect_success 'log reads the session records' '
 	grep "\[failed\] Fail$" all
 '
 
+test_expect_success 'the tool call of turn 3 and its result in turn 4' '
+	aptix cat-object -p $(sed -n 3p sessions) >s3 &&
+	grep "^status  *awaiting_tool_results$" s3 &&
+	turn=$(sed -n "s/^turn  *//p" s3) &&
+	aptix cat-object -p $turn >t3 &&
+	grep "^format  *2$" t3 &&
+	call=$(sed -n "s/^tool call  *//p" t3) &&
+	aptix cat-object -t $call >type &&
+	echo tool-call >expect &&
+	test_cmp expect type &&
+	aptix cat-object -p $(sed -n 4p sessions) >s4 &&
+	aptix cat-object -p $(sed -n "s/^turn  *//p" s4) >t4 &&
+	aptix cat-object -p $(sed -n "s/^tool result  *//p" t4) >r4 &&
+	grep "^call  *$call$" r4 &&
+	grep "^exit code  *0$" r4 &&
+	aptix fsck --full >out &&
+	! grep -v "^dangling blob" out
+'
+
 test_expect_success 'show reads the objects' '
 	aptix show $first >show &&
 	grep "Question 1 about the parser" show &&

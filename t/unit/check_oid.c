@@ -254,11 +254,16 @@ START_TEST(test_otype_names)
 	ck_assert_str_eq(aptix_otype_name(APTIX_OBJ_TURN), "turn");
 	ck_assert_str_eq(aptix_otype_name(APTIX_OBJ_SESSION), "session");
 	ck_assert_ptr_null(aptix_otype_name(APTIX_OBJ_BAD));
-	ck_assert_ptr_null(aptix_otype_name((aptix_otype)4));
+	ck_assert_str_eq(aptix_otype_name(APTIX_OBJ_TOOL_CALL), "tool-call");
+	ck_assert_str_eq(aptix_otype_name(APTIX_OBJ_TOOL_RESULT),
+			 "tool-result");
+	ck_assert_ptr_null(aptix_otype_name((aptix_otype)6));
 	ck_assert_ptr_null(aptix_otype_name((aptix_otype)-1));
 	ck_assert_int_eq(aptix_otype_from_name("blob"), APTIX_OBJ_BLOB);
 	ck_assert_int_eq(aptix_otype_from_name("turn"), APTIX_OBJ_TURN);
 	ck_assert_int_eq(aptix_otype_from_name("session"), APTIX_OBJ_SESSION);
+	ck_assert_int_eq(aptix_otype_from_name("tool-result"),
+			 APTIX_OBJ_TOOL_RESULT);
 	ck_assert_int_eq(aptix_otype_from_name("Blob"), APTIX_OBJ_BAD);
 	ck_assert_int_eq(aptix_otype_from_name(""), APTIX_OBJ_BAD);
 	ck_assert_int_eq(aptix_otype_from_name("commit"), APTIX_OBJ_BAD);

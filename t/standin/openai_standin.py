@@ -291,6 +291,46 @@ def normalize_input(inp):
     return pairs, items
 
 
+MAX_TOOL_OUTPUT = 10485760
+
+
+def check_tool_items(items, parent):
+    """The real API's rules for function calls across turns: every call
+    the previous response made must be answered by a function_call_output
+    in this input, and every output must answer a call (of the previous
+    response, or a function_call item earlier in this input)."""
+    pending = list(parent.get("pending_calls", [])) if parent else []
+    known = set(pending)
+    answered = set()
+    for i, it in enumerate(items):
+        if it.get("type") == "function_call":
+            known.add(it.get("call_id"))
+        if it.get("type") != "function_call_output":
+            continue
+        cid, out = it.get("call_id"), it.get("output")
+        p = "input[%d]" % i
+        if not isinstance(cid, str):
+            raise _missing(p + ".call_id")
+        if isinstance(out, str) and len(out) > MAX_TOOL_OUTPUT:
+            raise OAIError(400, "Invalid '%s.output': string too long. Expected a string "
+                           "with maximum length %d, but got a string with length %d "
+                           "instead." % (p, MAX_TOOL_OUTPUT, len(out)), p + ".output",
+                           "string_above_max_length")
+        if cid not in known:
+            raise OAIError(400, "No tool call found for function call output with call_id "
+                           "%s." % cid, "input", None)
+        answered.add(cid)
+    for cid in pending:
+        if cid not in answered:
+            raise OAIError(400, "No tool output found for function call %s." % cid,
+                           "input", None)
+    stateless = [it.get("call_id") for it in items if it.get("type") == "function_call"]
+    for cid in stateless:
+        if cid not in answered:
+            raise OAIError(400, "No tool output found for function call %s." % cid,
+                           "input", None)
+
+
 def validate_responses_body(body, lenient):
     if not lenient:
         for k in body:
@@ -636,7 +676,7 @@ def vscore(dist, q, v):
 
 FAULT_KINDS = {
     "responses": {"status", "drop", "expire_previous", "slow", "failed", "error_event",
-                  "bad_json", "hang", "endless", "answer", "echo"},
+                  "bad_json", "hang", "endless", "answer", "echo", "tool_calls"},
     "embeddings": {"status", "drop", "slow", "bad_json", "hang"},
     "qdrant": {"status", "slow", "down", "drop", "hang", "bad_json"},
 }
@@ -708,7 +748,15 @@ class Standin(object):
                 if not isinstance(sp, list) or not all(
                         isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in sp):
                     raise ValueError("'splits' must be an array of offsets")
+            if kind == "tool_calls":
+                calls = f.get("calls")
+                if not isinstance(calls, list) or not calls or not all(
+                        isinstance(c, dict) and isinstance(c.get("name"), str) and
+                        isinstance(c.get("arguments"), str) for c in calls):
+                    raise ValueError("'tool_calls' fault needs 'calls': an array of "
+                                     "{name, arguments} (strings)")
             if "path_contains" in f and not isinstance(f["path_contains"], str):
+
                 raise ValueError("'path_contains' must be a string")
             rep = f.pop("repeat", 1)
             if not isinstance(rep, int) or isinstance(rep, bool) or not 1 <= rep <= 1000:
@@ -1297,9 +1345,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "metadata": body.get("metadata") or {},
         }
 
-    def generate(self, body, pairs, items, parent, answer=None):
+    def generate(self, body, pairs, items, parent, answer=None, calls=None):
         """Create the (final) response object and its chain record
-        (answer: the text to answer instead of the usual one)."""
+        (answer: the text to answer instead of the usual one; calls: the
+        function calls to answer with instead of a message)."""
         app = self.app
         with app.lock:
             app.resp_counter += 1
@@ -1315,6 +1364,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         prev_all = parent["ctx_all"] if parent else 0
         text = "Answer #%d to: %s (chain depth %d, context chars %d)" % (
             n, last_user[:60], depth, ctx_user)
+        outputs = [it for it in items if it.get("type") == "function_call_output"]
+        if outputs:
+            text = "Answer #%d to tool outputs: %s (chain depth %d, context chars %d)" % (
+                n, "; ".join("%s=%s" % (it["call_id"], str(it.get("output"))[:30])
+                             for it in outputs), depth, ctx_user)
         if answer is not None:
             text = answer
         instr = body.get("instructions") or ""
@@ -1330,15 +1384,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  "output_tokens_details": {"reasoning_tokens": 0},
                  "total_tokens": in_tokens + out_tokens}
         part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
-        item = {"id": mid, "type": "message", "status": status, "content": [part],
-                "role": "assistant"}
+        output = [{"id": mid, "type": "message", "status": status, "content": [part],
+                   "role": "assistant"}]
+        pending = []
+        if calls:
+            output = self.call_items(calls)
+            pending = [c["call_id"] for c in output]
+            text = "".join(c["arguments"] for c in output)
+            out_tokens = ceil_div4(len(text))
+            usage["output_tokens"] = out_tokens
+            usage["total_tokens"] = in_tokens + out_tokens
         created_at = int(time.time())
-        resp = self.response_obj(rid, created_at, body, status, [item], usage,
+        resp = self.response_obj(rid, created_at, body, status, output, usage,
                                  incomplete=incomplete)
         rec = {"response": resp, "depth": depth, "ctx_user": ctx_user,
                "ctx_all": prev_all + this_all + len(text), "input_items": items,
-               "n": n}
+               "n": n, "pending_calls": pending}
         return resp, rec
+
+    def call_items(self, calls):
+        app = self.app
+        out = []
+        for c in calls:
+            out.append({"id": app.new_hex_id("fc_"), "type": "function_call",
+                        "status": "completed", "arguments": c["arguments"],
+                        "call_id": c.get("call_id") or app.new_hex_id("call_")[:29],
+                        "name": c["name"]})
+        return out
 
     def store(self, rec):
         if rec["response"].get("store") is False:
@@ -1407,8 +1479,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.oai_error(OAIError(400, "Previous response with id '%s' not found."
                                                % prev, "previous_response_id",
                                                "previous_response_not_found"))
+        try:
+            check_tool_items(items, parent)
+        except OAIError as e:
+            return self.oai_error(e)
+        calls = None
+        if kind == "tool_calls":
+            names = set(t.get("name") for t in body.get("tools") or []
+                        if isinstance(t, dict) and t.get("type") == "function")
+            # a model calls only the tools it was given
+            calls = [c for c in fault["calls"] if c["name"] in names] or None
         if kind == "drop" and not stream:
             if fault.get("store"):
+
                 resp, rec = self.generate(body, pairs, items, parent)
                 self.store(rec)
                 self.outcome["response_id"] = resp["id"]
@@ -1419,7 +1502,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         answer = None
         if kind == "answer":
             answer = str(fault.get("text", "")) * int(fault.get("times", 1))
-        resp, rec = self.generate(body, pairs, items, parent, answer)
+        resp, rec = self.generate(body, pairs, items, parent, answer, calls)
         if kind == "echo":
             self.echo_text(resp, fault)
         self.outcome["response_id"] = resp["id"]
@@ -1470,6 +1553,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                 "param": None})
             return sse.end()
         sse.event("response.in_progress", {"response": base})
+        if final["output"] and final["output"][0]["type"] == "function_call":
+            return self.stream_calls(sse, final, rec, fault)
         item = final["output"][0]
         part = item["content"][0]
         text = part["text"]
@@ -1516,6 +1601,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.store(rec)
         terminal = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
         sse.event(terminal, {"response": final})
+        sse.end()
+
+    def stream_calls(self, sse, final, rec, fault):
+        """Each function call: output_item.added (arguments ""), its
+        arguments in function_call_arguments.delta events of `delta_chars`
+        characters (default 8), .done, output_item.done; then
+        response.completed."""
+        size = max(1, int(fault.get("delta_chars", 8)))
+        for i, item in enumerate(final["output"]):
+            args = item["arguments"]
+            sse.event("response.output_item.added", {
+                "output_index": i, "item": dict(item, status="in_progress", arguments="")})
+            for j in range(0, len(args), size):
+                sse.event("response.function_call_arguments.delta", {
+                    "item_id": item["id"], "output_index": i, "delta": args[j:j + size]})
+            sse.event("response.function_call_arguments.done", {
+                "item_id": item["id"], "output_index": i, "name": item["name"],
+                "arguments": args})
+            sse.event("response.output_item.done", {"output_index": i, "item": item})
+        self.store(rec)
+        sse.event("response.completed", {"response": final})
         sse.end()
 
     def endless_limit(self, fault):

@@ -596,6 +596,90 @@ def _():
     assert bad, "invalid JSON body not logged as raw string"
 
 
+TOOLS = [{"type": "function", "name": "shell", "description": "run a command",
+          "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}]
+
+
+@test("tool calls: streamed function calls in the real order, parallel, many deltas")
+def _():
+    A = CTX["A"]
+    args = '{"cmd": "echo one; ls -l /tmp"}'
+    ctl(A, {"faults": [{"kind": "tool_calls", "delta_chars": 3, "calls": [
+        {"name": "shell", "arguments": args, "call_id": "call_a"},
+        {"name": "shell", "arguments": "{}", "call_id": "call_b"}]}]})
+    r = sse(A, {"model": "gpt-4o-mini", "input": "run it", "tools": TOOLS})
+    evs = [e["event"] for e in r["events"]]
+    seq = [e["json"]["sequence_number"] for e in r["events"]]
+    eq(seq, list(range(len(seq))), "sequence numbers")
+    ndelta = (len(args) + 2) // 3
+    want = (["response.created", "response.in_progress", "response.output_item.added"] +
+            ["response.function_call_arguments.delta"] * ndelta +
+            ["response.function_call_arguments.done", "response.output_item.done",
+             "response.output_item.added", "response.function_call_arguments.delta",
+             "response.function_call_arguments.done", "response.output_item.done",
+             "response.completed"])
+    eq(evs, want, "events")
+    added = r["events"][2]["json"]
+    eq(added["item"]["type"], "function_call")
+    eq(added["item"]["arguments"], "")
+    eq(added["item"]["status"], "in_progress")
+    deltas = "".join(e["json"]["delta"] for e in r["events"]
+                     if e["event"] == "response.function_call_arguments.delta"
+                     and e["json"]["output_index"] == 0)
+    eq(deltas, args, "deltas put together")
+    done = r["events"][3 + ndelta]["json"]
+    eq((done["arguments"], done["name"], done["output_index"]), (args, "shell", 0))
+    final = r["events"][-1]["json"]["response"]
+    eq([o["call_id"] for o in final["output"]], ["call_a", "call_b"])
+    eq(final["status"], "completed")
+    CTX["calls"] = final
+
+
+@test("tool calls: every call needs its output, and an output its call")
+def _():
+    A = CTX["A"]
+    prev = CTX["calls"]["id"]
+    r = create(A, {"input": "and now?", "previous_response_id": prev})
+    e = err_shape(r, 400, None, "input")
+    eq(e["message"], "No tool output found for function call call_a.")
+    out = [{"type": "function_call_output", "call_id": "call_a", "output": "one"}]
+    r = create(A, {"input": out, "previous_response_id": prev})
+    eq(err_shape(r, 400, None, "input")["message"],
+       "No tool output found for function call call_b.")
+    r = create(A, {"input": out + [{"type": "function_call_output", "call_id": "call_x",
+                                    "output": "?"}], "previous_response_id": prev})
+    eq(err_shape(r, 400, None, "input")["message"],
+       "No tool call found for function call output with call_id call_x.")
+    big = [{"type": "function_call_output", "call_id": "call_a",
+            "output": "x" * 10485761}]
+    r = create(A, {"input": big, "previous_response_id": prev})
+    err_shape(r, 400, "string_above_max_length", "input[0].output")
+    both = out + [{"type": "function_call_output", "call_id": "call_b", "output": "two"}]
+    r = create(A, {"input": both, "previous_response_id": prev})
+    eq(r.status, 200, "answered")
+    text = r.json["output"][0]["content"][0]["text"]
+    assert "to tool outputs: call_a=one; call_b=two (chain depth 2" in text, text
+    # stateless: the calls re-sent with their outputs
+    calls = [dict(type="function_call", call_id=c, name="shell", arguments="{}")
+             for c in ("call_a", "call_b")]
+    r = create(A, {"input": [{"role": "user", "content": "run it"}] + calls + both,
+                   "store": False})
+    eq(r.status, 200, "stateless")
+    r = create(A, {"input": calls + out, "store": False})
+    eq(err_shape(r, 400, None, "input")["message"],
+       "No tool output found for function call call_b.")
+
+
+@test("tool calls: only tools the request gives are called")
+def _():
+    A = CTX["A"]
+    ctl(A, {"faults": [{"kind": "tool_calls", "calls": [{"name": "shell",
+                                                         "arguments": "{}"}]}]})
+    r = create(A, {"input": "no tools here"})
+    eq(r.status, 200)
+    eq(r.json["output"][0]["type"], "message")
+
+
 @test("fault status 429 with Retry-After, consumed exactly once")
 def _():
     A = CTX["A"]

@@ -14,6 +14,7 @@
 #include "common.h"
 #include "buf.h"
 #include "object.h"
+#include "toolcall.h"
 
 typedef struct {
 	unsigned version;
@@ -69,6 +70,13 @@ typedef struct {
 	char *error_message;
 	int previous_not_found;		/**< previous_response_id unknown */
 	int attempts;			/**< HTTP requests made */
+	/**
+	 * The function calls the response asked for (its function_call
+	 * output items, in order): name, call_id, arguments exactly as
+	 * sent, item id. The answer text is then usually empty.
+	 */
+	aptix_tool_call *calls;
+	size_t ncalls;
 } aptix_openai_result;
 
 APTIX_EXTERN(void) aptix_openai_result_init(aptix_openai_result *r);

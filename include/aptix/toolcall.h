@@ -72,6 +72,8 @@ typedef struct {
 
 APTIX_EXTERN(void) aptix_tool_call_init(aptix_tool_call *c);
 APTIX_EXTERN(void) aptix_tool_call_release(aptix_tool_call *c);
+/** Release n calls and free the array. Accepts NULL. */
+APTIX_EXTERN(void) aptix_tool_calls_free(aptix_tool_call *v, size_t n);
 APTIX_EXTERN(void) aptix_tool_result_init(aptix_tool_result *r);
 APTIX_EXTERN(void) aptix_tool_result_release(aptix_tool_result *r);
 

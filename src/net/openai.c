@@ -45,6 +45,7 @@ void aptix_openai_result_release(aptix_openai_result *r)
 	aptix_buf_release(&r->raw);
 	free(r->error_code);
 	free(r->error_message);
+	aptix_tool_calls_free(r->calls, r->ncalls);
 	aptix_openai_result_init(r);
 }
 
@@ -304,6 +305,48 @@ static long usage_num(const json_t *obj, const char *key, const char *sub)
 	return json_is_integer(v) ? (long)json_integer_value(v) : 0;
 }
 
+/* The function_call items of a Response's output, replacing any. */
+static int take_calls(aptix_openai_result *out, const json_t *output)
+{
+	size_t i, n = 0;
+	int bad = 0;
+
+	for (i = 0; i < json_array_size(output); i++) {
+		const char *type = json_str(json_array_get(output, i), "type");
+
+		n += type && !strcmp(type, "function_call");
+	}
+	aptix_tool_calls_free(out->calls, out->ncalls);
+	out->calls = NULL;
+	out->ncalls = 0;
+	if (!n)
+		return 0;
+	if (!(out->calls = aptix__calloc(n, sizeof(*out->calls))))
+		return APTIX_ERROR;
+	for (i = 0; i < json_array_size(output); i++) {
+		const json_t *item = json_array_get(output, i);
+		const char *type = json_str(item, "type");
+		aptix_tool_call *c = &out->calls[out->ncalls];
+
+		if (!type || strcmp(type, "function_call"))
+			continue;
+		aptix_tool_call_init(c);
+		out->ncalls++;
+		set_str(&c->call_id, json_str(item, "call_id"));
+		set_str(&c->name, json_str(item, "name"));
+		set_str(&c->arguments, json_str(item, "arguments") ?
+			json_str(item, "arguments") : "");
+		set_str(&c->item_id, json_str(item, "id"));
+		bad |= !c->call_id || !c->name || !c->arguments;
+	}
+	if (bad) {
+		aptix_error_set(APTIX_ERROR_OPENAI, "openai: a function call "
+				"of the response has no call_id or name");
+		return APTIX_EINVALID;
+	}
+	return 0;
+}
+
 /*
  * id, status, usage and the text of a Response object. The text is
  * taken only when the object has output_text parts (a stream's own
@@ -376,7 +419,7 @@ static int take_response(aptix_openai_result *out, const json_t *resp,
 		take_error(out, json_object_get(resp, "error"), key);
 	if (aptix_buf_oom(&out->text))
 		return aptix_error_oom();
-	return 0;
+	return take_calls(out, output);
 }
 
 /* --- Streaming --------------------------------------------------------- */

@@ -80,6 +80,15 @@ void aptix_tool_call_release(aptix_tool_call *c)
 	aptix_tool_call_init(c);
 }
 
+void aptix_tool_calls_free(aptix_tool_call *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		aptix_tool_call_release(&v[i]);
+	free(v);
+}
+
 void aptix_tool_result_init(aptix_tool_result *r)
 {
 	memset(r, 0, sizeof(*r));

@@ -12,18 +12,23 @@ static const char *const continue_usage[] = {
 	"aptix continue [-m <text> | -F <file> | <prompt>] [--model <model>] "
 	"[--no-stream] [--dry-run] [--json] [-q] "
 	"[--conversation <id> [--create]] [--file <path>...] "
-	"[--files-from <file>] [--workspace <id>] [--no-files] [--no-rag]",
+	"[--files-from <file>] [--workspace <id>] [--no-files] [--no-rag] "
+	"[--tools <file> | --no-tools] "
+	"[--tool-output <id>=<file>... [--tool-exit <id>=<code>...] | "
+	"--tool-results <file>]",
 	"",
 	"Reads the instruction from -m, from -F <file> (- for stdin), from "
 	"the",
 	"<prompt> argument, or from stdin. With an instruction given otherwise,",
-	"piped stdin is attached to it as context, in a fenced block.",
+	"piped stdin is attached to it as context, in a fenced block. With",
+	"tool outputs the instruction is optional (and never read from stdin).",
 	NULL
 };
 
 int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct turn_cli c = { 0 };
+	struct turn_tools tools = { 0 };
 
 	aptix_buf instr = APTIX_BUF_INIT;
 	int rc;
@@ -38,6 +43,7 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 			 "when it does not exist yet"),
 		TURN_RUN_OPTIONS(c),
 		TURN_CONTEXT_OPTIONS(c),
+		TURN_TOOL_OPTIONS(tools),
 		OPT_END()
 	};
 
@@ -52,8 +58,14 @@ int cmd_continue(int argc, const char **argv, struct aptix_repo *repo)
 		c.message = argv[0];
 	if (c.create && !c.conversation)
 		die("--create needs --conversation <id>");
-	turn_cli_read_instruction(&instr, &c, 1);
+	turn_tools_load(&tools);
+	c.tools = &tools;
+	if (!turn_tools_answering(&tools))
+		turn_cli_read_instruction(&instr, &c, 1);
+	else if (c.message || c.file)
+		turn_cli_read_instruction(&instr, &c, 0);
 	rc = turn_cli_run(repo, APTIX_RUN_CONTINUE, NULL, &instr, &c);
+	turn_tools_release(&tools);
 	aptix_buf_release(&instr);
 	aptix_strlist_release(&c.files);
 	return rc;

@@ -318,6 +318,7 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	 * a continue leaves HEAD alone; a fork or rerun moves to its branch,
 	 * and so does a continue that creates its conversation (git switch -c)
 	 */
+	turn_tools_apply(&opts, c->tools);
 	opts.switch_head = kind != APTIX_RUN_CONTINUE ||
 		(c->create && c->conversation && !conv_exists(repo,
 							      c->conversation));
@@ -365,6 +366,8 @@ int turn_cli_run(struct aptix_repo *repo, aptix_run_kind kind,
 	turn_stream_end(&st, res, r);
 	if (c->json && !turn_stream_gone)
 		print_json(res, r, aptix_run_chunks(run));
+	else if (!r && res->awaiting && !turn_stream_gone)
+		turn_tools_print_calls(res, c->quiet);
 	turn_stream_warnings(res, c->quiet);
 	/* HEAD moved: say so, as git checkout -b does */
 	if (opts.switch_head && !c->quiet && strcmp(before, res->conversation))

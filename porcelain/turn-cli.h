@@ -11,6 +11,7 @@
 
 #include "parse-options.h"
 #include "turn-stream.h"
+#include "turn-tools.h"
 
 struct turn_cli {
 	const char *message;		/* -m */
@@ -26,6 +27,8 @@ struct turn_cli {
 	/* a context given whole (rerun --recorded-context): no gathering */
 	aptix_file_set *given_files;
 	aptix_chunk_set *given_chunks;
+	/* continue: tools sent, outputs answering calls (NULL: none) */
+	struct turn_tools *tools;
 };
 
 /* The run options every turn command takes. */

@@ -39,10 +39,11 @@
  * the user's instruction is durable before any network call and no write
  * transaction is held across one:
  *
- *   aptix_record_begin()   the instruction blob and a claim on the
- *                          conversation holding the pending turn (a crash
- *                          leaves what aptix_record_recover() needs to
- *                          record the turn as failed);
+ *   aptix_record_begin()   the instruction blob (and the tool results
+ *                          the turn sends, with their blobs) and a claim
+ *                          on the conversation holding the pending turn
+ *                          (a crash leaves what aptix_record_recover()
+ *                          needs to record the turn as failed);
  *   ... the network call, no transaction held ...
  *   aptix_record_commit()  with options.pending set to the claim: the
  *                          snapshot, and the claim released, in one write.

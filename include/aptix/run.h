@@ -58,12 +58,37 @@
 #include "repo.h"
 #include "workspace.h"
 #include "rag.h"
+#include "toolcall.h"
 
 typedef enum {
 	APTIX_RUN_CONTINUE = 0,	/**< child of the conversation's head */
 	APTIX_RUN_FORK,		/**< new conversation from a session */
 	APTIX_RUN_RERUN		/**< same instruction, sibling branch */
 } aptix_run_kind;
+
+/**
+ * The output of a tool call that the conversation's head asked for, as
+ * the caller ran it. Borrowed for the run.
+ */
+typedef struct {
+	const char *call_id;		/**< the call it answers */
+	/** exactly what is sent back to the model (UTF-8) */
+	const char *output;
+	size_t output_len;
+	const char *out, *err;		/**< stdout, stderr as run (NULL: not given) */
+	size_t out_len, err_len;
+	aptix_tool_status status;
+	int has_exit_code;
+	int64_t exit_code;
+	int64_t duration_ms;		/**< 0: unknown */
+	const char *cwd;		/**< NULL: unknown */
+	const char *const *argv;
+	size_t argc;
+	int truncated;			/**< output is cut from what ran */
+} aptix_run_tool_output;
+
+/** The most characters an output may have (the API's limit). */
+#define APTIX_TOOL_OUTPUT_MAX 10485760
 
 typedef struct {
 	unsigned version;
@@ -107,12 +132,32 @@ typedef struct {
 	 * for an expired chain (chat's /compact). Since version 4.
 	 */
 	int new_chain;
+	/**
+	 * The function tools the model may call: a JSON array of
+	 * {"type":"function","name",...} definitions, sent with this turn
+	 * and, since the API does not carry them over, with every later
+	 * one (a turn sends the tools its newest committed ancestor sent).
+	 * NULL: those. Since version 5.
+	 */
+	const char *tools;
+	int no_tools;			/**< send none (later turns neither) */
+	/**
+	 * continue: the outputs of the calls the conversation's head asked
+	 * for (an awaiting_tool_results snapshot), one for each; the
+	 * instruction may then be empty. Checked in begin, before anything
+	 * is stored: a pending call without an output, an output for no
+	 * pending call (or for a call answered already), an output over
+	 * APTIX_TOOL_OUTPUT_MAX characters or not UTF-8 are refused. A
+	 * credential in an output is redacted, with a warning.
+	 */
+	const aptix_run_tool_output *tool_outputs;
+	size_t ntool_outputs;
 } aptix_run_options;
 
-#define APTIX_RUN_OPTIONS_VERSION 4
+#define APTIX_RUN_OPTIONS_VERSION 5
 #define APTIX_RUN_OPTIONS_INIT { APTIX_RUN_OPTIONS_VERSION, \
 	APTIX_RUN_CONTINUE, NULL, 0, NULL, NULL, NULL, 0, 0, 1, NULL, \
-	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0, 0, 0 }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0, 0, 0, NULL, 0, NULL, 0 }
 
 /** What a run did: filled in as it goes; read with aptix_run_result(). */
 typedef struct {
@@ -129,6 +174,11 @@ typedef struct {
 	char *error_code;
 	char *error_message;
 	int64_t duration_ms;
+	/**
+	 * the response asked for tool calls (api.calls): the snapshot is
+	 * awaiting_tool_results, answered by a continue with their outputs
+	 */
+	int awaiting;
 } aptix_run_result;
 
 typedef struct aptix_run aptix_run;

@@ -632,9 +632,12 @@ static int queue_claim(aptix_record_result *out, aptix_txn *tx,
 		return APTIX_EINVALID;
 	}
 	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, conv);
+	rc->tx = tx;
 	if ((r = aptix_txn_write_object(&rc->t.instruction, tx,
 					APTIX_OBJ_BLOB, o->instruction.ptr,
 					o->instruction.len)) < 0 ||
+	    /* tool outputs given: durable with the instruction */
+	    (r = record_tool_objects(rc)) < 0 ||
 	    (r = running_record(&rec, &out->turn, &rc->t, o)) < 0 ||
 	    (r = aptix_txn__running_claim(tx, conv, rec.ptr)) < 0 ||
 	    /* the head this turn was planned on must still be the head */

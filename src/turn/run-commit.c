@@ -33,6 +33,9 @@ static void record_options(aptix_record_options *o, aptix_run *run)
 	o->lease_ms = run->lease_ms;
 	if (run->new_conv)
 		o->flags |= APTIX_RECORD_NEW_CONVERSATION;
+	/* the outputs are in the claim already: a crash keeps them */
+	o->tool_results = run->trecs;
+	o->ntool_results = run->ntool;
 }
 
 int aptix_run__claim(aptix_run *run)
@@ -214,6 +217,10 @@ int aptix_run__commit(aptix_run *run, int completed)
 			set_data(&o.response, &res->api.raw);
 		if (res->request.len)
 			set_data(&o.request, &res->request);
+	}
+	if (completed) {
+		o.tool_calls = res->api.calls;
+		o.ntool_calls = res->api.ncalls;
 	}
 	o.transport = run->o.no_stream ? "http" : "sse";
 	o.verb = run->o.kind == APTIX_RUN_FORK ? "fork" :

@@ -11,6 +11,7 @@
 #include "aptix/refs.h"
 #include "aptix/credscan.h"
 #include "index/chain.h"
+#include "aptix/record.h"
 
 struct aptix_run {
 	aptix_repo *repo;
@@ -59,6 +60,16 @@ struct aptix_run {
 	int fallback;			/* what finish fell back from (EFULL,
 					   EMISMATCH), 0: none */
 	char *full_why;			/* why the store was full */
+
+	/* tools (run-tools.c) */
+	char *tools_json;		/* the tools sent: a JSON array */
+	aptix_tool_call *pending_calls;	/* what the head asked for */
+	size_t npending;
+	aptix_buf *tbufs;		/* per output: output, stdout, stderr,
+					   redacted */
+	aptix_tool_result *tresults;	/* the results to record */
+	aptix_record_tool_result *trecs;
+	size_t ntool;
 };
 
 int aptix_run__add_warning(aptix_run *run, const char *fmt, ...)
@@ -87,6 +98,18 @@ int aptix__lease_start(struct aptix__lease **out, aptix_repo *repo,
 		       int64_t lease_ms);
 /* Stop renewing (waits for the thread). Accepts NULL. */
 void aptix__lease_stop(struct aptix__lease *l);
+
+/* run-tools.c */
+struct json_t;
+/*
+ * The tools to send, the calls the head awaits, the outputs given:
+ * checked, redacted, made into results (begin, before the claim).
+ */
+int aptix_run__plan_tools(aptix_run *run);
+/* "tools" of req; the calls (a new chain) and outputs into input. */
+int aptix_run__tool_input(aptix_run *run, struct json_t *req,
+			  struct json_t *input);
+void aptix_run__tools_release(aptix_run *run);
 
 /* run-commit.c */
 int aptix_run__claim(aptix_run *run);

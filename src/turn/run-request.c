@@ -610,8 +610,12 @@ int aptix_run__build_request(aptix_run *run)
 	r = aptix_context_render(&text, &run->files, &run->chunks);
 	if (!r && !run->previous && run->restart && run->has_parent)
 		r = rehydrate(input, run, text.len + run->instruction.len);
+	if (!r)
+		r = aptix_run__tool_input(run, req, input);
 	aptix_buf_put(&text, run->instruction.ptr, run->instruction.len);
-	add_text(input, "user", text.ptr, text.len);
+	/* tool outputs may go without a message */
+	if (text.len || !run->ntool)
+		add_text(input, "user", text.ptr, text.len);
 	json_object_set_new(req, "input", input);
 	if (!r)
 		r = set_temperature(req, cfg);

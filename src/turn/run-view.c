@@ -46,6 +46,31 @@ static json_t *lists(const aptix_run_result *res,
 	return a;
 }
 
+/* The calls the answer asks for (issue 24): call id, name, arguments. */
+static json_t *calls_json(const aptix_run_result *res)
+{
+	json_t *a = json_array(), *x;
+	size_t i;
+	int bad = !a;
+
+	for (i = 0; !bad && i < res->api.ncalls; i++) {
+		const aptix_tool_call *c = &res->api.calls[i];
+
+		bad = !(x = json_object()) ||
+			json_array_append_new(a, x) < 0 ||
+			aptix_view_set(x, "call_id", aptix_view_str(c->call_id)) ||
+			aptix_view_set(x, "name", aptix_view_str(c->name)) ||
+			aptix_view_set(x, "arguments",
+				       aptix_view_str(c->arguments)) ||
+			aptix_view_set(x, "item_id", aptix_view_str(c->item_id));
+	}
+	if (bad) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
 static json_t *error_code(const aptix_run_result *res, int rc)
 {
 	if (!rc)
@@ -65,6 +90,7 @@ json_t *aptix_view_run_result(const aptix_run_result *res,
 
 	/* each set takes its value, even after a failure */
 	bad |= aptix_view_set(o, "kind", json_string(rc ? "error" :
+						     res->awaiting ? "tool_calls" :
 						     "answer")) < 0;
 	bad |= aptix_view_set(o, "text", aptix_view_text(
 				      res->api.text.ptr,
@@ -76,8 +102,10 @@ json_t *aptix_view_run_result(const aptix_run_result *res,
 			      json_null()) < 0;
 	bad |= aptix_view_set(o, "status", json_string(
 				      !res->committed ? "not_committed" :
+				      res->awaiting ? "awaiting_tool_results" :
 				      res->completed ? "completed" :
 				      "failed")) < 0;
+	bad |= aptix_view_set(o, "tool_calls", calls_json(res)) < 0;
 	bad |= aptix_view_set(o, "session", res->committed ?
 			      aptix_view_id(&res->session) : NULL) < 0;
 	bad |= aptix_view_set(o, "turn", res->committed ?

@@ -328,7 +328,8 @@ static int check_instruction(aptix_run *run)
 
 	for (i = 0; i < in->len && strchr(" \t\r\n", in->ptr[i]); i++)
 		;
-	if (i == in->len) {
+	/* the outputs of tool calls may go alone */
+	if (i == in->len && !run->ntool) {
 		aptix_error_set(APTIX_ERROR_INVALID, "the instruction is "
 				"empty");
 		return APTIX_EINVALID;
@@ -460,9 +461,11 @@ int aptix_run_begin(aptix_run *run)
 	    (r = aptix_buf_set(&run->instruction, run->o.instruction,
 			       run->o.instruction_len)) < 0)
 		return r;
-	if ((r = check_instruction(run)) < 0 || (r = plan_chain(run)) < 0 ||
-	    (r = pending_turn(run)) < 0)
+	if ((r = plan_chain(run)) < 0 || (r = aptix_run__plan_tools(run)) < 0 ||
+	    (r = check_instruction(run)) < 0 || (r = pending_turn(run)) < 0) {
+		aptix_run__tools_release(run);
 		return r;
+	}
 	snprintf(run->res.conversation, sizeof(run->res.conversation), "%s",
 		 run->conv);
 	run->res.parent = run->parent;
@@ -848,6 +851,7 @@ int aptix_run_finish(aptix_run *run)
 	run->claimed = 0;
 	res->committed = 1;
 	res->completed = completed;
+	res->awaiting = completed && res->api.ncalls;
 	if (run->fallback == APTIX_EFULL)
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "%s", run->full_why ?
 				run->full_why : "the store is full");
@@ -881,6 +885,7 @@ void aptix_run_free(aptix_run *run)
 	aptix__chain_release(&run->chain);
 	aptix_buf_release(&run->instruction);
 	aptix_turn_release(&run->turn);
+	aptix_run__tools_release(run);
 	free(run->model);
 	free(run->previous);
 	free(run->expired_id);

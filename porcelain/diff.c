@@ -6,8 +6,8 @@
  * the active files (path and SHA-256), the retrieved chunks, the model,
  * the previous_response_id it continued, and whether the chain restarted
  * there. Files are matched by path (added, removed, changed when the
- * SHA-256 differs), chunks by chunk id (added, removed). The answers are
- * compared line by line, and with -p so are the contents of the files
+ * SHA-256 differs), chunks by chunk id (added, removed). The answers, and
+ * the tool calls and results (a line each), are compared line by line, and with -p so are the contents of the files
  * whose content the turns stored (a longest-common-subsequence diff
  * shown as unified hunks; too big a pair is shown whole, - then +).
  * With one session, its parent is the other side.
@@ -25,16 +25,17 @@
 #include "commands.h"
 #include "pager.h"
 #include "parse-options.h"
+#include "tool-view.h"
 
 static const char *const diff_usage[] = {
 	"aptix diff [--stat] [--json] [--no-pager] <session-a> <session-b>",
 	"aptix diff [-p] [--stat] [--json] [--no-pager] <session>",
 	"",
 	"Shows what changed in the context between two sessions: the",
-	"instructions, the answers, the active files (added, removed,",
-	"changed; with -p their stored contents line by line), the",
-	"retrieved chunks, the model, the previous response id and chain",
-	"restarts. With one session: against its parent.",
+	"instructions, the answers, the tool calls and results, the active",
+	"files (added, removed, changed; with -p their stored contents line",
+	"by line), the retrieved chunks, the model, the previous response id",
+	"and chain restarts. With one session: against its parent.",
 	NULL
 };
 
@@ -45,6 +46,8 @@ struct side {
 	aptix_turn t;
 	aptix_buf instruction, answer;
 	int has_answer;
+	aptix_buf tools;		/* its tool calls and results, a line
+					   each (tool_view_lines()) */
 	/* sorted views of the turn's files and chunks */
 	const aptix_file_ref **files;
 	size_t nfiles;
@@ -117,6 +120,13 @@ static void load_side(struct side *sd, aptix_repo *repo, const char *name)
 		view_read_blob(&sd->answer, repo, &sd->t.answer);
 		sd->has_answer = 1;
 	}
+	if (sd->t.ntool_calls || sd->t.ntool_results) {
+		struct tool_view tv;
+
+		tool_view_load(&tv, repo, &sd->t);
+		tool_view_lines(&sd->tools, &tv);
+		tool_view_release(&tv);
+	}
 
 	sd->files = xcalloc(sd->t.nfiles, sizeof(*sd->files));
 	for (i = 0; i < sd->t.nfiles; i++)
@@ -136,6 +146,7 @@ static void release_side(struct side *sd)
 	free(sd->chunks);
 	aptix_buf_release(&sd->instruction);
 	aptix_buf_release(&sd->answer);
+	aptix_buf_release(&sd->tools);
 	aptix_turn_release(&sd->t);
 	aptix_session_release(&sd->s);
 }
@@ -549,6 +560,23 @@ static void print_answers(const struct diff *d, int stat,
 		      d->b.answer.ptr, d->b.answer.len, co);
 }
 
+/* The tool calls each turn asked for and the results it sent. */
+static void print_tools(const struct diff *d, int stat,
+			const struct colors *co)
+{
+	const aptix_buf *a = &d->a.tools, *b = &d->b.tools;
+
+	if (!a->len && !b->len)
+		return;
+	if (a->len == b->len && !memcmp(a->ptr, b->ptr, a->len)) {
+		printf("Tool calls: same\n");
+		return;
+	}
+	printf("Tool calls:%s\n", stat ? " changed" : "");
+	if (!stat)
+		put_line_diff("  ", a->ptr, a->len, b->ptr, b->len, co);
+}
+
 /* -p: a file's stored content, or why there is none. */
 static int file_content(aptix_buf *out, aptix_repo *repo,
 			const aptix_file_ref *f)
@@ -604,6 +632,7 @@ static void print_text(const struct diff *d, int stat, int patch)
 			     d->b.instruction.len);
 	}
 	print_answers(d, stat, &co);
+	print_tools(d, stat, &co);
 	print_pair("Model", d->a.t.model, d->b.t.model, &co);
 	print_pair("Previous response id", d->a.t.previous_response_id,
 		   d->b.t.previous_response_id, &co);
@@ -691,6 +720,9 @@ static void print_json(const struct diff *d)
 				      d->a.answer.len) : json_null(),
 			      d->b.has_answer ? view_json_text(d->b.answer.ptr,
 				      d->b.answer.len) : json_null()));
+	view_json_set(o, "tool_calls", pair_json(
+			      view_json_text(d->a.tools.ptr, d->a.tools.len),
+			      view_json_text(d->b.tools.ptr, d->b.tools.len)));
 	view_json_set(o, "model", pair_json(view_json_str(d->a.t.model),
 					    view_json_str(d->b.t.model)));
 	view_json_set(o, "previous_response_id", pair_json(

@@ -31,6 +31,7 @@
 #include "graph.h"
 #include "pager.h"
 #include "parse-options.h"
+#include "tool-view.h"
 #include "view.h"
 
 static const char *const log_usage[] = {
@@ -114,6 +115,9 @@ struct log {
 	uint32_t text_k;		/* whose texts instr/answer hold */
 	aptix_buf instr, answer;
 	int has_answer;
+	aptix_buf tools;		/* its tool calls' names, arguments
+					   and outputs, one a line */
+	int tools_mark;			/* --tools */
 
 	struct graph g;
 	char *ob;			/* output, written in big chunks */
@@ -164,6 +168,14 @@ static void set_shown(struct log *lg, uint32_t k)
 
 /* --- Queries -------------------------------------------------------------- */
 
+static int add_tool_text(const char *text, size_t len, void *payload)
+{
+	aptix_buf *b = payload;
+
+	aptix_buf_put(b, text, len);
+	return aptix_buf_putc(b, '\n') < 0 ? -1 : 0;
+}
+
 /*
  * The instruction and the answer of a session: read from the objects,
  * so only -S, --grep, -p, %I and %A pay for them.
@@ -183,6 +195,14 @@ static void load_texts(struct log *lg, uint32_t k)
 	if (!aptix_oid_is_zero(&t.answer)) {
 		view_read_blob(&lg->answer, lg->repo, &t.answer);
 		lg->has_answer = 1;
+	}
+	aptix_buf_clear(&lg->tools);
+	if (t.ntool_calls || t.ntool_results) {
+		struct tool_view tv;
+
+		tool_view_load(&tv, lg->repo, &t);
+		tool_view_foreach_text(&tv, add_tool_text, &lg->tools);
+		tool_view_release(&tv);
 	}
 	aptix_turn_release(&t);
 	lg->text_k = k;
@@ -268,11 +288,14 @@ static int wanted(struct log *lg, uint32_t k)
 	if (!lg->pickaxe && !lg->ngreps)
 		return 1;
 	load_texts(lg, k);
+	/* the tool calls' arguments and outputs are searched too */
 	if (lg->pickaxe && !holds(lg, &lg->instr, lg->pickaxe) &&
-	    !(lg->has_answer && holds(lg, &lg->answer, lg->pickaxe)))
+	    !(lg->has_answer && holds(lg, &lg->answer, lg->pickaxe)) &&
+	    !holds(lg, &lg->tools, lg->pickaxe))
 		return 0;
 	if (lg->ngreps && !greps_match(lg, &lg->instr) &&
-	    !(lg->has_answer && greps_match(lg, &lg->answer)))
+	    !(lg->has_answer && greps_match(lg, &lg->answer)) &&
+	    !(lg->tools.len && greps_match(lg, &lg->tools)))
 		return 0;
 	return 1;
 }
@@ -563,6 +586,29 @@ static void out_failed_mark(struct log *lg)
 	color(lg, C_RESET);
 }
 
+/* --tools: "[2 tool calls] " and "[1 tool result] " when it has them. */
+static void out_tools_mark(struct log *lg, uint32_t k)
+{
+	aptix_oid turn = rec(lg, k)->turn;
+	char mark[64];
+	aptix_turn t;
+
+	if (!lg->tools_mark)
+		return;
+	view_load_turn(&t, lg->repo, &turn);
+	if (t.ntool_results) {
+		snprintf(mark, sizeof(mark), "[%zu tool result%s] ",
+			 t.ntool_results, t.ntool_results == 1 ? "" : "s");
+		outs(lg, mark);
+	}
+	if (t.ntool_calls) {
+		snprintf(mark, sizeof(mark), "[%zu tool call%s] ",
+			 t.ntool_calls, t.ntool_calls == 1 ? "" : "s");
+		outs(lg, mark);
+	}
+	aptix_turn_release(&t);
+}
+
 static void show_medium(struct log *lg, uint32_t k, int full)
 {
 	const aptix_revwalk_entry *r = rec(lg, k);
@@ -577,6 +623,10 @@ static void show_medium(struct log *lg, uint32_t k, int full)
 	if (is_failed(r)) {
 		OUTL(lg, " ");
 		out_failed_mark(lg);
+	}
+	if (lg->tools_mark) {
+		OUTL(lg, " ");
+		out_tools_mark(lg, k);
 	}
 	nl(lg);
 	if (lg->reflog_msg) {
@@ -621,6 +671,7 @@ static void show_oneline(struct log *lg, uint32_t k)
 		out_failed_mark(lg);
 		OUTL(lg, " ");
 	}
+	out_tools_mark(lg, k);
 	if (lg->reflog_msg) {	/* as git log -g --oneline */
 		out_reflog_selector(lg);
 		OUTL(lg, ": ");
@@ -1449,6 +1500,7 @@ static void log_release(struct log *lg)
 	free(lg->paths);
 	aptix_buf_release(&lg->instr);
 	aptix_buf_release(&lg->answer);
+	aptix_buf_release(&lg->tools);
 	aptix_revwalk_free(lg->walk);
 	free(lg->shown);
 	free(lg->order);
@@ -1549,9 +1601,12 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 			 "ref's reflog (HEAD's by default), newest first"),
 		OPT_GROUP("Queries"),
 		OPT_STRING('S', NULL, &lg.pickaxe, "text", "sessions whose "
-			   "instruction or answer holds <text>"),
+			   "instruction, answer or tool calls hold <text>"),
 		OPT_STRING_LIST(0, "grep", &greps, "pattern", "sessions whose "
-				"instruction or answer matches (POSIX)"),
+				"instruction, answer or tool calls match "
+				"(POSIX)"),
+		OPT_BOOL(0, "tools", &lg.tools_mark, "mark the sessions with "
+			 "tool calls or results"),
 		OPT_BOOL('i', "regexp-ignore-case", &lg.ignore_case, "-S and "
 			 "--grep ignore case"),
 		OPT_BOOL('E', "extended-regexp", &extended, "--grep patterns "

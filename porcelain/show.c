@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "pager.h"
 #include "parse-options.h"
+#include "tool-view.h"
 
 static const char *const show_usage[] = {
 	"aptix show [-s | --stat] [--json] [--raw] [--date=<format>] "
@@ -50,6 +51,7 @@ struct show {
 	int raw;
 	int no_patch, stat;		/* -s, --stat: no answer, files... */
 	int64_t now;
+	struct tool_view tv;		/* the calls asked, results sent */
 };
 
 static void label(const char *name)
@@ -320,7 +322,10 @@ static void print_text(struct show *sh)
 		print_list("Warnings", t->warnings, t->nwarnings, VIEW_YELLOW);
 		return;
 	}
-	if (sh->has_answer) {
+	if (sh->s.status == APTIX_SESSION_AWAITING_TOOL_RESULTS &&
+	    !sh->answer.len) {
+		printf("\nNo answer: the model asks for tool calls.\n");
+	} else if (sh->has_answer) {
 		printf("\nAnswer:\n");
 		view_put_indented(stdout, "    ", sh->answer.ptr,
 				  sh->answer.len);
@@ -329,6 +334,7 @@ static void print_text(struct show *sh)
 		       aptix_turn_status_name(t->status));
 	}
 
+	tool_view_print(stdout, &sh->tv);
 	if (t->nchunks)
 		printf("\nSources:\n");
 	for (i = 0; i < t->nchunks; i++) {
@@ -387,6 +393,7 @@ static void load_show(struct show *sh)
 		sh->has_title = 1;
 	}
 	view_read_blob(&sh->instruction, sh->repo, &sh->t.instruction);
+	tool_view_load(&sh->tv, sh->repo, &sh->t);
 	if (!aptix_oid_is_zero(&sh->t.answer)) {
 		view_read_blob(&sh->answer, sh->repo, &sh->t.answer);
 		sh->has_answer = 1;
@@ -395,6 +402,7 @@ static void load_show(struct show *sh)
 
 static void release_show(struct show *sh)
 {
+	tool_view_release(&sh->tv);
 	aptix_buf_release(&sh->instruction);
 	aptix_buf_release(&sh->answer);
 	aptix_turn_release(&sh->t);

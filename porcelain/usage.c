@@ -41,6 +41,9 @@ static const char *const usage_usage[] = {
 struct sum {
 	int64_t input, cached, output, reasoning, total;
 	uint32_t turns;
+	/* the tool calls asked for, and the requests that sent results:
+	   each one a request of its own, with its tokens */
+	uint32_t tool_calls, tool_requests;
 	double cost;
 	int unknown;		/* a turn of unknown cost is part of it */
 };
@@ -53,6 +56,8 @@ struct turn_row {
 	aptix_usage u;
 	double cost;
 	int known, from_config;
+	uint32_t tool_calls;
+	int sends_results;		/* a request answering tool calls */
 };
 
 struct conv_row {
@@ -256,6 +261,8 @@ static void note_unknown(struct usage *us, const char *model)
 static void add(struct sum *s, const struct turn_row *t)
 {
 	s->turns++;
+	s->tool_calls += t->tool_calls;
+	s->tool_requests += t->sends_results;
 	s->input += t->u.input_tokens;
 	s->cached += t->u.cached_tokens;
 	s->output += t->u.output_tokens;
@@ -286,6 +293,8 @@ static void read_turns(struct usage *us)
 			die("out of memory");
 		view_load_turn(&turn, us->repo, &t->turn);
 		t->u = turn.usage;
+		t->tool_calls = (uint32_t)turn.ntool_calls;
+		t->sends_results = turn.ntool_results > 0;
 		t->model = strdup(turn.model ? turn.model : "");
 		aptix_turn_release(&turn);
 		if (!t->model)
@@ -398,6 +407,13 @@ static void print_text(struct usage *us, int per_turn)
 	}
 	printf("%-*s %6u ", w, "total", (unsigned)us->total.turns);
 	print_counts(&us->total, NULL);
+	if (us->total.tool_calls || us->total.tool_requests)
+		printf("\n%u tool call%s; %u request%s sent tool results (their "
+		       "tokens are in the totals)\n",
+		       (unsigned)us->total.tool_calls,
+		       us->total.tool_calls == 1 ? "" : "s",
+		       (unsigned)us->total.tool_requests,
+		       us->total.tool_requests == 1 ? "" : "s");
 }
 
 /* --- JSON ----------------------------------------------------------------- */
@@ -410,6 +426,9 @@ static json_t *cost_json(double cost, int known)
 static void sum_json(json_t *o, const struct sum *s)
 {
 	view_json_set(o, "turns", view_json_int(s->turns));
+	view_json_set(o, "tool_calls", view_json_int(s->tool_calls));
+	view_json_set(o, "tool_result_requests",
+		      view_json_int(s->tool_requests));
 	view_json_set(o, "input_tokens", view_json_int(s->input));
 	view_json_set(o, "cached_tokens", view_json_int(s->cached));
 	view_json_set(o, "output_tokens", view_json_int(s->output));

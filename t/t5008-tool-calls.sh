@@ -152,6 +152,65 @@ test_expect_success 'the result is an object: exit code, output, its call' '
 	! grep -v "^dangling" fsck
 '
 
+test_expect_success 'show: the call asked, then the result sent' '
+	aptix show $s1 >show1 &&
+	grep "^No answer: the model asks for tool calls.$" show1 &&
+	grep -A1 "^Tool calls:$" show1 >calls &&
+	grep "^    call_one  shell  {\"cmd\": \"ls\"}$" calls &&
+	aptix show $s2 >show2 &&
+	grep -A3 "^Tool results:$" show2 >results &&
+	grep "^    call_one  shell  ok, exit 0, output 8 bytes$" results &&
+	grep "^        | a.c$" results &&
+	grep "^        | b.c$" results
+'
+
+test_expect_success 'show --json: tool_calls and tool_results' '
+	aptix show --json $s1 >s1.json &&
+	test "$(json_field .status <s1.json)" = awaiting_tool_results &&
+	test "$(json_field .tool_calls[0].call_id <s1.json)" = call_one &&
+	test "$(json_field .tool_calls[0].id <s1.json)" = $call &&
+	test "$(json_field .tool_results <s1.json)" = "[]" &&
+	aptix show --json $s2 >s2.json &&
+	test "$(json_field .tool_results[0].exit_code <s2.json)" = 0 &&
+	test "$(json_field .tool_results[0].name <s2.json)" = shell &&
+	test "$(json_field .tool_results[0].output_bytes <s2.json)" = 8 &&
+	test "$(json_field .tool_results[0].truncated <s2.json)" = false &&
+	test "$(json_field .tool_results[0].output <s2.json)" = "$(cat ls.out)"
+'
+
+test_expect_success 'log --tools marks the turns; -S and --grep search calls' '
+	aptix log --oneline --tools >log &&
+	grep "^$(printf %.12s $s1) \[1 tool call\] list the files$" log &&
+	grep "^$(printf %.12s $s2) (HEAD -> [^)]*) \[1 tool result\] $" log &&
+	aptix log --oneline -S "\"ls\"" >found &&
+	test_line_count = 1 found &&
+	grep "^$(printf %.12s $s1) " found &&
+	aptix log --oneline -S b.c >found &&
+	test_line_count = 1 found &&
+	grep "^$(printf %.12s $s2) " found &&
+	aptix log --oneline --grep "^b\.c$" >found &&
+	test_line_count = 1 found &&
+	aptix log --oneline -S "not anywhere" >found &&
+	test_must_be_empty found
+'
+
+test_expect_success 'diff includes the calls' '
+	aptix diff $s1 $s2 >diff &&
+	grep "^Tool calls:$" diff &&
+	grep "^  -tool call call_one shell {\"cmd\": \"ls\"}$" diff &&
+	grep "^  +tool result call_one ok, exit 0, output 8 bytes$" diff &&
+	aptix diff --json $s1 $s2 >diff.json &&
+	json_field .tool_calls.b <diff.json | grep "^tool result call_one"
+'
+
+test_expect_success 'usage counts the calls and the requests that answered' '
+	aptix usage --json >usage.json &&
+	test "$(json_field .total.tool_calls <usage.json)" = 1 &&
+	test "$(json_field .total.tool_result_requests <usage.json)" = 1 &&
+	aptix usage >usage &&
+	grep "^1 tool call; 1 request sent tool results" usage
+'
+
 test_expect_success 'refused: a call answered already' '
 	store_state before &&
 	test_must_fail aptix continue --tool-output call_one=ls.out 2>err &&

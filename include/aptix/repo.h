@@ -9,6 +9,7 @@
 #include "process.h"
 #include "odb.h"
 #include "object.h"
+#include "toolcall.h"
 #include "sys/store_backend.h"
 #include "sys/backend.h"
 
@@ -244,6 +245,13 @@ APTIX_EXTERN(int) aptix_turn_lookup(aptix_turn *out, aptix_repo *repo,
 /** The content of a blob, replacing what out held. */
 APTIX_EXTERN(int) aptix_blob_lookup(aptix_buf *out, aptix_repo *repo,
 				    const aptix_oid *id);
+/** A tool call, a tool result (aptix/toolcall.h); release them after. */
+APTIX_EXTERN(int) aptix_tool_call_lookup(aptix_tool_call *out,
+					 aptix_repo *repo,
+					 const aptix_oid *id);
+APTIX_EXTERN(int) aptix_tool_result_lookup(aptix_tool_result *out,
+					   aptix_repo *repo,
+					   const aptix_oid *id);
 
 /*
  * Write transactions: everything a command changes (objects, index

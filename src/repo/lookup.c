@@ -6,6 +6,7 @@
 #include "util/common.h"
 #include "object/object.h"
 #include "repo/repo.h"
+#include "aptix/toolcall.h"
 
 static int read_typed(aptix_buf *out, aptix_repo *repo, const aptix_oid *id,
 		      aptix_otype want)
@@ -51,4 +52,30 @@ int aptix_turn_lookup(aptix_turn *out, aptix_repo *repo, const aptix_oid *id)
 int aptix_blob_lookup(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
 	return read_typed(out, repo, id, APTIX_OBJ_BLOB);
+}
+
+int aptix_tool_call_lookup(aptix_tool_call *out, aptix_repo *repo,
+			   const aptix_oid *id)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+	int r = read_typed(&data, repo, id, APTIX_OBJ_TOOL_CALL);
+
+	aptix_tool_call_init(out);
+	if (r == 0)
+		r = aptix_tool_call_parse(out, data.ptr, data.len);
+	aptix_buf_release(&data);
+	return r;
+}
+
+int aptix_tool_result_lookup(aptix_tool_result *out, aptix_repo *repo,
+			     const aptix_oid *id)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+	int r = read_typed(&data, repo, id, APTIX_OBJ_TOOL_RESULT);
+
+	aptix_tool_result_init(out);
+	if (r == 0)
+		r = aptix_tool_result_parse(out, data.ptr, data.len);
+	aptix_buf_release(&data);
+	return r;
 }

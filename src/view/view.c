@@ -9,6 +9,7 @@
  */
 #include "util/common.h"
 #include "aptix/view.h"
+#include "view/view-tools.h"
 #include "aptix/purge.h"
 
 struct vb {
@@ -357,10 +358,10 @@ static json_t *turn_json(struct turn_view *tv, const aptix_oid *sid)
 	put(b, o, "errors", strings(b, t->errors, t->nerrors));
 	put(b, o, "source_count", json_integer((json_int_t)t->nchunks));
 	put(b, o, "file_count", json_integer((json_int_t)t->nfiles));
-	/*
-	 * tool_calls (issue 24) go here: an array in both views, each
-	 * call's fields snake_case as the rest (Documentation/json.md).
-	 */
+	/* issue 24: the calls asked for, the results sent */
+	put(b, o, "tool_calls", aptix__view_tool_calls(tv->repo, t));
+	put(b, o, "tool_results", aptix__view_tool_results(tv->repo, t,
+							   full));
 	if (full)
 		turn_full(tv, o);
 	return o;

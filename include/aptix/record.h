@@ -157,7 +157,11 @@ typedef struct {
 	/** the calls the turn's response asked for, in their order */
 	const aptix_tool_call *tool_calls;
 	size_t ntool_calls;
-	/** the results the turn's request sent back */
+	/**
+	 * the results the turn's request sent back; with options.pending,
+	 * the same as aptix_record_begin() was given (the claim stored
+	 * them: commit names them without writing them again)
+	 */
 	const aptix_record_tool_result *tool_results;
 	size_t ntool_results;
 } aptix_record_options;

@@ -287,6 +287,8 @@ static int record_instruction(struct rec *rc)
 static int record_tool_objects(struct rec *rc)
 {
 	const aptix_record_options *o = rc->o;
+	/* the claim (begin) wrote the results: commit only names them */
+	int stored = o->pending != NULL;
 	aptix_session ps;
 	aptix_turn pt;
 	int r;
@@ -296,13 +298,14 @@ static int record_tool_objects(struct rec *rc)
 	if (!o->parent || !o->ntool_results ||
 	    (rc->prev && !aptix_oid_cmp(&rc->prev->session, o->parent)))
 		return aptix__record_tools(&rc->t, rc->tx, o, o->parent &&
-					   rc->prev ? &rc->prev->turn : NULL);
+					   rc->prev ? &rc->prev->turn : NULL,
+					   stored);
 	aptix_turn_init(&pt);
 	if ((r = aptix_session_lookup(&ps, rc->repo, o->parent)) == 0)
 		r = aptix_turn_lookup(&pt, rc->repo, &ps.turn);
 	aptix_session_release(&ps);
 	if (r == 0)
-		r = aptix__record_tools(&rc->t, rc->tx, o, &pt);
+		r = aptix__record_tools(&rc->t, rc->tx, o, &pt, stored);
 	aptix_turn_release(&pt);
 	return r;
 }

@@ -27,11 +27,12 @@ int aptix_record__queue(aptix_record_result *out, aptix_txn *tx,
 /*
  * The tool calls and results of o as objects (tools.c), their ids put in
  * t's lists; parent: the parent's turn, whose calls the results may
- * answer (NULL: none known).
+ * answer (NULL: none known); results_stored: the claim of this turn
+ * stored the results already (they are only named).
  */
 int aptix__record_tools(aptix_turn *t, aptix_txn *tx,
 			const aptix_record_options *o,
-			const aptix_turn *parent);
+			const aptix_turn *parent, int results_stored);
 /* Whether o's turn asks for calls that none of its results answers. */
 int aptix__record_awaits(const aptix_record_options *o);
 

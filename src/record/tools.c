@@ -21,9 +21,10 @@ static int write_call(aptix_oid *id, aptix_txn *tx, const aptix_tool_call *c)
 	aptix_buf b = APTIX_BUF_INIT;
 	int r = aptix_tool_call_serialize(&b, c);
 
+	/* built by the serializer: not parsed again to be validated */
 	if (!r)
-		r = aptix_txn_write_object(id, tx, APTIX_OBJ_TOOL_CALL, b.ptr,
-					   b.len);
+		r = aptix_txn__write_built(id, tx, APTIX_OBJ_TOOL_CALL, b.ptr,
+					   b.len, NULL, NULL);
 	aptix_buf_release(&b);
 	return r;
 }
@@ -40,58 +41,81 @@ static const aptix_oid *find_call(const aptix_tool_call *calls,
 	return NULL;
 }
 
-/* The call object of call_id among the parent turn's calls, or none. */
-static int parent_call(aptix_oid *out, aptix_txn *tx,
-		       const aptix_turn *parent, const char *call_id)
+/*
+ * The calls of the parent's turn, read once (entries a damaged or
+ * missing object left NULL); *out has parent->ntool_calls entries.
+ */
+static int parent_calls(aptix_tool_call **out, aptix_txn *tx,
+			const aptix_turn *parent)
 {
 	aptix_buf b = APTIX_BUF_INIT;
-	aptix_tool_call c;
 	aptix_otype type;
-	size_t i;
-	int r = 0, found = 0;
+	size_t i, n = parent ? parent->ntool_calls : 0;
+	int r = 0;
 
-	for (i = 0; parent && !found && i < parent->ntool_calls; i++) {
+	*out = NULL;
+	if (!n)
+		return 0;
+	if (!(*out = aptix__calloc(n, sizeof(**out))))
+		return APTIX_ERROR;
+	for (i = 0; i < n; i++) {
 		aptix_buf_clear(&b);
+		aptix_tool_call_init(&(*out)[i]);
 		if ((r = aptix_txn_read_object(&b, &type, tx,
 					       &parent->tool_calls[i])) < 0)
 			break;
 		if (type != APTIX_OBJ_TOOL_CALL ||
-		    aptix_tool_call_parse(&c, b.ptr, b.len) < 0) {
+		    aptix_tool_call_parse(&(*out)[i], b.ptr, b.len) < 0)
 			aptix_error_clear();
-			continue;
-		}
-		found = !strcmp(c.call_id, call_id);
-		if (found)
-			*out = parent->tool_calls[i];
-		aptix_tool_call_release(&c);
 	}
 	aptix_buf_release(&b);
 	return r;
 }
 
-static int write_result_blobs(aptix_tool_result *res, aptix_txn *tx,
-			      const aptix_record_tool_result *g)
+/*
+ * An object of a result: written, or (stored: the claim of the same turn
+ * wrote it already) only named.
+ */
+static int put(aptix_oid *id, aptix_txn *tx, int stored, aptix_otype type,
+	       const aptix_record_data *d, const aptix_oid *like)
 {
+	if (stored)
+		return aptix_object_hash(id, type, d->ptr, d->len);
+	if (like)
+		return aptix_txn_write_object_like(id, tx, type, d->ptr,
+						   d->len, like);
+	return aptix_txn_write_object(id, tx, type, d->ptr, d->len);
+}
+
+static int write_result_blobs(aptix_tool_result *res, aptix_txn *tx,
+			      const aptix_record_tool_result *g, int stored)
+{
+	int same = given(&g->out) && given(&g->output) &&
+		g->out.len == g->output.len &&
+		!memcmp(g->out.ptr, g->output.ptr, g->out.len);
 	int r;
 
 	if (given(&g->out)) {
-		if ((r = aptix_txn_write_object(&res->out, tx, APTIX_OBJ_BLOB,
-						g->out.ptr, g->out.len)) < 0)
+		if ((r = put(&res->out, tx, stored, APTIX_OBJ_BLOB, &g->out,
+			     NULL)) < 0)
 			return r;
 		if (!res->out_bytes)
 			res->out_bytes = (int64_t)g->out.len;
 	}
 	if (given(&g->err)) {
-		if ((r = aptix_txn_write_object(&res->err, tx, APTIX_OBJ_BLOB,
-						g->err.ptr, g->err.len)) < 0)
+		if ((r = put(&res->err, tx, stored, APTIX_OBJ_BLOB, &g->err,
+			     NULL)) < 0)
 			return r;
 		if (!res->err_bytes)
 			res->err_bytes = (int64_t)g->err.len;
 	}
 	if (given(&g->output)) {
-		if ((r = aptix_txn_write_object_like(&res->output, tx,
-				APTIX_OBJ_BLOB, g->output.ptr, g->output.len,
-				given(&g->out) ? &res->out : NULL)) < 0)
+		/* sent as it ran: one blob, stored once */
+		if (same)
+			res->output = res->out;
+		else if ((r = put(&res->output, tx, stored, APTIX_OBJ_BLOB,
+				  &g->output, given(&g->out) ? &res->out :
+				  NULL)) < 0)
 			return r;
 		if (!res->output_bytes)
 			res->output_bytes = (int64_t)g->output.len;
@@ -102,8 +126,9 @@ static int write_result_blobs(aptix_tool_result *res, aptix_txn *tx,
 /* One result: its blobs, its call, the object (a shallow copy). */
 static int write_result(aptix_oid *id, aptix_txn *tx,
 			const aptix_record_tool_result *g,
-			const aptix_oid *call)
+			const aptix_oid *call, int stored)
 {
+	aptix_record_data d;
 	aptix_tool_result res = *g->result;
 	aptix_buf b = APTIX_BUF_INIT;
 	int r;
@@ -115,23 +140,63 @@ static int write_result(aptix_oid *id, aptix_txn *tx,
 	}
 	if (call && aptix_oid_is_zero(&res.call))
 		res.call = *call;
-	if ((r = write_result_blobs(&res, tx, g)) < 0 ||
+	if ((r = write_result_blobs(&res, tx, g, stored)) < 0 ||
 	    (r = aptix_tool_result_serialize(&b, &res)) < 0)
 		goto done;
-	r = aptix_txn_write_object(id, tx, APTIX_OBJ_TOOL_RESULT, b.ptr,
-				   b.len);
+	d.ptr = b.ptr;
+	d.len = b.len;
+	r = stored ? put(id, tx, 1, APTIX_OBJ_TOOL_RESULT, &d, NULL) :
+		aptix_txn__write_built(id, tx, APTIX_OBJ_TOOL_RESULT, b.ptr,
+				       b.len, NULL, NULL);
 done:
 	aptix_buf_release(&b);
 	return r;
 }
 
+/* The results, each linked to its call: this turn's, else the parent's. */
+static int write_results(aptix_turn *t, aptix_txn *tx,
+			 const aptix_record_options *o,
+			 const aptix_tool_call *pcalls, const aptix_turn *parent,
+			 int stored)
+{
+	size_t i, nc = o->tool_calls ? o->ntool_calls : 0;
+	size_t np = parent ? parent->ntool_calls : 0;
+	int r;
+
+	for (i = 0; i < o->ntool_results; i++, t->ntool_results++) {
+		const aptix_record_tool_result *g = &o->tool_results[i];
+		const aptix_oid *call = NULL;
+		const char *id;
+
+		if (!g->result) {
+			aptix_error_set(APTIX_ERROR_INVALID, "tool result %zu "
+					"is not given", i + 1);
+			return APTIX_EINVALID;
+		}
+		if ((id = g->result->call_id) &&
+		    !(call = find_call(o->tool_calls, t->tool_calls, nc, id)) &&
+		    pcalls) {
+			size_t j;
+
+			for (j = 0; !call && j < np; j++)
+				if (pcalls[j].call_id &&
+				    !strcmp(pcalls[j].call_id, id))
+					call = &parent->tool_calls[j];
+		}
+		if ((r = write_result(&t->tool_results[i], tx, g, call,
+				      stored)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 int aptix__record_tools(aptix_turn *t, aptix_txn *tx,
 			const aptix_record_options *o,
-			const aptix_turn *parent)
+			const aptix_turn *parent, int results_stored)
 {
+	aptix_tool_call *pcalls = NULL;
 	size_t i, nc, nr;
-	aptix_oid found;
-	int r;
+	int r = 0;
 
 	if (o->version < 2 || (!o->ntool_calls && !o->ntool_results))
 		return 0;
@@ -148,28 +213,13 @@ int aptix__record_tools(aptix_turn *t, aptix_txn *tx,
 		if ((r = write_call(&t->tool_calls[i], tx,
 				    &o->tool_calls[i])) < 0)
 			return r;
-	for (i = 0; i < nr; i++, t->ntool_results++) {
-		const aptix_record_tool_result *g = &o->tool_results[i];
-		const aptix_oid *call = NULL;
-
-		if (!g->result) {
-			aptix_error_set(APTIX_ERROR_INVALID, "tool result %zu "
-					"is not given", i + 1);
-			return APTIX_EINVALID;
-		}
-		if (g->result->call_id &&
-		    !(call = find_call(o->tool_calls, t->tool_calls, nc,
-				       g->result->call_id))) {
-			memset(&found, 0, sizeof(found));
-			if ((r = parent_call(&found, tx, parent,
-					     g->result->call_id)) < 0)
-				return r;
-			call = aptix_oid_is_zero(&found) ? NULL : &found;
-		}
-		if ((r = write_result(&t->tool_results[i], tx, g, call)) < 0)
-			return r;
-	}
-	return 0;
+	if (!nr)
+		return 0;
+	if ((r = parent_calls(&pcalls, tx, parent)) == 0)
+		r = write_results(t, tx, o, pcalls, parent, results_stored);
+	aptix_tool_calls_free(pcalls, parent && pcalls ?
+			      parent->ntool_calls : 0);
+	return r;
 }
 
 int aptix__record_awaits(const aptix_record_options *o)

@@ -346,10 +346,17 @@ static int take_output(aptix_run *run, size_t k,
 		return APTIX_EINVALID;
 	}
 	if ((r = redacted(&run->tbufs[3 * k], run, to->call_id, "output",
-			  to->output, to->output_len)) < 0 ||
-	    (to->out && (r = redacted(&run->tbufs[3 * k + 1], run,
-				      to->call_id, "stdout", to->out,
-				      to->out_len)) < 0) ||
+			  to->output, to->output_len)) < 0)
+		return r;
+	/* sent as it ran: scanned once */
+	if (to->out && to->out_len == to->output_len &&
+	    !memcmp(to->out, to->output, to->out_len))
+		r = aptix_buf_set(&run->tbufs[3 * k + 1], run->tbufs[3 * k].ptr,
+				  run->tbufs[3 * k].len);
+	else if (to->out)
+		r = redacted(&run->tbufs[3 * k + 1], run, to->call_id,
+			     "stdout", to->out, to->out_len);
+	if (r < 0 ||
 	    (to->err && (r = redacted(&run->tbufs[3 * k + 2], run,
 				      to->call_id, "stderr", to->err,
 				      to->err_len)) < 0))

@@ -214,6 +214,9 @@ APTIX="$APTIX" sh "$PERF_DIR/fixed.sh"
 echo
 echo "import throughput, store size and memory (t/perf/import.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/import.sh"
+echo
+echo "a turn with 10 tool results against one without; a call's bytes against Codex's (t/perf/tools.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/tools.sh"
 if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then
 	echo
 	echo "status and sessions against the store's size, status against git status (t/perf/status.sh)"

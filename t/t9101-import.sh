@@ -22,6 +22,14 @@ instore () {
 	APTIX_DIR="$TRASH_DIRECTORY/$d/.aptix" "$@"
 }
 
+# tool_result <session>: the first tool result of its turn, pretty-printed
+tool_result () {
+	local turn res
+	turn=$(aptix log --format=%T -n 1 "$1") &&
+	res=$(aptix cat-object -p "$turn" | sed -n "s/^tool result  *//p" | head -n 1) &&
+	aptix cat-object -p "$res"
+}
+
 count_objects () {
 	aptix cat-object --batch-check --batch-all-objects | wc -l
 }
@@ -74,6 +82,16 @@ test_expect_success 'codex: the fork shares the parent snapshots up to its fork 
 test_expect_success 'codex: usage is per turn (the counters are cumulative)' '
 	aptix cat-object -p "$(aptix rev-parse $CODEX_TOOL)" >sess &&
 	grep "usage *prompt 200, completion 40, total 240, requests 2" sess
+'
+
+test_expect_success 'codex: the tool call and its result, with the exit code' '
+	tool_result $CODEX_TOOL >res &&
+	grep "^call id *call_fake0003\$" res &&
+	grep "^status *error\$" res &&
+	grep "^exit code *3\$" res &&
+	grep "^argv *echo fixture-out; ls; exit 3\$" res &&
+	grep "^cwd */home/user/proj\$" res &&
+	grep "^source *codex\$" res
 '
 
 test_expect_success 'codex: the source records are kept as written' '
@@ -200,6 +218,23 @@ test_expect_success 'claude: a message split over records is one answer, its usa
 	test_cmp expect answer
 '
 
+test_expect_success 'claude: a Bash call that did not fail exited 0; one that failed says its code' '
+	tool_result $CLAUDE~1 >res &&
+	grep "^status *ok\$" res &&
+	grep "^exit code *0\$" res &&
+	grep "^stdout *14 bytes" res &&
+	rm -rf cfail && mkdir cfail &&
+	sed -e "25s/\"content\":\"ok-out\\\\nerr-out\",\"is_error\":false/\"content\":\"Exit code 2\\\\nerr-out\",\"is_error\":true/" \
+		src/$CLAUDE_PROJ/b189a95a-9d44-4c3d-b3eb-57c53bbdf17b.jsonl \
+		>cfail/b189a95a-9d44-4c3d-b3eb-57c53bbdf17b.jsonl &&
+	grep -c "Exit code 2" cfail/*.jsonl &&
+	aptix init -q cfs &&
+	instore cfs aptix import claude cfail &&
+	instore cfs tool_result $CLAUDE~1 >res &&
+	grep "^status *error\$" res &&
+	grep "^exit code *2\$" res
+'
+
 test_expect_success 'claude: the subagent is a child conversation of the turn that spawned it' '
 	aptix cat-object -p "$(aptix rev-parse $CLAUDE_AGENT)" >sess &&
 	grep "^parent *$(aptix rev-parse $CLAUDE)\$" sess &&
@@ -279,6 +314,12 @@ test_expect_success 'gemini: the killed run is a failed attempt beside the chain
 	grep "^failed $(cat parent)\$" log &&
 	aptix cat-object -p "$(aptix rev-parse $GEMINI)" >sess &&
 	grep "^workspace *proj\." sess
+'
+
+test_expect_success 'gemini: the exit code is read from the output text' '
+	tool_result $GEMINI~1 >res &&
+	grep "^exit code *3\$" res &&
+	grep "^source *gemini\$" res
 '
 
 test_expect_success 'gemini: importing again adds no object' '

@@ -208,6 +208,112 @@ static void add_usage(aptix_usage *u, json_t *usage)
 	u->model_requests++;
 }
 
+/* A tool_use block: a call, its input as the arguments' JSON text. */
+static int tool_use(struct claude *c, json_t *b)
+{
+	const char *id = imp_str(b, "id");
+	char *args;
+	int r;
+
+	if (!id)
+		return 0;
+	if (aptix__strv_push(&c->tools, &c->ntools, id) < 0 ||
+	    !(args = imp_dump(json_object_get(b, "input"))))
+		return APTIX_ERROR;
+	r = imp_call_add(&c->t, id, imp_str(b, "name") ? imp_str(b, "name") :
+			 "tool", args, NULL, NULL);
+	free(args);
+	return r;
+}
+
+/* A tool_result block's content as text (text blocks, else JSON). */
+static int result_text(aptix_buf *out, json_t *content)
+{
+	json_t *b;
+	size_t i;
+	char *s;
+	int r;
+
+	if (json_is_string(content))
+		return aptix_buf_puts(out, json_string_value(content));
+	json_array_foreach(content, i, b)
+		if (!imp_str(b, "text"))
+			break;
+	if (i == json_array_size(content)) {
+		json_array_foreach(content, i, b)
+			aptix_buf_puts(out, imp_str(b, "text"));
+		return aptix_buf_oom(out) ? aptix_error_oom() : 0;
+	}
+	if (!(s = imp_dump(content)))
+		return APTIX_ERROR;
+	r = aptix_buf_puts(out, s);
+	free(s);
+	return r;
+}
+
+/*
+ * The result of a call: the text the model was sent, stdout and stderr
+ * when toolUseResult has them (Bash: stderr is merged into stdout), and
+ * the exit code, which Claude Code keeps only as text: a failed command's
+ * content starts with "Exit code N"; a Bash call that did not fail
+ * (is_error false) exited 0.
+ */
+static int tool_result(struct claude *c, json_t *b, json_t *tur, int one)
+{
+	const char *id = imp_str(b, "tool_use_id");
+	const aptix_tool_call *call = imp_call_find(&c->t, id);
+	struct imp_result *x;
+	long code;
+	int r;
+
+	if (!id || !(x = imp_result_get(&c->t, id, "claude")))
+		return id ? APTIX_ERROR : 0;
+	x->has_output = 1;
+	if ((r = result_text(&x->output, json_object_get(b, "content"))) < 0)
+		return r;
+	x->r.status = json_is_true(json_object_get(b, "is_error")) ?
+		APTIX_TOOL_ERROR : APTIX_TOOL_OK;
+	if (imp_exit_code(&code, x->output.ptr)) {
+		x->r.has_exit_code = 1;
+		x->r.exit_code = code;
+	} else if (x->r.status == APTIX_TOOL_OK && call &&
+		   !strcmp(call->name, "Bash")) {
+		x->r.has_exit_code = 1;
+	}
+	if (!one || !json_is_object(tur))
+		return 0;
+	if (json_is_true(json_object_get(tur, "interrupted")))
+		x->r.status = APTIX_TOOL_CANCELLED;
+	if (imp_str(tur, "stdout")) {
+		x->has_out = 1;
+		r = aptix_buf_puts(&x->out, imp_str(tur, "stdout"));
+	}
+	if (r >= 0 && imp_str(tur, "stderr")) {
+		x->has_err = 1;
+		r = aptix_buf_puts(&x->err, imp_str(tur, "stderr"));
+	}
+	return r;
+}
+
+static int tool_results(struct claude *c, json_t *rec)
+{
+	json_t *content = json_object_get(json_object_get(rec, "message"),
+					  "content"), *b;
+	size_t i, n = 0;
+	int r = 0;
+
+	json_array_foreach(content, i, b)
+		n += imp_str(b, "type") &&
+			!strcmp(imp_str(b, "type"), "tool_result");
+	json_array_foreach(content, i, b)
+		if (!r && imp_str(b, "type") &&
+		    !strcmp(imp_str(b, "type"), "tool_result"))
+			r = tool_result(c, b, json_object_get(rec,
+							      "toolUseResult"),
+					n == 1);
+	return r;
+}
+
 static int assistant(struct imp_file *f, struct claude *c, json_t *rec)
 {
 	json_t *msg = json_object_get(rec, "message"), *b;
@@ -236,11 +342,8 @@ static int assistant(struct imp_file *f, struct claude *c, json_t *rec)
 			aptix_buf_puts(&c->t.answer, imp_str(b, "text"));
 			c->t.has_answer = 1;
 		} else if (type && !strcmp(type, "tool_use")) {
-			c->t.ntool_calls++;
 			c->waits = 1;
-			if (imp_str(b, "id") &&
-			    aptix__strv_push(&c->tools, &c->ntools,
-					     imp_str(b, "id")) < 0)
+			if (tool_use(c, b) < 0)
 				return APTIX_ERROR;
 		}
 	}
@@ -257,6 +360,7 @@ static int user(struct imp_file *f, struct claude *c, json_t *rec)
 	else if (c->in_turn) {
 		imp_cut(f);	/* a tool's result: the turn goes on */
 		c->waits = 0;
+		r = tool_results(c, rec);
 	}
 	aptix_buf_release(&text);
 	return r;

@@ -153,18 +153,62 @@ static void start_turn(struct imp_file *f, struct codex *c, json_t *rec)
 	c->requests = 0;
 }
 
+/* A call the model asked for: function, custom or local shell. */
+static int tool_call(struct codex *c, json_t *p, const char *type)
+{
+	const char *kind = !strcmp(type, "custom_tool_call") ? "custom" :
+		!strcmp(type, "local_shell_call") ? "local_shell" : NULL;
+	const char *args = imp_str(p, kind && !strcmp(kind, "custom") ?
+				   "input" : "arguments");
+	char *dumped = NULL;
+	int r;
+
+	if (!args && json_object_get(p, "action") &&
+	    !(args = dumped = imp_dump(json_object_get(p, "action"))))
+		return APTIX_ERROR;
+	r = imp_call_add(&c->t, imp_str(p, "call_id"),
+			 imp_str(p, "name") ? imp_str(p, "name") : type,
+			 args, kind, imp_str(p, "id"));
+	free(dumped);
+	return r;
+}
+
+/* What the model was sent back: function_call_output's output. */
+static int tool_output(struct codex *c, json_t *p)
+{
+	const char *id = imp_str(p, "call_id");
+	json_t *out = json_object_get(p, "output");
+	struct imp_result *x;
+	char *dumped = NULL;
+	int r;
+
+	if (!id || !out)
+		return 0;
+	if (!(x = imp_result_get(&c->t, id, "codex")))
+		return APTIX_ERROR;
+	if (!json_is_string(out) && !(dumped = imp_dump(out)))
+		return APTIX_ERROR;
+	r = aptix_buf_set(&x->output, dumped ? dumped : json_string_value(out),
+			  dumped ? strlen(dumped) : json_string_length(out));
+	x->has_output = 1;
+	free(dumped);
+	return r;
+}
+
 static int response_item(struct imp_file *f, struct codex *c, json_t *rec,
 			 json_t *p)
 {
 	const char *type = imp_str(p, "type"), *role = imp_str(p, "role");
 
-	if (!type || strcmp(type, "message")) {
-		if (type && (!strcmp(type, "function_call") ||
-			     !strcmp(type, "custom_tool_call") ||
-			     !strcmp(type, "local_shell_call")))
-			c->t.ntool_calls++;
+	if (type && (!strcmp(type, "function_call") ||
+		     !strcmp(type, "custom_tool_call") ||
+		     !strcmp(type, "local_shell_call")))
+		return tool_call(c, p, type);
+	if (type && (!strcmp(type, "function_call_output") ||
+		     !strcmp(type, "custom_tool_call_output")))
+		return tool_output(c, p);
+	if (!type || strcmp(type, "message"))
 		return 0;
-	}
 	if (role && !strcmp(role, "user")) {
 		start_turn(f, c, rec);
 		aptix_buf_clear(&c->t.instruction);
@@ -221,6 +265,55 @@ static int end_turn(struct imp_file *f, struct codex *c, json_t *rec,
 	return 0;
 }
 
+static aptix_tool_status exec_status(const char *s, int64_t exit_code)
+{
+	if (s && (!strcmp(s, "declined") || !strcmp(s, "rejected")))
+		return APTIX_TOOL_DENIED;
+	if (s && (!strcmp(s, "cancelled") || !strcmp(s, "interrupted")))
+		return APTIX_TOOL_CANCELLED;
+	return (s && !strcmp(s, "failed")) || exit_code ? APTIX_TOOL_ERROR :
+		APTIX_TOOL_OK;
+}
+
+/*
+ * A command the client ran for a call (item_completed's CommandExecution,
+ * whose id is the call id): its exit code, argv, cwd, duration, and the
+ * output it printed (stdout and stderr merged, as Codex keeps it).
+ */
+static int command_done(struct codex *c, json_t *item)
+{
+	const char *id = imp_str(item, "id"), *cwd = imp_str(item, "cwd");
+	const char *out = imp_str(item, "aggregated_output");
+	json_t *ec = json_object_get(item, "exit_code"), *v;
+	json_t *d = json_object_get(item, "duration");
+	struct imp_result *x;
+	size_t i;
+
+	if (!id || !(x = imp_result_get(&c->t, id, "codex")))
+		return id ? APTIX_ERROR : 0;
+	if (json_is_integer(ec)) {
+		x->r.has_exit_code = 1;
+		x->r.exit_code = json_integer_value(ec);
+	}
+	x->r.status = exec_status(imp_str(item, "status"), x->r.exit_code);
+	x->r.duration_ms = (int64_t)imp_long(d, "secs") * 1000 +
+		imp_long(d, "nanos") / 1000000;
+	if (cwd && !strncmp(cwd, "file://", 7))
+		cwd += 7;
+	if (imp_set_str(&x->r.cwd, cwd) < 0)
+		return APTIX_ERROR;
+	json_array_foreach(json_object_get(item, "command"), i, v)
+		if (json_is_string(v) &&
+		    aptix__strv_push(&x->r.argv, &x->r.argc,
+				     json_string_value(v)) < 0)
+			return APTIX_ERROR;
+	if (out) {
+		x->has_out = 1;
+		return aptix_buf_puts(&x->out, out);
+	}
+	return 0;
+}
+
 static int event_msg(struct imp_file *f, struct codex *c, json_t *rec,
 		     json_t *p)
 {
@@ -236,7 +329,12 @@ static int event_msg(struct imp_file *f, struct codex *c, json_t *rec,
 		if (json_is_object(json_object_get(info, "total_token_usage")))
 			put_usage(&c->total, json_object_get(info,
 							     "total_token_usage"));
-	} else if (!strcmp(type, "task_complete"))
+	} else if (!strcmp(type, "item_completed") &&
+		   imp_str(json_object_get(p, "item"), "type") &&
+		   !strcmp(imp_str(json_object_get(p, "item"), "type"),
+			   "CommandExecution"))
+		return command_done(c, json_object_get(p, "item"));
+	else if (!strcmp(type, "task_complete"))
 		return end_turn(f, c, rec, 0);
 	else if (!strcmp(type, "turn_aborted"))
 		return end_turn(f, c, rec, 1);

@@ -32,7 +32,7 @@ struct gmsg {
 	char *id;
 	aptix_buf text;
 	aptix_usage usage;
-	size_t calls;
+	json_t *calls;		/* its toolCalls, as last written */
 };
 
 struct gemini {
@@ -127,6 +127,7 @@ static void reset_turn(struct gemini *g)
 	for (i = 0; i < g->nmsgs; i++) {
 		free(g->msgs[i].id);
 		aptix_buf_release(&g->msgs[i].text);
+		json_decref(g->msgs[i].calls);
 	}
 	g->nmsgs = 0;
 	imp_turn_release(&g->t);
@@ -145,6 +146,69 @@ static void gemini_release(struct imp_file *f)
 	free(g->sid);
 	free(g);
 	f->state = NULL;
+}
+
+static aptix_tool_status call_status(const char *s)
+{
+	if (s && !strcmp(s, "error"))
+		return APTIX_TOOL_ERROR;
+	if (s && !strcmp(s, "cancelled"))
+		return APTIX_TOOL_CANCELLED;
+	return APTIX_TOOL_OK;
+}
+
+/*
+ * A call (toolCalls[]: id, name, args) and its result: the output of
+ * its functionResponse, the exit code Gemini CLI keeps only in that
+ * text ("Exit Code: N").
+ */
+static int tool_call(struct gemini *g, json_t *tc)
+{
+	const char *id = imp_str(tc, "id");
+	json_t *resp = NULL, *part, *out;
+	struct imp_result *x;
+	char *args, *dumped = NULL;
+	size_t i;
+	long code;
+	int r;
+
+	if (!id || !(args = imp_dump(json_object_get(tc, "args"))))
+		return id ? APTIX_ERROR : 0;
+	r = imp_call_add(&g->t, id, imp_str(tc, "name") ?
+			 imp_str(tc, "name") : "tool", args, NULL, NULL);
+	free(args);
+	json_array_foreach(json_object_get(tc, "result"), i, part)
+		if (!resp)
+			resp = json_object_get(json_object_get(
+				part, "functionResponse"), "response");
+	if (r < 0 || !resp)
+		return r;
+	if (!(x = imp_result_get(&g->t, id, "gemini")))
+		return APTIX_ERROR;
+	x->r.status = call_status(imp_str(tc, "status"));
+	out = json_object_get(resp, "output");
+	if (!json_is_string(out) && !(dumped = imp_dump(resp)))
+		return APTIX_ERROR;
+	x->has_output = 1;
+	r = aptix_buf_puts(&x->output, dumped ? dumped :
+			   json_string_value(out));
+	free(dumped);
+	if (r >= 0 && imp_exit_code(&code, x->output.ptr)) {
+		x->r.has_exit_code = 1;
+		x->r.exit_code = code;
+	}
+	return r;
+}
+
+static int tool_calls(struct gemini *g, json_t *calls)
+{
+	json_t *tc;
+	size_t i;
+
+	json_array_foreach(calls, i, tc)
+		if (tool_call(g, tc) < 0)
+			return APTIX_ERROR;
+	return 0;
 }
 
 static int end_turn(struct imp_file *f, struct gemini *g)
@@ -169,7 +233,8 @@ static int end_turn(struct imp_file *f, struct gemini *g)
 		g->t.usage.reasoning_tokens += m->usage.reasoning_tokens;
 		g->t.usage.total_tokens += m->usage.total_tokens;
 		g->t.usage.model_requests++;
-		g->t.ntool_calls += m->calls;
+		if (tool_calls(g, m->calls) < 0)
+			return APTIX_ERROR;
 	}
 	if (aptix_buf_oom(&g->t.answer) ||
 	    imp_set_str(&g->t.cwd, g->cwd) < 0)
@@ -257,7 +322,8 @@ static int answer(struct imp_file *f, struct gemini *g, json_t *rec)
 	m->usage.cached_tokens = imp_long(tok, "cached");
 	m->usage.reasoning_tokens = imp_long(tok, "thoughts");
 	m->usage.total_tokens = imp_long(tok, "total");
-	m->calls = json_array_size(json_object_get(rec, "toolCalls"));
+	json_decref(m->calls);
+	m->calls = json_incref(json_object_get(rec, "toolCalls"));
 	g->t.response_at = imp_time(rec, "timestamp");
 	imp_cut(f);
 	return imp_set_str(&g->t.model, imp_str(rec, "model"));

@@ -74,6 +74,16 @@ void imp_turn_init(struct imp_turn *t)
 
 void imp_turn_release(struct imp_turn *t)
 {
+	size_t i;
+
+	aptix_tool_calls_free(t->calls, t->ncalls);
+	for (i = 0; i < t->nresults; i++) {
+		aptix_tool_result_release(&t->results[i].r);
+		aptix_buf_release(&t->results[i].out);
+		aptix_buf_release(&t->results[i].err);
+		aptix_buf_release(&t->results[i].output);
+	}
+	free(t->results);
 	aptix_buf_release(&t->instruction);
 	aptix_buf_release(&t->answer);
 	free(t->model);
@@ -171,6 +181,75 @@ void imp_unknown(struct imp_file *f, const char *type)
 		 type ? type : "(none)");
 	f->run->st->skipped++;
 	f->run->partial = 1;
+}
+
+/* --- tool calls ---------------------------------------------------------- */
+
+int imp_call_add(struct imp_turn *t, const char *call_id, const char *name,
+		 const char *arguments, const char *kind, const char *item_id)
+{
+	aptix_tool_call *c;
+
+	if (!call_id || !name)
+		return 0;
+	if (aptix__grow(&t->calls, &t->acalls, t->ncalls, sizeof(*t->calls),
+			4) < 0)
+		return APTIX_ERROR;
+	c = &t->calls[t->ncalls];
+	aptix_tool_call_init(c);
+	t->ncalls++;
+	if (imp_set_str(&c->call_id, call_id) < 0 ||
+	    imp_set_str(&c->name, name) < 0 ||
+	    imp_set_str(&c->arguments, arguments ? arguments : "") < 0 ||
+	    imp_set_str(&c->kind, kind) < 0 ||
+	    imp_set_str(&c->item_id, item_id) < 0)
+		return APTIX_ERROR;
+	return 0;
+}
+
+struct imp_result *imp_result_get(struct imp_turn *t, const char *call_id,
+				  const char *source)
+{
+	struct imp_result *r;
+	size_t i;
+
+	for (i = 0; i < t->nresults; i++)
+		if (!strcmp(t->results[i].r.call_id, call_id))
+			return &t->results[i];
+	if (aptix__grow(&t->results, &t->aresults, t->nresults,
+			sizeof(*t->results), 4) < 0)
+		return NULL;
+	r = &t->results[t->nresults];
+	memset(r, 0, sizeof(*r));
+	aptix_tool_result_init(&r->r);
+	aptix_buf_init(&r->out, 0);
+	aptix_buf_init(&r->err, 0);
+	aptix_buf_init(&r->output, 0);
+	t->nresults++;
+	if (imp_set_str(&r->r.call_id, call_id) < 0 ||
+	    imp_set_str(&r->r.source, source) < 0)
+		return NULL;
+	return r;
+}
+
+const aptix_tool_call *imp_call_find(const struct imp_turn *t,
+				     const char *call_id)
+{
+	size_t i;
+
+	for (i = 0; call_id && i < t->ncalls; i++)
+		if (!strcmp(t->calls[i].call_id, call_id))
+			return &t->calls[i];
+	return NULL;
+}
+
+char *imp_dump(json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	if (!s)
+		aptix_error_oom();
+	return s;
 }
 
 /* --- source keys ------------------------------------------------------- */
@@ -572,9 +651,28 @@ static int set_workspace(struct imp_conv *c, const char *cwd)
 	return 0;
 }
 
+/* A call's arguments, redacted like the rest. */
+static int redact_str(struct imp_file *f, char **s, size_t line,
+		      const char *what)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	int r;
+
+	if (!*s)
+		return 0;
+	if ((r = aptix_buf_puts(&b, *s)) >= 0 &&
+	    (r = redact(f, &b, 0, line, what)) >= 0) {
+		free(*s);
+		*s = aptix_buf_detach(&b);
+	}
+	aptix_buf_release(&b);
+	return r < 0 ? r : 0;
+}
+
 static int redact_turn(struct imp_file *f, struct imp_turn *it,
 		       aptix_buf *src)
 {
+	size_t i;
 	int r;
 
 	if ((r = redact(f, src, f->src_line, 0, "source record")) < 0 ||
@@ -582,6 +680,46 @@ static int redact_turn(struct imp_file *f, struct imp_turn *it,
 			"instruction")) < 0 ||
 	    (r = redact(f, &it->answer, 0, it->line, "answer")) < 0)
 		return r;
+	for (i = 0; i < it->ncalls; i++)
+		if ((r = redact_str(f, &it->calls[i].arguments, it->line,
+				    "tool call's arguments")) < 0)
+			return r;
+	for (i = 0; i < it->nresults; i++)
+		if ((r = redact(f, &it->results[i].out, 0, it->line,
+				"tool's stdout")) < 0 ||
+		    (r = redact(f, &it->results[i].err, 0, it->line,
+				"tool's stderr")) < 0 ||
+		    (r = redact(f, &it->results[i].output, 0, it->line,
+				"tool's output")) < 0)
+			return r;
+	return 0;
+}
+
+/* The calls and results of the turn, for the recorder (rr: n of them). */
+static int tool_options(aptix_record_options *ro,
+			aptix_record_tool_result **rr, struct imp_turn *it)
+{
+	size_t i;
+
+	ro->tool_calls = it->calls;
+	ro->ntool_calls = it->ncalls;
+	if (!it->nresults)
+		return 0;
+	if (!(*rr = aptix__calloc(it->nresults, sizeof(**rr))))
+		return APTIX_ERROR;
+	for (i = 0; i < it->nresults; i++) {
+		struct imp_result *x = &it->results[i];
+
+		(*rr)[i].result = &x->r;
+		if (x->has_out)
+			set_blob(&(*rr)[i].out, &x->out);
+		if (x->has_err)
+			set_blob(&(*rr)[i].err, &x->err);
+		if (x->has_output)
+			set_blob(&(*rr)[i].output, &x->output);
+	}
+	ro->tool_results = *rr;
+	ro->ntool_results = it->nresults;
 	return 0;
 }
 
@@ -589,6 +727,7 @@ int imp_emit(struct imp_file *f, struct imp_turn *it)
 {
 	aptix_record_options ro = APTIX_RECORD_OPTIONS_INIT;
 	aptix_buf src = APTIX_BUF_INIT;
+	aptix_record_tool_result *rr = NULL;
 	char title[TITLE_MAX + 1];
 	aptix_turn t;
 	aptix_session s;
@@ -612,10 +751,12 @@ int imp_emit(struct imp_file *f, struct imp_turn *it)
 			   it->instruction.len);
 	make_turn(&t, &ro, f, it, &src);
 	make_session(&s, f, &t, title);
+	if ((r = tool_options(&ro, &rr, it)) < 0)
+		goto done;
 	ro.turn = &t;
 	ro.session = &s;
 	f->run->st->turns++;
-	f->run->st->tool_calls += it->ntool_calls;
+	f->run->st->tool_calls += it->ncalls;
 	if ((r = write_turn(f, &ro, &sid, &fresh)) < 0)
 		goto done;
 	if (fresh) {
@@ -626,6 +767,7 @@ int imp_emit(struct imp_file *f, struct imp_turn *it)
 	conv_advance(f->conv, &t, &sid);
 	take_cut(f);
 done:
+	free(rr);
 	aptix_buf_release(&src);
 	return r;
 }

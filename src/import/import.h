@@ -16,9 +16,17 @@
 
 #include "aptix/import.h"
 #include "aptix/object.h"
+#include "aptix/toolcall.h"
 #include <jansson.h>
 
 #define IMP_CONV_MAX 64
+
+/* A tool's result as a tool reads it: the fields, and its bytes. */
+struct imp_result {
+	aptix_tool_result r;
+	aptix_buf out, err, output;
+	int has_out, has_err, has_output;
+};
 
 /* A turn as a tool reads it. */
 struct imp_turn {
@@ -27,8 +35,11 @@ struct imp_turn {
 	char *model, *cwd;
 	int64_t created_at, response_at;
 	aptix_usage usage;
-	size_t ntool_calls;
 	size_t line;		/* the line of its first record */
+	aptix_tool_call *calls;	/* the calls the model asked for */
+	size_t ncalls, acalls;
+	struct imp_result *results;	/* what came of them */
+	size_t nresults, aresults;
 };
 
 /* A conversation being imported: where its next snapshot goes. */
@@ -144,6 +155,18 @@ int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
 json_t *imp_first_record(const char *path);
 /* 1 when path's base name starts with prefix and ends with suffix. */
 int imp_name_is(const char *path, const char *prefix, const char *suffix);
+
+/* A call of the turn (arguments: the JSON text the model wrote). */
+int imp_call_add(struct imp_turn *t, const char *call_id, const char *name,
+		 const char *arguments, const char *kind, const char *item_id);
+/* The call's result in the turn, made when new (NULL: out of memory). */
+struct imp_result *imp_result_get(struct imp_turn *t, const char *call_id,
+				  const char *source);
+/* The call of that id in the turn, or NULL. */
+const aptix_tool_call *imp_call_find(const struct imp_turn *t,
+				     const char *call_id);
+/* A JSON value as compact text (malloc'd; NULL: out of memory). */
+char *imp_dump(json_t *v);
 
 /* Helpers on records. */
 const char *imp_str(json_t *o, const char *key);

@@ -66,10 +66,13 @@ static void on_progress(unsigned long long done, unsigned long long total,
 static void print_summary(const aptix_import_stats *st, int json, int dry)
 {
 	if (json) {
-		printf("{\"bytes\":%llu,\"conversations\":%zu,\"dry_run\":%s,"
-		       "\"files\":%zu,\"flagged\":%zu,\"new_turns\":%zu,"
-		       "\"pending\":%zu,\"skipped\":%zu,\"tool_calls\":%zu,"
-		       "\"turns\":%zu,\"warnings\":%zu}\n", st->bytes,
+		/* Documentation/json.md: counts are <things>_count. */
+		printf("{\"byte_count\":%llu,\"conversation_count\":%zu,"
+		       "\"dry_run\":%s,\"file_count\":%zu,"
+		       "\"flagged_count\":%zu,\"new_turn_count\":%zu,"
+		       "\"pending_count\":%zu,\"skipped_count\":%zu,"
+		       "\"tool_call_count\":%zu,\"turn_count\":%zu,"
+		       "\"warning_count\":%zu}\n", st->bytes,
 		       st->conversations, dry ? "true" : "false", st->files,
 		       st->flagged, st->new_turns, st->pending, st->skipped,
 		       st->tool_calls, st->turns, st->warnings);

@@ -47,11 +47,11 @@ test_expect_success 'setup' '
 test_expect_success 'codex: both rollouts and the tool call are imported' '
 	aptix import --json codex src/codex-0.169 src/codex-0.171-toolcall >out 2>err &&
 	test_must_be_empty err &&
-	test "$(json_field files out)" = 3 &&
-	test "$(json_field turns out)" = 6 &&
-	test "$(json_field new_turns out)" = 6 &&
-	test "$(json_field conversations out)" = 3 &&
-	test "$(json_field tool_calls out)" = 1 &&
+	test "$(json_field file_count out)" = 3 &&
+	test "$(json_field turn_count out)" = 6 &&
+	test "$(json_field new_turn_count out)" = 6 &&
+	test "$(json_field conversation_count out)" = 3 &&
+	test "$(json_field tool_call_count out)" = 1 &&
 	aptix log --format=%s $CODEX_PARENT >log &&
 	cat >expect <<-\EOT &&
 	Now explain exit codes.
@@ -64,8 +64,8 @@ test_expect_success 'codex: both rollouts and the tool call are imported' '
 test_expect_success 'codex: importing again adds no object' '
 	count_objects >before &&
 	aptix import --json codex src/codex-0.169 src/codex-0.171-toolcall >out &&
-	test "$(json_field new_turns out)" = 0 &&
-	test "$(json_field turns out)" = 6 &&
+	test "$(json_field new_turn_count out)" = 0 &&
+	test "$(json_field turn_count out)" = 6 &&
 	count_objects >after &&
 	test_cmp before after
 '
@@ -106,10 +106,10 @@ test_expect_success 'codex: a grown rollout imports only its new turns' '
 	mkdir -p grown &&
 	head -n 24 src/codex-0.169/$PARENT_FILE >grown/$PARENT_FILE &&
 	instore grown aptix import --json codex grown >out &&
-	test "$(json_field new_turns out)" = 2 &&
+	test "$(json_field new_turn_count out)" = 2 &&
 	cp src/codex-0.169/$PARENT_FILE grown/ &&
 	instore grown aptix import --json codex grown >out &&
-	test "$(json_field new_turns out)" = 1 &&
+	test "$(json_field new_turn_count out)" = 1 &&
 	test "$(instore grown aptix rev-parse $CODEX_PARENT)" = \
 		"$(aptix rev-parse $CODEX_PARENT)"
 '
@@ -119,7 +119,7 @@ test_expect_success 'codex: a turn changed since it was imported is recorded bes
 		src/codex-0.169/$PARENT_FILE >grown/$PARENT_FILE &&
 	head=$(instore grown aptix rev-parse $CODEX_PARENT) &&
 	instore grown aptix import --json codex grown >out 2>err &&
-	test "$(json_field new_turns out)" = 1 &&
+	test "$(json_field new_turn_count out)" = 1 &&
 	grep "^warning: grown/$PARENT_FILE:34: conversation .$CODEX_PARENT. has moved on" err &&
 	test "$(instore grown aptix rev-parse $CODEX_PARENT)" = "$head" &&
 	instore grown aptix log --all --format=%s >log &&
@@ -130,8 +130,8 @@ test_expect_success 'codex: a turn not over yet is left for later' '
 	rm -rf part && mkdir part &&
 	head -n 30 src/codex-0.169/$PARENT_FILE >part/$PARENT_FILE &&
 	aptix import --json --dry-run codex part >out &&
-	test "$(json_field pending out)" = 1 &&
-	test "$(json_field turns out)" = 2
+	test "$(json_field pending_count out)" = 1 &&
+	test "$(json_field turn_count out)" = 2
 '
 
 test_expect_success 'codex: a damaged copy imports what is readable' '
@@ -146,8 +146,8 @@ test_expect_success 'codex: a damaged copy imports what is readable' '
 		aptix import --json codex bad >out 2>err &&
 	grep "^warning: $f:20: malformed line" err &&
 	grep "^warning: $f:35: truncated last line" err &&
-	test "$(json_field skipped out)" = 2 &&
-	test "$(json_field new_turns out)" = 2
+	test "$(json_field skipped_count out)" = 2 &&
+	test "$(json_field new_turn_count out)" = 2
 '
 
 test_expect_success 'codex: a compaction starts a conversation linked to the leaf it summarised' '
@@ -157,7 +157,7 @@ test_expect_success 'codex: a compaction starts a conversation linked to the lea
 	sed -n 25,34p src/codex-0.169/$PARENT_FILE >>cx/$PARENT_FILE &&
 	aptix init -q cxs &&
 	instore cxs aptix import --json codex cx >out &&
-	test "$(json_field new_turns out)" = 3 &&
+	test "$(json_field new_turn_count out)" = 3 &&
 	test "$(instore cxs aptix rev-parse $CODEX_PARENT.c1~1)" = \
 		"$(instore cxs aptix rev-parse $CODEX_PARENT)" &&
 	instore cxs aptix log --format=%s -n 1 $CODEX_PARENT.c1 >log &&
@@ -181,17 +181,17 @@ test_expect_success 'a credential in a record is stored redacted, with a warning
 test_expect_success '--dry-run writes nothing' '
 	aptix init -q dry &&
 	instore dry aptix import --dry-run --json codex src/codex-0.169 >out &&
-	test "$(json_field new_turns out)" = 5 &&
+	test "$(json_field new_turn_count out)" = 5 &&
 	test "$(instore dry aptix cat-object --batch-check --batch-all-objects | wc -l)" = 0
 '
 
 test_expect_success 'claude: sessions, the subagent and the fork are imported' '
 	aptix import --json claude src/claude-code-2.1.328 >out &&
-	test "$(json_field files out)" = 3 &&
-	test "$(json_field turns out)" = 5 &&
-	test "$(json_field new_turns out)" = 5 &&
-	test "$(json_field conversations out)" = 3 &&
-	test "$(json_field tool_calls out)" = 2 &&
+	test "$(json_field file_count out)" = 3 &&
+	test "$(json_field turn_count out)" = 5 &&
+	test "$(json_field new_turn_count out)" = 5 &&
+	test "$(json_field conversation_count out)" = 3 &&
+	test "$(json_field tool_call_count out)" = 2 &&
 	aptix log --format=%s $CLAUDE >log &&
 	cat >expect <<-\EOT &&
 	AGENT: count the files
@@ -203,7 +203,7 @@ test_expect_success 'claude: sessions, the subagent and the fork are imported' '
 test_expect_success 'claude: importing again adds no object' '
 	count_objects >before &&
 	aptix import --json claude src/claude-code-2.1.328 >out &&
-	test "$(json_field new_turns out)" = 0 &&
+	test "$(json_field new_turn_count out)" = 0 &&
 	count_objects >after &&
 	test_cmp before after
 '
@@ -251,7 +251,7 @@ test_expect_success 'claude: a fork shares its parent snapshots by uuid' '
 	cp src/$CLAUDE_PROJ/fb2b60f9-dbe4-4e73-a69d-179fd2594653.jsonl cfork/ &&
 	aptix init -q cf &&
 	instore cf aptix import --json claude cfork >out &&
-	test "$(json_field new_turns out)" = 2 &&
+	test "$(json_field new_turn_count out)" = 2 &&
 	test "$(instore cf aptix rev-parse $CLAUDE_FORK~1)" = \
 		"$(instore cf aptix rev-parse claude-$parent)" &&
 	instore cf aptix log --format=%c $CLAUDE_FORK >convs &&
@@ -266,8 +266,8 @@ test_expect_success 'claude: a bad line in the middle is skipped, the rest impor
 	aptix init -q cb &&
 	test_expect_code 1 instore cb aptix import --json claude cbad >out 2>err &&
 	grep "^warning: $f:30: malformed line" err &&
-	test "$(json_field skipped out)" = 1 &&
-	test "$(json_field turns out)" = 2
+	test "$(json_field skipped_count out)" = 1 &&
+	test "$(json_field turn_count out)" = 2
 '
 
 test_expect_success 'claude: a compaction starts a conversation linked to the leaf it summarised' '
@@ -284,7 +284,7 @@ test_expect_success 'claude: a compaction starts a conversation linked to the le
 	} >cc/$sid.jsonl &&
 	aptix init -q ccs &&
 	instore ccs aptix import --json claude cc >out &&
-	test "$(json_field new_turns out)" = 2 &&
+	test "$(json_field new_turn_count out)" = 2 &&
 	test "$(instore ccs aptix rev-parse claude-$sid.c1~1)" = \
 		"$(instore ccs aptix rev-parse claude-$sid)" &&
 	instore ccs aptix log --format=%s -n 1 claude-$sid.c1 >log &&
@@ -294,10 +294,10 @@ test_expect_success 'claude: a compaction starts a conversation linked to the le
 
 test_expect_success 'gemini: resumes merge into one conversation' '
 	aptix import --json gemini src/gemini-cli-0.61.0 >out &&
-	test "$(json_field files out)" = 3 &&
-	test "$(json_field turns out)" = 4 &&
-	test "$(json_field conversations out)" = 1 &&
-	test "$(json_field tool_calls out)" = 1 &&
+	test "$(json_field file_count out)" = 3 &&
+	test "$(json_field turn_count out)" = 4 &&
+	test "$(json_field conversation_count out)" = 1 &&
+	test "$(json_field tool_call_count out)" = 1 &&
 	aptix log --format="%S %s" $GEMINI >log &&
 	cat >expect <<-\EOT &&
 	committed third prompt
@@ -325,7 +325,7 @@ test_expect_success 'gemini: the exit code is read from the output text' '
 test_expect_success 'gemini: importing again adds no object' '
 	count_objects >before &&
 	aptix import --json gemini src/gemini-cli-0.61.0 >out &&
-	test "$(json_field new_turns out)" = 0 &&
+	test "$(json_field new_turn_count out)" = 0 &&
 	count_objects >after &&
 	test_cmp before after
 '
@@ -343,7 +343,7 @@ test_expect_success 'gemini: a rewind is a branch, not a deletion' '
 	} >rw/tmp/p/chats/session-2026-11-27T10-00-0e0e0e0e.jsonl &&
 	aptix init -q rws &&
 	instore rws aptix import --json gemini rw >out &&
-	test "$(json_field new_turns out)" = 3 &&
+	test "$(json_field new_turn_count out)" = 3 &&
 	instore rws aptix log --format=%s gemini-$sid >log &&
 	printf "second\nfirst\n" >expect &&
 	test_cmp expect log &&
@@ -353,7 +353,7 @@ test_expect_success 'gemini: a rewind is a branch, not a deletion' '
 	test "$(instore rws aptix rev-parse gemini-$sid.r1~1)" = \
 		"$(instore rws aptix rev-parse gemini-$sid~1)" &&
 	instore rws aptix import --json gemini rw >out &&
-	test "$(json_field new_turns out)" = 0
+	test "$(json_field new_turn_count out)" = 0
 '
 
 test_expect_success 'an unknown tool is refused' '

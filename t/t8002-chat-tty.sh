@@ -331,7 +331,7 @@ test_expect_success '/show <n> shows inline, without a pager: keys go to chat' '
 	CHAT_ENV="APTIX_PAGER=less LESS=R" start_chat s1 --session "$beta" &&
 	wait_screen s1 "beta topic\]>" &&
 	keys s1 "/show 1" Enter &&
-	wait_screen s1 "beta topic" &&
+	wait_screen s1 "^Instruction:" &&
 	prompt_back s1 &&
 	screen s1 >s &&
 	grep "^Instruction:" s &&

@@ -87,6 +87,21 @@ static int put(aptix_oid *id, aptix_txn *tx, int stored, aptix_otype type,
 	return aptix_txn_write_object(id, tx, type, d->ptr, d->len);
 }
 
+/* One stream of a result, when given: its blob and (unless set) its size. */
+static int put_blob(aptix_oid *id, int64_t *bytes, aptix_txn *tx, int stored,
+		    const aptix_record_data *d, const aptix_oid *like)
+{
+	int r;
+
+	if (!given(d))
+		return 0;
+	if ((r = put(id, tx, stored, APTIX_OBJ_BLOB, d, like)) < 0)
+		return r;
+	if (!*bytes)
+		*bytes = (int64_t)d->len;
+	return 0;
+}
+
 static int write_result_blobs(aptix_tool_result *res, aptix_txn *tx,
 			      const aptix_record_tool_result *g, int stored)
 {
@@ -95,31 +110,18 @@ static int write_result_blobs(aptix_tool_result *res, aptix_txn *tx,
 		!memcmp(g->out.ptr, g->output.ptr, g->out.len);
 	int r;
 
-	if (given(&g->out)) {
-		if ((r = put(&res->out, tx, stored, APTIX_OBJ_BLOB, &g->out,
-			     NULL)) < 0)
-			return r;
-		if (!res->out_bytes)
-			res->out_bytes = (int64_t)g->out.len;
-	}
-	if (given(&g->err)) {
-		if ((r = put(&res->err, tx, stored, APTIX_OBJ_BLOB, &g->err,
-			     NULL)) < 0)
-			return r;
-		if (!res->err_bytes)
-			res->err_bytes = (int64_t)g->err.len;
-	}
-	if (given(&g->output)) {
-		/* sent as it ran: one blob, stored once */
-		if (same)
-			res->output = res->out;
-		else if ((r = put(&res->output, tx, stored, APTIX_OBJ_BLOB,
-				  &g->output, given(&g->out) ? &res->out :
-				  NULL)) < 0)
-			return r;
-		if (!res->output_bytes)
-			res->output_bytes = (int64_t)g->output.len;
-	}
+	if ((r = put_blob(&res->out, &res->out_bytes, tx, stored, &g->out,
+			  NULL)) < 0 ||
+	    (r = put_blob(&res->err, &res->err_bytes, tx, stored, &g->err,
+			  NULL)) < 0)
+		return r;
+	if (!same)
+		return put_blob(&res->output, &res->output_bytes, tx, stored,
+				&g->output, given(&g->out) ? &res->out : NULL);
+	/* sent as it ran: one blob, stored once */
+	res->output = res->out;
+	if (!res->output_bytes)
+		res->output_bytes = (int64_t)g->output.len;
 	return 0;
 }
 

@@ -12,9 +12,7 @@
 #include "util/common.h"
 #include "store/backend-kv.h"
 #include "store/odb-store.h"
-#include "aptix/sys/refdb_backend.h"
-#include "aptix/sys/index_backend.h"
-#include "aptix/sys/claims_backend.h"
+#include "store/backend-vtables.h"
 
 struct kv {
 	aptix_backend parent;
@@ -538,33 +536,14 @@ void aptix_backend_kv_release_store(aptix_backend *b)
 	kv_free(b);
 }
 
-static const aptix_refdb_backend kv_refdb = {
-	.version = APTIX_REFDB_BACKEND_VERSION,
-	.lookup = ref_lookup,
-	.iterate = ref_iterate,
-	.update = ref_update,
-	.reflog_append = ref_reflog_append,
-	.reflog_foreach = ref_reflog_foreach,
-	.reflog_iterate = ref_reflog_iterate,
-};
+static const aptix_refdb_backend kv_refdb =
+	APTIX__REFDB_BACKEND_OF(ref_);
 
-static const aptix_index_backend kv_index = {
-	.version = APTIX_INDEX_BACKEND_VERSION,
-	.get = index_get,
-	.view = index_view,
-	.iterate = index_iterate,
-	.put = index_put,
-	.del = index_del,
-};
+static const aptix_index_backend kv_index =
+	APTIX__INDEX_BACKEND_OF(index_);
 
-static const aptix_claims_backend kv_claims = {
-	.version = APTIX_CLAIMS_BACKEND_VERSION,
-	.lookup = claim_lookup,
-	.iterate = claim_iterate,
-	.acquire = claim_acquire,
-	.replace = claim_replace,
-	.release = claim_release,
-};
+static const aptix_claims_backend kv_claims =
+	APTIX__CLAIMS_BACKEND_OF(claim_);
 
 static const aptix_backend kv_bundle = {
 	.version = APTIX_BACKEND_VERSION,

@@ -25,9 +25,7 @@
 #include "object/zstream.h"
 #include "aptix/config.h"
 #include "aptix/sys/odb_backend.h"
-#include "aptix/sys/refdb_backend.h"
-#include "aptix/sys/index_backend.h"
-#include "aptix/sys/claims_backend.h"
+#include "store/backend-vtables.h"
 
 #define QMAX 6
 #define PAGE 256
@@ -825,33 +823,14 @@ static const aptix_odb_backend pg_odb = {
 	.write_stored = obj_write_stored,
 };
 
-static const aptix_refdb_backend pg_refdb = {
-	.version = APTIX_REFDB_BACKEND_VERSION,
-	.lookup = ref_lookup,
-	.iterate = ref_iterate,
-	.update = ref_update,
-	.reflog_append = ref_reflog_append,
-	.reflog_foreach = ref_reflog_foreach,
-	.reflog_iterate = ref_reflog_iterate,
-};
+static const aptix_refdb_backend pg_refdb =
+	APTIX__REFDB_BACKEND_OF(ref_);
 
-static const aptix_index_backend pg_index = {
-	.version = APTIX_INDEX_BACKEND_VERSION,
-	.get = index_get,
-	.view = index_view,
-	.iterate = index_iterate,
-	.put = index_put,
-	.del = index_del,
-};
+static const aptix_index_backend pg_index =
+	APTIX__INDEX_BACKEND_OF(index_);
 
-static const aptix_claims_backend pg_claims = {
-	.version = APTIX_CLAIMS_BACKEND_VERSION,
-	.lookup = claim_lookup,
-	.iterate = claim_iterate,
-	.acquire = claim_acquire,
-	.replace = claim_replace,
-	.release = claim_release,
-};
+static const aptix_claims_backend pg_claims =
+	APTIX__CLAIMS_BACKEND_OF(claim_);
 
 static const aptix_backend pg_bundle = {
 	.version = APTIX_BACKEND_VERSION,

@@ -356,6 +356,18 @@ static int known_key(const struct field *f, const char *key)
 	return 0;
 }
 
+void aptix__fields_release_strings(void *base, const struct field *f)
+{
+	for (; f->key; f++) {
+		char **p = (char **)((char *)base + f->off);
+
+		if (f->kind == F_STR) {
+			free(*p);
+			*p = NULL;
+		}
+	}
+}
+
 /*
  * Fill base from obj. strict: reject unknown keys (input from users);
  * otherwise unknown keys are ignored (objects from newer writers).

@@ -71,12 +71,7 @@ void aptix_tool_call_release(aptix_tool_call *c)
 {
 	if (!c)
 		return;
-	free(c->call_id);
-	free(c->name);
-	free(c->arguments);
-	free(c->ns);
-	free(c->item_id);
-	free(c->kind);
+	aptix__fields_release_strings(c, call_fields);
 	aptix_tool_call_init(c);
 }
 
@@ -99,9 +94,7 @@ void aptix_tool_result_release(aptix_tool_result *r)
 {
 	if (!r)
 		return;
-	free(r->call_id);
-	free(r->cwd);
-	free(r->source);
+	aptix__fields_release_strings(r, result_fields);
 	aptix__strv_clear(&r->argv, &r->argc);
 	aptix_tool_result_init(r);
 }

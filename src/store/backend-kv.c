@@ -180,6 +180,18 @@ struct name_walk {
 	void *payload;
 };
 
+/*
+ * Walks table t with fn from prefix ("" or NULL: from the start), which w
+ * names for fn to stop at its end.
+ */
+static int walk_prefix(aptix_store *s, aptix_table t, const char *prefix,
+		       aptix_store_iter_cb fn, struct name_walk *w)
+{
+	w->name = prefix ? prefix : "";
+	w->nlen = strlen(w->name);
+	return s->iter(s, t, w->nlen ? w->name : NULL, w->nlen, fn, w);
+}
+
 static int prefix_cb(const void *key, size_t klen, const void *val,
 		     size_t vlen, void *payload)
 {
@@ -193,16 +205,10 @@ static int prefix_cb(const void *key, size_t klen, const void *val,
 static int ref_iterate(aptix_refdb_backend *b, const char *prefix,
 		       aptix_backend_record_cb cb, void *payload)
 {
-	aptix_store *s = KV_OF(b, refdb)->store;
-	struct name_walk pw;
+	struct name_walk pw = { NULL, 0, cb, NULL, NULL, payload };
 
-	memset(&pw, 0, sizeof(pw));
-	pw.name = prefix ? prefix : "";
-	pw.nlen = strlen(pw.name);
-	pw.cb = cb;
-	pw.payload = payload;
-	return s->iter(s, APTIX_TABLE_REFS, pw.nlen ? pw.name : NULL,
-		       pw.nlen, prefix_cb, &pw);
+	return walk_prefix(KV_OF(b, refdb)->store, APTIX_TABLE_REFS, prefix,
+			   prefix_cb, &pw);
 }
 
 struct last_seq {
@@ -360,16 +366,10 @@ static int reflog_all_cb(const void *key, size_t klen, const void *val,
 static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,
 			      aptix_reflog_all_cb cb, void *payload)
 {
-	aptix_store *s = KV_OF(b, refdb)->store;
-	struct name_walk rw;
+	struct name_walk rw = { NULL, 0, NULL, NULL, cb, payload };
 
-	memset(&rw, 0, sizeof(rw));
-	rw.name = prefix ? prefix : "";
-	rw.nlen = strlen(rw.name);
-	rw.all_cb = cb;
-	rw.payload = payload;
-	return s->iter(s, APTIX_TABLE_REFLOG, rw.nlen ? rw.name : NULL,
-		       rw.nlen, reflog_all_cb, &rw);
+	return walk_prefix(KV_OF(b, refdb)->store, APTIX_TABLE_REFLOG, prefix,
+			   reflog_all_cb, &rw);
 }
 
 /* --- index records ------------------------------------------------------ */

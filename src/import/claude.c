@@ -236,12 +236,14 @@ static int result_text(aptix_buf *out, json_t *content)
 
 	if (json_is_string(content))
 		return aptix_buf_puts(out, json_string_value(content));
-	json_array_foreach(content, i, b)
+	json_array_foreach(content, i, b) {
 		if (!imp_str(b, "text"))
 			break;
+	}
 	if (i == json_array_size(content)) {
-		json_array_foreach(content, i, b)
+		json_array_foreach(content, i, b) {
 			aptix_buf_puts(out, imp_str(b, "text"));
+		}
 		return aptix_buf_oom(out) ? aptix_error_oom() : 0;
 	}
 	if (!(s = imp_dump(content)))

@@ -245,14 +245,38 @@ static int want(const aptix_reach *r, aptix_reach_why why)
 	return !(r->o.flags & APTIX_REACH_ALL) || (r->o.flags & why);
 }
 
+/*
+ * The roots of one phase (none when not wanted; aptix_reach_add() gave
+ * the ADDED ones already).
+ */
+static int collect(aptix_reach *r, struct roots *l, aptix_reach_why why)
+{
+	if (!want(r, why))
+		return 0;
+	switch (why) {
+	case APTIX_REACH_REF:
+		return aptix_ref_foreach(r->repo, NULL, ref_cb, l);
+	case APTIX_REACH_REFLOG:
+		return aptix_reflog_foreach_all(r->repo, reflog_cb, l);
+	case APTIX_REACH_CLAIM:
+		return aptix_run_foreach_running(r->repo, claim_cb, l);
+	case APTIX_REACH_FAILED:
+		return aptix_index_foreach_session(r->repo, failed_cb, l);
+	case APTIX_REACH_RECENT:
+		return young_roots(r, l);
+	default:
+		return 0;
+	}
+}
+
 /* Collect one phase's roots (keeping the first error), then mark them. */
 static int phase(aptix_reach *r, struct roots *l, aptix_reach_why why,
-		 int collected, int *first)
+		 int *first)
 {
-	int e;
+	int e = collect(r, l, why);
 
-	if (collected < 0 && collected != APTIX_ITEROVER && !*first)
-		*first = collected;
+	if (e < 0 && e != APTIX_ITEROVER && !*first)
+		*first = e;
 	e = mark_phase(r, l, why);
 	if (e < 0 && !*first)
 		*first = e;
@@ -266,31 +290,18 @@ static int phase(aptix_reach *r, struct roots *l, aptix_reach_why why,
  */
 int aptix_reach_compute(aptix_reach *r)
 {
+	static const aptix_reach_why order[] = {
+		APTIX_REACH_REF, APTIX_REACH_REFLOG, APTIX_REACH_CLAIM,
+		APTIX_REACH_FAILED, APTIX_REACH_RECENT, APTIX_REACH_ADDED
+	};
 	struct roots l = { NULL, 0, 0 };
-	int first = 0, e;
+	int first = 0;
+	size_t i;
 
 	APTIX_ASSERT_ARG(r);
-	e = want(r, APTIX_REACH_REF) ?
-		aptix_ref_foreach(r->repo, NULL, ref_cb, &l) : 0;
-	if (phase(r, &l, APTIX_REACH_REF, e, &first) < 0)
-		goto done;
-	e = want(r, APTIX_REACH_REFLOG) ?
-		aptix_reflog_foreach_all(r->repo, reflog_cb, &l) : 0;
-	if (phase(r, &l, APTIX_REACH_REFLOG, e, &first) < 0)
-		goto done;
-	e = want(r, APTIX_REACH_CLAIM) ?
-		aptix_run_foreach_running(r->repo, claim_cb, &l) : 0;
-	if (phase(r, &l, APTIX_REACH_CLAIM, e, &first) < 0)
-		goto done;
-	e = want(r, APTIX_REACH_FAILED) ?
-		aptix_index_foreach_session(r->repo, failed_cb, &l) : 0;
-	if (phase(r, &l, APTIX_REACH_FAILED, e, &first) < 0)
-		goto done;
-	e = want(r, APTIX_REACH_RECENT) ? young_roots(r, &l) : 0;
-	if (phase(r, &l, APTIX_REACH_RECENT, e, &first) < 0)
-		goto done;
-	phase(r, &l, APTIX_REACH_ADDED, 0, &first);
-done:
+	for (i = 0; i < ARRAY_SIZE(order); i++)
+		if (phase(r, &l, order[i], &first) < 0)
+			break;
 	free(l.v);
 	return first;
 }

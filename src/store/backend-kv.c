@@ -192,6 +192,29 @@ static int walk_prefix(aptix_store *s, aptix_table t, const char *prefix,
 	return s->iter(s, t, w->nlen ? w->name : NULL, w->nlen, fn, w);
 }
 
+/*
+ * Hands the reflog entry v (vlen >= 72: old id, new id, time, message) to
+ * the walk's callback: all_cb with name, or log_cb when name is NULL.
+ */
+static int reflog_emit(struct name_walk *rw, const char *name,
+		       const unsigned char *v, size_t vlen)
+{
+	aptix_reflog_entry e;
+	char *msg;
+	int r;
+
+	memcpy(e.old_id.id, v, 32);
+	memcpy(e.new_id.id, v + 32, 32);
+	e.time_ms = (int64_t)aptix__get_be64(v + 64);
+	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
+		return APTIX_ERROR;
+	e.message = msg;
+	r = name ? rw->all_cb(name, &e, rw->payload) :
+		rw->log_cb(&e, rw->payload);
+	free(msg);
+	return r;
+}
+
 static int prefix_cb(const void *key, size_t klen, const void *val,
 		     size_t vlen, void *payload)
 {
@@ -294,10 +317,6 @@ static int reflog_walk_cb(const void *key, size_t klen, const void *val,
 			  size_t vlen, void *payload)
 {
 	struct name_walk *rw = payload;
-	const unsigned char *v = val;
-	aptix_reflog_entry e;
-	char *msg;
-	int r;
 
 	if (klen != rw->nlen + 9 || memcmp(key, rw->name, rw->nlen + 1))
 		return APTIX_ITEROVER;
@@ -306,15 +325,7 @@ static int reflog_walk_cb(const void *key, size_t klen, const void *val,
 				"corrupt", rw->name);
 		return APTIX_ECORRUPT;
 	}
-	memcpy(e.old_id.id, v, 32);
-	memcpy(e.new_id.id, v + 32, 32);
-	e.time_ms = (int64_t)aptix__get_be64(v + 64);
-	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
-		return APTIX_ERROR;
-	e.message = msg;
-	r = rw->log_cb(&e, rw->payload);
-	free(msg);
-	return r;
+	return reflog_emit(rw, NULL, val, vlen);
 }
 
 static int ref_reflog_foreach(aptix_refdb_backend *b, const char *name,
@@ -335,11 +346,8 @@ static int reflog_all_cb(const void *key, size_t klen, const void *val,
 			 size_t vlen, void *payload)
 {
 	struct name_walk *rw = payload;
-	const unsigned char *v = val;
-	char name[APTIX_REF_MAXLEN + 1], *msg;
-	aptix_reflog_entry e;
+	char name[APTIX_REF_MAXLEN + 1];
 	size_t nlen;
-	int r;
 
 	if (klen < rw->nlen || memcmp(key, rw->name, rw->nlen))
 		return APTIX_ITEROVER;
@@ -352,15 +360,7 @@ static int reflog_all_cb(const void *key, size_t klen, const void *val,
 	}
 	memcpy(name, key, nlen);
 	name[nlen] = '\0';
-	memcpy(e.old_id.id, v, 32);
-	memcpy(e.new_id.id, v + 32, 32);
-	e.time_ms = (int64_t)aptix__get_be64(v + 64);
-	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
-		return APTIX_ERROR;
-	e.message = msg;
-	r = rw->all_cb(name, &e, rw->payload);
-	free(msg);
-	return r;
+	return reflog_emit(rw, name, val, vlen);
 }
 
 static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,

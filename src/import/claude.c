@@ -82,13 +82,7 @@ static int claude_prescan(char **id, char **parent, const char *path)
 
 static int claude_begin(struct imp_file *f)
 {
-	struct claude *c = aptix__calloc(1, sizeof(*c));
-
-	if (!c)
-		return APTIX_ERROR;
-	imp_turn_init(&c->t);
-	f->state = c;
-	return 0;
+	return IMP_STATE_NEW(f, struct claude) ? 0 : APTIX_ERROR;
 }
 
 static void reset_turn(struct claude *c)

@@ -58,13 +58,7 @@ static int codex_prescan(char **id, char **parent, const char *path)
 
 static int codex_begin(struct imp_file *f)
 {
-	struct codex *c = aptix__calloc(1, sizeof(*c));
-
-	if (!c)
-		return APTIX_ERROR;
-	imp_turn_init(&c->t);
-	f->state = c;
-	return 0;
+	return IMP_STATE_NEW(f, struct codex) ? 0 : APTIX_ERROR;
 }
 
 static void codex_release(struct imp_file *f)

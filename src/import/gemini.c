@@ -110,13 +110,11 @@ static int key_put(struct imp_file *f, struct gemini *g, const char *id)
 
 static int gemini_begin(struct imp_file *f)
 {
-	struct gemini *g = aptix__calloc(1, sizeof(*g));
+	struct gemini *g = IMP_STATE_NEW(f, struct gemini);
 
 	if (!g)
 		return APTIX_ERROR;
-	imp_turn_init(&g->t);
 	g->cwd = project_dir(f->path);
-	f->state = g;
 	return 0;
 }
 

@@ -72,6 +72,17 @@ void imp_turn_init(struct imp_turn *t)
 	aptix_buf_init(&t->answer, 0);
 }
 
+void *imp_state_new(struct imp_file *f, size_t size, size_t turn_off)
+{
+	char *st = aptix__calloc(1, size);
+
+	if (st) {
+		imp_turn_init((struct imp_turn *)(st + turn_off));
+		f->state = st;
+	}
+	return st;
+}
+
 void imp_turn_release(struct imp_turn *t)
 {
 	size_t i;

@@ -18,6 +18,7 @@
 #include "aptix/object.h"
 #include "aptix/toolcall.h"
 #include <jansson.h>
+#include <stddef.h>
 
 #define IMP_CONV_MAX 64
 
@@ -103,6 +104,13 @@ extern const struct imp_tool aptix__imp_codex, aptix__imp_claude,
 /* --- for the tools ----------------------------------------------------- */
 
 void imp_turn_init(struct imp_turn *t);
+/*
+ * A tool's state for f (size bytes, zeroed, its imp_turn at turn_off
+ * initialised), set as f->state; NULL when out of memory.
+ */
+void *imp_state_new(struct imp_file *f, size_t size, size_t turn_off);
+#define IMP_STATE_NEW(f, type) \
+	((type *)imp_state_new(f, sizeof(type), offsetof(type, t)))
 void imp_turn_release(struct imp_turn *t);
 
 /* A warning naming the file and line (0: the current line). */

@@ -3,7 +3,7 @@
 
 Usage: lib-mkstore.py <dir> <turns> [long]
 
-Makes <dir>/.aptix, a store of format 5, without aptix: its objects,
+Makes <dir>/.aptix, a store of format 6, without aptix: its objects,
 session index, refs and reflog are made here following the layouts of
 objects-format.md ("The store, table by table") and loaded with mdb_load
 (lmdb-utils). The store holds
@@ -88,15 +88,32 @@ class Store:
     def put_object(self, type_, content):
         oid = hashlib.sha256(b"%s %d\0" % (type_.encode(), len(content)) +
                              content).digest()
-        # stored in place, raw: 0x80 | type, the size, the content
-        self.tables["objects"][oid] = (bytes([0x80 | TYPES[type_]]) +
-                                       varint(len(content)) + content)
+        # raw: 0x80 | type, the size, the content; from 64 bytes on,
+        # in the values table behind a pointer (format 6)
+        self.tables["objects"][oid] = self.logged(
+            bytes([0x80 | TYPES[type_]]) + varint(len(content)) + content,
+            64)
         if type_ == "blob":
             self.blobs[oid] = content
         return oid
 
     def blob(self, text):
         return self.put_object("blob", text.encode())
+
+    def logged(self, value, least):
+        """objects-format.md, "Checksummed values of their own (format
+        6)": a value of least bytes or more goes to pieces of its own
+        (2,000 bytes, the last one the rest) under the next numbers of
+        the values table; the record is then 0x00, the varint number of
+        the first piece, the varint length and the be32 CRC-32."""
+        if len(value) < least:
+            return value
+        first = len(self.tables["values"])
+        for i in range(0, len(value), 2000):
+            key = be(len(self.tables["values"]), 8)
+            self.tables["values"][key] = value[i:i + 2000]
+        return (b"\x00" + varint(first) + varint(len(value)) +
+                be(zlib.crc32(value), 4))
 
 
 # --- Summary lines ---------------------------------------------------------
@@ -420,7 +437,7 @@ def index_session(store, sid, session, turn):
     store.records[sid] = rec
     created = be(session["created_at"], 8)
     store.tables["timeline"][created + sid] = \
-        rec + be(zlib.crc32(rec), 4)
+        store.logged(rec + be(zlib.crc32(rec), 4), 1024)
     store.tables["sessions"][sid] = b"\x04" + created
     if parent:
         store.tables["children"][prec[68:76] + parent + sid] = b""
@@ -566,7 +583,7 @@ def build(nturns, long_=False):
         store.tables["conversations"][conv.encode()] = conv_record(c)
     store.tables["refs"][b"HEAD"] = b"ref: refs/conversations/c1"
     meta = store.tables["meta"]
-    meta[b"format"] = b"5"
+    meta[b"format"] = b"6"
     meta[b"index-layout"] = b"timeline"
     meta[b"store-id"] = b"1b4e28ba-2fa1-41d2-883f-0016d3cca427"
     return store, sids

@@ -18,6 +18,14 @@ Usage: lib-store.py <store-dir> <command> [<args>]
                                "pointer" into values, "located" in the
                                timeline), children and timeline records
                                by key size and value ("0" empty, "+")
+  value-layout                 print how the objects, sessions and
+                               timeline tables keep their values, a
+                               line per kind with its count: "<table>
+                               in-place", "<table> pointer 4" (pieces of
+                               its own, no checksum), "5" (shared
+                               pieces), "6" (pieces of its own and a
+                               CRC-32), and "values unnamed <n>": the
+                               pieces no pointer names
   sharing <key>                print the ids (hex) of the objects whose
                                values have bytes in the piece of the
                                values table under key (format 5: the
@@ -55,6 +63,9 @@ Usage: lib-store.py <store-dir> <command> [<args>]
                                last piece, at the value's end), "header"
                                (in place: the value becomes 0xff 0xff;
                                in pieces: its first two bytes)
+  corrupt <id> <how> sealed    the same, then make the CRC-32 of a
+                               format-6 pointer that of the damaged
+                               value (so that the decoder meets it)
   pages                        print the number of pages of data.mdb
   root <table> [older]         print the page number of the table's root
                                (from the newest meta page, or the older)
@@ -239,7 +250,8 @@ def pointer(record):
     pieces], the value's length, its offset in the first piece, the size
     of a full piece); None for a value in place. Format 4: 0x00, first,
     length (pieces of 2,000 bytes, the last one the rest); format 5: and
-    the offset (pieces of 1,002 bytes that values share)."""
+    the offset (pieces of 1,002 bytes that values share); format 6: and
+    the be32 CRC-32 of the value (pieces of its own, as format 4)."""
     if not record or record[0] != 0:
         return None
     first = get_varint(record, 1)
@@ -247,7 +259,9 @@ def pointer(record):
     if not size or not size[0]:
         return None
     off, piece = (0, PIECE_MAX)
-    if size[1] != len(record):
+    if len(record) - size[1] == 4:     # format 6: the value's CRC-32
+        pass
+    elif size[1] != len(record):
         o = get_varint(record, size[1])
         if not o or o[1] != len(record) or o[0] >= PIECE5:
             return None
@@ -271,7 +285,8 @@ def spans(p):
 
 def resolve(store, record, pieces=None):
     """The value a record stands for: itself, or its pieces; None if a
-    piece is missing or of the wrong size. pieces: the values table, when
+    piece is missing or of the wrong size, or (format 6) the value fails
+    its checksum. pieces: the values table, when
     the caller has read it."""
     p = pointer(record)
     if p is None:
@@ -286,6 +301,9 @@ def resolve(store, record, pieces=None):
                 len(v) < start + n:
             return None
         out += v[start:start + n]
+    if len(record) - get_varint(record, get_varint(record, 1)[1])[1] == 4 \
+            and struct.unpack(">I", record[-4:])[0] != zlib.crc32(out):
+        return None     # format 6: the value fails its checksum
     return out
 
 
@@ -325,8 +343,34 @@ def layout(store):
     return ["%s %d" % (k, seen[k]) for k in sorted(seen)]
 
 
-def corrupt(store, key, how):
-    """Damage the bytes of an object's value, where they are stored."""
+def value_layout(store):
+    """Lines "<table> <kind> <count>" of how values are kept (above)."""
+    seen, named = {}, set()
+    for table in ("objects", "sessions", "timeline"):
+        for k, v in table_records(store, table)[1]:
+            p = pointer(v)
+            if p is None:
+                kind = "in-place"
+            else:
+                named.update(p[0])
+                size = get_varint(v, get_varint(v, 1)[1])[1]
+                kind = ("pointer 6" if len(v) - size == 4 else
+                        "pointer 5" if p[3] == PIECE5 else "pointer 4")
+            kind = table + " " + kind
+            seen[kind] = seen.get(kind, 0) + 1
+    try:
+        keys = [k for k, _ in table_records(store, "values")[1]]
+    except subprocess.CalledProcessError:
+        keys = []
+    out = ["%s %d" % (k, seen[k]) for k in sorted(seen)]
+    return out + ["values unnamed %d" % sum(1 for k in keys
+                                            if k not in named)]
+
+
+def corrupt(store, key, how, sealed=False):
+    """Damage the bytes of an object's value, where they are stored;
+    sealed: and make a format-6 pointer's CRC-32 that of the damaged
+    value, so that it reaches the decoder."""
     v = get(store, "objects", key)
     if v is None:
         return 1
@@ -368,6 +412,12 @@ def corrupt(store, key, how):
     else:
         piece = piece[:at] + b"\xff\xff" + piece[at + 2:]
     put(store, "values", k, piece)
+    size = get_varint(v, get_varint(v, 1)[1])[1]
+    if sealed and len(v) - size == 4:
+        value = b"".join(get(store, "values", k)[start:start + n]
+                         for k, start, n in spans(p))
+        put(store, "objects", key,
+            v[:size] + struct.pack(">I", zlib.crc32(value)))
     return 0
 
 
@@ -454,6 +504,9 @@ def main(argv):
             return 1
         for k in p[0]:
             print(k.hex())
+    elif cmd == "value-layout" and not args:
+        for line in value_layout(store):
+            print(line)
     elif cmd == "layout" and not args:
         for line in layout(store):
             print(line)
@@ -511,6 +564,8 @@ def main(argv):
         print(oid.hex())
     elif cmd == "corrupt" and len(args) == 2:
         return corrupt(store, bytes.fromhex(args[0]), args[1])
+    elif cmd == "corrupt" and len(args) == 3 and args[2] == "sealed":
+        return corrupt(store, bytes.fromhex(args[0]), args[1], True)
     elif cmd == "pages" and not args:
         print(os.path.getsize(data_file(store)) // PSIZE)
     elif cmd == "root" and (len(args) == 1 or

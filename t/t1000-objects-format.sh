@@ -172,6 +172,7 @@ actual () {
 	objects-a) store values get objects "hex:$blob_a" ;;
 	objects-b) store values get objects "hex:$blob_b" ;;
 	values-0) store values get values hex:0000000000000000 ;;
+	values-1) store values get values hex:0000000000000001 ;;
 	purged-leak) store values get purged "hex:$leak" ;;
 	rag-stats) store rag get rag s ;;
 	rag-doc-1) store rag get rag hex:6400000001 ;;
@@ -183,7 +184,7 @@ actual () {
 
 test_expect_success PYTHON3 'the document has its store vectors' '
 	test_line_count -gt 40 vector-script &&
-	test_line_count = 19 vectors &&
+	test_line_count = 20 vectors &&
 	! grep -v "^[a-z0-9.-]* [0-9a-f][0-9a-f]*$" vectors &&
 	test_line_count = 1 running.json
 '

@@ -140,9 +140,21 @@ test_expect_success '--unreachable lists every unreachable object' '
 	test_cmp expect actual
 '
 
+test_expect_success 'a value that fails its checksum (format 6)' '
+	fresh flipped-crc &&
+	store corrupt $big flip &&
+	first=$((0x$(store pieces objects hex:$big | sed -n 1p))) &&
+	echo "corrupt object $big: the value in pieces $first-$first of the values table fails its checksum" >expect &&
+	test_expect_code 1 aptix fsck --no-dangling >actual &&
+	test_cmp expect actual &&
+	test_must_fail aptix cat-object -p $big 2>err &&
+	grep "fails its checksum" err
+'
+
 test_expect_success 'a corrupted compressed object' '
 	fresh flipped &&
-	store corrupt $big flip &&
+	# the checksum made again: the decoder finds the damage
+	store corrupt $big flip sealed &&
 	echo "corrupt blob $big: stored data is damaged or truncated" >expect &&
 	test_expect_code 1 aptix fsck --no-dangling >actual &&
 	test_cmp expect actual &&
@@ -152,16 +164,15 @@ test_expect_success 'a corrupted compressed object' '
 
 test_expect_success 'a truncated object' '
 	fresh truncated &&
-	# the values of the store share pieces (format 5), so a short
-	# piece damages each value with bytes past the cut: the one written
-	# last ends the last piece, and the cut damages it alone
+	# each value has pieces of its own (format 6): a short piece
+	# damages that value alone
 	late=$(test_seq 1 400 | aptix hash-object -w --stdin) &&
 	store get objects hex:$late | grep "^00" &&
 	store get objects hex:$small | grep -v "^00" &&
 	test $(store pieces objects hex:$late | wc -l) = 1 &&
 	store corrupt $late truncate &&
 	store corrupt $small truncate &&
-	# $late is in pieces (store format 4): its last piece is short,
+	# $late is in pieces (store format 6): its last piece is short,
 	# which the store finds before the value is decoded, so fsck
 	# reports it in its first pass, over the headers, with the reason
 	# the store gives; the walk of the objects goes on past it
@@ -178,7 +189,7 @@ test_expect_success 'a truncated object' '
 
 test_expect_success 'a damaged object header' '
 	fresh header &&
-	store corrupt $t1 header &&
+	store corrupt $t1 header sealed &&
 	echo "corrupt object $t1: stored header is damaged" >expect &&
 	test_expect_code 1 aptix fsck --no-dangling >actual &&
 	test_cmp expect actual &&

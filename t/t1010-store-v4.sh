@@ -107,7 +107,9 @@ assert [f[\"sent\"] for f in files] == [False, False], files" turn &&
 '
 
 test_expect_success MDB_DUMP,PYTHON3 'the new turn is indexed in format 5 beside the old records' '
-	test "$(store_format old)" = 5 &&
+	# (its values, in pieces of their own with a checksum, make the
+	# store format 6)
+	test "$(store_format old)" = 6 &&
 	layout old >actual &&
 	cat >expect <<-\EOF &&
 	children key 64 value 0 37
@@ -180,10 +182,27 @@ test_expect_success MDB_DUMP,PYTHON3 'reindex moves every record to the format-5
 	! grep -v "^dangling session" fsck
 '
 
-test_expect_success MDB_DUMP,PYTHON3 'a reindex alone gives the store format 5; the large record stays behind a pointer' '
+test_expect_success MDB_DUMP,PYTHON3 'a reindex alone gives the store format 6; the large record stays behind a pointer' '
 	test "$(store_format reidx)" = 4 &&
+	store reidx value-layout >before &&
+	grep "^objects pointer 4 " before &&
+	aptix -C reidx cat-object --batch <ids >batch-before-reidx &&
 	aptix -C reidx reindex >/dev/null &&
-	test "$(store_format reidx)" = 5 &&
+	test "$(store_format reidx)" = 6 &&
+	# every value of format 4 moved into checksummed pieces, the old
+	# pieces gone
+	store reidx value-layout >actual &&
+	cat >expect <<-\EOF &&
+	objects in-place 23
+	objects pointer 6 219
+	sessions in-place 38
+	timeline in-place 37
+	timeline pointer 6 1
+	values unnamed 0
+	EOF
+	test_cmp expect actual &&
+	aptix -C reidx cat-object --batch <ids >batch-after-reidx &&
+	test_cmp batch-before-reidx batch-after-reidx &&
 	layout reidx >actual &&
 	cat >expect <<-\EOF &&
 	children key 72 value 0 37

@@ -2,7 +2,8 @@
 test_description='a store written from objects-format.md alone
 
 t/lib-mkstore.py writes a store without aptix, from the layouts of
-objects-format.md ("The store, table by table"): objects in place, the
+objects-format.md ("The store, table by table"): objects (those of 64
+bytes or more in checksummed pieces of their own, format 6), the
 session records with their rolling summary (folded into a base at turn
 33) and chain sections, locators, children keys, conversation records,
 refs and the reflog. aptix must find it sound (fsck --full recomputes
@@ -41,6 +42,13 @@ test_expect_success 'setup: the store is written from the document' '
 	test_line_count = 40 sessions &&
 	first=$(sed -n 1p sessions) &&
 	head=$(sed -n 40p sessions)
+'
+
+test_expect_success 'the larger values are in pieces of format 6' '
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix value-layout >layout &&
+	grep "^objects pointer 6 " layout &&
+	! grep "pointer [45]" layout &&
+	grep -x "values unnamed 0" layout
 '
 
 test_expect_success 'fsck --full finds nothing wrong' '

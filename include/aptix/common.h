@@ -21,6 +21,6 @@
 #define APTIX_VERSION "0.1.0"
 
 /** Highest on-disk store format this library reads and writes. */
-#define APTIX_STORE_FORMAT 5
+#define APTIX_STORE_FORMAT 6
 
 #endif

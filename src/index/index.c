@@ -1796,6 +1796,10 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 	aptix_buf_release(&first);
 	if (r < 0)
 		return r;
+	/* the values first: an older store's come out in the newest layout */
+	if (repo->store && repo->store->relayout &&
+	    (r = repo->store->relayout(repo->store)) < 0)
+		return r;
 	memset(&rb, 0, sizeof(rb));
 	rb.repo = repo;
 	aptix_index__odb_reader(&rb.rd, repo->odb);

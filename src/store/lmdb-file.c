@@ -172,7 +172,11 @@ int aptix_lmdb__read_pointer(struct aptix_lmdb_ptr *ptr, const void *rec,
 	    aptix__get_varint(&n, &p, end) < 0)
 		return -1;
 	ptr->piece = APTIX_LMDB_PIECE_MAX;
-	if (p != end) {		/* format 5: the offset */
+	if (end - p == 4) {	/* format 6: the CRC-32 (an offset is < 4) */
+		ptr->has_crc = 1;
+		ptr->crc = aptix__get_be32(p);
+		p = end;
+	} else if (p != end) {	/* format 5: the offset */
 		if (aptix__get_varint(&off, &p, end) < 0 ||
 		    off >= APTIX_LMDB_PIECE)
 			return -1;

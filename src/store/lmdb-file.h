@@ -82,7 +82,10 @@ int aptix_lmdb_map_meta_check(const unsigned char *map, uint32_t psize);
  * of APTIX_LMDB_PIECE_MAX bytes, the last one the rest), and (format 5)
  * the varint offset of the value in its first piece: pieces of
  * APTIX_LMDB_PIECE bytes filled by the values one after the other, the
- * last one of the table filled up by the next values written.
+ * last one of the table filled up by the next values written. Format 6
+ * goes back to pieces of a value's own (as format 4, never shared, never
+ * rewritten) and ends the pointer with the be32 CRC-32 of the value
+ * instead of an offset: 0x00, first, length, crc.
  */
 #define APTIX_LMDB_PIECE_MAX 2000
 #define APTIX_LMDB_PIECE 1002
@@ -93,6 +96,8 @@ struct aptix_lmdb_ptr {
 	size_t len;		/* the value's length */
 	size_t off;		/* where it starts in the first piece */
 	size_t piece;		/* size of a full piece: format 4 or 5 */
+	int has_crc;		/* format 6: the value's CRC-32 follows */
+	uint32_t crc;		/* that CRC-32 (zlib's) of the value */
 };
 
 /**

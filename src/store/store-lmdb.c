@@ -68,21 +68,22 @@
  * transaction. The values table is an implementation detail of this
  * backend: the slots above hand out whole values.
  *
- * Shared pieces (store format 5): a piece per value left pages part
- * empty, so the values now follow one another in pieces of exactly
- * APTIX_LMDB_PIECE bytes, four of which fill a page; a pointer adds the
- * offset of the value in its first piece. The table's last piece is
- * filled up by the next values written: a write reads it (next_piece),
- * appends to it in memory (the tail) and puts it back once, longer,
- * before it commits (flush_tail). Growing it at every value made LMDB
- * split full pages and leave them a quarter empty; growing it once per
- * write fits, since the other pieces of its page are full ones and four
- * fill a page (on a page of format-4 pieces, of 2,000 bytes, the first
- * fill-up may split it: space, not correctness). A value that goes has
- * the pieces that hold nothing else deleted, and its bytes zeroed in
- * the pieces it shares (drop_pieces): a shared piece stays, zeroed
- * where values went, since nothing says which other values still use
- * it; a piece that does not match the pointer is left alone.
+ * Shared pieces (store format 5) packed values one after the other in
+ * pieces of APTIX_LMDB_PIECE bytes, the table's last piece filled up by
+ * the next write: a write read and rewrote bytes another had committed,
+ * one lost piece lost every value with bytes in it, a value that went
+ * left zeroed bytes in the pieces it shared that nothing recorded, and
+ * nothing checked a value's bytes. Such stores still read as they are
+ * (a pointer of three varints), and a value of theirs that goes is
+ * still zeroed where it shares a piece.
+ *
+ * Checksummed values of their own (store format 6): each value again
+ * has pieces of its own, appended, never written again, deleted with
+ * their record (so that compaction gets their pages back), and its
+ * pointer ends with the CRC-32 of the value (0x00, first, length, be32
+ * CRC): a damaged or lost piece loses that value alone (and the values
+ * based on it), and is reported, never read as another value. reindex
+ * moves every value of an older store into this form (st_relayout).
  */
 #include "util/common.h"
 #include "aptix/sys/store_backend.h"
@@ -91,6 +92,7 @@
 #include "store/lmdb-file.h"
 #include "object/zstream.h"
 #include <lmdb.h>
+#include <zlib.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -111,7 +113,7 @@
 #define LOGGED_MIN_SESSIONS 1024
 #define PIECE_MAX APTIX_LMDB_PIECE_MAX
 #define VALUES_TABLE "values"
-#define LOGGED_FORMAT 5
+#define LOGGED_FORMAT 6
 /*
  * A value this large is refused as "store is full" when it would leave
  * less than RESERVE_PAGES below the store's size limit: the last pages
@@ -228,15 +230,6 @@ struct aptix_store_wtxn {
 	int map_full;
 	uint64_t next_piece;	/* the values table's next key */
 	int have_next;		/* next_piece is known */
-	/*
-	 * The table's last piece while it is not full (tail_len > 0):
-	 * number next_piece - 1, read when the write appends its first
-	 * value, filled up by the values it appends, and put back before
-	 * the write commits (tail_dirty).
-	 */
-	size_t tail_len;
-	int tail_dirty;
-	unsigned char tail[APTIX_LMDB_PIECE];
 	int format_noted;	/* the meta format says LOGGED_FORMAT */
 };
 
@@ -715,24 +708,42 @@ static size_t piece_count(size_t len)
 	return (len + PIECE_MAX - 1) / PIECE_MAX;
 }
 
-/*
- * Piece num of the values table, into *v: from the tree, or the tail of
- * the write running (writing). 0, MDB_NOTFOUND, or another LMDB error.
- */
-static int get_piece(lmdb_store *st, MDB_txn *txn, int writing,
-		     uint64_t num, MDB_val *v)
+/* Piece num of the values table, into *v: 0, MDB_NOTFOUND, or another. */
+static int get_piece(MDB_txn *txn, MDB_dbi values, uint64_t num, MDB_val *v)
 {
-	const struct aptix_store_wtxn *w = writing ? st->wtx : NULL;
 	unsigned char kb[8];
 	MDB_val k = { 8, kb };
 
-	if (w && w->tail_len && num + 1 == w->next_piece) {
-		v->mv_size = w->tail_len;
-		v->mv_data = (void *)w->tail;
-		return 0;
-	}
 	aptix__put_be64(kb, num);
-	return mdb_get(txn, st->values, &k, v);
+	return mdb_get(txn, values, &k, v);
+}
+
+/* zlib's CRC-32 of a value of any length (crc32 takes a uInt). */
+static uint32_t value_crc(const void *val, size_t len)
+{
+	const unsigned char *p = val;
+	uLong crc = crc32(0L, Z_NULL, 0);
+
+	while (len) {
+		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		crc = crc32(crc, p, n);
+		p += n;
+		len -= n;
+	}
+	return (uint32_t)crc;
+}
+
+/* A value of format 6 whose bytes are not those its pointer names. */
+static int check_crc(const struct aptix_lmdb_ptr *p, const MDB_val *v)
+{
+	if (!p->has_crc || value_crc(v->mv_data, v->mv_size) == p->crc)
+		return 0;
+	aptix_error_set(APTIX_ERROR_LMDB, "store is corrupt: the value in "
+			"pieces %" PRIu64 "-%" PRIu64 " of the values table "
+			"fails its checksum", p->first,
+			p->first + aptix_lmdb__ptr_pieces(p) - 1);
+	return APTIX_ECORRUPT;
 }
 
 /*
@@ -758,25 +769,25 @@ static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
 		return missing_piece(p.first, 0, n);
 	aptix_buf_clear(tmp);
 	for (i = 0, r = 0; i < n && r == 0; i++) {
-		rc = get_piece(st, txn, writing, p.first + i, &v);
+		rc = get_piece(txn, st->values, p.first + i, &v);
 		if (rc && rc != MDB_NOTFOUND)
 			r = lmdb_error(rc, "cannot read store");
 		else if (rc || aptix_lmdb__ptr_piece(&p, i, v.mv_size, &start,
 						     &len) < 0)
 			r = missing_piece(p.first, i, n);
 		else if (!in_file(st, v.mv_data, v.mv_size, writing))
-			r = outside_file();	/* (the tail: outside the map) */
+			r = outside_file();
 		else if (n == 1) {	/* as LMDB gives it, in the map */
 			out->mv_data = (char *)v.mv_data + start;
 			out->mv_size = len;
-			return 0;
+			return check_crc(&p, out);
 		} else if (aptix_buf_put(tmp, (char *)v.mv_data + start,
 					 len) < 0)
 			r = APTIX_ERROR;
 	}
 	out->mv_data = tmp->ptr;
 	out->mv_size = tmp->len;
-	return r;
+	return r ? r : check_crc(&p, out);
 }
 
 /* The values table's next key, found once per write transaction. */
@@ -804,11 +815,6 @@ static int next_piece(aptix_store_wtxn *w, uint64_t *out)
 		}
 		else
 			w->next_piece = aptix__get_be64(k.mv_data) + 1;
-		/* a piece not full yet: the next values fill it up */
-		if (rc == 0 && v.mv_size < APTIX_LMDB_PIECE) {
-			memcpy(w->tail, v.mv_data, v.mv_size);
-			w->tail_len = v.mv_size;
-		}
 		w->have_next = 1;
 	}
 	*out = w->next_piece;
@@ -816,8 +822,9 @@ static int next_piece(aptix_store_wtxn *w, uint64_t *out)
 }
 
 /*
- * The first pointer a store gets raises its format to 5 (shared pieces;
- * 4 was pieces of their own) in the same write, so that an older aptix
+ * The first pointer a store gets raises its format to 6 (pieces of a
+ * value's own with a checksum; 5 shared pieces, 4 had pieces of their
+ * own and no checksum) in the same write, so that an older aptix
  * refuses the store ("upgrade aptix") instead of calling its records
  * corrupt. (The format names the layout
  * of the whole store; this is the one place that knows this part.)
@@ -862,8 +869,9 @@ static int piece_error(aptix_store_wtxn *w, int rc, const char *what)
 
 /*
  * Drop the value the record at k points to, if it is a pointer: a piece
- * that holds only its bytes is deleted; in one it shares (format 5) its
- * bytes are zeroed, so that none of them stays in the tree.
+ * that holds only its bytes is deleted (every piece of formats 4 and 6);
+ * in one it shares (format 5, not yet reindexed) its bytes are zeroed,
+ * so that none of them stays in the tree.
  */
 static NOINLINE int drop_pieces(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k)
 {
@@ -884,15 +892,6 @@ static NOINLINE int drop_pieces(aptix_store_wtxn *w, MDB_dbi dbi, MDB_val *k)
 		return 0;
 	n = aptix_lmdb__ptr_pieces(&p);
 	for (i = 0, r = 0; i < n && !r; i++) {
-		if (w->tail_len && p.first + i + 1 == w->next_piece) {
-			/* in the tail of this write */
-			if (aptix_lmdb__ptr_piece(&p, i, w->tail_len, &start,
-						  &len) == 0) {
-				memset(w->tail + start, 0, len);
-				w->tail_dirty = 1;
-			}
-			continue;
-		}
 		aptix__put_be64(kb, p.first + i);
 		rc = mdb_get(w->txn, w->st->values, &pk, &pv);
 		if (rc == MDB_NOTFOUND)
@@ -953,76 +952,31 @@ static int room_for(aptix_store_wtxn *w, size_t vlen)
 	return 0;
 }
 
-/* Write the tail of this write into the values table (before commit). */
-static int flush_tail(aptix_store_wtxn *w)
-{
-	unsigned char kb[8];
-	MDB_val k = { 8, kb }, v = { w->tail_len, w->tail };
-	int rc;
-
-	if (!w->tail_dirty)
-		return 0;
-	aptix__put_be64(kb, w->next_piece - 1);
-	rc = mdb_put(w->txn, w->st->values, &k, &v, MDB_APPEND);
-	if (rc == MDB_KEYEXIST)
-		rc = mdb_put(w->txn, w->st->values, &k, &v, 0);
-	if (rc)
-		return piece_error(w, rc, "cannot write to store");
-	w->tail_dirty = 0;
-	return 0;
-}
-
 /*
- * Append a value to the values table: into the tail of this write while
- * it is not full (the values of one write share pieces: a piece per
- * value cost a record each and left pages part empty), then into new
- * pieces, the last one the new tail. *first and *off: where it starts.
+ * Append a value to the values table in pieces of its own (format 6):
+ * no piece holds bytes of another value, and none is ever written again
+ * (a value that goes takes its pieces with it). *first: where it starts.
  */
 static int append_value(aptix_store_wtxn *w, const void *val, size_t vlen,
-			uint64_t *first, size_t *off)
+			uint64_t *first)
 {
 	unsigned char kb[8];
 	MDB_val pk = { 8, kb }, v;
 	const char *p = val;
-	size_t left = vlen, take;
-	int rc, r;
+	size_t left = vlen;
+	int rc;
 
 	*first = w->next_piece;
-	*off = 0;
-	if (w->tail_len && w->tail_len < APTIX_LMDB_PIECE) {
-		*first = w->next_piece - 1;
-		*off = w->tail_len;
-		take = APTIX_LMDB_PIECE - w->tail_len;
-		if (take > left)
-			take = left;
-		memcpy(w->tail + w->tail_len, p, take);
-		w->tail_len += take;
-		w->tail_dirty = 1;
-		p += take;
-		left -= take;
-	}
 	while (left) {
-		if ((r = flush_tail(w)) < 0)
-			return r;
-		take = left < APTIX_LMDB_PIECE ? left : APTIX_LMDB_PIECE;
-		if (take < APTIX_LMDB_PIECE) {
-			memcpy(w->tail, p, take);
-			w->tail_len = take;
-			w->tail_dirty = 1;
-		} else {
-			aptix__put_be64(kb, w->next_piece);
-			v.mv_size = take;
-			v.mv_data = (void *)p;
-			rc = mdb_put(w->txn, w->st->values, &pk, &v,
-				     MDB_APPEND);
-			if (rc)
-				return piece_error(w, rc, "cannot write to "
-						   "store");
-			w->tail_len = 0;
-		}
+		v.mv_size = left < PIECE_MAX ? left : PIECE_MAX;
+		v.mv_data = (void *)p;
+		aptix__put_be64(kb, w->next_piece);
+		rc = mdb_put(w->txn, w->st->values, &pk, &v, MDB_APPEND);
+		if (rc)
+			return piece_error(w, rc, "cannot write to store");
 		w->next_piece++;
-		p += take;
-		left -= take;
+		p += v.mv_size;
+		left -= v.mv_size;
 	}
 	return 0;
 }
@@ -1035,7 +989,7 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
 	MDB_val v;
 	aptix_buf ptr = APTIX_BUF_INIT;
 	uint64_t first = 0;
-	size_t off;
+	unsigned char crc[4];
 	int rc = 0, r;
 
 	/*
@@ -1057,12 +1011,13 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
 	if (vlen >= LARGE_VALUE && !room_for(w, vlen))
 		return APTIX_EFULL;
 	if ((r = note_format(w)) < 0 ||
-	    (r = append_value(w, val, vlen, &first, &off)) < 0)
+	    (r = append_value(w, val, vlen, &first)) < 0)
 		return r;
+	aptix__put_be32(crc, value_crc(val, vlen));
 	aptix_buf_put(&ptr, "", 1);	/* APTIX_LMDB_PTR_MARK */
 	aptix__put_varint(&ptr, first);
 	aptix__put_varint(&ptr, vlen);
-	aptix__put_varint(&ptr, off);
+	aptix_buf_put(&ptr, crc, 4);
 	if (aptix_buf_oom(&ptr)) {
 		aptix_buf_release(&ptr);
 		return APTIX_ERROR;
@@ -1429,8 +1384,6 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 		cb_depth++;
 		st->wtx = &w;
 		ret = fn(&w, payload);
-		if (!ret)
-			ret = flush_tail(&w);
 		st->wtx = NULL;
 		cb_depth--;
 		if (ret) {
@@ -1458,6 +1411,145 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 			return lmdb_error(rc, "cannot commit to store");
 		return 0;
 	}
+}
+
+/* --- Moving every value into pieces of its own (reindex) ------------- */
+
+/* What relayout found: the records to write again, pieces in use. */
+struct relayout {
+	aptix_buf keys;		/* table byte, key length byte, key ... */
+	uint64_t pieces6;	/* pieces that format 6 pointers name */
+	size_t older;		/* records of an older format */
+};
+
+static const int logged_tables[] = {
+	APTIX_TABLE_OBJECTS, APTIX_TABLE_SESSIONS, APTIX_TABLE_TIMELINE
+};
+
+/*
+ * The records of table t that a relayout writes again: every pointer,
+ * and every value kept in place that format 6 would keep in the values
+ * table (stores of format 3 and older). Counts the records of an older
+ * format, and the pieces that those of format 6 name.
+ */
+static NOINLINE int relayout_scan(aptix_store_wtxn *w, int t,
+				  struct relayout *rl)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	struct aptix_lmdb_ptr p;
+	unsigned char hdr[2];
+	int rc, r;
+
+	if ((rc = mdb_cursor_open(w->txn, w->st->dbi[t], &c)))
+		return lmdb_error(rc, "cannot open cursor");
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+		r = aptix_lmdb__read_pointer(&p, v.mv_data, v.mv_size);
+		if (r == 0 && v.mv_size < table_logged(t))
+			continue;
+		if (r == 1 && p.has_crc)
+			rl->pieces6 += aptix_lmdb__ptr_pieces(&p);
+		else
+			rl->older++;
+		hdr[0] = (unsigned char)t;
+		hdr[1] = (unsigned char)k.mv_size;	/* at most 511: */
+		if (k.mv_size > 255)		/* no logged table has such */
+			continue;
+		aptix_buf_put(&rl->keys, hdr, 2);
+		aptix_buf_put(&rl->keys, k.mv_data, k.mv_size);
+	}
+	mdb_cursor_close(c);
+	if (rc != MDB_NOTFOUND)
+		return lmdb_error(rc, "cannot read store");
+	return aptix_buf_oom(&rl->keys) ? APTIX_ERROR : 0;
+}
+
+/* Delete every piece numbered below end (they held the old values). */
+static NOINLINE int relayout_drop_old(aptix_store_wtxn *w, uint64_t end)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc;
+
+	if ((rc = mdb_cursor_open(w->txn, w->st->values, &c)))
+		return lmdb_error(rc, "cannot open cursor");
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_FIRST)) {
+		if (k.mv_size != 8 || aptix__get_be64(k.mv_data) >= end)
+			break;
+		if ((rc = mdb_cursor_del(c, 0)))
+			break;
+	}
+	mdb_cursor_close(c);
+	if (rc && rc != MDB_NOTFOUND)
+		return piece_error(w, rc, "cannot delete from store");
+	return 0;
+}
+
+/*
+ * Write every value again in pieces of its own with its checksum, then
+ * delete every piece older than the first one written: what format 5
+ * shared, and the zeroed bytes it left, go with them. A value that does
+ * not read (a piece missing, a checksum failed) stops the write: the
+ * store is then left as it was.
+ */
+static NOINLINE int relayout_fn(aptix_store_wtxn *w, void *payload)
+{
+	struct relayout *rl = payload;
+	aptix_buf val = APTIX_BUF_INIT, tmp = APTIX_BUF_INIT;
+	const unsigned char *p, *end;
+	MDB_stat ms;
+	MDB_val k, v;
+	uint64_t first;
+	size_t i;
+	int r = 0, rc;
+
+	aptix_buf_clear(&rl->keys);
+	rl->pieces6 = 0;
+	rl->older = 0;
+	for (i = 0; i < ARRAY_SIZE(logged_tables) && !r; i++)
+		r = relayout_scan(w, logged_tables[i], rl);
+	if (r)
+		return r;
+	if ((rc = mdb_stat(w->txn, w->st->values, &ms)))
+		return lmdb_error(rc, "cannot read store");
+	if (!rl->older && ms.ms_entries == rl->pieces6)
+		return 0;	/* every value is of format 6 already */
+	if ((r = next_piece(w, &first)) < 0)
+		return r;
+	p = (const unsigned char *)rl->keys.ptr;
+	end = p + rl->keys.len;
+	while (p < end && !r) {
+		int t = p[0];
+
+		k.mv_size = p[1];
+		k.mv_data = (void *)(p + 2);
+		p += 2 + k.mv_size;
+		rc = mdb_get(w->txn, w->st->dbi[t], &k, &v);
+		if (rc)
+			r = lmdb_error(rc, "cannot read store");
+		else if (!in_file(w->st, v.mv_data, v.mv_size, 1))
+			r = outside_file();
+		else if ((r = resolve(w->st, w->txn, 1, &v, &v, &tmp)) >= 0 &&
+			 (r = aptix_buf_set(&val, v.mv_data, v.mv_size)) == 0)
+			r = put_logged(w, t, &k, val.ptr, val.len);
+	}
+	aptix_buf_release(&val);
+	aptix_buf_release(&tmp);
+	return r ? r : relayout_drop_old(w, first);
+}
+
+static int st_relayout(aptix_store *s)
+{
+	struct relayout rl;
+	int r;
+
+	memset(&rl, 0, sizeof(rl));
+	aptix_buf_init(&rl.keys, 0);
+	r = st_write(s, relayout_fn, &rl);
+	aptix_buf_release(&rl.keys);
+	return r;
 }
 
 static int st_readonly(aptix_store *s)
@@ -1864,6 +1956,7 @@ static lmdb_store *store_alloc(const char *dir)
 	st->parent.free = st_free;
 	st->parent.check = st_check;
 	st->parent.compact = st_compact;
+	st->parent.relayout = st_relayout;
 	st->max_mapsize = MAX_MAPSIZE_DEFAULT;
 	if (max_env && *max_env) {
 		unsigned long mb = strtoul(max_env, NULL, 10);

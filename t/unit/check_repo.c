@@ -686,7 +686,7 @@ START_TEST(test_format_version)
 	int existed;
 
 	init_repo();
-	ck_assert_int_eq(set_format("6"), APTIX_EVERSION);
+	ck_assert_int_eq(set_format("7"), APTIX_EVERSION);
 	ck_assert_ptr_null(repo);
 	ck_assert_ptr_nonnull(strstr(errmsg(), "upgrade"));
 	/* init of such a store fails the same way */
@@ -863,10 +863,9 @@ START_TEST(test_values_layout)
 	/* the first pointer raised the format */
 	ck_assert_int_eq(repo->store->get(&b, repo->store, APTIX_TABLE_META,
 					  "format", 6), 0);
-	ck_assert_str_eq(b.ptr, "5");
+	ck_assert_str_eq(b.ptr, "6");
 	ck_assert_msg(repo->store->write(repo->store, put_values,
 					 (void *)second) == 0, "%s", errmsg());
-	/* c's value is now the newest: its next one fills up its piece */
 	ck_assert_msg(repo->store->write(repo->store, put_values,
 					 (void *)third) == 0, "%s", errmsg());
 	assert_value(APTIX_TABLE_OBJECTS, 0xc3, 150, 'Q');
@@ -878,19 +877,17 @@ START_TEST(test_values_layout)
 	aptix_repo_free(repo);
 	repo = NULL;
 	/*
-	 * What is left in the values table (format 5: the values of a
-	 * write one after the other in pieces of 1,002 bytes). The first
-	 * write: b at bytes 0-1499, c 1500-5999, d 6000-9999, e
-	 * 10000-11499, in pieces 0-11 (the last one 478 bytes). The second
-	 * appends C to piece 11 (bytes 478-577), deletes the pieces that
-	 * held only what went (0, 2-4, 10) and zeroes the bytes that went
-	 * from the others (1, 5, 9, 11); the third zeroes C and appends Q
-	 * to piece 11 (578-727). Left: 1, 5-9 and 11.
+	 * What is left in the values table (format 6: each value in pieces
+	 * of its own, of 2,000 bytes, the last one the rest). The first
+	 * write: b in piece 0, c in 1-3, d in 4-5, e in 6. The second
+	 * deletes b's, c's and e's pieces and puts C in 7; the third
+	 * deletes 7 and puts Q in 8. Left: 4, 5 and 8; no piece was ever
+	 * written twice.
 	 */
 	c = lmdb_table("values", 0, NULL);
-	ck_assert_uint_eq(c.n, 7);
-	ck_assert_uint_eq(c.bytes, 6 * 1002 + 728);
-	ck_assert_uint_eq(c.hi, 11);
+	ck_assert_uint_eq(c.n, 3);
+	ck_assert_uint_eq(c.bytes, 2 * 2000 + 150);
+	ck_assert_uint_eq(c.hi, 8);
 	lmdb_table("objects", 0xa1, &byte);
 	ck_assert_int_eq(byte, 1);		/* in place */
 	lmdb_table("objects", 0xd4, &byte);
@@ -901,30 +898,29 @@ START_TEST(test_values_layout)
 END_TEST
 
 /*
- * Shared pieces at their edges: a value that fills the last piece up to
- * the byte, one of exactly a piece, one of two, and one that fills a
- * piece a later write left short and goes on into two more.
+ * Pieces at their edges: values of exactly a piece, of a piece and a
+ * few bytes, of the smallest size kept in pieces, each in its own.
  */
 START_TEST(test_values_edges)
 {
 	static const struct vput one[] = {
-		{ APTIX_TABLE_OBJECTS, 0xa1, 702, 'a' },	/* piece 0 */
+		{ APTIX_TABLE_OBJECTS, 0xa1, 702, 'a' },	/* 0 */
 		{ APTIX_TABLE__COUNT, 0, 0, 0 }
 	};
 	static const struct vput two[] = {
-		{ APTIX_TABLE_OBJECTS, 0xb2, 300, 'b' },	/* 0, full */
-		{ APTIX_TABLE_OBJECTS, 0xc3, 1002, 'c' },	/* 1 */
-		{ APTIX_TABLE_OBJECTS, 0xd4, 2004, 'd' },	/* 2, 3 */
-		{ APTIX_TABLE_OBJECTS, 0xe5, 64, 'e' },		/* 4 */
+		{ APTIX_TABLE_OBJECTS, 0xb2, 300, 'b' },	/* 1 */
+		{ APTIX_TABLE_OBJECTS, 0xc3, 1002, 'c' },	/* 2 */
+		{ APTIX_TABLE_OBJECTS, 0xd4, 2004, 'd' },	/* 3, 4 */
+		{ APTIX_TABLE_OBJECTS, 0xe5, 64, 'e' },		/* 5 */
 		{ APTIX_TABLE__COUNT, 0, 0, 0 }
 	};
 	static const struct vput three[] = {
-		{ APTIX_TABLE_OBJECTS, 0xf6, 2000, 'f' },	/* 4, 5, 6 */
+		{ APTIX_TABLE_OBJECTS, 0xf6, 2000, 'f' },	/* 6 */
 		{ APTIX_TABLE__COUNT, 0, 0, 0 }
 	};
 	static const struct vput four[] = {
-		{ APTIX_TABLE_OBJECTS, 0xb2, 0, 0 },	/* zeroed in 0 */
-		{ APTIX_TABLE_OBJECTS, 0xc3, 0, 0 },	/* 1 deleted */
+		{ APTIX_TABLE_OBJECTS, 0xb2, 0, 0 },	/* 1 deleted */
+		{ APTIX_TABLE_OBJECTS, 0xc3, 0, 0 },	/* 2 deleted */
 		{ APTIX_TABLE__COUNT, 0, 0, 0 }
 	};
 	struct vcount c;
@@ -949,10 +945,10 @@ START_TEST(test_values_edges)
 	assert_value(APTIX_TABLE_OBJECTS, 0xf6, 2000, 'f');
 	aptix_repo_free(repo);
 	repo = NULL;
-	/* pieces 0 and 2-5 full, 6 the 60 bytes f left: 1 went with c */
+	/* pieces 0 and 3-6: 1 and 2 went with b and c */
 	c = lmdb_table("values", 0, NULL);
-	ck_assert_uint_eq(c.n, 6);
-	ck_assert_uint_eq(c.bytes, 5 * 1002 + 60);
+	ck_assert_uint_eq(c.n, 5);
+	ck_assert_uint_eq(c.bytes, 702 + 2004 + 64 + 2000);
 	ck_assert_uint_eq(c.hi, 6);
 }
 END_TEST
@@ -963,7 +959,7 @@ START_TEST(test_values_damaged)
 		{ APTIX_TABLE_OBJECTS, 0xc3, 4500, 'c' },
 		{ APTIX_TABLE__COUNT, 0, 0, 0 }
 	};
-	static const unsigned char bad[][6] = {
+	static const unsigned char bad[][8] = {
 		{ 0x00 },			/* no number */
 		{ 0x00, 0x80 },			/* a varint cut short */
 		{ 0x00, 0x00, 0x00 },		/* no length */
@@ -971,8 +967,13 @@ START_TEST(test_values_damaged)
 		{ 0x00, 0x09, 0x05 },		/* no such piece */
 		{ 0x00, 0x00, 0x05, 0xea, 0x07 },	/* offset 1002 */
 		{ 0x00, 0x04, 0xd8, 0x04, 0x00 },	/* past the last piece */
+		/* format 6: the value (piece 0, its first 5 bytes 'c'), but
+		 * not its CRC-32, nor that of a value of zeros */
+		{ 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00 },
+		{ 0x00, 0x00, 0x05, 0x12, 0x34, 0x56, 0x78 },
+		{ 0x00, 0x00, 0x05, 0x00, 0x00, 0x00 },	/* CRC cut short */
 	};
-	static const size_t badlen[] = { 1, 2, 3, 5, 3, 5, 5 };
+	static const size_t badlen[] = { 1, 2, 3, 5, 3, 5, 5, 7, 7, 6 };
 	char *dir;
 	unsigned char key[32], k8[8] = { 0 };
 	aptix_buf b = APTIX_BUF_INIT;
@@ -1018,7 +1019,7 @@ START_TEST(test_values_damaged)
 	memset(key, 0xc3, sizeof(key));
 	ck_assert_int_eq(repo->store->get(&b, repo->store, APTIX_TABLE_OBJECTS,
 					  key, 32), APTIX_ECORRUPT);
-	ck_assert_ptr_nonnull(strstr(errmsg(), "piece 2 of 5 "));
+	ck_assert_ptr_nonnull(strstr(errmsg(), "piece 2 of 3 "));
 	/* a damaged record can still be deleted */
 	ck_assert_int_eq(repo->store->write(repo->store, put_values,
 		(void *)(const struct vput[]){

@@ -116,6 +116,14 @@ struct aptix_store {
 	 * and changes nothing.
 	 */
 	int (*compact)(aptix_store *s, unsigned flags);
+	/**
+	 * Bring every value to the newest layout of this backend, in one
+	 * write (LMDB: store format 6, each value in pieces of its own
+	 * with a checksum; the pieces of older formats deleted). Nothing to
+	 * do is no write. NULL: the backend has one layout. `aptix
+	 * reindex` calls it.
+	 */
+	int (*relayout)(aptix_store *s);
 };
 
 enum aptix_store_open_flags {

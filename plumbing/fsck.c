@@ -23,6 +23,10 @@
  *	wrong type <type> <id>: expected <type>
  *	index mismatch <id>: <why>
  *	index mismatch conversation <id>: <why>
+ *	lost session <id>: its <what> <id> cannot be read
+ *					(show can no longer give it: its
+ *					 session, turn, instruction or
+ *					 answer is damaged or missing)
  *	dangling <type> <id>		(unreachable <type> <id> with
  *					 --unreachable)
  *	failed session <id>		(--failed: kept, not an error)
@@ -715,6 +719,54 @@ static void layout_problem(const aptix_oid *id, const char *what,
 	report(payload, "index mismatch %s: %s", aptix_oid_hex(id), what);
 }
 
+/* An object of a session cannot be read (what purge removed can). */
+static int unreadable(struct fsck *f, int r, const aptix_oid *id)
+{
+	aptix_purge_info info;
+
+	if (r == APTIX_ENOTFOUND &&
+	    aptix_purge_lookup(&info, f->repo, id) == 0)
+		r = 0;
+	aptix_error_clear();
+	return r < 0;
+}
+
+/*
+ * The sessions a damaged store lost: those that show can no longer
+ * give, because their session, their turn, or its instruction or answer
+ * cannot be read (a lost page loses the objects stored in it and those
+ * based on them; this names the sessions it took with them).
+ */
+static void check_lost(struct fsck *f, const aptix_oid *sid)
+{
+	char a[APTIX_OID_HEXSZ + 1], b[APTIX_OID_HEXSZ + 1];
+	const char *what = NULL;
+	const aptix_oid *bad = sid;
+	aptix_session s;
+	aptix_turn t;
+	aptix_buf blob = APTIX_BUF_INIT;
+
+	aptix_session_init(&s);
+	aptix_turn_init(&t);
+	if (unreadable(f, aptix_session_lookup(&s, f->repo, sid), sid))
+		what = "session";
+	else if (bad = &s.turn,
+		 unreadable(f, aptix_turn_lookup(&t, f->repo, bad), bad))
+		what = "turn";
+	else if (bad = &t.instruction,
+		 unreadable(f, aptix_blob_lookup(&blob, f->repo, bad), bad))
+		what = "instruction";
+	else if (bad = &t.answer, !aptix_oid_is_zero(bad) &&
+		 unreadable(f, aptix_blob_lookup(&blob, f->repo, bad), bad))
+		what = "answer";
+	if (what)
+		report(f, "lost session %s: its %s %s cannot be read",
+		       aptix_oid_tostr(a, sid), what, aptix_oid_tostr(b, bad));
+	aptix_buf_release(&blob);
+	aptix_turn_release(&t);
+	aptix_session_release(&s);
+}
+
 static void check_index(struct fsck *f, const struct ref_list *refs)
 {
 	struct id_list ids = { NULL, 0, 0 };
@@ -731,6 +783,8 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 		long j = find_obj(f, &ids.ids[i]);
 		int r;
 
+		if (j >= 0)
+			check_lost(f, &ids.ids[i]);
 		if (j < 0)
 			report(f, "index mismatch %s: indexed session does "
 			       "not exist", aptix_oid_hex(&ids.ids[i]));

@@ -105,7 +105,8 @@ class Store:
         6)": a value of least bytes or more goes to pieces of its own
         (2,000 bytes, the last one the rest) under the next numbers of
         the values table; the record is then 0x00, the varint number of
-        the first piece, the varint length and the be32 CRC-32."""
+        the first piece, the varint length, the varint size of the first
+        piece and the be32 CRC-32."""
         if len(value) < least:
             return value
         first = len(self.tables["values"])
@@ -113,7 +114,7 @@ class Store:
             key = be(len(self.tables["values"]), 8)
             self.tables["values"][key] = value[i:i + 2000]
         return (b"\x00" + varint(first) + varint(len(value)) +
-                be(zlib.crc32(value), 4))
+                varint(min(len(value), 2000)) + be(zlib.crc32(value), 4))
 
 
 # --- Summary lines ---------------------------------------------------------

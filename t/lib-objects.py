@@ -7,7 +7,8 @@ Prints one line per object: its id and its stored value (objects-format.md,
 "Storage"), both in hex. A record of the objects table that points into the
 values table (store format 4: the byte 0x00, the varint number of the first
 piece, the varint length; format 5: and the varint offset of the value in
-its first piece; format 6: and the be32 CRC-32 of the value) is given as the value its pieces make. Reads the
+its first piece; format 6: the varint size of the first piece and the
+be32 CRC-32 of the value) is given as the value its pieces make. Reads the
 store with mdb_dump (lmdb-utils); no aptix process may be writing it.
 """
 import subprocess
@@ -39,10 +40,16 @@ def resolve(value, pieces):
     first, i = varint(value, 1)
     length, i = varint(value, i)
     # format 5: the offset in the first piece; the values of a write
-    # follow one another in pieces of 1,002 bytes. Format 6: the value's
-    # CRC-32 (4 bytes) instead, pieces of its own as in format 4
-    off = varint(value, i)[0] if 0 < len(value) - i != 4 else 0
-    out, seq = pieces[first][off:off + length], first + 1
+    # follow one another in pieces of 1,002 bytes. Format 6: the size of
+    # the first piece and the value's CRC-32 (4 bytes), pieces of its
+    # own, the next ones of 2,000 bytes (as in format 4)
+    off, head = 0, None
+    if len(value) - i > 4:
+        head = varint(value, i)[0]
+    elif i < len(value):
+        off = varint(value, i)[0]
+    out = pieces[first][off:off + (head or length)]
+    seq = first + 1
     while len(out) < length:
         out += pieces[seq][:length - len(out)]
         seq += 1

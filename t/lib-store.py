@@ -26,6 +26,13 @@ Usage: lib-store.py <store-dir> <command> [<args>]
                                pieces), "6" (pieces of its own and a
                                CRC-32), and "values unnamed <n>": the
                                pieces no pointer names
+  leaves <table>               print each leaf page of the table's tree,
+                               in key order: its number, then the keys
+                               (hex) of its records
+  lost-with <page>             print the ids (hex) of the objects that
+                               losing leaf page <page> of the values
+                               table would lose: those with a piece on
+                               it, and those based or spliced on them
   sharing <key>                print the ids (hex) of the objects whose
                                values have bytes in the piece of the
                                values table under key (format 5: the
@@ -248,36 +255,44 @@ PIECE5 = 1002
 def pointer(record):
     """A record pointing into the values table: ([the keys of its
     pieces], the value's length, its offset in the first piece, the size
-    of a full piece); None for a value in place. Format 4: 0x00, first,
-    length (pieces of 2,000 bytes, the last one the rest); format 5: and
-    the offset (pieces of 1,002 bytes that values share); format 6: and
-    the be32 CRC-32 of the value (pieces of its own, as format 4)."""
+    of a piece after the first, the bytes of the value in the first
+    piece, the CRC-32 or None); None for a value in place. Format 4:
+    0x00, first, length (pieces of 2,000 bytes, the last one the rest);
+    format 5: and the offset (pieces of 1,002 bytes that values share);
+    format 6: and the size of the first piece and the be32 CRC-32 of the
+    value (pieces of its own: the first one filled its page, the next
+    ones 2,000 bytes, the last one the rest)."""
     if not record or record[0] != 0:
         return None
     first = get_varint(record, 1)
     size = first and get_varint(record, first[1])
     if not size or not size[0]:
         return None
-    off, piece = (0, PIECE_MAX)
-    if len(record) - size[1] == 4:     # format 6: the value's CRC-32
-        pass
+    off, piece, crc = (0, PIECE_MAX, None)
+    head = min(size[0], PIECE_MAX)
+    if len(record) - size[1] > 4:       # format 6
+        h = get_varint(record, size[1])
+        if not h or len(record) - h[1] != 4 or not 0 < h[0] <= size[0]:
+            return None
+        head, crc = h[0], struct.unpack(">I", record[-4:])[0]
     elif size[1] != len(record):
         o = get_varint(record, size[1])
         if not o or o[1] != len(record) or o[0] >= PIECE5:
             return None
         off, piece = o[0], PIECE5
-    n = (off + size[0] + piece - 1) // piece
+        head = min(size[0], PIECE5 - off)
+    n = 1 + (size[0] - head + piece - 1) // piece
     return ([(first[0] + i).to_bytes(8, "big") for i in range(n)], size[0],
-            off, piece)
+            off, piece, head, crc)
 
 
 def spans(p):
     """(key, start, length) of each piece's part of the value of p."""
-    keys, size, off, piece = p
+    keys, size, off, piece, head, _ = p
     out, done = [], 0
     for i, k in enumerate(keys):
         start = off if i == 0 else 0
-        n = min(piece - start, size - done)
+        n = min(head if i == 0 else piece, size - done)
         out.append((k, start, n))
         done += n
     return out
@@ -297,12 +312,12 @@ def resolve(store, record, pieces=None):
     last = len(p[0]) - 1
     for i, (k, start, n) in enumerate(spans(p)):
         v = pieces.get(k)
-        if v is None or (i < last and len(v) != p[3]) or \
+        exact = i < last or p[5] is not None
+        if v is None or (exact and len(v) != start + n) or \
                 len(v) < start + n:
             return None
         out += v[start:start + n]
-    if len(record) - get_varint(record, get_varint(record, 1)[1])[1] == 4 \
-            and struct.unpack(">I", record[-4:])[0] != zlib.crc32(out):
+    if p[5] is not None and p[5] != zlib.crc32(out):
         return None     # format 6: the value fails its checksum
     return out
 
@@ -353,8 +368,7 @@ def value_layout(store):
                 kind = "in-place"
             else:
                 named.update(p[0])
-                size = get_varint(v, get_varint(v, 1)[1])[1]
-                kind = ("pointer 6" if len(v) - size == 4 else
+                kind = ("pointer 6" if p[5] is not None else
                         "pointer 5" if p[3] == PIECE5 else "pointer 4")
             kind = table + " " + kind
             seen[kind] = seen.get(kind, 0) + 1
@@ -412,12 +426,11 @@ def corrupt(store, key, how, sealed=False):
     else:
         piece = piece[:at] + b"\xff\xff" + piece[at + 2:]
     put(store, "values", k, piece)
-    size = get_varint(v, get_varint(v, 1)[1])[1]
-    if sealed and len(v) - size == 4:
+    if sealed and p[5] is not None:
         value = b"".join(get(store, "values", k)[start:start + n]
                          for k, start, n in spans(p))
         put(store, "objects", key,
-            v[:size] + struct.pack(">I", zlib.crc32(value)))
+            v[:-4] + struct.pack(">I", zlib.crc32(value)))
     return 0
 
 
@@ -461,6 +474,68 @@ def table_root(store, table, older=False):
                 if p[off + 8:off + 8 + ks] == table.encode():
                     return le(p, off + 8 + ks + 40, 8)
             return None
+
+
+def read_page(store, n):
+    """Page n: (flags, [(key, node offset)])."""
+    with open(data_file(store), "rb") as f:
+        f.seek(n * PSIZE)
+        p = f.read(PSIZE)
+    flags, lower = le(p, 10, 2), le(p, 12, 2)
+    nodes = [le(p, 16 + 2 * i, 2) for i in range((lower - 16) // 2)]
+    return p, flags, [(p[off + 8:off + 8 + le(p, off + 6, 2)], off)
+                      for off in nodes]
+
+
+def leaves(store, table):
+    """The leaf pages of a table's tree, in key order: [(page, [keys])]."""
+    out, todo = [], [table_root(store, table)]
+    while todo:
+        pg = todo.pop(0)
+        p, flags, nodes = read_page(store, pg)
+        if flags & 1:   # a branch: its children in order
+            todo[:0] = [le(p, off, 2) | le(p, off + 2, 2) << 16 |
+                        le(p, off + 4, 2) << 32 for _, off in nodes]
+        elif flags & 2:
+            out.append((pg, [k for k, _ in nodes]))
+    return out
+
+
+def value_bases(v):
+    """The ids a stored value names as bases (objects-format.md: a based
+    value's base, a spliced blob's bases)."""
+    if not v or v[0] & 0x1f == 0:
+        return []
+    i = get_varint(v, 1)[1]
+    out = []
+    if v[0] & 0x20:
+        out.append(v[i:i + 32])
+        i += 32
+    if v[0] & 0x40 and v[0] & 0x1f == 1:
+        n, i = get_varint(v, i)
+        for _ in range(n):
+            out.append(v[i:i + 32])
+            i = get_varint(v, i + 32)[1] + 1
+    return out
+
+
+def lost_with_page(store, pg):
+    """The objects a lost page of the values table takes: those with a
+    piece on it, then those based or spliced on a lost one."""
+    keys = set(dict(leaves(store, "values"))[pg])
+    pieces = dict(table_records(store, "values")[1])
+    objs = table_records(store, "objects")[1]
+    lost = set(k for k, v in objs
+               if (pointer(v) or [[]])[0] and keys & set(pointer(v)[0]))
+    values = dict((k, resolve(store, v, pieces)) for k, v in objs)
+    more = True
+    while more:
+        more = False
+        for k, v in values.items():
+            if k not in lost and lost & set(value_bases(v)):
+                lost.add(k)
+                more = True
+    return sorted(lost)
 
 
 def damage_page(store, n, how):
@@ -574,6 +649,12 @@ def main(argv):
         if r is None:
             return 1
         print(r)
+    elif cmd == "lost-with" and len(args) == 1:
+        for k in lost_with_page(store, int(args[0])):
+            print(k.hex())
+    elif cmd == "leaves" and len(args) == 1:
+        for pg, keys in leaves(store, args[0]):
+            print(pg, " ".join(k.hex() for k in keys))
     elif cmd == "page" and len(args) == 2:
         return damage_page(store, int(args[0]), args[1])
     else:

@@ -144,7 +144,10 @@ test_expect_success 'a value that fails its checksum (format 6)' '
 	fresh flipped-crc &&
 	store corrupt $big flip &&
 	first=$((0x$(store pieces objects hex:$big | sed -n 1p))) &&
-	echo "corrupt object $big: the value in pieces $first-$first of the values table fails its checksum" >expect &&
+	{
+		echo "corrupt object $big: the value in pieces $first-$first of the values table fails its checksum" &&
+		echo "lost session $s1: its instruction $big cannot be read"
+	} >expect &&
 	test_expect_code 1 aptix fsck --no-dangling >actual &&
 	test_cmp expect actual &&
 	test_must_fail aptix cat-object -p $big 2>err &&
@@ -155,7 +158,10 @@ test_expect_success 'a corrupted compressed object' '
 	fresh flipped &&
 	# the checksum made again: the decoder finds the damage
 	store corrupt $big flip sealed &&
-	echo "corrupt blob $big: stored data is damaged or truncated" >expect &&
+	{
+		echo "corrupt blob $big: stored data is damaged or truncated" &&
+		echo "lost session $s1: its instruction $big cannot be read"
+	} >expect &&
 	test_expect_code 1 aptix fsck --no-dangling >actual &&
 	test_cmp expect actual &&
 	aptix fsck --connectivity-only --no-dangling >actual &&
@@ -180,7 +186,8 @@ test_expect_success 'a truncated object' '
 	{
 		echo "corrupt object $late: piece 1 of 1 of the value (values" \
 			"table, key $((0x$key))) is missing or of the wrong size" &&
-		echo "corrupt blob $small: stored data is damaged or truncated"
+		echo "corrupt blob $small: stored data is damaged or truncated" &&
+		echo "lost session $s2: its instruction $small cannot be read"
 	} | sort >expect &&
 	test_expect_code 1 aptix fsck >actual &&
 	sort actual >actual.sorted &&
@@ -190,7 +197,10 @@ test_expect_success 'a truncated object' '
 test_expect_success 'a damaged object header' '
 	fresh header &&
 	store corrupt $t1 header sealed &&
-	echo "corrupt object $t1: stored header is damaged" >expect &&
+	{
+		echo "corrupt object $t1: stored header is damaged" &&
+		echo "lost session $s1: its turn $t1 cannot be read"
+	} >expect &&
 	test_expect_code 1 aptix fsck --no-dangling >actual &&
 	test_cmp expect actual &&
 	test_expect_code 1 aptix fsck >actual &&
@@ -222,6 +232,7 @@ test_expect_success 'a missing blob' '
 	cat >expect <<-EOF &&
 	broken link from    turn $t2
 	              to    blob $small
+	lost session $s2: its instruction $small cannot be read
 	missing blob $small
 	EOF
 	test_expect_code 1 aptix fsck >actual &&
@@ -234,6 +245,7 @@ test_expect_success 'a missing turn' '
 	cat >expect <<-EOF &&
 	broken link from session $s1
 	              to    turn $t1
+	lost session $s1: its turn $t1 cannot be read
 	missing turn $t1
 	dangling blob $big
 	EOF

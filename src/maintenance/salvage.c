@@ -54,6 +54,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define BATCH 512
 /* The values table, as store-lmdb.c writes it. */
@@ -380,7 +381,8 @@ static const struct piece *find_piece(const struct salvage *s, uint64_t num)
 
 /*
  * The value p points to, into out: 0, or 1 when a piece is missing,
- * of the wrong size or unreadable (the value is damaged).
+ * of the wrong size or unreadable, or the value fails its checksum
+ * (the value is damaged).
  */
 static int put_together(aptix_buf *out, const struct salvage *s, int fd,
 			const struct pointer *p)
@@ -407,6 +409,10 @@ static int put_together(aptix_buf *out, const struct salvage *s, int fd,
 		out->len += len;
 	}
 	out->ptr[out->len] = '\0';
+	/* format 6: a value that fails its checksum is damaged */
+	if (p->at.has_crc && (uint32_t)crc32(0L, (const Bytef *)out->ptr,
+					     (uInt)out->len) != p->at.crc)
+		return 1;
 	return 0;
 }
 

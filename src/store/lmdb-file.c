@@ -162,7 +162,7 @@ int aptix_lmdb__read_pointer(struct aptix_lmdb_ptr *ptr, const void *rec,
 			     size_t rlen)
 {
 	const unsigned char *p = rec, *end = p + rlen;
-	uint64_t n, off = 0;
+	uint64_t n, off = 0, head = 0;
 
 	if (!rlen || p[0] != APTIX_LMDB_PTR_MARK)
 		return 0;
@@ -172,7 +172,10 @@ int aptix_lmdb__read_pointer(struct aptix_lmdb_ptr *ptr, const void *rec,
 	    aptix__get_varint(&n, &p, end) < 0)
 		return -1;
 	ptr->piece = APTIX_LMDB_PIECE_MAX;
-	if (end - p == 4) {	/* format 6: the CRC-32 (an offset is < 4) */
+	if (end - p > 4) {	/* format 6: the first piece, the CRC-32 */
+		if (aptix__get_varint(&head, &p, end) < 0 || end - p != 4 ||
+		    !head || head > n || head > APTIX_LMDB_PIECE_MAX)
+			return -1;
 		ptr->has_crc = 1;
 		ptr->crc = aptix__get_be32(p);
 		p = end;
@@ -187,26 +190,28 @@ int aptix_lmdb__read_pointer(struct aptix_lmdb_ptr *ptr, const void *rec,
 		return -1;
 	ptr->len = (size_t)n;
 	ptr->off = (size_t)off;
+	if (!head)
+		head = ptr->piece - off < n ? ptr->piece - off : n;
+	ptr->head = (size_t)head;
 	return 1;
 }
 
 size_t aptix_lmdb__ptr_pieces(const struct aptix_lmdb_ptr *p)
 {
-	return (p->off + p->len + p->piece - 1) / p->piece;
+	return 1 + (p->len - p->head + p->piece - 1) / p->piece;
 }
 
 int aptix_lmdb__ptr_piece(const struct aptix_lmdb_ptr *p, size_t i,
 			  size_t size, size_t *start, size_t *n)
 {
-	size_t before;
+	size_t before = i ? p->head + p->piece * (i - 1) : 0;
 
 	*start = i ? 0 : p->off;
-	before = i ? p->piece * i - p->off : 0;
-	*n = p->piece - *start;
+	*n = i ? p->piece : p->head;
 	if (p->len - before < *n)
 		*n = p->len - before;
-	if (i + 1 < aptix_lmdb__ptr_pieces(p))
-		return size == p->piece ? 0 : -1;
+	if (i + 1 < aptix_lmdb__ptr_pieces(p) || p->has_crc)
+		return size == *start + *n ? 0 : -1;
 	return size >= *start + *n && size <= APTIX_LMDB_PIECE_MAX ? 0 : -1;
 }
 

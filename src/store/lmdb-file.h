@@ -84,8 +84,9 @@ int aptix_lmdb_map_meta_check(const unsigned char *map, uint32_t psize);
  * APTIX_LMDB_PIECE bytes filled by the values one after the other, the
  * last one of the table filled up by the next values written. Format 6
  * goes back to pieces of a value's own (as format 4, never shared, never
- * rewritten) and ends the pointer with the be32 CRC-32 of the value
- * instead of an offset: 0x00, first, length, crc.
+ * rewritten), the first one of the size that filled its page: 0x00,
+ * first, length, the varint size of the first piece, and the be32 CRC-32
+ * of the value.
  */
 #define APTIX_LMDB_PIECE_MAX 2000
 #define APTIX_LMDB_PIECE 1002
@@ -95,7 +96,8 @@ struct aptix_lmdb_ptr {
 	uint64_t first;		/* number of the first piece */
 	size_t len;		/* the value's length */
 	size_t off;		/* where it starts in the first piece */
-	size_t piece;		/* size of a full piece: format 4 or 5 */
+	size_t piece;		/* size of a full piece after the first */
+	size_t head;		/* bytes of the value in the first piece */
 	int has_crc;		/* format 6: the value's CRC-32 follows */
 	uint32_t crc;		/* that CRC-32 (zlib's) of the value */
 };
@@ -115,8 +117,9 @@ size_t aptix_lmdb__ptr_pieces(const struct aptix_lmdb_ptr *p);
 /**
  * The bytes of piece i (from 0) of the value of p: *start and *n, when
  * a piece of size bytes may be that piece; 0, or -1 when it may not
- * (every piece but the last is full; the last one holds at least the
- * rest: the values written after it may have filled it up).
+ * (every piece but the last holds exactly its part; the last one, in
+ * formats 4 and 5, at least the rest: the values written after it may
+ * have filled it up).
  */
 int aptix_lmdb__ptr_piece(const struct aptix_lmdb_ptr *p, size_t i,
 			  size_t size, size_t *start, size_t *n);

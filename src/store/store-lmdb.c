@@ -80,8 +80,9 @@
  * Checksummed values of their own (store format 6): each value again
  * has pieces of its own, appended, never written again, deleted with
  * their record (so that compaction gets their pages back), and its
- * pointer ends with the CRC-32 of the value (0x00, first, length, be32
- * CRC): a damaged or lost piece loses that value alone (and the values
+ * pointer ends with the CRC-32 of the value (0x00, first, length, the
+ * size of the first piece, be32 CRC; the first piece fills what is left
+ * of its page: see page_room): a damaged or lost piece loses that value alone (and the values
  * based on it), and is reported, never read as another value. reindex
  * moves every value of an older store into this form (st_relayout).
  */
@@ -230,6 +231,7 @@ struct aptix_store_wtxn {
 	int map_full;
 	uint64_t next_piece;	/* the values table's next key */
 	int have_next;		/* next_piece is known */
+	size_t room;		/* bytes left on the table's last page */
 	int format_noted;	/* the meta format says LOGGED_FORMAT */
 };
 
@@ -790,6 +792,37 @@ static NOINLINE int resolve(lmdb_store *st, MDB_txn *txn, int writing,
 	return r ? r : check_crc(&p, out);
 }
 
+/*
+ * Values fill their pages (format 6): a value's first piece takes what
+ * is left on the values table's last leaf page, its next ones 2,000
+ * bytes (two fill a page but for 44 bytes). The room left is read from
+ * the page's header (LMDB 0.9: lower and upper bounds of its free space
+ * at bytes 12 and 14) while the page is still in the map, that is
+ * before this write changes it, and then kept by counting what the
+ * write appends, as LMDB lays it out: a node of 8 bytes of header, the
+ * 8-byte key and the data, rounded up to an even size, and its 2-byte
+ * slot. Counting wrong costs room, never a value: a piece that does not
+ * fit starts the next page.
+ */
+#define PAGE_HDR 16
+#define NODE_COST(d) ((8 + 8 + (d) + 1) / 2 * 2 + 2)
+#define PIECE_LEAST 64
+
+static size_t page_room(const lmdb_store *st, const void *data)
+{
+	const char *c = data;
+	const unsigned char *pg;
+	uint16_t lower, upper;
+
+	if (!st->map_lo || !st->psize || c < st->map_lo || c >= st->map_hi)
+		return 0;
+	pg = (const unsigned char *)st->map_lo +
+		(size_t)(c - st->map_lo) / st->psize * st->psize;
+	memcpy(&lower, pg + 12, 2);
+	memcpy(&upper, pg + 14, 2);
+	return upper > lower && upper <= st->psize ? upper - lower : 0;
+}
+
 /* The values table's next key, found once per write transaction. */
 static int next_piece(aptix_store_wtxn *w, uint64_t *out)
 {
@@ -815,6 +848,7 @@ static int next_piece(aptix_store_wtxn *w, uint64_t *out)
 		}
 		else
 			w->next_piece = aptix__get_be64(k.mv_data) + 1;
+		w->room = rc == 0 ? page_room(w->st, v.mv_data) : 0;
 		w->have_next = 1;
 	}
 	*out = w->next_piece;
@@ -958,7 +992,7 @@ static int room_for(aptix_store_wtxn *w, size_t vlen)
  * (a value that goes takes its pieces with it). *first: where it starts.
  */
 static int append_value(aptix_store_wtxn *w, const void *val, size_t vlen,
-			uint64_t *first)
+			uint64_t *first, size_t *head)
 {
 	unsigned char kb[8];
 	MDB_val pk = { 8, kb }, v;
@@ -967,14 +1001,26 @@ static int append_value(aptix_store_wtxn *w, const void *val, size_t vlen,
 	int rc;
 
 	*first = w->next_piece;
+	*head = 0;
 	while (left) {
 		v.mv_size = left < PIECE_MAX ? left : PIECE_MAX;
+		/* the room left on the page, when it is worth a piece */
+		if (!*head && w->room >= NODE_COST(PIECE_LEAST) &&
+		    NODE_COST(v.mv_size) > w->room)
+			v.mv_size = w->room - NODE_COST(0);
+		if (NODE_COST(v.mv_size) > w->room)
+			w->room = w->st->psize > PAGE_HDR ?
+				w->st->psize - PAGE_HDR : 0;
+		w->room -= NODE_COST(v.mv_size) <= w->room ?
+			NODE_COST(v.mv_size) : w->room;
 		v.mv_data = (void *)p;
 		aptix__put_be64(kb, w->next_piece);
 		rc = mdb_put(w->txn, w->st->values, &pk, &v, MDB_APPEND);
 		if (rc)
 			return piece_error(w, rc, "cannot write to store");
 		w->next_piece++;
+		if (!*head)
+			*head = v.mv_size;
 		p += v.mv_size;
 		left -= v.mv_size;
 	}
@@ -989,6 +1035,7 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
 	MDB_val v;
 	aptix_buf ptr = APTIX_BUF_INIT;
 	uint64_t first = 0;
+	size_t head = 0;
 	unsigned char crc[4];
 	int rc = 0, r;
 
@@ -1011,12 +1058,13 @@ static NOINLINE int put_logged(aptix_store_wtxn *w, int t, MDB_val *k,
 	if (vlen >= LARGE_VALUE && !room_for(w, vlen))
 		return APTIX_EFULL;
 	if ((r = note_format(w)) < 0 ||
-	    (r = append_value(w, val, vlen, &first)) < 0)
+	    (r = append_value(w, val, vlen, &first, &head)) < 0)
 		return r;
 	aptix__put_be32(crc, value_crc(val, vlen));
 	aptix_buf_put(&ptr, "", 1);	/* APTIX_LMDB_PTR_MARK */
 	aptix__put_varint(&ptr, first);
 	aptix__put_varint(&ptr, vlen);
+	aptix__put_varint(&ptr, head);
 	aptix_buf_put(&ptr, crc, 4);
 	if (aptix_buf_oom(&ptr)) {
 		aptix_buf_release(&ptr);
@@ -1086,12 +1134,44 @@ static int st_get(aptix_buf *out, aptix_store *s, aptix_table t,
  * table's records may point into the values table (tmp: for values of
  * several pieces).
  */
+/*
+ * The pieces a read walk resolves are read in a second read transaction
+ * of the same snapshot: LMDB fails every later call of a transaction
+ * that met a damaged page (MDB_BAD_TXN), and a damaged piece must cost
+ * its value, not the rest of the walk. When that transaction fails, the
+ * next value gets a fresh one; when no second one of the same snapshot
+ * can be had (a write committed in between), the walk's own is used.
+ */
+struct piece_txn {
+	MDB_txn *txn;
+	int off;	/* use the walk's own */
+};
+
+static MDB_txn *piece_txn(lmdb_store *st, MDB_txn *walk,
+			  struct piece_txn *pt)
+{
+	if (pt->off)
+		return walk;
+	if (!pt->txn &&
+	    mdb_txn_begin(st->env, NULL, MDB_RDONLY, &pt->txn) != 0)
+		pt->txn = NULL;
+	if (pt->txn && mdb_txn_id(pt->txn) != mdb_txn_id(walk)) {
+		mdb_txn_abort(pt->txn);
+		pt->txn = NULL;
+	}
+	if (!pt->txn)
+		pt->off = 1;
+	return pt->txn ? pt->txn : walk;
+}
+
 static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 				 int logged, aptix_buf *tmp,
+				 struct piece_txn *pt,
 				 const void *start, size_t slen, int reverse,
 				 aptix_store_iter_cb cb, void *payload)
 {
 	MDB_val k, v, val;
+	MDB_txn *vtxn = mdb_cursor_txn(c);
 	int rc, r = 0;
 	MDB_cursor_op op;
 
@@ -1115,15 +1195,21 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 		    !in_file(st, v.mv_data, v.mv_size, writing))
 			return outside_file();
 		val = v;
+		if (logged && !writing)
+			vtxn = piece_txn(st, mdb_cursor_txn(c), pt);
 		/*
 		 * Pieces missing or damaged: the record as stored, which
 		 * no reader takes for a value (none starts with 0x00), so
 		 * that one damaged value does not end the walk.
 		 */
-		if (logged && (r = resolve(st, mdb_cursor_txn(c), writing, &v,
-					   &val, tmp)) == APTIX_ECORRUPT) {
+		if (logged && (r = resolve(st, vtxn, writing, &v, &val,
+					   tmp)) == APTIX_ECORRUPT) {
 			aptix_error_clear();
 			val = v;
+			if (pt->txn) {	/* it may have met a damaged page */
+				mdb_txn_abort(pt->txn);
+				pt->txn = NULL;
+			}
 		} else if (r < 0) {
 			return r;
 		}
@@ -1151,6 +1237,7 @@ static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
 	aptix_buf tmp = APTIX_BUF_INIT;
 	MDB_cursor *volatile c = NULL;
 	MDB_cursor *opened;
+	struct piece_txn pt = { NULL, 0 };
 	struct guard g;
 	int rc;
 
@@ -1163,8 +1250,8 @@ static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
 			c = opened;
 			rc = cursor_walk_unguarded(st, c, writing,
 						   !!table_logged(t), &tmp,
-						   start, slen, reverse, cb,
-						   payload);
+						   &pt, start, slen, reverse,
+						   cb, payload);
 		}
 		guard_pop(&g);
 	} else {
@@ -1172,6 +1259,8 @@ static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
 	}
 	if (c)
 		mdb_cursor_close(c);	/* frees memory, reads no page */
+	if (pt.txn)
+		mdb_txn_abort(pt.txn);	/* likewise */
 	aptix_buf_release(&tmp);
 	return rc;
 }

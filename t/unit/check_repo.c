@@ -878,16 +878,18 @@ START_TEST(test_values_layout)
 	repo = NULL;
 	/*
 	 * What is left in the values table (format 6: each value in pieces
-	 * of its own, of 2,000 bytes, the last one the rest). The first
-	 * write: b in piece 0, c in 1-3, d in 4-5, e in 6. The second
-	 * deletes b's, c's and e's pieces and puts C in 7; the third
-	 * deletes 7 and puts Q in 8. Left: 4, 5 and 8; no piece was ever
-	 * written twice.
+	 * of its own, the first one filling what is left of its page, the
+	 * next ones of 2,000 bytes, the last one the rest). The first
+	 * write: b in piece 0 (1,500 bytes), c in 1-3 (2,000, 2,000, 500),
+	 * d in 4-6 (1,526 filling the page, 2,000, 474), e in 7. The
+	 * second deletes b's, c's and e's pieces and puts C in 8; the
+	 * third deletes 8 and puts Q in 9. Left: 4-6 and 9; no piece was
+	 * ever written twice.
 	 */
 	c = lmdb_table("values", 0, NULL);
-	ck_assert_uint_eq(c.n, 3);
-	ck_assert_uint_eq(c.bytes, 2 * 2000 + 150);
-	ck_assert_uint_eq(c.hi, 8);
+	ck_assert_uint_eq(c.n, 4);
+	ck_assert_uint_eq(c.bytes, 4000 + 150);
+	ck_assert_uint_eq(c.hi, 9);
 	lmdb_table("objects", 0xa1, &byte);
 	ck_assert_int_eq(byte, 1);		/* in place */
 	lmdb_table("objects", 0xd4, &byte);
@@ -959,7 +961,7 @@ START_TEST(test_values_damaged)
 		{ APTIX_TABLE_OBJECTS, 0xc3, 4500, 'c' },
 		{ APTIX_TABLE__COUNT, 0, 0, 0 }
 	};
-	static const unsigned char bad[][8] = {
+	static const unsigned char bad[][10] = {
 		{ 0x00 },			/* no number */
 		{ 0x00, 0x80 },			/* a varint cut short */
 		{ 0x00, 0x00, 0x00 },		/* no length */
@@ -967,13 +969,16 @@ START_TEST(test_values_damaged)
 		{ 0x00, 0x09, 0x05 },		/* no such piece */
 		{ 0x00, 0x00, 0x05, 0xea, 0x07 },	/* offset 1002 */
 		{ 0x00, 0x04, 0xd8, 0x04, 0x00 },	/* past the last piece */
-		/* format 6: the value (piece 0, its first 5 bytes 'c'), but
-		 * not its CRC-32, nor that of a value of zeros */
-		{ 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00 },
-		{ 0x00, 0x00, 0x05, 0x12, 0x34, 0x56, 0x78 },
-		{ 0x00, 0x00, 0x05, 0x00, 0x00, 0x00 },	/* CRC cut short */
+		/* format 6: 5 bytes, all in piece 0 (of 2,000: not its
+		 * size), and a CRC-32 that is not theirs */
+		{ 0x00, 0x00, 0x05, 0x05, 0x12, 0x34, 0x56, 0x78 },
+		/* the 2,000 bytes of piece 0, a CRC-32 that is not theirs */
+		{ 0x00, 0x00, 0xd0, 0x0f, 0xd0, 0x0f, 0x12, 0x34, 0x56, 0x78 },
+		{ 0x00, 0x00, 0x05, 0x05, 0x00, 0x00, 0x00 },	/* cut short */
+		{ 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00 }, /* head 0 */
+		{ 0x00, 0x00, 0x05, 0x06, 0x00, 0x00, 0x00, 0x00 }, /* 6 > 5 */
 	};
-	static const size_t badlen[] = { 1, 2, 3, 5, 3, 5, 5, 7, 7, 6 };
+	static const size_t badlen[] = { 1, 2, 3, 5, 3, 5, 5, 8, 10, 7, 8, 8 };
 	char *dir;
 	unsigned char key[32], k8[8] = { 0 };
 	aptix_buf b = APTIX_BUF_INIT;

@@ -679,6 +679,13 @@ int aptix_record_begin(aptix_record_result *out, aptix_repo *repo,
 	if ((r = aptix_txn_new(&tx, repo)) < 0 ||
 	    (r = queue_claim(&res, tx, &rc)) < 0)
 		goto done;
+	/*
+	 * Nobody is told that a claim is committed: the turn's commit
+	 * (or its failure) after the network makes it durable with itself
+	 * (store-lmdb.c, "Flushes"). A power loss before then loses the
+	 * claim and the instruction, as if the turn had not begun.
+	 */
+	aptix_txn__defer_sync(tx);
 	r = aptix_txn_commit(tx);
 	if (r == APTIX_EEXISTS) {
 		/* a dead process left a claim: recover it, then retry */

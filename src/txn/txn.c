@@ -12,6 +12,8 @@
 #include "repo/repo.h"
 #include "index/index.h"
 #include "txn/txn.h"
+#include "store/backend-kv.h"
+#include "store/odb-store.h"
 #include "object/zstream.h"
 #include "aptix/sys/odb_backend.h"
 #include "aptix/sys/refdb_backend.h"
@@ -45,6 +47,7 @@ struct aptix_txn {
 	struct op *ops;
 	size_t n, alloc;
 	aptix_oidmap objs;		/* id -> index of its OP_OBJECT */
+	int defer_sync;			/* aptix_txn__defer_sync */
 };
 
 int aptix_txn_new(aptix_txn **out, aptix_repo *repo)
@@ -652,6 +655,16 @@ static int apply_ref(aptix_backend_txn *bt, struct op *o, int64_t now)
 				     now);
 }
 
+/* A key-value store may flush this write with the next one. */
+static void defer_sync(aptix_backend_txn *bt)
+{
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(bt);
+	aptix_store *s = w ? aptix_store_of_wtxn(w) : NULL;
+
+	if (s && s->wdefer_sync)
+		s->wdefer_sync(w);
+}
+
 static int apply_fn(aptix_backend_txn *bt, void *payload)
 {
 	aptix_txn *tx = payload;
@@ -659,6 +672,9 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 	int64_t now = aptix_now_ms();
 	size_t i;
 	int r = 0;
+
+	if (tx->defer_sync)
+		defer_sync(bt);
 
 	for (i = 0; i < tx->n && !r; i++) {
 		struct op *o = &tx->ops[i];
@@ -690,6 +706,11 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 		}
 	}
 	return r;
+}
+
+void aptix_txn__defer_sync(aptix_txn *tx)
+{
+	tx->defer_sync = 1;
 }
 
 int aptix_txn_commit(aptix_txn *tx)

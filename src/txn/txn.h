@@ -47,5 +47,11 @@ int aptix_txn__running_release(aptix_txn *tx, const char *conv,
 /* Check, at commit, that a ref holds old_id (NULL: that it is absent). */
 int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
 			  const aptix_oid *old_id);
+/*
+ * The commit need not be durable on its own: the next durable write
+ * makes it so (aptix/sys/store_backend.h, wdefer_sync). Only for a
+ * write that nobody is told is committed.
+ */
+void aptix_txn__defer_sync(aptix_txn *tx);
 
 #endif

@@ -87,3 +87,16 @@ store_format() {
 	sed -n 's/^#define APTIX_STORE_FORMAT //p' \
 		"$PERF_DIR/../../include/aptix/common.h"
 }
+
+# instant_responder: start t/perf/instant-responses.py in $W (stopped and
+# $W removed on exit), and point OPENAI_BASE_URL and OPENAI_API_KEY at it
+instant_responder() {
+	python3 "$PERF_DIR/instant-responses.py" --port-file "$W/port" \
+		>/dev/null 2>&1 &
+	IR_PID=$!
+	trap 'kill $IR_PID 2>/dev/null; rm -rf "$W"' EXIT
+	while [ ! -s "$W/port" ]; do sleep 0.1; done
+	OPENAI_BASE_URL="http://127.0.0.1:$(cat "$W/port")/v1"
+	OPENAI_API_KEY=sk-bench-0123456789abcdef
+	export OPENAI_BASE_URL OPENAI_API_KEY
+}

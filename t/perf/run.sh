@@ -217,6 +217,9 @@ APTIX="$APTIX" sh "$PERF_DIR/import.sh"
 echo
 echo "a turn with 10 tool results against one without; a call's bytes against Codex's (t/perf/tools.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/tools.sh"
+echo
+echo "the flushes of a turn, and its time against two durable appends (t/perf/flushes.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/flushes.sh"
 if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then
 	echo
 	echo "status and sessions against the store's size, status against git status (t/perf/status.sh)"

@@ -124,6 +124,15 @@ struct aptix_store {
 	 * reindex` calls it.
 	 */
 	int (*relayout)(aptix_store *s);
+	/**
+	 * Inside write(): this write need not be durable when write()
+	 * returns, only atomic; the next write that is not deferred makes
+	 * it durable with itself. A power loss before then may undo it
+	 * (all of it, and nothing written after it), which only a write
+	 * that no one is told is committed may ask. NULL: every write is
+	 * durable.
+	 */
+	void (*wdefer_sync)(aptix_store_wtxn *w);
 };
 
 enum aptix_store_open_flags {

@@ -28,6 +28,8 @@ fi
 # "sync-write" (through an O_DSYNC or O_SYNC one: a flush), "flush"
 # (fdatasync, fsync, msync)
 traced () {
+	# (LeakSanitizer cannot run under ptrace: no leak check here)
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	strace -f -o trace \
 		-e trace=openat,fdatasync,fsync,msync,write,writev,pwrite64,pwritev \
 		"$@" >/dev/null &&

@@ -89,10 +89,12 @@ class Store:
         oid = hashlib.sha256(b"%s %d\0" % (type_.encode(), len(content)) +
                              content).digest()
         # raw: 0x80 | type, the size, the content; from 64 bytes on,
-        # in the values table behind a pointer (format 6)
-        self.tables["objects"][oid] = self.logged(
-            bytes([0x80 | TYPES[type_]]) + varint(len(content)) + content,
-            64)
+        # in the values table behind a pointer (format 6); an object
+        # written again changes nothing (no second copy of its pieces)
+        if oid not in self.tables["objects"]:
+            self.tables["objects"][oid] = self.logged(
+                bytes([0x80 | TYPES[type_]]) + varint(len(content)) +
+                content, 64)
         if type_ == "blob":
             self.blobs[oid] = content
         return oid

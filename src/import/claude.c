@@ -366,15 +366,13 @@ static int user(struct imp_file *f, struct claude *c, json_t *rec)
 static int compaction(struct imp_file *f, struct claude *c, json_t *rec)
 {
 	const char *sid = imp_str(rec, "sessionId");
-	char id[IMP_CONV_MAX + 1];
 	int r;
 
 	if ((r = end_turn(f, c)) < 0)
 		return r;
 	if (!f->conv || !sid || f->conv->session_type)
 		return 0;	/* a subagent's compaction: it goes on */
-	snprintf(id, sizeof(id), "%.40s.c%u", sid, ++c->compactions);
-	return imp_branch(f, id, NULL);
+	return imp_branch(f, NULL, "%.40s.c%u", sid, ++c->compactions);
 }
 
 static const char *const bookkeeping[] = {

@@ -338,12 +338,9 @@ static int event_msg(struct imp_file *f, struct codex *c, json_t *rec,
 /* After a compaction: a new conversation, child of the leaf before. */
 static int compacted(struct imp_file *f, struct codex *c)
 {
-	char id[IMP_CONV_MAX + 1];
-
 	if (!f->conv || !c->thread)
 		return 0;
-	snprintf(id, sizeof(id), "%.40s.c%u", c->thread, ++c->compactions);
-	return imp_branch(f, id, NULL);
+	return imp_branch(f, NULL, "%.40s.c%u", c->thread, ++c->compactions);
 }
 
 static int codex_record(struct imp_file *f, json_t *rec)

@@ -331,7 +331,7 @@ static int answer(struct imp_file *f, struct gemini *g, json_t *rec)
 static int rewind_to(struct imp_file *f, struct gemini *g, const char *id)
 {
 	const struct imp_key *k;
-	char key[256], conv[IMP_CONV_MAX + 1];
+	char key[256];
 	int r;
 
 	if ((r = end_turn(f, g)) < 0)
@@ -343,8 +343,7 @@ static int rewind_to(struct imp_file *f, struct gemini *g, const char *id)
 			 "imported: the conversation goes on", id ? id : "");
 		return 0;
 	}
-	snprintf(conv, sizeof(conv), "%s.r%u", g->sid, ++g->rewinds);
-	return imp_branch(f, conv, k);
+	return imp_branch(f, k, "%s.r%u", g->sid, ++g->rewinds);
 }
 
 static int gemini_record(struct imp_file *f, json_t *rec)

@@ -381,10 +381,17 @@ void imp_parent(struct imp_file *f, const struct imp_key *k)
 	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", k->conv);
 }
 
-int imp_branch(struct imp_file *f, const char *id, const struct imp_key *k)
+int imp_branch(struct imp_file *f, const struct imp_key *k, const char *fmt,
+	       ...)
 {
+	char id[IMP_CONV_MAX + 1];
 	struct imp_key from;
+	va_list ap;
 	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(id, sizeof(id), fmt, ap);
+	va_end(ap);
 
 	if (k)
 		from = *k;

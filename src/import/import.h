@@ -139,10 +139,12 @@ void imp_share(struct imp_file *f, const struct imp_key *k);
 /* The conversation's next snapshot is a child of k's (a fork). */
 void imp_parent(struct imp_file *f, const struct imp_key *k);
 /*
- * The file's next turns go to the conversation "<tool>-<id>", forked
- * from k (NULL: the current conversation's newest snapshot).
+ * The file's next turns go to the conversation "<tool>-<id>" (id as fmt
+ * makes it), forked from k (NULL: the current conversation's newest
+ * snapshot).
  */
-int imp_branch(struct imp_file *f, const char *id, const struct imp_key *k);
+int imp_branch(struct imp_file *f, const struct imp_key *k, const char *fmt,
+	       ...) APTIX_FORMAT(3, 4);
 
 /* Source keys: what a key of the source names in the store. */
 int imp_key_put(struct imp_run *run, const char *key,

@@ -18,6 +18,15 @@ crand () {
 	LC_ALL=C tr -dc "${2:-A-Za-z0-9}" </dev/urandom | head -c "$1"
 }
 
+# cdistinct <n>: n distinct hex digits (n <= 16) in random order. A short
+# password by the detector's measure has an entropy of 2.5 bits a
+# character or more; a random 10-character hex string falls below that
+# about once in a hundred runs (too many repeats), a string of distinct
+# characters never does.
+cdistinct () {
+	printf '%s\n' 0 1 2 3 4 5 6 7 8 9 a b c d e f | shuf -n "$1" | tr -d '\n'
+}
+
 # cput <file> <rule> <text>: a file of the corpus
 cput () {
 	printf '%s\n' "$3" >"$cdir/$1" &&
@@ -70,12 +79,12 @@ make_credcorpus () {
 	cput dynatrace.txt dynatrace-token "dt0""c01.$(crand 24 A-Z0-9).$(crand 64 A-Z0-9)"
 	cput alibaba.txt alibaba-access-key-id "LT""AI$(crand 20)"
 	cput netrc.netrc netrc-password \
-		"machine api.example.net login deploy password $(crand 10 a-f0-9)Q7"
-	printf 'machine git.example.org\n  login me\n  password %s\n' "$(crand 12 a-f0-9)#5" \
+		"machine api.example.net login deploy password $(cdistinct 10)Q7"
+	printf 'machine git.example.org\n  login me\n  password %s\n' "$(cdistinct 12)#5" \
 		>"$cdir/netrc2.netrc" &&
 	echo "netrc2.netrc netrc-password" >>"$cdir.expect"
-	cput mysql.sh cli-password "mysql -u root -p$(crand 10 a-f0-9)R2 -h db app"
-	cput mysqldump.sh cli-password "mysqldump --user=app -p'$(crand 8 a-f0-9)S3' app >dump.sql"
+	cput mysql.sh cli-password "mysql -u root -p$(cdistinct 10)R2 -h db app"
+	cput mysqldump.sh cli-password "mysqldump --user=app -p'$(cdistinct 8)S3' app >dump.sql"
 	cput azure.cfg azure-storage-key \
 		"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=$(crand 86 A-Za-z0-9+/)==;EndpointSuffix=core.windows.net"
 	cput azure-sas.txt azure-sas-signature \

@@ -190,7 +190,7 @@ test_expect_success 'thread/fork and turn/rerun run a turn in a new thread' '
 	# a fork needs its session
 	r = s.request("thread/fork", {"input": "x"})
 	check(r["error"]["code"] == -32602, r)
-	r = s.request("thread/fork", {"sessionId": "0000", "input": "x"})
+	r = s.request("thread/fork", {"sessionId": "0" * 64, "input": "x"})
 	check(r["error"]["code"] == -32004, r)
 	check(s.close() == 0, "exit code")
 	EOF

@@ -865,16 +865,11 @@ static int read_file(struct imp_file *f)
 static int import_file(struct imp_run *run, const struct imp_tool *tool,
 		       const char *path, struct imp_conv *conv)
 {
-	struct imp_file f;
+	struct imp_file f = { .run = run, .tool = tool, .path = path,
+			      .conv = conv, .src = APTIX_BUF_INIT,
+			      .src_line = 1 };
 	int r;
 
-	memset(&f, 0, sizeof(f));
-	f.run = run;
-	f.tool = tool;
-	f.path = path;
-	f.src_line = 1;
-	f.conv = conv;
-	aptix_buf_init(&f.src, 0);
 	if (!(r = tool->begin(&f)) && !(r = read_file(&f)))
 		r = tool->end(&f);
 	tool->release(&f);

@@ -122,6 +122,30 @@ static int http_settings(aptix_openai_options *h, const aptix_config *cfg)
 }
 
 /* Settings come from the key table's defaults when cfg leaves them. */
+/* The context.* numbers of the turn, in this order: the first bad one fails. */
+static int context_settings(aptix_run *run, const aptix_config *cfg)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} longs[] = {
+		{ "context.window-turns", offsetof(aptix_run, window_turns) },
+		{ "context.window-chars", offsetof(aptix_run, window_chars) },
+		{ "context.summary-chars", offsetof(aptix_run, summary_chars) },
+		{ "context.chain-max-chars",
+		  offsetof(aptix_run, chain_max_chars) },
+	};
+	size_t i;
+	int r;
+
+	for (i = 0; i < ARRAY_SIZE(longs); i++)
+		if ((r = aptix_config_long((long *)((char *)run +
+						     longs[i].off), cfg,
+					   longs[i].key)) < 0)
+			return r;
+	return 0;
+}
+
 static int run_settings(aptix_run *run, const aptix_run_options *opts)
 {
 	const aptix_config *cfg = opts->cfg;
@@ -134,14 +158,7 @@ static int run_settings(aptix_run *run, const aptix_run_options *opts)
 					  "openai.chain-ttl")) < 0 ||
 	    (r = aptix_config_duration_ms(&run->lease_ms, cfg,
 					  "turn.lease")) < 0 ||
-	    (r = aptix_config_long(&run->window_turns, cfg,
-				   "context.window-turns")) < 0 ||
-	    (r = aptix_config_long(&run->window_chars, cfg,
-				   "context.window-chars")) < 0 ||
-	    (r = aptix_config_long(&run->summary_chars, cfg,
-				   "context.summary-chars")) < 0 ||
-	    (r = aptix_config_long(&run->chain_max_chars, cfg,
-				   "context.chain-max-chars")) < 0 ||
+	    (r = context_settings(run, cfg)) < 0 ||
 	    (r = http_settings(&run->o.http, cfg)) < 0 ||
 	    (!model && (r = aptix_config_string(&model, cfg,
 						"openai.model")) < 0))

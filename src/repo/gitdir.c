@@ -18,6 +18,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+void aptix__path_up(aptix_buf *dir)
+{
+	while (dir->len > 1 && dir->ptr[dir->len - 1] != '/')
+		dir->len--;
+	if (dir->len > 1)
+		dir->len--;
+	dir->ptr[dir->len] = '\0';
+}
+
 void aptix__gitloc_init(struct aptix__gitloc *loc)
 {
 	aptix_buf_init(&loc->top, 0);
@@ -177,11 +186,7 @@ int aptix__git_locate(struct aptix__gitloc *loc, const char *dir)
 		r = 0;
 		if (cur.len <= 1)
 			break;
-		while (cur.len > 1 && cur.ptr[cur.len - 1] != '/')
-			cur.len--;
-		if (cur.len > 1)
-			cur.len--;
-		cur.ptr[cur.len] = '\0';
+		aptix__path_up(&cur);
 		if (is_ceiling(cur.ptr))
 			break;
 	}

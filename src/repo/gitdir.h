@@ -36,4 +36,10 @@ int aptix__git_top(aptix_buf *top, const char *dir);
  */
 int aptix__workspace_derive(aptix_buf *out, const char *root);
 
+/*
+ * The parent of the absolute directory dir, in place: "/a/b" -> "/a",
+ * "/a" -> "/" ("/" stays).
+ */
+void aptix__path_up(aptix_buf *dir);
+
 #endif

@@ -745,11 +745,7 @@ static int find_dot_store(aptix_buf *out, const char *dir, const char *stop)
 		aptix_buf_truncate(&cur, base);
 		if (base <= 1 || (stop && !strcmp(cur.ptr, stop)))
 			break;
-		while (cur.len > 1 && cur.ptr[cur.len - 1] != '/')
-			cur.len--;
-		if (cur.len > 1)
-			cur.len--;
-		cur.ptr[cur.len] = '\0';
+		aptix__path_up(&cur);
 	}
 	aptix_buf_release(&cur);
 	return r;

@@ -47,16 +47,8 @@ static const char hexdig[] = "0123456789abcdef";
 void aptix__put_varint(aptix_buf *out, uint64_t v)
 {
 	unsigned char b[10];
-	size_t n = 0;
 
-	do {
-		b[n] = (unsigned char)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			b[n] |= 0x80;
-		n++;
-	} while (v);
-	aptix_buf_put(out, b, n);
+	aptix_buf_put(out, b, aptix__varint_encode(b, v));
 }
 
 static int hexval(int c)

@@ -10,7 +10,7 @@
 int aptix_zlib_level = 1;
 int aptix_zlib_small_level = 6;
 
-static size_t put_varint(unsigned char *p, uint64_t v)
+size_t aptix__varint_encode(unsigned char *p, uint64_t v)
 {
 	size_t n = 0;
 
@@ -288,7 +288,7 @@ static void put_header(aptix_buf *out, int flags, size_t size,
 	size_t hlen;
 
 	hdr[0] = (unsigned char)(flags | (base ? APTIX_STORED_BASED : 0));
-	hlen = 1 + put_varint(hdr + 1, size);
+	hlen = 1 + aptix__varint_encode(hdr + 1, size);
 	aptix_buf_clear(out);
 	aptix_buf_put(out, hdr, hlen);
 	if (base)
@@ -307,7 +307,7 @@ static int encode_one(aptix_buf *out, aptix_otype type, const void *data,
 	if (pack && (type == APTIX_OBJ_TURN || type == APTIX_OBJ_SESSION) &&
 	    aptix__pack_json(&packed, data, len) == 0) {
 		put_header(out, type | APTIX_STORED_PACKED, len, base);
-		aptix_buf_put(out, v, put_varint(v, packed.len));
+		aptix_buf_put(out, v, aptix__varint_encode(v, packed.len));
 		r = put_body(out, packed.ptr, packed.len, dict);
 	} else {
 		aptix_error_clear();
@@ -421,19 +421,19 @@ static int encode_splices(aptix_buf *out, size_t len,
 	size_t i, hlen, pos = 0;
 
 	put_header(out, APTIX_OBJ_BLOB | APTIX_STORED_PACKED, len, base);
-	hlen = put_varint(hdr, n);
+	hlen = aptix__varint_encode(hdr, n);
 	aptix_buf_put(out, hdr, hlen);
 	for (i = 0; i < n; i++) {
 		/* where in the rest the escaped base goes */
 		size_t at = sp[i].at - pos;
 
 		aptix_buf_put(out, sp[i].base.id, APTIX_OID_RAWSZ);
-		hlen = put_varint(hdr, at);
+		hlen = aptix__varint_encode(hdr, at);
 		hdr[hlen++] = (unsigned char)sp[i].kind;
 		aptix_buf_put(out, hdr, hlen);
 		pos += sp[i].len;
 	}
-	hlen = put_varint(hdr, rest->len);
+	hlen = aptix__varint_encode(hdr, rest->len);
 	aptix_buf_put(out, hdr, hlen);
 	return put_body(out, rest->ptr, rest->len, dict);
 }

@@ -92,6 +92,9 @@ int aptix_stored_is_spliced(const void *val, size_t vlen);
 int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
 			      size_t vlen);
 
+/* The LEB128 varint of v into p (10 bytes suffice): its length. */
+size_t aptix__varint_encode(unsigned char *p, uint64_t v);
+
 /* pack.c */
 /* A LEB128 varint (the stored-value headers and packed JSON): 0, or -1. */
 int aptix__get_varint(uint64_t *v, const unsigned char **p,

@@ -7,21 +7,12 @@
 #include "repo/repo.h"
 #include "rag/rag-int.h"
 #include "store/odb-store.h"
+#include "object/zstream.h"
 #include "aptix/oid.h"
 
 void aptix_rag__put_varint(aptix_buf *b, uint64_t v)
 {
-	unsigned char t[10];
-	size_t n = 0;
-
-	do {
-		t[n] = (unsigned char)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			t[n] |= 0x80;
-		n++;
-	} while (v);
-	aptix_buf_put(b, t, n);
+	aptix__put_varint(b, v);
 }
 
 int aptix_rag__get_varint(uint64_t *v, const unsigned char **p,

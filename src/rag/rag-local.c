@@ -224,15 +224,9 @@ static struct pend *pend_get(struct apply *a, const char *term)
 		return NULL;
 	if (e->val)
 		return &a->pend[e->val - 1];
-	if (a->npend == a->apend) {
-		size_t na = a->apend ? a->apend * 2 : 256;
-		struct pend *nv = aptix__realloc(a->pend, na * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		a->pend = nv;
-		a->apend = na;
-	}
+	if (aptix__grow(&a->pend, &a->apend, a->npend, sizeof(*a->pend),
+			256) < 0)
+		return NULL;
 	p = &a->pend[a->npend++];
 	memset(p, 0, sizeof(*p));
 	p->term = e->key;
@@ -245,17 +239,9 @@ static int pend_add(struct apply *a, const char *term, uint32_t doc,
 {
 	struct pend *p = pend_get(a, term);
 
-	if (!p)
+	if (!p || aptix__grow(&p->adds, &p->aadds, p->nadds,
+			      sizeof(*p->adds), 4) < 0)
 		return APTIX_ERROR;
-	if (p->nadds == p->aadds) {
-		size_t na = p->aadds ? p->aadds * 2 : 4;
-		struct padd *nv = aptix__realloc(p->adds, na * sizeof(*nv));
-
-		if (!nv)
-			return APTIX_ERROR;
-		p->adds = nv;
-		p->aadds = na;
-	}
 	p->adds[p->nadds].doc = doc;
 	p->adds[p->nadds].tf = tf;
 	p->adds[p->nadds].len = len;
@@ -267,17 +253,9 @@ static int pend_rem(struct apply *a, const char *term, uint32_t doc)
 {
 	struct pend *p = pend_get(a, term);
 
-	if (!p)
+	if (!p || aptix__grow(&p->rems, &p->arems, p->nrems,
+			      sizeof(*p->rems), 4) < 0)
 		return APTIX_ERROR;
-	if (p->nrems == p->arems) {
-		size_t na = p->arems ? p->arems * 2 : 4;
-		uint32_t *nv = aptix__realloc(p->rems, na * sizeof(*nv));
-
-		if (!nv)
-			return APTIX_ERROR;
-		p->rems = nv;
-		p->arems = na;
-	}
 	p->rems[p->nrems++] = doc;
 	return 0;
 }

@@ -84,15 +84,9 @@ static int mem_write(aptix_odb_backend *b, const aptix_oid *id,
 
 	if (found)
 		return 0;
-	if (m->n == m->alloc) {
-		size_t na = m->alloc ? m->alloc * 2 : 16;
-		mem_obj *p = aptix__realloc(m->objs, na * sizeof(*p));
-
-		if (!p)
-			return APTIX_ERROR;
-		m->objs = p;
-		m->alloc = na;
-	}
+	if (aptix__grow(&m->objs, &m->alloc, m->n, sizeof(*m->objs),
+			16) < 0)
+		return APTIX_ERROR;
 	if (!(copy = aptix__malloc(len + 1)))
 		return APTIX_ERROR;
 	memcpy(copy, data, len);

@@ -101,15 +101,9 @@ static struct op *new_op(aptix_txn *tx, enum op_kind kind)
 {
 	struct op *o;
 
-	if (tx->n == tx->alloc) {
-		size_t na = tx->alloc ? tx->alloc * 2 : 16;
-		struct op *p = aptix__realloc(tx->ops, na * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		tx->ops = p;
-		tx->alloc = na;
-	}
+	if (aptix__grow(&tx->ops, &tx->alloc, tx->n, sizeof(*tx->ops),
+			16) < 0)
+		return NULL;
 	o = &tx->ops[tx->n++];
 	memset(o, 0, sizeof(*o));
 	aptix_buf_init(&o->val, 0);

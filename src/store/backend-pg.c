@@ -781,18 +781,7 @@ static int claim_cas(aptix_claims_backend *b, aptix_backend_txn *tx,
 	return r;
 }
 
-static int claim_replace(aptix_claims_backend *b, aptix_backend_txn *tx,
-			 const char *conv, const char *old,
-			 const char *record)
-{
-	return record ? claim_cas(b, tx, conv, old, record) : APTIX_EINVALID;
-}
-
-static int claim_release(aptix_claims_backend *b, aptix_backend_txn *tx,
-			 const char *conv, const char *old)
-{
-	return claim_cas(b, tx, conv, old, NULL);
-}
+APTIX__CLAIMS_CAS_SLOTS(claim_cas)
 
 /* --- the bundle --------------------------------------------------------- */
 
@@ -823,14 +812,7 @@ static const aptix_odb_backend pg_odb = {
 	.write_stored = obj_write_stored,
 };
 
-static const aptix_refdb_backend pg_refdb =
-	APTIX__REFDB_BACKEND_OF(ref_);
-
-static const aptix_index_backend pg_index =
-	APTIX__INDEX_BACKEND_OF(index_);
-
-static const aptix_claims_backend pg_claims =
-	APTIX__CLAIMS_BACKEND_OF(claim_);
+APTIX__DOMAIN_VTABLES(pg);
 
 static const aptix_backend pg_bundle = {
 	.version = APTIX_BACKEND_VERSION,

@@ -35,4 +35,35 @@
 	.release = p##release,						\
 }
 
+/*
+ * The refdb, index and claims tables of the bundle <name>: <name>_refdb,
+ * <name>_index and <name>_claims, from its ref_*, index_* and claim_*
+ * functions.
+ */
+#define APTIX__DOMAIN_VTABLES(name)					\
+static const aptix_refdb_backend name##_refdb =				\
+	APTIX__REFDB_BACKEND_OF(ref_);					\
+static const aptix_index_backend name##_index =				\
+	APTIX__INDEX_BACKEND_OF(index_);				\
+static const aptix_claims_backend name##_claims =			\
+	APTIX__CLAIMS_BACKEND_OF(claim_)
+
+/*
+ * A bundle's claim replace and release slots, over its own
+ * claim_cas(b, tx, conv, old, record): replace needs a record, release is
+ * the compare-and-swap to nothing.
+ */
+#define APTIX__CLAIMS_CAS_SLOTS(cas)					\
+static int claim_replace(aptix_claims_backend *b, aptix_backend_txn *tx, \
+			 const char *conv, const char *old,		\
+			 const char *record)				\
+{									\
+	return record ? cas(b, tx, conv, old, record) : APTIX_EINVALID; \
+}									\
+static int claim_release(aptix_claims_backend *b, aptix_backend_txn *tx, \
+			 const char *conv, const char *old)		\
+{									\
+	return cas(b, tx, conv, old, NULL);				\
+}
+
 #endif

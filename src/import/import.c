@@ -834,7 +834,7 @@ static int read_file(struct imp_file *f)
 {
 	char *line = NULL;
 	size_t alloc = 0;
-	ssize_t n;
+	ssize_t n = 0;
 	FILE *fp;
 	int r = 0, c;
 
@@ -856,6 +856,9 @@ static int read_file(struct imp_file *f)
 	if (r >= 0 && ferror(fp)) {
 		imp_warn(f, 0, "read error: %s", strerror(errno));
 		f->run->partial = 1;
+	} else if (r >= 0 && n < 0 && !feof(fp)) {
+		/* getline() could not hold the line: not the end, no skip */
+		r = aptix_error_oom();
 	}
 	free(line);
 	fclose(fp);

@@ -17,8 +17,25 @@ then
 	test_done
 fi
 
+# A tmux server per test: a server the previous test stopped may still
+# be going away (and take the panes of a new session with it)
 tmux_ () {
-	tmux -S "$TRASH_DIRECTORY/tmux.sock" -f /dev/null "$@"
+	# shellcheck disable=SC2154 # test_count: test-lib.sh
+	tmux -S "$TRASH_DIRECTORY/tmux.$test_count.sock" -f /dev/null "$@"
+}
+
+# tmux_stop: stop this test's tmux server and wait until every chat it
+# ran has exited (a chat still going away holds its conversation's lock)
+tmux_stop () {
+	local name
+	tmux_ kill-server 2>/dev/null
+	test -f chats.list || return 0
+	while read -r name
+	do
+		test -s "$name.pid" && pid_gone "$(cat "$name.pid")" 20
+	done <chats.list
+	rm -f chats.list
+	return 0
 }
 
 # start_chat <name> [<chat options>...]: aptix chat in a 120x40 terminal;
@@ -27,6 +44,7 @@ start_chat () {
 	local name=$1 tries=0
 	shift
 	rm -f "$name.pid" &&
+	echo "$name" >>chats.list &&
 	# the previous test's server may still be going away ("server
 	# exited unexpectedly"): a new one is started then
 	until tmux_ new-session -d -x 120 -y 40 -s "$name" \
@@ -128,7 +146,7 @@ field () {
 
 test_expect_success 'setup: three conversations, one of another workspace' '
 	start_standin &&
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	aptix init -q &&
 	test_tick &&
 	echo "alpha topic" | aptix chat --new --no-rag >out 2>err &&
@@ -143,7 +161,7 @@ test_expect_success 'setup: three conversations, one of another workspace' '
 '
 
 test_expect_success 'the picker: this workspace'"'"'s, most recent first' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	start_chat p1 &&
 	wait_screen p1 "new conversation" &&
 	screen p1 >s &&
@@ -159,7 +177,7 @@ test_expect_success 'the picker: this workspace'"'"'s, most recent first' '
 '
 
 test_expect_success 'the picker: filter, then Enter opens; the turn streams' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	start_chat p2 &&
 	wait_screen p2 "new conversation" &&
 	keys p2 / A L P H &&
@@ -188,7 +206,7 @@ test_expect_success 'the picker: filter, then Enter opens; the turn streams' '
 '
 
 test_expect_success 'the picker: arrows and numbers; 0 is a new conversation' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	start_chat p3 &&
 	wait_screen p3 "new conversation" &&
 	keys p3 Down Up Down &&
@@ -211,7 +229,7 @@ test_expect_success 'the picker: arrows and numbers; 0 is a new conversation' '
 '
 
 test_expect_success 'Tab completion, Ctrl-C clears the line, /resume' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	start_chat c1 --session "$beta" &&
 	wait_screen c1 "beta topic\]>" &&
 	keys c1 /wor Tab &&
@@ -240,7 +258,7 @@ test_expect_success 'Tab completion, Ctrl-C clears the line, /resume' '
 '
 
 test_expect_success 'multi-line input with a trailing backslash' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	start_chat m1 --session "$beta" &&
 	wait_screen m1 "beta topic\]>" &&
 	keys m1 "first line \\" Enter &&
@@ -255,7 +273,7 @@ test_expect_success 'multi-line input with a trailing backslash' '
 '
 
 test_expect_success 'UTF-8 typed in a UTF-8 locale is kept, on screen and stored' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	CHAT_ENV="-u LC_ALL LANG=C.UTF-8" start_chat u1 --session "$beta" &&
 	wait_screen u1 "beta topic\]>" &&
 	keys u1 "ünïcödé 🚀 test" &&
@@ -269,7 +287,7 @@ test_expect_success 'UTF-8 typed in a UTF-8 locale is kept, on screen and stored
 '
 
 test_expect_success 'a paste is one message; Ctrl-J and Alt-Enter break lines' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	CHAT_ENV="-u LC_ALL LANG=C.UTF-8" start_chat v1 --session "$beta" &&
 	wait_screen v1 "beta topic\]>" &&
 	printf "%s\n" "Traceback (most recent call last):" \
@@ -305,7 +323,7 @@ test_expect_success 'a paste is one message; Ctrl-J and Alt-Enter break lines' '
 '
 
 test_expect_success 'a resized window redraws the prompt and the line' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	start_chat w1 --session "$beta" &&
 	wait_screen w1 "beta topic\]>" &&
 	line="a long line that wraps once the window is narrow enough" &&
@@ -327,7 +345,7 @@ test_expect_success 'a resized window redraws the prompt and the line' '
 '
 
 test_expect_success '/show <n> shows inline, without a pager: keys go to chat' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	CHAT_ENV="APTIX_PAGER=less LESS=R" start_chat s1 --session "$beta" &&
 	wait_screen s1 "beta topic\]>" &&
 	keys s1 "/show 1" Enter &&
@@ -341,7 +359,7 @@ test_expect_success '/show <n> shows inline, without a pager: keys go to chat' '
 '
 
 test_expect_success 'resume shows the last turns; /rewind lists and goes back' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	aptix log --format=%H "$beta" >turns &&
 	n=$(wc -l <turns) &&
 	test "$n" -gt 3 &&
@@ -376,7 +394,7 @@ test_expect_success 'resume shows the last turns; /rewind lists and goes back' '
 '
 
 test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains; /rerun' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	head=$(aptix rev-parse "$beta") &&
 	start_chat x1 --session "$beta" &&
 	wait_screen x1 "beta topic\]>" &&
@@ -421,7 +439,7 @@ test_expect_success 'Ctrl-C during a turn: failed, prompt back, next chains; /re
 '
 
 test_expect_success 'SIGHUP during a turn: the turn is finished and committed' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	head=$(aptix rev-parse "$beta") &&
 	start_chat h1 --session "$beta" &&
 	wait_screen h1 "beta topic\]>" &&
@@ -438,7 +456,7 @@ test_expect_success 'SIGHUP during a turn: the turn is finished and committed' '
 '
 
 test_expect_success 'the history is kept per store; Ctrl-R searches it' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	grep "^answer\\\\040me" .aptix/chat_history &&
 	start_chat r1 --session "$beta" &&
 	wait_screen r1 "beta topic\]>" &&
@@ -451,7 +469,7 @@ test_expect_success 'the history is kept per store; Ctrl-R searches it' '
 '
 
 test_expect_success 'a line holding a credential is refused and never saved' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	tok=gh"p_"$(LC_ALL=C tr -dc A-Za-z0-9 </dev/urandom | head -c 36) &&
 	start_chat k1 --session "$beta" &&
 	wait_screen k1 "beta topic\]>" &&
@@ -473,7 +491,7 @@ test_expect_success 'a line holding a credential is refused and never saved' '
 '
 
 test_expect_success 'a second chat on a busy conversation: read-only or fork' '
-	test_when_finished "tmux_ kill-server 2>/dev/null || :" &&
+	test_when_finished tmux_stop &&
 	start_chat b1 --session "$alpha" &&
 	wait_screen b1 "alpha topic\]>" &&
 	head=$(aptix rev-parse "$alpha") &&

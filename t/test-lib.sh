@@ -471,16 +471,26 @@ test_lib_tap_title_ () {
 }
 
 # Print (on stderr, as TAP comments) what a failed test was and said.
+# The same report goes to test-results/<script>.failed, which
+# t/Makefile prints again after prove's summary (where a log cut to its
+# tail still shows it).
 test_lib_report_failure_ () {
-	{
-		echo "# failed test $test_count: $1"
+	local report
+	report=$(
+		echo "# $test_lib_name_: failed test $test_count: $1"
 		printf '%s\n' "$2" | sed 's/^/#	/'
 		if test -z "$test_lib_verbose_" && test -s "$test_lib_out_"
 		then
 			echo "# output of the test (last 200 lines):"
 			tail -n 200 "$test_lib_out_" | sed 's/^/#   /'
 		fi
-	} >&9
+	)
+	printf '%s\n' "$report" >&9
+	if mkdir -p "$TEST_DIRECTORY/test-results" 2>/dev/null
+	then
+		printf '%s\n' "$report" \
+			>>"$TEST_DIRECTORY/test-results/$test_lib_name_.failed"
+	fi
 	if test -n "$test_lib_immediate_"
 	then
 		test_lib_done_=t

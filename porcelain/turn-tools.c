@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include <aptix/view.h>
 #include "turn-tools.h"
 
 /* "<id>=<rest>": the id (a copy) and rest; dies on a malformed one. */
@@ -68,103 +69,27 @@ static void read_outputs(struct turn_tools *t)
 	}
 }
 
-static const char *jstr(const json_t *o, const char *key, size_t *len)
-{
-	const json_t *v = json_object_get(o, key);
-
-	if (v && !json_is_string(v))
-		die("--tool-results: '%s' must be a string", key);
-	if (len)
-		*len = json_string_length(v);
-	return json_string_value(v);
-}
-
-static void one_result(struct turn_tools *t, const char *id, json_t *r)
-{
-	aptix_run_tool_output *o = new_output(t);
-	const json_t *v, *argv;
-	const char *status;
-	size_t i;
-
-	o->call_id = strdup(id);
-	if (!o->call_id)
-		die("out of memory");
-	if (json_is_string(r)) {
-		o->output = json_string_value(r);
-		o->output_len = json_string_length(r);
-		return;
-	}
-	if (!json_is_object(r) || !(o->output = jstr(r, "output",
-						     &o->output_len)))
-		die("--tool-results: the result of '%s' needs an \"output\" "
-		    "string", id);
-	o->out = jstr(r, "stdout", &o->out_len);
-	o->err = jstr(r, "stderr", &o->err_len);
-	o->cwd = jstr(r, "cwd", NULL);
-	if ((v = json_object_get(r, "exit_code"))) {
-		if (!json_is_integer(v))
-			die("--tool-results: 'exit_code' of '%s' must be an "
-			    "integer", id);
-		o->has_exit_code = 1;
-		o->exit_code = json_integer_value(v);
-		o->status = o->exit_code ? APTIX_TOOL_ERROR : APTIX_TOOL_OK;
-	}
-	if ((v = json_object_get(r, "duration_ms")) && json_is_integer(v))
-		o->duration_ms = json_integer_value(v);
-	o->truncated = json_is_true(json_object_get(r, "truncated"));
-	if ((status = jstr(r, "status", NULL))) {
-		int s = aptix_tool_status_from_name(status);
-
-		if (s < 0)
-			die("--tool-results: status '%s' of '%s' is not ok, "
-			    "error, denied or cancelled", status, id);
-		o->status = (aptix_tool_status)s;
-	}
-	argv = json_object_get(r, "argv");
-	if (json_is_array(argv) && json_array_size(argv)) {
-		const char **a = calloc(json_array_size(argv), sizeof(*a));
-
-		if (!a)
-			die("out of memory");
-		for (i = 0; i < json_array_size(argv); i++)
-			if (!(a[i] = json_string_value(json_array_get(argv,
-								      i))))
-				die("--tool-results: 'argv' of '%s' must be "
-				    "strings", id);
-		o->argv = a;
-		o->argc = json_array_size(argv);
-	}
-}
-
-/* {"<id>": {...} | "<output>"} or [{"call_id": ..., ...}]. */
+/*
+ * --tool-results: {"<id>": {...} | "<output>"} or [{"call_id": ...}],
+ * read by the library (the servers take the same JSON).
+ */
 static void read_results(struct turn_tools *t)
 {
 	json_error_t err;
-	const char *id;
-	json_t *r;
-	size_t i;
+	json_t *j = json_load_file(t->results_file, JSON_REJECT_DUPLICATES,
+				   &err);
 
-	t->results = json_load_file(t->results_file, JSON_REJECT_DUPLICATES,
-				    &err);
-	if (!t->results)
+	if (!j)
 		die("--tool-results %s: %s (line %d)", t->results_file,
 		    err.text, err.line);
-	if (json_is_object(t->results)) {
-		json_object_foreach(t->results, id, r) {
-			one_result(t, id, r);
-		}
-		return;
+	if (aptix_run_tool_outputs_from_json(&t->results, j) < 0) {
+		json_decref(j);
+		die("--tool-results %s: %s", t->results_file,
+		    aptix_error_last()->message);
 	}
-	if (!json_is_array(t->results))
-		die("--tool-results: expected an object of call ids or an "
-		    "array of results");
-	json_array_foreach(t->results, i, r) {
-		id = json_string_value(json_object_get(r, "call_id"));
-		if (!id)
-			die("--tool-results: result %zu has no \"call_id\"",
-			    i + 1);
-		one_result(t, id, r);
-	}
+	json_decref(j);
+	t->v = t->results.v;
+	t->n = t->results.n;
 }
 
 static void apply_exits(struct turn_tools *t)
@@ -227,14 +152,16 @@ void turn_tools_release(struct turn_tools *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
-		free((char *)t->v[i].call_id);
-		free((void *)t->v[i].argv);
-		aptix_buf_release(&t->data[i]);
+	if (t->results.v) {
+		aptix_run_tool_outputs_release(&t->results);
+	} else {
+		for (i = 0; i < t->n; i++) {
+			free((char *)t->v[i].call_id);
+			aptix_buf_release(&t->data[i]);
+		}
+		free(t->v);
 	}
-	free(t->v);
 	free(t->data);
-	json_decref(t->results);
 	aptix_buf_release(&t->tools);
 	aptix_strlist_release(&t->outputs);
 	aptix_strlist_release(&t->exits);

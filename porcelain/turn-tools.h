@@ -24,7 +24,7 @@ struct turn_tools {
 	aptix_run_tool_output *v;
 	size_t n;
 	aptix_buf *data;		/* the files read, one per output */
-	json_t *results;		/* --tool-results (holds its strings) */
+	aptix_run_tool_outputs results;	/* --tool-results */
 };
 
 #define TURN_TOOL_OPTIONS(t) \

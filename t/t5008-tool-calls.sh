@@ -235,6 +235,27 @@ test_expect_success 'two parallel calls, arguments in many deltas, --json' '
 	test "$(json_field .tools[0].name <body)" = shell
 '
 
+# refused_results <json> <what stderr says>: continue refuses it
+refused_results () {
+	printf "%s\n" "$1" >bad.json &&
+	test_must_fail aptix continue --tool-results bad.json 2>err &&
+	grep -e "$2" err
+}
+
+test_expect_success 'a wrong --tool-results is refused, naming the result' '
+	store_state before &&
+	refused_results "[{\"call_id\":\"call_p1\",\"output\":\"x\",\"exit_code\":\"0\"}]" \
+		"^fatal: --tool-results bad.json: tool result .call_p1.: .exit_code. must be an integer$" &&
+	refused_results "{\"call_p1\":{\"stdout\":\"x\"}}" \
+		"tool result .call_p1.: an \"output\" string is needed" &&
+	refused_results "[{\"output\":\"x\"}]" "tool result .#1.: no \"call_id\" string" &&
+	refused_results "[{\"call_id\":\"call_p1\",\"output\":\"x\",\"status\":\"maybe\"}]" \
+		"status. is ok, error, denied or cancelled" &&
+	refused_results "[]" "tool results: none given" &&
+	store_state after &&
+	test_cmp before after
+'
+
 test_expect_success 'both outputs at once with --tool-results' '
 	cat >results.json <<-EOF &&
 	[{"call_id":"call_p1","output":"$long\n","stdout":"$long\n",

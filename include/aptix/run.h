@@ -87,6 +87,21 @@ typedef struct {
 	int truncated;			/**< output is cut from what ran */
 } aptix_run_tool_output;
 
+/**
+ * Tool outputs read from JSON (aptix_run_tool_outputs_from_json() in
+ * <aptix/view.h>): the strings are the JSON's, held until
+ * aptix_run_tool_outputs_release().
+ */
+struct json_t;
+typedef struct {
+	aptix_run_tool_output *v;
+	size_t n;
+	struct json_t *json;		/**< held */
+} aptix_run_tool_outputs;
+
+APTIX_EXTERN(void) aptix_run_tool_outputs_release(
+	aptix_run_tool_outputs *outs);
+
 /** The most characters an output may have (the API's limit). */
 #define APTIX_TOOL_OUTPUT_MAX 10485760
 

@@ -117,4 +117,17 @@ APTIX_EXTERN(json_t *) aptix_view_run_result(const aptix_run_result *res,
  */
 APTIX_EXTERN(json_t *) aptix_view_page(json_t *items, const char *next_cursor);
 
+/**
+ * @brief Tool outputs from JSON (`continue --tool-results`, the servers'
+ *        `tool_outputs`): {"<call_id>": {...} | "<output>"} or
+ *        [{"call_id": ..., ...}], each result {output*, exit_code, status
+ *        (ok | error | denied | cancelled), stdout, stderr, duration_ms,
+ *        cwd, argv, truncated} (Documentation/json.md, "tool_results").
+ * @param json borrowed: the outputs take a reference to it
+ * @return 0; APTIX_EINVALID with a message naming the result and the
+ *         field that is wrong (out is then empty).
+ */
+APTIX_EXTERN(int) aptix_run_tool_outputs_from_json(
+	aptix_run_tool_outputs *out, json_t *json);
+
 #endif

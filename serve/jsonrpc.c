@@ -218,6 +218,32 @@ static void on_event(const char *event, json_t *data, void *payload)
 			       rt->turn_id, "retry", data));
 }
 
+/*
+ * The calls a turn's answer asks for, one item/completed each (Codex's
+ * item envelope; the item a dynamicToolCall, pending until
+ * turn/toolOutputs answers it), before turn/completed.
+ */
+static void notify_calls(struct rpc_turn *rt, json_t *final)
+{
+	json_t *calls = json_object_get(final, "tool_calls"), *c;
+	const char *thread = json_string_value(json_object_get(final,
+							      "conversation"));
+	size_t i;
+
+	json_array_foreach(calls, i, c) {
+		notify(rt->j, "item/completed", json_pack(
+			       "{s:s,s:s,s:{s:s,s:O,s:O,s:O,s:O,s:s}}",
+			       "threadId", thread ? thread : rt->thread_id,
+			       "turnId", rt->turn_id, "item",
+			       "type", "dynamicToolCall",
+			       "id", json_object_get(c, "call_id"),
+			       "callId", json_object_get(c, "call_id"),
+			       "tool", json_object_get(c, "name"),
+			       "arguments", json_object_get(c, "arguments"),
+			       "status", "pending"));
+	}
+}
+
 static void *turn_thread(void *arg)
 {
 	struct rpc_turn *rt = arg;
@@ -228,6 +254,7 @@ static void *turn_thread(void *arg)
 	if (!final)
 		final = json_pack("{s:s}", "kind", "error");
 	json_object_set_new(final, "id", json_string(rt->turn_id));
+	notify_calls(rt, final);
 	notify(j, "turn/completed", json_pack("{s:s,s:o}", "threadId",
 					      json_string_value(json_object_get(
 						final, "conversation")) ?
@@ -464,6 +491,7 @@ static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
 		copy(q, "id", p, "id");
 		call(j, id, serve_read_object_json, q);
 	} else if (!strcmp(method, "turn/start") ||
+		   !strcmp(method, "turn/toolOutputs") ||
 		   !strcmp(method, "thread/fork") ||
 		   !strcmp(method, "turn/rerun")) {
 		if (input_text(q, p) < 0) {
@@ -475,9 +503,15 @@ static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
 		json_object_set_new(q, "kind", json_string(
 			!strcmp(method, "thread/fork") ? "fork" :
 			!strcmp(method, "turn/rerun") ? "rerun" : "continue"));
-		if (strcmp(method, "turn/start"))
+		if (strcmp(method, "turn/start") &&
+		    strcmp(method, "turn/toolOutputs"))
 			json_object_del(q, "conversation");
 		copy(q, "active_files", p, "activeFiles");
+		copy(q, "tools", p, "dynamicTools");
+		copy(q, "tools", p, "tools");
+		copy(q, "no_tools", p, "noTools");
+		copy(q, "tool_outputs", p, "toolOutputs");
+		copy(q, "tool_outputs", p, "outputs");
 		copy(q, "model", p, "model");
 		copy(q, "files", p, "files");
 		copy(q, "rag", p, "rag");

@@ -24,6 +24,8 @@ struct serve_turn {
 	char conversation[APTIX_CONV_MAXLEN + 1];
 	aptix_oid turn;
 	const char *qdrant_key;
+	char *tools;			/* the tools sent (JSON), or NULL */
+	aptix_run_tool_outputs outputs;	/* tool_outputs given */
 };
 
 struct serve {

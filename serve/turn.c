@@ -191,6 +191,88 @@ static int read_flags(struct serve_turn *t, json_t *p, int *no_stream,
 	return 0;
 }
 
+/*
+ * One tool definition as the API takes it: a Responses function tool
+ * ({type: "function", name, parameters...}) as it is, Codex's dynamic
+ * tool ({name, description, inputSchema}) made one.
+ */
+static json_t *tool_def(json_t *v)
+{
+	json_t *in = json_object_get(v, "inputSchema"), *d;
+
+	if (!json_is_object(v) || !json_is_string(json_object_get(v, "name")))
+		return NULL;
+	if (json_object_get(v, "type"))
+		return json_incref(v);
+	if (in && !json_is_object(in))
+		return NULL;
+	d = json_pack("{s:s,s:O}", "type", "function", "name",
+		      json_object_get(v, "name"));
+	if (d && json_object_get(v, "description"))
+		json_object_set(d, "description",
+				json_object_get(v, "description"));
+	if (d && json_object_set_new(d, "parameters", in ? json_incref(in) :
+				     json_pack("{s:s}", "type", "object")) < 0)
+		json_decref(d), d = NULL;
+	return d;
+}
+
+/*
+ * tools (function tools, kept for the later turns), no_tools, and
+ * tool_outputs (the answers to the calls the head asked for; the
+ * instruction may then be absent).
+ */
+static int read_tools(struct serve_turn *t, json_t *p,
+		      aptix_run_options *opts, struct serve_err *e)
+{
+	json_t *a = json_object_get(p, "tools"), *o = json_object_get(p,
+								      "tool_outputs");
+	json_t *defs, *v, *d;
+	size_t i;
+	int nt = serve__pbool(p, "no_tools", 0);
+
+	if (nt < 0) {
+		serve_fail(e, 400, "'no_tools' is a boolean");
+		return -1;
+	}
+	opts->no_tools = nt;
+	if (a && !json_is_null(a)) {
+		if (!json_is_array(a) || nt) {
+			serve_fail(e, 400, "'tools' is an array of function "
+				   "tools (and not with 'no_tools')");
+			return -1;
+		}
+		if (!(defs = json_array()))
+			return serve_fail(e, 500, "out of memory"), -1;
+		json_array_foreach(a, i, v) {
+			if (!(d = tool_def(v)) ||
+			    json_array_append_new(defs, d) < 0) {
+				json_decref(defs);
+				serve_fail(e, 400, "tool %zu: a function tool "
+					   "({type, name, parameters}) or "
+					   "{name, description, inputSchema} is "
+					   "needed", i);
+				return -1;
+			}
+		}
+		t->tools = json_dumps(defs, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		json_decref(defs);
+		if (!t->tools)
+			return serve_fail(e, 500, "out of memory"), -1;
+		opts->tools = t->tools;
+	}
+	if (o && !json_is_null(o)) {
+		if (aptix_run_tool_outputs_from_json(&t->outputs, o) < 0) {
+			serve_fail_aptix(e, APTIX_EINVALID);
+			aptix_error_clear();
+			return -1;
+		}
+		opts->tool_outputs = t->outputs.v;
+		opts->ntool_outputs = t->outputs.n;
+	}
+	return 0;
+}
+
 struct find_pending {
 	const char *conv;
 	aptix_oid *turn;
@@ -253,7 +335,9 @@ json_t *serve_turn_begin(struct serve_turn **out, struct serve *s,
 		return serve_fail(e, 400, "'kind' is continue, fork or rerun");
 	if (json_object_get(p, "instruction") && !instr)
 		return serve_fail(e, 400, "'instruction' is a string");
-	if (opts.kind != APTIX_RUN_RERUN && !instr)
+	if (read_tools(t, p, &opts, e) < 0)
+		return NULL;
+	if (opts.kind != APTIX_RUN_RERUN && !instr && !opts.ntool_outputs)
 		return serve_fail(e, 400, "an instruction is needed");
 	if ((json_object_get(p, "conversation") && !conv &&
 	     !json_is_null(json_object_get(p, "conversation"))) ||
@@ -393,6 +477,8 @@ void serve_turn_free(struct serve_turn *t)
 	aptix_config_free(t->cfg);
 	aptix_buf_release(&t->instruction);
 	aptix_buf_release(&t->wsid);
+	free(t->tools);
+	aptix_run_tool_outputs_release(&t->outputs);
 	for (i = 0; i < t->npaths; i++)
 		free(t->paths[i]);
 	free(t->paths);

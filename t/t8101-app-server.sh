@@ -294,6 +294,72 @@ test_expect_success 'SIGTERM mid-turn: the turn is cancelled after the grace' '
 	aptix fsck >/dev/null
 '
 
+test_expect_success 'tool calls: item/completed per call, turn/toolOutputs answers' '
+	standin_fault "{\"kind\":\"tool_calls\",\"delta_chars\":5,\"calls\":[{\"name\":\"shell\",\"arguments\":\"{\\\"cmd\\\": \\\"ls\\\"}\",\"call_id\":\"c_one\"},{\"name\":\"read\",\"arguments\":\"{}\",\"call_id\":\"c_two\"}]}" &&
+	n=$(request_count) &&
+	rpc <<-\EOF &&
+	from lib_jsonrpc import AppServer, check
+	s = AppServer()
+	t = s.request("thread/start", {})["result"]["thread"]
+	tools = [{"name": "shell", "description": "run a command",
+	          "inputSchema": {"type": "object",
+	                          "properties": {"cmd": {"type": "string"}}}},
+	         {"type": "function", "name": "read",
+	          "parameters": {"type": "object", "properties": {}}}]
+	r = s.request("turn/start", {"threadId": t["id"], "input": "list",
+	              "dynamicTools": tools, "files": False, "rag": False})
+	check("result" in r, r)
+	done = s.wait_notification("turn/completed")["params"]["turn"]
+	check(done["status"] == "awaiting_tool_results", done)
+	check(done["kind"] == "tool_calls", done)
+	items = [m["params"] for m in s.seen
+	         if m.get("method") == "item/completed"]
+	check([i["item"]["callId"] for i in items] == ["c_one", "c_two"], items)
+	check(items[0]["item"]["type"] == "dynamicToolCall" and
+	      items[0]["item"]["tool"] == "shell" and
+	      items[0]["item"]["arguments"] == "{\"cmd\": \"ls\"}" and
+	      items[0]["item"]["status"] == "pending" and
+	      items[0]["threadId"] == t["id"], items)
+	# an answer that misses a call is refused before anything is sent
+	r = s.request("turn/toolOutputs", {"threadId": t["id"],
+	              "outputs": {"c_one": "a.c"}})
+	check(r["error"]["code"] == -32602 and "c_two" in r["error"]["message"],
+	      r)
+	r = s.request("turn/toolOutputs", {"threadId": t["id"],
+	              "outputs": [{"call_id": "c_one", "output": "a.c",
+	                           "exit_code": "zero"}]})
+	check(r["error"]["code"] == -32602 and
+	      "exit_code" in r["error"]["message"], r)
+	r = s.request("turn/toolOutputs", {"threadId": t["id"],
+	              "outputs": [{"call_id": "c_one", "output": "a.c\nb.c",
+	                           "exit_code": 0, "cwd": "/src"},
+	                          {"call_id": "c_two", "output": "nope",
+	                           "status": "denied"}]})
+	check("result" in r, r)
+	done2 = s.wait_notification("turn/completed",
+	        lambda m: m["params"]["turn"]["id"] == r["result"]["turn"]["id"]
+	        )["params"]["turn"]
+	check(done2["status"] == "completed" and
+	      done2["parent"] == done["session"], done2)
+	open("toolsess", "w").write(done2["session"])
+	check(s.close() == 0, "exit code")
+	EOF
+	request_body $((n + 1)) >body1 &&
+	test "$(json_field .tools[0].type <body1)" = function &&
+	test "$(json_field .tools[0].parameters.properties.cmd.type <body1)" = string &&
+	test "$(json_field .tools[1].name <body1)" = read &&
+	test "$(request_count)" = $((n + 2)) &&
+	request_body $((n + 2)) >body2 &&
+	test "$(json_field .input[0].type <body2)" = function_call_output &&
+	test "$(json_field .input[1].call_id <body2)" = c_two &&
+	test "$(json_field .input[1].output <body2)" = nope &&
+	test "$(json_field .tools[0].name <body2)" = shell &&
+	aptix show --json "$(cat toolsess)" >show.json &&
+	test "$(json_field .tool_results[0].exit_code <show.json)" = 0 &&
+	test "$(json_field .tool_results[0].cwd <show.json)" = /src &&
+	test "$(json_field .tool_results[1].status <show.json)" = denied
+'
+
 test_expect_success 'thread/name/set and thread/archive' '
 	rpc <<-\EOF &&
 	import os

@@ -799,4 +799,32 @@ for off in (16, 4096 + 16):
 	test_stop_server dserve
 '
 
+test_expect_success 'POST execute with tools, then with tool_outputs' '
+	rm -f .aptix/serve.token &&
+	test_start_server tserve aptix serve --port 0 &&
+	test_wait_for_file .aptix/serve.token 10 tserve &&
+	URL=$(sed -n "s/^url //p" "$TRASH_DIRECTORY/tserve.log") &&
+	URL=${URL%/} &&
+	TOKEN=$(cat .aptix/serve.token) &&
+	standin_fault "{\"kind\":\"tool_calls\",\"calls\":[{\"name\":\"grep\",\"arguments\":\"{\\\"q\\\":\\\"x\\\"}\",\"call_id\":\"call_g\"}]}" &&
+	test "$(post /api/ai/agent/execute "{\"instruction\":\"find x\",\"files\":false,\"rag\":false,\"tools\":[{\"type\":\"function\",\"name\":\"grep\",\"parameters\":{\"type\":\"object\"}}]}")" = 200 &&
+	test "$(json_field .status <body)" = awaiting_tool_results &&
+	test "$(json_field .kind <body)" = tool_calls &&
+	test "$(json_field .tool_calls[0].call_id <body)" = call_g &&
+	test "$(json_field .tool_calls[0].arguments <body)" = "{\"q\":\"x\"}" &&
+	tconv=$(json_field .conversation <body) &&
+	tsess=$(json_field .session <body) &&
+	test "$(post /api/ai/agent/execute "{\"conversation\":\"$tconv\",\"tools\":{}}")" = 400 &&
+	json_field .error.message <body | grep "tools. is an array" &&
+	test "$(post /api/ai/agent/execute "{\"conversation\":\"$tconv\",\"tool_outputs\":{\"call_nope\":\"y\"}}")" = 400 &&
+	json_field .error.message <body | grep "call_nope" &&
+	test "$(aptix rev-parse "$tconv")" = "$tsess" &&
+	test "$(post /api/ai/agent/execute "{\"conversation\":\"$tconv\",\"tool_outputs\":[{\"call_id\":\"call_g\",\"output\":\"x.c:1\",\"exit_code\":0}]}")" = 200 &&
+	test "$(json_field .status <body)" = completed &&
+	test "$(json_field .parent <body)" = "$tsess" &&
+	aptix show --json "$tconv" >show.json &&
+	test "$(json_field .tool_results[0].call_id <show.json)" = call_g &&
+	test_stop_server tserve
+'
+
 test_done

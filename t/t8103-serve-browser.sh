@@ -319,4 +319,69 @@ test_expect_success 'an empty store offers to start a conversation' '
 	aptix fsck >/dev/null
 '
 
+test_expect_success 'tool calls and results in the turn view, folded, with exit codes' '
+	mkdir tools &&
+	aptix -C tools init -q &&
+	cat >tools/tools.json <<-\EOF &&
+	[{"type":"function","name":"shell","parameters":{"type":"object",
+	  "properties":{"cmd":{"type":"string"}}}}]
+	EOF
+	standin_fault "{\"kind\":\"tool_calls\",\"calls\":[{\"name\":\"shell\",\"arguments\":\"{\\\"cmd\\\":\\\"make test\\\"}\",\"call_id\":\"call_mk\"},{\"name\":\"shell\",\"arguments\":\"{\\\"cmd\\\":\\\"ls\\\"}\",\"call_id\":\"call_ls\"}]}" &&
+	aptix -C tools continue --no-files --no-rag --tools tools.json \
+		-m "build it" >/dev/null 2>&1 &&
+	TA=$(aptix -C tools rev-parse HEAD) &&
+	cat >tools/results.json <<-\EOF &&
+	[{"call_id":"call_mk","output":"FAIL: t1 (3 of 9)\n","exit_code":3,
+	  "duration_ms":1250,"cwd":"/src/proj","argv":["make","test"]},
+	 {"call_id":"call_ls","output":"no, not listing","status":"denied"}]
+	EOF
+	aptix -C tools continue --tool-results results.json >/dev/null 2>&1 &&
+	TR=$(aptix -C tools rev-parse HEAD) &&
+	test_start_server tserve aptix -C tools serve --port 0 &&
+	test_wait_for_file tools/.aptix/serve.token 10 tserve &&
+	TPAGE=$(sed -n "s/^page //p" "$TRASH_DIRECTORY/tserve.log") &&
+	export TA TR TPAGE &&
+	cdp <<-\EOF &&
+	TA, TR = os.environ["TA"], os.environ["TR"]
+	page(os.environ["TPAGE"], 1400, 757)
+	def folded(sel):
+	    return b.eval("[...document.querySelectorAll(%s)].map(d => "
+	                  "({open: d.open, summary: d.querySelector(\"summary\")"
+	                  ".textContent, body: d.querySelector(\"pre\")"
+	                  ".textContent}))" % json.dumps(sel + " details"))
+	try:
+	    b.click(node(TA))
+	    b.wait_for("document.body.dataset.selected === %s" % json.dumps(TA))
+	    calls = folded("#t-calls")
+	    assert [c["summary"] for c in calls] == ["shell  call_mk",
+	                                             "shell  call_ls"], calls
+	    assert not any(c["open"] for c in calls), calls
+	    assert json.loads(calls[0]["body"]) == {"cmd": "make test"}, calls
+	    assert in_view("#t-calls-h")
+	    assert not in_view("#t-results-h")
+	    b.click("#t-calls details summary")
+	    assert b.eval("document.querySelector(\"#t-calls details\").open")
+	    assert in_view("#t-calls details pre")
+	    b.click(node(TR))
+	    b.wait_for("document.body.dataset.selected === %s" % json.dumps(TR))
+	    assert b.eval("document.getElementById(\"t-instruction\")"
+	                  ".textContent").startswith("(none: this turn sends")
+	    res = folded("#t-results")
+	    assert len(res) == 2, res
+	    assert res[0]["summary"] == "shell  call_mk  exit 3  18 bytes  1250 ms",\
+	        res[0]["summary"]
+	    assert res[1]["summary"] == "shell  call_ls  denied  15 bytes", res
+	    assert res[0]["body"] == "cwd /src/proj\nargv make test\n" \
+	        "FAIL: t1 (3 of 9)\n", res[0]["body"]
+	    assert not any(r["open"] for r in res), res
+	    assert not in_view("#t-calls-h")
+	    b.click("#t-results details summary")
+	    png("tools-1400.png")
+	    assert not b.console_errors(), b.console_errors()
+	finally:
+	    b.close()
+	EOF
+	test_path_is_file tools-1400.png
+'
+
 test_done

@@ -386,6 +386,53 @@ function fillMeta(t) {
 	}
 }
 
+/* Pretty JSON when it parses (a call's arguments), else as it is. */
+function pretty(text) {
+	try {
+		return JSON.stringify(JSON.parse(text), null, 2);
+	} catch (e) {
+		return text;
+	}
+}
+
+/* Folded entries: a summary line each, the body shown on a click. */
+function fillFolded(div, items, summary, body) {
+	div.textContent = "";
+	for (const it of items) {
+		const d = document.createElement("details");
+		const s = document.createElement("summary");
+		const pre = document.createElement("pre");
+
+		s.textContent = summary(it);
+		pre.textContent = body(it);
+		d.append(s, pre);
+		div.appendChild(d);
+	}
+	div.previousElementSibling.hidden = !items.length;
+	div.hidden = !items.length;
+}
+
+function resultSummary(r) {
+	const how = r.exit_code !== null && r.exit_code !== undefined ?
+		`exit ${r.exit_code}` : r.status;
+	return `${r.name || "?"}  ${r.call_id}  ${how}` +
+		(r.exit_code !== null && r.status !== "ok" &&
+		 r.status !== "error" ? ` (${r.status})` : "") +
+		`  ${r.output_bytes} bytes` +
+		(r.duration_ms ? `  ${r.duration_ms} ms` : "") +
+		(r.truncated ? "  truncated" : "");
+}
+
+function fillTools(t) {
+	fillFolded($("t-calls"), t.tool_calls || [], (c) =>
+		`${c.name}  ${c.call_id}`, (c) => pretty(c.arguments || ""));
+	fillFolded($("t-results"), t.tool_results || [], resultSummary,
+		   (r) => (r.cwd ? `cwd ${r.cwd}\n` : "") +
+		   (r.argv && r.argv.length ? `argv ${r.argv.join(" ")}\n` :
+		    "") + (r.output === null ? "(output not stored)" :
+			   r.output));
+}
+
 function lines(div, items, heading) {
 	div.textContent = "";
 	if (!items.length)
@@ -452,7 +499,10 @@ async function select(id) {
 		setButtons();
 		fillMeta(t);
 		lines($("t-errors"), t.errors, "Errors");
-		$("t-instruction").textContent = t.instruction;
+		$("t-instruction").textContent = t.instruction ||
+			(t.tool_results && t.tool_results.length ?
+			 "(none: this turn sends the tool results below)" :
+			 "");
 		$("t-answer").textContent = t.answer === null ?
 			"(no answer)" : t.answer;
 		fillList($("t-sources"), t.sources, (c) =>
@@ -464,6 +514,7 @@ async function select(id) {
 			(f.too_large ? "too large" : f.binary ? "binary" :
 			 f.sent ? "sent" : "unchanged") +
 			(f.touched ? ", touched" : ""));
+		fillTools(t);
 		lines($("t-warnings"), t.warnings, "Warnings");
 		rawPayload($("t-request"), t.request_payload_id);
 		rawPayload($("t-response"), t.response_payload_id);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "aptix.h"
+#include "aptix/view.h"
 #include "unit.h"
 
 static const char call_bytes[] =
@@ -433,6 +434,75 @@ START_TEST(test_record_answered_in_the_same_turn)
 }
 END_TEST
 
+/* Tool outputs from JSON: both forms, every field, and what is refused. */
+START_TEST(test_outputs_from_json)
+{
+	static const char *const refused[][2] = {
+		{ "42", "expected an object of call ids" },
+		{ "[]", "none given" },
+		{ "[{\"output\":\"x\"}]", "'#1': no \"call_id\"" },
+		{ "{\"c\":7}", "'c': expected an object or a string" },
+		{ "{\"c\":{\"stdout\":\"x\"}}", "an \"output\" string" },
+		{ "{\"c\":{\"output\":\"x\",\"exit_code\":1.5}}", "'exit_code'" },
+		{ "{\"c\":{\"output\":\"x\",\"status\":\"meh\"}}", "'status'" },
+		{ "{\"c\":{\"output\":\"x\",\"argv\":[1]}}", "'argv'" },
+		{ "{\"c\":{\"output\":\"x\",\"cwd\":false}}", "'cwd'" },
+		{ "{\"c\":{\"output\":\"x\",\"duration_ms\":-1}}", "duration_ms" },
+		{ "{\"c\":{\"output\":\"x\",\"truncated\":1}}", "'truncated'" },
+	};
+	aptix_run_tool_outputs o;
+	json_t *j;
+	size_t i;
+
+	j = json_loads("[{\"call_id\":\"a\",\"output\":\"out\",\"stdout\":"
+		       "\"so\",\"stderr\":\"se\",\"exit_code\":3,\"duration_ms\""
+		       ":12,\"cwd\":\"/w\",\"argv\":[\"make\",\"t\"],"
+		       "\"truncated\":true},{\"call_id\":\"b\",\"output\":\"no\","
+		       "\"status\":\"denied\"}]", 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(aptix_run_tool_outputs_from_json(&o, j), 0);
+	json_decref(j);		/* the outputs hold their own reference */
+	ck_assert_uint_eq(o.n, 2);
+	ck_assert_str_eq(o.v[0].call_id, "a");
+	ck_assert_uint_eq(o.v[0].output_len, 3);
+	ck_assert_str_eq(o.v[0].out, "so");
+	ck_assert_str_eq(o.v[0].err, "se");
+	ck_assert(o.v[0].has_exit_code && o.v[0].exit_code == 3);
+	ck_assert_int_eq(o.v[0].status, APTIX_TOOL_ERROR);
+	ck_assert_int_eq(o.v[0].duration_ms, 12);
+	ck_assert_str_eq(o.v[0].cwd, "/w");
+	ck_assert_uint_eq(o.v[0].argc, 2);
+	ck_assert_str_eq(o.v[0].argv[1], "t");
+	ck_assert_int_eq(o.v[0].truncated, 1);
+	ck_assert_int_eq(o.v[1].status, APTIX_TOOL_DENIED);
+	ck_assert(!o.v[1].has_exit_code);
+	aptix_run_tool_outputs_release(&o);
+	ck_assert_uint_eq(o.n, 0);
+
+	j = json_loads("{\"x\":\"plain\"}", 0, NULL);
+	ck_assert_int_eq(aptix_run_tool_outputs_from_json(&o, j), 0);
+	json_decref(j);
+	ck_assert_str_eq(o.v[0].call_id, "x");
+	ck_assert_str_eq(o.v[0].output, "plain");
+	ck_assert_int_eq(o.v[0].status, APTIX_TOOL_OK);
+	aptix_run_tool_outputs_release(&o);
+
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		j = json_loads(refused[i][0], JSON_DECODE_ANY, NULL);
+		ck_assert_ptr_nonnull(j);
+		ck_assert_int_eq(aptix_run_tool_outputs_from_json(&o, j),
+				 APTIX_EINVALID);
+		ck_assert_msg(strstr(aptix_error_last()->message, refused[i][1]),
+			      "%s: %s", refused[i][0],
+			      aptix_error_last()->message);
+		ck_assert_uint_eq(o.n, 0);
+		ck_assert_ptr_null(o.v);
+		aptix_error_clear();
+		json_decref(j);
+	}
+}
+END_TEST
+
 Suite *toolcall_suite(void)
 {
 	Suite *s = suite_create("toolcall");
@@ -444,6 +514,7 @@ Suite *toolcall_suite(void)
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_loose_input);
 	tcase_add_test(tc, test_turn_version);
+	tcase_add_test(tc, test_outputs_from_json);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tr, setup, teardown);
 	tcase_add_test(tr, test_record_calls_then_results);

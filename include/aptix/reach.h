@@ -11,8 +11,9 @@
  *  - APTIX_REACH_REF: every ref that names an object (HEAD when
  *    detached, refs/conversations/<id>, any other refs/...).
  *  - APTIX_REACH_REFLOG: both ids of every reflog entry, the reflogs of
- *    deleted refs included (a reflog outlives its ref). aptix expires
- *    no reflog entry today; whatever expires one later decides here.
+ *    deleted refs included (a reflog outlives its ref). Only an
+ *    explicit policy expires entries (gc.reflog-expire, never by
+ *    default): reflog_before_ms leaves out the ones it expires.
  *  - APTIX_REACH_CLAIM: a running turn's claim (aptix/run.h): its
  *    pending turn, its instruction and the session it continues, held
  *    as long as the claim is, whether its process lives or not (the
@@ -86,11 +87,17 @@ typedef struct {
 	int64_t now_ms;
 	aptix_reach_links_fn links;	/**< NULL: read the objects */
 	void *links_payload;
+	/**
+	 * Reflog entries older than this (ms since the epoch) are no
+	 * roots: the entries a gc expires by its policy
+	 * (gc.reflog-expire). 0: every entry is a root.
+	 */
+	int64_t reflog_before_ms;
 } aptix_reach_options;
 
 #define APTIX_REACH_OPTIONS_VERSION 1
 #define APTIX_REACH_OPTIONS_INIT { APTIX_REACH_OPTIONS_VERSION, 0, 0, 0, \
-				   NULL, NULL }
+				   NULL, NULL, 0 }
 
 /**
  * @brief A new, empty computation. opts may be NULL (every root, no

@@ -137,12 +137,21 @@ static int ref_cb(const aptix_ref *ref, void *payload)
 	return ref->target ? 0 : roots_add(payload, &ref->oid, APTIX_OBJ_BAD);
 }
 
+struct young {
+	aptix_reach *r;
+	struct roots *l;
+};
+
 static int reflog_cb(const char *name UNUSED, const aptix_reflog_entry *e,
 		     void *payload)
 {
-	int r = roots_add(payload, &e->old_id, APTIX_OBJ_BAD);
+	struct young *y = payload;
+	int r;
 
-	return r < 0 ? r : roots_add(payload, &e->new_id, APTIX_OBJ_BAD);
+	if (e->time_ms < y->r->o.reflog_before_ms)
+		return 0;	/* expired by the caller's policy */
+	r = roots_add(y->l, &e->old_id, APTIX_OBJ_BAD);
+	return r < 0 ? r : roots_add(y->l, &e->new_id, APTIX_OBJ_BAD);
 }
 
 static int claim_cb(const aptix_running_info *ri, void *payload)
@@ -162,11 +171,6 @@ static int failed_cb(const aptix_session_info *si, void *payload)
 	return si->status == APTIX_SESSION_FAILED ?
 		roots_add(payload, &si->id, APTIX_OBJ_SESSION) : 0;
 }
-
-struct young {
-	aptix_reach *r;
-	struct roots *l;
-};
 
 static int recent_cb(const aptix_session_info *si, void *payload)
 {
@@ -251,13 +255,15 @@ static int want(const aptix_reach *r, aptix_reach_why why)
  */
 static int collect(aptix_reach *r, struct roots *l, aptix_reach_why why)
 {
+	struct young y = { r, l };
+
 	if (!want(r, why))
 		return 0;
 	switch (why) {
 	case APTIX_REACH_REF:
 		return aptix_ref_foreach(r->repo, NULL, ref_cb, l);
 	case APTIX_REACH_REFLOG:
-		return aptix_reflog_foreach_all(r->repo, reflog_cb, l);
+		return aptix_reflog_foreach_all(r->repo, reflog_cb, &y);
 	case APTIX_REACH_CLAIM:
 		return aptix_run_foreach_running(r->repo, claim_cb, l);
 	case APTIX_REACH_FAILED:

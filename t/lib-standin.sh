@@ -27,6 +27,11 @@
 #	wait_for_exit <pid> [<secs>]      poll until our child <pid> is gone
 #	child_running <pid>               the process lives (not a zombie) and
 #	                                  is a child of this shell
+#	start_turn <prefix> <args>...     run aptix continue <args> in the
+#	                                  background, output in <prefix>.out
+#	                                  and <prefix>.err, its pid in $pid
+#	                                  (call it from the test body, not a
+#	                                  subshell)
 #	kill_children <pid>...            kill -9 and reap those of the pids
 #	                                  that are still children of this
 #	                                  shell (for test_when_finished: a
@@ -167,6 +172,13 @@ child_running () {
 	# shellcheck disable=SC2086 # split the fields on purpose
 	set -- $stat
 	test "$1" != Z && test "$2" = "$$"
+}
+
+start_turn () {
+	local prefix=$1
+	shift
+	aptix continue "$@" >"$prefix.out" 2>"$prefix.err" &
+	pid=$!
 }
 
 kill_children () {

@@ -19,16 +19,6 @@ field () {
 	aptix show --json "$1" | json_field "$2"
 }
 
-# start_turn <out-prefix> <args>...: run aptix continue <args> in the
-# background, output in <prefix>.out and <prefix>.err; its pid in $pid.
-# Must be called from the test body (not a subshell).
-start_turn () {
-	local prefix=$1
-	shift
-	aptix continue "$@" >"$prefix.out" 2>"$prefix.err" &
-	pid=$!
-}
-
 # check_claim <conversation> <pid> <parent>: the running table's record
 # of the turn in flight is as objects-format.md ("running") says.
 check_claim () {

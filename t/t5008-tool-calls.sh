@@ -40,15 +40,6 @@ store_state () {
 	} >"$1"
 }
 
-# start_turn <out-prefix> <args>...: aptix continue <args> in the
-# background; its pid in $pid (call it from the test body)
-start_turn () {
-	local prefix=$1
-	shift
-	aptix continue "$@" >"$prefix.out" 2>"$prefix.err" &
-	pid=$!
-}
-
 test_expect_success 'setup: stand-in, store, tools' '
 	start_standin &&
 	aptix init -q &&

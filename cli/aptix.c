@@ -61,6 +61,8 @@ static const struct cmd_struct commands[] = {
 	  "start a new conversation from any session" },
 	{ "fsck", cmd_fsck, NEED_REPO, CAT_PLUMBING,
 	  "verify the objects, refs and index of the store" },
+	{ "gc", cmd_gc, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "delete what nothing reaches and compact the store" },
 	{ "hash-object", cmd_hash_object, 0, CAT_PLUMBING,
 	  "compute object ids and optionally store objects" },
 	{ "import", cmd_import, NEED_REPO | WRITES, CAT_PORCELAIN,

@@ -60,6 +60,7 @@ DECLARE_CMD(diff);
 DECLARE_CMD(serve);
 DECLARE_CMD(app_server);
 DECLARE_CMD(purge);
+DECLARE_CMD(gc);
 DECLARE_CMD(chat);
 
 #endif

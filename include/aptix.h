@@ -73,6 +73,7 @@
 #include "aptix/history.h"
 #include "aptix/revwalk.h"
 #include "aptix/reach.h"
+#include "aptix/gc.h"
 #include "aptix/process.h"
 
 #endif

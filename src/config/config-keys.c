@@ -79,6 +79,18 @@ static const aptix_config_key keys[] = {
 	 */
 	LONG("files.max-total", "256k", 0, OPEN,
 	     "bytes of active files one turn sends at most (0: no limit)"),
+	/*
+	 * git's gc.pruneExpire and gc.reflogExpire, in this table's
+	 * spelling. Nothing a user can reach is ever deleted by time by
+	 * default: reflog entries (a conversation's own history among
+	 * them) expire only when gc.reflog-expire says so.
+	 */
+	STRING("gc.prune-expire", "2.weeks.ago", APTIX_CONFIG_NONEMPTY,
+	       "gc keeps unreachable objects younger than this (a date "
+	       "as --since takes it; now; never)"),
+	STRING("gc.reflog-expire", "never", APTIX_CONFIG_NONEMPTY,
+	       "gc deletes reflog entries older than this (a date as "
+	       "--since takes it; now; never)"),
 	URL("openai.base-url", "https://api.openai.com/v1",
 	    "the OpenAI API (OPENAI_BASE_URL overrides)"),
 	DURATION("openai.chain-ttl", "30d",

@@ -794,6 +794,37 @@ START_TEST(test_record_over_opaque_backend)
 }
 END_TEST
 
+/*
+ * gc works on LMDB only: a backend without key-value tables (opaque,
+ * PostgreSQL) or whose file cannot be compacted (memory) is refused
+ * with a message, nothing deleted.
+ */
+START_TEST(test_gc_refuses_other_backends)
+{
+	aptix_gc_options go = APTIX_GC_OPTIONS_INIT;
+	aptix_gc_stats gs;
+	aptix_repo *mem = NULL;
+	aptix_store *s = NULL;
+	aptix_record_result a;
+
+	aptix_repo_free(repo2);
+	repo2 = opaque_repo();
+	record(&a, repo2, "main", 0, 0, APTIX_TURN_COMPLETED, NULL, 0);
+	ck_assert_int_eq(aptix_gc(&gs, repo2, &go), APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message, "opaque"));
+	ck_assert_int_eq(aptix_store_memory_new(&s), 0);
+	ck_assert_int_eq(aptix_repo_new(&mem), 0);
+	ck_assert_int_eq(aptix_repo_set_store(mem, s), 0);
+	record(&a, mem, "main", 0, 0, APTIX_TURN_COMPLETED, NULL, 0);
+	go.dry_run = 1;
+	ck_assert_int_eq(aptix_gc(&gs, mem, &go), APTIX_EINVALID);
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
+				     "needs an LMDB store"));
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(mem), &a.session), 1);
+	aptix_repo_free(mem);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
@@ -808,6 +839,7 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_bad_options);
 	tcase_add_test(tc, test_replay_gives_identical_ids);
 	tcase_add_test(tc, test_record_over_opaque_backend);
+	tcase_add_test(tc, test_gc_refuses_other_backends);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -45,6 +45,7 @@
  */
 #define _GNU_SOURCE 1	/* memmem */
 #include "util/common.h"
+#include <pthread.h>
 #include "secret/secrets.h"
 #include "aptix/credscan.h"
 
@@ -258,7 +259,19 @@ double aptix_credscan_entropy(const void *data, size_t len)
 
 /* --- Characters ----------------------------------------------------------- */
 
+/*
+ * The class of each byte: cls_slow() once, into a table (a scan asks
+ * for the class of every byte, some several times). Filled by
+ * build_tables(), which every scan runs first (pthread_once).
+ */
+static unsigned short cls_table[256];
+
 static unsigned cls(unsigned char c)
+{
+	return cls_table[c];
+}
+
+static unsigned cls_slow(unsigned char c)
 {
 	if (c >= 'A' && c <= 'Z')
 		return C_UP;
@@ -388,40 +401,87 @@ static int in_body(unsigned char c, unsigned body)
 }
 
 /*
+ * The token rules' prefixes by their first byte: token_at() tries only
+ * those that can match (a scan calls it at every word start; trying
+ * every prefix of every rule cost some 700 instructions a call). Built
+ * once, in the rules' order, so that the first match is the same.
+ */
+#define PREFIX_SLOTS 1024
+static struct {
+	unsigned short start[257];	/* by first byte: [start, start + 1) */
+	unsigned short rule[PREFIX_SLOTS], k[PREFIX_SLOTS];
+	unsigned char len[PREFIX_SLOTS];
+} prefix_index;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+_Static_assert(sizeof(tokens) / sizeof(tokens[0]) *
+	       (sizeof(tokens[0].prefixes) / sizeof(char *)) <= PREFIX_SLOTS,
+	       "PREFIX_SLOTS holds every prefix");
+
+static void build_tables(void)
+{
+	unsigned short count[257] = { 0 }, at[256];
+	size_t r, k, c;
+
+	for (c = 0; c < 256; c++)
+		cls_table[c] = (unsigned short)cls_slow((unsigned char)c);
+
+	for (r = 0; r < ARRAY_SIZE(tokens); r++)
+		for (k = 0; tokens[r].prefixes[k]; k++)
+			count[(unsigned char)tokens[r].prefixes[k][0]]++;
+	for (c = 0; c < 256; c++) {
+		prefix_index.start[c + 1] = (unsigned short)
+			(prefix_index.start[c] + count[c]);
+		at[c] = prefix_index.start[c];
+	}
+	for (r = 0; r < ARRAY_SIZE(tokens); r++)
+		for (k = 0; tokens[r].prefixes[k]; k++) {
+			c = (unsigned char)tokens[r].prefixes[k][0];
+			prefix_index.rule[at[c]] = (unsigned short)r;
+			prefix_index.k[at[c]] = (unsigned short)k;
+			prefix_index.len[at[c]++] = (unsigned char)
+				strlen(tokens[r].prefixes[k]);
+		}
+}
+
+/* Whether a token rule's prefix starts with c (after build_tables()). */
+static int may_start_token(unsigned char c)
+{
+	return prefix_index.start[c] != prefix_index.start[c + 1];
+}
+
+/*
  * The token rule that matches at i: its index and the token's length in
  * *n, or -1.
  */
 static long token_at(const struct scan *s, size_t i, size_t *n)
 {
 	const unsigned char *p = s->p + i, *end = s->p + s->len;
-	size_t r, k;
+	size_t e, run;
 
-	if (i && is_word(s->p[i - 1]))
+	if (!may_start_token(p[0]) || (i && is_word(s->p[i - 1])))
 		return -1;
-	for (r = 0; r < ARRAY_SIZE(tokens); r++) {
-		const struct token_rule *t = &tokens[r];
+	for (e = prefix_index.start[p[0]]; e < prefix_index.start[p[0] + 1];
+	     e++) {
+		const struct token_rule *t = &tokens[prefix_index.rule[e]];
+		const char *prefix = t->prefixes[prefix_index.k[e]];
+		size_t pl = prefix_index.len[e];
 
-		for (k = 0; t->prefixes[k]; k++) {
-			size_t pl = strlen(t->prefixes[k]), run = 0;
-
-			if (p[0] != (unsigned char)t->prefixes[k][0] ||
-			    !starts(p, end, t->prefixes[k]))
-				continue;
-			while (p + pl + run < end &&
-			       in_body(p[pl + run], t->body))
-				run++;
-			/* a token ends at a word's end */
-			if (p + pl + run < end && (cls(p[pl + run]) & C_ALNUM))
-				continue;
-			if (run < t->min || run > t->max ||
-			    aptix_credscan_entropy(p, pl + run) < t->entropy)
-				continue;
-			if (!strcmp(t->id, "aws-access-key-id") &&
-			    has_word(p, pl + run, "example"))
-				continue;	/* AWS's documentation */
-			*n = pl + run;
-			return (long)r;
-		}
+		if (!starts(p, end, prefix))
+			continue;
+		run = 0;
+		while (p + pl + run < end && in_body(p[pl + run], t->body))
+			run++;
+		/* a token ends at a word's end */
+		if (p + pl + run < end && (cls(p[pl + run]) & C_ALNUM))
+			continue;
+		if (run < t->min || run > t->max ||
+		    aptix_credscan_entropy(p, pl + run) < t->entropy)
+			continue;
+		if (!strcmp(t->id, "aws-access-key-id") &&
+		    has_word(p, pl + run, "example"))
+			continue;	/* AWS's documentation */
+		*n = pl + run;
+		return (long)prefix_index.rule[e];
 	}
 	return -1;
 }
@@ -1356,15 +1416,14 @@ static int encoded_at(const struct scan *s, size_t i, size_t *n)
 }
 
 /* The rule matching at i (R_* or R__COUNT + a token rule), or -1. */
-static int match_at(const struct scan *s, const unsigned char *trig,
-		    size_t i, size_t *off, size_t *n)
+static int match_at(const struct scan *s, size_t i, size_t *off, size_t *n)
 {
 	unsigned char c = s->p[i];
 	long t;
 	int r;
 
 	*off = i;
-	if (trig[c] && (t = token_at(s, i, n)) >= 0)
+	if ((t = token_at(s, i, n)) >= 0)
 		return R__COUNT + (int)t;
 	if (c == '-' && private_key_at(s, i, n))
 		return R_PRIVATE_KEY;
@@ -1398,16 +1457,11 @@ static int match_at(const struct scan *s, const unsigned char *trig,
 
 static int scan_rules(struct scan *s)
 {
-	unsigned char trig[256];
-	size_t i, k, off, n;
+	size_t i, off, n;
 	int rule, r;
 
-	memset(trig, 0, sizeof(trig));
-	for (i = 0; i < ARRAY_SIZE(tokens); i++)
-		for (k = 0; tokens[i].prefixes[k]; k++)
-			trig[(unsigned char)tokens[i].prefixes[k][0]] = 1;
 	for (i = 0; i < s->len; i++) {
-		if ((rule = match_at(s, trig, i, &off, &n)) < 0)
+		if ((rule = match_at(s, i, &off, &n)) < 0)
 			continue;
 		if ((r = report(s, (size_t)rule, off, n)))
 			return r;
@@ -1500,6 +1554,7 @@ int aptix_credscan_foreach(const void *data, size_t len,
 	s.payload = payload;
 	if (!len)
 		return 0;
+	pthread_once(&tables_once, build_tables);
 	join_continuations(&s, &joined, &joins);
 	r = scan_all(&s);
 	free(joined);

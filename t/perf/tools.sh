@@ -1,7 +1,9 @@
 #!/bin/sh
 # t/perf/tools.sh - tool calls (issue 24): instructions (callgrind) of a
 # turn that sends 10 tool results against a turn that sends none (goal:
-# within 1.2x, plus what the outputs' bytes cost), and the store bytes
+# within 1.2x, plus what the outputs' bytes cost: a third turn carries
+# the same bytes as its instruction, to say what bytes alone cost), and
+# the store bytes
 # one call takes (its call, result and blobs, as stored) against the
 # JSONL lines a Codex rollout spends on the same call (the fixture
 # codex-0.171-toolcall: function_call, item_completed, function_call_output).
@@ -54,6 +56,12 @@ PY
 	-m "first turn" >/dev/null
 plain=$(count "$APTIX" continue -q --no-stream --no-files --no-rag \
 	-m "a turn without tools")
+# the same bytes as the outputs, as an instruction: what the bytes alone
+# cost a turn (hashed, scanned, compressed, sent, stored)
+python3 -c 'import json,sys; print("".join(r["output"] for r in json.load(open(sys.argv[1]))), end="")' \
+	"$W/results.json" >"$W/outputs.txt"
+sized=$(count "$APTIX" continue -q --no-stream --no-files --no-rag \
+	-F "$W/outputs.txt")
 control "$(cat "$W/fault.json")"
 "$APTIX" continue -q --no-stream --no-files --no-rag -m "build it" >/dev/null
 bytes=$(python3 -c 'import json,sys; print(sum(len(r["output"]) for r in json.load(open(sys.argv[1]))))' "$W/results.json")
@@ -63,6 +71,9 @@ printf '%-44s %12s\n' "" "instructions"
 printf '%-44s %12s\n' "continue, no tool results" "$plain"
 printf '%-44s %12s\n' "continue, 10 tool results ($bytes bytes)" "$tools"
 printf '%-44s %12s\n' "  ratio" "$(ratio "$tools" "$plain")x"
+printf '%-44s %12s\n' "continue, the same bytes as the instruction" "$sized"
+printf '%-44s %12s\n' "  ratio (10 results / same bytes)" \
+	"$(ratio "$tools" "$sized")x"
 printf '%-44s %12s\n' "  extra instructions per output byte" \
 	"$(awk -v a="$tools" -v b="$plain" -v n="$bytes" \
 		'BEGIN { printf "%.1f", (a - b) / n }')"

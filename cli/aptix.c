@@ -55,6 +55,8 @@ static const struct cmd_struct commands[] = {
 	  "look for credentials in files, as aptix does before sending" },
 	{ "diff", cmd_diff, NEED_REPO, CAT_PORCELAIN,
 	  "show what changed in the context between two sessions" },
+	{ "export", cmd_export, NEED_REPO, CAT_PORCELAIN,
+	  "write conversations as session.md, lossless JSON or markdown" },
 	{ "for-each-ref", cmd_for_each_ref, NEED_REPO, CAT_PLUMBING,
 	  "list refs with their ids and conversations" },
 	{ "fork", cmd_fork, NEED_REPO | WRITES, CAT_PORCELAIN,

@@ -46,6 +46,7 @@ DECLARE_CMD(init);
 DECLARE_CMD(index);
 DECLARE_CMD(continue);
 DECLARE_CMD(fork);
+DECLARE_CMD(export);
 DECLARE_CMD(import);
 DECLARE_CMD(rerun);
 DECLARE_CMD(config);

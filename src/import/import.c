@@ -45,7 +45,8 @@ struct imp_run {
 };
 
 static const struct imp_tool *const tools[] = {
-	&aptix__imp_codex, &aptix__imp_claude, &aptix__imp_gemini
+	&aptix__imp_codex, &aptix__imp_claude, &aptix__imp_gemini,
+	&aptix__imp_json, &aptix__imp_session_md
 };
 
 static const struct imp_tool *find_tool(const char *name)
@@ -184,6 +185,12 @@ void imp_warn(struct imp_file *f, size_t line, const char *fmt, ...)
 		f->run->o->warn(f->path, line ? line : f->lineno, b.ptr,
 				f->run->o->payload);
 	aptix_buf_release(&b);
+}
+
+void imp_partial(struct imp_file *f, int skipped)
+{
+	f->run->st->skipped += skipped ? 1 : 0;
+	f->run->partial = 1;
 }
 
 void imp_unknown(struct imp_file *f, const char *type)
@@ -790,6 +797,110 @@ done:
 	return r;
 }
 
+/* --- snapshots given whole ---------------------------------------------- */
+
+/* A conversation written to by this run, for the count of them. */
+static int count_conversation(struct imp_run *run, const char *conv)
+{
+	struct imp_conv *c = conv_get(run, conv);
+
+	if (!c)
+		return APTIX_ERROR;
+	if (!c->written++)
+		run->st->conversations++;
+	return 0;
+}
+
+int imp_record_given(struct imp_file *f, aptix_record_options *ro,
+		     const aptix_oid *expect)
+{
+	aptix_odb *odb = aptix_repo_odb(f->run->repo);
+	aptix_record_result res;
+	aptix_txn *tx = NULL;
+	int r;
+
+	f->run->st->turns++;
+	f->run->st->tool_calls += ro->ntool_calls;
+	if (aptix_odb_exists(odb, expect))
+		return 0;
+	if (f->run->o->dry_run && ro->parent &&
+	    !aptix_odb_exists(odb, ro->parent)) {
+		/* its parent is new too: it cannot be built, it is new */
+		f->run->st->new_turns++;
+		return count_conversation(f->run, ro->session->conversation);
+	}
+	ro->flags |= APTIX_RECORD_NO_REF;
+	ro->verb = "import";
+	if ((r = queue_turn(&tx, &res, f, ro)) < 0) {
+		if (r == APTIX_EINVALID || r == APTIX_ENOTFOUND) {
+			imp_warn(f, 0, "snapshot '%s' cannot be recorded: %s",
+				 aptix_oid_hex(expect),
+				 aptix_error_last()->message);
+			aptix_error_clear();
+			f->run->st->skipped++;
+			f->run->partial = 1;
+			return 0;
+		}
+		return r;
+	}
+	if (aptix_oid_cmp(&res.session, expect)) {
+		imp_warn(f, 0, "snapshot '%s' would be stored as '%s': not "
+			 "imported", aptix_oid_hex(expect),
+			 aptix_oid_hex(&res.session));
+		f->run->st->skipped++;
+		f->run->partial = 1;
+	} else if (f->run->o->dry_run ||
+		   (r = aptix_txn_commit(tx)) == 0) {
+		f->run->st->new_turns++;
+		r = count_conversation(f->run, ro->session->conversation);
+	}
+	aptix_txn_free(tx);
+	return r;
+}
+
+int imp_ref_set(struct imp_file *f, const char *name, const aptix_oid *id)
+{
+	aptix_txn *tx = NULL;
+	aptix_oid at, zero;
+	int r;
+
+	if (aptix_ref_check_name(name) < 0 ||
+	    strncmp(name, APTIX_CONV_PREFIX, strlen(APTIX_CONV_PREFIX))) {
+		aptix_error_clear();
+		imp_warn(f, 0, "'%.80s' is not a conversation's ref: not set",
+			 name);
+		f->run->partial = 1;
+		return 0;
+	}
+	if ((r = aptix_ref_resolve(&at, NULL, f->run->repo, name)) == 0) {
+		if (aptix_oid_cmp(&at, id)) {
+			imp_warn(f, 0, "%s names another session: left as it "
+				 "is", name);
+			f->run->partial = 1;
+		}
+		return 0;
+	}
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	aptix_error_clear();
+	if (!aptix_odb_exists(aptix_repo_odb(f->run->repo), id)) {
+		if (!f->run->o->dry_run) {
+			imp_warn(f, 0, "%s names a session that was not "
+				 "imported: not set", name);
+			f->run->partial = 1;
+		}
+		return 0;
+	}
+	if (f->run->o->dry_run)
+		return 0;
+	memset(&zero, 0, sizeof(zero));
+	if ((r = aptix_txn_new(&tx, f->run->repo)) == 0 &&
+	    (r = aptix_txn_ref_update(tx, name, id, &zero, "import")) == 0)
+		r = aptix_txn_commit(tx);
+	aptix_txn_free(tx);
+	return r;
+}
+
 /* --- reading a file ------------------------------------------------------ */
 
 static int read_line(struct imp_file *f, const char *line, size_t len,
@@ -802,6 +913,8 @@ static int read_line(struct imp_file *f, const char *line, size_t len,
 	f->run->st->bytes += len;
 	if (aptix_buf_put(&f->src, line, len) < 0)
 		return APTIX_ERROR;
+	if (f->tool->line)
+		return f->tool->line(f, line, len, last);
 	if (len == (line[len - 1] == '\n' ? 1u : 0u))
 		return 0;	/* an empty line */
 	rec = json_loadb(line, len, 0, &jerr);
@@ -1092,7 +1205,8 @@ int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
 	memset(stats, 0, sizeof(*stats));
 	if (!t) {
 		aptix_error_set(APTIX_ERROR_INVALID, "unknown tool '%s' "
-				"(codex, claude, gemini)", tool ? tool : "");
+				"(codex, claude, gemini, json, session-md)",
+				tool ? tool : "");
 		return APTIX_EINVALID;
 	}
 	memset(&run, 0, sizeof(run));

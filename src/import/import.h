@@ -17,6 +17,7 @@
 #include "aptix/import.h"
 #include "aptix/object.h"
 #include "aptix/toolcall.h"
+#include "aptix/record.h"
 #include <jansson.h>
 #include <stddef.h>
 
@@ -96,10 +97,16 @@ struct imp_tool {
 	int (*record)(struct imp_file *f, json_t *rec);
 	int (*end)(struct imp_file *f);
 	void (*release)(struct imp_file *f);
+	/*
+	 * A tool of text files (session.md) sets this instead of record:
+	 * each line as read, its newline included (last: the file's last).
+	 */
+	int (*line)(struct imp_file *f, const char *line, size_t len,
+		    int last);
 };
 
 extern const struct imp_tool aptix__imp_codex, aptix__imp_claude,
-	aptix__imp_gemini;
+	aptix__imp_gemini, aptix__imp_json, aptix__imp_session_md;
 
 /* --- for the tools ----------------------------------------------------- */
 
@@ -116,6 +123,8 @@ void imp_turn_release(struct imp_turn *t);
 /* A warning naming the file and line (0: the current line). */
 void imp_warn(struct imp_file *f, size_t line, const char *fmt, ...)
 	APTIX_FORMAT(3, 4);
+/* Something of the file was not imported (skipped: one more skipped). */
+void imp_partial(struct imp_file *f, int skipped);
 /* A record whose type the tool does not know: warned, kept as source. */
 void imp_unknown(struct imp_file *f, const char *type);
 
@@ -145,6 +154,20 @@ void imp_parent(struct imp_file *f, const struct imp_key *k);
  */
 int imp_branch(struct imp_file *f, const struct imp_key *k, const char *fmt,
 	       ...) APTIX_FORMAT(3, 4);
+
+/*
+ * Record a snapshot given whole (the lossless JSON of `aptix export`):
+ * ro names the session, turn, blobs and tool objects, no ref moves; the
+ * snapshot's id must come out as expect, or nothing is written and the
+ * line is warned about. Already stored: nothing to do.
+ */
+int imp_record_given(struct imp_file *f, aptix_record_options *ro,
+		     const aptix_oid *expect);
+/*
+ * Set a ref the source names (the JSON's ref lines): created when
+ * absent, left (with a warning) when it names something else.
+ */
+int imp_ref_set(struct imp_file *f, const char *name, const aptix_oid *id);
 
 /* Source keys: what a key of the source names in the store. */
 int imp_key_put(struct imp_run *run, const char *key,

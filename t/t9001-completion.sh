@@ -133,9 +133,39 @@ test_expect_success 'import: the tool, then files' '
 	grep -x sessions out
 '
 
+test_expect_success 'import: the new tools; export: formats, names' '
+	complete_words aptix import j >out &&
+	echo json >expect &&
+	test_cmp expect out &&
+	complete_words aptix export --format=s >out &&
+	echo --format=session-md >expect &&
+	test_cmp expect out &&
+	complete_words aptix export --format m >out &&
+	echo markdown >expect &&
+	test_cmp expect out &&
+	complete_words aptix log --format m >out &&
+	! grep markdown out &&
+	complete_words aptix export H >out &&
+	grep -x HEAD out
+'
+
 test_lazy_prereq ZSH 'command -v zsh'
 test_lazy_prereq FISH 'command -v fish'
 comp=$TEST_DIRECTORY/../contrib/completion
+
+# zsh_stubs: the start of a zsh script that loads _aptix with the
+# completion builtins stubbed to print what would be offered
+zsh_stubs () {
+	cat <<-\EOF
+	fpath=($PWD/zfunc $fpath)
+	autoload -Uz compinit && compinit -u -d $PWD/zcompdump
+	compadd () { print -rl -- "${(@P)${@[-1]}}" }
+	_describe () { print -rl -- "${(@P)${@[-1]}}" }
+	_files () { print FILES }
+	_arguments () { return 1 }
+	source zfunc/_aptix
+	EOF
+}
 
 test_expect_success ZSH 'zsh: _aptix loads; commands and options with help' '
 	mkdir zfunc &&
@@ -162,14 +192,8 @@ test_expect_success ZSH 'zsh: _aptix loads; commands and options with help' '
 '
 
 test_expect_success ZSH 'zsh: conversations, config keys, commands; -C' '
-	cat >zsh-test2 <<-\EOF &&
-	fpath=($PWD/zfunc $fpath)
-	autoload -Uz compinit && compinit -u -d $PWD/zcompdump
-	compadd () { print -rl -- "${(@P)${@[-1]}}" }
-	_describe () { print -rl -- "${(@P)${@[-1]}}" }
-	_files () { print FILES }
-	_arguments () { return 1 }
-	source zfunc/_aptix
+	zsh_stubs >zsh-test2 &&
+	cat >>zsh-test2 <<-\EOF &&
 	print "== rename"
 	words=(conversation rename ""); CURRENT=3; _aptix_arguments conversation
 	print "== session"
@@ -198,6 +222,38 @@ test_expect_success ZSH 'zsh: conversations, config keys, commands; -C' '
 	test_line_count = 2 m &&
 	sed -n "/== -C other/,\$p" out >c &&
 	grep -x elsewhere c && ! grep conv-one c
+'
+
+test_expect_success ZSH 'zsh: export formats and names, import tools' '
+	zsh_stubs >zsh-test3 &&
+	cat >>zsh-test3 <<-\EOF &&
+	print "== format"
+	words=(export --format ""); CURRENT=3; _aptix_arguments export
+	print "== names"
+	words=(export ""); CURRENT=2; _aptix_arguments export
+	print "== tools"
+	words=(import ""); CURRENT=2; _aptix_arguments import
+	EOF
+	zsh -f zsh-test3 >out 2>err &&
+	test_must_be_empty err &&
+	sed -n "/== format/,/== names/p" out | grep -x session-md &&
+	sed -n "/== names/,/== tools/p" out | grep -x conv-one &&
+	sed -n "/== tools/,\$p" out | grep -x session-md
+'
+
+test_expect_success FISH 'fish: export formats and names, import tools' '
+	cat >fish-test3 <<-EOF &&
+	source $comp/aptix.fish
+	echo "== format"; complete -C "aptix export --format "
+	echo "== names"; complete -C "aptix export conv"
+	echo "== tools"; complete -C "aptix import js"
+	echo "== end"
+	EOF
+	fish --no-config fish-test3 >out 2>err &&
+	test_must_be_empty err &&
+	sed -n "/== format/,/== names/p" out | grep -x markdown &&
+	sed -n "/== names/,/== tools/p" out | grep -x conv-one &&
+	sed -n "/== tools/,/== end/p" out | grep -x json
 '
 
 test_expect_success FISH 'fish: commands, options, global options, names' '

@@ -65,6 +65,15 @@ __aptix_option_value() {
 	--file|--files-from|-F)
 		mapfile -t COMPREPLY < <(compgen -f -- "$val")
 		;;
+	--format|-o|--output)
+		# export's; log's --format takes a pretty format
+		[ "$__aptix_cmd" = export ] || return 1
+		if [ "$opt" = --format ]; then
+			__aptix_reply "session-md json markdown" "$val"
+		else
+			mapfile -t COMPREPLY < <(compgen -f -- "$val")
+		fi
+		;;
 	*)
 		return 1
 		;;
@@ -97,14 +106,14 @@ __aptix_arguments() {
 	switch|usage|sessions)
 		__aptix_reply "$(__aptix_conversations)" "$cur" ;;
 	show|log|fork|rerun|rev-parse|cat-object|diff|reflog|update-ref|\
-	symbolic-ref|chat)
+	symbolic-ref|chat|export)
 		__aptix_reply "$(__aptix_names)" "$cur" ;;
 	continue|status|index|credscan|hash-object|purge)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
 	import)
 		# the tool first, then its files or directories
 		if [ -z "$sub" ]; then
-			__aptix_reply "codex claude gemini" "$cur"
+			__aptix_reply "codex claude gemini json session-md" "$cur"
 		else
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		fi

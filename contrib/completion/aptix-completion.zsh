@@ -70,6 +70,10 @@ _aptix_arguments() {
 	--session) _aptix_names; return ;;
 	-c) [[ $1 == usage ]] && { _aptix_conversations; return } ;;
 	--file|--files-from|-F) _files; return ;;
+	--format) [[ $1 == export ]] && {
+		local -a formats=(session-md json markdown)
+		compadd -a formats; return } ;;
+	-o|--output) [[ $1 == export ]] && { _files; return } ;;
 	-*) _aptix_takes_value $1 $prev && return ;;
 	esac
 	for ((i = 2; i < CURRENT; i++)); do
@@ -87,12 +91,12 @@ _aptix_arguments() {
 		;;
 	switch|usage|sessions) _aptix_conversations ;;
 	show|log|fork|rerun|rev-parse|cat-object|diff|reflog|update-ref|\
-	symbolic-ref|chat)
+	symbolic-ref|chat|export)
 		_aptix_names ;;
 	continue|status|index|credscan|hash-object|purge) _files ;;
 	import)
 		if [[ -z $sub ]]; then
-			local -a tools=(codex claude gemini)
+			local -a tools=(codex claude gemini json session-md)
 			compadd -a tools
 		else
 			_files

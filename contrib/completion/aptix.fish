@@ -134,11 +134,11 @@ function __aptix_arguments
 			end
 		case switch usage sessions
 			__aptix_conversations
-		case show log fork rerun rev-parse cat-object diff reflog update-ref symbolic-ref chat
+		case show log fork rerun rev-parse cat-object diff reflog update-ref symbolic-ref chat export
 			__aptix_names
 		case import
 			if test -z "$sub"
-				printf '%s\n' codex claude gemini
+				printf '%s\n' codex claude gemini json session-md
 			else
 				__fish_complete_path (commandline -ct)
 			end
@@ -149,6 +149,7 @@ function __aptix_wants_argument
 	not __aptix_needs_command; or return 1
 	string match -q -- '-*' (commandline -ct); and return 1
 	__aptix_after --conversation --session --file --files-from -F; and return 1
+	__aptix_command_is export; and __aptix_after --format -o --output; and return 1
 	__aptix_command_is usage; and __aptix_after -c; and return 1
 	return 0
 end
@@ -166,5 +167,7 @@ complete -c aptix -n 'not __aptix_needs_command; and __aptix_after --conversatio
 complete -c aptix -n 'not __aptix_needs_command; and __aptix_command_is usage; and __aptix_after -c' -x -a '(__aptix_conversations)'
 complete -c aptix -n 'not __aptix_needs_command; and __aptix_after --session' -x -a '(__aptix_names)'
 complete -c aptix -n 'not __aptix_needs_command; and __aptix_after --file --files-from -F' -F
+complete -c aptix -n 'not __aptix_needs_command; and __aptix_command_is export; and __aptix_after --format' -x -a 'session-md json markdown'
+complete -c aptix -n 'not __aptix_needs_command; and __aptix_command_is export; and __aptix_after -o --output' -F
 complete -c aptix -n __aptix_wants_argument -a '(__aptix_arguments)'
 complete -c aptix -n '__aptix_wants_argument; and __aptix_command_is "continue|status|index|credscan|hash-object|purge"' -F

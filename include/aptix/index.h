@@ -79,6 +79,15 @@ APTIX_EXTERN(int) aptix_index_foreach_session(aptix_repo *repo,
 					      aptix_session_info_cb cb,
 					      void *payload);
 /**
+ * The same, for the sessions created at or after since (ms since the
+ * epoch; 0: every one): the walk of the timeline starts at since, so
+ * `log --all --since` costs what it shows, not what the store holds.
+ */
+APTIX_EXTERN(int) aptix_index_foreach_session_since(aptix_repo *repo,
+						    int64_t since,
+						    aptix_session_info_cb cb,
+						    void *payload);
+/**
  * Sessions newest first (by created time, from the timeline table), as
  * long as cb returns 0; APTIX_ITEROVER from cb stops quietly. A store
  * indexed before the timeline existed yields nothing: see

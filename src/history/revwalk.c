@@ -622,9 +622,11 @@ static int load_all(aptix_revwalk *w)
 {
 	int r;
 
-	if ((r = load_archived(w)) < 0 || (r = presize(w)) < 0)
+	/* with --since, what is sized is what the timeline gives */
+	if ((r = load_archived(w)) < 0 || (!w->since && (r = presize(w)) < 0))
 		return r;
-	return aptix_index_foreach_session(w->repo, load_cb, w);
+	return aptix_index_foreach_session_since(w->repo, w->since, load_cb,
+						 w);
 }
 
 struct recent {

@@ -1010,6 +1010,7 @@ struct sess_walk {
 	aptix_session_info_cb cb;
 	void *payload;
 	int stopped;
+	int64_t since;		/* older ones are left out; 0: none */
 };
 
 /* The record of session sid to the walk's callback. */
@@ -1023,6 +1024,8 @@ static int sess_emit(struct sess_walk *sw, const unsigned char sid[32],
 	memcpy(id.id, sid, 32);
 	if ((r = decode_session(&si, &id, val, vlen)) < 0)
 		return r;
+	if (sw->since && si.created_at < sw->since)
+		return 0;
 	r = sw->cb(&si, sw->payload);
 	sw->stopped = r == APTIX_ITEROVER;
 	return r;
@@ -1077,9 +1080,24 @@ static int all_in_timeline(aptix_repo *repo)
 int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
 				void *payload)
 {
-	struct sess_walk sw = { cb, payload, 0 };
-	int r = index_iter(repo, APTIX_INDEX_TIMELINE, 0, NULL, 0,
-				  timeline_walk_cb, &sw);
+	return aptix_index_foreach_session_since(repo, 0, cb, payload);
+}
+
+/*
+ * The timeline's keys start with the created time (big-endian): the
+ * walk starts at since. A time before 1970 sorts after every later one
+ * there, so those are still walked, and left out by sess_emit().
+ */
+int aptix_index_foreach_session_since(aptix_repo *repo, int64_t since,
+				      aptix_session_info_cb cb, void *payload)
+{
+	struct sess_walk sw = { cb, payload, 0, since };
+	unsigned char start[8];
+	int r;
+
+	aptix__put_be64(start, (uint64_t)since);
+	r = index_iter(repo, APTIX_INDEX_TIMELINE, 0, since > 0 ? start : NULL,
+		       since > 0 ? sizeof(start) : 0, timeline_walk_cb, &sw);
 
 	if (r < 0 || sw.stopped || all_in_timeline(repo))
 		return r;

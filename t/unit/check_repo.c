@@ -1456,6 +1456,48 @@ static int first_session(const aptix_session_info *s, void *payload)
 	return APTIX_ITEROVER;
 }
 
+struct since_count {
+	int64_t since;
+	int n, older;	/* given; given though older than since */
+	int64_t times[16];
+};
+
+static int count_since(const aptix_session_info *s, void *payload)
+{
+	struct since_count *sc = payload;
+
+	ck_assert_int_lt(sc->n, 16);
+	sc->times[sc->n++] = s->created_at;
+	sc->older += s->created_at < sc->since;
+	return 0;
+}
+
+/* Each since gives exactly the sessions created at it or later. */
+static void check_since(void)
+{
+	static const int64_t sinces[] = { 0, 1, 1000, 1001, 2000, 3000,
+					  3001, (int64_t)1 << 40 };
+	struct since_count all, sc;
+	size_t k;
+	int i, want;
+
+	memset(&all, 0, sizeof(all));
+	ck_assert_int_eq(aptix_index_foreach_session_since(repo, 0,
+							   count_since, &all),
+			 0);
+	ck_assert_int_eq(all.n, 5);
+	for (k = 0; k < ARRAY_SIZE(sinces); k++) {
+		memset(&sc, 0, sizeof(sc));
+		sc.since = sinces[k];
+		ck_assert_int_eq(aptix_index_foreach_session_since(repo,
+				 sinces[k], count_since, &sc), 0);
+		for (want = 0, i = 0; i < all.n; i++)
+			want += all.times[i] >= sinces[k];
+		ck_assert_int_eq(sc.n, want);
+		ck_assert_int_eq(sc.older, 0);
+	}
+}
+
 static int list_conv(const aptix_conv_info *c, void *payload)
 {
 	struct ref_list *l = payload;
@@ -1581,6 +1623,7 @@ START_TEST(test_index)
 	ck_assert_int_eq(aptix_index_foreach_session(repo, first_session, &l),
 			 0);
 	ck_assert_int_eq(l.n, 1);
+	check_since();
 	memset(&cl, 0, sizeof(cl));
 	ck_assert_int_eq(aptix_index_foreach_conversation(repo, list_conv,
 							  &cl), 0);

@@ -13,15 +13,21 @@
 
 static const char hexdigits[] = "0123456789abcdef";
 
+/* Each byte's value as a hex digit, -1 for none: one load a digit. */
+static const signed char hexval[256] = {
+#define N16 -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
+	N16, N16, N16,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, -1, -1, -1, -1, -1,
+	-1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	N16,
+	-1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	N16, N16, N16, N16, N16, N16, N16, N16, N16
+#undef N16
+};
+
 int aptix_hex_value(int c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return c >= 0 && c < 256 ? hexval[c] : -1;
 }
 
 int aptix_is_hex(const char *s, size_t n)
@@ -29,25 +35,35 @@ int aptix_is_hex(const char *s, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (aptix_hex_value((unsigned char)s[i]) < 0)
+		if (hexval[(unsigned char)s[i]] < 0)
 			return 0;
 	return 1;
 }
 
 int aptix_oid_fromstrn(aptix_oid *out, const char *hex, size_t len)
 {
+	const unsigned char *h = (const unsigned char *)hex;
 	size_t i;
+	int bad = 0;
 
-	if (len > APTIX_OID_HEXSZ || !aptix_is_hex(hex, len)) {
+	if (len <= APTIX_OID_HEXSZ) {
+		memset(out->id, 0, sizeof(out->id));
+		for (i = 0; i + 1 < len; i += 2) {
+			int a = hexval[h[i]], b = hexval[h[i + 1]];
+
+			bad |= a | b;
+			out->id[i / 2] = (unsigned char)((a & 15) << 4 | (b & 15));
+		}
+		if (len % 2) {
+			bad |= hexval[h[len - 1]];
+			out->id[len / 2] =
+				(unsigned char)((hexval[h[len - 1]] & 15) << 4);
+		}
+	}
+	if (len > APTIX_OID_HEXSZ || bad < 0) {
 		aptix_error_set(APTIX_ERROR_INVALID, "not an object id: '%.*s'",
 				(int)(len > 80 ? 80 : len), hex);
 		return APTIX_EINVALID;
-	}
-	memset(out->id, 0, sizeof(out->id));
-	for (i = 0; i < len; i++) {
-		int v = aptix_hex_value((unsigned char)hex[i]);
-
-		out->id[i / 2] |= (unsigned char)(i % 2 ? v : v << 4);
 	}
 	return 0;
 }

@@ -44,6 +44,21 @@ static const char *const dict[] = {
 
 static const char hexdig[] = "0123456789abcdef";
 
+/* v in decimal, after a '-' when neg (num: 24 bytes of room). */
+static int put_int(aptix_buf *out, char *num, uint64_t v, int neg)
+{
+	char *p = num + 23;
+
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (neg)
+		*--p = '-';
+	return aptix_buf_put(out, p, (size_t)(num + 23 - p));
+}
+
 void aptix__put_varint(aptix_buf *out, uint64_t v)
 {
 	unsigned char b[10];
@@ -326,9 +341,7 @@ static int unpack_value(struct upk *u, int tag, int depth)
 		if (aptix__get_varint(&v, &u->p, u->end) < 0 ||
 		    v > ((uint64_t)1 << 53))
 			return -1;
-		snprintf(num, sizeof(num), "%s%llu", tag == PK_NINT ? "-" :
-			 "", (unsigned long long)v);
-		return aptix_buf_puts(u->out, num);
+		return put_int(u->out, num, v, tag == PK_NINT);
 	case PK_STR:
 		if (unpack_bytes(u, &s, &v) < 0)
 			return -1;

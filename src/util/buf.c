@@ -99,6 +99,13 @@ int aptix_buf_grow(aptix_buf *b, size_t extra)
 
 int aptix_buf_put(aptix_buf *b, const void *data, size_t len)
 {
+	/* room already (alloc is 0 for the empty and the failed buffer) */
+	if (len < b->alloc - b->len && (!b->max || b->len + len <= b->max)) {
+		memmove(b->ptr + b->len, data, len);
+		b->len += len;
+		b->ptr[b->len] = '\0';
+		return 0;
+	}
 	if (aptix_buf_grow(b, len) < 0)
 		return b->max ? APTIX_EFULL : APTIX_ERROR;
 	if (len)

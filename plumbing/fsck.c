@@ -51,7 +51,13 @@
  * turns' claims reach, and the failed sessions (a failed turn hangs off
  * its parent by design and no ref reaches it; --failed lists those
  * that nothing else reaches). --connectivity-only reads only the
- * headers of blobs, does not re-hash and skips the index.
+ * headers of blobs, does not re-hash, skips the index, and takes the
+ * links of turns and sessions from their text without parsing the rest
+ * (aptix_object_scan_refs(): a field the full parse would reject goes
+ * unnoticed there, as git's --connectivity-only skips fsck_object()).
+ *
+ * Types come from one walk of the objects (aptix_odb_foreach_header());
+ * ids are found through a hash table, not a binary search.
  *
  * Ids, refs and index records are collected before they are checked:
  * nothing is read from the store while one of its tables is iterated.
@@ -111,16 +117,20 @@ struct fsck {
 	size_t cur;		/* object being checked */
 	int refs_incomplete;	/* a ref could not be listed */
 	size_t *start;		/* links of object i: [start[i], start[i+1]) */
+	uint32_t *slots;	/* find_obj()'s table; UINT32_MAX: empty */
+	size_t mask;
 	aptix_buf data;
 };
 
-static int collect_obj(const aptix_oid *id, void *payload)
+/* Each object with its type when the walk could read it (else BAD). */
+static int collect_obj(const aptix_oid *id, aptix_otype type,
+		       size_t size APTIX_UNUSED, void *payload)
 {
 	struct fsck *f = payload;
 
 	f->objs = cli_grow(f->objs, &f->aobjs, f->nobjs, sizeof(*f->objs));
 	f->objs[f->nobjs].id = *id;
-	f->objs[f->nobjs].type = APTIX_OBJ_BAD;
+	f->objs[f->nobjs].type = (unsigned char)type;
 	f->objs[f->nobjs].flags = 0;
 	f->nobjs++;
 	return 0;
@@ -132,10 +142,51 @@ static int obj_cmp(const void *a, const void *b)
 			     &((const struct obj *)b)->id);
 }
 
+/* Where a probe for id starts: ids are hashes, so their first bytes. */
+static size_t slot_of(const struct fsck *f, const aptix_oid *id)
+{
+	uint64_t v;
+
+	memcpy(&v, id->id, sizeof(v));
+	return (size_t)v & f->mask;
+}
+
+/*
+ * A table of the objects' indexes by id (open addressing, twice their
+ * number of slots): a lookup costs a probe or two, not the twenty
+ * comparisons of a binary search over every object, each a cache miss
+ * on a large store.
+ */
+static void hash_objs(struct fsck *f)
+{
+	size_t n = 16, i, k;
+
+	while (n < 2 * f->nobjs)
+		n *= 2;
+	if (!(f->slots = malloc(n * sizeof(*f->slots))))
+		die("out of memory");
+	memset(f->slots, 0xff, n * sizeof(*f->slots));
+	f->mask = n - 1;
+	for (i = 0; i < f->nobjs; i++) {
+		for (k = slot_of(f, &f->objs[i].id); f->slots[k] != UINT32_MAX;
+		     k = (k + 1) & f->mask)
+			;
+		f->slots[k] = (uint32_t)i;
+	}
+}
+
 /* Index of id in f->objs, or -1. */
 static long find_obj(const struct fsck *f, const aptix_oid *id)
 {
 	size_t lo = 0, hi = f->nobjs;
+
+	if (f->slots) {
+		for (lo = slot_of(f, id); f->slots[lo] != UINT32_MAX;
+		     lo = (lo + 1) & f->mask)
+			if (!aptix_oid_cmp(&f->objs[f->slots[lo]].id, id))
+				return (long)f->slots[lo];
+		return -1;
+	}
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -203,12 +254,12 @@ static int check_link(const aptix_oid *id, aptix_otype want,
 	char a[APTIX_OID_HEXSZ + 1], b[APTIX_OID_HEXSZ + 1];
 
 	(void)field;
-	aptix_oid_tostr(a, &from->id);
-	aptix_oid_tostr(b, id);
 	if (j < 0 && is_purged(f, id, want))
 		return 0;
 	if (j < 0 || (f->objs[j].type != APTIX_OBJ_BAD &&
 		      f->objs[j].type != want)) {
+		aptix_oid_tostr(a, &from->id);
+		aptix_oid_tostr(b, id);
 		printf("broken link from %7s %s\n", type_name(from->type), a);
 		printf("              to %7s %s\n", type_name(want), b);
 		f->errors++;
@@ -283,6 +334,27 @@ static void check_session_index(struct fsck *f, const aptix_oid *id,
 	}
 }
 
+/*
+ * --connectivity-only: the links of the object in f->data, read
+ * without parsing the whole object (the fields are not checked), and
+ * whether it is a failed session.
+ */
+static void links_only(struct fsck *f, size_t i, aptix_otype type,
+		       const char *hex)
+{
+	int failed;
+
+	f->cur = i;
+	if (aptix_object_scan_refs(type, f->data.ptr, f->data.len,
+				   check_link, f, &failed) < 0) {
+		report(f, "corrupt %s %s: %s", type_name(type), hex,
+		       aptix_error_last()->message);
+		f->objs[i].flags |= F_CORRUPT;
+	} else if (failed) {
+		f->objs[i].flags |= F_FAILED;
+	}
+}
+
 static void check_object(struct fsck *f, size_t i)
 {
 	struct obj *o = &f->objs[i];
@@ -320,6 +392,10 @@ static void check_object(struct fsck *f, size_t i)
 		report(f, "corrupt %s %s: %s", type_name(o->type), hex,
 		       aptix_error_last()->message);
 		o->flags |= F_CORRUPT;
+		return;
+	}
+	if (f->connectivity_only) {
+		links_only(f, i, type, hex);
 		return;
 	}
 	if (type == APTIX_OBJ_TURN) {
@@ -379,16 +455,23 @@ static void check_objects(struct fsck *f)
 	aptix_otype type;
 	int r;
 
-	if (aptix_odb_foreach(f->odb, collect_obj, f) < 0) {
+	if (aptix_odb_foreach_header(f->odb, collect_obj, f) < 0) {
 		error_aptix();
 		f->errors++;
 	}
 	if (f->nobjs)
 		qsort(f->objs, f->nobjs, sizeof(*f->objs), obj_cmp);
-	/* types first, so that links can be checked in one pass */
+	if (f->nobjs < UINT32_MAX / 4)
+		hash_objs(f);
+	/*
+	 * types first, so that links can be checked in one pass: those the
+	 * walk could not give are read, and the reason reported
+	 */
 	for (i = 0; i < f->nobjs; i++) {
 		struct obj *o = &f->objs[i];
 
+		if (o->type != APTIX_OBJ_BAD)
+			continue;
 		r = aptix_odb_read_header(&size, &type, f->odb, &o->id);
 		if (r < 0) {
 			report(f, "corrupt object %s: %s",
@@ -929,7 +1012,8 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 			 "no ref reaches (kept by design, not dangling)"),
 		OPT_BOOL(0, "connectivity-only", &f.connectivity_only,
 			 "check only that referenced objects exist (do "
-			 "not read blobs, do not check the index)"),
+			 "not read blobs, check no field but the links, "
+			 "nor the index)"),
 		OPT__VERBOSE(&f.verbose, "say what is being checked"),
 		OPT_END()
 	};
@@ -957,6 +1041,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 		aptix_ref_release(&refs.refs[i]);
 	free(refs.refs);
 	free(f.objs);
+	free(f.slots);
 	free(f.links);
 	free(f.start);
 	free(f.missing);

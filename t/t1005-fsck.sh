@@ -279,6 +279,53 @@ test_expect_success 'a link to an object of the wrong type' '
 	test_cmp expect actual
 '
 
+# conn_only DIR [OPTION...]: fsck --connectivity-only in DIR gives expect
+# (made there), and exits 1 when it says more than a failed session
+conn_only() {
+	(
+		cd "$1" && shift &&
+		if grep -qv "^failed session" expect
+		then
+			test_expect_code 1 aptix fsck --connectivity-only "$@" >actual
+		else
+			aptix fsck --connectivity-only "$@" >actual
+		fi &&
+		test_cmp expect actual
+	)
+}
+
+test_expect_success '--connectivity-only follows the same links' '
+	cat >missing-blob/expect <<-EOF &&
+	broken link from    turn $t2
+	              to    blob $small
+	missing blob $small
+	EOF
+	conn_only missing-blob &&
+	cat >missing-turn/expect <<-EOF &&
+	broken link from session $s1
+	              to    turn $t1
+	missing turn $t1
+	dangling blob $big
+	EOF
+	conn_only missing-turn &&
+	cat >missing-parent/expect <<-EOF &&
+	broken link from session $s2
+	              to session $s1
+	missing session $s1
+	EOF
+	conn_only missing-parent --no-dangling &&
+	cat >wrong-type/expect <<-EOF &&
+	broken link from    turn $bad
+	              to    blob $t1
+	wrong type turn $t1: expected blob
+	EOF
+	conn_only wrong-type --no-dangling &&
+	echo "corrupt object $t1: stored header is damaged" >header/expect &&
+	conn_only header --no-dangling &&
+	echo "failed session $failed" >dangling/expect &&
+	conn_only dangling --failed --no-dangling
+'
+
 test_expect_success 'a turn or session that does not parse' '
 	fresh bad-content &&
 	echo "{\"seq\":1}" >not-a-turn &&

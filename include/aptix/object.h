@@ -212,6 +212,20 @@ typedef int (*aptix_ref_cb)(const aptix_oid *id, aptix_otype type,
 APTIX_EXTERN(int) aptix_object_foreach_ref(aptix_otype type,
 					   const void *data, size_t len,
 					   aptix_ref_cb cb, void *payload);
+/**
+ * The same ids, types, field names and order, read from the text of a
+ * turn or a session without parsing the whole object (other types:
+ * aptix_object_foreach_ref()): for walks that only follow links, as
+ * fsck --connectivity-only does. The JSON's shape and each id are
+ * checked, the other fields are not.
+ * @param[out] failed (may be NULL) 1 for a session whose status is
+ * failed, else 0
+ * @return 0; APTIX_ECORRUPT for text that is not a JSON object or an id
+ * that is not one; what cb returns
+ */
+APTIX_EXTERN(int) aptix_object_scan_refs(aptix_otype type, const void *data,
+					 size_t len, aptix_ref_cb cb,
+					 void *payload, int *failed);
 
 /** Check that data is a valid object of that type (blobs: always). */
 APTIX_EXTERN(int) aptix_object_validate(aptix_otype type, const void *data,

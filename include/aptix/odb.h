@@ -76,6 +76,21 @@ typedef int (*aptix_odb_foreach_cb)(const aptix_oid *id, void *payload);
 APTIX_EXTERN(int) aptix_odb_foreach(aptix_odb *odb, aptix_odb_foreach_cb cb,
 				    void *payload);
 
+typedef int (*aptix_odb_foreach_header_cb)(const aptix_oid *id,
+					   aptix_otype type, size_t size,
+					   void *payload);
+/**
+ * @brief Every object in id order with its type and size, as
+ * aptix_odb_read_header() gives them, in one pass over the store (one
+ * lookup per object fewer: fsck). An object whose type is not known
+ * that way (its header is damaged, or a backend cannot say) comes with
+ * APTIX_OBJ_BAD and size 0: aptix_odb_read_header() says why.
+ * @return 0; what cb returns; an error of the backends.
+ */
+APTIX_EXTERN(int) aptix_odb_foreach_header(aptix_odb *odb,
+					   aptix_odb_foreach_header_cb cb,
+					   void *payload);
+
 /** An in-memory backend, for tests and scratch work. */
 APTIX_EXTERN(int) aptix_odb_backend_mem(struct aptix_odb_backend **out);
 

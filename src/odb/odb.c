@@ -260,3 +260,37 @@ int aptix_odb_foreach(aptix_odb *odb, aptix_odb_foreach_cb cb, void *payload)
 	}
 	return 0;
 }
+
+struct header_unknown {
+	aptix_odb_foreach_header_cb cb;
+	void *payload;
+};
+
+static int header_unknown_cb(const aptix_oid *id, void *payload)
+{
+	struct header_unknown *hu = payload;
+
+	return hu->cb(id, APTIX_OBJ_BAD, 0, hu->payload);
+}
+
+int aptix_odb_foreach_header(aptix_odb *odb, aptix_odb_foreach_header_cb cb,
+			     void *payload)
+{
+	struct header_unknown hu = { cb, payload };
+	size_t i;
+	int r;
+
+	for (i = 0; i < odb->n; i++) {
+		aptix_odb_backend *b = odb->slots[i].b;
+
+		if (b->foreach_header)
+			r = b->foreach_header(b, cb, payload);
+		else if (b->foreach)
+			r = b->foreach(b, header_unknown_cb, &hu);
+		else
+			continue;
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}

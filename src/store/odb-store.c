@@ -319,19 +319,26 @@ struct foreach_walk {
 	void *payload;
 };
 
-static int foreach_cb(const void *key, size_t klen, const void *val UNUSED,
-		      size_t vlen UNUSED, void *payload)
+/* The id a key of the objects table names. */
+static int key_id(aptix_oid *id, const void *key, size_t klen)
 {
-	struct foreach_walk *fw = payload;
-	aptix_oid id;
-
 	if (klen != APTIX_OID_RAWSZ) {
 		aptix_error_set(APTIX_ERROR_ODB, "object key of %zu bytes in "
 				"the objects table", klen);
 		return APTIX_ECORRUPT;
 	}
-	memcpy(id.id, key, APTIX_OID_RAWSZ);
-	return fw->cb(&id, fw->payload);
+	memcpy(id->id, key, APTIX_OID_RAWSZ);
+	return 0;
+}
+
+static int foreach_cb(const void *key, size_t klen, const void *val UNUSED,
+		      size_t vlen UNUSED, void *payload)
+{
+	struct foreach_walk *fw = payload;
+	aptix_oid id;
+	int r = key_id(&id, key, klen);
+
+	return r < 0 ? r : fw->cb(&id, fw->payload);
 }
 
 static int sb_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
@@ -341,6 +348,40 @@ static int sb_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
 	struct foreach_walk fw = { cb, payload };
 
 	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, foreach_cb, &fw);
+}
+
+struct header_walk {
+	aptix_odb_foreach_header_cb cb;
+	void *payload;
+};
+
+/* A value the walk could not put together reads as a damaged header. */
+static int header_walk_cb(const void *key, size_t klen, const void *val,
+			  size_t vlen, void *payload)
+{
+	struct header_walk *hw = payload;
+	aptix_otype type;
+	size_t size, hlen;
+	aptix_oid id;
+	int r = key_id(&id, key, klen);
+
+	if (r < 0)
+		return r;
+	if (aptix_stored_header(&type, &size, &hlen, val, vlen) < 0) {
+		aptix_error_clear();
+		type = APTIX_OBJ_BAD;
+		size = 0;
+	}
+	return hw->cb(&id, type, size, hw->payload);
+}
+
+static int sb_foreach_header(aptix_odb_backend *b,
+			     aptix_odb_foreach_header_cb cb, void *payload)
+{
+	aptix_store *s = ((store_backend *)b)->store;
+	struct header_walk hw = { cb, payload };
+
+	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, header_walk_cb, &hw);
 }
 
 /* The stored form, inside a transaction of the backend over the store. */
@@ -390,6 +431,7 @@ int aptix_odb_backend_store(aptix_odb_backend **out, aptix_store *store)
 	sb->parent.exists = sb_exists;
 	sb->parent.exists_prefix = sb_exists_prefix;
 	sb->parent.foreach = sb_foreach;
+	sb->parent.foreach_header = sb_foreach_header;
 	sb->parent.read_stored = sb_read_stored;
 	sb->parent.write_stored = sb_write_stored;
 	sb->parent.free = sb_free;

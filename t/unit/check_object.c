@@ -1266,6 +1266,104 @@ START_TEST(test_foreach_ref)
 }
 END_TEST
 
+/* aptix_object_scan_refs() gives what aptix_object_foreach_ref() gives. */
+static void assert_scan_same(aptix_otype type, const char *text, size_t len,
+			     int want_failed)
+{
+	struct ref_log a, b;
+	int i, failed = -1;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	ck_assert_int_eq(aptix_object_foreach_ref(type, text, len, log_ref,
+						  &a), 0);
+	ck_assert_int_eq(aptix_object_scan_refs(type, text, len, log_ref, &b,
+						&failed), 0);
+	ck_assert_int_eq(b.n, a.n);
+	for (i = 0; i < a.n; i++)
+		assert_ref(&b, i, &a.refs[i].id, a.refs[i].type,
+			   a.refs[i].field);
+	ck_assert_int_eq(failed, want_failed);
+}
+
+START_TEST(test_scan_refs)
+{
+	aptix_turn t;
+	aptix_session s;
+	aptix_buf out = APTIX_BUF_INIT;
+	struct ref_log log;
+	static const char *const bad[] = {
+		"", "[]\n", "{", "{\"instruction\":\"" OID1 "\"",
+		"{\"instruction\":\"abc\"}\n",
+		"{\"instruction\":\"" OID1 "x\"}\n",
+		"{\"tool_calls\":[\"nothex\"]}\n",
+		"{\"chunks\":[{\"snippet\":\"zz\"}]}\n",
+		"{\"instruction\":\"" OID1 "\"} x\n",
+	};
+	size_t i;
+
+	full_turn(&t);
+	ck_assert_int_eq(aptix_turn_serialize(&out, &t), 0);
+	assert_scan_same(APTIX_OBJ_TURN, out.ptr, out.len, 0);
+	/* tool calls and results too, after the blobs */
+	t.version = 2;
+	t.ntool_calls = 2;
+	t.tool_calls = calloc(2, sizeof(*t.tool_calls));
+	t.ntool_results = 1;
+	t.tool_results = calloc(1, sizeof(*t.tool_results));
+	ck_assert_ptr_nonnull(t.tool_calls);
+	ck_assert_ptr_nonnull(t.tool_results);
+	t.tool_calls[0] = blob_id("call 1");
+	t.tool_calls[1] = blob_id("call 2");
+	t.tool_results[0] = blob_id("result");
+	aptix_buf_clear(&out);
+	ck_assert_int_eq(aptix_turn_serialize(&out, &t), 0);
+	assert_scan_same(APTIX_OBJ_TURN, out.ptr, out.len, 0);
+	memset(&log, 0, sizeof(log));
+	ck_assert_int_eq(aptix_object_scan_refs(APTIX_OBJ_TURN, out.ptr,
+						out.len, log_ref, &log, NULL),
+			 0);
+	ck_assert_int_eq(log.n, 9);
+	assert_ref(&log, 8, &t.tool_results[0], APTIX_OBJ_TOOL_RESULT,
+		   "tool result");
+	/* a non-zero return stops the walk and is passed back */
+	memset(&log, 0, sizeof(log));
+	log.stop_after = 2;
+	log.stop_code = 42;
+	ck_assert_int_eq(aptix_object_scan_refs(APTIX_OBJ_TURN, out.ptr,
+						out.len, log_ref, &log, NULL),
+			 42);
+	ck_assert_int_eq(log.n, 2);
+	aptix_turn_release(&t);
+	assert_scan_same(APTIX_OBJ_TURN, MIN_TURN, strlen(MIN_TURN), 0);
+
+	aptix_buf_clear(&out);
+	full_session(&s);
+	ck_assert_int_eq(aptix_session_serialize(&out, &s), 0);
+	assert_scan_same(APTIX_OBJ_SESSION, out.ptr, out.len, 0);
+	s.status = APTIX_SESSION_FAILED;
+	aptix_buf_clear(&out);
+	ck_assert_int_eq(aptix_session_serialize(&out, &s), 0);
+	assert_scan_same(APTIX_OBJ_SESSION, out.ptr, out.len, 1);
+	aptix_session_release(&s);
+	assert_scan_same(APTIX_OBJ_SESSION, MIN_SESSION, strlen(MIN_SESSION),
+			 0);
+	/* blobs: nothing */
+	assert_scan_same(APTIX_OBJ_BLOB, MIN_TURN, strlen(MIN_TURN), 0);
+
+	/* not JSON, or an id that is not one: damaged */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&log, 0, sizeof(log));
+		ck_assert_msg(aptix_object_scan_refs(APTIX_OBJ_TURN, bad[i],
+						     strlen(bad[i]), log_ref,
+						     &log, NULL) ==
+			      APTIX_ECORRUPT, "%s", bad[i]);
+		ck_assert_int_eq(log.n, 0);
+	}
+	aptix_buf_release(&out);
+}
+END_TEST
+
 START_TEST(test_validate)
 {
 	ck_assert_int_eq(aptix_object_validate(APTIX_OBJ_BLOB, "\0\xff", 2), 0);
@@ -1316,6 +1414,7 @@ Suite *object_suite(void)
 	tcase_add_test(tc, test_session_statuses);
 	tcase_add_test(tc, test_session_errors);
 	tcase_add_test(tc, test_foreach_ref);
+	tcase_add_test(tc, test_scan_refs);
 	tcase_add_test(tc, test_validate);
 	tcase_add_test(tc, test_time_fmt);
 	suite_add_tcase(s, tc);

@@ -714,8 +714,101 @@ START_TEST(test_backend_version)
 }
 END_TEST
 
+struct headers {
+	aptix_oid ids[64];
+	aptix_otype types[64];
+	size_t sizes[64];
+	size_t n;
+};
+
+static int header_cb(const aptix_oid *id, aptix_otype type, size_t size,
+		     void *payload)
+{
+	struct headers *h = payload;
+
+	ck_assert_uint_lt(h->n, 64);
+	h->ids[h->n] = *id;
+	h->types[h->n] = type;
+	h->sizes[h->n++] = size;
+	return h->n == 3 ? 55 : 0;
+}
+
+/*
+ * foreach_header: the objects of foreach, in its order, each with what
+ * read_header says, or BAD where the backend cannot tell (mem); a
+ * non-zero return stops the walk.
+ */
+START_TEST(test_foreach_header)
+{
+	static struct collect c;
+	static struct headers h;
+	char turn[512];
+	aptix_oid blob, id;
+	aptix_otype type;
+	size_t i, size;
+
+	blob = write_str(odb, "hello");
+	snprintf(turn, sizeof(turn), MIN_TURN, aptix_oid_hex(&blob));
+	ck_assert_int_eq(aptix_odb_write(&id, odb, APTIX_OBJ_TURN, turn,
+					 strlen(turn)), 0);
+	write_str(odb, "");
+	write_str(odb, "and a third");
+	memset(&c, 0, sizeof(c));
+	memset(&h, 0, sizeof(h));
+	ck_assert_int_eq(aptix_odb_foreach(odb, collect_cb, &c), 0);
+	ck_assert_int_eq(aptix_odb_foreach_header(odb, header_cb, &h), 55);
+	ck_assert_uint_eq(c.n, 4);
+	ck_assert_uint_eq(h.n, 3);
+	for (i = 0; i < h.n; i++) {
+		ck_assert(!aptix_oid_cmp(&h.ids[i], &c.ids[i]));
+		if (h.types[i] == APTIX_OBJ_BAD && !raw_owned)
+			continue;	/* mem: the backend cannot say */
+		ck_assert_int_eq(aptix_odb_read_header(&size, &type, odb,
+						       &h.ids[i]), 0);
+		ck_assert_int_eq(h.types[i], type);
+		ck_assert_uint_eq(h.sizes[i], size);
+	}
+}
+END_TEST
+
+/* A stored value whose header is damaged comes as BAD, the walk goes on. */
+static int put_bad_header(aptix_store_wtxn *w, void *payload)
+{
+	static const unsigned char val[] = { 0x0f, 0x80, 0x80 };
+
+	return repo->store->wput(w, APTIX_TABLE_OBJECTS, payload, 32, val,
+				 sizeof(val));
+}
+
+START_TEST(test_foreach_header_damaged)
+{
+	static struct headers h;
+	aptix_oid bad;
+	size_t i, nbad = 0;
+
+	write_str(odb, "one");
+	write_str(odb, "two");
+	memset(bad.id, 0x42, sizeof(bad.id));
+	ck_assert_int_eq(repo->store->write(repo->store, put_bad_header,
+					    bad.id), 0);
+	memset(&h, 0, sizeof(h));
+	ck_assert_int_eq(aptix_odb_foreach_header(odb, header_cb, &h), 55);
+	ck_assert_uint_eq(h.n, 3);
+	for (i = 0; i < h.n; i++) {
+		if (!aptix_oid_cmp(&h.ids[i], &bad)) {
+			ck_assert_int_eq(h.types[i], APTIX_OBJ_BAD);
+			nbad++;
+		} else {
+			ck_assert_int_eq(h.types[i], APTIX_OBJ_BLOB);
+		}
+	}
+	ck_assert_uint_eq(nbad, 1);
+}
+END_TEST
+
 static void add_common(TCase *tc)
 {
+	tcase_add_test(tc, test_foreach_header);
 	tcase_add_test(tc, test_write_read);
 	tcase_add_test(tc, test_write_validates);
 	tcase_add_test(tc, test_idempotent);
@@ -741,6 +834,7 @@ Suite *odb_suite(void)
 	tcase_add_test(store, test_store_as_alternate);
 	tcase_add_test(store, test_based_store);
 	tcase_add_test(store, test_based_base_gone);
+	tcase_add_test(store, test_foreach_header_damaged);
 	suite_add_tcase(s, store);
 
 	tcase_add_checked_fixture(multi, setup_mem, teardown_mem);

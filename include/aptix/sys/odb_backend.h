@@ -59,6 +59,14 @@ typedef struct aptix_odb_backend {
 			    const void *val, size_t len);
 	/** NULL when its storage backend owns it (and frees it). */
 	void (*free)(struct aptix_odb_backend *b);
+	/**
+	 * Every object in id order with its type and size, from the
+	 * values met on the way (no lookup per object); an object whose
+	 * header cannot be read with type APTIX_OBJ_BAD. NULL:
+	 * aptix_odb_foreach_header() uses foreach.
+	 */
+	int (*foreach_header)(struct aptix_odb_backend *b,
+			      aptix_odb_foreach_header_cb cb, void *payload);
 } aptix_odb_backend;
 
 #endif

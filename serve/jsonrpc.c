@@ -22,21 +22,10 @@
 
 #define PROTOCOL_VERSION "aptix-app-server/1"
 
-enum {
-	RPC_PARSE_ERROR = -32700,
-	RPC_INVALID_REQUEST = -32600,
-	RPC_METHOD_NOT_FOUND = -32601,
-	RPC_INVALID_PARAMS = -32602,
-	RPC_INTERNAL_ERROR = -32603,
-	/* server-defined (-32000 to -32099) */
-	RPC_NOT_FOUND = -32004,
-	RPC_BUSY = -32009,
-	RPC_NOT_SUPPORTED = -32001,
-	RPC_STORE_FULL = -32007
-};
 
 struct jsonrpc {
 	struct serve *srv;
+	struct jsonrpc_dialect dialect;
 	int out_fd;
 	pthread_mutex_t write_lock;
 	pthread_mutex_t lock;
@@ -57,13 +46,12 @@ struct jsonrpc {
 struct rpc_turn {
 	struct jsonrpc *j;
 	struct serve_turn *t;
-	size_t slot;
 	char thread_id[APTIX_CONV_MAXLEN + 1];
 	char turn_id[APTIX_OID_HEXSZ + 1];
 };
 
 /* Write one message as one line; serialized between threads. */
-static void send_msg(struct jsonrpc *j, json_t *msg)
+void jsonrpc_send(struct jsonrpc *j, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
 	size_t len, off = 0;
@@ -86,18 +74,18 @@ static void send_msg(struct jsonrpc *j, json_t *msg)
 	free(s);
 }
 
-static void send_result(struct jsonrpc *j, json_t *id, json_t *result)
+void jsonrpc_send_result(struct jsonrpc *j, json_t *id, json_t *result)
 {
 	json_t *m = json_object();
 
 	json_object_set_new(m, "jsonrpc", json_string("2.0"));
 	json_object_set(m, "id", id ? id : json_null());
 	json_object_set_new(m, "result", result ? result : json_null());
-	send_msg(j, m);
+	jsonrpc_send(j, m);
 	json_decref(m);
 }
 
-static void send_error(struct jsonrpc *j, json_t *id, int code,
+void jsonrpc_send_error(struct jsonrpc *j, json_t *id, int code,
 		       const char *message, json_t *data)
 {
 	json_t *m = json_object(), *e = json_object();
@@ -109,7 +97,7 @@ static void send_error(struct jsonrpc *j, json_t *id, int code,
 	json_object_set_new(m, "jsonrpc", json_string("2.0"));
 	json_object_set(m, "id", id ? id : json_null());
 	json_object_set_new(m, "error", e);
-	send_msg(j, m);
+	jsonrpc_send(j, m);
 	json_decref(m);
 }
 
@@ -142,17 +130,17 @@ static void send_serve_error(struct jsonrpc *j, json_t *id,
 	default:
 		code = RPC_INTERNAL_ERROR;
 	}
-	send_error(j, id, code, e->message, data);
+	jsonrpc_send_error(j, id, code, e->message, data);
 }
 
-static void notify(struct jsonrpc *j, const char *method, json_t *params)
+void jsonrpc_notify(struct jsonrpc *j, const char *method, json_t *params)
 {
 	json_t *m = json_object();
 
 	json_object_set_new(m, "jsonrpc", json_string("2.0"));
 	json_object_set_new(m, "method", json_string(method));
 	json_object_set_new(m, "params", params);
-	send_msg(j, m);
+	jsonrpc_send(j, m);
 	json_decref(m);
 }
 
@@ -208,12 +196,12 @@ static void on_event(const char *event, json_t *data, void *payload)
 	struct rpc_turn *rt = payload;
 
 	if (!strcmp(event, "delta"))
-		notify(rt->j, "item/agentMessage/delta", json_pack(
+		jsonrpc_notify(rt->j, "item/agentMessage/delta", json_pack(
 			       "{s:s,s:s,s:s,s:O}", "threadId", rt->thread_id,
 			       "turnId", rt->turn_id, "itemId", rt->turn_id,
 			       "delta", json_object_get(data, "text")));
 	else if (!strcmp(event, "retry"))
-		notify(rt->j, "turn/retry", json_pack("{s:s,s:s,s:O}",
+		jsonrpc_notify(rt->j, "turn/retry", json_pack("{s:s,s:s,s:O}",
 			       "threadId", rt->thread_id, "turnId",
 			       rt->turn_id, "retry", data));
 }
@@ -231,7 +219,7 @@ static void notify_calls(struct rpc_turn *rt, json_t *final)
 	size_t i;
 
 	json_array_foreach(calls, i, c) {
-		notify(rt->j, "item/completed", json_pack(
+		jsonrpc_notify(rt->j, "item/completed", json_pack(
 			       "{s:s,s:s,s:{s:s,s:O,s:O,s:O,s:O,s:s}}",
 			       "threadId", thread ? thread : rt->thread_id,
 			       "turnId", rt->turn_id, "item",
@@ -244,25 +232,38 @@ static void notify_calls(struct rpc_turn *rt, json_t *final)
 	}
 }
 
-static void *turn_thread(void *arg)
+static void turn_thread(void *arg)
 {
 	struct rpc_turn *rt = arg;
-	struct jsonrpc *j = rt->j;
-	size_t slot = rt->slot;
 	json_t *final = serve_turn_run(rt->t);
 
 	if (!final)
 		final = json_pack("{s:s}", "kind", "error");
 	json_object_set_new(final, "id", json_string(rt->turn_id));
 	notify_calls(rt, final);
-	notify(j, "turn/completed", json_pack("{s:s,s:o}", "threadId",
-					      json_string_value(json_object_get(
-						final, "conversation")) ?
-					      json_string_value(json_object_get(
-						final, "conversation")) :
-					      rt->thread_id, "turn", final));
+	jsonrpc_notify(rt->j, "turn/completed", json_pack("{s:s,s:o}",
+		"threadId", json_string_value(json_object_get(final,
+			"conversation")) ? json_string_value(json_object_get(
+			final, "conversation")) : rt->thread_id, "turn", final));
 	serve_turn_free(rt->t);
 	free(rt);
+}
+
+struct spawned {
+	struct jsonrpc *j;
+	void (*fn)(void *);
+	void *arg;
+	size_t slot;
+};
+
+static void *spawned_main(void *arg)
+{
+	struct spawned *sp = arg;
+	struct jsonrpc *j = sp->j;
+	size_t slot = sp->slot;
+
+	sp->fn(sp->arg);
+	free(sp);
 	pthread_mutex_lock(&j->lock);
 	j->threads--;
 	if (slot < j->nslots && j->slot_state[slot] == 1)
@@ -272,7 +273,7 @@ static void *turn_thread(void *arg)
 	return NULL;
 }
 
-/* Join the finished turn threads; a free slot's index, or nslots. */
+/* Join the finished threads; a free slot's index, or nslots. */
 static size_t reap_threads(struct jsonrpc *j)
 {
 	size_t i, free_slot = j->nslots;
@@ -288,45 +289,25 @@ static size_t reap_threads(struct jsonrpc *j)
 	return free_slot;
 }
 
-/*
- * Begin a turn (its errors answer the request), answer {thread, turn},
- * tell turn/started, and run the rest in a thread.
- */
-static void start_turn(struct jsonrpc *j, json_t *id, json_t *q)
+void jsonrpc_spawn(struct jsonrpc *j, void (*fn)(void *), void *arg)
 {
-	struct serve_err e = { 0, "", "" };
-	struct rpc_turn *rt = calloc(1, sizeof(*rt));
+	struct spawned *sp = calloc(1, sizeof(*sp));
 	pthread_attr_t attr;
 	pthread_t th;
 	sigset_t all, old;
-	json_t *started;
 	int r;
 
-	if (!rt) {
-		send_error(j, id, RPC_INTERNAL_ERROR, "out of memory", NULL);
+	if (!sp) {
+		fn(arg);	/* no thread: the client waits longer */
 		return;
 	}
-	rt->j = j;
-	started = serve_turn_begin(&rt->t, j->srv, q, on_event, rt, &e);
-	if (!started) {
-		serve_turn_free(rt->t);
-		free(rt);
-		send_serve_error(j, id, &e);
-		return;
-	}
-	snprintf(rt->thread_id, sizeof(rt->thread_id), "%s",
-		 serve_turn_conversation(rt->t));
-	snprintf(rt->turn_id, sizeof(rt->turn_id), "%s",
-		 json_string_value(json_object_get(started, "turn")));
-	json_object_set_new(started, "id", json_string(rt->turn_id));
-	send_result(j, id, json_pack("{s:{s:s},s:O}", "thread", "id",
-				     rt->thread_id, "turn", started));
-	notify(j, "turn/started", json_pack("{s:s,s:o}", "threadId",
-					    rt->thread_id, "turn", started));
+	sp->j = j;
+	sp->fn = fn;
+	sp->arg = arg;
 	pthread_mutex_lock(&j->lock);
 	j->threads++;
-	rt->slot = reap_threads(j);
-	if (rt->slot == j->nslots) {
+	sp->slot = reap_threads(j);
+	if (sp->slot == j->nslots) {
 		size_t n = j->nslots ? j->nslots * 2 : 8;
 		pthread_t *t = realloc(j->tids, n * sizeof(*t));
 		unsigned char *st = t ? realloc(j->slot_state, n) : NULL;
@@ -344,19 +325,55 @@ static void start_turn(struct jsonrpc *j, json_t *id, json_t *q)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	/* under the lock: the thread cannot be reaped before tids has it */
-	r = rt->slot < j->nslots ?
-		pthread_create(&th, &attr, turn_thread, rt) : -1;
+	r = sp->slot < j->nslots ?
+		pthread_create(&th, &attr, spawned_main, sp) : -1;
 	if (!r) {
-		j->tids[rt->slot] = th;
-		j->slot_state[rt->slot] = 1;
+		j->tids[sp->slot] = th;
+		j->slot_state[sp->slot] = 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_unlock(&j->lock);
 	pthread_attr_destroy(&attr);
 	if (r) {
-		rt->slot = (size_t)-1;
-		turn_thread(rt);	/* no thread: the client waits longer */
+		sp->slot = (size_t)-1;
+		spawned_main(sp);	/* no thread: the client waits longer */
 	}
+}
+
+/*
+ * Begin a turn (its errors answer the request), answer {thread, turn},
+ * tell turn/started, and run the rest in a thread.
+ */
+static void start_turn(struct jsonrpc *j, json_t *id, json_t *q)
+{
+	struct serve_err e = { 0, "", "" };
+	struct rpc_turn *rt = calloc(1, sizeof(*rt));
+	json_t *started;
+
+	if (!rt) {
+		jsonrpc_send_error(j, id, RPC_INTERNAL_ERROR, "out of memory",
+				   NULL);
+		return;
+	}
+	rt->j = j;
+	started = serve_turn_begin(&rt->t, j->srv, q, on_event, rt, &e);
+	if (!started) {
+		serve_turn_free(rt->t);
+		free(rt);
+		send_serve_error(j, id, &e);
+		return;
+	}
+	snprintf(rt->thread_id, sizeof(rt->thread_id), "%s",
+		 serve_turn_conversation(rt->t));
+	snprintf(rt->turn_id, sizeof(rt->turn_id), "%s",
+		 json_string_value(json_object_get(started, "turn")));
+	json_object_set_new(started, "id", json_string(rt->turn_id));
+	jsonrpc_send_result(j, id, json_pack("{s:{s:s},s:O}", "thread", "id",
+					     rt->thread_id, "turn", started));
+	jsonrpc_notify(j, "turn/started", json_pack("{s:s,s:o}", "threadId",
+						    rt->thread_id, "turn",
+						    started));
+	jsonrpc_spawn(j, turn_thread, rt);
 }
 
 /* ---- methods ---- */
@@ -369,7 +386,7 @@ static void call(struct jsonrpc *j, json_t *id, handler_fn fn, json_t *q)
 	json_t *r = fn(j->srv, q, &e);
 
 	if (r)
-		send_result(j, id, r);
+		jsonrpc_send_result(j, id, r);
 	else
 		send_serve_error(j, id, &e);
 }
@@ -429,17 +446,21 @@ static int is_str_or_absent(json_t *p, const char *key)
 }
 
 static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
-		     json_t *p)
+		     json_t *p, void *ctx)
 {
-	json_t *q = json_object();
+	json_t *q;
 	static const char *const strs[] = { "threadId", "sessionId",
 		"turnId", "cursor", "workspace", "q", "name", "id", "model",
 		NULL };
 	size_t i;
 
+	(void)ctx;
+	if (!id)
+		return;	/* notifications (Codex's initialized): ignored */
+	q = json_object();
 	for (i = 0; strs[i]; i++)
 		if (!is_str_or_absent(p, strs[i])) {
-			send_error(j, id, RPC_INVALID_PARAMS, "a string "
+			jsonrpc_send_error(j, id, RPC_INVALID_PARAMS, "a string "
 				   "parameter is not a string",
 				   json_pack("{s:s}", "param", strs[i]));
 			goto done;
@@ -450,14 +471,14 @@ static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
 
 	if (!strcmp(method, "initialize")) {
 		j->initialized = 1;
-		send_result(j, id, json_pack("{s:{s:s,s:s},s:s}",
+		jsonrpc_send_result(j, id, json_pack("{s:{s:s,s:s},s:s}",
 			"serverInfo", "name", "aptix", "version",
 			APTIX_VERSION, "protocolVersion", PROTOCOL_VERSION));
 	} else if (!strcmp(method, "thread/start")) {
 		call(j, id, new_thread, q);
 	} else if (!strcmp(method, "thread/resume")) {
 		if (!json_object_get(q, "conversation"))
-			send_error(j, id, RPC_INVALID_PARAMS, "threadId is "
+			jsonrpc_send_error(j, id, RPC_INVALID_PARAMS, "threadId is "
 				   "needed", NULL);
 		else
 			call(j, id, read_thread, q);
@@ -495,7 +516,7 @@ static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
 		   !strcmp(method, "thread/fork") ||
 		   !strcmp(method, "turn/rerun")) {
 		if (input_text(q, p) < 0) {
-			send_error(j, id, RPC_INVALID_PARAMS, "input is a "
+			jsonrpc_send_error(j, id, RPC_INVALID_PARAMS, "input is a "
 				   "string or an array of {type, text}",
 				   NULL);
 			goto done;
@@ -519,10 +540,8 @@ static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
 	} else if (!strcmp(method, "turn/interrupt")) {
 		copy(q, "turn", p, "turnId");
 		call(j, id, serve_interrupt, q);
-	} else if (!strcmp(method, "initialized")) {
-		;	/* Codex's notification: nothing to do */
 	} else {
-		send_error(j, id, RPC_METHOD_NOT_FOUND, "method not found",
+		jsonrpc_send_error(j, id, RPC_METHOD_NOT_FOUND, "method not found",
 			   json_pack("{s:s}", "method", method));
 	}
 done:
@@ -531,12 +550,22 @@ done:
 
 /* ---- messages ---- */
 
+/* A message with an id and no method: the answer to one of ours. */
+static int is_response(json_t *msg)
+{
+	return !json_object_get(msg, "method") &&
+		json_object_get(msg, "id") &&
+		(json_object_get(msg, "result") ||
+		 json_object_get(msg, "error"));
+}
+
 void jsonrpc_handle_line(struct jsonrpc *j, const char *line, size_t len)
 {
 	json_error_t err;
 	json_t *msg, *id, *params, *v;
 	const char *method;
 	size_t i;
+	int notification;
 
 	for (i = 0; i < len && strchr(" \t\r", line[i]); i++)
 		;
@@ -545,8 +574,8 @@ void jsonrpc_handle_line(struct jsonrpc *j, const char *line, size_t len)
 	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES |
 			 JSON_DECODE_ANY, &err);
 	if (!msg) {
-		send_error(j, NULL, RPC_PARSE_ERROR, "parse error",
-			   json_pack("{s:s}", "detail", err.text));
+		jsonrpc_send_error(j, NULL, RPC_PARSE_ERROR, "parse error",
+				   json_pack("{s:s}", "detail", err.text));
 		return;
 	}
 	id = json_object_get(msg, "id");
@@ -554,41 +583,47 @@ void jsonrpc_handle_line(struct jsonrpc *j, const char *line, size_t len)
 	    !json_is_null(id))
 		id = NULL;	/* answered with a null id */
 	if (!json_is_object(msg)) {
-		send_error(j, NULL, RPC_INVALID_REQUEST, json_is_array(msg) ?
-			   "batches are not supported" :
-			   "a request is a JSON object", NULL);
+		jsonrpc_send_error(j, NULL, RPC_INVALID_REQUEST,
+				   json_is_array(msg) ? "batches are not "
+				   "supported" : "a request is a JSON object",
+				   NULL);
 		goto done;
 	}
 	v = json_object_get(msg, "jsonrpc");
+	if (is_response(msg) && j->dialect.response && id) {
+		j->dialect.response(j, msg, j->dialect.ctx);
+		goto done;
+	}
 	method = json_string_value(json_object_get(msg, "method"));
 	params = json_object_get(msg, "params");
 	if ((v && !(json_is_string(v) &&
 		    !strcmp(json_string_value(v), "2.0"))) || !method ||
 	    (json_object_get(msg, "id") && !id)) {
-		send_error(j, id, RPC_INVALID_REQUEST, "invalid request",
-			   NULL);
+		jsonrpc_send_error(j, id, RPC_INVALID_REQUEST,
+				   "invalid request", NULL);
 		goto done;
 	}
-	if (!json_object_get(msg, "id") && strcmp(method, "initialized"))
-		goto done;	/* a notification we do not know: ignored */
+	notification = !json_object_get(msg, "id");
 	if (params && !json_is_object(params)) {
-		send_error(j, id, RPC_INVALID_PARAMS, "params is an object",
-			   NULL);
+		if (!notification)
+			jsonrpc_send_error(j, id, RPC_INVALID_PARAMS,
+					   "params is an object", NULL);
 		goto done;
 	}
-	if (!json_object_get(msg, "id"))
-		goto done;
 	if (params)
-		dispatch(j, id, method, params);
+		j->dialect.dispatch(j, notification ? NULL : id, method,
+				    params, j->dialect.ctx);
 	else if ((params = json_object())) {
-		dispatch(j, id, method, params);
+		j->dialect.dispatch(j, notification ? NULL : id, method,
+				    params, j->dialect.ctx);
 		json_decref(params);
 	}
 done:
 	json_decref(msg);
 }
 
-int jsonrpc_new(struct jsonrpc **out, struct serve *s, int out_fd)
+int jsonrpc_new_dialect(struct jsonrpc **out, struct serve *s, int out_fd,
+			const struct jsonrpc_dialect *d)
 {
 	struct jsonrpc *j = calloc(1, sizeof(*j));
 
@@ -597,10 +632,18 @@ int jsonrpc_new(struct jsonrpc **out, struct serve *s, int out_fd)
 		return aptix_error_oom();
 	j->srv = s;
 	j->out_fd = out_fd;
+	j->dialect = *d;
 	pthread_mutex_init(&j->write_lock, NULL);
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->done, NULL);
 	return 0;
+}
+
+int jsonrpc_new(struct jsonrpc **out, struct serve *s, int out_fd)
+{
+	struct jsonrpc_dialect d = { dispatch, NULL, NULL };
+
+	return jsonrpc_new_dialect(out, s, out_fd, &d);
 }
 
 int jsonrpc_serve_fd(struct jsonrpc *j, int in_fd,
@@ -634,7 +677,7 @@ int jsonrpc_serve_fd(struct jsonrpc *j, int in_fd,
 			continue;
 		aptix_buf_put(&line, buf + start, (size_t)n - start);
 		if (line.len > JSONRPC_MAX_LINE || aptix_buf_oom(&line)) {
-			send_error(j, NULL, RPC_INVALID_REQUEST, "message too "
+			jsonrpc_send_error(j, NULL, RPC_INVALID_REQUEST, "message too "
 				   "long", json_pack("{s:i}", "max",
 						     JSONRPC_MAX_LINE));
 			aptix_buf_release(&line);

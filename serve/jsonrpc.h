@@ -18,8 +18,63 @@ struct jsonrpc;
 /* Messages longer than this are refused (-32600) and skipped. */
 #define JSONRPC_MAX_LINE (16 << 20)
 
-/* out_fd: where responses and notifications go (written whole lines). */
+/*
+ * A dialect: the methods one protocol serves over this transport
+ * (app-server's, ACP's: serve/acp.c).
+ *
+ *   dispatch  a request (id set) or a notification (id NULL); params
+ *             is an object (empty when absent), borrowed for the call.
+ *             A request must be answered (jsonrpc_send_result() or
+ *             jsonrpc_send_error()), now or later from another thread.
+ *   response  the answer to a request this side sent (a message with
+ *             an id, a result or an error, and no method); NULL: such
+ *             messages are refused as invalid requests.
+ */
+struct jsonrpc_dialect {
+	void (*dispatch)(struct jsonrpc *j, json_t *id, const char *method,
+			 json_t *params, void *ctx);
+	void (*response)(struct jsonrpc *j, json_t *msg, void *ctx);
+	void *ctx;
+};
+
+/* JSON-RPC 2.0's codes, and the server-defined ones aptix uses. */
+enum {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL_ERROR = -32603,
+	/* server-defined (-32000 to -32099) */
+	RPC_NOT_FOUND = -32004,
+	RPC_BUSY = -32009,
+	RPC_NOT_SUPPORTED = -32001,
+	RPC_STORE_FULL = -32007
+};
+
+/*
+ * out_fd: where responses and notifications go (written whole lines).
+ * jsonrpc_new() serves app-server's methods (serve/PROTOCOL.md).
+ */
 int jsonrpc_new(struct jsonrpc **out, struct serve *s, int out_fd);
+int jsonrpc_new_dialect(struct jsonrpc **out, struct serve *s, int out_fd,
+			const struct jsonrpc_dialect *d);
+
+/*
+ * Writing, from any thread (each message is one line, written whole).
+ * The json_t arguments result, data and params are taken (stolen); id
+ * and msg are borrowed.
+ */
+void jsonrpc_send(struct jsonrpc *j, json_t *msg);
+void jsonrpc_send_result(struct jsonrpc *j, json_t *id, json_t *result);
+void jsonrpc_send_error(struct jsonrpc *j, json_t *id, int code,
+			const char *message, json_t *data);
+void jsonrpc_notify(struct jsonrpc *j, const char *method, json_t *params);
+
+/*
+ * Run fn(arg) in a thread of its own (a turn); jsonrpc_shutdown() waits
+ * for it. Without a thread (out of memory), fn runs before this returns.
+ */
+void jsonrpc_spawn(struct jsonrpc *j, void (*fn)(void *), void *arg);
 /* Handle one line (without its newline). */
 void jsonrpc_handle_line(struct jsonrpc *j, const char *line, size_t len);
 /*

@@ -167,12 +167,20 @@ typedef struct {
 	 */
 	const aptix_run_tool_output *tool_outputs;
 	size_t ntool_outputs;
+	/**
+	 * fork: the id of the new conversation (NULL: a new UUID); it must
+	 * be a valid new id no conversation has (APTIX_EEXISTS): an agent
+	 * protocol (ACP) names a forked session before its first turn.
+	 * Since version 6.
+	 */
+	const char *fork_conversation;
 } aptix_run_options;
 
-#define APTIX_RUN_OPTIONS_VERSION 5
+#define APTIX_RUN_OPTIONS_VERSION 6
 #define APTIX_RUN_OPTIONS_INIT { APTIX_RUN_OPTIONS_VERSION, \
 	APTIX_RUN_CONTINUE, NULL, 0, NULL, NULL, NULL, 0, 0, 1, NULL, \
-	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0, 0, 0, NULL, 0, NULL, 0 }
+	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0, 0, 0, NULL, 0, NULL, 0, \
+	NULL }
 
 /** What a run did: filled in as it goes; read with aptix_run_result(). */
 typedef struct {

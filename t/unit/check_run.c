@@ -287,6 +287,47 @@ START_TEST(test_begin_refuses)
 }
 END_TEST
 
+/* A fork into the conversation the caller names (run options v6). */
+static int fork_named(const aptix_oid *from, const char *name)
+{
+	aptix_run_options o;
+	aptix_run *run;
+	int r;
+
+	options(&o, NULL, "forked");
+	o.kind = APTIX_RUN_FORK;
+	o.from = from;
+	o.fork_conversation = name;
+	ck_assert_int_eq(aptix_run_new(&run, repo, &o), 0);
+	if ((r = aptix_run_begin(run)) == 0) {
+		ck_assert_int_eq(aptix_run_request(run), 0);
+		ck_assert_int_eq(aptix_run_send(run), 0);
+		r = aptix_run_finish(run);
+		ck_assert_str_eq(aptix_run_result_of(run)->conversation, name);
+	}
+	aptix_run_free(run);
+	return r;
+}
+
+START_TEST(test_fork_named)
+{
+	aptix_oid a, h;
+	aptix_session s;
+
+	NEED_SERVER();
+	turn(&a, "origin", "first");
+	ck_assert_int_eq(fork_named(&a, "named-fork"), 0);
+	ck_assert_int_eq(head(&h, "named-fork"), 0);
+	ck_assert_int_eq(aptix_session_lookup(&s, repo, &h), 0);
+	ck_assert(s.has_parent && !aptix_oid_cmp(&s.parent, &a));
+	aptix_session_release(&s);
+	/* an existing conversation, a bad name: refused, nothing stored */
+	ck_assert_int_eq(fork_named(&a, "origin"), APTIX_EEXISTS);
+	ck_assert_int_eq(fork_named(&a, "bad..name"), APTIX_EINVALID);
+	ck_assert_int_eq(running(), 0);
+}
+END_TEST
+
 START_TEST(test_dry_run)
 {
 	aptix_run_options o;
@@ -577,6 +618,7 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_stages);
 	tcase_add_test(tc, test_out_of_order);
 	tcase_add_test(tc, test_begin_refuses);
+	tcase_add_test(tc, test_fork_named);
 	tcase_add_test(tc, test_dry_run);
 	tcase_add_test(tc, test_failed_call);
 	tcase_add_test(tc, test_abandoned);

@@ -275,7 +275,7 @@ DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
 	libmicrohttpd-dev chromium libedit-dev tmux scdoc zsh fish \
-	postgresql libpq-dev
+	postgresql libpq-dev python3-jsonschema
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \

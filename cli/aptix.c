@@ -37,6 +37,8 @@ struct cmd_struct {
 };
 
 static const struct cmd_struct commands[] = {
+	{ "acp", cmd_acp, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "be an Agent Client Protocol agent on stdin and stdout" },
 	{ "app-server", cmd_app_server, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "serve editors and agents JSON-RPC on stdin and stdout" },
 	{ "cat-object", cmd_cat_object, NEED_REPO, CAT_PLUMBING,

@@ -59,6 +59,7 @@ DECLARE_CMD(switch);
 DECLARE_CMD(log);
 DECLARE_CMD(diff);
 DECLARE_CMD(serve);
+DECLARE_CMD(acp);
 DECLARE_CMD(app_server);
 DECLARE_CMD(purge);
 DECLARE_CMD(gc);

@@ -11,7 +11,6 @@
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
 #endif
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <aptix.h>
@@ -31,14 +30,6 @@ static const char *const app_server_usage[] = {
 	NULL
 };
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 int cmd_app_server(int argc, const char **argv, struct aptix_repo *repo)
 {
 	const char *workspace = NULL;
@@ -46,7 +37,6 @@ int cmd_app_server(int argc, const char **argv, struct aptix_repo *repo)
 	struct serve_err e = { 0, "", "" };
 	struct serve *s = NULL;
 	struct jsonrpc *j = NULL;
-	struct sigaction sa;
 	struct option options[] = {
 		OPT_STRING(0, "workspace", &workspace, "id",
 			   "the default workspace of lists and turns"),
@@ -63,16 +53,7 @@ int cmd_app_server(int argc, const char **argv, struct aptix_repo *repo)
 	if (jsonrpc_new(&j, s, 1) < 0)
 		die_aptix();
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: read() returns */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-
-	jsonrpc_serve_fd(j, 0, &stop);
-	jsonrpc_shutdown(j, stop ? (long)grace * 1000 : -1);
+	jsonrpc_run_stdio(j, grace, 0);
 	jsonrpc_free(j);
 	serve_free(s);
 	return 0;

@@ -101,8 +101,8 @@ void jsonrpc_send_error(struct jsonrpc *j, json_t *id, int code,
 	json_decref(m);
 }
 
-static void send_serve_error(struct jsonrpc *j, json_t *id,
-			     const struct serve_err *e)
+void jsonrpc_send_serve_error(struct jsonrpc *j, json_t *id,
+			      const struct serve_err *e, int not_found)
 {
 	int code;
 	json_t *data = json_pack("{s:i}", "status", e->status);
@@ -113,7 +113,7 @@ static void send_serve_error(struct jsonrpc *j, json_t *id,
 		code = RPC_INVALID_PARAMS;
 		break;
 	case 404:
-		code = RPC_NOT_FOUND;
+		code = not_found;
 		break;
 	case 409:
 		code = RPC_BUSY;
@@ -131,6 +131,12 @@ static void send_serve_error(struct jsonrpc *j, json_t *id,
 		code = RPC_INTERNAL_ERROR;
 	}
 	jsonrpc_send_error(j, id, code, e->message, data);
+}
+
+static void send_serve_error(struct jsonrpc *j, json_t *id,
+			     const struct serve_err *e)
+{
+	jsonrpc_send_serve_error(j, id, e, RPC_NOT_FOUND);
 }
 
 void jsonrpc_notify(struct jsonrpc *j, const char *method, json_t *params)
@@ -688,6 +694,32 @@ int jsonrpc_serve_fd(struct jsonrpc *j, int in_fd,
 		jsonrpc_handle_line(j, line.ptr, line.len);
 	aptix_buf_release(&line);
 	return 0;
+}
+
+static volatile sig_atomic_t stdio_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stdio_stop = 1;
+}
+
+void jsonrpc_run_stdio(struct jsonrpc *j, unsigned long grace_s,
+		       int cancel_at_eof)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: read() returns */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
+	jsonrpc_serve_fd(j, 0, &stdio_stop);
+	jsonrpc_shutdown(j, stdio_stop ? (long)grace_s * 1000 :
+			 cancel_at_eof ? 0 : -1);
 }
 
 void jsonrpc_shutdown(struct jsonrpc *j, long grace_ms)

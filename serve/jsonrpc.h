@@ -69,6 +69,13 @@ void jsonrpc_send_result(struct jsonrpc *j, json_t *id, json_t *result);
 void jsonrpc_send_error(struct jsonrpc *j, json_t *id, int code,
 			const char *message, json_t *data);
 void jsonrpc_notify(struct jsonrpc *j, const char *method, json_t *params);
+/*
+ * A handler's error as a JSON-RPC error: its status mapped to a code
+ * (400 -> -32602, 409 -> -32009...; 404 -> not_found, which each
+ * protocol names), data {status, threadId of a busy conversation}.
+ */
+void jsonrpc_send_serve_error(struct jsonrpc *j, json_t *id,
+			      const struct serve_err *e, int not_found);
 
 /*
  * Run fn(arg) in a thread of its own (a turn); jsonrpc_shutdown() waits
@@ -89,6 +96,15 @@ int jsonrpc_serve_fd(struct jsonrpc *j, int in_fd,
  * for their threads (their turn/completed notifications are written).
  */
 void jsonrpc_shutdown(struct jsonrpc *j, long grace_ms);
+/*
+ * A command's whole life on stdin and stdout: SIGTERM and SIGINT stop
+ * the reading (SIGPIPE is ignored), then running turns get grace_s
+ * seconds before they are cancelled; at the end of input they are
+ * waited for, or cancelled at once with cancel_at_eof (the client is
+ * gone). Then the threads are joined.
+ */
+void jsonrpc_run_stdio(struct jsonrpc *j, unsigned long grace_s,
+		       int cancel_at_eof);
 void jsonrpc_free(struct jsonrpc *j);
 
 #endif

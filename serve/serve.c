@@ -909,8 +909,8 @@ json_t *serve_read_object_json(struct serve *s, json_t *p,
  * A workspace named by a path (absolute: its WorkspaceId is derived as
  * the CLI derives it) or by its WorkspaceId.
  */
-static int workspace_of(aptix_buf *out, struct serve *s, const char *ws,
-			struct serve_err *e)
+int serve_workspace_id(aptix_buf *out, struct serve *s, const char *ws,
+		       struct serve_err *e)
 {
 	aptix_config *cfg = NULL;
 	int r;
@@ -965,7 +965,7 @@ json_t *serve_workspace_sessions(struct serve *s, json_t *p,
 	size_t i;
 	int more, r;
 
-	if (workspace_of(&ws, s, serve__pstr(p, "workspace"), e) < 0) {
+	if (serve_workspace_id(&ws, s, serve__pstr(p, "workspace"), e) < 0) {
 		aptix_buf_release(&ws);
 		return NULL;
 	}
@@ -1037,7 +1037,7 @@ json_t *serve_session_open(struct serve *s, json_t *p, struct serve_err *e)
 
 	if (!wsname)
 		wsname = serve__pstr(p, "workspace");
-	if (wsname && workspace_of(&ws, s, wsname, e) < 0) {
+	if (wsname && serve_workspace_id(&ws, s, wsname, e) < 0) {
 		aptix_buf_release(&ws);
 		return NULL;
 	}

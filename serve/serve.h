@@ -87,6 +87,13 @@ json_t *serve_workspace_sessions(struct serve *s, json_t *p,
 				 struct serve_err *e);
 
 /*
+ * A workspace named by a path (absolute: its WorkspaceId is derived as
+ * the CLI derives it) or by its WorkspaceId, into out (replaced).
+ */
+int serve_workspace_id(aptix_buf *out, struct serve *s, const char *ws,
+		       struct serve_err *e);
+
+/*
  * A raw object: its bytes (out is replaced) and type. A blob's content
  * type is text/plain when it is UTF-8 text, else octet-stream; turns
  * and sessions are JSON.
@@ -134,7 +141,9 @@ json_t *serve_interrupt(struct serve *s, json_t *p, struct serve_err *e);
  * conversation (continue: the conversation; absent: a new one),
  * session (fork, rerun: the session to start from), instruction,
  * workspace, active_files: [paths], files: bool, rag: bool, model,
- * no_stream: bool}.
+ * no_stream: bool, create: bool (continue: start the conversation of
+ * that id when there is none), fork_conversation (fork: the id of the
+ * new conversation; absent: a new UUID)}.
  *
  * The callback runs on the thread of serve_turn_run(); data is
  * borrowed for the call.
@@ -149,6 +158,11 @@ json_t *serve_turn_run(struct serve_turn *t);
 void serve_turn_free(struct serve_turn *t);
 /* The conversation of a begun turn. */
 const char *serve_turn_conversation(const struct serve_turn *t);
+/*
+ * What the run did (after serve_turn_run(): committed, completed, the
+ * API's status and raw response...). Valid until serve_turn_free().
+ */
+const aptix_run_result *serve_turn_result(const struct serve_turn *t);
 
 /* Cancel every running turn (they commit as failed). */
 void serve_cancel_all(struct serve *s);

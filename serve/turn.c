@@ -383,6 +383,8 @@ json_t *serve_turn_begin(struct serve_turn **out, struct serve *s,
 		opts.create = conv && (conv == newid || json_is_true(c) ||
 				       aptix_uuid_parse(u, conv) == 0);
 	}
+	opts.fork_conversation = opts.kind == APTIX_RUN_FORK ?
+		serve__pstr(p, "fork_conversation") : NULL;
 	opts.model = serve__pstr(p, "model");
 	opts.no_stream = no_stream;
 	/* the user's HEAD is the CLI's: a server never moves it */
@@ -488,6 +490,11 @@ void serve_turn_free(struct serve_turn *t)
 const char *serve_turn_conversation(const struct serve_turn *t)
 {
 	return t->conversation;
+}
+
+const aptix_run_result *serve_turn_result(const struct serve_turn *t)
+{
+	return aptix_run_result_of(t->run);
 }
 
 json_t *serve_interrupt(struct serve *s, json_t *p, struct serve_err *e)

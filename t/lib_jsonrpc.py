@@ -29,11 +29,11 @@ class Timeout(Exception):
 
 
 class AppServer:
-    def __init__(self, args=(), env=None):
+    def __init__(self, args=(), env=None, command="app-server"):
         self.proc = subprocess.Popen(
-            ["aptix", "app-server"] + list(args),
+            ["aptix", command] + list(args),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=open("app-server.err", "ab"), env=env)
+            stderr=open(command + ".err", "ab"), env=env)
         self.lines = queue.Queue()
         self.pending = []          # messages read but not yet consumed
         self.seen = []

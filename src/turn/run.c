@@ -303,25 +303,28 @@ static int rerun_in_place(aptix_run *run, const aptix_session *from)
 	return 1;
 }
 
-/* A fork's new conversation: the one the caller names, or a new UUID. */
+/*
+ * A fork's new conversation: the one the caller names (none may have a
+ * head of that name), or a new UUID.
+ */
 static int fork_into(aptix_run *run)
 {
 	const char *name = run->o.kind == APTIX_RUN_FORK ?
 		run->o.fork_conversation : NULL;
-	char found[APTIX_CONV_MAXLEN + 1];
-	int r;
+	aptix_oid head;
+	int r, has_head;
 
 	if (!name)
 		return aptix_uuid_v4(run->conv);
-	if ((r = aptix_conv_check_new_id(name)) < 0)
+	if ((r = aptix_conv_check_new_id(name)) < 0 ||
+	    (r = head_of(&head, &has_head, run->repo, name)) < 0)
 		return r;
-	if ((r = aptix_conv_resolve(found, run->repo, name)) == 0 &&
-	    !strcmp(found, name)) {
+	/* one whose first turn failed has no head: the fork is retried */
+	if (has_head) {
 		aptix_error_set(APTIX_ERROR_REFERENCE, "conversation '%s' "
 				"exists: a fork starts a new one", name);
 		return APTIX_EEXISTS;
 	}
-	aptix_error_clear();
 	snprintf(run->conv, sizeof(run->conv), "%s", name);
 	return 0;
 }

@@ -1,0 +1,885 @@
+/*
+ * serve/acp.c - the methods of the Agent Client Protocol (ACP) on
+ * aptix's store: a dialect of the JSON-RPC transport (serve/jsonrpc.c)
+ * over the turn handlers (serve/serve.h). serve/ACP.md describes the
+ * mapping; in short:
+ *
+ *   ACP session      an aptix conversation (the session id is its id)
+ *   session/prompt   one turn on the staged turn API; the answer
+ *                    streams as agent_message_chunk, the turn's context
+ *                    and tool calls follow as tool_call updates, then
+ *                    usage_update and the answer {stopReason}
+ *   session/load     the conversation's chain replayed, oldest first
+ *   session/fork     a session whose first turn forks a snapshot
+ *   session/delete   archives the conversation (nothing is lost)
+ *
+ * session/new with _meta.sessionId (seed 004) reuses that id and clears
+ * the conversation without losing anything: its ref is deleted, so that
+ * the next turn starts a new root, and the old head stays in the
+ * conversation's reflog (aptix reflog, aptix log --all, never purged).
+ *
+ * A prompt runs in a thread of its own, so that session/cancel (a
+ * notification) and other requests are read while it streams.
+ */
+#ifndef _POSIX_C_SOURCE
+# define _POSIX_C_SOURCE 200809L
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp-int.h"
+
+#define ACP_PROTOCOL_VERSION 1
+#define META_SESSION_ID "sessionId"
+#define META_FORK_FROM "aptix/fromSession"
+
+/* ---- errors ---- */
+
+/* A handler's error: 404 is ACP's "resource not found". */
+static void fail(struct acp *a, json_t *id, const struct serve_err *e)
+{
+	jsonrpc_send_serve_error(a->j, id, e, RPC_RESOURCE_NOT_FOUND);
+}
+
+static void bad_params(struct acp *a, json_t *id, const char *message)
+{
+	jsonrpc_send_error(a->j, id, RPC_INVALID_PARAMS, message, NULL);
+}
+
+static void no_session(struct acp *a, json_t *id, const char *sid)
+{
+	jsonrpc_send_error(a->j, id, RPC_RESOURCE_NOT_FOUND,
+			   "unknown session", json_pack("{s:s?}",
+							"sessionId", sid));
+}
+
+/* ---- the open sessions ---- */
+
+/* The open session sid; call with a->lock held. */
+static struct acp_session *find(struct acp *a, const char *sid)
+{
+	struct acp_session *s;
+
+	for (s = a->sessions; s && sid; s = s->next)
+		if (!strcmp(s->id, sid))
+			return s;
+	return NULL;
+}
+
+static void session_free(struct acp_session *s)
+{
+	if (!s)
+		return;
+	free(s->cwd);
+	free(s->workspace);
+	free(s);
+}
+
+/*
+ * Open (or reopen) session id with cwd: its workspace is the server's
+ * when cwd is in the store's work tree, else the one derived from cwd.
+ */
+static struct acp_session *open_session(struct acp *a, const char *id,
+					const char *cwd, struct serve_err *e)
+{
+	const char *root = aptix_repo_workdir(serve_repo(a->srv));
+	struct acp_session *s = calloc(1, sizeof(*s)), *old, **pp;
+	aptix_buf ws = APTIX_BUF_INIT;
+	size_t n = root ? strlen(root) : 0;
+
+	if (!s || !(s->cwd = strdup(cwd))) {
+		session_free(s);
+		serve_fail(e, 500, "out of memory");
+		return NULL;
+	}
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	if (!(root && !strncmp(cwd, root, n) && (!cwd[n] || cwd[n] == '/'))) {
+		if (serve_workspace_id(&ws, a->srv, cwd, e) < 0 ||
+		    !(s->workspace = aptix_buf_detach(&ws))) {
+			aptix_buf_release(&ws);
+			session_free(s);
+			return NULL;
+		}
+	}
+	pthread_mutex_lock(&a->lock);
+	for (pp = &a->sessions; (old = *pp); pp = &old->next)
+		if (!strcmp(old->id, id)) {
+			/* reopened: a running prompt keeps its state */
+			s->prompting = old->prompting;
+			s->cancelled = old->cancelled;
+			*pp = old->next;
+			session_free(old);
+			break;
+		}
+	s->next = a->sessions;
+	a->sessions = s;
+	pthread_mutex_unlock(&a->lock);
+	return s;
+}
+
+/* Close session sid; 0, or -1 when it is not open. */
+static int close_session(struct acp *a, const char *sid)
+{
+	struct acp_session *s, **pp;
+
+	pthread_mutex_lock(&a->lock);
+	for (pp = &a->sessions; (s = *pp); pp = &s->next)
+		if (!strcmp(s->id, sid)) {
+			*pp = s->next;
+			break;
+		}
+	pthread_mutex_unlock(&a->lock);
+	session_free(s);
+	return s ? 0 : -1;
+}
+
+/* Interrupt the running turn of conversation sid, if any. */
+static void interrupt(struct acp *a, const char *sid)
+{
+	struct serve_err e = { 0, "", "" };
+	json_t *q = json_pack("{s:s}", "conversation", sid), *r;
+
+	r = serve_interrupt(a->srv, q, &e);
+	json_decref(r);
+	json_decref(q);
+}
+
+/* ---- initialize ---- */
+
+static void initialize(struct acp *a, json_t *id, json_t *p)
+{
+	json_t *v = json_object_get(p, "protocolVersion");
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		bad_params(a, id, "protocolVersion is an integer");
+		return;
+	}
+	/* the version asked for when it is ours, else the latest we speak */
+	jsonrpc_send_result(a->j, id, json_pack(
+		"{s:i,s:{s:b,s:{s:b,s:b,s:b},s:{s:b,s:b},"
+		"s:{s:{},s:{},s:{},s:{},s:{}}},s:{s:s,s:s,s:s},s:[]}",
+		"protocolVersion", ACP_PROTOCOL_VERSION,
+		"agentCapabilities", "loadSession", 1,
+		"promptCapabilities", "image", 0, "audio", 0,
+		"embeddedContext", 1,
+		"mcpCapabilities", "http", 0, "sse", 0,
+		"sessionCapabilities", "list", "resume", "close", "fork",
+		"delete",
+		"agentInfo", "name", "aptix", "title", "aptix", "version",
+		APTIX_VERSION, "authMethods"));
+}
+
+/* ---- session/new, load, resume, close, delete, fork ---- */
+
+/* cwd is needed, and absolute; mcpServers, when given, is an array. */
+static const char *check_cwd(struct acp *a, json_t *id, json_t *p)
+{
+	const char *cwd = serve__pstr(p, "cwd");
+	json_t *m = json_object_get(p, "mcpServers");
+
+	if (!cwd || *cwd != '/') {
+		bad_params(a, id, "cwd is an absolute path");
+		return NULL;
+	}
+	if (m && !json_is_array(m)) {
+		bad_params(a, id, "mcpServers is an array");
+		return NULL;
+	}
+	return cwd;
+}
+
+/* The conversation sid exists (exactly that id). */
+static int conv_exists(struct acp *a, const char *sid)
+{
+	char found[APTIX_CONV_MAXLEN + 1];
+	int r = sid && aptix_conv_resolve(found, serve_repo(a->srv), sid) == 0
+		&& !strcmp(found, sid);
+
+	aptix_error_clear();
+	return r;
+}
+
+/*
+ * Clear conversation sid: delete its ref (compare-and-swap), so that
+ * its next turn starts a new root; the reflog keeps the old head.
+ */
+static int clear_conv(struct acp *a, const char *sid, json_t **cleared,
+		      struct serve_err *e)
+{
+	aptix_repo *repo = serve_repo(a->srv);
+	aptix_buf ref = APTIX_BUF_INIT;
+	aptix_txn *tx = NULL;
+	aptix_oid head;
+	int r;
+
+	*cleared = NULL;
+	if (serve__busy(a->srv, sid, NULL)) {
+		serve_fail(e, 409, "a turn of session '%s' is running", sid);
+		return -1;
+	}
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, sid);
+	if ((r = aptix_ref_resolve(&head, NULL, repo, ref.ptr)) ==
+	    APTIX_ENOTFOUND) {
+		aptix_error_clear();	/* cleared already, or never born */
+		aptix_buf_release(&ref);
+		return 0;
+	}
+	if (r == 0 && (r = aptix_txn_new(&tx, repo)) == 0 &&
+	    (r = aptix_txn_ref_update(tx, ref.ptr, NULL, &head,
+				      "acp: session/new clears")) == 0)
+		r = aptix_txn_commit(tx);
+	aptix_txn_free(tx);
+	aptix_buf_release(&ref);
+	if (r < 0) {
+		serve_fail_aptix(e, r);
+		return -1;
+	}
+	*cleared = aptix_view_id(&head);
+	return 0;
+}
+
+static void session_new(struct acp *a, json_t *id, json_t *p)
+{
+	struct serve_err e = { 0, "", "" };
+	const char *cwd = check_cwd(a, id, p), *sid;
+	char newid[APTIX_UUID_STRSZ + 1];
+	json_t *meta = json_object_get(p, "_meta"), *cleared = NULL;
+
+	if (!cwd)
+		return;
+	sid = serve__pstr(meta, META_SESSION_ID);
+	if (json_object_get(meta, META_SESSION_ID) && !sid) {
+		bad_params(a, id, "_meta.sessionId is a string");
+		return;
+	}
+	if (sid && conv_exists(a, sid)) {
+		if (clear_conv(a, sid, &cleared, &e) < 0) {
+			fail(a, id, &e);
+			return;
+		}
+	} else if (sid && aptix_conv_check_new_id(sid) < 0) {
+		bad_params(a, id, aptix_error_last()->message);
+		aptix_error_clear();
+		return;
+	} else if (!sid) {
+		if (aptix_uuid_v4(newid) < 0) {
+			serve_fail_aptix(&e, APTIX_ERROR);
+			fail(a, id, &e);
+			return;
+		}
+		sid = newid;
+	}
+	if (!open_session(a, sid, cwd, &e)) {
+		json_decref(cleared);
+		fail(a, id, &e);
+		return;
+	}
+	jsonrpc_send_result(a->j, id, json_pack(
+		"{s:s,s:{s:{s:o?}}}", "sessionId", sid, "_meta", "aptix",
+		"clearedHead", cleared));
+}
+
+/* The head of conversation sid (0), or 1 when it has none. */
+static int head_of(aptix_oid *head, struct acp *a, const char *sid)
+{
+	aptix_buf ref = APTIX_BUF_INIT;
+	int r;
+
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, sid);
+	r = aptix_ref_resolve(head, NULL, serve_repo(a->srv), ref.ptr);
+	aptix_buf_release(&ref);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		return 1;
+	}
+	return r;
+}
+
+/* session/load (replay 1) and session/resume (replay 0). */
+static void session_load(struct acp *a, json_t *id, json_t *p, int replay)
+{
+	struct serve_err e = { 0, "", "" };
+	const char *cwd = check_cwd(a, id, p);
+	const char *sid = serve__pstr(p, "sessionId");
+	aptix_oid head;
+	int r;
+
+	if (!cwd)
+		return;
+	if (!conv_exists(a, sid)) {
+		no_session(a, id, sid);
+		return;
+	}
+	if (!open_session(a, sid, cwd, &e)) {
+		fail(a, id, &e);
+		return;
+	}
+	r = head_of(&head, a, sid);
+	if (r == 0 && replay)
+		r = acp_replay_chain(a, sid, &head);
+	if (r < 0) {
+		serve_fail_aptix(&e, r);
+		fail(a, id, &e);
+		return;
+	}
+	jsonrpc_send_result(a->j, id, json_object());
+}
+
+static void session_close(struct acp *a, json_t *id, json_t *p)
+{
+	const char *sid = serve__pstr(p, "sessionId");
+
+	if (!sid || close_session(a, sid) < 0) {
+		no_session(a, id, sid);
+		return;
+	}
+	interrupt(a, sid);
+	jsonrpc_send_result(a->j, id, json_object());
+}
+
+/* session/delete: the conversation is archived (aptix keeps it all). */
+static void session_delete(struct acp *a, json_t *id, json_t *p)
+{
+	struct serve_err e = { 0, "", "" };
+	const char *sid = serve__pstr(p, "sessionId");
+	json_t *q, *r;
+
+	if (!conv_exists(a, sid)) {
+		no_session(a, id, sid);
+		return;
+	}
+	q = json_pack("{s:s,s:b}", "conversation", sid, "archived", 1);
+	r = serve_archive(a->srv, q, &e);
+	json_decref(q);
+	if (!r) {
+		fail(a, id, &e);
+		return;
+	}
+	json_decref(r);
+	close_session(a, sid);
+	interrupt(a, sid);
+	jsonrpc_send_result(a->j, id, json_object());
+}
+
+/*
+ * session/fork: from the head of sessionId, or from any snapshot named
+ * by _meta["aptix/fromSession"] (an id, a prefix, HEAD~2...). Nothing
+ * is stored until the new session's first turn, which forks it.
+ */
+static void session_fork(struct acp *a, json_t *id, json_t *p)
+{
+	struct serve_err e = { 0, "", "" };
+	const char *cwd = check_cwd(a, id, p);
+	const char *sid = serve__pstr(p, "sessionId");
+	const char *rev = serve__pstr(json_object_get(p, "_meta"),
+				      META_FORK_FROM);
+	char newid[APTIX_UUID_STRSZ + 1];
+	struct acp_session *s;
+	aptix_otype type;
+	aptix_oid from;
+	size_t size;
+	int r;
+
+	if (!cwd)
+		return;
+	if (!rev && !conv_exists(a, sid)) {
+		no_session(a, id, sid);
+		return;
+	}
+	if (rev ? aptix_revparse(&from, serve_repo(a->srv), rev) < 0 ||
+	    aptix_odb_read_header(&size, &type, aptix_repo_odb(
+					  serve_repo(a->srv)), &from) < 0 ||
+	    type != APTIX_OBJ_SESSION : head_of(&from, a, sid) != 0) {
+		jsonrpc_send_error(a->j, id, RPC_RESOURCE_NOT_FOUND, rev ?
+				   "no such snapshot to fork" : "the session "
+				   "has no turn to fork", json_pack(
+					   "{s:s?}", "from", rev));
+		aptix_error_clear();
+		return;
+	}
+	if (aptix_uuid_v4(newid) < 0 ||
+	    !(s = open_session(a, newid, cwd, &e))) {
+		if (!e.status)
+			serve_fail_aptix(&e, APTIX_ERROR);
+		fail(a, id, &e);
+		return;
+	}
+	pthread_mutex_lock(&a->lock);
+	if ((s = find(a, newid))) {
+		s->fork_pending = 1;
+		s->fork_from = from;
+	}
+	pthread_mutex_unlock(&a->lock);
+	/* what the fork inherits, as opencode tells it */
+	if ((r = acp_replay_chain(a, newid, &from)) < 0) {
+		serve_fail_aptix(&e, r);
+		fail(a, id, &e);
+		return;
+	}
+	jsonrpc_send_result(a->j, id, json_pack(
+		"{s:s,s:{s:{s:o}}}", "sessionId", newid, "_meta", "aptix",
+		"forkedFrom", aptix_view_id(&from)));
+}
+
+/* ---- session/prompt ---- */
+
+struct prompt {
+	struct acp *a;
+	struct serve_turn *t;
+	json_t *id;
+	char sid[APTIX_CONV_MAXLEN + 1];
+	char mid[APTIX_OID_HEXSZ + 1];	/* the streamed answer's */
+};
+
+static void on_event(const char *event, json_t *data, void *payload)
+{
+	struct prompt *pr = payload;
+
+	if (strcmp(event, "delta"))
+		return;
+	acp_update(pr->a, pr->sid, json_pack(
+		"{s:s,s:s,s:{s:s,s:O}}", "sessionUpdate",
+		"agent_message_chunk", "messageId", pr->mid, "content",
+		"type", "text", "text", json_object_get(data, "text")));
+}
+
+/* A file:// URI's path (percent-decoded), or NULL. */
+static char *uri_path(const char *uri)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	const char *c;
+
+	if (!strncmp(uri, "file://localhost/", 17))
+		uri += 16;
+	else if (!strncmp(uri, "file:///", 8))
+		uri += 7;
+	else
+		return NULL;
+	for (c = uri; *c; c++) {
+		unsigned hi, lo;
+
+		if (*c == '%' && sscanf(c + 1, "%1x%1x", &hi, &lo) == 2) {
+			aptix_buf_putc(&b, (char)(hi << 4 | lo));
+			c += 2;
+		} else {
+			aptix_buf_putc(&b, *c);
+		}
+	}
+	return aptix_buf_oom(&b) || memchr(b.ptr, 0, b.len) ?
+		(aptix_buf_release(&b), NULL) : aptix_buf_detach(&b);
+}
+
+/* A path inside the work tree, relative to it (into the path), or NULL. */
+static const char *in_tree(struct acp *a, const char *path)
+{
+	const char *root = aptix_repo_workdir(serve_repo(a->srv));
+	size_t n = root ? strlen(root) : 0;
+
+	if (!path || !root || strncmp(path, root, n) || path[n] != '/' ||
+	    !path[n + 1])
+		return NULL;
+	return path + n + 1;
+}
+
+/* An embedded resource: its text, fenced, after the instruction. */
+static int embed(aptix_buf *in, json_t *res)
+{
+	const char *uri = serve__pstr(res, "uri");
+	const char *text = serve__pstr(res, "text");
+
+	if (!uri || !text)
+		return -1;	/* a blob resource: not advertised */
+	aptix_buf_printf(in, "%s%s:\n```\n%s%s```\n", in->len ? "\n\n" : "",
+			 uri, text, *text && text[strlen(text) - 1] != '\n' ?
+			 "\n" : "");
+	return 0;
+}
+
+/*
+ * ACP's content blocks -> the turn's instruction and active files:
+ * texts join the instruction, embedded resources are fenced into it
+ * (their text is what the client holds, unsaved edits included), and
+ * resource links to files of the work tree become active files (other
+ * links are named in the instruction).
+ */
+static int prompt_params(struct acp *a, json_t *q, json_t *blocks,
+			 const char **why)
+{
+	aptix_buf in = APTIX_BUF_INIT;
+	json_t *files = json_array(), *v;
+	size_t i;
+
+	*why = "prompt is an array of content blocks";
+	json_array_foreach(blocks, i, v) {
+		const char *type = serve__pstr(v, "type");
+		const char *s;
+		char *path;
+
+		if (!type)
+			goto bad;
+		if (!strcmp(type, "text") && (s = serve__pstr(v, "text"))) {
+			aptix_buf_printf(&in, "%s%s", in.len ? "\n\n" : "", s);
+		} else if (!strcmp(type, "resource")) {
+			*why = "an embedded resource needs a uri and a text";
+			if (embed(&in, json_object_get(v, "resource")) < 0)
+				goto bad;
+		} else if (!strcmp(type, "resource_link") &&
+			   (s = serve__pstr(v, "uri"))) {
+			const char *rel = in_tree(a, path = uri_path(s));
+
+			if (rel)
+				json_array_append_new(files, json_string(rel));
+			else
+				aptix_buf_printf(&in, "%s%s", in.len ?
+						 "\n\n" : "", s);
+			free(path);
+		} else {
+			*why = "content blocks are text, resource or "
+				"resource_link (no image, no audio)";
+			goto bad;
+		}
+	}
+	if (aptix_buf_oom(&in))
+		goto bad;
+	json_object_set_new(q, "instruction", json_stringn(in.ptr, in.len));
+	json_object_set_new(q, "active_files", files);
+	aptix_buf_release(&in);
+	return 0;
+bad:
+	aptix_buf_release(&in);
+	json_decref(files);
+	return -1;
+}
+
+/* Responses' status -> ACP's stopReason. */
+static const char *stop_reason(const aptix_run_result *res)
+{
+	json_t *raw = json_loadb(res->api.raw.ptr, res->api.raw.len, 0, NULL);
+	json_t *out, *item, *part;
+	const char *why = serve__pstr(json_object_get(raw, "incomplete_details"),
+				      "reason"), *stop = "end_turn";
+	int refusal = 0, text = 0;
+	size_t i, k;
+
+	out = json_object_get(raw, "response") ?
+		json_object_get(json_object_get(raw, "response"), "output") :
+		json_object_get(raw, "output");
+	json_array_foreach(out, i, item) {
+		json_t *content = json_object_get(item, "content");
+
+		json_array_foreach(content, k, part) {
+			const char *t = serve__pstr(part, "type");
+
+			refusal |= t && !strcmp(t, "refusal");
+			text |= t && !strcmp(t, "output_text");
+		}
+	}
+	if (res->api.status && !strcmp(res->api.status, "incomplete"))
+		stop = why && !strcmp(why, "content_filter") ? "refusal" :
+			"max_tokens";
+	else if (refusal && !text)
+		stop = "refusal";
+	json_decref(raw);
+	return stop;
+}
+
+/* Tokens in context and the window, after a committed turn. */
+static void usage_update(struct acp *a, const char *sid,
+			 const aptix_run_result *res)
+{
+	const aptix_usage *u = &res->api.usage;
+	aptix_config *cfg = NULL;
+	long chars = 120000;
+
+	if (aptix_config_open(&cfg, serve_repo(a->srv)) < 0 ||
+	    aptix_config_long(&chars, cfg, "context.chain-max-chars") < 0)
+		aptix_error_clear();
+	aptix_config_free(cfg);
+	acp_update(a, sid, json_pack(
+		"{s:s,s:I,s:I}", "sessionUpdate", "usage_update", "used",
+		(json_int_t)(u->input_tokens + u->output_tokens), "size",
+		(json_int_t)(chars / 4)));
+}
+
+static void prompt_thread(void *arg)
+{
+	struct prompt *pr = arg;
+	struct acp *a = pr->a;
+	json_t *final = serve_turn_run(pr->t), *meta, *result = NULL;
+	const aptix_run_result *res = serve_turn_result(pr->t);
+	struct acp_session *s;
+	int cancelled = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if ((s = find(a, pr->sid))) {
+		cancelled = s->cancelled;
+		s->prompting = s->cancelled = 0;
+		if (res->committed && res->completed)
+			s->fork_pending = 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (res->committed) {
+		acp_replay_session(a, pr->sid, &res->session,
+				   ACP_REPLAY_CONTEXT | ACP_REPLAY_TOOLS);
+		aptix_error_clear();
+		usage_update(a, pr->sid, res);
+	}
+	meta = json_pack("{s:{s:O?,s:O?,s:O?,s:O?,s:O?}}", "aptix",
+			 "session", json_object_get(final, "session"),
+			 "turn", json_object_get(final, "turn"),
+			 "conversation", json_object_get(final,
+							 "conversation"),
+			 "status", json_object_get(final, "status"),
+			 "error_code", json_object_get(final, "error_code"));
+	if (!s && res->error_code && !strcmp(res->error_code, "cancelled"))
+		cancelled = 1;	/* closed while it ran */
+	if (cancelled)
+		result = json_pack("{s:s,s:O}", "stopReason", "cancelled",
+				   "_meta", meta);
+	else if (res->completed)
+		result = json_pack(
+			"{s:s,s:{s:I,s:I,s:I,s:I},s:O}", "stopReason",
+			stop_reason(res), "usage", "inputTokens",
+			(json_int_t)res->api.usage.input_tokens, "outputTokens",
+			(json_int_t)res->api.usage.output_tokens,
+			"totalTokens", (json_int_t)res->api.usage.total_tokens,
+			"cachedReadTokens",
+			(json_int_t)res->api.usage.cached_tokens, "_meta",
+			meta);
+	if (result)
+		jsonrpc_send_result(a->j, pr->id, result);
+	else	/* committed as failed: the snapshot's ids in data */
+		jsonrpc_send_error(a->j, pr->id, RPC_INTERNAL_ERROR,
+				   serve__pstr(final, "error_message") ?
+				   serve__pstr(final, "error_message") :
+				   "the turn failed", json_incref(
+					   json_object_get(meta, "aptix")));
+	json_decref(meta);
+	json_decref(final);
+	json_decref(pr->id);
+	serve_turn_free(pr->t);
+	free(pr);
+}
+
+/* The turn's parameters: where it goes, what it asks. */
+static int turn_params(struct acp *a, json_t *q, const char *sid,
+		       const char **why)
+{
+	struct acp_session *s;
+	int r = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (!(s = find(a, sid))) {
+		r = -1;
+	} else if (s->prompting) {
+		*why = "a prompt of this session is running";
+		r = -2;
+	} else {
+		s->prompting = 1;
+		s->cancelled = 0;
+		if (s->workspace)
+			json_object_set_new(q, "workspace",
+					    json_string(s->workspace));
+		if (s->fork_pending) {
+			json_object_set_new(q, "kind", json_string("fork"));
+			json_object_set_new(q, "session", aptix_view_id(
+						    &s->fork_from));
+			json_object_set_new(q, "fork_conversation",
+					    json_string(sid));
+		} else {
+			json_object_set_new(q, "conversation",
+					    json_string(sid));
+			json_object_set_new(q, "create", json_true());
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	return r;
+}
+
+static void prompting_done(struct acp *a, const char *sid)
+{
+	struct acp_session *s;
+
+	pthread_mutex_lock(&a->lock);
+	if ((s = find(a, sid)))
+		s->prompting = 0;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void session_prompt(struct acp *a, json_t *id, json_t *p)
+{
+	struct serve_err e = { 0, "", "" };
+	const char *sid = serve__pstr(p, "sessionId"), *why = NULL;
+	json_t *blocks = json_object_get(p, "prompt"), *q, *started;
+	struct prompt *pr;
+	int r;
+
+	if (!json_is_array(blocks) || !sid) {
+		bad_params(a, id, "sessionId and prompt are needed");
+		return;
+	}
+	q = json_object();
+	if ((r = turn_params(a, q, sid, &why)) < 0) {
+		json_decref(q);
+		if (r == -1)
+			no_session(a, id, sid);
+		else
+			jsonrpc_send_error(a->j, id, RPC_BUSY, why, NULL);
+		return;
+	}
+	if (prompt_params(a, q, blocks, &why) < 0 ||
+	    !(pr = calloc(1, sizeof(*pr)))) {
+		prompting_done(a, sid);
+		json_decref(q);
+		bad_params(a, id, why);
+		return;
+	}
+	pr->a = a;
+	pr->id = json_incref(id);
+	snprintf(pr->sid, sizeof(pr->sid), "%s", sid);
+	started = serve_turn_begin(&pr->t, a->srv, q, on_event, pr, &e);
+	json_decref(q);
+	if (!started) {
+		prompting_done(a, sid);
+		serve_turn_free(pr->t);
+		json_decref(pr->id);
+		free(pr);
+		fail(a, id, &e);
+		return;
+	}
+	snprintf(pr->mid, sizeof(pr->mid), "%s",
+		 json_string_value(json_object_get(started, "turn")));
+	json_decref(started);
+	jsonrpc_spawn(a->j, prompt_thread, pr);
+}
+
+/* session/cancel: a notification; the prompt answers "cancelled". */
+static void session_cancel(struct acp *a, json_t *p)
+{
+	const char *sid = serve__pstr(p, "sessionId");
+	struct acp_session *s;
+	int running = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if ((s = find(a, sid)) && s->prompting) {
+		s->cancelled = 1;
+		running = 1;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (running)
+		interrupt(a, sid);
+}
+
+/* ---- the dialect ---- */
+
+static void list(struct acp *a, json_t *id, json_t *p)
+{
+	struct serve_err e = { 0, "", "" };
+	json_t *r;
+
+	if ((json_object_get(p, "cwd") && !serve__pstr(p, "cwd") &&
+	     !json_is_null(json_object_get(p, "cwd"))) ||
+	    (json_object_get(p, "cursor") && !serve__pstr(p, "cursor") &&
+	     !json_is_null(json_object_get(p, "cursor")))) {
+		bad_params(a, id, "cwd and cursor are strings");
+		return;
+	}
+	if (serve__pstr(p, "cwd") && *serve__pstr(p, "cwd") != '/') {
+		bad_params(a, id, "cwd is an absolute path");
+		return;
+	}
+	if ((r = acp_list(a, p, &e)))
+		jsonrpc_send_result(a->j, id, r);
+	else
+		fail(a, id, &e);
+}
+
+static void session_load_replay(struct acp *a, json_t *id, json_t *p)
+{
+	session_load(a, id, p, 1);
+}
+
+static void session_resume(struct acp *a, json_t *id, json_t *p)
+{
+	session_load(a, id, p, 0);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct acp *a, json_t *id, json_t *p);
+} methods[] = {
+	{ "initialize", initialize },
+	{ "session/new", session_new },
+	{ "session/prompt", session_prompt },
+	{ "session/load", session_load_replay },
+	{ "session/resume", session_resume },
+	{ "session/list", list },
+	{ "session/close", session_close },
+	{ "session/delete", session_delete },
+	{ "session/fork", session_fork },
+};
+
+static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
+		     json_t *p, void *ctx)
+{
+	struct acp *a = ctx;
+	size_t i;
+
+	(void)j;
+	if (!id) {
+		if (!strcmp(method, "session/cancel"))
+			session_cancel(a, p);
+		return;		/* others (unknown "_..." ones too): ignored */
+	}
+	if (json_object_get(p, "sessionId") && !serve__pstr(p, "sessionId")) {
+		bad_params(a, id, "sessionId is a string");
+		return;
+	}
+	for (i = 0; i < sizeof(methods) / sizeof(*methods); i++)
+		if (!strcmp(method, methods[i].name)) {
+			methods[i].fn(a, id, p);
+			return;
+		}
+	jsonrpc_send_error(a->j, id, RPC_METHOD_NOT_FOUND, "method not found",
+			   json_pack("{s:s}", "method", method));
+}
+
+int acp_new(struct acp **out, struct serve *s, int out_fd)
+{
+	struct acp *a = calloc(1, sizeof(*a));
+	struct jsonrpc_dialect d = { dispatch, NULL, NULL };
+	int r;
+
+	*out = NULL;
+	if (!a)
+		return aptix_error_oom();
+	a->srv = s;
+	pthread_mutex_init(&a->lock, NULL);
+	d.ctx = a;
+	if ((r = jsonrpc_new_dialect(&a->j, s, out_fd, &d)) < 0) {
+		acp_free(a);
+		return r;
+	}
+	*out = a;
+	return 0;
+}
+
+struct jsonrpc *acp_transport(struct acp *a)
+{
+	return a->j;
+}
+
+void acp_free(struct acp *a)
+{
+	struct acp_session *s;
+
+	if (!a)
+		return;
+	jsonrpc_free(a->j);
+	while ((s = a->sessions)) {
+		a->sessions = s->next;
+		session_free(s);
+	}
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}

@@ -169,8 +169,8 @@ typedef struct {
 	size_t ntool_outputs;
 	/**
 	 * fork: the id of the new conversation (NULL: a new UUID); it must
-	 * be a valid new id no conversation has (APTIX_EEXISTS): an agent
-	 * protocol (ACP) names a forked session before its first turn.
+	 * be a valid new id whose conversation has no head (APTIX_EEXISTS); an
+	 * agent protocol (ACP) names a fork before its first turn.
 	 * Since version 6.
 	 */
 	const char *fork_conversation;

@@ -11,6 +11,7 @@
 #	APTIX=/path/to/aptix   the binary to measure (default: ./aptix)
 #	BENCH_SESSIONS=N       size of more.sh's history store (100000)
 #	BENCH_STATUS_SESSIONS=N  status.sh's large store (100000; 0: skip it)
+#	BENCH_GC_SESSIONS=N    gc.sh's large store (100000): log -S, gc
 #
 # Needs python3, git, hyperfine and curl.
 set -eu
@@ -225,5 +226,8 @@ if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then
 	echo "status and sessions against the store's size, status against git status (t/perf/status.sh)"
 	APTIX="$APTIX" SESSIONS="${BENCH_STATUS_SESSIONS:-100000}" sh "$PERF_DIR/status.sh"
 fi
+echo
+echo "log -S at two sizes against git, and gc with a tenth unreachable (t/perf/gc.sh)"
+APTIX="$APTIX" W="$W" PERF_DIR="$PERF_DIR" sh "$PERF_DIR/gc.sh"
 echo
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%dT%H:%M:%SZ)"

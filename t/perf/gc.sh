@@ -61,6 +61,7 @@ printf '%-48s %17s %17s %9s\n' "ms (mean ± sd)" aptix git aptix/git
 hfrow "log --all -S $word | --grep, $((N / 10))" "$small/aptix" \
 	"$APTIX log --all --oneline -S $word" "$small/git" \
 	"git log --all --oneline -F --grep=$word" 1 5
+# shellcheck disable=SC2154 # set by hfrow (lib.sh)
 small_ms=$_am
 hfrow "log --all -S $word | --grep, $N" "$large/aptix" \
 	"$APTIX log --all --oneline -S $word" "$large/git" \

@@ -58,7 +58,8 @@ struct plan {
 	size_t nx, ax;
 	aptix_oid *sess;		/* every session object */
 	size_t ns, as;
-	size_t objects, sessions;
+	size_t objects;
+	size_t sessions;		/* indexed sessions that go */
 	int err;
 	aptix_buf tmp;
 };
@@ -255,6 +256,7 @@ static int reflog_cb(const void *key, size_t klen, const void *val,
 static int make_plan(struct plan *p)
 {
 	aptix_reach_options ro = APTIX_REACH_OPTIONS_INIT;
+	aptix_session_info si;
 	size_t i;
 	int r;
 
@@ -275,9 +277,17 @@ static int make_plan(struct plan *p)
 	if ((r = p->s->iter(p->s, APTIX_TABLE_OBJECTS, NULL, 0, object_cb,
 			    p)) < 0 || (r = plan_rewrites(p)) < 0)
 		return r;
-	for (i = 0; i < p->nv; i++)
-		if (p->v[i].type == APTIX_OBJ_SESSION)
+	/* the sessions that go with a record in the index */
+	for (i = 0; i < p->nv; i++) {
+		if (p->v[i].type != APTIX_OBJ_SESSION)
+			continue;
+		r = aptix_index_session(&si, p->repo, &p->v[i].id);
+		if (r == 0)
 			p->sessions++;
+		else if (r != APTIX_ENOTFOUND)
+			return r;
+		aptix_error_clear();
+	}
 	return 0;
 }
 

@@ -64,10 +64,16 @@ endif
 # libpq: the PostgreSQL storage backend (src/store/backend-pg.c), a
 # store shared by many hosts (issue 26); linked, not loaded on demand,
 # because the library itself opens such a store by name.
-LIB_DEPS_PC = lmdb zlib jansson libpq
+# libsqlite3 (Debian's): `aptix import opencode` reads OpenCode's own
+# database (opencode.db) through SQLite itself, the library that wrote
+# it, read-only, rather than a hand-written reader of its file format
+# (issue 25).
+LIB_DEPS_PC = lmdb zlib jansson libpq sqlite3
+SQLITE_LIBS = $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null || \
+	echo -lsqlite3)
 PQ_CFLAGS = $(shell $(PKG_CONFIG) --cflags libpq 2>/dev/null || \
 	echo -I/usr/include/postgresql)
-LIBS = -llmdb -lz -ljansson -lpq
+LIBS = -llmdb -lz -ljansson -lpq $(SQLITE_LIBS)
 # libmicrohttpd: the HTTP server of `aptix serve`, its header only: the
 # library is loaded by the command when it starts (serve/http.c), as
 # libcurl is, so that other commands do not load it and GnuTLS
@@ -275,7 +281,7 @@ DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
 	libmicrohttpd-dev chromium libedit-dev tmux scdoc zsh fish \
-	postgresql libpq-dev python3-jsonschema
+	postgresql libpq-dev python3-jsonschema libsqlite3-dev
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \

@@ -19,10 +19,11 @@
 static const char *const import_usage[] = {
 	"aptix import [--dry-run] [--json] [-q] <tool> [<path>...]",
 	"",
-	"<tool> is codex, claude, gemini, json (the lossless JSON of aptix",
-	"export) or session-md (seed 004's session.md). Without",
-	"a path, the tool's own location: ~/.codex/sessions and",
-	"~/.codex/archived_sessions, ~/.claude/projects, ~/.gemini/tmp.",
+	"<tool> is codex, claude, gemini, opencode (its opencode.db or the",
+	"JSON of opencode export), json (the lossless JSON of aptix export)",
+	"or session-md (seed 004's session.md). Without a path, the tool's",
+	"own location: ~/.codex/sessions and ~/.codex/archived_sessions,",
+	"~/.claude/projects, ~/.gemini/tmp, ~/.local/share/opencode.",
 	"Importing again adds only what is new.",
 	NULL
 };
@@ -111,8 +112,8 @@ int cmd_import(int argc, const char **argv, struct aptix_repo *repo)
 	if (argc < 1)
 		usage_with_options(import_usage, options);
 	if (!aptix_import_tool_known(argv[0]))
-		die("unknown tool '%s' (codex, claude, gemini, json, "
-		    "session-md)", argv[0]);
+		die("unknown tool '%s' (codex, claude, gemini, opencode, "
+		    "json, session-md)", argv[0]);
 	for (i = 1; i < argc; i++)
 		if (aptix_strlist_push(&paths, argv[i]) < 0)
 			die_aptix();

@@ -113,7 +113,7 @@ __aptix_arguments() {
 	import)
 		# the tool first, then its files or directories
 		if [ -z "$sub" ]; then
-			__aptix_reply "codex claude gemini json session-md" "$cur"
+			__aptix_reply "codex claude gemini opencode json session-md" "$cur"
 		else
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		fi

@@ -96,7 +96,7 @@ _aptix_arguments() {
 	continue|status|index|credscan|hash-object|purge) _files ;;
 	import)
 		if [[ -z $sub ]]; then
-			local -a tools=(codex claude gemini json session-md)
+			local -a tools=(codex claude gemini opencode json session-md)
 			compadd -a tools
 		else
 			_files

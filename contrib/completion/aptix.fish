@@ -138,7 +138,7 @@ function __aptix_arguments
 			__aptix_names
 		case import
 			if test -z "$sub"
-				printf '%s\n' codex claude gemini json session-md
+				printf '%s\n' codex claude gemini opencode json session-md
 			else
 				__fish_complete_path (commandline -ct)
 			end

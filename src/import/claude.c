@@ -476,5 +476,5 @@ static int claude_end(struct imp_file *f)
 
 const struct imp_tool aptix__imp_claude = {
 	"claude", claude_match, claude_prescan, claude_begin, claude_record,
-	claude_end, claude_release, NULL
+	claude_end, claude_release, NULL, NULL
 };

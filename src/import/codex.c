@@ -388,5 +388,5 @@ static int codex_end(struct imp_file *f)
 
 const struct imp_tool aptix__imp_codex = {
 	"codex", codex_match, codex_prescan, codex_begin, codex_record,
-	codex_end, codex_release, NULL
+	codex_end, codex_release, NULL, NULL
 };

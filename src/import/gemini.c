@@ -393,5 +393,5 @@ static int gemini_end(struct imp_file *f)
 
 const struct imp_tool aptix__imp_gemini = {
 	"gemini", gemini_match, gemini_prescan, gemini_begin, gemini_record,
-	gemini_end, gemini_release, NULL
+	gemini_end, gemini_release, NULL, NULL
 };

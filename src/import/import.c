@@ -46,7 +46,7 @@ struct imp_run {
 
 static const struct imp_tool *const tools[] = {
 	&aptix__imp_codex, &aptix__imp_claude, &aptix__imp_gemini,
-	&aptix__imp_json, &aptix__imp_session_md
+	&aptix__imp_json, &aptix__imp_session_md, &aptix__imp_opencode
 };
 
 static const struct imp_tool *find_tool(const char *name)
@@ -978,6 +978,14 @@ static int read_file(struct imp_file *f)
 	return r;
 }
 
+int imp_feed(struct imp_file *f, const char *line, size_t len)
+{
+	f->lineno++;
+	if (!(f->lineno % 1024))
+		progress(f->run);
+	return len ? read_line(f, line, len, 0) : 0;
+}
+
 static int import_file(struct imp_run *run, const struct imp_tool *tool,
 		       const char *path, struct imp_conv *conv)
 {
@@ -986,7 +994,10 @@ static int import_file(struct imp_run *run, const struct imp_tool *tool,
 			      .src_line = 1 };
 	int r;
 
-	if (!(r = tool->begin(&f)) && !(r = read_file(&f)))
+	if (tool->read)
+		run->st->files++;
+	if (!(r = tool->begin(&f)) &&
+	    !(r = tool->read ? tool->read(&f) : read_file(&f)))
 		r = tool->end(&f);
 	tool->release(&f);
 	aptix_buf_release(&f.src);
@@ -1086,6 +1097,7 @@ int aptix_import_default_paths(aptix_strlist *out, const char *tool,
 		{ "codex", ".codex/sessions", ".codex/archived_sessions" },
 		{ "claude", ".claude/projects", NULL },
 		{ "gemini", ".gemini/tmp", NULL },
+		{ "opencode", ".local/share/opencode", NULL },
 	};
 	aptix_buf p = APTIX_BUF_INIT;
 	struct stat sb;
@@ -1205,7 +1217,8 @@ int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
 	memset(stats, 0, sizeof(*stats));
 	if (!t) {
 		aptix_error_set(APTIX_ERROR_INVALID, "unknown tool '%s' "
-				"(codex, claude, gemini, json, session-md)",
+				"(codex, claude, gemini, opencode, json, "
+				"session-md)",
 				tool ? tool : "");
 		return APTIX_EINVALID;
 	}

@@ -103,10 +103,17 @@ struct imp_tool {
 	 */
 	int (*line)(struct imp_file *f, const char *line, size_t len,
 		    int last);
+	/*
+	 * A tool whose source is not lines (a database, an indented JSON
+	 * document) sets this: it reads f->path itself and hands each
+	 * record, as one line of compact JSON, to imp_feed().
+	 */
+	int (*read)(struct imp_file *f);
 };
 
 extern const struct imp_tool aptix__imp_codex, aptix__imp_claude,
-	aptix__imp_gemini, aptix__imp_json, aptix__imp_session_md;
+	aptix__imp_gemini, aptix__imp_json, aptix__imp_session_md,
+	aptix__imp_opencode;
 
 /* --- for the tools ----------------------------------------------------- */
 
@@ -133,6 +140,13 @@ void imp_unknown(struct imp_file *f, const char *type);
  * one conversation share its state.
  */
 int imp_conversation(struct imp_file *f, const char *id);
+
+/*
+ * A record the tool read itself (the read hook): one line of JSON,
+ * counted and kept as source like a line of a file, then handed to
+ * the tool's record callback.
+ */
+int imp_feed(struct imp_file *f, const char *line, size_t len);
 
 /* The current turn's source ends after the line being read. */
 void imp_cut(struct imp_file *f);

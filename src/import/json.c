@@ -319,5 +319,5 @@ static int json_record(struct imp_file *f, json_t *rec)
 
 const struct imp_tool aptix__imp_json = {
 	"json", json_match, json_prescan, json_begin, json_record, json_end,
-	json_release, NULL
+	json_release, NULL, NULL
 };

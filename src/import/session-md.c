@@ -281,5 +281,5 @@ static void md_release(struct imp_file *f)
 
 const struct imp_tool aptix__imp_session_md = {
 	"session-md", md_match, md_prescan, md_begin, NULL, md_end,
-	md_release, md_line
+	md_release, md_line, NULL
 };

@@ -68,6 +68,7 @@ static const char *const log_usage[] = {
 /* A conversation head, for decorations. */
 struct head {
 	aptix_oid id;
+	uint32_t next;			/* the next head at id, or NONE */
 	char conv[APTIX_CONV_MAXLEN + 1];
 };
 
@@ -86,8 +87,10 @@ struct log {
 	uint32_t nheld, aheld;
 	int tip_shown;			/* a committed session was shown */
 
-	struct head *heads;
+	struct head *heads;		/* in ref name order */
 	size_t nheads, aheads;
+	uint32_t *head_slots;		/* by id: the first head there */
+	size_t head_mask;
 	unsigned char head_bits[8192];	/* 16 bits of the ids of heads */
 	char head_conv[APTIX_CONV_MAXLEN + 1];
 	int head_detached;
@@ -302,21 +305,14 @@ static int wanted(struct log *lg, uint32_t k)
 
 /* --- Decorations ---------------------------------------------------------- */
 
-static int head_cmp(const void *a, const void *b)
-{
-	const struct head *x = a, *y = b;
-	int c = memcmp(x->id.id, y->id.id, APTIX_OID_RAWSZ);
-
-	return c ? c : strcmp(x->conv, y->conv);
-}
-
 static int collect_head(const aptix_ref *ref, void *payload)
 {
 	struct log *lg = payload;
 	const char *conv = ref->name + strlen(APTIX_CONV_PREFIX);
+	size_t len = strlen(conv);
 	struct head *h;
 
-	if (ref->target || strlen(conv) > APTIX_CONV_MAXLEN)
+	if (ref->target || len > APTIX_CONV_MAXLEN || lg->nheads >= NONE / 4)
 		return 0;
 	if (lg->nheads == lg->aheads) {
 		lg->aheads = lg->aheads ? lg->aheads * 2 : 16;
@@ -325,7 +321,8 @@ static int collect_head(const aptix_ref *ref, void *payload)
 	}
 	h = &lg->heads[lg->nheads++];
 	h->id = ref->oid;
-	snprintf(h->conv, sizeof(h->conv), "%s", conv);
+	h->next = NONE;
+	memcpy(h->conv, conv, len + 1);
 	return 0;
 }
 
@@ -339,9 +336,49 @@ static void head_bit_set(struct log *lg, const aptix_oid *id)
 	lg->head_bits[head_bit(id) >> 3] |= 1u << (head_bit(id) & 7);
 }
 
+/* Where the heads at id are chained: ids are hashes, their bytes do. */
+static size_t head_slot(const struct log *lg, const aptix_oid *id)
+{
+	size_t k = ((size_t)id->id[2] << 24 | (size_t)id->id[3] << 16 |
+		    (size_t)id->id[4] << 8 | id->id[5]) & lg->head_mask;
+
+	while (lg->head_slots[k] != NONE &&
+	       aptix_oid_cmp(&lg->heads[lg->head_slots[k]].id, id))
+		k = (k + 1) & lg->head_mask;
+	return k;
+}
+
+/*
+ * The heads by id: a table of the first head at each id, the others
+ * chained in ref name order (the order the refs came in), so that a
+ * decoration costs a probe, and loading costs no sort.
+ */
+static void hash_heads(struct log *lg)
+{
+	size_t n = 16, i, k;
+	uint32_t j;
+
+	while (n < 2 * lg->nheads)
+		n *= 2;
+	lg->head_slots = xrealloc(NULL, n, sizeof(*lg->head_slots));
+	memset(lg->head_slots, 0xff, n * sizeof(*lg->head_slots));
+	lg->head_mask = n - 1;
+	for (i = 0; i < lg->nheads; i++) {
+		head_bit_set(lg, &lg->heads[i].id);
+		k = head_slot(lg, &lg->heads[i].id);
+		if (lg->head_slots[k] == NONE) {
+			lg->head_slots[k] = (uint32_t)i;
+			continue;
+		}
+		for (j = lg->head_slots[k]; lg->heads[j].next != NONE;
+		     j = lg->heads[j].next)
+			;
+		lg->heads[j].next = (uint32_t)i;
+	}
+}
+
 static void load_heads(struct log *lg)
 {
-	size_t i;
 	aptix_ref ref;
 	size_t plen = strlen(APTIX_CONV_PREFIX);
 	int r;
@@ -349,10 +386,7 @@ static void load_heads(struct log *lg)
 	if (aptix_ref_foreach(lg->repo, APTIX_CONV_PREFIX, collect_head,
 			      lg) < 0)
 		die_aptix();
-	if (lg->nheads > 1)
-		qsort(lg->heads, lg->nheads, sizeof(*lg->heads), head_cmp);
-	for (i = 0; i < lg->nheads; i++)
-		head_bit_set(lg, &lg->heads[i].id);
+	hash_heads(lg);
 	r = aptix_ref_read(&ref, lg->repo, "HEAD");
 	if (r == APTIX_ENOTFOUND)
 		return;
@@ -369,27 +403,12 @@ static void load_heads(struct log *lg)
 	aptix_ref_release(&ref);
 }
 
-/* The heads at id: [*first, *first + n). */
-static size_t find_heads(const struct log *lg, const aptix_oid *id,
-			 size_t *first)
+/* The first head at id (the others: ->next), or NONE. */
+static uint32_t find_heads(const struct log *lg, const aptix_oid *id)
 {
-	size_t lo = 0, hi = lg->nheads, mid, n = 0;
-
-	*first = 0;
 	if (!(lg->head_bits[head_bit(id) >> 3] & (1u << (head_bit(id) & 7))))
-		return 0;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (memcmp(lg->heads[mid].id.id, id->id, APTIX_OID_RAWSZ) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*first = lo;
-	while (lo + n < lg->nheads &&
-	       !memcmp(lg->heads[lo + n].id.id, id->id, APTIX_OID_RAWSZ))
-		n++;
-	return n;
+		return NONE;
+	return lg->head_slots[head_slot(lg, id)];
 }
 
 /* --- Output --------------------------------------------------------------- */
@@ -504,14 +523,14 @@ static void out_conv_short(struct log *lg, const char *conv)
 static void out_decorations(struct log *lg, uint32_t k, int parens)
 {
 	const aptix_revwalk_entry *r = rec(lg, k);
-	size_t first, n, i;
+	uint32_t first, i;
 	int any = 0, head_here = 0;
 
-	n = find_heads(lg, &r->id, &first);
-	for (i = first; i < first + n; i++)
+	first = find_heads(lg, &r->id);
+	for (i = first; i != NONE; i = lg->heads[i].next)
 		if (!strcmp(lg->heads[i].conv, lg->head_conv))
 			head_here = 1;
-	if (!n && !(lg->head_detached &&
+	if (first == NONE && !(lg->head_detached &&
 		    !aptix_oid_cmp(&lg->head_id, &r->id)))
 		return;
 	if (parens) {
@@ -534,7 +553,7 @@ static void out_decorations(struct log *lg, uint32_t k, int parens)
 		color(lg, C_RESET);
 		any = 1;
 	}
-	for (i = first; i < first + n; i++) {
+	for (i = first; i != NONE; i = lg->heads[i].next) {
 		if (head_here && !strcmp(lg->heads[i].conv, lg->head_conv))
 			continue;
 		if (any) {
@@ -1506,6 +1525,7 @@ static void log_release(struct log *lg)
 	free(lg->order);
 	free(lg->held);
 	free(lg->heads);
+	free(lg->head_slots);
 	free(lg->ob);
 	graph_release(&lg->g);
 }

@@ -221,6 +221,9 @@ APTIX="$APTIX" sh "$PERF_DIR/tools.sh"
 echo
 echo "the flushes of a turn, and its time against two durable appends (t/perf/flushes.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/flushes.sh"
+echo
+echo "history at any size: 100k over 10k sessions, fsck against git (t/perf/scale.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/scale.sh"
 if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then
 	echo
 	echo "status and sessions against the store's size, status against git status (t/perf/status.sh)"

@@ -1,0 +1,155 @@
+#!/bin/sh
+# t/perf/scale.sh - history at any size (issue 28): what the commands
+# that show a screen cost on a store ten times larger, and fsck against
+# git's on the same history shape. Prints figures; never asserts.
+#
+# Two stores built by build-store.sh --git: SMALL sessions (default
+# 10,000) in SMALL/100 conversations and LARGE (default 100,000) in
+# LARGE/100, each with an equivalent git repository. For each command:
+# instructions (callgrind, summed over the processes of a pipeline:
+# stable on a loaded machine) on both, and the ratio large/small (goal
+# of the issue: <= 1.5). Then peak memory (max RSS) of `log --all` and
+# `fsck --connectivity-only` on both, and `fsck --connectivity-only`
+# against `git fsck --connectivity-only` on the large pair (CPU time,
+# user + system, best of ROUNDS; goal: <= 2).
+#
+# `log --all --since` takes the hour before the store's newest session.
+# The stores are cached in t/perf/results/ (gitignored), keyed by size,
+# by build-store.sh's content and by the store format.
+#
+#	sh t/perf/scale.sh     APTIX=path/to/aptix SMALL=10000 LARGE=100000
+#	                       ROUNDS=3
+set -eu
+APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
+SMALL=${SMALL:-10000}
+LARGE=${LARGE:-100000}
+ROUNDS=${ROUNDS:-3}
+PERF_DIR=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-scale-bench.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+export GIT_CONFIG_NOSYSTEM=1 HOME="$W" LC_ALL=C APTIX_PAGER=cat GIT_PAGER=cat
+unset APTIX_DIR QDRANT_URL QDRANT_API_KEY OPENAI_API_KEY
+. "$PERF_DIR/lib.sh"
+command -v valgrind >/dev/null || { echo "scale: valgrind is needed"; exit 0; }
+
+RES=$PERF_DIR/results
+GIT_CEILING_DIRECTORIES=$RES
+export GIT_CEILING_DIRECTORIES
+HASH=$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)-f$(store_format)
+
+# store N: the cached pair (aptix/, git/) of N sessions, built when missing
+store() {
+	_c=$(($1 / 100))
+	[ $_c -ge 1 ] || _c=1
+	_s=$RES/history-c$_c-s$1-$HASH
+	if ! [ -d "$_s" ] ||
+	   ! "$APTIX" -C "$_s/aptix" log --oneline -n 1 >/dev/null 2>&1 ||
+	   ! git -C "$_s/git" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+		mkdir -p "$RES"
+		for _old in "$RES/history-c$_c-s$1-"*; do
+			[ -e "$_old" ] && rm -rf "$_old"
+		done
+		_t=$(now)
+		if ! APTIX="$APTIX" sh "$PERF_DIR/build-store.sh" --git \
+			"$_s.tmp/git" "$_c" "$1" "$_s.tmp/aptix" \
+			>"$W/build.log" 2>&1; then
+			echo "scale: building the $1-session store failed:" >&2
+			tail -n 5 "$W/build.log" >&2
+			rm -rf "$_s.tmp"
+			return 1
+		fi
+		mv "$_s.tmp" "$_s"
+		echo "store of $1 sessions: built in $(awk -v a="$_t" \
+			-v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s," \
+			"cached in t/perf/results/${_s##*/}/" >&2
+	fi
+	echo "$_s"
+}
+
+# cg DIR COMMAND: instructions of one run of the shell command line in
+# DIR, summed over the processes it starts (not sh, head or cat)
+cg() {
+	rm -f "$W"/cg.out.*
+	(cd "$1" && valgrind --tool=callgrind --trace-children=yes \
+		--trace-children-skip='*/sh,*/dash,*/head,*/cat' \
+		--callgrind-out-file="$W/cg.out.%p" sh -c "$2" >/dev/null \
+		2>"$W/vg.err") || { echo failed; return 0; }
+	cat "$W"/cg.out.* | sed -n 's/^summary: \([0-9]*\).*/\1/p' |
+		awk '{ n += $1 } END { printf "%.0f\n", n }'
+}
+mi() { awk -v n="$1" 'BEGIN { if (n ~ /^[0-9]+$/) printf "%.1fM", n / 1e6; else print n }'; }
+# rss DIR COMMAND: the largest max RSS (KB) of the command's processes
+rss() {
+	(cd "$1" && /usr/bin/time -f '%M' -o "$W/rss" sh -c "$2" >/dev/null \
+		2>&1) || true
+	tail -n 1 "$W/rss"
+}
+# cpu DIR COMMAND: user + system seconds, best of ROUNDS
+cpu() {
+	_best=
+	_i=0
+	while [ $_i -lt "$ROUNDS" ]; do
+		(cd "$1" && /usr/bin/time -f '%U %S' -o "$W/cpu" sh -c "$2" \
+			>/dev/null 2>&1) || true
+		_t=$(awk '{ printf "%.3f", $1 + $2 }' "$W/cpu" | tail -n 1)
+		if [ -z "$_best" ] || awk -v a="$_t" -v b="$_best" \
+			'BEGIN { exit !(a < b) }'; then
+			_best=$_t
+		fi
+		_i=$((_i + 1))
+	done
+	echo "$_best"
+}
+
+SS=$(store "$SMALL") || exit 0
+SL=$(store "$LARGE") || exit 0
+# the hour before each store's newest session
+since() {
+	_ms=$("$APTIX" -C "$1" log -n 1 --format=%am HEAD)
+	echo "@$((_ms / 1000 - 3600))"
+}
+since_s=$(since "$SS/aptix") since_l=$(since "$SL/aptix")
+
+echo "instructions (callgrind), $SMALL sessions in $((SMALL / 100)) conversations against $LARGE in $((LARGE / 100))"
+printf '%-44s %12s %12s %8s\n' "command" "$SMALL" "$LARGE" "ratio"
+row() { # label command-small command-large
+	_a=$(cg "$SS/aptix" "$2") _b=$(cg "$SL/aptix" "$3")
+	printf '%-44s %12s %12s %8s\n' "$1" "$(mi "$_a")" "$(mi "$_b")" \
+		"$(ratio "$_b" "$_a")"
+}
+same() { row "$1" "$APTIX $1" "$APTIX $1"; }
+same "continue --dry-run -m x"
+same "log -n 20"
+row "log --graph --all | head -50" "$APTIX log --graph --all | head -50" \
+	"$APTIX log --graph --all | head -50"
+same "sessions -n 20"
+same "for-each-ref"
+row "log --all --since <its last hour>" "$APTIX log --all --since $since_s" \
+	"$APTIX log --all --since $since_l"
+same "usage"
+echo "  goal (issue 28): <= 1.5 each (measured at 1M over 10k there)"
+
+echo
+echo "peak memory (max RSS, KB)"
+printf '%-44s %12s %12s\n' "command" "$SMALL" "$LARGE"
+for c in "log --all" "log --oneline --all" "fsck --connectivity-only"; do
+	printf '%-44s %12s %12s\n' "$c" "$(rss "$SS/aptix" "$APTIX $c")" \
+		"$(rss "$SL/aptix" "$APTIX $c")"
+done
+printf '%-44s %12s %12s\n' "git fsck --connectivity-only" \
+	"$(rss "$SS/git" "git fsck --connectivity-only")" \
+	"$(rss "$SL/git" "git fsck --connectivity-only")"
+echo "  goal (issue 28): under 64 MB at 1M sessions. An LMDB store is mapped: the pages"
+echo "  a command reads count in its RSS."
+
+echo
+echo "fsck --connectivity-only against git's on the same history, CPU s (user + system, best of $ROUNDS)"
+printf '%-44s %12s %12s %8s\n' "sessions" "aptix" "git" "aptix/git"
+for n in "$SMALL" "$LARGE"; do
+	p=$SS
+	[ "$n" = "$SMALL" ] || p=$SL
+	_a=$(cpu "$p/aptix" "$APTIX fsck --connectivity-only")
+	_g=$(cpu "$p/git" "git fsck --connectivity-only")
+	printf '%-44s %12s %12s %8s\n' "$n" "$_a" "$_g" "$(ratio "$_a" "$_g")"
+done
+echo "  goal (issue 28): <= 2"

@@ -80,6 +80,38 @@ count() {
 	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$W/vg.err"
 }
 
+# build_cached DIR PREFIX ARG...: build DIR with build-store.sh ARG...
+# (the word @ in them stands for DIR.tmp), after removing the older
+# builds PREFIX* (another builder's or format's); says how long it took
+# on stderr. Returns 1, with the builder's last lines, when it fails.
+build_cached() {
+	_dir=$1 _prefix=$2
+	shift 2
+	mkdir -p "${_dir%/*}"
+	for _old in "$_prefix"*; do
+		[ -e "$_old" ] && rm -rf "$_old"
+	done
+	for _a in "$@"; do
+		shift
+		case $_a in
+		@) _a=$_dir.tmp ;;
+		@/*) _a=$_dir.tmp/${_a#@/} ;;
+		esac
+		set -- "$@" "$_a"
+	done
+	_t=$(now)
+	if ! APTIX="$APTIX" sh "$PERF_DIR/build-store.sh" "$@" \
+		>"$W/build.log" 2>&1; then
+		echo "building ${_dir##*/} failed:" >&2
+		tail -n 5 "$W/build.log" >&2
+		rm -rf "$_dir.tmp"
+		return 1
+	fi
+	mv "$_dir.tmp" "$_dir"
+	echo "store ${_dir##*/}: built in $(awk -v a="$_t" -v b="$(now)" \
+		'BEGIN { printf "%.1f", b - a }') s, cached in t/perf/results/" >&2
+}
+
 # store_format: the store format of the aptix of this tree, part of the
 # key of each cached store: a store of an older format still reads, but
 # it would measure the older layout

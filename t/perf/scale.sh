@@ -45,23 +45,8 @@ store() {
 	if ! [ -d "$_s" ] ||
 	   ! "$APTIX" -C "$_s/aptix" log --oneline -n 1 >/dev/null 2>&1 ||
 	   ! git -C "$_s/git" rev-parse -q --verify HEAD >/dev/null 2>&1; then
-		mkdir -p "$RES"
-		for _old in "$RES/history-c$_c-s$1-"*; do
-			[ -e "$_old" ] && rm -rf "$_old"
-		done
-		_t=$(now)
-		if ! APTIX="$APTIX" sh "$PERF_DIR/build-store.sh" --git \
-			"$_s.tmp/git" "$_c" "$1" "$_s.tmp/aptix" \
-			>"$W/build.log" 2>&1; then
-			echo "scale: building the $1-session store failed:" >&2
-			tail -n 5 "$W/build.log" >&2
-			rm -rf "$_s.tmp"
-			return 1
-		fi
-		mv "$_s.tmp" "$_s"
-		echo "store of $1 sessions: built in $(awk -v a="$_t" \
-			-v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s," \
-			"cached in t/perf/results/${_s##*/}/" >&2
+		build_cached "$_s" "$RES/history-c$_c-s$1-" --git @/git "$_c" \
+			"$1" @/aptix || return 1
 	fi
 	echo "$_s"
 }

@@ -60,22 +60,8 @@ store() {
 	_s=$RES/status-c100-s$1-$HASH
 	if ! [ -d "$_s" ] ||
 	   ! "$APTIX" -C "$_s" log --oneline -n 1 >/dev/null 2>&1; then
-		mkdir -p "$RES"
-		for _old in "$RES/status-c100-s$1-"*; do
-			[ -e "$_old" ] && rm -rf "$_old"
-		done
-		_t=$(now)
-		if ! APTIX="$APTIX" sh "$PERF_DIR/build-store.sh" 100 "$1" \
-			"$_s.tmp" >"$W/build.log" 2>&1; then
-			echo "status: building the $1-session store failed:" >&2
-			tail -n 5 "$W/build.log" >&2
-			rm -rf "$_s.tmp"
+		build_cached "$_s" "$RES/status-c100-s$1-" 100 "$1" @ ||
 			return 1
-		fi
-		mv "$_s.tmp" "$_s"
-		echo "store of $1 sessions: built in $(awk -v a="$_t" \
-			-v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s," \
-			"cached in t/perf/results/${_s##*/}/" >&2
 	fi
 	echo "$_s"
 }

@@ -535,6 +535,11 @@ int aptix_record__queue(aptix_record_result *out, aptix_txn *tx,
 	    (o->turn && (r = derive_seq(&rc)) < 0) ||
 	    (r = snapshot_seq(&seq, &rc)) < 0)
 		goto done;
+	/* read before the write: still there when it commits (aptix gc) */
+	if ((o->parent && (r = aptix_txn__require_object(tx, o->parent)) < 0) ||
+	    (o->session && (r = aptix_txn__require_object(
+				    tx, &o->session->turn)) < 0))
+		goto done;
 	/* what this turn's objects are stored against: see REBASE_EVERY */
 	rc.like = seq % REBASE_EVERY ? rc.prev : NULL;
 	if (o->turn && (r = record_turn(&rc)) < 0)

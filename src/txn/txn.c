@@ -24,7 +24,7 @@
 #include "aptix/credscan.h"
 
 enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF, OP_RUNNING_CLAIM,
-	OP_RUNNING_RELEASE, OP_REF_VERIFY, OP_CONV_META };
+	OP_RUNNING_RELEASE, OP_REF_VERIFY, OP_CONV_META, OP_OBJECT_REQUIRE };
 
 struct op {
 	enum op_kind kind;
@@ -337,8 +337,10 @@ int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
 		return r;
 	if (out)
 		*out = id;
-	if (find_object(tx, &id) || aptix_odb_exists(tx->repo->odb, &id))
+	if (find_object(tx, &id))
 		return 0;
+	if (aptix_odb_exists(tx->repo->odb, &id))
+		return aptix_txn__require_object(tx, &id);
 	for (i = 0; i < nbases && n < APTIX_STORED_MAX_SPLICES; i++) {
 		aptix_stored_splice *s = &sp[n];
 
@@ -659,6 +661,36 @@ static void defer_sync(aptix_backend_txn *bt)
 		s->wdefer_sync(w);
 }
 
+/*
+ * An object this write uses without writing it (it was there when the
+ * write was made) must still be there: aptix gc may have deleted it
+ * meanwhile, if nothing reached it then.
+ */
+int aptix_txn__require_object(aptix_txn *tx, const aptix_oid *id)
+{
+	struct op *o = new_op(tx, OP_OBJECT_REQUIRE);
+
+	if (!o)
+		return APTIX_ERROR;
+	o->id = *id;
+	return 0;
+}
+
+static int require_object(aptix_backend_txn *bt, const aptix_oid *id)
+{
+	aptix_odb_backend *odb = bt->backend->odb;
+	aptix_buf val = APTIX_BUF_INIT;
+	int r = odb->read_stored(&val, odb, bt, id);
+
+	aptix_buf_release(&val);
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	aptix_error_set(APTIX_ERROR_ODB, "object %s, which this write uses, "
+			"was deleted meanwhile (by 'aptix gc'?): nothing was "
+			"written; run the command again", aptix_oid_hex(id));
+	return APTIX_ENOTFOUND;
+}
+
 static int apply_fn(aptix_backend_txn *bt, void *payload)
 {
 	aptix_txn *tx = payload;
@@ -696,6 +728,9 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 		case OP_CONV_META:
 			r = aptix_index__conv_meta(bt, o->name, o->newval,
 						   o->old_mode);
+			break;
+		case OP_OBJECT_REQUIRE:
+			r = require_object(bt, &o->id);
 			break;
 		}
 	}

@@ -53,5 +53,12 @@ int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
  * write that nobody is told is committed.
  */
 void aptix_txn__defer_sync(aptix_txn *tx);
+/*
+ * Check, when tx commits, that id is in the store (inside the write:
+ * an object seen before is not written again, and aptix gc may delete
+ * it before the commit if nothing reached it); APTIX_ENOTFOUND then,
+ * and nothing is written.
+ */
+int aptix_txn__require_object(aptix_txn *tx, const aptix_oid *id);
 
 #endif

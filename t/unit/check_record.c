@@ -15,6 +15,7 @@
 #include "aptix.h"
 #include "repo/repo.h"
 #include "index/index.h"
+#include "txn/txn.h"
 #include "object/zstream.h"
 #include "aptix/sys/odb_backend.h"
 #include "unit.h"
@@ -825,6 +826,55 @@ START_TEST(test_gc_refuses_other_backends)
 }
 END_TEST
 
+/*
+ * A write that finds a blob already stored does not store it again; if
+ * aptix gc deletes that blob (nothing reached it) before the write
+ * commits, the commit must fail and write nothing, never commit a
+ * session whose blob is gone. The same for a session given to the
+ * recorder whose turn went meanwhile.
+ */
+START_TEST(test_gc_between_dedup_and_commit)
+{
+	static const char text[] = "a file's content that a deleted "
+		"conversation had, and a new turn has again";
+	aptix_gc_options go = APTIX_GC_OPTIONS_INIT;
+	aptix_gc_stats gs;
+	aptix_txn *tx = NULL;
+	aptix_oid id, id2, sess;
+	size_t before;
+
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_write_object(&id, tx, APTIX_OBJ_BLOB, text,
+						sizeof(text) - 1), 0);
+	ck_assert_int_eq(aptix_txn_commit(tx), 0);
+	aptix_txn_free(tx);
+	/* a second write finds it there, and only asks for it at commit */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	ck_assert_int_eq(aptix_txn_write_blob_against(&id2, tx, text,
+						      sizeof(text) - 1, NULL, 0,
+						      NULL), 0);
+	ck_assert_int_eq(aptix_oid_cmp(&id, &id2), 0);
+	ck_assert_int_eq(aptix_txn_write_object(&sess, tx, APTIX_OBJ_BLOB,
+						"another", 7), 0);
+	go.grace_ms = 0;
+	go.no_compact = 1;
+	ck_assert_int_eq(aptix_gc(&gs, repo, &go), 0);
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &id), 0);
+	before = gs.objects - gs.pruned;
+	ck_assert_int_eq(aptix_txn_commit(tx), APTIX_ENOTFOUND);
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
+				     "was deleted meanwhile"));
+	ck_assert_ptr_nonnull(strstr(aptix_error_last()->message,
+				     aptix_oid_hex(&id)));
+	aptix_txn_free(tx);
+	/* nothing of that write is in the store */
+	ck_assert_int_eq(aptix_odb_exists(aptix_repo_odb(repo), &sess), 0);
+	go.dry_run = 1;
+	ck_assert_int_eq(aptix_gc(&gs, repo, &go), 0);
+	ck_assert_uint_eq(gs.objects, before);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
@@ -833,6 +883,7 @@ Suite *record_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_root_continue_fork_failed);
+	tcase_add_test(tc, test_gc_between_dedup_and_commit);
 	tcase_add_test(tc, test_every_8th_without_bases);
 	tcase_add_test(tc, test_begin_commit);
 	tcase_add_test(tc, test_seq_derived);

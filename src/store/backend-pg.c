@@ -25,6 +25,7 @@
 #include "object/zstream.h"
 #include "aptix/config.h"
 #include "aptix/sys/odb_backend.h"
+#include "aptix/oidmap.h"
 #include "store/backend-vtables.h"
 
 #define QMAX 6
@@ -426,6 +427,223 @@ static int obj_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
 	return r == APTIX_ITEROVER ? 0 : r;
 }
 
+/* --- objects in batches ------------------------------------------------- */
+
+/* Ids a statement of exists_many or read_stored_many names at most. */
+#define BATCH_IDS 1000
+#define BYTEAOID 17
+
+/* An array's header in binary form: one dimension of n, no NULLs. */
+static void array_header(aptix_buf *out, size_t n)
+{
+	unsigned char h[20];
+
+	aptix__put_be32(h, 1);
+	aptix__put_be32(h + 4, 0);
+	aptix__put_be32(h + 8, BYTEAOID);
+	aptix__put_be32(h + 12, (uint32_t)n);
+	aptix__put_be32(h + 16, 1);
+	aptix_buf_clear(out);
+	aptix_buf_put(out, h, sizeof(h));
+}
+
+static void array_elem(aptix_buf *out, const void *p, size_t len)
+{
+	unsigned char w[4];
+
+	aptix__put_be32(w, (uint32_t)len);
+	aptix_buf_put(out, w, sizeof(w));
+	aptix_buf_put(out, p, len);
+}
+
+/* ids as a bytea[] parameter ($n::bytea[]) in binary form. */
+static int ids_array(aptix_buf *out, const aptix_oid *ids, size_t n)
+{
+	size_t i;
+
+	array_header(out, n);
+	for (i = 0; i < n; i++)
+		array_elem(out, ids[i].id, APTIX_OID_RAWSZ);
+	return aptix_buf_oom(out) ? APTIX_ERROR : 0;
+}
+
+static int obj_exists_many(aptix_odb_backend *b, aptix_backend_txn *tx,
+			   const aptix_oid *ids, size_t n, unsigned char *have)
+{
+	aptix_buf arr = APTIX_BUF_INIT;
+	size_t at, k;
+	struct q q;
+	int i, r = 0;
+
+	memset(have, 0, n);
+	for (at = 0; at < n && r == 0; at += k) {
+		k = n - at < BATCH_IDS ? n - at : BATCH_IDS;
+		if ((r = ids_array(&arr, ids + at, k)) < 0)
+			break;
+		q_init(&q, "SELECT u.i FROM unnest($1::bytea[]) WITH "
+		       "ORDINALITY AS u(id, i) WHERE EXISTS (SELECT 1 FROM "
+		       "aptix_objects o WHERE o.id = u.id)");
+		q_bytes(&q, arr.ptr, arr.len);
+		if ((r = run_q(PG_OF(b, odb), tx, 0, &q)) < 0)
+			break;
+		for (i = 0; i < PQntuples(q.res); i++) {
+			uint64_t ord = PQgetlength(q.res, i, 0) == 8 ?
+				aptix__get_be64((const unsigned char *)
+						PQgetvalue(q.res, i, 0)) : 0;
+
+			if (ord >= 1 && ord <= k)
+				have[at + ord - 1] = 1;
+		}
+		q_release(&q);
+	}
+	aptix_buf_release(&arr);
+	return r;
+}
+
+/* Fewer ids a statement when their values come back: a bounded result. */
+#define READ_IDS 256
+
+static int obj_read_stored_many(aptix_odb_backend *b, aptix_backend_txn *tx,
+				const aptix_oid *ids, size_t n,
+				int (*cb)(const aptix_oid *id, const void *val,
+					  size_t len, void *payload),
+				void *payload)
+{
+	aptix_buf arr = APTIX_BUF_INIT;
+	aptix_oid id;
+	size_t at, k;
+	struct q q;
+	int i, r = 0;
+
+	for (at = 0; at < n && r == 0; at += k) {
+		k = n - at < READ_IDS ? n - at : READ_IDS;
+		if ((r = ids_array(&arr, ids + at, k)) < 0)
+			break;
+		q_init(&q, "SELECT id, val FROM aptix_objects "
+		       "WHERE id = ANY($1::bytea[])");
+		q_bytes(&q, arr.ptr, arr.len);
+		if ((r = run_q(PG_OF(b, odb), tx, 0, &q)) < 0)
+			break;
+		for (i = 0; i < PQntuples(q.res) && r == 0; i++) {
+			if (PQgetlength(q.res, i, 0) != APTIX_OID_RAWSZ) {
+				aptix_error_set(APTIX_ERROR_ODB, "an object "
+						"id of %d bytes",
+						PQgetlength(q.res, i, 0));
+				r = APTIX_ECORRUPT;
+				break;
+			}
+			memcpy(id.id, PQgetvalue(q.res, i, 0), APTIX_OID_RAWSZ);
+			r = cb(&id, PQgetvalue(q.res, i, 1),
+			       (size_t)PQgetlength(q.res, i, 1), payload);
+		}
+		q_release(&q);
+	}
+	aptix_buf_release(&arr);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+/* The bases the batch's values name that are not in the batch. */
+static int batch_bases(aptix_oid **out, size_t *nout, const aptix_oid *ids,
+		       const void *const *vals, const size_t *lens, size_t n)
+{
+	aptix_oid bases[APTIX_STORED_MAX_SPLICES + 1];
+	aptix_oidmap in = APTIX_OIDMAP_INIT;
+	size_t i, alloc = 0, v;
+	int j, nb, r = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (i = 0; i < n && r == 0; i++) {
+		r = aptix_oidmap_put(&in, &ids[i], i);
+		if (r < 0 || !aptix_stored_needs_bases(vals[i], lens[i]))
+			continue;
+		nb = aptix_stored_splice_bases(bases, APTIX_STORED_MAX_SPLICES,
+					       vals[i], lens[i]);
+		if (nb < 0) {
+			r = APTIX_ECORRUPT;
+			break;
+		}
+		if (aptix_stored_based_on(&bases[nb], vals[i], lens[i]) == 1)
+			nb++;
+		for (j = 0; j < nb && r == 0; j++) {
+			if (aptix_oidmap_get(&v, &in, &bases[j]) == 0)
+				continue;
+			if ((r = aptix__grow(out, &alloc, *nout,
+					     sizeof(**out), 16)) == 0)
+				(*out)[(*nout)++] = bases[j];
+		}
+	}
+	aptix_oidmap_release(&in);
+	return r;
+}
+
+static int check_batch_bases(aptix_odb_backend *b, aptix_backend_txn *tx,
+			     const aptix_oid *ids, const void *const *vals,
+			     const size_t *lens, size_t n)
+{
+	aptix_oid *bases;
+	unsigned char *have = NULL;
+	size_t nb, i;
+	int r = batch_bases(&bases, &nb, ids, vals, lens, n);
+
+	if (r == 0 && nb && !(have = aptix__calloc(nb, 1)))
+		r = APTIX_ERROR;
+	if (r == 0 && nb)
+		r = obj_exists_many(b, tx, bases, nb, have);
+	for (i = 0; r == 0 && i < nb; i++)
+		if (!have[i]) {
+			aptix_error_set(APTIX_ERROR_ODB, "objects were not "
+					"stored: the base '%s' is missing",
+					aptix_oid_hex(&bases[i]));
+			r = APTIX_ERROR;
+		}
+	free(bases);
+	free(have);
+	return r;
+}
+
+/* Bytes of values one INSERT carries at most (it is one message). */
+#define WRITE_BYTES (8u << 20)
+
+static int obj_write_stored_many(aptix_odb_backend *b, aptix_backend_txn *tx,
+				 const aptix_oid *ids, const void *const *vals,
+				 const size_t *lens, size_t n)
+{
+	aptix_buf idarr = APTIX_BUF_INIT, valarr = APTIX_BUF_INIT;
+	size_t at = 0, k, bytes;
+	struct q q;
+	int r;
+
+	if (!tx)
+		return APTIX_EINVALID;
+	r = check_batch_bases(b, tx, ids, vals, lens, n);
+	while (r == 0 && at < n) {
+		for (k = 0, bytes = 0; at + k < n && k < BATCH_IDS &&
+		     (k == 0 || bytes + lens[at + k] <= WRITE_BYTES); k++)
+			bytes += lens[at + k];
+		array_header(&valarr, k);
+		if ((r = ids_array(&idarr, ids + at, k)) < 0)
+			break;
+		for (bytes = 0; bytes < k; bytes++)
+			array_elem(&valarr, vals[at + bytes], lens[at + bytes]);
+		if (aptix_buf_oom(&valarr)) {
+			r = APTIX_ERROR;
+			break;
+		}
+		q_init(&q, "INSERT INTO aptix_objects (id, val) SELECT * FROM "
+		       "unnest($1::bytea[], $2::bytea[]) "
+		       "ON CONFLICT (org, id) DO NOTHING");
+		q_bytes(&q, idarr.ptr, idarr.len);
+		q_bytes(&q, valarr.ptr, valarr.len);
+		r = run_q(PG_OF(b, odb), tx, 1, &q);
+		q_release(&q);
+		at += k;
+	}
+	aptix_buf_release(&idarr);
+	aptix_buf_release(&valarr);
+	return r;
+}
+
 /* --- refs and reflogs --------------------------------------------------- */
 
 static int ref_lookup(aptix_buf *out, aptix_refdb_backend *b,
@@ -810,6 +1028,9 @@ static const aptix_odb_backend pg_odb = {
 	.foreach = obj_foreach,
 	.read_stored = obj_read_stored,
 	.write_stored = obj_write_stored,
+	.exists_many = obj_exists_many,
+	.read_stored_many = obj_read_stored_many,
+	.write_stored_many = obj_write_stored_many,
 };
 
 APTIX__DOMAIN_VTABLES(pg);
@@ -881,27 +1102,22 @@ static int check_schema(struct pg_pool *pool)
 	return 0;
 }
 
-int aptix__backend_pg_open(aptix_backend **out, const char *dir,
-			   unsigned flags)
+int aptix__backend_pg_open_url(aptix_backend **out, const char *url,
+			       const char *org, unsigned flags)
 {
 	struct pg *pg;
-	char *url, *org;
 	int r;
 
 	*out = NULL;
-	if ((r = read_location(&url, &org, dir)) < 0)
+	if ((r = aptix__pg_check_url(url, 1)) < 0)
 		return r;
 	if (!(pg = aptix__calloc(1, sizeof(*pg))) ||
 	    (r = aptix__pg_pool_new(&pg->pool, url, org)) < 0 ||
 	    (r = check_schema(pg->pool)) < 0) {
 		if (pg)
 			pg_free(&pg->parent);
-		free(url);
-		free(org);
 		return r < 0 ? r : APTIX_ERROR;
 	}
-	free(url);
-	free(org);
 	pg->readonly = !!(flags & APTIX_STORE_RDONLY);
 	pg->odb = pg_odb;
 	pg->refdb = pg_refdb;
@@ -914,4 +1130,19 @@ int aptix__backend_pg_open(aptix_backend **out, const char *dir,
 	pg->parent.claims = &pg->claims;
 	*out = &pg->parent;
 	return 0;
+}
+
+int aptix__backend_pg_open(aptix_backend **out, const char *dir,
+			   unsigned flags)
+{
+	char *url, *org;
+	int r;
+
+	*out = NULL;
+	if ((r = read_location(&url, &org, dir)) < 0)
+		return r;
+	r = aptix__backend_pg_open_url(out, url, org, flags);
+	free(url);
+	free(org);
+	return r;
 }

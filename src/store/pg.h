@@ -29,6 +29,12 @@ typedef int (*aptix__pg_fn)(struct aptix_pg_txn *t, void *payload);
 int aptix__backend_pg_open(aptix_backend **out, const char *dir,
 			   unsigned flags);
 /*
+ * The same over url (no password in it: refused) and the rows of org,
+ * without a store directory: a remote (src/remote/).
+ */
+int aptix__backend_pg_open_url(aptix_backend **out, const char *url,
+			       const char *org, unsigned flags);
+/*
  * A URL that is to be stored (storing 1) or was: parsed by libpq, and
  * refused (APTIX_EINVALID) when it holds a password.
  */

@@ -48,6 +48,7 @@ struct aptix_txn {
 	size_t n, alloc;
 	aptix_oidmap objs;		/* id -> index of its OP_OBJECT */
 	int defer_sync;			/* aptix_txn__defer_sync */
+	int row_by_row;			/* aptix_txn__row_by_row */
 };
 
 int aptix_txn_new(aptix_txn **out, aptix_repo *repo)
@@ -293,6 +294,83 @@ fail:
 		aptix_index__op_release(sess);
 		free(sess);
 	}
+	return r;
+}
+
+/* What val, a stored form, decodes to: the object id names, or ECORRUPT. */
+static int decode_checked(aptix_buf *content, aptix_otype *type,
+			  aptix_txn *tx, const aptix_oid *id, const void *val,
+			  size_t len)
+{
+	aptix_oid got;
+	int r = aptix_stored_decode_with(content, type, val, len, read_base,
+					 tx);
+
+	if (r == 0 && (r = aptix_object_hash(&got, *type, content->ptr,
+					     content->len)) == 0 &&
+	    aptix_oid_cmp(&got, id))
+		r = APTIX_ECORRUPT;
+	if (r == APTIX_ECORRUPT)
+		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt (its "
+				"content does not hash to its id)",
+				aptix_oid_hex(id));
+	return r;
+}
+
+int aptix_txn__write_stored(aptix_txn *tx, const aptix_oid *id,
+			    const void *val, size_t len)
+{
+	struct aptix_index_session_op *sess = NULL;
+	aptix_buf content = APTIX_BUF_INIT;
+	struct aptix_index_reader rd;
+	aptix_otype type;
+	struct op *o;
+	int r;
+
+	if (find_object(tx, id))
+		return 0;
+	if ((r = decode_checked(&content, &type, tx, id, val, len)) < 0)
+		goto done;
+	if (type == APTIX_OBJ_SESSION) {
+		rd.read = txn_read;
+		rd.size = txn_size;
+		rd.ctx = tx;
+		if (!(sess = aptix__calloc(1, sizeof(*sess))) ||
+		    (r = aptix_index__prepare(sess, &rd, 1, id, content.ptr,
+					      content.len, NULL)) < 0) {
+			r = r < 0 ? r : APTIX_ERROR;
+			goto done;
+		}
+	}
+	if (!(o = new_op(tx, OP_OBJECT)) ||
+	    aptix_buf_set(&o->val, val, len) < 0 ||
+	    (type != APTIX_OBJ_BLOB &&
+	     aptix_buf_set(&o->content, content.ptr, content.len) < 0) ||
+	    aptix_oidmap_put(&tx->objs, id, tx->n - 1) < 0) {
+		if (o) {
+			aptix_buf_release(&o->val);
+			aptix_buf_release(&o->content);
+			tx->n--;
+		}
+		r = APTIX_ERROR;
+		goto done;
+	}
+	o->id = *id;
+	if (sess) {
+		if (!(o = new_op(tx, OP_SESSION_INDEX))) {
+			r = APTIX_ERROR;
+			goto done;
+		}
+		o->id = *id;
+		o->sess = sess;
+		sess = NULL;
+	}
+done:
+	if (sess) {
+		aptix_index__op_release(sess);
+		free(sess);
+	}
+	aptix_buf_release(&content);
 	return r;
 }
 
@@ -691,6 +769,43 @@ static int require_object(aptix_backend_txn *bt, const aptix_oid *id)
 	return APTIX_ENOTFOUND;
 }
 
+/* Objects written together at most (write_stored_many). */
+#define OBJECT_RUN 1000
+
+/*
+ * The run of objects queued from *i on, in one call of a backend that
+ * takes batches (one round trip, not one an object); *i is left at the
+ * last of them.
+ */
+static int write_objects(aptix_backend_txn *bt, aptix_txn *tx, size_t *i)
+{
+	aptix_odb_backend *odb = bt->backend->odb;
+	aptix_oid *ids;
+	const void **vals;
+	size_t *lens, n = 0;
+	int r = APTIX_ERROR;
+
+	ids = aptix__malloc(OBJECT_RUN * sizeof(*ids));
+	vals = aptix__malloc(OBJECT_RUN * sizeof(*vals));
+	lens = aptix__malloc(OBJECT_RUN * sizeof(*lens));
+	if (ids && vals && lens) {
+		for (; *i + n < tx->n && n < OBJECT_RUN &&
+		     tx->ops[*i + n].kind == OP_OBJECT; n++) {
+			const struct op *o = &tx->ops[*i + n];
+
+			ids[n] = o->id;
+			vals[n] = o->val.ptr;
+			lens[n] = o->val.len;
+		}
+		r = odb->write_stored_many(odb, bt, ids, vals, lens, n);
+		*i += n - 1;
+	}
+	free(ids);
+	free(vals);
+	free(lens);
+	return r;
+}
+
 static int apply_fn(aptix_backend_txn *bt, void *payload)
 {
 	aptix_txn *tx = payload;
@@ -707,8 +822,10 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 
 		switch (o->kind) {
 		case OP_OBJECT:
-			r = odb->write_stored(odb, bt, &o->id, o->val.ptr,
-					      o->val.len);
+			r = odb->write_stored_many && !tx->row_by_row ?
+				write_objects(bt, tx, &i) :
+				odb->write_stored(odb, bt, &o->id, o->val.ptr,
+						  o->val.len);
 			break;
 		case OP_SESSION_INDEX:
 			r = aptix_index__apply_session(bt, o->sess);
@@ -740,6 +857,11 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 void aptix_txn__defer_sync(aptix_txn *tx)
 {
 	tx->defer_sync = 1;
+}
+
+void aptix_txn__row_by_row(aptix_txn *tx)
+{
+	tx->row_by_row = 1;
 }
 
 int aptix_txn_commit(aptix_txn *tx)

@@ -38,6 +38,15 @@ int aptix_txn__write_built(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 			   const void *data, size_t len,
 			   const aptix_oid *like, const aptix_turn *turn);
 
+/*
+ * Queue an object in its stored form val, as another store keeps it (a
+ * remote's transfer): decoded and checked against id (ECORRUPT), its
+ * bases read from tx or the store; a session's index records are made
+ * from it, as aptix_txn_write_object() does.
+ */
+int aptix_txn__write_stored(aptix_txn *tx, const aptix_oid *id,
+			    const void *val, size_t len);
+
 /* The running table (txn.c, run.c). */
 int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
 			     const char *record);
@@ -60,5 +69,10 @@ void aptix_txn__defer_sync(aptix_txn *tx);
  * and nothing is written.
  */
 int aptix_txn__require_object(aptix_txn *tx, const aptix_oid *id);
+/*
+ * Objects written one call an object even where the backend takes
+ * batches (write_stored_many): what a batch saves is measured so.
+ */
+void aptix_txn__row_by_row(aptix_txn *tx);
 
 #endif

@@ -18,7 +18,7 @@
 #include "../odb.h"
 #include "backend.h"
 
-#define APTIX_ODB_BACKEND_VERSION 2
+#define APTIX_ODB_BACKEND_VERSION 4
 
 typedef struct aptix_odb_backend {
 	unsigned version;
@@ -67,6 +67,38 @@ typedef struct aptix_odb_backend {
 	 */
 	int (*foreach_header)(struct aptix_odb_backend *b,
 			      aptix_odb_foreach_header_cb cb, void *payload);
+	/*
+	 * Batches, for a backend a round trip away (a remote's transfer,
+	 * a turn's objects on PostgreSQL). Optional: NULL, and the library
+	 * calls the one-object slots above in a loop instead.
+	 */
+	/**
+	 * have[i] = 1 when ids[i] is stored, else 0. tx as read_stored's.
+	 * Sees only what the backend lets this caller see (PostgreSQL: its
+	 * org's rows), never whether anyone else holds an object.
+	 */
+	int (*exists_many)(struct aptix_odb_backend *b, aptix_backend_txn *tx,
+			   const aptix_oid *ids, size_t n, unsigned char *have);
+	/**
+	 * The stored forms of those of ids that are stored, to cb (id,
+	 * bytes valid during the call), in no particular order; ids not
+	 * stored are skipped. A non-zero return of cb stops and is
+	 * returned (APTIX_ITEROVER: 0).
+	 */
+	int (*read_stored_many)(struct aptix_odb_backend *b,
+				aptix_backend_txn *tx, const aptix_oid *ids,
+				size_t n,
+				int (*cb)(const aptix_oid *id, const void *val,
+					  size_t len, void *payload),
+				void *payload);
+	/**
+	 * Inside tx: write_stored of each (ids[i], vals[i], lens[i]), in
+	 * one go. A base one names must be stored or earlier in the batch.
+	 */
+	int (*write_stored_many)(struct aptix_odb_backend *b,
+				 aptix_backend_txn *tx, const aptix_oid *ids,
+				 const void *const *vals, const size_t *lens,
+				 size_t n);
 } aptix_odb_backend;
 
 #endif

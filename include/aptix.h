@@ -74,6 +74,7 @@
 #include "aptix/revwalk.h"
 #include "aptix/reach.h"
 #include "aptix/gc.h"
+#include "aptix/remote.h"
 #include "aptix/process.h"
 
 #endif

@@ -165,3 +165,20 @@ stop_pg () {
 pg_sql () {
 	psql -X -q -v ON_ERROR_STOP=1 -At "$@"
 }
+
+# pg_require [standin]: skip the whole test unless PostgreSQL (and, with
+# "standin", python3 for the OpenAI stand-in) is there; SCHEMA is then
+# the path of contrib/postgresql/schema.sql.
+pg_require () {
+	if ! test_have_prereq POSTGRES
+	then
+		skip_all='PostgreSQL is not installed (make deps)'
+		test_done
+	fi
+	if test "$1" = standin && ! test_have_prereq PYTHON3
+	then
+		skip_all='python3 is needed to run the OpenAI stand-in'
+		test_done
+	fi
+	SCHEMA=$TEST_DIRECTORY/../contrib/postgresql/schema.sql
+}

@@ -105,6 +105,24 @@ __aptix_arguments() {
 		;;
 	switch|usage|sessions)
 		__aptix_reply "$(__aptix_conversations)" "$cur" ;;
+	remote)
+		case $sub in
+		'') __aptix_reply "add remove" "$cur" ;;
+		remove|rm) __aptix_reply "$(__aptix remote)" "$cur" ;;
+		esac
+		;;
+	push)
+		# the remote first, then conversations
+		if [ -z "$sub" ]; then
+			__aptix_reply "$(__aptix remote)" "$cur"
+		else
+			__aptix_reply "$(__aptix_conversations)" "$cur"
+		fi
+		;;
+	fetch)
+		[ -z "$sub" ] && __aptix_reply "$(__aptix remote)" "$cur" ;;
+	clone)
+		[ -n "$sub" ] && mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
 	show|log|fork|rerun|rev-parse|cat-object|diff|reflog|update-ref|\
 	symbolic-ref|chat|export)
 		__aptix_reply "$(__aptix_names)" "$cur" ;;

@@ -90,6 +90,23 @@ _aptix_arguments() {
 		esac
 		;;
 	switch|usage|sessions) _aptix_conversations ;;
+	remote)
+		case $sub in
+		'') local -a subs=(add remove)
+			compadd -a subs ;;
+		remove|rm) local -a rems=(${(f)"$(_aptix_run remote)"})
+			compadd -a rems ;;
+		esac
+		;;
+	push|fetch)
+		if [[ -z $sub ]]; then
+			local -a rems=(${(f)"$(_aptix_run remote)"})
+			compadd -a rems
+		elif [[ $1 == push ]]; then
+			_aptix_conversations
+		fi
+		;;
+	clone) [[ -n $sub ]] && _directories ;;
 	show|log|fork|rerun|rev-parse|cat-object|diff|reflog|update-ref|\
 	symbolic-ref|chat|export)
 		_aptix_names ;;

@@ -134,6 +134,21 @@ function __aptix_arguments
 			end
 		case switch usage sessions
 			__aptix_conversations
+		case remote
+			switch "$sub"
+				case ''
+					printf '%s\n' add remove
+				case remove rm
+					__aptix remote
+			end
+		case push fetch
+			if test -z "$sub"
+				__aptix remote
+			else if test $cmd = push
+				__aptix_conversations
+			end
+		case clone
+			test -n "$sub"; and __fish_complete_directories (commandline -ct)
 		case show log fork rerun rev-parse cat-object diff reflog update-ref symbolic-ref chat export
 			__aptix_names
 		case import

@@ -9,7 +9,8 @@
  *
  * Roots, each with the reason it is kept (aptix_reach_why):
  *  - APTIX_REACH_REF: every ref that names an object (HEAD when
- *    detached, refs/conversations/<id>, any other refs/...).
+ *    detached, refs/conversations/<id>, the remote-tracking refs
+ *    refs/remotes/<remote>/<id> of aptix fetch, any other refs/...).
  *  - APTIX_REACH_REFLOG: both ids of every reflog entry, the reflogs of
  *    deleted refs included (a reflog outlives its ref). Only an
  *    explicit policy expires entries (gc.reflog-expire, never by

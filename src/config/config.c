@@ -1266,9 +1266,10 @@ static int check_setting(aptix_buf *canon, const char *key,
 				"the environment");
 		return APTIX_EINVALID;
 	}
-	/* price.<model>.<field>: a model name is a subsection */
+	/* price.<model>.<field>, remote.<name>.url: subsections */
 	if ((r = canonical_key(canon, key, !value ||
-				 !strncasecmp(key, "price.", 6))) < 0)
+				 !strncasecmp(key, "price.", 6) ||
+				 !strncasecmp(key, "remote.", 7))) < 0)
 		return r;
 	if (value) {
 		aptix_credential c;
@@ -1315,6 +1316,15 @@ static int check_price(const char *key, const char *value)
 	return 0;
 }
 
+/* remote.<name>.url and remote.<name>.org (aptix remote add). */
+static int remote_key(const char *key)
+{
+	const char *last = strrchr(key, '.');
+
+	return !strncasecmp(key, "remote.", 7) && last > key + 7 &&
+		(!strcasecmp(last, ".url") || !strcasecmp(last, ".org"));
+}
+
 /*
  * A key the table does not know is refused (aptix config refuses to set
  * it), with the nearest table key when one is close, except in the free
@@ -1334,6 +1344,8 @@ int aptix_config_check_key(const char *key, const char *value)
 		return r;
 	if (aptix_price_key(key))
 		return check_price(key, value);
+	if (remote_key(key))
+		return 0;
 	keys = aptix_config_keys(&n);
 	for (i = 0; i < n; i++)
 		if ((d = edit_distance(key, keys[i].name, 2)) < bestd) {

@@ -41,6 +41,9 @@ int cmd_fetch(int argc, const char **argv, struct aptix_repo *repo)
 		aptix_remote_free(rem);
 		die_aptix();
 	}
+	if (!quiet && res.objects)
+		fprintf(stderr, "Received %zu objects (%zu bytes)\n",
+			res.objects, res.bytes);
 	if (!quiet)
 		xfer_print(&res, "From", name, verbose);
 	aptix_xfer_result_release(&res);

@@ -109,12 +109,15 @@ int cmd_push(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_xfer_result res = APTIX_XFER_RESULT_INIT;
 	aptix_remote *rem = NULL;
 	const char *name = "origin";
-	int fork = 0, verbose = 0, quiet = 0, ret = 0;
+	int fork = 0, verbose = 0, quiet = 0, rows = 0, ret = 0;
 	struct option options[] = {
 		OPT_BOOL(0, "fork", &fork, "push a conversation that moved "
 			 "on both sides as a new one there"),
 		OPT__VERBOSE(&verbose, "also list what is up to date"),
 		OPT__QUIET(&quiet, "report only errors"),
+		OPT_HIDDEN_BOOL(0, "row-by-row", &rows, "write objects one "
+				"statement each (to measure what batches "
+				"save)"),
 		OPT_END()
 	};
 
@@ -125,10 +128,15 @@ int cmd_push(int argc, const char **argv, struct aptix_repo *repo)
 		die_aptix();
 	if (aptix_remote_push(&res, repo, rem, argc > 1 ? argv + 1 : NULL,
 			      argc > 1 ? (size_t)argc - 1 : 0,
-			      fork ? APTIX_PUSH_FORK : 0) < 0) {
+			      (fork ? APTIX_PUSH_FORK : 0) |
+			      (rows ? APTIX_PUSH_ROW_BY_ROW : 0)) < 0) {
 		aptix_remote_free(rem);
 		die_aptix();
 	}
+	if (!quiet && res.objects)
+		fprintf(stderr, "Sent %zu objects (%zu bytes) in %zu "
+			"transactions; asked about %zu\n", res.objects,
+			res.bytes, res.round_trips, res.asked);
 	if (!quiet || aptix_xfer_rejected(&res))
 		xfer_print(&res, "To", name, verbose);
 	if (aptix_xfer_rejected(&res)) {

@@ -773,32 +773,34 @@ static int require_object(aptix_backend_txn *bt, const aptix_oid *id)
 #define OBJECT_RUN 1000
 
 /*
- * The run of objects queued from *i on, in one call of a backend that
- * takes batches (one round trip, not one an object); *i is left at the
- * last of them.
+ * Every queued object, first, in calls of up to OBJECT_RUN objects to a
+ * backend that takes batches (one round trip, not one an object): an
+ * object never depends on a record or a ref, and they may depend on it
+ * (a session's index records are made after its objects are queued).
  */
-static int write_objects(aptix_backend_txn *bt, aptix_txn *tx, size_t *i)
+static int write_objects(aptix_backend_txn *bt, aptix_txn *tx)
 {
 	aptix_odb_backend *odb = bt->backend->odb;
 	aptix_oid *ids;
 	const void **vals;
-	size_t *lens, n = 0;
-	int r = APTIX_ERROR;
+	size_t *lens, n = 0, i;
+	int r = 0;
 
 	ids = aptix__malloc(OBJECT_RUN * sizeof(*ids));
 	vals = aptix__malloc(OBJECT_RUN * sizeof(*vals));
 	lens = aptix__malloc(OBJECT_RUN * sizeof(*lens));
-	if (ids && vals && lens) {
-		for (; *i + n < tx->n && n < OBJECT_RUN &&
-		     tx->ops[*i + n].kind == OP_OBJECT; n++) {
-			const struct op *o = &tx->ops[*i + n];
-
-			ids[n] = o->id;
-			vals[n] = o->val.ptr;
-			lens[n] = o->val.len;
+	if (!ids || !vals || !lens)
+		r = APTIX_ERROR;
+	for (i = 0; r == 0 && i <= tx->n; i++) {
+		if (i < tx->n && tx->ops[i].kind == OP_OBJECT) {
+			ids[n] = tx->ops[i].id;
+			vals[n] = tx->ops[i].val.ptr;
+			lens[n++] = tx->ops[i].val.len;
 		}
-		r = odb->write_stored_many(odb, bt, ids, vals, lens, n);
-		*i += n - 1;
+		if (n && (n == OBJECT_RUN || i == tx->n)) {
+			r = odb->write_stored_many(odb, bt, ids, vals, lens, n);
+			n = 0;
+		}
 	}
 	free(ids);
 	free(vals);
@@ -811,19 +813,21 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 	aptix_txn *tx = payload;
 	aptix_odb_backend *odb = bt->backend->odb;
 	int64_t now = aptix_now_ms();
+	int batched = odb->write_stored_many && !tx->row_by_row;
 	size_t i;
 	int r = 0;
 
 	if (tx->defer_sync)
 		defer_sync(bt);
+	if (batched)
+		r = write_objects(bt, tx);
 
 	for (i = 0; i < tx->n && !r; i++) {
 		struct op *o = &tx->ops[i];
 
 		switch (o->kind) {
 		case OP_OBJECT:
-			r = odb->write_stored_many && !tx->row_by_row ?
-				write_objects(bt, tx, &i) :
+			r = batched ? 0 :
 				odb->write_stored(odb, bt, &o->id, o->val.ptr,
 						  o->val.len);
 			break;

@@ -224,6 +224,9 @@ APTIX="$APTIX" sh "$PERF_DIR/flushes.sh"
 echo
 echo "history at any size: 100k over 10k sessions, fsck against git (t/perf/scale.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/scale.sh"
+echo
+echo "push and fetch against a PostgreSQL remote (t/perf/remote.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/remote.sh"
 if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then
 	echo
 	echo "status and sessions against the store's size, status against git status (t/perf/status.sh)"

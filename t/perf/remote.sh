@@ -1,0 +1,102 @@
+#!/bin/sh
+# t/perf/remote.sh - a local store with a remote (issue 26, part 2),
+# against a throwaway PostgreSQL cluster of its own (initdb and postgres
+# from Debian's postgresql, a Unix socket in a scratch directory, no TCP):
+#
+#  - push of N sessions (default 10,000; build-store.sh's synthetic
+#    history, 3 objects a session) to an empty remote: objects per
+#    second with multi-row batches (write_stored_many: one INSERT for up
+#    to 1,000 objects) against one statement an object (push
+#    --row-by-row), each into an org of its own;
+#  - a fetch with nothing new at 1,000 and at LARGE sessions (default
+#    100,000): it compares the refs of both sides and reads no object,
+#    so it should cost the same (hyperfine, mean ± sd).
+#
+# Prints figures; never asserts.
+#
+#	sh t/perf/remote.sh     APTIX=path/to/aptix SESSIONS=10000 LARGE=100000
+set -eu
+APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
+SESSIONS=${SESSIONS:-10000}
+LARGE=${LARGE:-100000}
+PERF_DIR=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-remote-bench.XXXXXX")
+chmod 755 "$W"
+export GIT_CONFIG_NOSYSTEM=1 HOME="$W" LC_ALL=C APTIX_PAGER=cat
+unset APTIX_DIR
+. "$PERF_DIR/lib.sh"
+
+bin=
+for d in "$(pg_config --bindir 2>/dev/null || true)" /usr/lib/postgresql/*/bin; do
+	if [ -x "$d/initdb" ] && [ -x "$d/postgres" ]; then bin=$d; break; fi
+done
+if [ -z "$bin" ]; then
+	echo "remote: PostgreSQL is not installed (make deps)"; exit 0
+fi
+# postgres refuses to run as root: as the system user postgres then
+as=
+if [ "$(id -u)" = 0 ]; then
+	as="setpriv --reuid=postgres --regid=postgres --init-groups --"
+fi
+mkdir "$W/pg" "$W/run"
+[ -n "$as" ] && chown postgres:postgres "$W/pg" "$W/run"
+$as "$bin/initdb" -D "$W/pg/data" -U aptix_admin -A trust -E UTF8 \
+	--locale=C.UTF-8 --no-sync >"$W/initdb.log" 2>&1
+$as "$bin/postgres" -D "$W/pg/data" -k "$W/run" -p 5432 \
+	-c listen_addresses= -c max_connections=40 >"$W/pg.log" 2>&1 &
+PG=$!
+trap 'kill -INT $PG 2>/dev/null; wait $PG 2>/dev/null; rm -rf "$W"' EXIT
+i=0
+until pg_isready -q -h "$W/run" -p 5432 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 300 ] || { cat "$W/pg.log"; exit 1; }
+	sleep 0.1
+done
+export PGHOST="$W/run" PGPORT=5432 PGUSER=aptix_admin
+psql -X -q -d postgres -c "CREATE DATABASE aptix" \
+	-c "CREATE ROLE aptix_app LOGIN NOSUPERUSER NOBYPASSRLS"
+psql -X -q -d aptix -v app_role=aptix_app \
+	-f "$PERF_DIR/../../contrib/postgresql/schema.sql"
+URL="postgresql:///aptix?host=$W/run&port=5432&user=aptix_app"
+
+echo "== A local store with a remote (issue 26): PostgreSQL $("$bin/postgres" --version | sed 's/.* //'), Unix socket =="
+
+# push_rate STORE ORG [--row-by-row]: time a push of everything to an
+# empty org; sets SECS and OBJS
+push_rate() {
+	"$APTIX" -C "$1" remote add --org "$2" "$2" "$URL"
+	_s=$(now)
+	"$APTIX" -C "$1" push ${3:-} "$2" 2>"$W/push.err"
+	_e=$(now)
+	SECS=$(awk -v a="$_s" -v b="$_e" 'BEGIN { printf "%.2f", b - a }')
+	OBJS=$(sed -n 's/^Sent \([0-9]*\) objects.*/\1/p' "$W/push.err")
+}
+
+sh "$PERF_DIR/build-store.sh" $((SESSIONS / 100)) "$SESSIONS" "$W/s" >/dev/null
+push_rate "$W/s" batched
+b_secs=$SECS b_objs=$OBJS
+push_rate "$W/s" rows --row-by-row
+r_secs=$SECS r_objs=$OBJS
+b_rate=$(awk -v n="$b_objs" -v s="$b_secs" 'BEGIN { printf "%.0f", n / s }')
+r_rate=$(awk -v n="$r_objs" -v s="$r_secs" 'BEGIN { printf "%.0f", n / s }')
+echo "push of $SESSIONS sessions ($b_objs objects) to an empty remote:"
+printf '  %-44s %8s s %9s objects/s\n' "batched (1,000 objects an INSERT)" "$b_secs" "$b_rate"
+printf '  %-44s %8s s %9s objects/s\n' "one statement an object (--row-by-row)" "$r_secs" "$r_rate"
+echo "  batched / row by row: $(ratio "$b_rate" "$r_rate")x the objects per second"
+
+# noop N: a store of N sessions pushed to org noopN and cloned; the
+# clone's fetch has nothing new. Sets NOOP (ms, mean ± sd).
+noop() {
+	sh "$PERF_DIR/build-store.sh" $(($1 / 100 > 10 ? $1 / 100 : 10)) "$1" "$W/n$1" >/dev/null
+	"$APTIX" -C "$W/n$1" remote add --org "noop$1" origin "$URL"
+	"$APTIX" -C "$W/n$1" push -q
+	"$APTIX" clone -q --org "noop$1" "$URL" "$W/c$1"
+	hf "$W/c$1" 2 15 "$APTIX fetch -q"
+	NOOP=$HF NOOP_MEAN=$HF_MEAN
+}
+noop 1000
+small=$NOOP small_mean=$NOOP_MEAN
+noop "$LARGE"
+echo "fetch with nothing new (refs compared, no object read):"
+printf '  %-44s %14s ms\n' "1,000 sessions (10 conversations)" "$small"
+printf '  %-44s %14s ms\n' "$LARGE sessions ($((LARGE / 100)) conversations)" "$NOOP"
+echo "  $LARGE / 1,000: $(ratio "$NOOP_MEAN" "$small_mean")x"

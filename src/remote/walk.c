@@ -144,6 +144,57 @@ static int ref_link(const aptix_oid *id, aptix_otype type, const char *field,
 	return add_link(payload, id);
 }
 
+/* How far ahead a session's ancestors are queued (a local source). */
+#define CHAIN_AHEAD 1000
+
+static int parent_cb(const aptix_oid *id, aptix_otype type, const char *field,
+		     void *payload)
+{
+	(void)type;
+	if (field && !strcmp(field, "parent"))
+		*(aptix_oid *)payload = *id;
+	return 0;
+}
+
+/*
+ * A source at hand (no batches: a local store) queues the ancestors of
+ * a session it sends in the same level, up to CHAIN_AHEAD of them or
+ * one met already, so that a long conversation costs a question a
+ * thousand sessions rather than one a session. What the other side has
+ * of them it says, and the walk stops there.
+ */
+static int chain_ahead(struct xfer_walk *w, const aptix_buf *content)
+{
+	aptix_odb_backend *odb = w->src->backend->odb;
+	aptix_buf val = APTIX_BUF_INIT, text = APTIX_BUF_INIT;
+	aptix_oid parent, next;
+	aptix_otype type;
+	int k, r = 0;
+
+	memset(&parent, 0, sizeof(parent));
+	aptix_object_foreach_ref(APTIX_OBJ_SESSION, content->ptr, content->len,
+				 parent_cb, &parent);
+	for (k = 0; k < CHAIN_AHEAD && !aptix_oid_is_zero(&parent); k++) {
+		memset(&next, 0, sizeof(next));
+		if (odb->read_stored(&val, odb, NULL, &parent) < 0 ||
+		    decode(&text, &type, w, val.ptr, val.len) < 0 ||
+		    type != APTIX_OBJ_SESSION)
+			break;	/* the level's read says what is wrong */
+		aptix_object_foreach_ref(type, text.ptr, text.len, parent_cb,
+					 &next);
+		if (aptix_oid_is_zero(&next) ||
+		    aptix_oidmap_get(NULL, &w->seen, &next) == 0)
+			break;
+		if ((r = enqueue(w, &next)) < 0)
+			break;
+		parent = next;
+	}
+	aptix_error_clear();
+	aptix_buf_release(&val);
+	aptix_buf_release(&text);
+	return r;
+}
+
 /* The links of objs[k]: the bases of its stored form, its references. */
 static int links_of(struct xfer_walk *w, size_t k)
 {
@@ -170,6 +221,9 @@ static int links_of(struct xfer_walk *w, size_t k)
 	    (r = decode(&content, &type, w, val->ptr, val->len)) == 0)
 		r = aptix_object_foreach_ref(type, content.ptr, content.len,
 					     ref_link, w);
+	if (r == 0 && type == APTIX_OBJ_SESSION &&
+	    !w->src->backend->odb->read_stored_many)
+		r = chain_ahead(w, &content);
 	if (r == APTIX_ECORRUPT)
 		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt",
 				aptix_oid_hex(&w->objs[k].id));

@@ -188,8 +188,15 @@ struct trampoline {
 static int trampoline_fn(struct aptix_pg_txn *t, void *payload)
 {
 	struct trampoline *tr = payload;
+	int r;
 
-	return tr->fn(&t->parent, tr->payload);
+	t->ix = NULL;
+	r = tr->fn(&t->parent, tr->payload);
+	if (r == 0)
+		r = aptix__pg_ixbuf_flush(t);
+	aptix__pg_ixbuf_free(t->ix);
+	t->ix = NULL;
+	return r;
 }
 
 static int pg_transaction(aptix_backend *b, aptix_backend_txn_fn fn,
@@ -433,37 +440,14 @@ static int obj_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
 #define BATCH_IDS 1000
 #define BYTEAOID 17
 
-/* An array's header in binary form: one dimension of n, no NULLs. */
-static void array_header(aptix_buf *out, size_t n)
-{
-	unsigned char h[20];
-
-	aptix__put_be32(h, 1);
-	aptix__put_be32(h + 4, 0);
-	aptix__put_be32(h + 8, BYTEAOID);
-	aptix__put_be32(h + 12, (uint32_t)n);
-	aptix__put_be32(h + 16, 1);
-	aptix_buf_clear(out);
-	aptix_buf_put(out, h, sizeof(h));
-}
-
-static void array_elem(aptix_buf *out, const void *p, size_t len)
-{
-	unsigned char w[4];
-
-	aptix__put_be32(w, (uint32_t)len);
-	aptix_buf_put(out, w, sizeof(w));
-	aptix_buf_put(out, p, len);
-}
-
 /* ids as a bytea[] parameter ($n::bytea[]) in binary form. */
 static int ids_array(aptix_buf *out, const aptix_oid *ids, size_t n)
 {
 	size_t i;
 
-	array_header(out, n);
+	aptix__pg_array_header(out, n, BYTEAOID);
 	for (i = 0; i < n; i++)
-		array_elem(out, ids[i].id, APTIX_OID_RAWSZ);
+		aptix__pg_array_elem(out, ids[i].id, APTIX_OID_RAWSZ);
 	return aptix_buf_oom(out) ? APTIX_ERROR : 0;
 }
 
@@ -621,11 +605,12 @@ static int obj_write_stored_many(aptix_odb_backend *b, aptix_backend_txn *tx,
 		for (k = 0, bytes = 0; at + k < n && k < BATCH_IDS &&
 		     (k == 0 || bytes + lens[at + k] <= WRITE_BYTES); k++)
 			bytes += lens[at + k];
-		array_header(&valarr, k);
+		aptix__pg_array_header(&valarr, k, BYTEAOID);
 		if ((r = ids_array(&idarr, ids + at, k)) < 0)
 			break;
 		for (bytes = 0; bytes < k; bytes++)
-			array_elem(&valarr, vals[at + bytes], lens[at + bytes]);
+			aptix__pg_array_elem(&valarr, vals[at + bytes],
+					     lens[at + bytes]);
 		if (aptix_buf_oom(&valarr)) {
 			r = APTIX_ERROR;
 			break;
@@ -810,11 +795,28 @@ static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,
 
 /* --- index records ------------------------------------------------------ */
 
+/*
+ * tx as a transaction of this backend, whose index puts wait in its
+ * buffer (pg-ixbuf.c); NULL for none (or another backend's: run_q
+ * says so).
+ */
+static struct aptix_pg_txn *own_txn(aptix_backend_txn *tx)
+{
+	return tx && tx->backend && tx->backend->transaction ==
+		pg_transaction ? (struct aptix_pg_txn *)tx : NULL;
+}
+
 static int index_get(aptix_buf *out, aptix_index_backend *b,
 		     aptix_backend_txn *tx, aptix_index_table t,
 		     const void *key, size_t klen)
 {
+	struct aptix_pg_txn *pt = own_txn(tx);
+	const aptix_buf *kept;
 	struct q q;
+
+	if (pt && aptix__pg_ixbuf_get(pt->ix, (int)t, key, klen, &kept))
+		return aptix_buf_set(out, kept->ptr, kept->len) < 0 ?
+			APTIX_ERROR : 0;
 
 	q_init(&q, "SELECT val FROM aptix_index WHERE tbl = $1::int2 "
 	       "AND key = $2");
@@ -859,8 +861,12 @@ static int index_iterate(aptix_index_backend *b, aptix_backend_txn *tx,
 {
 	int rev = !!(flags & APTIX_INDEX_ITER_REVERSE), more = 0, r, n = 0;
 	aptix_buf last = APTIX_BUF_INIT;
+	struct aptix_pg_txn *pt = own_txn(tx);
 	struct q q;
 
+	/* what this transaction put is in the table before it is walked */
+	if (pt && (r = aptix__pg_ixbuf_flush(pt)) < 0)
+		return r;
 	do {
 		q_init(&q, iter_sql[rev][more]);
 		q_int(&q, t, 2);
@@ -890,9 +896,13 @@ static int index_put(aptix_index_backend *b, aptix_backend_txn *tx,
 		     aptix_index_table t, const void *key, size_t klen,
 		     const void *val, size_t vlen)
 {
+	struct aptix_pg_txn *pt = own_txn(tx);
 	struct q q;
 	int r;
 
+	if (pt)		/* written at the next flush: before COMMIT */
+		return aptix__pg_ixbuf_put(&pt->ix, (int)t, key, klen, val,
+					   vlen);
 	q_init(&q, "INSERT INTO aptix_index (tbl, key, val) "
 	       "VALUES ($1::int2, $2, $3) ON CONFLICT (org, tbl, key) "
 	       "DO UPDATE SET val = EXCLUDED.val");
@@ -907,9 +917,13 @@ static int index_put(aptix_index_backend *b, aptix_backend_txn *tx,
 static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
 		     aptix_index_table t, const void *key, size_t klen)
 {
+	struct aptix_pg_txn *pt = own_txn(tx);
 	struct q q;
 	int r;
 
+	/* whether it was there counts what this transaction put too */
+	if (pt && (r = aptix__pg_ixbuf_flush(pt)) < 0)
+		return r;
 	q_init(&q, "DELETE FROM aptix_index WHERE tbl = $1::int2 "
 	       "AND key = $2");
 	q_int(&q, t, 2);

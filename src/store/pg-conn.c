@@ -167,6 +167,30 @@ int aptix__pg_check_url(const char *url, int storing)
 	return r;
 }
 
+/* --- array parameters ------------------------------------------------------ */
+
+void aptix__pg_array_header(aptix_buf *out, size_t n, unsigned elemoid)
+{
+	unsigned char h[20];
+
+	aptix__put_be32(h, 1);
+	aptix__put_be32(h + 4, 0);
+	aptix__put_be32(h + 8, elemoid);
+	aptix__put_be32(h + 12, (uint32_t)n);
+	aptix__put_be32(h + 16, 1);
+	aptix_buf_clear(out);
+	aptix_buf_put(out, h, sizeof(h));
+}
+
+void aptix__pg_array_elem(aptix_buf *out, const void *p, size_t len)
+{
+	unsigned char w[4];
+
+	aptix__put_be32(w, (uint32_t)len);
+	aptix_buf_put(out, w, sizeof(w));
+	aptix_buf_put(out, p, len);
+}
+
 /* --- the pool --------------------------------------------------------------- */
 
 int aptix__pg_pool_new(struct pg_pool **out, const char *url,

@@ -11,6 +11,7 @@
 #define APTIX_PG_SCHEMA_VERSION 1
 
 struct pg_pool;
+struct pg_ixbuf;
 /* libpq's PGconn and PGresult (libpq-fe.h, included where they are used) */
 struct pg_conn;
 struct pg_result;
@@ -21,6 +22,7 @@ struct aptix_pg_txn {
 	struct pg_pool *pool;
 	struct pg_conn *conn;
 	int retry;		/* a serialization failure: run it again */
+	struct pg_ixbuf *ix;	/* index records not written yet */
 };
 
 typedef int (*aptix__pg_fn)(struct aptix_pg_txn *t, void *payload);
@@ -58,6 +60,26 @@ int aptix__pg_run(struct pg_pool *pool, aptix_backend *b, int write,
 int aptix__pg_exec(struct pg_result **out, struct aptix_pg_txn *t,
 		   const char *sql, int n, const char *const *vals,
 		   const int *lens);
+/*
+ * A bytea[] or int2[] parameter in binary form: the header of a one-
+ * dimension array of n elements of type elemoid, then each element.
+ */
+void aptix__pg_array_header(aptix_buf *out, size_t n, unsigned elemoid);
+void aptix__pg_array_elem(aptix_buf *out, const void *p, size_t len);
+
+/*
+ * The index records a transaction writes, kept until it reads what they
+ * cannot answer or commits (pg-ixbuf.c): put (the newest value of a key
+ * wins), get (1 and *val when kept, else 0), flush (written, in
+ * multi-row INSERTs) and free.
+ */
+int aptix__pg_ixbuf_put(struct pg_ixbuf **b, int tbl, const void *key,
+			size_t klen, const void *val, size_t vlen);
+int aptix__pg_ixbuf_get(const struct pg_ixbuf *b, int tbl, const void *key,
+			size_t klen, const aptix_buf **val);
+int aptix__pg_ixbuf_flush(struct aptix_pg_txn *t);
+void aptix__pg_ixbuf_free(struct pg_ixbuf *b);
+
 /* The version of the schema in the database (0: none there). */
 int aptix__pg_schema_version(struct pg_pool *pool, int *version);
 

@@ -990,6 +990,123 @@ START_TEST(test_object_write_replayed)
 }
 END_TEST
 
+/*
+ * Index records a transaction writes are what it reads back: a get
+ * (the newest put of a key), an iteration, a delete (found), whether
+ * the backend sends each put at once or keeps them until it commits.
+ */
+static int count_rec_cb(const void *key, size_t klen, const void *val,
+			size_t vlen, void *payload)
+{
+	(void)val;
+	(void)vlen;
+	if (klen == 2 && ((const char *)key)[0] == 'k')
+		(*(int *)payload)++;
+	return 0;
+}
+
+static int own_writes_fn(aptix_backend_txn *tx, void *payload)
+{
+	aptix_index_backend *ix = tx->backend->index;
+	aptix_buf v = APTIX_BUF_INIT;
+	int *n = payload, r;
+
+	*n = 0;
+	ck_assert_int_eq(ix->put(ix, tx, APTIX_INDEX_CONVS, "k1", 2, "a", 1),
+			 0);
+	ck_assert_int_eq(ix->put(ix, tx, APTIX_INDEX_CONVS, "k1", 2, "bb",
+				 2), 0);
+	ck_assert_int_eq(ix->put(ix, tx, APTIX_INDEX_CONVS, "k2", 2, "c", 1),
+			 0);
+	ck_assert_int_eq(ix->get(&v, ix, tx, APTIX_INDEX_CONVS, "k1", 2), 0);
+	ck_assert_uint_eq(v.len, 2);
+	ck_assert_int_eq(memcmp(v.ptr, "bb", 2), 0);
+	/* a write walks its records backwards (every backend can) */
+	ck_assert_int_eq(ix->iterate(ix, tx, APTIX_INDEX_CONVS, "kz", 2,
+				     APTIX_INDEX_ITER_REVERSE, count_rec_cb,
+				     n), 0);
+	ck_assert_int_eq(*n, 2);
+	ck_assert_int_eq(ix->del(ix, tx, APTIX_INDEX_CONVS, "k2", 2), 0);
+	r = ix->get(&v, ix, tx, APTIX_INDEX_CONVS, "k2", 2);
+	ck_assert_int_eq(r, APTIX_ENOTFOUND);
+	aptix_error_clear();
+	aptix_buf_release(&v);
+	return 0;
+}
+
+START_TEST(test_index_own_writes)
+{
+	aptix_backend *b = open_backend(_i);
+	aptix_buf v = APTIX_BUF_INIT;
+	int n;
+
+	ck_assert_int_eq(b->transaction(b, own_writes_fn, &n), 0);
+	/* committed: the newest value, the deleted record gone */
+	ck_assert_int_eq(b->index->get(&v, b->index, NULL, APTIX_INDEX_CONVS,
+				       "k1", 2), 0);
+	ck_assert_uint_eq(v.len, 2);
+	ck_assert_int_eq(b->index->get(&v, b->index, NULL, APTIX_INDEX_CONVS,
+				       "k2", 2), APTIX_ENOTFOUND);
+	aptix_error_clear();
+	aptix_buf_release(&v);
+	b->free(b);
+}
+END_TEST
+
+struct many {
+	aptix_oid ids[3];
+	int seen;
+};
+
+static int many_write_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct many *m = payload;
+	aptix_odb_backend *odb = tx->backend->odb;
+	const void *vals[2] = { "\x01 one", "\x01 two" };
+	size_t lens[2] = { 5, 5 };
+
+	return odb->write_stored_many(odb, tx, m->ids, vals, lens, 2);
+}
+
+static int many_read_cb(const aptix_oid *id, const void *val, size_t len,
+			void *payload)
+{
+	struct many *m = payload;
+
+	ck_assert_int_ne(aptix_oid_cmp(id, &m->ids[2]), 0);
+	ck_assert_uint_eq(len, 5);
+	ck_assert_int_eq(memcmp(val, "\x01 ", 2), 0);
+	m->seen++;
+	return 0;
+}
+
+/* The batch slots, where a backend has them: as the one-object ones. */
+START_TEST(test_object_batches)
+{
+	aptix_backend *b = open_backend(_i);
+	unsigned char have[3];
+	struct many m;
+
+	if (!b->odb->exists_many) {
+		b->free(b);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(aptix_object_hash(&m.ids[0], APTIX_OBJ_BLOB, "1", 1), 0);
+	ck_assert_int_eq(aptix_object_hash(&m.ids[1], APTIX_OBJ_BLOB, "2", 1), 0);
+	ck_assert_int_eq(aptix_object_hash(&m.ids[2], APTIX_OBJ_BLOB, "3", 1), 0);
+	ck_assert_int_eq(b->odb->exists_many(b->odb, NULL, m.ids, 3, have), 0);
+	ck_assert(!have[0] && !have[1] && !have[2]);
+	ck_assert_int_eq(b->transaction(b, many_write_fn, &m), 0);
+	ck_assert_int_eq(b->odb->exists_many(b->odb, NULL, m.ids, 3, have), 0);
+	ck_assert(have[0] && have[1] && !have[2]);
+	ck_assert_int_eq(b->odb->read_stored_many(b->odb, NULL, m.ids, 3,
+						  many_read_cb, &m), 0);
+	ck_assert_int_eq(m.seen, 2);
+	b->free(b);
+}
+END_TEST
+
 /* --- Reflogs ------------------------------------------------------------- */
 
 struct append {
@@ -1390,6 +1507,8 @@ static TCase *domain_case(void)
 	tcase_add_loop_test(tc, test_domain_cas_race, 0, nnames);
 	tcase_add_loop_test(tc, test_atomic_across_domains, 0, nnames);
 	tcase_add_loop_test(tc, test_object_write_replayed, 0, nnames);
+	tcase_add_loop_test(tc, test_index_own_writes, 0, nnames);
+	tcase_add_loop_test(tc, test_object_batches, 0, nnames);
 	tcase_add_loop_test(tc, test_domain_reflog_order, 0, nnames);
 	tcase_add_loop_test(tc, test_claim_cas, 0, nnames);
 	tcase_add_loop_test(tc, test_claim_steal_after_death, 0, nnames);

@@ -68,12 +68,16 @@ endif
 # database (opencode.db) through SQLite itself, the library that wrote
 # it, read-only, rather than a hand-written reader of its file format
 # (issue 25).
-LIB_DEPS_PC = lmdb zlib jansson libpq sqlite3
+# libzstd (Debian's): Codex's rollouts compressed as .jsonl.zst, read
+# as a stream by the importers (src/import/lines.c).
+LIB_DEPS_PC = lmdb zlib jansson libpq sqlite3 libzstd
 SQLITE_LIBS = $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null || \
 	echo -lsqlite3)
+ZSTD_LIBS = $(shell $(PKG_CONFIG) --libs libzstd 2>/dev/null || \
+	echo -lzstd)
 PQ_CFLAGS = $(shell $(PKG_CONFIG) --cflags libpq 2>/dev/null || \
 	echo -I/usr/include/postgresql)
-LIBS = -llmdb -lz -ljansson -lpq $(SQLITE_LIBS)
+LIBS = -llmdb -lz -ljansson -lpq $(SQLITE_LIBS) $(ZSTD_LIBS)
 # libmicrohttpd: the HTTP server of `aptix serve`, its header only: the
 # library is loaded by the command when it starts (serve/http.c), as
 # libcurl is, so that other commands do not load it and GnuTLS
@@ -281,7 +285,7 @@ DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
 	libmicrohttpd-dev chromium libedit-dev tmux scdoc zsh fish \
-	postgresql libpq-dev python3-jsonschema libsqlite3-dev
+	postgresql libpq-dev python3-jsonschema libsqlite3-dev libzstd-dev
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \

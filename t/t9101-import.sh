@@ -356,6 +356,41 @@ test_expect_success 'gemini: a rewind is a branch, not a deletion' '
 	test "$(json_field new_turn_count out)" = 0
 '
 
+test_lazy_prereq ZSTD 'command -v zstd'
+
+test_expect_success ZSTD 'codex: a .jsonl.zst rollout imports as the plain one' '
+	mkdir -p zst/sessions &&
+	# two frames, as a file compressed while it grew
+	head -n 24 src/codex-0.169/$PARENT_FILE | zstd -q >zst/one &&
+	tail -n +25 src/codex-0.169/$PARENT_FILE | zstd -q >zst/two &&
+	cat zst/one zst/two >zst/sessions/$PARENT_FILE.zst &&
+	aptix init -q zs &&
+	instore zs aptix import --json codex zst/sessions >out 2>err &&
+	test_must_be_empty err &&
+	test "$(json_field new_turn_count out)" = 3 &&
+	aptix rev-parse $CODEX_PARENT >expect &&
+	instore zs aptix rev-parse $CODEX_PARENT >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success ZSTD 'codex: a truncated or damaged .zst: a warning, what was whole kept' '
+	f=zst/sessions/$PARENT_FILE.zst &&
+	size=$(wc -c <$f) &&
+	mkdir -p zcut/sessions zbad/sessions &&
+	# the second frame cut short: the turns of the first are read
+	head -c $((size - 40)) $f >zcut/sessions/$PARENT_FILE.zst &&
+	aptix init -q zc &&
+	test_expect_code 1 instore zc aptix import codex zcut >/dev/null 2>err &&
+	grep "zcut/sessions/$PARENT_FILE.zst:24: read error: truncated zstd stream" err &&
+	instore zc aptix log --format=%s $CODEX_PARENT >log &&
+	test -s log &&
+	{ printf "\050\265\057\375" && head -c 200 /dev/zero; } >zbad/sessions/$PARENT_FILE.zst &&
+	test_expect_code 1 instore zc aptix import codex zbad >/dev/null 2>err &&
+	grep "zbad/sessions/$PARENT_FILE.zst: read error: " err &&
+	instore zc aptix log --all --format=%s >after &&
+	test_cmp log after
+'
+
 test_expect_success 'an unknown tool is refused' '
 	test_must_fail aptix import vim src 2>err &&
 	grep "unknown tool" err

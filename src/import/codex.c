@@ -38,7 +38,8 @@ struct codex {
 
 static int codex_match(const char *path)
 {
-	return imp_name_is(path, "rollout-", ".jsonl");
+	return imp_name_is(path, "rollout-", ".jsonl") ||
+		imp_name_is(path, "rollout-", ".jsonl.zst");
 }
 
 static int codex_prescan(char **id, char **parent, const char *path)

@@ -421,16 +421,17 @@ void imp_share(struct imp_file *f, const struct imp_key *k)
 
 json_t *imp_first_record(const char *path)
 {
-	char *line = NULL;
-	size_t alloc = 0;
+	struct imp_lines ls;
+	const char *line;
+	size_t len;
+	int last;
 	json_t *rec = NULL;
-	FILE *fp = fopen(path, "r");
 
-	if (fp && getline(&line, &alloc, fp) > 0)
-		rec = json_loads(line, 0, NULL);
-	if (fp)
-		fclose(fp);
-	free(line);
+	if (imp_lines_open(&ls, path) < 0)
+		return NULL;
+	if (imp_lines_next(&ls, &line, &len, &last) > 0)
+		rec = json_loadb(line, len, 0, NULL);
+	imp_lines_close(&ls);
 	if (rec && !json_is_object(rec)) {
 		json_decref(rec);
 		rec = NULL;
@@ -945,36 +946,31 @@ static void progress(struct imp_run *run)
 
 static int read_file(struct imp_file *f)
 {
-	char *line = NULL;
-	size_t alloc = 0;
-	ssize_t n = 0;
-	FILE *fp;
-	int r = 0, c;
+	struct imp_lines ls;
+	const char *line;
+	size_t len;
+	int r = 0, n = 0, last;
 
-	if (!(fp = fopen(f->path, "r"))) {
+	if (imp_lines_open(&ls, f->path) < 0) {
 		imp_warn(f, 0, "cannot open: %s", strerror(errno));
 		f->run->partial = 1;
 		return 0;
 	}
 	f->run->st->files++;
-	while (r >= 0 && (n = getline(&line, &alloc, fp)) > 0) {
+	while (r >= 0 && (n = imp_lines_next(&ls, &line, &len, &last)) > 0) {
 		f->lineno++;
-		c = line[n - 1] == '\n' ? EOF : getc(fp);
-		if (c != EOF)
-			ungetc(c, fp);
-		r = read_line(f, line, (size_t)n, c == EOF);
+		r = read_line(f, line, len, last);
 		if (!(f->lineno % 1024))
 			progress(f->run);
 	}
-	if (r >= 0 && ferror(fp)) {
-		imp_warn(f, 0, "read error: %s", strerror(errno));
-		f->run->partial = 1;
-	} else if (r >= 0 && n < 0 && !feof(fp)) {
-		/* getline() could not hold the line: not the end, no skip */
+	if (r >= 0 && n < 0 && errno == ENOMEM && !ls.bad) {
+		/* a line that cannot be held: not the end, no skip */
 		r = aptix_error_oom();
+	} else if (r >= 0 && n < 0) {
+		imp_warn(f, 0, "read error: %s", imp_lines_error(&ls));
+		f->run->partial = 1;
 	}
-	free(line);
-	fclose(fp);
+	imp_lines_close(&ls);
 	return r;
 }
 

@@ -20,6 +20,7 @@
 #include "aptix/record.h"
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define IMP_CONV_MAX 64
 
@@ -197,6 +198,34 @@ void imp_key_here(struct imp_key *k, const struct imp_file *f);
 int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
 		     const char *path, const char *conv_id,
 		     const struct imp_key *parent, const char *session_type);
+
+/*
+ * The lines of a source file (lines.c): plain, or zstd-compressed when
+ * its name ends in ".zst", decompressed as it is read.
+ */
+struct imp_lines {
+	FILE *fp;
+	char *line;		/* plain: getline()'s buffer */
+	size_t alloc;
+	struct ZSTD_DCtx_s *z;	/* zstd: the decompressor */
+	unsigned char *in;
+	size_t in_size, in_len, in_pos;
+	aptix_buf out;		/* zstd: decompressed, not yet returned */
+	size_t out_pos;
+	int frame_open;		/* a frame not finished yet */
+	const char *bad;	/* what was wrong with the stream */
+};
+
+/* 0, or -1 with errno set (the file cannot be opened). */
+int imp_lines_open(struct imp_lines *ls, const char *path);
+/*
+ * The next line, its newline included (last: nothing follows it).
+ * 1; 0 at the end; -1 on a read error (imp_lines_error() says what).
+ */
+int imp_lines_next(struct imp_lines *ls, const char **line, size_t *len,
+		   int *last);
+const char *imp_lines_error(const struct imp_lines *ls);
+void imp_lines_close(struct imp_lines *ls);
 
 /* The first record of a file (NULL: none readable). */
 json_t *imp_first_record(const char *path);

@@ -5,7 +5,9 @@
 # lines with Jansson (t/perf/jsonl-parse.c); store bytes against source
 # bytes; peak memory at two corpus sizes (it should not grow with the
 # corpus: files are read line by line). A second import of the same
-# corpus (which writes nothing) is timed too.
+# corpus (which writes nothing) is timed too, then `aptix export --all`
+# of the store (json, markdown) and `aptix import json` of that export
+# into an empty store, which must then hold the same objects.
 #
 #	sh t/perf/import.sh    APTIX=path/to/aptix  [CC=cc]
 #	BENCH_IMPORT_COPIES=N  copies of the fixtures (default 400, ~30 MB;
@@ -88,6 +90,33 @@ for n in $COPIES; do
 	echo "store: $(mib "$store") MB on disk for $(mib "$src") MB of source" \
 		"($(ratio "$store" "$src") of it)"
 done
+
+# aptix export of that store, and the lossless JSON read back into an
+# empty store (which must hold the same objects afterwards)
+echo
+echo "aptix export --all of that store, and import json of it"
+printf '%-34s %10s %10s %10s\n' "" "output MB" "seconds" "MB/s"
+for fmt in json markdown; do
+	s=$(now)
+	(cd "$W/s" && "$APTIX" export --all --format=$fmt -o "$W/all.$fmt")
+	e=$(now)
+	t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
+	out=$(wc -c <"$W/all.$fmt")
+	printf '%-34s %10s %10s %10s\n' "aptix export --format=$fmt" \
+		"$(mib "$out")" "$t" "$(awk -v b="$out" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')"
+done
+rm -rf "$W/r" && mkdir -p "$W/r" && (cd "$W/r" && "$APTIX" init -q)
+out=$(wc -c <"$W/all.json")
+s=$(now)
+(cd "$W/r" && "$APTIX" import -q json "$W/all.json" >/dev/null)
+e=$(now)
+t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
+printf '%-34s %10s %10s %10s\n' "aptix import json (empty store)" \
+	"$(mib "$out")" "$t" "$(awk -v b="$out" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')"
+a=$(cd "$W/s" && "$APTIX" cat-object --batch-check --batch-all-objects | sort | cksum)
+b=$(cd "$W/r" && "$APTIX" cat-object --batch-check --batch-all-objects | sort | cksum)
+test "$a" = "$b" && echo "round trip: the same objects" ||
+	echo "round trip: the objects DIFFER"
 
 echo
 echo "peak memory of an import (KB), by corpus size:"

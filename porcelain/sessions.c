@@ -79,6 +79,16 @@ static int newest_entry(const aptix_reflog_entry *e, void *payload)
 }
 
 /*
+ * Whether the date column of ms is ten characters (the default format,
+ * a four-digit year in any time zone): the column's width over every
+ * conversation, without formatting the dates of those not shown.
+ */
+static int date_is_ten(int64_t ms)
+{
+	return view_date_mode < 0 && ms > 0 && ms < INT64_C(221845392000000);
+}
+
+/*
  * A conversation without a turn of its own (a fork not continued yet,
  * a new one) dates from when its ref was last written: where the fork
  * was made, not the end of the list.
@@ -104,8 +114,12 @@ static void row_dates(struct rows *rows, aptix_repo *repo, int *width)
 						 &row->when) < 0)
 				aptix_error_clear();
 		}
-		view_date(row->date, row->when, 0);
-		n = (int)strlen(row->date);
+		if (date_is_ten(row->when)) {
+			n = 10;		/* formatted when shown */
+		} else {
+			view_date(row->date, row->when, 0);
+			n = (int)strlen(row->date);
+		}
 		if (n > *width)
 			*width = n;
 	}
@@ -302,7 +316,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	if (json && !(arr = json_array()))
 		die("out of memory");
 	for (i = 0; i < rows.nr; i++) {
-		const struct conv_row *row = &rows.v[i];
+		struct conv_row *row = &rows.v[i];
 		int current = !strcmp(row->ci.id, cur);
 
 		if (filtered_out(&f, &row->ci))
@@ -315,6 +329,8 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		if (shown >= limit)
 			break;
 		shown++;
+		if (!row->date[0])
+			view_date(row->date, row->when, 0);
 		if (!json)
 			print_row(row, current, date_width);
 		else if (json_array_append_new(arr, row_json(row, current)))

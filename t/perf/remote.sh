@@ -58,7 +58,7 @@ psql -X -q -d aptix -v app_role=aptix_app \
 	-f "$PERF_DIR/../../contrib/postgresql/schema.sql"
 URL="postgresql:///aptix?host=$W/run&port=5432&user=aptix_app"
 
-echo "== A local store with a remote (issue 26): PostgreSQL $("$bin/postgres" --version | sed 's/.* //'), Unix socket =="
+echo "== A local store with a remote (issue 26): PostgreSQL $("$bin/postgres" --version | awk '{ print $3 }'), Unix socket =="
 
 # push_rate STORE ORG [--row-by-row]: time a push of everything to an
 # empty org; sets SECS and OBJS

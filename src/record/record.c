@@ -535,9 +535,12 @@ int aptix_record__queue(aptix_record_result *out, aptix_txn *tx,
 	    (o->turn && (r = derive_seq(&rc)) < 0) ||
 	    (r = snapshot_seq(&seq, &rc)) < 0)
 		goto done;
-	/* read before the write: still there when it commits (aptix gc) */
+	/*
+	 * read before the write: still there when it commits (aptix gc);
+	 * a session given with its turn names the turn this write makes
+	 */
 	if ((o->parent && (r = aptix_txn__require_object(tx, o->parent)) < 0) ||
-	    (o->session && (r = aptix_txn__require_object(
+	    (o->session && !o->turn && (r = aptix_txn__require_object(
 				    tx, &o->session->turn)) < 0))
 		goto done;
 	/* what this turn's objects are stored against: see REBASE_EVERY */

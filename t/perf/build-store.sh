@@ -39,9 +39,18 @@ then
 	echo "usage: $0 [--git GITDIR] N_CONVS N_SESSIONS DIR" >&2
 	exit 129
 fi
+# DIR and GITDIR as absolute paths: the script changes directory
+abspath () {
+	case $1 in
+	/*) printf '%s\n' "$1" ;;
+	*) printf '%s/%s\n' "$(pwd)" "$1" ;;
+	esac
+}
+DIR=$(abspath "$3")
+GITDIR=${GITDIR:+$(abspath "$GITDIR")}
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 test -x "$APTIX" || APTIX=aptix
-for d in "$3/.aptix" ${GITDIR:+"$GITDIR"}
+for d in "$DIR/.aptix" ${GITDIR:+"$GITDIR"}
 do
 	if test -e "$d"
 	then
@@ -197,5 +206,5 @@ then
 	mkdir -p "$(dirname "$GITDIR")"
 	cp -Rp "$W/git" "$GITDIR"
 fi
-mkdir -p "$3"
-cp -Rp "$W/store/.aptix" "$3/.aptix"
+mkdir -p "$DIR"
+cp -Rp "$W/store/.aptix" "$DIR/.aptix"

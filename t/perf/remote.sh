@@ -10,7 +10,11 @@
 #    --row-by-row), each into an org of its own;
 #  - a fetch with nothing new at 1,000 and at LARGE sessions (default
 #    100,000): it compares the refs of both sides and reads no object,
-#    so it should cost the same (hyperfine, mean ± sd).
+#    so it should cost the same (hyperfine, mean ± sd);
+#  - a turn on a store that is PostgreSQL against the same turn on an
+#    LMDB store (the OpenAI stand-in answering at once): wall time
+#    (hyperfine) and the client's instructions (callgrind; the server's
+#    work is not in them).
 #
 # Prints figures; never asserts.
 #
@@ -45,7 +49,8 @@ $as "$bin/initdb" -D "$W/pg/data" -U aptix_admin -A trust -E UTF8 \
 $as "$bin/postgres" -D "$W/pg/data" -k "$W/run" -p 5432 \
 	-c listen_addresses= -c max_connections=40 >"$W/pg.log" 2>&1 &
 PG=$!
-trap 'kill -INT $PG 2>/dev/null; wait $PG 2>/dev/null; rm -rf "$W"' EXIT
+SI=
+trap 'kill $SI 2>/dev/null; kill -INT $PG 2>/dev/null; wait $PG 2>/dev/null; rm -rf "$W"' EXIT
 i=0
 until pg_isready -q -h "$W/run" -p 5432 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 300 ] || { cat "$W/pg.log"; exit 1; }
@@ -100,3 +105,28 @@ echo "fetch with nothing new (refs compared, no object read):"
 printf '  %-44s %14s ms\n' "1,000 sessions (10 conversations)" "$small"
 printf '  %-44s %14s ms\n' "$LARGE sessions ($((LARGE / 100)) conversations)" "$NOOP"
 echo "  $LARGE / 1,000: $(ratio "$NOOP_MEAN" "$small_mean")x"
+
+# a turn on each backend, against the stand-in
+python3 "$PERF_DIR/../standin/openai_standin.py" --port-file "$W/si.port" \
+	--log-dir "$W/si.log" >/dev/null 2>&1 &
+SI=$!
+while [ ! -s "$W/si.port" ]; do sleep 0.1; done
+export OPENAI_BASE_URL="http://127.0.0.1:$(cat "$W/si.port")/v1"
+export OPENAI_API_KEY=sk-bench-0123456789abcdef
+"$APTIX" init -q "$W/t-lmdb"
+"$APTIX" init -q --backend "$URL" --org turns "$W/t-pg"
+turn="$APTIX continue -q --no-stream --no-files --no-rag -m x"
+for b in lmdb pg; do
+	(cd "$W/t-$b" && $turn >/dev/null && $turn >/dev/null)
+	hf "$W/t-$b" 2 20 "$turn"
+	eval "wall_$b=\$HF wall_mean_$b=\$HF_MEAN"
+	(cd "$W/t-$b" && valgrind --tool=callgrind \
+		--callgrind-out-file="$W/cg.$b" $turn >/dev/null 2>"$W/vg.$b")
+	eval "ins_$b=\$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$W/vg.$b")"
+done
+echo "a turn (continue, stand-in answering at once):"
+printf '  %-30s %16s %14s\n' "" "wall ms" "instructions"
+printf '  %-30s %16s %14s\n' "LMDB store" "$wall_lmdb" "$ins_lmdb"
+printf '  %-30s %16s %14s\n' "PostgreSQL store (socket)" "$wall_pg" "$ins_pg"
+echo "  PostgreSQL / LMDB: $(ratio "$wall_mean_pg" "$wall_mean_lmdb")x wall," \
+	"$(ratio "$ins_pg" "$ins_lmdb")x instructions (client only)"

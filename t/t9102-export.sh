@@ -258,6 +258,13 @@ test_expect_success 'markdown: headings, turns, tool calls folded' '
 	grep "^## Turn 1 " tool.md &&
 	grep "<summary>Tool call <code>exec_command</code>" tool.md &&
 	grep "<summary>Tool result (call_fake0003): error, exit code 3</summary>" tool.md &&
+	# in the order it happened: asked, the call, its result, the answer
+	grep -n -e "^\*\*User\*\*$" -e "<summary>Tool call" \
+		-e "<summary>Tool result" -e "^\*\*Assistant\*\*$" tool.md |
+		cut -d: -f2- | sed "s/<code>.*//; s/ (call.*//" >order &&
+	printf "%s\n" "**User**" "<summary>Tool call " \
+		"<summary>Tool result" "**Assistant**" >expect &&
+	test_cmp expect order &&
 	aptix export --all --format=markdown >all.md &&
 	test $(grep -c "^## Turn " all.md) -ge $(wc -l <all-sessions)
 '

@@ -477,56 +477,137 @@ static void put_fenced(aptix_buf *out, const char *text, size_t len,
 	aptix_buf_puts(out, "\n\n");
 }
 
-static int md_calls(aptix_buf *out, aptix_repo *repo, const aptix_turn *t)
+static void md_call(aptix_buf *out, const aptix_tool_call *c)
 {
-	aptix_tool_call c;
-	size_t i;
+	aptix_buf_printf(out, "<details>\n<summary>Tool call <code>%s</code> "
+			 "(%s)</summary>\n\n", c->name, c->call_id);
+	put_fenced(out, c->arguments, strlen(c->arguments), "json");
+	aptix_buf_puts(out, "</details>\n\n");
+}
+
+static int md_result(aptix_buf *out, aptix_repo *repo,
+		     const aptix_tool_result *res)
+{
+	aptix_buf text = APTIX_BUF_INIT;
 	int r = 0;
 
-	for (i = 0; !r && i < t->ntool_calls; i++) {
-		aptix_tool_call_init(&c);
-		if (!(r = aptix_tool_call_lookup(&c, repo,
-						 &t->tool_calls[i]))) {
-			aptix_buf_printf(out, "<details>\n<summary>Tool call "
-					 "<code>%s</code> (%s)</summary>\n\n",
-					 c.name, c.call_id);
-			put_fenced(out, c.arguments, strlen(c.arguments),
-				   "json");
-			aptix_buf_puts(out, "</details>\n\n");
-		}
-		aptix_tool_call_release(&c);
+	aptix_buf_printf(out, "<details>\n<summary>Tool result (%s): %s",
+			 res->call_id, aptix_tool_status_name(res->status));
+	if (res->has_exit_code)
+		aptix_buf_printf(out, ", exit code %lld",
+				 (long long)res->exit_code);
+	aptix_buf_puts(out, "</summary>\n\n");
+	if (!aptix_oid_is_zero(&res->output))
+		r = aptix_view_blob_text(&text, repo, &res->output);
+	put_fenced(out, text.ptr, text.len, "");
+	aptix_buf_puts(out, "</details>\n\n");
+	aptix_buf_release(&text);
+	return r;
+}
+
+/* A turn's calls and results, read whole (released by md_tools_free). */
+struct md_tools {
+	aptix_tool_call *c;
+	aptix_tool_result *res;
+	size_t nc, nres;
+};
+
+static void md_tools_free(struct md_tools *mt)
+{
+	size_t i;
+
+	for (i = 0; i < mt->nc; i++)
+		aptix_tool_call_release(&mt->c[i]);
+	for (i = 0; i < mt->nres; i++)
+		aptix_tool_result_release(&mt->res[i]);
+	free(mt->c);
+	free(mt->res);
+}
+
+static int md_tools_read(struct md_tools *mt, aptix_repo *repo,
+			 const aptix_turn *t)
+{
+	int r = 0;
+
+	memset(mt, 0, sizeof(*mt));
+	if ((t->ntool_calls && !(mt->c = aptix__calloc(t->ntool_calls,
+						      sizeof(*mt->c)))) ||
+	    (t->ntool_results && !(mt->res = aptix__calloc(
+					   t->ntool_results, sizeof(*mt->res)))))
+		return APTIX_ERROR;
+	while (!r && mt->nc < t->ntool_calls) {
+		aptix_tool_call_init(&mt->c[mt->nc]);
+		r = aptix_tool_call_lookup(&mt->c[mt->nc], repo,
+					   &t->tool_calls[mt->nc]);
+		mt->nc++;
+	}
+	while (!r && mt->nres < t->ntool_results) {
+		aptix_tool_result_init(&mt->res[mt->nres]);
+		r = aptix_tool_result_lookup(&mt->res[mt->nres], repo,
+					     &t->tool_results[mt->nres]);
+		mt->nres++;
 	}
 	return r;
 }
 
-static int md_results(aptix_buf *out, aptix_repo *repo, const aptix_turn *t)
+/* The result of this turn that answers call_id, or NULL. */
+static const aptix_tool_result *md_answer_of(const struct md_tools *mt,
+					     const char *call_id)
 {
-	aptix_tool_result res;
-	aptix_buf text = APTIX_BUF_INIT;
 	size_t i;
-	int r = 0;
 
-	for (i = 0; !r && i < t->ntool_results; i++) {
-		aptix_tool_result_init(&res);
-		if (!(r = aptix_tool_result_lookup(&res, repo,
-						   &t->tool_results[i]))) {
-			aptix_buf_printf(out, "<details>\n<summary>Tool result "
-					 "(%s): %s", res.call_id,
-					 aptix_tool_status_name(res.status));
-			if (res.has_exit_code)
-				aptix_buf_printf(out, ", exit code %lld",
-						 (long long)res.exit_code);
-			aptix_buf_puts(out, "</summary>\n\n");
-			aptix_buf_clear(&text);
-			if (!aptix_oid_is_zero(&res.output))
-				r = aptix_view_blob_text(&text, repo,
-							 &res.output);
-			put_fenced(out, text.ptr, text.len, "");
-			aptix_buf_puts(out, "</details>\n\n");
+	for (i = 0; i < mt->nres; i++)
+		if (!strcmp(mt->res[i].call_id, call_id))
+			return &mt->res[i];
+	return NULL;
+}
+
+/* Whether a call of this turn asked for res (a result of the same turn). */
+static int md_answers_own(const struct md_tools *mt,
+			  const aptix_tool_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < mt->nc; i++)
+		if (!strcmp(mt->c[i].call_id, res->call_id))
+			return 1;
+	return 0;
+}
+
+/*
+ * A turn in the order things happened: the results it sent for the
+ * calls of the turn before, then each call it asked and answered
+ * itself (an imported agent's turn) followed by its result, the
+ * answer, and last the calls it left for the next turn.
+ */
+static int md_turn_body(aptix_buf *out, aptix_repo *repo,
+			const struct turn_text *tt)
+{
+	const aptix_tool_result *res;
+	struct md_tools mt;
+	size_t i;
+	int r;
+
+	if ((r = md_tools_read(&mt, repo, &tt->t)) < 0)
+		goto done;
+	for (i = 0; !r && i < mt.nres; i++)
+		if (!md_answers_own(&mt, &mt.res[i]))
+			r = md_result(out, repo, &mt.res[i]);
+	for (i = 0; !r && i < mt.nc; i++)
+		if ((res = md_answer_of(&mt, mt.c[i].call_id))) {
+			md_call(out, &mt.c[i]);
+			r = md_result(out, repo, res);
 		}
-		aptix_tool_result_release(&res);
+	if (!r && !aptix_oid_is_zero(&tt->t.answer)) {
+		aptix_buf_puts(out, "**Assistant**\n\n");
+		aptix_buf_put(out, tt->answer.ptr, tt->answer.len);
+		aptix_buf_puts(out, "\n\n");
 	}
-	aptix_buf_release(&text);
+	for (i = 0; !r && i < mt.nc; i++)
+		if (!md_answer_of(&mt, mt.c[i].call_id))
+			md_call(out, &mt.c[i]);
+done:
+	md_tools_free(&mt);
 	return r;
 }
 
@@ -566,14 +647,7 @@ static int add_markdown(aptix_exporter *ex, const aptix_oid *id)
 			 aptix_oid_hex(id));
 	aptix_buf_put(&out, tt.instruction.ptr, tt.instruction.len);
 	aptix_buf_puts(&out, "\n\n");
-	if ((r = md_results(&out, ex->repo, &tt.t)) < 0)
-		goto done;
-	if (!aptix_oid_is_zero(&tt.t.answer)) {
-		aptix_buf_puts(&out, "**Assistant**\n\n");
-		aptix_buf_put(&out, tt.answer.ptr, tt.answer.len);
-		aptix_buf_puts(&out, "\n\n");
-	}
-	if (!(r = md_calls(&out, ex->repo, &tt.t)))
+	if (!(r = md_turn_body(&out, ex->repo, &tt)))
 		r = emit(ex, &out);
 done:
 	aptix_buf_release(&out);

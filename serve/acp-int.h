@@ -25,11 +25,23 @@ struct acp_session {
 	aptix_oid fork_from;
 };
 
+/* A request aptix sent the client (fs/read_text_file), awaiting its answer. */
+struct acp_call {
+	struct acp_call *next;
+	json_int_t id;
+	json_t *reply;			/* the answer: {result} or {error} */
+};
+
 struct acp {
 	struct serve *srv;
 	struct jsonrpc *j;
-	pthread_mutex_t lock;		/* sessions and their fields */
+	pthread_mutex_t lock;		/* sessions, calls and their fields */
 	struct acp_session *sessions;
+	int fs_read;			/* the client offers fs/read_text_file */
+	pthread_cond_t replied;		/* a call got its answer, or eof */
+	struct acp_call *calls;
+	json_int_t next_id;
+	int eof;			/* the client is gone: no answer comes */
 };
 
 /* What acp_replay_session() tells of one snapshot. */

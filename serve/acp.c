@@ -24,8 +24,10 @@
 #ifndef _POSIX_C_SOURCE
 # define _POSIX_C_SOURCE 200809L
 #endif
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "acp-int.h"
 
@@ -144,6 +146,83 @@ static void interrupt(struct acp *a, const char *sid)
 	json_decref(q);
 }
 
+/* ---- requests to the client ---- */
+
+/*
+ * Call the client (from a prompt's thread, never the reader's) and wait
+ * for its answer: the message {result} or {error}, or NULL when the
+ * client is gone or does not answer within timeout_s.
+ */
+static json_t *client_call(struct acp *a, const char *method, json_t *params,
+			   int timeout_s)
+{
+	struct acp_call *c = calloc(1, sizeof(*c)), **pp;
+	struct timespec until;
+	json_t *m;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_s;
+	pthread_mutex_lock(&a->lock);
+	if (a->eof || !c) {
+		pthread_mutex_unlock(&a->lock);
+		json_decref(params);
+		free(c);
+		return NULL;
+	}
+	c->id = ++a->next_id;
+	c->next = a->calls;
+	a->calls = c;
+	pthread_mutex_unlock(&a->lock);
+	m = json_pack("{s:s,s:I,s:s,s:o}", "jsonrpc", "2.0", "id", c->id,
+		      "method", method, "params", params);
+	jsonrpc_send(a->j, m);
+	json_decref(m);
+	pthread_mutex_lock(&a->lock);
+	while (!c->reply && !a->eof &&
+	       pthread_cond_timedwait(&a->replied, &a->lock, &until) !=
+	       ETIMEDOUT)
+		;
+	for (pp = &a->calls; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&a->lock);
+	m = c->reply;
+	free(c);
+	return m;
+}
+
+static void on_response(struct jsonrpc *j, json_t *msg, void *ctx)
+{
+	struct acp *a = ctx;
+	json_t *id = json_object_get(msg, "id");
+	struct acp_call *c;
+
+	(void)j;
+	pthread_mutex_lock(&a->lock);
+	for (c = a->calls; c; c = c->next)
+		if (json_is_integer(id) && json_integer_value(id) == c->id &&
+		    !c->reply) {
+			c->reply = json_incref(msg);
+			break;
+		}
+	pthread_cond_broadcast(&a->replied);
+	pthread_mutex_unlock(&a->lock);
+	/* an answer to nothing we asked: ignored, as JSON-RPC allows */
+}
+
+static void on_eof(struct jsonrpc *j, void *ctx)
+{
+	struct acp *a = ctx;
+
+	(void)j;
+	pthread_mutex_lock(&a->lock);
+	a->eof = 1;
+	pthread_cond_broadcast(&a->replied);
+	pthread_mutex_unlock(&a->lock);
+}
+
 /* ---- initialize ---- */
 
 static void initialize(struct acp *a, json_t *id, json_t *p)
@@ -154,6 +233,10 @@ static void initialize(struct acp *a, json_t *id, json_t *p)
 		bad_params(a, id, "protocolVersion is an integer");
 		return;
 	}
+	v = json_object_get(json_object_get(p, "clientCapabilities"), "fs");
+	pthread_mutex_lock(&a->lock);
+	a->fs_read = json_is_true(json_object_get(v, "readTextFile"));
+	pthread_mutex_unlock(&a->lock);
 	/* the version asked for when it is ours, else the latest we speak */
 	jsonrpc_send_result(a->j, id, json_pack(
 		"{s:i,s:{s:b,s:{s:b,s:b,s:b},s:{s:b,s:b},"
@@ -427,6 +510,7 @@ struct prompt {
 	struct acp *a;
 	struct serve_turn *t;
 	json_t *id;
+	json_t *q;			/* the turn's parameters */
 	char sid[APTIX_CONV_MAXLEN + 1];
 	char mid[APTIX_OID_HEXSZ + 1];	/* the streamed answer's */
 };
@@ -506,8 +590,13 @@ static int prompt_params(struct acp *a, json_t *q, json_t *blocks,
 			 const char **why)
 {
 	aptix_buf in = APTIX_BUF_INIT;
-	json_t *files = json_array(), *v;
+	json_t *files = json_array(), *reads = json_array(), *v;
 	size_t i;
+	int fs_read;
+
+	pthread_mutex_lock(&a->lock);
+	fs_read = a->fs_read;
+	pthread_mutex_unlock(&a->lock);
 
 	*why = "prompt is an array of content blocks";
 	json_array_foreach(blocks, i, v) {
@@ -527,7 +616,10 @@ static int prompt_params(struct acp *a, json_t *q, json_t *blocks,
 			   (s = serve__pstr(v, "uri"))) {
 			const char *rel = in_tree(a, path = uri_path(s));
 
-			if (rel)
+			if (rel && fs_read)	/* the editor's buffer */
+				json_array_append_new(reads, json_pack(
+					"{s:s,s:s}", "path", path, "rel", rel));
+			else if (rel)
 				json_array_append_new(files, json_string(rel));
 			else
 				aptix_buf_printf(&in, "%s%s", in.len ?
@@ -543,11 +635,105 @@ static int prompt_params(struct acp *a, json_t *q, json_t *blocks,
 		goto bad;
 	json_object_set_new(q, "instruction", json_stringn(in.ptr, in.len));
 	json_object_set_new(q, "active_files", files);
+	json_object_set_new(q, "client_reads", reads);
 	aptix_buf_release(&in);
 	return 0;
 bad:
 	aptix_buf_release(&in);
 	json_decref(files);
+	json_decref(reads);
+	return -1;
+}
+
+static void prompting_done(struct acp *a, const char *sid)
+{
+	struct acp_session *s;
+
+	pthread_mutex_lock(&a->lock);
+	if ((s = find(a, sid)))
+		s->prompting = 0;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void prompt_free(struct prompt *pr)
+{
+	serve_turn_free(pr->t);
+	json_decref(pr->id);
+	json_decref(pr->q);
+	free(pr);
+}
+
+static int prompt_begin(struct prompt *pr, struct serve_err *e)
+{
+	json_t *started;
+
+	json_object_del(pr->q, "client_reads");
+	started = serve_turn_begin(&pr->t, pr->a->srv, pr->q, on_event, pr, e);
+	if (!started)
+		return -1;
+	snprintf(pr->mid, sizeof(pr->mid), "%s",
+		 json_string_value(json_object_get(started, "turn")));
+	json_decref(started);
+	return 0;
+}
+
+/*
+ * The linked files of the work tree, read through the client (its
+ * buffers, unsaved edits included) and fenced into the instruction; a
+ * file the client does not give is read from the disk by aptix, as an
+ * active file.
+ */
+static void read_through_client(struct prompt *pr)
+{
+	json_t *reads = json_object_get(pr->q, "client_reads"), *v, *m;
+	aptix_buf in = APTIX_BUF_INIT;
+	size_t i;
+
+	if (serve__pstr(pr->q, "instruction"))
+		aptix_buf_puts(&in, serve__pstr(pr->q, "instruction"));
+	json_array_foreach(reads, i, v) {
+		const char *text;
+
+		m = client_call(pr->a, "fs/read_text_file", json_pack(
+					"{s:s,s:O}", "sessionId", pr->sid,
+					"path", json_object_get(v, "path")),
+				30);
+		text = serve__pstr(json_object_get(m, "result"), "content");
+		if (text)
+			aptix_buf_printf(&in, "%s%s:\n```\n%s%s```\n",
+					 in.len ? "\n\n" : "",
+					 serve__pstr(v, "path"), text,
+					 *text && text[strlen(text) - 1] !=
+					 '\n' ? "\n" : "");
+		else
+			json_array_append(json_object_get(pr->q,
+							  "active_files"),
+					  json_object_get(v, "rel"));
+		json_decref(m);
+	}
+	if (!aptix_buf_oom(&in))
+		json_object_set_new(pr->q, "instruction",
+				    json_stringn(in.ptr, in.len));
+	aptix_buf_release(&in);
+}
+
+/* A prompt whose files are read through the client: read, then begin. */
+static int prompt_begin_late(struct prompt *pr)
+{
+	struct serve_err e = { 0, "", "" };
+
+	read_through_client(pr);
+	if (prompt_begin(pr, &e) == 0) {
+		pthread_mutex_lock(&pr->a->lock);
+		e.status = pr->a->eof;
+		pthread_mutex_unlock(&pr->a->lock);
+		if (e.status)	/* gone meanwhile: committed as failed */
+			interrupt(pr->a, pr->sid);
+		return 0;
+	}
+	prompting_done(pr->a, pr->sid);
+	fail(pr->a, pr->id, &e);
+	prompt_free(pr);
 	return -1;
 }
 
@@ -605,10 +791,15 @@ static void prompt_thread(void *arg)
 {
 	struct prompt *pr = arg;
 	struct acp *a = pr->a;
-	json_t *final = serve_turn_run(pr->t), *meta, *result = NULL;
-	const aptix_run_result *res = serve_turn_result(pr->t);
+	json_t *final, *meta, *result = NULL;
+	const aptix_run_result *res;
 	struct acp_session *s;
 	int cancelled = 0;
+
+	if (!pr->t && prompt_begin_late(pr) < 0)
+		return;
+	final = serve_turn_run(pr->t);
+	res = serve_turn_result(pr->t);
 
 	pthread_mutex_lock(&a->lock);
 	if ((s = find(a, pr->sid))) {
@@ -656,9 +847,7 @@ static void prompt_thread(void *arg)
 					   json_object_get(meta, "aptix")));
 	json_decref(meta);
 	json_decref(final);
-	json_decref(pr->id);
-	serve_turn_free(pr->t);
-	free(pr);
+	prompt_free(pr);
 }
 
 /* The turn's parameters: where it goes, what it asks. */
@@ -696,21 +885,12 @@ static int turn_params(struct acp *a, json_t *q, const char *sid,
 	return r;
 }
 
-static void prompting_done(struct acp *a, const char *sid)
-{
-	struct acp_session *s;
-
-	pthread_mutex_lock(&a->lock);
-	if ((s = find(a, sid)))
-		s->prompting = 0;
-	pthread_mutex_unlock(&a->lock);
-}
 
 static void session_prompt(struct acp *a, json_t *id, json_t *p)
 {
 	struct serve_err e = { 0, "", "" };
 	const char *sid = serve__pstr(p, "sessionId"), *why = NULL;
-	json_t *blocks = json_object_get(p, "prompt"), *q, *started;
+	json_t *blocks = json_object_get(p, "prompt"), *q;
 	struct prompt *pr;
 	int r;
 
@@ -736,20 +916,16 @@ static void session_prompt(struct acp *a, json_t *id, json_t *p)
 	}
 	pr->a = a;
 	pr->id = json_incref(id);
+	pr->q = q;
 	snprintf(pr->sid, sizeof(pr->sid), "%s", sid);
-	started = serve_turn_begin(&pr->t, a->srv, q, on_event, pr, &e);
-	json_decref(q);
-	if (!started) {
+	/* files read through the client: begun in the thread, after them */
+	if (!json_array_size(json_object_get(q, "client_reads")) &&
+	    prompt_begin(pr, &e) < 0) {
 		prompting_done(a, sid);
-		serve_turn_free(pr->t);
-		json_decref(pr->id);
-		free(pr);
 		fail(a, id, &e);
+		prompt_free(pr);
 		return;
 	}
-	snprintf(pr->mid, sizeof(pr->mid), "%s",
-		 json_string_value(json_object_get(started, "turn")));
-	json_decref(started);
 	jsonrpc_spawn(a->j, prompt_thread, pr);
 }
 
@@ -847,7 +1023,7 @@ static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
 int acp_new(struct acp **out, struct serve *s, int out_fd)
 {
 	struct acp *a = calloc(1, sizeof(*a));
-	struct jsonrpc_dialect d = { dispatch, NULL, NULL };
+	struct jsonrpc_dialect d = { dispatch, on_response, NULL, on_eof };
 	int r;
 
 	*out = NULL;
@@ -855,6 +1031,7 @@ int acp_new(struct acp **out, struct serve *s, int out_fd)
 		return aptix_error_oom();
 	a->srv = s;
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->replied, NULL);
 	d.ctx = a;
 	if ((r = jsonrpc_new_dialect(&a->j, s, out_fd, &d)) < 0) {
 		acp_free(a);
@@ -880,6 +1057,7 @@ void acp_free(struct acp *a)
 		a->sessions = s->next;
 		session_free(s);
 	}
+	pthread_cond_destroy(&a->replied);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }

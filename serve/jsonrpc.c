@@ -647,7 +647,7 @@ int jsonrpc_new_dialect(struct jsonrpc **out, struct serve *s, int out_fd,
 
 int jsonrpc_new(struct jsonrpc **out, struct serve *s, int out_fd)
 {
-	struct jsonrpc_dialect d = { dispatch, NULL, NULL };
+	struct jsonrpc_dialect d = { dispatch, NULL, NULL, NULL };
 
 	return jsonrpc_new_dialect(out, s, out_fd, &d);
 }
@@ -718,6 +718,8 @@ void jsonrpc_run_stdio(struct jsonrpc *j, unsigned long grace_s,
 	sigaction(SIGPIPE, &sa, NULL);
 
 	jsonrpc_serve_fd(j, 0, &stdio_stop);
+	if (j->dialect.eof)
+		j->dialect.eof(j, j->dialect.ctx);
 	jsonrpc_shutdown(j, stdio_stop ? (long)grace_s * 1000 :
 			 cancel_at_eof ? 0 : -1);
 }

@@ -29,12 +29,16 @@ struct jsonrpc;
  *   response  the answer to a request this side sent (a message with
  *             an id, a result or an error, and no method); NULL: such
  *             messages are refused as invalid requests.
+ *   eof       reading has ended (may be NULL): threads waiting for
+ *             the client's answers must stop waiting.
  */
 struct jsonrpc_dialect {
 	void (*dispatch)(struct jsonrpc *j, json_t *id, const char *method,
 			 json_t *params, void *ctx);
 	void (*response)(struct jsonrpc *j, json_t *msg, void *ctx);
 	void *ctx;
+	/* the end of input (or a signal): nothing more will be read */
+	void (*eof)(struct jsonrpc *j, void *ctx);
 };
 
 /* JSON-RPC 2.0's codes, and the server-defined ones aptix uses. */

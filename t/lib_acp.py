@@ -66,9 +66,12 @@ class Acp(AppServer):
         for err in self.top.iter_errors(msg):
             fail(err)
         if "method" in msg:
-            if msg["method"] == "session/update":
-                for err in self.validator("SessionNotification") \
-                        .iter_errors(msg.get("params")):
+            params_type = {"session/update": "SessionNotification",
+                           "fs/read_text_file": "ReadTextFileRequest"}
+            name = params_type.get(msg["method"])
+            if name:
+                for err in self.validator(name).iter_errors(
+                        msg.get("params")):
                     fail(err)
         elif "error" in msg:
             for err in self.validator("Error").iter_errors(msg["error"]):

@@ -476,6 +476,70 @@ test_expect_success 'session/close and session/delete (archive)' '
 	grep "$(json_field .f2 <forks.json)" all
 '
 
+test_expect_success 'fs/read_text_file: linked files read through the client' '
+	echo "the file on disk" >buffer.txt &&
+	echo "the other file on disk" >other.txt &&
+	acp <<-\EOF &&
+	import os
+	from lib_acp import Acp, check
+	wt = os.environ["WT"]
+	a = Acp()
+	a.request("initialize", {"protocolVersion": 1, "clientCapabilities":
+	          {"fs": {"readTextFile": True}}})
+	sid = a.request("session/new", {"cwd": wt, "mcpServers": []}
+	                )["result"]["sessionId"]
+	rid = a.send_request("session/prompt", {"sessionId": sid, "prompt": [
+	    {"type": "text", "text": "read through the editor"},
+	    {"type": "resource_link", "uri": "file://" + wt + "/buffer.txt",
+	     "name": "buffer.txt"},
+	    {"type": "resource_link", "uri": "file://" + wt + "/other.txt",
+	     "name": "other.txt"}]})
+	m = a.wait_notification("fs/read_text_file")
+	check(m["params"] == {"sessionId": sid, "path": wt + "/buffer.txt"}, m)
+	a.send({"jsonrpc": "2.0", "id": m["id"],
+	        "result": {"content": "UNSAVED EDITOR BUFFER\n"}})
+	# the client cannot give the second: aptix reads it from the disk
+	m = a.wait_notification("fs/read_text_file")
+	check(m["params"]["path"] == wt + "/other.txt", m)
+	a.send({"jsonrpc": "2.0", "id": m["id"],
+	        "error": {"code": -32002, "message": "no such buffer"}})
+	r = a.response(rid)
+	check(r["result"]["stopReason"] == "end_turn", r)
+	# an answer to nothing aptix asked is ignored
+	a.send({"jsonrpc": "2.0", "id": 999, "result": {}})
+	check(a.request("session/list", {})["result"] is not None, "alive")
+	check(a.close() == 0, "exit")
+	EOF
+	last_request_body >body &&
+	grep "UNSAVED EDITOR BUFFER" body &&
+	! grep "the file on disk" body &&
+	grep "the other file on disk" body
+'
+
+test_expect_success 'fs/read_text_file: a client that never answers, then leaves' '
+	acp <<-\EOF &&
+	import os, time
+	from lib_acp import Acp, check
+	wt = os.environ["WT"]
+	a = Acp()
+	a.request("initialize", {"protocolVersion": 1, "clientCapabilities":
+	          {"fs": {"readTextFile": True}}})
+	sid = a.request("session/new", {"cwd": wt, "mcpServers": []}
+	                )["result"]["sessionId"]
+	a.send_request("session/prompt", {"sessionId": sid, "prompt": [
+	    {"type": "text", "text": "the client is gone"},
+	    {"type": "resource_link", "uri": "file://" + wt + "/buffer.txt",
+	     "name": "buffer.txt"}]})
+	a.wait_notification("fs/read_text_file")
+	t = time.time()
+	check(a.close(timeout=20) == 0, "exit")
+	check(time.time() - t < 10, "no hang")
+	EOF
+	aptix log --all --format="%h %s" >all &&
+	s=$(sed -n "s/ the client is gone$//p" all) &&
+	test "$(aptix show --json "$s" | json_field .status)" = failed
+'
+
 OPENCODE=${OPENCODE_FIXTURES:-$(dirname "$ACP_SCHEMA")/../../acp-opencode-1.18.33}
 export OPENCODE
 

@@ -134,7 +134,9 @@ test_expect_success 'turns, log, show, sessions, fork and fsck on it' '
 
 test_expect_success 'another host of the same org sees the same history' '
 	mkdir ws2 &&
-	aptix -C ws2 init -q --backend "$PG_APP_URL" --org acme &&
+	aptix -C ws2 init --backend "$PG_APP_URL" --org acme >out &&
+	grep "^Reinitialized existing aptix store in " out &&
+	! grep "Initialized empty" out &&
 	aptix -C ws2 log --all --format=%H | sort >actual &&
 	aptix -C ws log --all --format=%H | sort >expect &&
 	test_cmp expect actual &&

@@ -313,6 +313,7 @@ struct init_payload {
 	const char *head;
 	const char *workspace;
 	int finish;		/* a store left half-made: keep what it has */
+	int joined;		/* out: a shared store existed already */
 };
 
 /*
@@ -369,10 +370,13 @@ static int init_fn(aptix_backend_txn *tx, void *payload)
 	 * A shared store (PostgreSQL) another host made already: joined,
 	 * its HEAD, id and workspace kept.
 	 */
+	ip->joined = 0;
 	r = be->meta_get(&cur, be, tx, FORMAT_KEY);
 	aptix_buf_release(&cur);
-	if (r == 0)
+	if (r == 0) {
+		ip->joined = 1;
 		return 0;
+	}
 	if (r != APTIX_ENOTFOUND)
 		return r;
 	aptix_error_clear();
@@ -453,7 +457,10 @@ static void remove_scratch(const char *dir)
 	rmdir(dir);
 }
 
-/* Write the first records into the store repo has open. */
+/*
+ * Write the first records into the store repo has open: 0; 1 when a
+ * shared store was there already (joined, nothing written).
+ */
 static int init_records(aptix_repo *repo, const char *workspace, int finish)
 {
 	aptix_buf head = APTIX_BUF_INIT;
@@ -469,9 +476,10 @@ static int init_records(aptix_repo *repo, const char *workspace, int finish)
 	ip.head = head.ptr;
 	ip.workspace = workspace;
 	ip.finish = finish;
+	ip.joined = 0;
 	r = repo->backend->transaction(repo->backend, init_fn, &ip);
 	aptix_buf_release(&head);
-	return r;
+	return r == 0 && ip.joined ? 1 : r;
 }
 
 /* The backend opts name: NULL for the default (LMDB). */
@@ -612,15 +620,21 @@ static int publish(aptix_repo *repo, const char *path)
  * midway leaves no half-made store. Returns 1 when another process
  * created it first.
  */
+/*
+ * 0; 1 when another init made path meanwhile; 2 when path names a
+ * shared store that existed already (joined).
+ */
 static int create_store(const char *path, const char *workspace,
 			const aptix_repo_init_options *opts)
 {
 	aptix_repo *repo;
-	int r;
+	int r, joined;
 
 	if ((r = build_aside(&repo, path, workspace, "init", opts)) < 0)
 		return r;
-	return publish(repo, path);
+	joined = r == 1;
+	r = publish(repo, path);
+	return r == 0 && joined ? 2 : r;
 }
 
 void aptix__repo_discard(aptix_repo *repo)
@@ -806,7 +820,9 @@ static int init_at(aptix_repo **out, const char *workdir,
 		}
 		if ((r = create_store(path.ptr, ws.ptr, opts)) < 0)
 			goto done;
-		if (r == 0) {
+		if (r == 0 || r == 2) {
+			if (r == 2 && existed)
+				*existed = 1;	/* a shared store, joined */
 			r = repo_open_at(out, path.ptr, wd.ptr);
 			goto done;
 		}
@@ -853,7 +869,8 @@ int aptix__repo_init_aside(aptix_repo **out, aptix_buf *dest,
 		goto done;
 	}
 	aptix_error_clear();
-	r = build_aside(out, dest->ptr, ws.ptr, "salvage", NULL);
+	if ((r = build_aside(out, dest->ptr, ws.ptr, "salvage", NULL)) > 0)
+		r = 0;
 done:
 	aptix__gitloc_release(&loc);
 	aptix_buf_release(&wd);
@@ -888,8 +905,8 @@ static int init_in(aptix_repo **out, const char *storedir,
 	if ((r = aptix__workspace_derive(&ws, NULL)) < 0 ||
 	    (r = create_store(storedir, ws.ptr, opts)) < 0)
 		goto done;
-	if (r == 1 && existed)
-		*existed = 1;	/* another init made it meanwhile */
+	if (r >= 1 && existed)
+		*existed = 1;	/* made meanwhile, or a shared store joined */
 	r = repo_open_at(out, storedir, NULL);
 done:
 	aptix_buf_release(&ws);

@@ -208,6 +208,22 @@ test_expect_success 'a push by URL, without a remote' '
 	test_cmp expect actual
 '
 
+test_expect_success 'a clone that fails midway leaves nothing behind' '
+	# an org whose remote lost an object a ref reaches
+	aptix -C a remote add --org broken broken "$PG_APP_URL" &&
+	aptix -C a push -q broken &&
+	head=$(aptix -C a rev-parse HEAD) &&
+	pg_sql -c "DELETE FROM aptix_objects WHERE org = '"'"'broken'"'"' AND id = '"'"'\\x$head'"'"'" &&
+	test_must_fail aptix clone -q --org broken "$PG_APP_URL" halfclone 2>err &&
+	cat err &&
+	test_path_is_missing halfclone &&
+	mkdir kept &&
+	echo mine >kept/file &&
+	test_must_fail aptix clone -q --org broken "$PG_APP_URL" kept 2>err &&
+	test_path_is_missing kept/.aptix &&
+	test_path_is_file kept/file
+'
+
 test_expect_success 'stop the server' '
 	stop_pg
 '

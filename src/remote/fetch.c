@@ -10,6 +10,8 @@
  * "+refs/heads/(all):refs/remotes/<remote>/(all)"); nothing else here moves.
  */
 #include "util/common.h"
+#include <sys/stat.h>
+#include <unistd.h>
 #include "remote/remote.h"
 #include "repo/repo.h"
 #include "aptix/refs.h"
@@ -193,14 +195,35 @@ static int check_out(aptix_xfer_result *res, aptix_repo *repo,
 	return r;
 }
 
+/*
+ * A clone that failed leaves nothing behind, as git's: the store it
+ * made, and the directory if the clone made it (empty then). A store
+ * that was there already is left alone.
+ */
+static void clone_undo(aptix_repo *repo, const char *dir, int existed,
+		       int dir_was)
+{
+	char *path = repo && !existed && aptix_repo_path(repo) ?
+		aptix__strdup(aptix_repo_path(repo)) : NULL;
+
+	aptix_repo_free(repo);
+	if (path)
+		aptix__repo_remove_store(path);
+	free(path);
+	if (!existed && !dir_was)
+		rmdir(dir);
+}
+
 int aptix_remote_clone(aptix_repo **out, aptix_xfer_result *res,
 		       const char *url, const char *org, const char *dir)
 {
 	aptix_repo *repo = NULL;
 	aptix_remote *rem = NULL;
-	int r, existed = 0;
+	struct stat st;
+	int r, existed = 0, dir_was = 0;
 
 	APTIX_ASSERT_ARG(out && res && url && dir);
+	dir_was = stat(dir, &st) == 0;
 	*out = NULL;
 	/* before anything is made: a bad URL leaves no store behind */
 	if ((r = aptix_remote_open(&rem, NULL, url, org)) < 0)
@@ -224,7 +247,7 @@ int aptix_remote_clone(aptix_repo **out, aptix_xfer_result *res,
 		r = check_out(res, repo, rem);
 	aptix_remote_free(rem);
 	if (r < 0) {
-		aptix_repo_free(repo);
+		clone_undo(repo, dir, existed, dir_was);
 		return r;
 	}
 	*out = repo;

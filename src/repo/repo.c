@@ -439,7 +439,7 @@ static int fsync_dir(const char *dir)
 }
 
 /* Remove a store directory this process made and never published. */
-static void remove_scratch(const char *dir)
+void aptix__repo_remove_store(const char *dir)
 {
 	static const char *const files[] = {
 		"data.mdb", "lock.mdb", "config", "stat-cache"
@@ -577,7 +577,7 @@ static int build_aside(aptix_repo **out, const char *path,
 	    (r = repo_attach(repo, APTIX_STORE_CREATE)) < 0 ||
 	    (r = init_records(repo, workspace, 0)) < 0) {
 		aptix_repo_free(repo);
-		remove_scratch(tmp.ptr);
+		aptix__repo_remove_store(tmp.ptr);
 		goto done;
 	}
 	*out = repo;
@@ -608,7 +608,7 @@ static int publish(aptix_repo *repo, const char *path)
 		r = APTIX_ERROR;
 	}
 	if (r && tmp)
-		remove_scratch(tmp);
+		aptix__repo_remove_store(tmp);
 	free(tmp);
 	free(parent);
 	return r;
@@ -646,7 +646,7 @@ void aptix__repo_discard(aptix_repo *repo)
 	tmp = aptix__strdup(repo->path);
 	aptix_repo_free(repo);
 	if (tmp)
-		remove_scratch(tmp);
+		aptix__repo_remove_store(tmp);
 	free(tmp);
 }
 

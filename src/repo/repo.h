@@ -43,6 +43,8 @@ int aptix__repo_init_aside(aptix_repo **out, aptix_buf *dest,
 			   const char *workdir);
 int aptix__repo_publish(aptix_repo *repo, const char *dest);
 void aptix__repo_discard(aptix_repo *repo);
+/* Remove a store directory's own files, then the directory if empty. */
+void aptix__repo_remove_store(const char *dir);
 
 /*
  * Refs inside a write (refs.c): the ref and its reflog entry only; the

@@ -676,7 +676,8 @@ def vscore(dist, q, v):
 
 FAULT_KINDS = {
     "responses": {"status", "drop", "expire_previous", "slow", "failed", "error_event",
-                  "bad_json", "hang", "endless", "answer", "echo", "tool_calls"},
+                  "bad_json", "hang", "endless", "answer", "echo", "tool_calls",
+                  "incomplete", "refusal"},
     "embeddings": {"status", "drop", "slow", "bad_json", "hang"},
     "qdrant": {"status", "slow", "down", "drop", "hang", "bad_json"},
 }
@@ -1505,6 +1506,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         resp, rec = self.generate(body, pairs, items, parent, answer, calls)
         if kind == "echo":
             self.echo_text(resp, fault)
+        if kind == "incomplete":
+            self.incomplete(resp, fault)
+        if kind == "refusal":
+            self.refusal(resp, fault)
         self.outcome["response_id"] = resp["id"]
         if not stream:
             if kind == "failed":
@@ -1532,6 +1537,42 @@ class Handler(http.server.BaseHTTPRequestHandler):
             usage["output_tokens"] = ceil_div4(len(text))
             usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
 
+    def incomplete(self, resp, fault):
+        """Cut short as the real API does at max_output_tokens: status
+        "incomplete", incomplete_details.reason (default
+        "max_output_tokens"), the message item "incomplete" with the text
+        so far."""
+        item = resp["output"][0]
+        if item["type"] == "message":
+            part = item["content"][0]
+            part["text"] = part["text"][:max(1, len(part["text"]) // 2)]
+            item["status"] = "incomplete"
+        resp["status"] = "incomplete"
+        resp["incomplete_details"] = {"reason": fault.get("reason", "max_output_tokens")}
+
+    def refusal(self, resp, fault):
+        """The message's only content part is a refusal part, as the real
+        API sends it: {"type": "refusal", "refusal": text}."""
+        item = resp["output"][0]
+        if item["type"] == "message":
+            item["content"] = [{"type": "refusal", "refusal": fault.get(
+                "text", "I'm sorry, but I cannot assist with that request.")}]
+
+    def stream_refusal(self, sse, final, rec, item, part):
+        """content_part.added (refusal ""), refusal.delta, refusal.done,
+        content_part.done, output_item.done, response.completed."""
+        ids = {"item_id": item["id"], "output_index": 0, "content_index": 0}
+        sse.event("response.content_part.added", dict(ids, part=dict(part, refusal="")))
+        text = part["refusal"]
+        for i in range(0, len(text), 16):
+            sse.event("response.refusal.delta", dict(ids, delta=text[i:i + 16]))
+        sse.event("response.refusal.done", dict(ids, refusal=text))
+        sse.event("response.content_part.done", dict(ids, part=part))
+        sse.event("response.output_item.done", {"output_index": 0, "item": item})
+        self.store(rec)
+        sse.event("response.completed", {"response": final})
+        sse.end()
+
     def stream_response(self, body, final, rec, fault):
         kind = fault["kind"] if fault else None
         delay = fault.get("delay", 1) if kind == "slow" else 0
@@ -1557,9 +1598,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.stream_calls(sse, final, rec, fault)
         item = final["output"][0]
         part = item["content"][0]
-        text = part["text"]
         sse.event("response.output_item.added", {
             "output_index": 0, "item": dict(item, status="in_progress", content=[])})
+        if part["type"] == "refusal":
+            return self.stream_refusal(sse, final, rec, item, part)
+        text = part["text"]
         sse.event("response.content_part.added", {
             "item_id": item["id"], "output_index": 0, "content_index": 0,
             "part": dict(part, text="")})

@@ -23,7 +23,8 @@ static const char *const import_usage[] = {
 	"JSON of opencode export), json (the lossless JSON of aptix export)",
 	"or session-md (seed 004's session.md). Without a path, the tool's",
 	"own location: ~/.codex/sessions and ~/.codex/archived_sessions,",
-	"~/.claude/projects, ~/.gemini/tmp, ~/.local/share/opencode.",
+	"~/.claude/projects, ~/.gemini/tmp, ~/.local/share/opencode",
+	"($CODEX_HOME, $CLAUDE_CONFIG_DIR, $XDG_DATA_HOME move them).",
 	"Importing again adds only what is new.",
 	NULL
 };

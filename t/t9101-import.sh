@@ -185,6 +185,30 @@ test_expect_success '--dry-run writes nothing' '
 	test "$(instore dry aptix cat-object --batch-check --batch-all-objects | wc -l)" = 0
 '
 
+test_expect_success 'no path: where each tool keeps them, or where its variable says' '
+	aptix init -q dflt &&
+	mkdir -p h/.codex/sessions/2026/11/23 cx/sessions/2026 \
+		h/.local/share/opencode xdg/opencode &&
+	cp src/codex-0.169/rollout-*01a20a30*.jsonl h/.codex/sessions/2026/11/23/ &&
+	cp src/codex-0.169/rollout-*.jsonl cx/sessions/2026/ &&
+	cp src/opencode-1.18.33/opencode.db xdg/opencode/ &&
+	(
+		unset CODEX_HOME XDG_DATA_HOME CLAUDE_CONFIG_DIR &&
+		HOME=$PWD/h instore dflt aptix import --dry-run --json codex >out1 &&
+		HOME=$PWD/h CODEX_HOME=$PWD/cx \
+			instore dflt aptix import --dry-run --json codex >out2 &&
+		HOME=$PWD/h instore dflt aptix import --dry-run --json opencode \
+			>out3 2>err3 &&
+		HOME=$PWD/h XDG_DATA_HOME=$PWD/xdg \
+			instore dflt aptix import --dry-run --json opencode >out4
+	) &&
+	test "$(json_field file_count out1)" = 1 &&
+	test "$(json_field file_count out2)" = 2 &&
+	test "$(json_field file_count out3)" = 0 &&
+	test "$(json_field file_count out4)" = 1 &&
+	test "$(json_field new_turn_count out4)" -gt 0
+'
+
 test_expect_success 'claude: sessions, the subagent and the fork are imported' '
 	aptix import --json claude src/claude-code-2.1.328 >out &&
 	test "$(json_field file_count out)" = 3 &&

@@ -15,6 +15,7 @@
  * object, a grown file writes only its new turns.
  */
 #include "util/common.h"
+#include "util/env.h"
 #include "object/object.h"
 #include "repo/gitdir.h"
 #include "import/import.h"
@@ -1086,27 +1087,47 @@ static int walk(struct file_list *l, const struct imp_tool *tool,
 	return r;
 }
 
+/*
+ * Where each tool keeps its sessions: under the home its own variable
+ * names (an absolute path), else under the user's home.
+ */
 int aptix_import_default_paths(aptix_strlist *out, const char *tool,
 			       const char *home)
 {
-	static const char *const where[][3] = {
-		{ "codex", ".codex/sessions", ".codex/archived_sessions" },
-		{ "claude", ".claude/projects", NULL },
-		{ "gemini", ".gemini/tmp", NULL },
-		{ "opencode", ".local/share/opencode", NULL },
+	static const struct {
+		const char *tool;
+		enum aptix_env_var var;	/* the tool's home, if set */
+		const char *dflt;	/* else this under home */
+		const char *sub[2];
+	} where[] = {
+		{ "codex", APTIX_ENV_CODEX_HOME, ".codex",
+		  { "sessions", "archived_sessions" } },
+		{ "claude", APTIX_ENV_CLAUDE_CONFIG_DIR, ".claude",
+		  { "projects", NULL } },
+		{ "gemini", APTIX_ENV__COUNT, ".gemini", { "tmp", NULL } },
+		{ "opencode", APTIX_ENV_XDG_DATA_HOME, ".local/share",
+		  { "opencode", NULL } },
 	};
 	aptix_buf p = APTIX_BUF_INIT;
 	struct stat sb;
+	const char *base;
 	size_t i, j;
 	int r = 0;
 
 	APTIX_ASSERT_ARG(tool && home);
 	for (i = 0; i < ARRAY_SIZE(where); i++) {
-		if (strcmp(where[i][0], tool))
+		if (strcmp(where[i].tool, tool))
 			continue;
-		for (j = 1; j < 3 && where[i][j] && !r; j++) {
+		base = where[i].var == APTIX_ENV__COUNT ? NULL :
+			aptix_env__get(where[i].var);
+		for (j = 0; j < 2 && where[i].sub[j] && !r; j++) {
 			aptix_buf_clear(&p);
-			aptix_buf_printf(&p, "%s/%s", home, where[i][j]);
+			if (base && *base == '/')
+				aptix_buf_printf(&p, "%s/%s", base,
+						 where[i].sub[j]);
+			else
+				aptix_buf_printf(&p, "%s/%s/%s", home,
+						 where[i].dflt, where[i].sub[j]);
 			if (!stat(p.ptr, &sb) && S_ISDIR(sb.st_mode))
 				r = aptix_strlist_push(out, p.ptr);
 		}

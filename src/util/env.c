@@ -17,6 +17,9 @@
  *			users	where the search for a git work tree stops
  *   APTIX_CONFIG_PARAMETERS
  *			aptix -c	"key=value" lines that beat the config
+ *   XDG_DATA_HOME	import	OpenCode's data: $XDG_DATA_HOME/opencode
+ *   CODEX_HOME		import	Codex's home (~/.codex)
+ *   CLAUDE_CONFIG_DIR	import	Claude Code's home (~/.claude)
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -39,6 +42,9 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_TEST_DATE] = "APTIX_TEST_DATE",
 	[APTIX_ENV_GIT_CEILING] = "GIT_CEILING_DIRECTORIES",
 	[APTIX_ENV_CONFIG_PARAMETERS] = "APTIX_CONFIG_PARAMETERS",
+	[APTIX_ENV_XDG_DATA_HOME] = "XDG_DATA_HOME",
+	[APTIX_ENV_CODEX_HOME] = "CODEX_HOME",
+	[APTIX_ENV_CLAUDE_CONFIG_DIR] = "CLAUDE_CONFIG_DIR",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

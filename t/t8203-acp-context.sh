@@ -6,8 +6,9 @@ In an indexed work tree a prompt retrieves snippets: aptix acp shows them
 to the editor as a completed tool_call of kind "search" whose locations
 are the snippets'"'"' files (absolute paths) and first lines, after the
 answer and again in the session/load replay. A response cut short at
-max_output_tokens answers stopReason "max_tokens", a refusal "refusal";
-both turns are committed. Every message is checked against the ACP schema.'
+max_output_tokens answers stopReason "max_tokens", one cut short by the
+content filter or a refusal "refusal" (the editor sees the refusal text);
+the turns are committed. Every message is checked against the ACP schema.'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-standin.sh
 
@@ -113,20 +114,26 @@ test_expect_success 'snippets: a completed search tool_call, then in load' '
 	! grep -E "Sanitizer|runtime error" ws/acp.err
 '
 
-# stop <fault kind> <stopReason>: a prompt whose response has that fault
-# answers that stopReason, and its turn is committed
+# stop <fault> <stopReason>: a prompt whose response has that fault (a
+# JSON object for the stand-in) answers that stopReason, the editor saw
+# the answer (the text so far, or the refusal) in agent_message_chunks,
+# and the turn is committed with that answer
 stop () {
-	STOP_KIND=$1 STOP_REASON=$2 acp <<-\EOF &&
-	import os
+	STOP_FAULT=$1 STOP_REASON=$2 acp <<-\EOF &&
+	import json, os
 	from lib_acp import Acp, check, fault
 	a = Acp()
 	a.request("initialize", {"protocolVersion": 1})
 	sid = a.request("session/new", {"cwd": os.environ["WT"],
 	                                "mcpServers": []})["result"]["sessionId"]
-	fault({"kind": os.environ["STOP_KIND"]})
+	fault(json.loads(os.environ["STOP_FAULT"]))
 	r = a.request("session/prompt", {"sessionId": sid, "prompt": [
 	    {"type": "text", "text": "say something"}]})
 	check(r["result"]["stopReason"] == os.environ["STOP_REASON"], r)
+	text = "".join(u["update"]["content"]["text"] for u in a.updates(sid)
+	               if u["update"]["sessionUpdate"] == "agent_message_chunk")
+	check(text, a.kinds(sid))
+	open("../answer", "w").write(text)
 	meta = r["result"]["_meta"]["aptix"]
 	check(meta["conversation"] == sid and meta["session"], r)
 	open("../sid", "w").write(sid)
@@ -135,15 +142,23 @@ stop () {
 	EOF
 	aptix -C ws log --format=%s "$(cat sid)" >log &&
 	test_line_count "=" 1 log &&
-	test "$(aptix -C ws rev-parse "$(cat sid)")" = "$(cat session)"
+	test "$(aptix -C ws rev-parse "$(cat sid)")" = "$(cat session)" &&
+	aptix -C ws show --json "$(cat session)" >show.json &&
+	python3 -c "import json,sys; o = json.load(open(\"show.json\")); \
+		sys.exit(o[\"answer\"] != open(\"answer\").read())"
 }
 
 test_expect_success 'incomplete at max_output_tokens: stopReason max_tokens' '
-	stop incomplete max_tokens
+	stop "{\"kind\": \"incomplete\"}" max_tokens
 '
 
-test_expect_success 'a refusal: stopReason refusal' '
-	stop refusal refusal
+test_expect_success 'incomplete for content_filter: stopReason refusal' '
+	stop "{\"kind\": \"incomplete\", \"reason\": \"content_filter\"}" refusal
+'
+
+test_expect_success 'a refusal: stopReason refusal, its text shown' '
+	stop "{\"kind\": \"refusal\", \"text\": \"I cannot help with that.\"}" refusal &&
+	test "$(cat answer)" = "I cannot help with that."
 '
 
 test_done

@@ -649,6 +649,8 @@ int aptix_index__prepare(struct aptix_index_session_op *op,
 	if (op->session.has_parent) {
 		r = rd->read(&buf, &type, rd->ctx,
 					  &op->session.parent);
+		if (strict && r < 0 && r != APTIX_ENOTFOUND)
+			goto done;	/* unreadable (a server gone): its error */
 		if (strict && (r < 0 || type != APTIX_OBJ_SESSION)) {
 			aptix_error_set(APTIX_ERROR_OBJECT, "parent '%s' of "
 					"the session is %s",

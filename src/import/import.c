@@ -1068,7 +1068,8 @@ static int walk(struct file_list *l, const struct imp_tool *tool,
 		    aptix_strlist_push(&names, de->d_name) < 0)
 			r = APTIX_ERROR;
 	closedir(d);
-	qsort(names.items, names.nr, sizeof(*names.items), by_name);
+	if (names.nr)	/* an empty directory has no array to sort */
+		qsort(names.items, names.nr, sizeof(*names.items), by_name);
 	for (i = 0; !r && i < names.nr; i++) {
 		aptix_buf_clear(&p);
 		aptix_buf_printf(&p, "%s/%s", dir, names.items[i]);

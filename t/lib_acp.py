@@ -1,6 +1,6 @@
 """lib_acp.py -- drive `aptix acp` (the Agent Client Protocol agent) in
 the shell tests (t8201), and check every message it sends against the
-ACP JSON schema (../shared/fixtures/acp-schema/v1/schema.json, or
+ACP JSON schema (t/fixtures/acp/schema/v1/schema.json, or
 $ACP_SCHEMA) with python3-jsonschema.
 
     from lib_acp import Acp, check

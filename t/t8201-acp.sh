@@ -11,27 +11,7 @@ close, delete (archive), fork from the head and from a past snapshot,
 error codes, malformed input and end of input in the middle of a turn.'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-standin.sh
-
-ACP_SCHEMA=${ACP_SCHEMA:-$TEST_DIRECTORY/../../shared/fixtures/acp-schema/v1/schema.json}
-test -f "$ACP_SCHEMA" ||
-ACP_SCHEMA=/work/shared/fixtures/acp-schema/v1/schema.json
-export ACP_SCHEMA
-
-if ! test_have_prereq PYTHON3
-then
-	skip_all='python3 is needed to run the OpenAI stand-in and the driver'
-	test_done
-fi
-if ! python3 -c 'import jsonschema' 2>/dev/null
-then
-	skip_all='python3-jsonschema is needed to check messages (make deps)'
-	test_done
-fi
-if ! test -f "$ACP_SCHEMA"
-then
-	skip_all="the ACP schema is missing ($ACP_SCHEMA)"
-	test_done
-fi
+. "$TEST_DIRECTORY"/lib-acp.sh
 
 # acp <<EOF ... EOF: a python3 script with the driver imported
 acp () {
@@ -539,9 +519,6 @@ test_expect_success 'fs/read_text_file: a client that never answers, then leaves
 	s=$(sed -n "s/ the client is gone$//p" all) &&
 	test "$(aptix show --json "$s" | json_field .status)" = failed
 '
-
-OPENCODE=${OPENCODE_FIXTURES:-$(dirname "$ACP_SCHEMA")/../../acp-opencode-1.18.33}
-export OPENCODE
 
 test_expect_success 'load: tool calls replayed in the shape opencode gives' '
 	cat >tools.json <<-\EOF &&

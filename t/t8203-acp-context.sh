@@ -11,25 +11,7 @@ content filter or a refusal "refusal" (the editor sees the refusal text);
 the turns are committed. Every message is checked against the ACP schema.'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-standin.sh
-
-ACP_SCHEMA=${ACP_SCHEMA:-/work/shared/fixtures/acp-schema/v1/schema.json}
-export ACP_SCHEMA
-
-if ! test_have_prereq PYTHON3
-then
-	skip_all='python3 is needed to run the OpenAI stand-in and the driver'
-	test_done
-fi
-if ! python3 -c 'import jsonschema' 2>/dev/null
-then
-	skip_all='python3-jsonschema is needed to check messages (make deps)'
-	test_done
-fi
-if ! test -f "$ACP_SCHEMA"
-then
-	skip_all="the ACP schema is missing ($ACP_SCHEMA)"
-	test_done
-fi
+. "$TEST_DIRECTORY"/lib-acp.sh
 
 # acp <<EOF ... EOF: a python3 script with the driver imported, run in ws
 acp () {

@@ -186,6 +186,37 @@ static int word(struct pk *k, const char *w, int tag)
 	return 0;
 }
 
+static int pack_value(struct pk *k, int depth);
+
+/*
+ * The object (close '}': members of key, ':', value) or the array
+ * (close ']': elements) whose opening bracket is at k->p.
+ */
+static int pack_members(struct pk *k, int depth, char close)
+{
+	k->p++;
+	if (k->p < k->end && *k->p == close) {
+		k->p++;
+		aptix_buf_putc(k->out, PK_END);
+		return 0;
+	}
+	for (;;) {
+		if (close == '}' && (pack_key(k) < 0 || k->p >= k->end ||
+				     *k->p++ != ':'))
+			return -1;
+		if (pack_value(k, depth + 1) < 0 || k->p >= k->end)
+			return -1;
+		if (*k->p == close) {
+			k->p++;
+			break;
+		}
+		if (*k->p++ != ',')
+			return -1;
+	}
+	aptix_buf_putc(k->out, PK_END);
+	return 0;
+}
+
 static int pack_value(struct pk *k, int depth)
 {
 	const char *s;
@@ -196,44 +227,10 @@ static int pack_value(struct pk *k, int depth)
 	switch (*k->p) {
 	case '{':
 		aptix_buf_putc(k->out, PK_OBJECT);
-		k->p++;
-		if (k->p < k->end && *k->p == '}') {
-			k->p++;
-			break;
-		}
-		for (;;) {
-			if (pack_key(k) < 0 || k->p >= k->end ||
-			    *k->p++ != ':' || pack_value(k, depth + 1) < 0 ||
-			    k->p >= k->end)
-				return -1;
-			if (*k->p == '}') {
-				k->p++;
-				break;
-			}
-			if (*k->p++ != ',')
-				return -1;
-		}
-		aptix_buf_putc(k->out, PK_END);
-		return 0;
+		return pack_members(k, depth, '}');
 	case '[':
 		aptix_buf_putc(k->out, PK_ARRAY);
-		k->p++;
-		if (k->p < k->end && *k->p == ']') {
-			k->p++;
-			break;
-		}
-		for (;;) {
-			if (pack_value(k, depth + 1) < 0 || k->p >= k->end)
-				return -1;
-			if (*k->p == ']') {
-				k->p++;
-				break;
-			}
-			if (*k->p++ != ',')
-				return -1;
-		}
-		aptix_buf_putc(k->out, PK_END);
-		return 0;
+		return pack_members(k, depth, ']');
 	case '"':
 		if (scan_string(k, &s, &len) < 0)
 			return -1;
@@ -258,8 +255,6 @@ static int pack_value(struct pk *k, int depth)
 	default:
 		return pack_int(k);
 	}
-	aptix_buf_putc(k->out, PK_END);
-	return 0;
 }
 
 int aptix__pack_json(aptix_buf *out, const void *json, size_t len)

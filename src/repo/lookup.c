@@ -24,58 +24,34 @@ static int read_typed(aptix_buf *out, aptix_repo *repo, const aptix_oid *id,
 	return r;
 }
 
-int aptix_session_lookup(aptix_session *out, aptix_repo *repo,
-			 const aptix_oid *id)
-{
-	aptix_buf data = APTIX_BUF_INIT;
-	int r = read_typed(&data, repo, id, APTIX_OBJ_SESSION);
+/*
+ * A typed lookup: out is initialized whatever happens, then filled by
+ * parse from the object when it is one of the type asked for.
+ */
+#define TYPED_LOOKUP(name, T, otype, init, parse)			\
+	int name(T *out, aptix_repo *repo, const aptix_oid *id)	\
+	{								\
+		aptix_buf data = APTIX_BUF_INIT;			\
+		int r = read_typed(&data, repo, id, otype);		\
+									\
+		init(out);						\
+		if (r == 0)						\
+			r = parse(out, data.ptr, data.len);		\
+		aptix_buf_release(&data);				\
+		return r;						\
+	}
 
-	aptix_session_init(out);
-	if (r == 0)
-		r = aptix__session_parse_trusted(out, data.ptr, data.len);
-	aptix_buf_release(&data);
-	return r;
-}
-
-int aptix_turn_lookup(aptix_turn *out, aptix_repo *repo, const aptix_oid *id)
-{
-	aptix_buf data = APTIX_BUF_INIT;
-	int r = read_typed(&data, repo, id, APTIX_OBJ_TURN);
-
-	aptix_turn_init(out);
-	if (r == 0)
-		r = aptix__turn_parse_trusted(out, data.ptr, data.len);
-	aptix_buf_release(&data);
-	return r;
-}
+TYPED_LOOKUP(aptix_session_lookup, aptix_session, APTIX_OBJ_SESSION,
+	     aptix_session_init, aptix__session_parse_trusted)
+TYPED_LOOKUP(aptix_turn_lookup, aptix_turn, APTIX_OBJ_TURN,
+	     aptix_turn_init, aptix__turn_parse_trusted)
+TYPED_LOOKUP(aptix_tool_call_lookup, aptix_tool_call, APTIX_OBJ_TOOL_CALL,
+	     aptix_tool_call_init, aptix_tool_call_parse)
+TYPED_LOOKUP(aptix_tool_result_lookup, aptix_tool_result,
+	     APTIX_OBJ_TOOL_RESULT, aptix_tool_result_init,
+	     aptix_tool_result_parse)
 
 int aptix_blob_lookup(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
 	return read_typed(out, repo, id, APTIX_OBJ_BLOB);
-}
-
-int aptix_tool_call_lookup(aptix_tool_call *out, aptix_repo *repo,
-			   const aptix_oid *id)
-{
-	aptix_buf data = APTIX_BUF_INIT;
-	int r = read_typed(&data, repo, id, APTIX_OBJ_TOOL_CALL);
-
-	aptix_tool_call_init(out);
-	if (r == 0)
-		r = aptix_tool_call_parse(out, data.ptr, data.len);
-	aptix_buf_release(&data);
-	return r;
-}
-
-int aptix_tool_result_lookup(aptix_tool_result *out, aptix_repo *repo,
-			     const aptix_oid *id)
-{
-	aptix_buf data = APTIX_BUF_INIT;
-	int r = read_typed(&data, repo, id, APTIX_OBJ_TOOL_RESULT);
-
-	aptix_tool_result_init(out);
-	if (r == 0)
-		r = aptix_tool_result_parse(out, data.ptr, data.len);
-	aptix_buf_release(&data);
-	return r;
 }

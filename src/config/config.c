@@ -64,25 +64,6 @@ static const struct {
 	{ APTIX_ENV_WORKSPACE, "workspace.id" },
 };
 
-static int grow(void **arr, size_t *alloc, size_t need, size_t elem)
-{
-	size_t n;
-	void *p;
-
-	if (need <= *alloc)
-		return 0;
-	n = *alloc ? *alloc * 2 : 8;
-	if (n < need)
-		n = need;
-	if (n > SIZE_MAX / elem)
-		return aptix_error_oom();
-	if (!(p = aptix__realloc(*arr, n * elem)))
-		return APTIX_ERROR;
-	*arr = p;
-	*alloc = n;
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Parsing                                                              */
 /* ------------------------------------------------------------------ */
@@ -702,8 +683,8 @@ static const char *add_origin(aptix_config *cfg, const char *kind,
 	aptix_buf b = APTIX_BUF_INIT;
 	char *s;
 
-	if (grow((void **)&cfg->origins, &cfg->origins_alloc,
-		 cfg->norigins + 1, sizeof(*cfg->origins)) < 0)
+	if (aptix__grow(&cfg->origins, &cfg->origins_alloc, cfg->norigins,
+			sizeof(*cfg->origins), 8) < 0)
 		return NULL;
 	aptix_buf_printf(&b, "%s:%s", kind, where);
 	if (!(s = aptix_buf_detach(&b)))
@@ -717,8 +698,8 @@ static int add_entry(aptix_config *cfg, const char *key, const char *value,
 {
 	struct entry *e;
 
-	if (grow((void **)&cfg->entries, &cfg->alloc, cfg->nr + 1,
-		 sizeof(*cfg->entries)) < 0)
+	if (aptix__grow(&cfg->entries, &cfg->alloc, cfg->nr,
+			sizeof(*cfg->entries), 8) < 0)
 		return APTIX_ERROR;
 	e = &cfg->entries[cfg->nr];
 	e->key = aptix__strdup(key);
@@ -1099,8 +1080,8 @@ static int edit_cb(const struct config_event *ev, void *payload)
 		x->section_end = ev->end;
 	if (strcmp(ev->key, x->key))
 		return 0;
-	if (grow((void **)&x->found, &x->found_alloc, x->nfound + 1,
-		 sizeof(*x->found)) < 0)
+	if (aptix__grow(&x->found, &x->found_alloc, x->nfound,
+			sizeof(*x->found), 8) < 0)
 		return APTIX_ERROR;
 	x->found[x->nfound].begin = ev->begin;
 	x->found[x->nfound].end = ev->end;

@@ -71,21 +71,6 @@ struct plan {
 	aptix_buf tmp;
 };
 
-static int grow(void **v, size_t *alloc, size_t n, size_t size)
-{
-	void *nv;
-	size_t na;
-
-	if (n < *alloc)
-		return 0;
-	na = *alloc ? *alloc * 2 : 16;
-	if (!(nv = aptix__realloc(*v, na * size)))
-		return APTIX_ERROR;
-	*v = nv;
-	*alloc = na;
-	return 0;
-}
-
 static int oid_cmp_v(const void *a, const void *b)
 {
 	return aptix_oid_cmp(a, b);
@@ -101,8 +86,8 @@ static int add_blob(struct plan *p, const aptix_oid *id)
 {
 	if (has_blob(p, id))
 		return 0;
-	if (grow((void **)&p->blobs, &p->ablobs, p->nblobs,
-		 sizeof(*p->blobs)) < 0)
+	if (aptix__grow(&p->blobs, &p->ablobs, p->nblobs,
+			sizeof(*p->blobs), 16) < 0)
 		return APTIX_ERROR;
 	p->blobs[p->nblobs++] = *id;
 	qsort(p->blobs, p->nblobs, sizeof(*p->blobs), oid_cmp_v);
@@ -142,7 +127,8 @@ static int collect_cb(const aptix_oid *id, void *payload)
 {
 	struct plan *p = payload;
 
-	if (grow((void **)&p->all, &p->aall, p->nall, sizeof(*p->all)) < 0)
+	if (aptix__grow(&p->all, &p->aall, p->nall, sizeof(*p->all),
+			16) < 0)
 		return APTIX_ERROR;
 	p->all[p->nall++] = *id;
 	return 0;
@@ -236,8 +222,8 @@ static int plan_objects(struct plan *p)
 					aptix_oid_hex(id));
 			return APTIX_EINVALID;
 		}
-		if (grow((void **)&p->red, &p->ared, p->nred,
-			 sizeof(*p->red)) < 0)
+		if (aptix__grow(&p->red, &p->ared, p->nred,
+				sizeof(*p->red), 16) < 0)
 			return APTIX_ERROR;
 		rd = &p->red[p->nred++];
 		rd->id = *id;
@@ -313,8 +299,8 @@ static int plan_based(struct plan *p)
 		r = aptix_stored_based_on(&base, p->tmp.ptr, p->tmp.len);
 		if (r <= 0 || (!has_blob(p, &base) && !is_redacted(p, &base)))
 			continue;	/* a corrupt one is fsck's business */
-		if (grow((void **)&p->reb, &p->areb, p->nreb,
-			 sizeof(*p->reb)) < 0)
+		if (aptix__grow(&p->reb, &p->areb, p->nreb,
+				sizeof(*p->reb), 16) < 0)
 			return APTIX_ERROR;
 		rd = &p->reb[p->nreb];
 		rd->id = p->all[i];
@@ -392,7 +378,8 @@ static int record_cb(const void *key, size_t klen, const void *val,
 
 	if (!memmem(val, vlen, p->o->secret, p->o->secret_len))
 		return 0;
-	if (grow((void **)&p->recs, &p->arecs, p->nrecs, sizeof(*p->recs)) < 0)
+	if (aptix__grow(&p->recs, &p->arecs, p->nrecs, sizeof(*p->recs),
+			16) < 0)
 		return APTIX_ERROR;
 	rc = &p->recs[p->nrecs++];
 	rc->table = tw->table;
@@ -705,6 +692,27 @@ static int drop_paths(struct plan *p, const aptix_config *cfg)
 	return 0;
 }
 
+/*
+ * A redacted value, or one whose base goes, written again whole (in val)
+ * and in the store format its encoding needs.
+ */
+static int put_whole(aptix_store_wtxn *w, aptix_buf *val,
+		     const struct redaction *rd)
+{
+	aptix_store *s = aptix_store_of_wtxn(w);
+	int r;
+
+	aptix_buf_clear(val);
+	r = aptix_stored_encode(val, rd->type, rd->content.ptr,
+				rd->content.len);
+	if (r == 0)
+		r = aptix_odb_store_note_format(w, val);
+	if (r == 0)
+		r = s->wput(w, APTIX_TABLE_OBJECTS, rd->id.id,
+			    APTIX_OID_RAWSZ, val->ptr, val->len);
+	return r;
+}
+
 static int write_fn(aptix_store_wtxn *w, void *payload)
 {
 	struct plan *p = payload;
@@ -742,32 +750,15 @@ static int write_fn(aptix_store_wtxn *w, void *payload)
 				    p->record_len);
 	}
 	for (i = 0; i < p->nred && r == 0; i++) {
-		const struct redaction *rd = &p->red[i];
-
-		aptix_buf_clear(&val);
-		r = aptix_stored_encode(&val, rd->type, rd->content.ptr,
-					rd->content.len);
-		if (r == 0)
-			r = aptix_odb_store_note_format(w, &val);
-		if (r == 0)
-			r = s->wput(w, APTIX_TABLE_OBJECTS, rd->id.id,
-				    APTIX_OID_RAWSZ, val.ptr, val.len);
+		r = put_whole(w, &val, &p->red[i]);
 		p->record_val[1] = PURGE_REDACTED;
 		if (r == 0)
-			r = s->wput(w, APTIX_TABLE_PURGED, rd->id.id,
+			r = s->wput(w, APTIX_TABLE_PURGED, p->red[i].id.id,
 				    APTIX_OID_RAWSZ, p->record_val,
 				    p->record_len);
 	}
-	for (i = 0; i < p->nreb && r == 0; i++) {
-		const struct redaction *rb = &p->reb[i];
-
-		aptix_buf_clear(&val);
-		r = aptix_stored_encode(&val, rb->type, rb->content.ptr,
-					rb->content.len);
-		if (r == 0)
-			r = s->wput(w, APTIX_TABLE_OBJECTS, rb->id.id,
-				    APTIX_OID_RAWSZ, val.ptr, val.len);
-	}
+	for (i = 0; i < p->nreb && r == 0; i++)
+		r = put_whole(w, &val, &p->reb[i]);
 	for (i = 0; i < p->nrecs && r == 0; i++) {
 		const struct record *rc = &p->recs[i];
 

@@ -105,15 +105,8 @@ static int push(struct rec **v, size_t *n, size_t *alloc, aptix_table t,
 {
 	struct rec *r;
 
-	if (*n == *alloc) {
-		size_t na = *alloc ? *alloc * 2 : 64;
-		struct rec *nv = aptix__realloc(*v, na * sizeof(**v));
-
-		if (!nv)
-			return APTIX_ERROR;
-		*v = nv;
-		*alloc = na;
-	}
+	if (aptix__grow(v, alloc, *n, sizeof(**v), 64) < 0)
+		return APTIX_ERROR;
 	r = &(*v)[(*n)++];
 	r->table = t;
 	r->from_tree = from_tree;

@@ -50,18 +50,6 @@ void aptix_file_set_release(aptix_file_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int aptix_file_set_warn(aptix_file_set *s, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	APTIX_ASSERT_ARG(s && fmt);
-	va_start(ap, fmt);
-	r = aptix__strv_vpushf(&s->warnings, &s->nwarnings, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
 void aptix_chunk_set_init(aptix_chunk_set *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -87,14 +75,20 @@ void aptix_chunk_set_release(aptix_chunk_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int aptix_chunk_set_warn(aptix_chunk_set *s, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
+/* A set's warning: one more line of its warnings, formatted. */
+#define SET_WARN(name, T)						\
+	int name(T *s, const char *fmt, ...)				\
+	{								\
+		va_list ap;						\
+		int r;							\
+									\
+		APTIX_ASSERT_ARG(s && fmt);				\
+		va_start(ap, fmt);					\
+		r = aptix__strv_vpushf(&s->warnings, &s->nwarnings,	\
+				       fmt, ap);			\
+		va_end(ap);						\
+		return r;						\
+	}
 
-	APTIX_ASSERT_ARG(s && fmt);
-	va_start(ap, fmt);
-	r = aptix__strv_vpushf(&s->warnings, &s->nwarnings, fmt, ap);
-	va_end(ap);
-	return r;
-}
+SET_WARN(aptix_file_set_warn, aptix_file_set)
+SET_WARN(aptix_chunk_set_warn, aptix_chunk_set)

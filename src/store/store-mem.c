@@ -276,17 +276,10 @@ static int apply(mem_store *st, aptix_table t, const void *key, size_t klen,
 		return APTIX_ERROR;
 	}
 	memcpy(nk, key, klen);
-	if (tb->n == tb->alloc) {
-		size_t na = tb->alloc ? tb->alloc * 2 : 16;
-		struct entry *v = realloc(tb->v, na * sizeof(*v));
-
-		if (!v) {
-			free(nk);
-			free(nv);
-			return aptix_error_oom();
-		}
-		tb->v = v;
-		tb->alloc = na;
+	if (aptix__grow(&tb->v, &tb->alloc, tb->n, sizeof(*tb->v), 16) < 0) {
+		free(nk);
+		free(nv);
+		return APTIX_ERROR;
 	}
 	memmove(tb->v + i + 1, tb->v + i, (tb->n - i) * sizeof(*tb->v));
 	tb->v[i].key = nk;
@@ -304,15 +297,8 @@ static int log_undo(aptix_store_wtxn *w, aptix_table t, const void *key,
 	struct entry *e = find(&w->st->tables[t], key, klen);
 	struct undo *u;
 
-	if (w->n == w->alloc) {
-		size_t na = w->alloc ? w->alloc * 2 : 16;
-		struct undo *v = realloc(w->log, na * sizeof(*v));
-
-		if (!v)
-			return aptix_error_oom();
-		w->log = v;
-		w->alloc = na;
-	}
+	if (aptix__grow(&w->log, &w->alloc, w->n, sizeof(*w->log), 16) < 0)
+		return APTIX_ERROR;
 	u = &w->log[w->n];
 	memset(u, 0, sizeof(*u));
 	u->t = t;

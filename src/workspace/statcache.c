@@ -110,16 +110,9 @@ static int parse(struct aptix__statcache *c, const char *p, const char *end)
 		e.dev = strtoull(q + 1, &q, 10);
 		if (*q != ' ' || errno || q + 1 >= nul)
 			return 1;
-		if (c->nold == alloc) {
-			size_t na = alloc ? 2 * alloc : 64;
-			struct sc_entry *v = aptix__realloc(c->old,
-							    na * sizeof(*v));
-
-			if (!v)
-				return APTIX_ERROR;
-			c->old = v;
-			alloc = na;
-		}
+		if (aptix__grow(&c->old, &alloc, c->nold, sizeof(*c->old),
+				64) < 0)
+			return APTIX_ERROR;
 		if (!(e.path = aptix__strdup(q + 1)))
 			return APTIX_ERROR;
 		c->old[c->nold++] = e;
@@ -218,15 +211,9 @@ int aptix__statcache_put(struct aptix__statcache *c, const char *path,
 	if (!c)
 		return 0;
 	c->dirty = 1;
-	if (c->nfresh == c->afresh) {
-		size_t na = c->afresh ? 2 * c->afresh : 64;
-		struct sc_entry *v = aptix__realloc(c->fresh, na * sizeof(*v));
-
-		if (!v)
-			return APTIX_ERROR;
-		c->fresh = v;
-		c->afresh = na;
-	}
+	if (aptix__grow(&c->fresh, &c->afresh, c->nfresh, sizeof(*c->fresh),
+			64) < 0)
+		return APTIX_ERROR;
 	e = &c->fresh[c->nfresh];
 	memset(e, 0, sizeof(*e));
 	if (!(e->path = aptix__strdup(path)))

@@ -290,15 +290,8 @@ static int add_cand(struct scan *sc, const char *path, size_t len,
 		return r < 0 ? r : 1;
 	}
 
-	if (sc->n == sc->alloc) {
-		size_t alloc = sc->alloc ? 2 * sc->alloc : 64;
-		struct cand *v = aptix__realloc(sc->v, alloc * sizeof(*v));
-
-		if (!v)
-			return APTIX_ERROR;
-		sc->v = v;
-		sc->alloc = alloc;
-	}
+	if (aptix__grow(&sc->v, &sc->alloc, sc->n, sizeof(*sc->v), 64) < 0)
+		return APTIX_ERROR;
 	c = &sc->v[sc->n];
 	memset(c, 0, sizeof(*c));
 	if (!(c->path = aptix__strndup(path, len)))

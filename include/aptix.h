@@ -76,5 +76,6 @@
 #include "aptix/gc.h"
 #include "aptix/remote.h"
 #include "aptix/process.h"
+#include "aptix/watch.h"
 
 #endif

@@ -37,6 +37,7 @@
 #include "http.h"
 #include "http-guard.h"
 #include "page-files.h"
+#include "events.h"
 
 #define DEFAULT_MAX_BODY (1 << 20)
 #define DEFAULT_MAX_HEADER (32 << 10)
@@ -141,7 +142,7 @@ static int load_mhd(char *err, size_t errlen)
 enum route_id {
 	R_PAGE, R_STATIC, R_LIST, R_CONV, R_CONV_PATCH, R_INTERRUPT,
 	R_TURN, R_TURN_FULL, R_OBJECT, R_GRAPH, R_EXECUTE, R_WS_SESSIONS,
-	R_SESSIONS, R_SESSION_MSG, R_SESSION_DEL
+	R_SESSIONS, R_SESSION_MSG, R_SESSION_DEL, R_EVENTS
 };
 
 /*
@@ -165,6 +166,7 @@ static const struct route {
 	{ "GET", "/api/turns/{session}/full", R_TURN_FULL },
 	{ "GET", "/api/objects/{id}", R_OBJECT },
 	{ "GET", "/api/graph", R_GRAPH },
+	{ "GET", "/api/events", R_EVENTS },
 	{ "POST", "/api/ai/agent/execute", R_EXECUTE },
 	{ "GET", "/api/workspaces/{path}/sessions", R_WS_SESSIONS },
 	{ "POST", "/api/sessions", R_SESSIONS },
@@ -199,6 +201,7 @@ struct http_server {
 	pthread_t *tids;
 	unsigned char *slot_state;
 	size_t nslots;
+	struct events *events;		/* the store's ref updates */
 };
 
 struct req {
@@ -566,13 +569,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	size_t n;
 
 	(void)pos;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += st->keepalive_ms / 1000;
-	until.tv_nsec += (st->keepalive_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	serve_deadline(&until, st->keepalive_ms);
 	pthread_mutex_lock(&st->lock);
 	while (st->off == st->q.len && !st->done)
 		if (pthread_cond_timedwait(&st->cond, &st->lock, &until) ==
@@ -611,6 +608,14 @@ static void stream_free(void *cls)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* How long a stream stays silent before a comment line keeps it alive. */
+static long keepalive_ms(const struct http_server *h)
+{
+	long ms = h->o.timeout * 1000L / 3;
+
+	return ms > 15000 ? 15000 : ms < 300 ? 300 : ms;
+}
+
 /*
  * Begin a turn (refusals are answered here: 400, 404, 409), then
  * stream it, or run it and answer the final object.
@@ -647,9 +652,7 @@ static enum MHD_Result run_turn(struct http_server *h,
 	st->h = h;
 	st->t = t;
 	st->refs = 2;	/* the thread's and the response's */
-	st->keepalive_ms = h->o.timeout * 1000L / 3;
-	if (st->keepalive_ms > 15000 || st->keepalive_ms < 300)
-		st->keepalive_ms = st->keepalive_ms < 300 ? 300 : 15000;
+	st->keepalive_ms = keepalive_ms(h);
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->cond, NULL);
 	stream_put(st, "started", started, 0);
@@ -664,6 +667,56 @@ static enum MHD_Result run_turn(struct http_server *h,
 	M.add_response_header(r, "Content-Type", "text/event-stream");
 	security_headers(r);
 	start_stream_thread(h, st);
+	ret = M.queue_response(c, 200, r);
+	M.destroy_response(r);
+	return ret;
+}
+
+/* ---- the store's updates ---- */
+
+struct events_resp {
+	struct events_sub *sub;
+	long keepalive_ms;
+};
+
+static ssize_t events_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct events_resp *er = cls;
+	size_t n = events_read(er->sub, buf, max, er->keepalive_ms);
+
+	(void)pos;
+	return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void events_done(void *cls)
+{
+	struct events_resp *er = cls;
+
+	events_unsubscribe(er->sub);
+	free(er);
+}
+
+/* GET /api/events: the ref updates from now on (events.h). */
+static enum MHD_Result events_stream(struct http_server *h,
+				     struct MHD_Connection *c)
+{
+	struct events_resp *er = calloc(1, sizeof(*er));
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (!er || !(er->sub = events_subscribe(h->events))) {
+		free(er);
+		return respond_error(c, 500, "out of memory", NULL);
+	}
+	er->keepalive_ms = keepalive_ms(h);
+	r = M.create_response_from_callback(MHD_SIZE_UNKNOWN, 4096,
+					      events_reader, er, events_done);
+	if (!r) {
+		events_done(er);
+		return MHD_NO;
+	}
+	M.add_response_header(r, "Content-Type", "text/event-stream");
+	security_headers(r);
 	ret = M.queue_response(c, 200, r);
 	M.destroy_response(r);
 	return ret;
@@ -784,6 +837,8 @@ static enum MHD_Result route(struct http_server *h, struct MHD_Connection *c,
 		return page_file(c, args[0]);
 	if (rt->id == R_OBJECT)
 		return object(h, c, args[0]);
+	if (rt->id == R_EVENTS)
+		return events_stream(h, c);
 	if (!strcmp(rt->method, "GET")) {
 		p = json_object();
 		if (query_params(p, c) < 0) {
@@ -1233,7 +1288,14 @@ int http_start(struct http_server **out, struct serve *s,
 		free_server(h);
 		return -1;
 	}
+	if (events_start(&h->events, serve_repo(s)) < 0) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(errno));
+		free_server(h);
+		return -1;
+	}
 	if (start_daemon(h, err, errlen) < 0) {
+		events_stop(h->events);
 		free_server(h);
 		return -1;
 	}
@@ -1285,6 +1347,8 @@ void http_stop(struct http_server *h)
 		    ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&h->lock);
+	/* the event streams end, so that their connections close */
+	events_stop(h->events);
 	M.stop_daemon(h->d);
 	/* our socket only: another server may have taken the path since */
 	if (h->o.unix_socket && !lstat(h->o.unix_socket, &st) &&

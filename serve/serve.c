@@ -21,11 +21,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "serve-int.h"
 
 #define LIST_DEFAULT 50
 #define LIST_MAX 1000
+
+void serve_deadline(struct timespec *until, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_sec += ms / 1000;
+	until->tv_nsec += (ms % 1000) * 1000000L;
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
+	}
+}
 
 json_t *serve_fail(struct serve_err *e, int status, const char *fmt, ...)
 {

@@ -166,6 +166,10 @@ const aptix_run_result *serve_turn_result(const struct serve_turn *t);
 
 /* Cancel every running turn (they commit as failed). */
 void serve_cancel_all(struct serve *s);
+
+struct timespec;
+/* The CLOCK_REALTIME time ms from now (pthread_cond_timedwait's). */
+void serve_deadline(struct timespec *until, long ms);
 /*
  * Wait until no turn runs or timeout_ms passed (< 0: forever); returns
  * the number still running.

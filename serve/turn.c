@@ -539,15 +539,7 @@ size_t serve_wait_idle(struct serve *s, long timeout_ms)
 	struct timespec until;
 	size_t n;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	if (timeout_ms > 0) {
-		until.tv_sec += timeout_ms / 1000;
-		until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-	}
+	serve_deadline(&until, timeout_ms > 0 ? timeout_ms : 0);
 	pthread_mutex_lock(&s->lock);
 	while (s->nrunning && timeout_ms != 0) {
 		if (timeout_ms < 0)

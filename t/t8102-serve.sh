@@ -232,6 +232,30 @@ assert final[\"status\"] == \"completed\", final
 " events
 '
 
+test_expect_success 'GET /api/events: a turn of another process, polled on LMDB' '
+	{ curl -sS -N -o refevents -H "Authorization: Bearer $TOKEN" \
+		-H "Accept: text/event-stream" "$URL/api/events" & } &&
+	epid=$! &&
+	test_when_finished "kill $epid 2>/dev/null; :" &&
+	i=0 &&
+	while ! grep -q "^event: hello" refevents 2>/dev/null
+	do
+		test $i -lt 200 && sleep 0.1 && i=$((i + 1)) || return 1
+	done &&
+	grep "^data: {\"live\":false}" refevents &&
+	aptix continue -q -m "from the command line" &&
+	S=$(aptix rev-parse HEAD) &&
+	i=0 &&
+	while ! grep -q "\"value\":\"$S\"" refevents
+	do
+		test $i -lt 200 && sleep 0.1 && i=$((i + 1)) || {
+			cat refevents
+			return 1
+		}
+	done &&
+	grep "^event: ref" refevents
+'
+
 test_expect_success 'execute: fork from a session, rerun a session' '
 	test "$(post /api/ai/agent/execute \
 		"{\"session\":\"$A\",\"instruction\":\"fork it\"}")" = 200 &&

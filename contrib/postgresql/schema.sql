@@ -1,7 +1,8 @@
 -- contrib/postgresql/schema.sql - the tables of an aptix store on
--- PostgreSQL (schema version 1), made by an administrator, never by
+-- PostgreSQL (schema version 2), made by an administrator, never by
 -- aptix: the role aptix connects as must own no table and be no
--- superuser, or row-level security would not bind it.
+-- superuser, or row-level security would not bind it. Run on a database
+-- of an older version, it upgrades it (aptix says when that is needed).
 --
 --	psql "postgresql://admin@host/db" -v app_role=aptix_app \
 --		-f contrib/postgresql/schema.sql
@@ -109,6 +110,38 @@ BEGIN
 	END LOOP;
 END
 $$;
+
+\endif
+
+-- Version 2: every change of a ref is announced, in its transaction,
+-- on the channel of its org (NOTIFY is delivered at COMMIT, and not at
+-- all after a ROLLBACK). The payload is the ref's name alone: a
+-- listener reads the ref again under its own row-level security.
+SELECT max(version) < 2 AS aptix_to_v2 FROM aptix_schema \gset
+\if :aptix_to_v2
+
+CREATE FUNCTION aptix_refs_notify() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+	r aptix_refs;
+BEGIN
+	IF TG_OP = 'DELETE' THEN
+		r := OLD;
+	ELSE
+		r := NEW;
+	END IF;
+	-- the channel as aptix computes it (src/store/pg-listen.c)
+	PERFORM pg_notify('aptix_' || substr(encode(sha256(
+		convert_to(r.org, 'UTF8')), 'hex'), 1, 32), r.name);
+	RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER aptix_refs_notify
+	AFTER INSERT OR UPDATE OR DELETE ON aptix_refs
+	FOR EACH ROW EXECUTE FUNCTION aptix_refs_notify();
+
+INSERT INTO aptix_schema VALUES (2);
 
 \endif
 

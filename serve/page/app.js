@@ -7,6 +7,10 @@
  * running drawn in the graph. Plain JavaScript, no library, no build step;
  * it talks to the server it came from only.
  *
+ * What other processes (other hosts, on a shared store) commit comes in
+ * on GET /api/events, a stream of the store's ref updates; the graph is
+ * then read again, and the selected turn kept.
+ *
  * The token comes in the URL's fragment (#token=..., never sent to the
  * server), is kept in sessionStorage and sent as a bearer token. Text
  * from the store is only ever set as textContent.
@@ -26,7 +30,9 @@ const state = {
 	running: null,		/* the conversation of the running turn */
 	starting: false,	/* a turn asked for, not ended */
 	ghost: null,		/* {parent, instruction} of the running turn */
-	deltas: 0
+	deltas: 0,
+	updates: 0,		/* ref updates heard from the server */
+	reload: null		/* the timer of a reload they asked for */
 };
 window.aptix = state;		/* for tests and the curious */
 
@@ -722,6 +728,63 @@ function setupActions() {
 	});
 }
 
+/* ---- the store's updates, live ---- */
+
+/* Read the graph again soon (a burst of updates is one reading). */
+function reloadSoon() {
+	if (state.reload)
+		return;
+	state.reload = setTimeout(async () => {
+		state.reload = null;
+		/* a turn of this page's own reloads when it ends */
+		if (state.running || state.starting)
+			return;
+		await loadGraph(state.selected ? state.selected.session :
+				undefined);
+		document.body.dataset.updates = String(state.updates);
+	}, 150);
+}
+
+function onUpdate(name, d) {
+	if (name === "hello") {
+		document.body.dataset.live = d.live ? "announced" : "polled";
+	} else if (name === "ref" || name === "resync") {
+		state.updates++;
+		reloadSoon();
+	}
+}
+
+async function listen() {
+	for (let wait = 1000; ; wait = Math.min(wait * 2, 30000)) {
+		try {
+			const r = await fetch("/api/events", {
+				headers: { Authorization: "Bearer " +
+					   state.token,
+					   Accept: "text/event-stream" } });
+			if (r.status === 401) {
+				showLogin();
+				return;
+			}
+			const reader = r.body.getReader();
+			const dec = new TextDecoder();
+			let buf = "";
+
+			wait = 1000;
+			for (;;) {
+				const { value, done } = await reader.read();
+				if (done)
+					break;
+				buf = parseEvents(buf + dec.decode(value,
+					{ stream: true }), onUpdate);
+			}
+		} catch (e) {
+			/* the server went away: try again, slower */
+		}
+		document.body.dataset.live = "lost";
+		await new Promise((res) => setTimeout(res, wait));
+	}
+}
+
 function setup() {
 	initToken();
 	$("tokenform").addEventListener("submit", (ev) => {
@@ -730,6 +793,7 @@ function setup() {
 		state.token = $("token").value.trim();
 		$("login").hidden = true;
 		loadGraph();
+		listen();
 	});
 	$("filter").addEventListener("submit", (ev) => ev.preventDefault());
 	$("act").addEventListener("submit", (ev) => ev.preventDefault());
@@ -749,8 +813,10 @@ function setup() {
 	});
 	setupActions();
 	setButtons();
-	if (state.token)
+	if (state.token) {
 		loadGraph();
+		listen();
+	}
 }
 
 document.addEventListener("DOMContentLoaded", setup);

@@ -232,6 +232,21 @@ static int read_workspace(aptix_repo *repo)
  * the environment or -c, and a name this build lacks refuses the store
  * before anything is opened.
  */
+/* Is name among the backends of this build? (names: their list) */
+static int registered(aptix_buf *names, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	aptix_backend_names(names);
+	for (p = names->ptr; *p; p += strspn(p, ", ")) {
+		if (!strncasecmp(p, name, n) && (!p[n] || p[n] == ','))
+			return 1;
+		p += strcspn(p, ",");
+	}
+	return 0;
+}
+
 static int open_storage(aptix_backend **out, const char *dir,
 			unsigned flags)
 {
@@ -250,8 +265,8 @@ static int open_storage(aptix_backend **out, const char *dir,
 		snprintf(name, sizeof(name), "%s", v);
 	aptix_config_free(cfg);
 	r = aptix_backend_open(out, name, dir, flags);
-	if (r == APTIX_EVERSION && !*out) {
-		aptix_backend_names(&names);
+	/* a backend of the build that refused its data says why itself */
+	if (r == APTIX_EVERSION && !*out && !registered(&names, name)) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the store '%s' keeps "
 				"its data in a '%s' backend, which this aptix "
 				"cannot open (extensions.storage; this build "

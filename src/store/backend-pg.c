@@ -1022,6 +1022,11 @@ static int pg_readonly(aptix_backend *b)
 	return ((struct pg *)b)->readonly;
 }
 
+static int pg_listen(aptix_backend_listener **out, aptix_backend *b)
+{
+	return aptix__pg_listen(out, ((struct pg *)b)->pool);
+}
+
 static void pg_free(aptix_backend *b)
 {
 	struct pg *pg = (struct pg *)b;
@@ -1058,6 +1063,7 @@ static const aptix_backend pg_bundle = {
 	.meta_put = pg_meta_put,
 	.readonly = pg_readonly,
 	.free = pg_free,
+	.listen = pg_listen,
 };
 
 /* postgresql.url and postgresql.org of the store's own config. */
@@ -1105,6 +1111,14 @@ static int check_schema(struct pg_pool *pool)
 				"it): an administrator creates it with "
 				"contrib/postgresql/schema.sql");
 		return APTIX_ENOTFOUND;
+	}
+	if (version < APTIX_PG_SCHEMA_VERSION) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the database's aptix "
+				"schema is of version %d, older than this "
+				"aptix needs (%d): an administrator upgrades "
+				"it by running contrib/postgresql/schema.sql "
+				"again", version, APTIX_PG_SCHEMA_VERSION);
+		return APTIX_EVERSION;
 	}
 	if (version > APTIX_PG_SCHEMA_VERSION) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the database's aptix "

@@ -212,6 +212,11 @@ int aptix__pg_pool_new(struct pg_pool **out, const char *url,
 	return 0;
 }
 
+const char *aptix__pg_pool_org(const struct pg_pool *pool)
+{
+	return pool->org;
+}
+
 void aptix__pg_pool_free(struct pg_pool *pool)
 {
 	size_t i;
@@ -226,7 +231,7 @@ void aptix__pg_pool_free(struct pg_pool *pool)
 	free(pool);
 }
 
-static int pg_connect(PGconn **out, struct pg_pool *pool)
+int aptix__pg_connect(PGconn **out, struct pg_pool *pool)
 {
 	static const char *const keys[] = {
 		"dbname", "application_name", "connect_timeout", NULL
@@ -253,7 +258,7 @@ static int pool_take(PGconn **out, struct pg_pool *pool)
 	if (pool->nidle)
 		*out = pool->idle[--pool->nidle];
 	pthread_mutex_unlock(&pool->lock);
-	return *out ? 0 : pg_connect(out, pool);
+	return *out ? 0 : aptix__pg_connect(out, pool);
 }
 
 /* Back to the pool when it is fine and idle; else closed. */
@@ -367,7 +372,7 @@ static int attempt(struct aptix_pg_txn *t, int write, aptix__pg_fn fn,
 			PQfinish(t->conn);
 			t->conn = NULL;
 			*fresh = 1;
-			if ((r = pg_connect(&t->conn, t->pool)) < 0)
+			if ((r = aptix__pg_connect(&t->conn, t->pool)) < 0)
 				return r;
 			return 1;
 		}

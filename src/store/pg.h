@@ -8,7 +8,7 @@
 #include "aptix/sys/backend.h"
 
 /* The schema version of contrib/postgresql/schema.sql this code reads. */
-#define APTIX_PG_SCHEMA_VERSION 1
+#define APTIX_PG_SCHEMA_VERSION 2
 
 struct pg_pool;
 struct pg_ixbuf;
@@ -47,6 +47,21 @@ void aptix__pg_scrub(aptix_buf *msg, const char *url);
 int aptix__pg_pool_new(struct pg_pool **out, const char *url,
 		       const char *org);
 void aptix__pg_pool_free(struct pg_pool *pool);
+/* The org whose rows the pool's transactions see. */
+const char *aptix__pg_pool_org(const struct pg_pool *pool);
+/* A connection of the pool's URL of its own (PQfinish() it). */
+int aptix__pg_connect(struct pg_conn **out, struct pg_pool *pool);
+
+/*
+ * The channel the ref updates of org are announced on (NOTIFY, by the
+ * trigger of contrib/postgresql/schema.sql): "aptix_" and the first 32
+ * hex digits of the SHA-256 of the org's name, so that an org hears
+ * only its own and any name makes a valid identifier.
+ */
+#define APTIX_PG_CHANNEL_MAX 64
+void aptix__pg_channel(char out[APTIX_PG_CHANNEL_MAX], const char *org);
+/* A listener of the pool's org's channel (aptix/sys/backend.h). */
+int aptix__pg_listen(aptix_backend_listener **out, struct pg_pool *pool);
 /*
  * fn in a transaction of its own (write 0: read-only), run again after
  * a serialization failure. b: the backend the transaction belongs to.

@@ -83,6 +83,24 @@ struct aptix_refdb_backend;
 struct aptix_index_backend;
 struct aptix_claims_backend;
 
+/**
+ * A listener of a shared backend: what other processes change is
+ * announced to it (PostgreSQL: LISTEN/NOTIFY). wait() blocks until an
+ * announcement comes or timeout_ms passes (< 0: forever), then gives
+ * the names of the refs announced since the last call to cb (a name may
+ * come more than once; a ref the caller may not see may come too: the
+ * caller reads it again). It returns the number of names given, 0 when
+ * it timed out, < 0 when the connection is lost (the listener is then
+ * of no more use). free() closes it. A listener belongs to one thread.
+ */
+typedef struct aptix_backend_listener aptix_backend_listener;
+struct aptix_backend_listener {
+	int (*wait)(aptix_backend_listener *l, int timeout_ms,
+		    int (*cb)(const char *ref, void *payload),
+		    void *payload);
+	void (*free)(aptix_backend_listener *l);
+};
+
 struct aptix_backend {
 	unsigned version;		/**< APTIX_BACKEND_VERSION */
 	const char *name;		/**< as registered: "lmdb" */
@@ -108,6 +126,11 @@ struct aptix_backend {
 	/** Bytes it keeps (NULL: unknown). */
 	int (*disk_usage)(uint64_t *out, aptix_backend *b);
 	void (*free)(aptix_backend *b);
+	/**
+	 * A listener of the ref updates other processes commit (NULL: the
+	 * backend announces none; its readers poll).
+	 */
+	int (*listen)(aptix_backend_listener **out, aptix_backend *b);
 };
 
 /**

@@ -30,10 +30,10 @@
  *	dangling <type> <id>		(unreachable <type> <id> with
  *					 --unreachable)
  *	failed session <id>		(--failed: kept, not an error)
- *	dead turn <id> in <conversation>: pid <pid> on <host> died
- *					(a claim whose process is gone;
- *					 the next command that writes
- *					 records the turn as failed)
+ *	dead turn <id> in <conversation>: pid <pid> on <host> died;
+ *	    the next command that writes to the store (or aptix status)
+ *	    records it as failed
+ *					(a claim whose process is gone)
  *	purged <type> <id> on <date>: <reason>
  *	redacted <type> <id> on <date>: <reason>
  *					(aptix purge removed the object, or
@@ -956,7 +956,9 @@ static int dead_cb(const aptix_running_info *r, void *payload)
 	ago = ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
 	       r->renewed_ms) / 1000;
 	if (!r->alive)
-		printf("dead turn %s in %s: pid %ld on %s %s\n",
+		printf("dead turn %s in %s: pid %ld on %s %s; the next "
+		       "command that writes to the store (or aptix status) "
+		       "records it as failed\n",
 		       aptix_oid_hex(&r->turn), r->conversation, r->pid,
 		       r->host, r->why);
 	else if (r->renewed_ms)

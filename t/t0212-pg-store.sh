@@ -253,6 +253,30 @@ test_expect_success 'a turn killed -9 holds a lease row; the next command recove
 	aptix -C ws fsck
 '
 
+test_expect_success 'a user name in the URL (user@) is accepted, for a store and a remote' '
+	mkdir named &&
+	url=$(printf "%s" "$PG_APP_URL" |
+	      sed -e "s|postgresql://|postgresql://aptix_app@|" -e "s|&user=aptix_app||") &&
+	case "$url" in *user=*) false ;; *aptix_app@*) : ;; *) false ;; esac &&
+	env -u PGUSER aptix -C named init --backend "$url" --org userat >out &&
+	grep "Initialized empty aptix store" out &&
+	aptix -C named config --get postgresql.url >actual &&
+	echo "$url" >expect &&
+	test_cmp expect actual &&
+	env -u PGUSER aptix -C named log --all &&
+	mkdir local &&
+	aptix -C local init -q &&
+	aptix -C local remote add --org userat origin "$url" &&
+	aptix -C local config --get remote.origin.url >actual &&
+	test_cmp expect actual &&
+	pw=$(printf "%s" "$url" | sed -e "s|aptix_app@|aptix_app:Hunter2pw@|") &&
+	test_must_fail aptix -C local remote add --org userat other "$pw" 2>err &&
+	! grep Hunter2pw err &&
+	test_must_fail aptix -C local config remote.other.url "$pw" 2>err &&
+	! grep Hunter2pw err &&
+	test_must_fail aptix -C local config --get remote.other.url
+'
+
 test_expect_success 'stop' '
 	stop_standin &&
 	stop_pg

@@ -96,12 +96,15 @@ test_expect_success 'the server down when the answer comes: a clear error, nothi
 	test "$code" != 0 &&
 	exit_code_ok "$code" &&
 	grep "PostgreSQL" bg.err &&
+	grep "the turn was not recorded: the next command that writes to the store (or aptix status) records it as failed, with its instruction$" bg.err &&
+	test_line_count = 1 bg.err &&
 	no_secret bg.out bg.err &&
 	start_pg &&
 	aptix -C ws log --all --format=%H >after &&
 	grep -Fxf before after >kept &&
 	test_cmp before kept &&
-	aptix -C ws fsck &&
+	aptix -C ws fsck >fsck.out &&
+	grep "^dead turn .*; the next command that writes to the store (or aptix status) records it as failed$" fsck.out &&
 	aptix -C ws continue -q --no-rag --no-stream -m "next turn" &&
 	aptix -C ws log -1 --format=%s >actual &&
 	echo "next turn" >expect &&

@@ -109,7 +109,7 @@ test_expect_success 'status and fsck list the dead turn and do not record it' '
 	grep "^Turns in flight:" status &&
 	grep "pid $pid .*interrupted (process gone)" status &&
 	ro fsck >fsck.out &&
-	grep "^dead turn [0-9a-f]* in .*: pid $pid on .* died$" fsck.out
+	grep "^dead turn [0-9a-f]* in .*: pid $pid on .* died; the next command that writes to the store (or aptix status) records it as failed$" fsck.out
 '
 
 test_expect_success 'nothing in the store changed' '

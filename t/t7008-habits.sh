@@ -279,7 +279,7 @@ test_expect_success 'a claim from another host with a fresh lease is alive' '
 test_expect_success 'once its lease lapsed it is taken over, and says why' '
 	set_claim $conv "r[\"renewed\"] = now - 600000" &&
 	aptix fsck >fsck.out &&
-	grep "^dead turn [0-9a-f]* in $conv: pid [0-9]* on other-host stopped renewing its claim [0-9]* s ago (lease lapsed)$" fsck.out &&
+	grep "^dead turn [0-9a-f]* in $conv: pid [0-9]* on other-host stopped renewing its claim [0-9]* s ago (lease lapsed); the next command that writes to the store (or aptix status) records it as failed$" fsck.out &&
 	aptix continue -m "takes over" >out 2>err &&
 	test "$(field HEAD .instruction)" = "takes over" &&
 	aptix log --all --oneline >log &&

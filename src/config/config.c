@@ -1257,7 +1257,10 @@ static int check_setting(aptix_buf *canon, const char *key,
 		char why[160];
 
 		/* never echo the value: it may be the credential */
-		if (aptix__url_has_userinfo(value)) {
+		/* a PostgreSQL URL may name its user: that is no secret */
+		if (aptix__url_is_postgresql(value) ?
+		    aptix__url_has_password(value) :
+		    aptix__url_has_userinfo(value)) {
 			aptix_error_set(APTIX_ERROR_CONFIG, "refusing to store "
 					"'%s': the URL holds user information "
 					"(user:password@); give credentials "

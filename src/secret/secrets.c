@@ -150,6 +150,41 @@ void aptix__redact_stream_release(struct aptix__redact_stream *rs)
 	aptix_buf_release(&rs->held);
 }
 
+/* The user information of URL s: its start and length (0: none). */
+static size_t userinfo(const char **at, const char *s)
+{
+	const char *p = s ? strstr(s, "://") : NULL;
+	size_t n, i, len = 0;
+
+	*at = NULL;
+	if (!p || p == s)
+		return 0;
+	p += 3;
+	n = strcspn(p, "/?#");
+	/* the last '@' of the authority ends it (libpq reads it so) */
+	for (i = 0; i < n; i++)
+		if (p[i] == '@')
+			len = i + 1;
+	if (!len)
+		return 0;
+	*at = p;
+	return len - 1;
+}
+
+int aptix__url_has_password(const char *s)
+{
+	const char *p;
+	size_t n = userinfo(&p, s);
+
+	return n && memchr(p, ':', n) != NULL;
+}
+
+int aptix__url_is_postgresql(const char *s)
+{
+	return s && (!strncasecmp(s, "postgresql://", 13) ||
+		     !strncasecmp(s, "postgres://", 11));
+}
+
 int aptix__url_has_userinfo(const char *s)
 {
 	const char *p = s ? strstr(s, "://") : NULL;

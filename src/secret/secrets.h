@@ -78,5 +78,15 @@ void aptix__redact_stream_release(struct aptix__redact_stream *rs);
  * '/', '?' or '#' after "://".
  */
 int aptix__url_has_userinfo(const char *s);
+/*
+ * 1 when s is a URL whose user information holds a password
+ * ("scheme://user:pass@host"): a ':' before the '@'.
+ */
+int aptix__url_has_password(const char *s);
+/*
+ * 1 when s is a libpq URL (postgresql:// or postgres://), whose user
+ * name is no secret: only a password in it is one.
+ */
+int aptix__url_is_postgresql(const char *s);
 
 #endif

@@ -798,6 +798,25 @@ static int push_error(aptix_turn *t, const char *msg)
  * does not fit a full store is kept failed, without its payloads.
  * Returns 1 to commit again, 0 when nothing else can be kept.
  */
+/*
+ * The turn's last write failed (the store went away: a server lost):
+ * its claim stays, with its instruction, for the next writer to find
+ * its process gone and record it as failed. The error says so.
+ */
+static int not_recorded(int r)
+{
+	const aptix_error *e = aptix_error_last();
+	aptix_buf msg = APTIX_BUF_INIT;
+
+	aptix_buf_puts(&msg, e ? e->message : "the store cannot be written");
+	aptix_error_set(e ? e->klass : APTIX_ERROR_REPOSITORY, "%s; the turn "
+			"was not recorded: the next command that writes to the "
+			"store (or aptix status) records it as failed, with "
+			"its instruction", msg.ptr);
+	aptix_buf_release(&msg);
+	return r;
+}
+
 static int fall_back(aptix_run *run, int r, int *completed)
 {
 	aptix_run_result *res = &run->res;
@@ -890,7 +909,7 @@ int aptix_run_finish(aptix_run *run)
 	run->state = APTIX_RUN_FINISHED;
 	res->duration_ms = aptix_now_ms() - run->started;
 	if (r < 0)
-		return r;
+		return not_recorded(r);
 	run->claimed = 0;
 	res->committed = 1;
 	res->completed = completed;

@@ -735,6 +735,9 @@ static int count_session(const aptix_session_info *si, void *payload)
 	if (!ci)
 		return 0;
 	w = &cc->want[ci - cc->convs->convs];
+	if (!w->turns)
+		w->has_usage = 1;	/* as the index starts its sums */
+	aptix_conv_usage_add(w, si);
 	w->turns++;
 	if (!aptix_session_info_failed(si)) {
 		w->committed++;
@@ -781,6 +784,10 @@ static void check_conv_counts(struct fsck *f, struct conv_list *convs)
 			       aptix_oid_hex(&ci->last_failed) : "none",
 			       w->has_failed ?
 			       aptix_oid_hex(&w->last_failed) : "none");
+		else if (ci->has_usage && !aptix_conv_usage_same(ci, w))
+			report(f, "index mismatch conversation %s: its "
+			       "usage sums are not what its sessions spent",
+			       ci->id);
 	}
 	free(cc.want);
 }

@@ -5,9 +5,9 @@
  * The index chooses what to read: conversation records give the scope
  * (workspace, --conversation) and skip a conversation whose last
  * activity is older than --since; session records give the snapshots and
- * their times. Only the turns chosen are read, for their model and
- * usage (the index does not carry tokens). A turn object shared by two
- * snapshots counts once.
+ * their times, and (records of version 5) each turn's model, tokens and
+ * tool calls: a turn is read only when its record does not say. A turn
+ * object shared by two snapshots counts once.
  *
  * Cost: tokens times the price of the turn's model (src/config/price.c, config
  * price.<model>.*). A turn whose model has no price has an unknown cost,
@@ -58,6 +58,7 @@ struct turn_row {
 	int known, from_config;
 	uint32_t tool_calls;
 	int sends_results;		/* a request answering tool calls */
+	int recorded;			/* the index record said all this */
 };
 
 struct conv_row {
@@ -66,6 +67,9 @@ struct conv_row {
 	size_t shown;			/* of the id: a unique abbreviation */
 	int64_t updated_at;
 	struct sum sum;
+	int has_usage;			/* its record sums its usage */
+	size_t nusage;
+	aptix_conv_usage usage[APTIX_CONV_MODELS];
 };
 
 struct usage {
@@ -118,6 +122,9 @@ static int conv_cb(const aptix_conv_info *ci, void *payload)
 	snprintf(c->id, sizeof(c->id), "%s", ci->id);
 	snprintf(c->title, sizeof(c->title), "%s", ci->title);
 	c->updated_at = ci->updated_at;
+	c->has_usage = ci->has_usage;
+	c->nusage = ci->nusage;
+	memcpy(c->usage, ci->usage, ci->nusage * sizeof(*ci->usage));
 	return 0;
 }
 
@@ -235,6 +242,14 @@ static int session_cb(const aptix_session_info *si, void *payload)
 	t->created_at = si->created_at;
 	t->conv = (uint32_t)(c - us->convs);
 	t->turn = si->turn;
+	if (si->has_usage) {
+		t->recorded = 1;
+		t->u = si->usage;
+		t->tool_calls = si->tool_calls;
+		t->sends_results = si->sends_results;
+		if (!(t->model = strdup(si->model)))
+			die("out of memory");
+	}
 	return 0;
 }
 
@@ -258,11 +273,13 @@ static void note_unknown(struct usage *us, const char *model)
 		die("out of memory");
 }
 
-static void add(struct sum *s, const struct turn_row *t)
+/* What turns of one model spent (t: their sums, priced) into s. */
+static void add_turns(struct sum *s, uint32_t turns, uint32_t requests,
+		      const struct turn_row *t)
 {
-	s->turns++;
+	s->turns += turns;
 	s->tool_calls += t->tool_calls;
-	s->tool_requests += t->sends_results;
+	s->tool_requests += requests;
 	s->input += t->u.input_tokens;
 	s->cached += t->u.cached_tokens;
 	s->output += t->u.output_tokens;
@@ -274,47 +291,116 @@ static void add(struct sum *s, const struct turn_row *t)
 		s->unknown = 1;
 }
 
+static void add(struct sum *s, const struct turn_row *t)
+{
+	add_turns(s, 1, (uint32_t)t->sends_results, t);
+}
+
+static void merge(struct sum *into, const struct sum *s)
+{
+	into->turns += s->turns;
+	into->tool_calls += s->tool_calls;
+	into->tool_requests += s->tool_requests;
+	into->input += s->input;
+	into->cached += s->cached;
+	into->output += s->output;
+	into->reasoning += s->reasoning;
+	into->total += s->total;
+	into->cost += s->cost;
+	into->unknown |= s->unknown;
+}
+
+/*
+ * The cost of tokens of model into t (cost, known, from_config); a
+ * model with no price is noted, unless no token was spent.
+ */
+static void price(struct usage *us, struct turn_row *t)
+{
+	aptix_price p;
+	int r = aptix_price_lookup(&p, us->cfg, t->model);
+
+	if (r == 0) {
+		t->known = 1;
+		t->from_config = p.from_config;
+		t->cost = aptix_price_cost(&p, t->u.input_tokens,
+					   t->u.cached_tokens,
+					   t->u.output_tokens);
+	} else if (r == APTIX_ENOTFOUND) {
+		/* no token spent costs nothing, whatever the model */
+		t->known = !t->u.input_tokens && !t->u.output_tokens;
+		if (!t->known)
+			note_unknown(us, *t->model ? t->model :
+				     "(no model recorded)");
+	} else {
+		die_aptix();
+	}
+}
+
+/*
+ * Every conversation's sums from its record, per model: what the
+ * sessions would add up to, read from one record each.
+ */
+static void sum_records(struct usage *us)
+{
+	size_t i, j;
+
+	for (i = 0; i < us->nconvs; i++) {
+		struct conv_row *c = &us->convs[i];
+
+		for (j = 0; j < c->nusage; j++) {
+			const aptix_conv_usage *m = &c->usage[j];
+			struct turn_row t;
+
+			memset(&t, 0, sizeof(t));
+			t.model = (char *)m->model;
+			t.u = m->usage;
+			t.tool_calls = m->tool_calls;
+			price(us, &t);
+			add_turns(&c->sum, m->turns, m->tool_requests, &t);
+		}
+		merge(&us->total, &c->sum);
+	}
+}
+
+/* Whether each conversation's record can say what it spent. */
+static int records_say(const struct usage *us)
+{
+	size_t i;
+
+	for (i = 0; i < us->nconvs; i++)
+		if (!us->convs[i].has_usage)
+			return 0;
+	return 1;
+}
+
 /* Read each chosen turn once: model and usage, then its price. */
 static void read_turns(struct usage *us)
 {
 	aptix_oidmap seen;
-	aptix_price price;
 	aptix_turn turn;
 	size_t i, j = 0;
-	int r;
 
 	aptix_oidmap_init(&seen);
 	for (i = 0; i < us->nturns; i++) {
 		struct turn_row *t = &us->turns[i];
 
-		if (aptix_oidmap_get(NULL, &seen, &t->turn) == 0)
-			continue;	/* shared by two snapshots */
+		if (aptix_oidmap_get(NULL, &seen, &t->turn) == 0) {
+			free(t->model);	/* shared by two snapshots */
+			continue;
+		}
 		if (aptix_oidmap_put(&seen, &t->turn, i) < 0)
 			die("out of memory");
-		view_load_turn(&turn, us->repo, &t->turn);
-		t->u = turn.usage;
-		t->tool_calls = (uint32_t)turn.ntool_calls;
-		t->sends_results = turn.ntool_results > 0;
-		t->model = strdup(turn.model ? turn.model : "");
-		aptix_turn_release(&turn);
-		if (!t->model)
-			die("out of memory");
-		r = aptix_price_lookup(&price, us->cfg, t->model);
-		if (r == 0) {
-			t->known = 1;
-			t->from_config = price.from_config;
-			t->cost = aptix_price_cost(&price, t->u.input_tokens,
-						   t->u.cached_tokens,
-						   t->u.output_tokens);
-		} else if (r == APTIX_ENOTFOUND) {
-			/* no token spent costs nothing, whatever the model */
-			t->known = !t->u.input_tokens && !t->u.output_tokens;
-			if (!t->known)
-				note_unknown(us, *t->model ? t->model :
-					     "(no model recorded)");
-		} else {
-			die_aptix();
+		if (!t->recorded) {
+			view_load_turn(&turn, us->repo, &t->turn);
+			t->u = turn.usage;
+			t->tool_calls = (uint32_t)turn.ntool_calls;
+			t->sends_results = turn.ntool_results > 0;
+			t->model = strdup(turn.model ? turn.model : "");
+			aptix_turn_release(&turn);
+			if (!t->model)
+				die("out of memory");
 		}
+		price(us, t);
 		us->turns[j++] = *t;
 	}
 	us->nturns = j;
@@ -570,12 +656,19 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 	abbreviate(&us);
 	if (us.nconvs > 1)
 		qsort(us.convs, us.nconvs, sizeof(*us.convs), conv_by_id);
-	if (us.nconvs &&
-	    aptix_index_foreach_session(repo, session_cb, &us) < 0)
-		die_aptix();
-	if (us.nturns > 1)
-		qsort(us.turns, us.nturns, sizeof(*us.turns), by_time);
-	read_turns(&us);
+	if (!per_turn && !us.since && !us.until && records_say(&us)) {
+		sum_records(&us);
+	} else {
+		if (us.nconvs && (us.since ?
+		    aptix_index_foreach_session_since(repo, us.since,
+						      session_cb, &us) :
+		    aptix_index_foreach_session(repo, session_cb, &us)) < 0)
+			die_aptix();
+		if (us.nturns > 1)
+			qsort(us.turns, us.nturns, sizeof(*us.turns),
+			      by_time);
+		read_turns(&us);
+	}
 	/* the rows of conversations: most recent first */
 	us.order = calloc(us.nconvs ? us.nconvs : 1, sizeof(*us.order));
 	if (!us.order)

@@ -189,9 +189,7 @@ def make_line(seq, summary, instr_text, answer_text):
 def parse_rolling(rec):
     """(fields, base groups or None) of a record's section (version 3
     or 4, without its checksum)."""
-    p = 80
-    p += 16 if rec[3] & 2 else 1 + rec[p]
-    p += 1 + rec[p]                     # the summary
+    p = skip_usage(rec, after_summary(rec))
     n = int.from_bytes(rec[p:p + 4], "big")
     sec = rec[p + 4:p + 4 + n]
     f = {"flags": sec[0], "seq": int.from_bytes(sec[1:5], "big"),
@@ -216,6 +214,37 @@ def parse_rolling(rec):
             q += 2 + al
             groups.append([lo, hi, text, ans])
     return f, groups
+
+
+def after_summary(rec):
+    p = 80
+    p += 16 if rec[3] & 2 else 1 + rec[p]
+    return p + 1 + rec[p]
+
+
+def skip_usage(rec, p):
+    """Past the usage section of a version 5 record."""
+    if rec[0] < 5:
+        return p
+    p += 2 + rec[p + 1]
+    for _ in range(7):
+        while rec[p] & 0x80:
+            p += 1
+        p += 1
+    return p
+
+
+def usage_section(turn):
+    """What the turn spent ("The session record"): known, never
+    repeating its parent's turn here."""
+    u, model = turn["usage"], turn.get("model", "").encode()
+    calls = len(turn.get("tool_calls", []))
+    flags = 1 | (2 if turn.get("tool_results") else 0)
+    out = bytes([flags, len(model)]) + model
+    for f in ("input_tokens", "cached_tokens", "output_tokens",
+              "reasoning_tokens", "total_tokens", "model_requests"):
+        out += varint(u[f])
+    return out + varint(calls)
 
 
 def record_summary(rec):
@@ -335,9 +364,7 @@ def rolling(store, parent, prec, line):
 
 def chain_of(rec):
     f, _ = parse_rolling(rec)
-    p = 80
-    p += 16 if rec[3] & 2 else 1 + rec[p]
-    p += 1 + rec[p]
+    p = skip_usage(rec, after_summary(rec))
     p += 4 + int.from_bytes(rec[p:p + 4], "big")
     return rec[p:]
 
@@ -426,7 +453,7 @@ def index_session(store, sid, session, turn):
             if "answer" in turn else None
         line = make_line(turn["seq"], summary, instr, ans)
     gen = int.from_bytes(prec[76:80], "big") + 1 if prec else 1
-    rec = bytes([4, SESSION_STATUS[session["status"]],
+    rec = bytes([5, SESSION_STATUS[session["status"]],
                  TURN_STATUS[turn["status"]],
                  (1 if parent else 0) | (2 if is_uuid(conv) else 0) | 4])
     rec += (parent or ZERO) + bytes.fromhex(session["turn"])
@@ -434,6 +461,7 @@ def index_session(store, sid, session, turn):
     rec += bytes.fromhex(conv.replace("-", "")) if is_uuid(conv) \
         else str8(conv)
     rec += bytes([len(summary)]) + summary
+    rec += usage_section(turn)
     rec += rolling(store, parent, prec, line)
     rec += chain(store, prec, committed, turn)
     # kept without its checksum: the sections run to the end
@@ -449,7 +477,8 @@ def index_session(store, sid, session, turn):
         "created": session["created_at"], "turns": 0, "committed": 0,
         "failed": 0, "last": None, "last_failed": None,
         "title": session["metadata"].get("title", summary.decode()),
-        "head": None})
+        "head": None, "usage": {}})
+    count_usage(c["usage"], turn)
     c["turns"] += 1
     if failed:
         c["failed"] += 1
@@ -467,13 +496,34 @@ def index_session(store, sid, session, turn):
 def conv_record(c):
     flags = ((1 if c["head"] else 0) | (4 if c["last_failed"] else 0) |
              (16 if c["last"] else 0))
-    rec = bytes([2, flags, c["last"][2], c["last"][3]])
+    rec = bytes([2, flags, c["last"][2], c["last"][3]])  # version: below
     rec += c["head"] or ZERO
     rec += be(c["created"], 8) + be(c["last"][1], 8)
     rec += be(c["turns"], 4) + be(c["committed"], 4) + be(c["failed"], 4)
     rec += c["last"][0] + (c["last_failed"][0] if c["last_failed"] else ZERO)
     rec += be(c["last_failed"][1] if c["last_failed"] else 0, 8)
-    return rec + str8(c["title"][:120]) + str8("")
+    rec = bytes([3]) + rec[1:] + str8(c["title"][:120]) + str8("")
+    rec += bytes([1, len(c["usage"])])
+    for model, m in c["usage"].items():
+        rec += str8(model) + b"".join(varint(m[f]) for f in USAGE_SUMS)
+    return rec + be(zlib.crc32(rec), 4)
+
+
+USAGE_SUMS = ("turns", "tool_calls", "tool_requests", "input_tokens",
+              "cached_tokens", "output_tokens", "reasoning_tokens",
+              "total_tokens", "model_requests")
+
+
+def count_usage(sums, turn):
+    """A session's turn into its conversation's sums per model, in the
+    order the models came ("conversations")."""
+    m = sums.setdefault(turn.get("model", ""),
+                        dict.fromkeys(USAGE_SUMS, 0))
+    m["turns"] += 1
+    m["tool_calls"] += len(turn.get("tool_calls", []))
+    m["tool_requests"] += 1 if turn.get("tool_results") else 0
+    for f in USAGE_SUMS[3:]:
+        m[f] += turn["usage"][f]
 
 
 def set_ref(store, name, new, old, reason, when):
@@ -482,6 +532,14 @@ def set_ref(store, name, new, old, reason, when):
     store.reflog_seq[name] = seq + 1
     store.tables["reflog"][name.encode() + b"\0" + be(seq, 8)] = (
         (old or ZERO) + new + be(when, 8) + reason.encode())
+
+
+def usage_of(k):
+    """Turn k's tokens: every field differs, some need two varint
+    bytes."""
+    return {"cached_tokens": 10 * k, "input_tokens": 100 * k + 7,
+            "model_requests": 1, "output_tokens": 20 * k + 3,
+            "reasoning_tokens": k, "total_tokens": 120 * k + 10}
 
 
 USAGE0 = {"cached_tokens": 0, "input_tokens": 0, "model_requests": 0,
@@ -538,7 +596,8 @@ def build(nturns, long_=False):
                 "answer": store.blob(
                     long_text(k, 25, "Answer") if long_ else
                     "Answer %d: it reads tokens.\n" % k).hex(),
-                "response_id": "resp_%d" % k, "usage": USAGE0, "v": 1}
+                "response_id": "resp_%d" % k, "model": "gpt-test",
+                "usage": usage_of(k), "v": 1}
         status = tool_turn(store, turn, k, nturns)
         if k > 1:
             turn["previous_response_id"] = "resp_%d" % (k - 1)

@@ -620,6 +620,19 @@ def main(argv):
         if len(rec) >= 84 and rec[0] >= 4 and rec[3] & 4:
             rec = rec[:-4] + struct.pack(">I", zlib.crc32(rec[:-4]))
         print(rec.hex())
+    elif cmd == "seal-conv" and len(args) == 1:
+        # a conversation record of version 3 ends with its CRC-32
+        rec = arg_bytes(args[0])
+        if rec[0] >= 3:
+            rec = rec[:-4] + struct.pack(">I", zlib.crc32(rec[:-4]))
+        print(rec.hex())
+    elif cmd == "conv-v1" and len(args) == 1:
+        # the version 1 layout of a conversation record: its first 56
+        # bytes, then title and workspace
+        rec = arg_bytes(args[0])
+        p = 136 + 1 + rec[136]
+        p += 1 + rec[p]
+        print((b"\x01" + rec[1:56] + rec[136:p]).hex())
     elif cmd == "del-record" and len(args) == 1:
         sid = arg_bytes(args[0])
         where = locate(store, sid)

@@ -149,6 +149,128 @@ test_expect_success 'ids: names whole, UUIDs by a unique prefix; the title' '
 	grep "\"title\": \"Parser errors\"" out
 '
 
+store () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix "$@"
+}
+
+# The usage section of a version 5 session record follows the summary:
+# flags, str8 model, then varints input, cached, output... (see
+# objects-format.md). recorded_output <session> <new>: the record, with
+# the output tokens of its turn said to be <new> (one varint byte).
+recorded_output () {
+	python3 - "$(store record hex:$1)" "$2" <<-\EOF
+	import sys
+	rec = bytearray.fromhex(sys.argv[1])
+	assert rec[0] == 5
+	p = 80
+	p += 16 if rec[3] & 2 else 1 + rec[p]
+	p += 1 + rec[p]				# the summary
+	p += 2 + rec[p + 1]			# flags, model
+	for _ in range(2):			# input, cached
+	    while rec[p] & 0x80:
+	        p += 1
+	    p += 1
+	end = p
+	while rec[end] & 0x80:
+	    end += 1
+	rec[p:end + 1] = bytes([int(sys.argv[2])])
+	print(rec.hex())
+	EOF
+}
+
+test_expect_success PYTHON3 'usage reads what the index records, not the turns' '
+	aptix usage --all-workspaces --json --turns >before.json &&
+	aptix usage --all-workspaces >before &&
+	bad=$(recorded_output $b1 99) &&
+	store put-record hex:$b1 hex:$(store seal hex:$bad) &&
+	aptix usage --all-workspaces --turns >out 2>/dev/null &&
+	grep "^$(echo $b1 | cut -c1-12) .* acme-7b  *1000  *0  *99 " out &&
+	test_expect_code 1 aptix fsck >out &&
+	echo "index mismatch conversation c2: its usage sums are not what its sessions spent" >expect &&
+	test_cmp expect out &&
+	test_expect_code 1 aptix fsck --full >out &&
+	grep "^index mismatch $b1: usage in the index record of $b1 is not what its turn says" out &&
+	aptix reindex -q &&
+	aptix fsck --full &&
+	aptix usage --all-workspaces --json --turns >after.json &&
+	test_cmp before.json after.json
+'
+
+test_expect_success PYTHON3 'a conversation record sums its usage: usage reads one record each' '
+	rec=$(store get conversations c2) &&
+	case $rec in 03*) ;; *) false ;; esac &&
+	# the end of c2 record: ... acme-7b, turns 1, 0 calls, 0 requests,
+	# input 1000 (e807), cached 0, output 10 (0a): say 11
+	bad=$(echo "$rec" | sed "s/e807000a\(.\{16\}\)\$/e807000b\1/") &&
+	test "$bad" != "$rec" &&
+	store put conversations c2 hex:$(store seal-conv hex:$bad) &&
+	aptix usage --all-workspaces >out 2>/dev/null &&
+	test "$(row c2)" = "c2 1 1000 0 11 1010 unknown" &&
+	# what each turn says is still read where a date chooses the turns
+	aptix usage --all-workspaces --since @1 >out 2>/dev/null &&
+	test "$(row c2)" = "c2 1 1000 0 10 1010 unknown" &&
+	test_expect_code 1 aptix fsck >out &&
+	grep "^index mismatch conversation c2: its usage sums are not what its sessions spent$" out &&
+	aptix reindex -q &&
+	aptix fsck &&
+	aptix usage --all-workspaces >out &&
+	test_cmp before out
+'
+
+test_expect_success PYTHON3 'a damaged conversation record is an error, not other counts' '
+	rec=$(store get conversations c2) &&
+	bad=$(echo "$rec" | sed "s/e807000a/e807000b/") &&
+	store put conversations c2 hex:$bad &&
+	test_must_fail aptix usage --all-workspaces 2>err &&
+	grep "index record of c2 is corrupt" err &&
+	store put conversations c2 hex:$rec &&
+	aptix usage --all-workspaces >out &&
+	test_cmp before out
+'
+
+test_expect_success PYTHON3 'records of older versions: the same answer, from the turns' '
+	aptix usage --all-workspaces --json >before-conv.json &&
+	for c in c1 c2
+	do
+		store put conversations $c hex:$(store conv-v1 hex:$(store get conversations $c)) || return 1
+	done &&
+	aptix usage --all-workspaces >out &&
+	test_cmp before out &&
+	aptix usage --all-workspaces --json >out.json &&
+	test_cmp before-conv.json out.json &&
+	aptix reindex -q &&
+	store get conversations c1 | grep "^03" &&
+	aptix usage --all-workspaces >out &&
+	test_cmp before out
+'
+
+test_expect_success 'a snapshot that repeats its parent turn counts once' '
+	turn=$(object_field $b1 turn) &&
+	again=$(aptix commit-session -p $b1 $turn) &&
+	aptix update-ref refs/conversations/c2 $again $b1 &&
+	aptix usage --all-workspaces >out 2>/dev/null &&
+	test_cmp before out &&
+	aptix usage --all-workspaces --since @1 >out 2>/dev/null &&
+	test_cmp before out &&
+	aptix fsck &&
+	aptix fsck --full
+'
+
+test_expect_success 'five models in one conversation: summed from the sessions' '
+	p= &&
+	for m in m1 m2 m3 m4 m5
+	do
+		s=$(used_turn c5 $m 100 0 1 $p) &&
+		p=$s || return 1
+	done &&
+	aptix update-ref refs/conversations/c5 $p &&
+	# unknown: flags 0, no model, then the checksum
+	store get conversations c5 | grep "0000[0-9a-f]\{8\}$" &&
+	aptix usage -c c5 >out 2>/dev/null &&
+	test "$(row c5)" = "c5 5 500 0 5 505 unknown" &&
+	aptix fsck
+'
+
 test_expect_success 'usage -h' '
 	test_expect_code 129 aptix usage -h >out &&
 	grep "^usage: aptix usage" out &&

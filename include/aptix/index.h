@@ -12,6 +12,8 @@
 #include "repo.h"
 
 #define APTIX_SUMMARY_MAX 120
+/** The longest model name a session record keeps. */
+#define APTIX_MODEL_MAX 63
 
 typedef struct {
 	aptix_oid id, parent, turn;
@@ -22,7 +24,31 @@ typedef struct {
 	uint32_t generation;		/**< 1 for a root */
 	char conversation[65];
 	char summary[APTIX_SUMMARY_MAX + 1];	/**< instruction, 1st line */
+	/**
+	 * What its turn spent, from the record (version 5; see
+	 * objects-format.md, "The session record"). has_usage 0: the record
+	 * does not say (an older record, a turn that could not be read, a
+	 * model name over APTIX_MODEL_MAX bytes): read the turn.
+	 */
+	int has_usage;
+	int repeats;		/**< its turn is its parent's: counted there */
+	int sends_results;	/**< its request sent tool results */
+	uint32_t tool_calls;	/**< the calls its answer asked for */
+	aptix_usage usage;
+	char model[APTIX_MODEL_MAX + 1];
 } aptix_session_info;
+
+/** What a conversation's turns of one model spent. */
+typedef struct {
+	char model[APTIX_MODEL_MAX + 1];	/**< "" when none was recorded */
+	uint32_t turns;			/**< sessions counted */
+	uint32_t tool_calls;		/**< calls their answers asked for */
+	uint32_t tool_requests;		/**< requests that sent tool results */
+	aptix_usage usage;		/**< their tokens, summed */
+} aptix_conv_usage;
+
+/** The most models a conversation record sums apart. */
+#define APTIX_CONV_MODELS 4
 
 typedef struct {
 	char id[65];
@@ -44,6 +70,17 @@ typedef struct {
 	int64_t failed_at;
 	char title[APTIX_SUMMARY_MAX + 1];
 	char workspace[129];
+	/**
+	 * What its sessions spent, per model (conversation records of
+	 * version 3). has_usage 0: the record cannot say (an older record,
+	 * a session whose usage its record does not hold, more than
+	 * APTIX_CONV_MODELS models, cached tokens above input): sum the
+	 * sessions. A session that repeats its parent's turn is not
+	 * counted again.
+	 */
+	int has_usage;
+	size_t nusage;
+	aptix_conv_usage usage[APTIX_CONV_MODELS];
 } aptix_conv_info;
 
 /** ENOTFOUND when the session is not indexed. */
@@ -134,6 +171,17 @@ APTIX_EXTERN(int) aptix_index_verify_chain(aptix_repo *repo,
 
 /** 1 when the session counts as a failed attempt (failed snapshot or turn). */
 APTIX_EXTERN(int) aptix_session_info_failed(const aptix_session_info *s);
+
+/**
+ * Count what session s spent into ci's usage, as the index does when it
+ * indexes s (fsck recounts with it). Clears has_usage when ci can no
+ * longer say.
+ */
+APTIX_EXTERN(void) aptix_conv_usage_add(aptix_conv_info *ci,
+					const aptix_session_info *s);
+/** Whether two conversations' usage sums say the same. */
+APTIX_EXTERN(int) aptix_conv_usage_same(const aptix_conv_info *a,
+					const aptix_conv_info *b);
 
 /**
  * @brief Set a conversation's title (what `sessions` and the picker show).

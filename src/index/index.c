@@ -11,8 +11,9 @@
  * puts the rolling summary's section (src/index/index-summary.c) before it;
  * version 4 (flag 4) ends with be32 CRC-32 (zlib's) of the bytes before
  * it: a damaged record is an error, never another answer (a bit flipped
- * in a summary changed what log shows). Versions 1-3 are read as they
- * are; reindex writes version 4.
+ * in a summary changed what log shows); version 5 puts what the turn
+ * spent after the summary (src/index/index-usage.c). Versions 1-4 are
+ * read as they are; reindex writes version 5.
  * Where the record is (store format 5): in the timeline table, under the
  * key be64 created (ms), session id, so that records are written in time
  * order (appended: their pages fill up, where a table keyed by ids keeps
@@ -59,8 +60,10 @@ static int index_iter(aptix_repo *repo, aptix_index_table t, unsigned flags,
 #define REC_VERSION 1
 #define SESSION_V2 2	/* version 1 and the chain section */
 #define SESSION_V3 3	/* version 2 and the rolling summary (read as 4) */
-#define SESSION_VERSION 4	/* version 3 and the checksum */
-#define CONV_VERSION 2
+#define SESSION_V4 4	/* version 3 and the checksum */
+#define SESSION_VERSION 5	/* version 4 and the usage section */
+#define CONV_V2 2
+#define CONV_VERSION 3	/* version 2, the usage section and a checksum */
 #define SESSION_LOC 4	/* sessions table: the record is in the timeline */
 #define LOC_LEN 9
 #define INDEX_FORMAT APTIX_INDEX_FORMAT
@@ -152,7 +155,7 @@ static int record_body(size_t *blen, const void *val, size_t vlen,
 	*blen = vlen;
 	if (vlen < 80)
 		return 0;	/* the caller's length check says so */
-	v4 = p[0] == SESSION_VERSION;
+	v4 = p[0] >= SESSION_V4;
 	flag = (p[3] & REC_CRC) != 0;
 	if (!v4 && !flag)
 		return 0;
@@ -168,7 +171,7 @@ void aptix_index__reseal(void *val, size_t vlen)
 {
 	unsigned char *p = val;
 
-	if (vlen >= 80 + CRC_LEN && p[0] == SESSION_VERSION &&
+	if (vlen >= 80 + CRC_LEN && p[0] >= SESSION_V4 &&
 	    (p[3] & REC_CRC))
 		aptix__put_be32(p + vlen - CRC_LEN,
 				(uint32_t)crc32(0L, p, (uInt)(vlen -
@@ -327,6 +330,7 @@ static int encode_session(aptix_buf *b, const aptix_session_info *si)
 	else
 		put_str8(b, si->conversation);
 	put_str8(b, si->summary);
+	aptix_index__usage_encode(b, si);
 	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
 }
 
@@ -353,7 +357,9 @@ static int decode_session(aptix_session_info *si, const aptix_oid *id,
 	p += 80;
 	if (get_conv(si->conversation, sizeof(si->conversation),
 		     ((const unsigned char *)val)[3], &p, end) ||
-	    get_str8(si->summary, sizeof(si->summary), &p, end))
+	    get_str8(si->summary, sizeof(si->summary), &p, end) ||
+	    (*(const unsigned char *)val >= SESSION_VERSION &&
+	     aptix_index__usage_decode(si, &p, end) < 0))
 		return corrupt_record(aptix_oid_hex(id));
 	return 0;
 }
@@ -379,6 +385,7 @@ static int sections(const unsigned char **p, const unsigned char **end,
 		    const void *val, size_t vlen)
 {
 	const unsigned char *q = val;
+	aptix_session_info usage;
 	char skip[256];
 	size_t blen;
 
@@ -390,7 +397,9 @@ static int sections(const unsigned char **p, const unsigned char **end,
 	*end = q + blen;
 	*p = q + 80;
 	if (get_conv(skip, sizeof(skip), q[3], p, *end) ||
-	    get_str8(skip, sizeof(skip), p, *end))
+	    get_str8(skip, sizeof(skip), p, *end) ||
+	    (q[0] >= SESSION_VERSION &&
+	     aptix_index__usage_decode(&usage, p, *end) < 0))
 		return corrupt_record("a session");
 	return 0;
 }
@@ -503,7 +512,8 @@ static int encode_conv(aptix_buf *b, const aptix_conv_info *ci)
 	put_be64(b, ci->failed_at);
 	put_str8(b, ci->title);
 	put_str8(b, ci->workspace);
-	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+	aptix_index__conv_usage_encode(b, ci);
+	return seal(b);
 }
 
 /*
@@ -514,18 +524,25 @@ static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
 		       const void *val, size_t vlen)
 {
 	const unsigned char *p = val, *end = p + vlen;
-	int v2;
+	int v2, v3;
 
 	memset(ci, 0, sizeof(*ci));
 	if (idlen >= sizeof(ci->id))
 		idlen = sizeof(ci->id) - 1;
 	memcpy(ci->id, id, idlen);
 	ci->id[idlen] = '\0';
-	if (vlen < 56 || (p[0] != REC_VERSION && p[0] != CONV_VERSION))
+	if (vlen < 56 || p[0] < REC_VERSION || p[0] > CONV_VERSION)
 		return corrupt_record(ci->id);
-	v2 = p[0] == CONV_VERSION;
-	if (v2 && vlen < 56 + 8 + 72)
+	v2 = p[0] >= CONV_V2;
+	v3 = p[0] >= CONV_VERSION;
+	if (v2 && vlen < 56 + 8 + 72 + (v3 ? 2 + CRC_LEN : 0))
 		return corrupt_record(ci->id);
+	if (v3) {
+		if (crc32(0L, p, (uInt)(vlen - CRC_LEN)) !=
+		    aptix__get_be32(p + vlen - CRC_LEN))
+			return corrupt_record(ci->id);
+		end -= CRC_LEN;
+	}
 	ci->has_head = p[1] & 1;
 	ci->archived = (p[1] & 2) != 0;
 	ci->last_status = (aptix_session_status)p[2];
@@ -548,7 +565,9 @@ static int decode_conv(aptix_conv_info *ci, const char *id, size_t idlen,
 		p += 80;
 	}
 	if (get_str8(ci->title, sizeof(ci->title), &p, end) ||
-	    get_str8(ci->workspace, sizeof(ci->workspace), &p, end))
+	    get_str8(ci->workspace, sizeof(ci->workspace), &p, end) ||
+	    (v3 && (aptix_index__conv_usage_decode(ci, &p, end) < 0 ||
+		    p != end)))
 		return corrupt_record(ci->id);
 	return v2 ? 0 : 1;
 }
@@ -562,6 +581,11 @@ int aptix_session_info_failed(const aptix_session_info *s)
 /* Count a newly indexed session into its conversation's record. */
 static void conv_count(aptix_conv_info *ci, const aptix_session_info *si)
 {
+	if (!ci->turns) {	/* the sums start with the first session */
+		ci->has_usage = 1;
+		ci->nusage = 0;
+	}
+	aptix_conv_usage_add(ci, si);
 	ci->turns++;
 	if (aptix_session_info_failed(si)) {
 		ci->failed++;
@@ -642,6 +666,7 @@ int aptix_index__prepare(struct aptix_index_session_op *op,
 	aptix_turn_init(&own);
 	op->id = *id;
 	memset(&op->line, 0, sizeof(op->line));
+	memset(&op->usage, 0, sizeof(op->usage));
 	if ((r = aptix_session_parse(&op->session, data, len)) < 0)
 		return r == APTIX_ECORRUPT ? APTIX_EINVALID : r;
 	if ((r = aptix_conv_check_id(op->session.conversation)) < 0)
@@ -680,6 +705,7 @@ int aptix_index__prepare(struct aptix_index_session_op *op,
 		goto done;
 	}
 	op->turn_status = t->status;
+	aptix_index__usage_from_turn(&op->usage, t);
 	if (strict && strcmp(t->conversation, op->session.conversation) &&
 	    !op->session.forked_from) {
 		aptix_error_set(APTIX_ERROR_OBJECT, "the turn belongs to "
@@ -723,13 +749,43 @@ done:
 	return r;
 }
 
+/* What op's turn spent, into the record's fields. */
+static void usage_info(aptix_session_info *si,
+		       const struct aptix_index_usage *u)
+{
+	si->has_usage = u->known;
+	si->sends_results = u->sends_results;
+	si->tool_calls = u->tool_calls;
+	si->usage = u->u;
+	memcpy(si->model, u->model, sizeof(si->model));
+}
+
+static int usage_differs(const aptix_session_info *a,
+			 const aptix_session_info *b, int repeats)
+{
+	const aptix_usage *x = &a->usage, *y = &b->usage;
+
+	if (a->repeats != repeats || a->has_usage != b->has_usage)
+		return 1;
+	return a->has_usage &&
+		(strcmp(a->model, b->model) ||
+		 a->sends_results != b->sends_results ||
+		 a->tool_calls != b->tool_calls ||
+		 x->input_tokens != y->input_tokens ||
+		 x->cached_tokens != y->cached_tokens ||
+		 x->output_tokens != y->output_tokens ||
+		 x->reasoning_tokens != y->reasoning_tokens ||
+		 x->total_tokens != y->total_tokens ||
+		 x->model_requests != y->model_requests);
+}
+
 int aptix_index__verify_fields(const aptix_oid *id, const aptix_buf *rec,
 			       const aptix_buf *prec,
 			       const struct aptix_index_session_op *op)
 {
-	aptix_session_info have, parent;
+	aptix_session_info have, parent, want;
 	uint32_t generation = 1;
-	int r;
+	int r, repeats = 0;
 
 	if ((r = decode_session(&have, id, rec->ptr, rec->len)) < 0)
 		return r;
@@ -738,7 +794,10 @@ int aptix_index__verify_fields(const aptix_oid *id, const aptix_buf *rec,
 					prec->ptr, prec->len)) < 0)
 			return r;
 		generation = parent.generation + 1;
+		repeats = !aptix_oid_cmp(&parent.turn, &op->session.turn);
 	}
+	memset(&want, 0, sizeof(want));
+	usage_info(&want, &op->usage);
 	if (strcmp(have.summary, op->summary))
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "summary is '%s' in "
 				"the index record of %s, '%s' from its "
@@ -754,6 +813,19 @@ int aptix_index__verify_fields(const aptix_oid *id, const aptix_buf *rec,
 				"in the index record of %s, %lu from its "
 				"parent's", (unsigned long)have.generation,
 				aptix_oid_hex(id), (unsigned long)generation);
+	else if (*(const unsigned char *)rec->ptr >= SESSION_VERSION &&
+		 usage_differs(&have, &want, repeats))
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "usage in the index "
+				"record of %s is not what its turn says "
+				"(record: '%s', %ld in, %ld cached, %ld out; "
+				"turn: '%s', %ld in, %ld cached, %ld out)",
+				aptix_oid_hex(id), have.model,
+				have.usage.input_tokens,
+				have.usage.cached_tokens,
+				have.usage.output_tokens, want.model,
+				want.usage.input_tokens,
+				want.usage.cached_tokens,
+				want.usage.output_tokens);
 	else
 		return 0;
 	return 3;
@@ -837,6 +909,7 @@ int aptix_index__apply_session(aptix_backend_txn *tx,
 	snprintf(si.conversation, sizeof(si.conversation), "%s",
 		 ss->conversation);
 	snprintf(si.summary, sizeof(si.summary), "%s", op->summary);
+	usage_info(&si, &op->usage);
 	if (ss->has_parent) {
 		r = aptix_index__wget_record(&v, tx, ss->parent.id);
 		if (r == APTIX_ENOTFOUND) {
@@ -856,6 +929,7 @@ int aptix_index__apply_session(aptix_backend_txn *tx,
 		parent_known = r == 0;
 		aptix_buf_put(&prec, v.ptr, v.len);
 		si.generation = pi.generation + 1;
+		si.repeats = !aptix_oid_cmp(&pi.turn, &ss->turn);
 		timeline_key(ckey, pi.created_at, ss->parent.id);
 		memcpy(ckey + 40, op->id.id, 32);
 		if ((r = ix->put(ix, tx, APTIX_INDEX_CHILDREN, ckey, 72, "",

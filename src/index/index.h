@@ -116,10 +116,34 @@ int aptix_index__summary_of_lines(aptix_buf *out,
  */
 size_t aptix_index__summary_walk_max(size_t cap);
 
+/* What a turn spent, as a session record keeps it (index-usage.c). */
+struct aptix_index_usage {
+	int known;		/* the turn was read; its counts fit */
+	int sends_results;
+	uint32_t tool_calls;
+	aptix_usage u;
+	char model[APTIX_MODEL_MAX + 1];
+};
+void aptix_index__usage_from_turn(struct aptix_index_usage *out,
+				  const aptix_turn *t);
+/* The usage section of a session record of version 5, from si. */
+void aptix_index__usage_encode(aptix_buf *b, const aptix_session_info *si);
+/* Read it into si: 0, or -1 when it runs past end. */
+int aptix_index__usage_decode(aptix_session_info *si,
+			      const unsigned char **p,
+			      const unsigned char *end);
+
+/* The usage section of a conversation record of version 3. */
+void aptix_index__conv_usage_encode(aptix_buf *b, const aptix_conv_info *ci);
+int aptix_index__conv_usage_decode(aptix_conv_info *ci,
+				   const unsigned char **p,
+				   const unsigned char *end);
+
 struct aptix_index_session_op {
 	aptix_oid id;
 	aptix_session session;	/* parsed */
 	aptix_turn_status turn_status;
+	struct aptix_index_usage usage;
 	char summary[121];
 	struct aptix_index_chain_delta delta;
 	struct aptix_index_line line;

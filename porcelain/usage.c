@@ -26,7 +26,7 @@
 #include "parse-options.h"
 
 static const char *const usage_usage[] = {
-	"aptix usage [--turns] [--json] [--conversation <name>] "
+	"aptix usage [--turns] [--json] [--conversation <name>] [--forks] "
 	"[--all-workspaces | --workspace <id>] [--since <date>] "
 	"[--until <date>] [--no-pager]",
 	"",
@@ -35,6 +35,9 @@ static const char *const usage_usage[] = {
 	"per model; set price.<model>.input, price.<model>.cached-input and",
 	"price.<model>.output (dollars per million tokens) to override it.",
 	"A model without a price has an unknown cost, never 0.",
+	"--forks shows each conversation's forks below it, with what the",
+	"whole tree spent; with --conversation, that conversation and",
+	"every conversation forked from it, at any depth.",
 	NULL
 };
 
@@ -70,13 +73,20 @@ struct conv_row {
 	int has_usage;			/* its record sums its usage */
 	size_t nusage;
 	aptix_conv_usage usage[APTIX_CONV_MODELS];
+	/* --forks: where it was forked from, and what is below it */
+	long parent;			/* index into convs; -1: a root */
+	aptix_oid from;
+	char from_conv[APTIX_CONV_MAXLEN + 1];
+	int forked, depth, keep;
+	size_t nforks;			/* conversations below it */
+	struct sum subtree;		/* its sum and theirs */
 };
 
 struct usage {
 	aptix_repo *repo;
 	aptix_config *cfg;
 	const char *ws, *only_conv;
-	int explicit_ws;
+	int explicit_ws, forks;
 	int64_t since, until;
 	struct conv_row *convs;		/* by id */
 	size_t nconvs, aconvs;
@@ -108,8 +118,8 @@ static int conv_cb(const aptix_conv_info *ci, void *payload)
 
 	if (aptix_strlist_push(&us->all_ids, ci->id) < 0)
 		die("out of memory");
-	if (us->only_conv && strcmp(ci->id, us->only_conv))
-		return 0;
+	if (us->only_conv && strcmp(ci->id, us->only_conv) && !us->forks)
+		return 0;	/* --forks: kept until the tree is known */
 	if (!us->only_conv &&
 	    !view_workspace_holds(us->ws, us->explicit_ws, ci->workspace))
 		return 0;
@@ -125,6 +135,19 @@ static int conv_cb(const aptix_conv_info *ci, void *payload)
 	c->has_usage = ci->has_usage;
 	c->nusage = ci->nusage;
 	memcpy(c->usage, ci->usage, ci->nusage * sizeof(*ci->usage));
+	c->parent = -1;
+	if (us->forks) {
+		aptix_conv_origin o;
+		int r = aptix_index_conversation_origin(&o, us->repo, ci);
+
+		if (r < 0 && r != APTIX_ENOTFOUND)
+			return r;
+		aptix_error_clear();
+		c->forked = r == 0 && o.forked;
+		c->from = o.from;
+		snprintf(c->from_conv, sizeof(c->from_conv), "%s",
+			 o.conversation);
+	}
 	return 0;
 }
 
@@ -195,22 +218,31 @@ static void abbreviate(struct usage *us)
 	}
 }
 
-/* The widest abbreviated id, at least min. */
+/* After a conversation's id: the row of it and its forks (--forks). */
+#define FORKS_ROW " +forks"
+
+/* The widest abbreviated id (indented under --forks), at least min. */
 static int id_width(const struct usage *us, size_t min)
 {
 	size_t i, w = min;
 
-	for (i = 0; i < us->nconvs; i++)
-		if (us->convs[i].sum.turns && us->convs[i].shown > w)
-			w = us->convs[i].shown;
+	for (i = 0; i < us->nconvs; i++) {
+		const struct conv_row *c = &us->convs[i];
+		size_t need = c->shown + 2 * (size_t)c->depth +
+			(c->nforks ? sizeof(FORKS_ROW) - 1 : 0);
+
+		if (c->subtree.turns + c->sum.turns && need > w)
+			w = need;
+	}
 	return (int)w;
 }
 
-/* An id as abbreviated, padded to width. */
+/* An id as abbreviated, indented by its depth, padded to width. */
 static void put_id(const struct conv_row *c, int width)
 {
+	printf("%*s", 2 * c->depth, "");
 	view_putn(stdout, c->id, c->shown);
-	printf("%*s", width - (int)c->shown, "");
+	printf("%*s", width - (int)c->shown - 2 * c->depth, "");
 }
 
 static int conv_by_id(const void *a, const void *b)
@@ -411,6 +443,140 @@ static void read_turns(struct usage *us)
 	}
 }
 
+/* --- Forks --------------------------------------------------------------- */
+
+static struct conv_row *find_conv(struct usage *us, const char *id)
+{
+	struct conv_row key;
+
+	memset(&key, 0, sizeof(key));
+	snprintf(key.id, sizeof(key.id), "%s", id);
+	return bsearch(&key, us->convs, us->nconvs, sizeof(*us->convs),
+		       conv_by_id);
+}
+
+/*
+ * Each conversation's parent among those chosen; with --conversation,
+ * keep it and what was forked from it at any depth (convs sorted by
+ * id, and still so after).
+ */
+static void link_forks(struct usage *us)
+{
+	size_t i, j, n = 0, *to;
+	struct conv_row *p;
+
+	for (i = 0; i < us->nconvs; i++) {
+		struct conv_row *c = &us->convs[i];
+
+		p = c->forked ? find_conv(us, c->from_conv) : NULL;
+		c->parent = p && p != c ? p - us->convs : -1;
+	}
+	if (!us->only_conv)
+		return;
+	for (i = 0; i < us->nconvs; i++) {
+		long k = (long)i;
+
+		for (j = 0; k >= 0 && j <= us->nconvs; j++) {
+			if (!strcmp(us->convs[k].id, us->only_conv)) {
+				us->convs[i].keep = 1;
+				break;
+			}
+			k = us->convs[k].parent;
+		}
+	}
+	if (!(to = calloc(us->nconvs ? us->nconvs : 1, sizeof(*to))))
+		die("out of memory");
+	for (i = 0; i < us->nconvs; i++)
+		if (us->convs[i].keep) {
+			to[i] = n;
+			us->convs[n++] = us->convs[i];
+		}
+	for (i = 0; i < n; i++)
+		if (us->convs[i].parent >= 0)
+			us->convs[i].parent = us->convs[i].keep &&
+				strcmp(us->convs[i].id, us->only_conv) ?
+				(long)to[us->convs[i].parent] : -1;
+	us->nconvs = n;
+	free(to);
+}
+
+/*
+ * us->order as a tree: roots most recent first, each followed by its
+ * forks (most recent first) and theirs; depth, forks below and subtree
+ * sums of each. A cycle (only plumbing could make one) is cut where
+ * its walk begins.
+ */
+static void tree_order(struct usage *us)
+{
+	const struct conv_row **byrec = us->order;
+	size_t n = us->nconvs, i, out = 0, top = 0, *first, *kids, *fill;
+	size_t *stack;
+	int *seen;
+
+	first = calloc(n + 2, sizeof(*first));
+	kids = calloc(n + 1, sizeof(*kids));
+	fill = calloc(n + 2, sizeof(*fill));
+	stack = calloc(n + 1, sizeof(*stack));
+	seen = calloc(n + 1, sizeof(*seen));
+	us->order = calloc(n + 1, sizeof(*us->order));
+	if (!first || !kids || !fill || !stack || !seen || !us->order)
+		die("out of memory");
+	/* the children of each, most recent first: slots first[p+1].. */
+	for (i = 0; i < n; i++)
+		first[byrec[i]->parent + 2]++;
+	for (i = 1; i < n + 2; i++)
+		first[i] += first[i - 1];
+	memcpy(fill, first, (n + 2) * sizeof(*fill));
+	for (i = 0; i < n; i++)
+		kids[fill[byrec[i]->parent + 1]++] =
+			(size_t)(byrec[i] - us->convs);
+	for (i = 0; i <= n && out < n; i++) {
+		/* roots first (slot 0), then any conversation a cycle hid */
+		size_t r = i < 1 ? 0 : i;
+		size_t k, lo = i < 1 ? first[0] : 0, hi = i < 1 ? first[1] : 0;
+
+		if (i >= 1) {
+			r = (size_t)(byrec[i - 1] - us->convs);
+			if (seen[r])
+				continue;
+			us->convs[r].parent = -1;
+			stack[top++] = r;
+		}
+		for (k = hi; k > lo; k--)
+			stack[top++] = kids[k - 1];
+		while (top) {
+			struct conv_row *c = &us->convs[stack[--top]];
+			size_t ci = (size_t)(c - us->convs);
+
+			if (seen[ci])
+				continue;
+			seen[ci] = 1;
+			c->depth = c->parent >= 0 ?
+				us->convs[c->parent].depth + 1 : 0;
+			us->order[out++] = c;
+			for (k = first[ci + 2]; k > first[ci + 1]; k--)
+				if (!seen[kids[k - 1]])
+					stack[top++] = kids[k - 1];
+		}
+	}
+	for (i = 0; i < n; i++)
+		us->convs[i].subtree = us->convs[i].sum;
+	for (i = out; i-- > 0;) {
+		const struct conv_row *c = us->order[i];
+
+		if (c->parent >= 0) {
+			merge(&us->convs[c->parent].subtree, &c->subtree);
+			us->convs[c->parent].nforks += c->nforks + 1;
+		}
+	}
+	free(byrec);
+	free(first);
+	free(kids);
+	free(fill);
+	free(stack);
+	free(seen);
+}
+
 /* --- Text ----------------------------------------------------------------- */
 
 static const char *cost_text(char out[32], double cost, int known)
@@ -473,6 +639,31 @@ static int conv_by_recent(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+/*
+ * --forks: after row i of the tree, the rows of the subtrees it ends
+ * (a conversation's descendants follow it: it ends at its place plus
+ * its forks), innermost first.
+ */
+static void print_subtotals(const struct usage *us, size_t i, int w)
+{
+	long k;
+
+	for (k = (long)i; k >= 0; k--) {
+		const struct conv_row *c = us->order[k];
+
+		if (c->nforks && (size_t)k + c->nforks == i &&
+		    c->subtree.turns) {
+			printf("%*s", 2 * c->depth, "");
+			view_putn(stdout, c->id, c->shown);
+			printf("%-*s %6u ", w - (int)c->shown - 2 * c->depth,
+			       FORKS_ROW, (unsigned)c->subtree.turns);
+			print_counts(&c->subtree, NULL);
+		}
+		if (!c->depth)
+			break;	/* no subtree ends further up */
+	}
+}
+
 static void print_text(struct usage *us, int per_turn)
 {
 	size_t i;
@@ -485,11 +676,12 @@ static void print_text(struct usage *us, int per_turn)
 	for (i = 0; i < us->nconvs; i++) {
 		const struct conv_row *c = us->order[i];
 
-		if (!c->sum.turns)
-			continue;
-		put_id(c, w);
-		printf(" %6u ", (unsigned)c->sum.turns);
-		print_counts(&c->sum, c->title);
+		if (c->sum.turns || (c->nforks && c->subtree.turns)) {
+			put_id(c, w);
+			printf(" %6u ", (unsigned)c->sum.turns);
+			print_counts(&c->sum, c->title);
+		}
+		print_subtotals(us, i, w);
 	}
 	printf("%-*s %6u ", w, "total", (unsigned)us->total.turns);
 	print_counts(&us->total, NULL);
@@ -521,6 +713,24 @@ static void sum_json(json_t *o, const struct sum *s)
 	view_json_set(o, "reasoning_tokens", view_json_int(s->reasoning));
 	view_json_set(o, "total_tokens", view_json_int(s->total));
 	view_json_set(o, "cost_usd", cost_json(s->cost, !s->unknown));
+}
+
+/* --forks: where a conversation came from, and its subtree's sums. */
+static void forks_json(json_t *x, const struct conv_row *c)
+{
+	json_t *f = json_null(), *t;
+
+	if (c->forked) {
+		f = view_json_object();
+		view_json_set(f, "conversation", view_json_str(c->from_conv));
+		view_json_set(f, "session", view_json_id(&c->from));
+	}
+	view_json_set(x, "forked_from", f);
+	view_json_set(x, "depth", view_json_int(c->depth));
+	view_json_set(x, "forks", view_json_int((int64_t)c->nforks));
+	t = view_json_object();
+	sum_json(t, &c->subtree);
+	view_json_set(x, "subtree", t);
 }
 
 static void print_json(struct usage *us, int per_turn)
@@ -561,7 +771,8 @@ static void print_json(struct usage *us, int per_turn)
 	}
 	a = view_json_array();
 	for (i = 0; i < us->nconvs; i++) {
-		if (!us->order[i]->sum.turns)
+		if (!us->order[i]->sum.turns && !(us->forks &&
+						  us->order[i]->subtree.turns))
 			continue;
 		x = view_json_object();
 		view_json_set(x, "conversation",
@@ -570,6 +781,8 @@ static void print_json(struct usage *us, int per_turn)
 			      view_json_str(us->order[i]->title) :
 			      json_null());
 		sum_json(x, &us->order[i]->sum);
+		if (us->forks)
+			forks_json(x, us->order[i]);
 		view_json_append(a, x);
 	}
 	view_json_set(o, "conversations", a);
@@ -613,6 +826,8 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_BOOL(0, "json", &json, "print one JSON object"),
 		OPT_STRING('c', "conversation", &conv_name, "name",
 			   "only this conversation"),
+		OPT_BOOL(0, "forks", &us.forks, "each conversation's forks "
+			 "below it, and what the tree spent"),
 		OPT_BOOL(0, "all-workspaces", &all_ws,
 			 "the conversations of every workspace"),
 		OPT_STRING(0, "workspace", &want_ws, "id",
@@ -656,6 +871,8 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 	abbreviate(&us);
 	if (us.nconvs > 1)
 		qsort(us.convs, us.nconvs, sizeof(*us.convs), conv_by_id);
+	if (us.forks)
+		link_forks(&us);
 	if (!per_turn && !us.since && !us.until && records_say(&us)) {
 		sum_records(&us);
 	} else {
@@ -677,6 +894,8 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 		us.order[i] = &us.convs[i];
 	if (us.nconvs > 1)
 		qsort(us.order, us.nconvs, sizeof(*us.order), conv_by_recent);
+	if (us.forks)
+		tree_order(&us);
 
 	if (!no_pager && !json)
 		setup_pager();

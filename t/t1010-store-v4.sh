@@ -121,7 +121,7 @@ test_expect_success MDB_DUMP,PYTHON3 'the new turn is indexed in format 5 beside
 	timeline key 40 value 0 38
 	EOF
 	test_cmp expect actual &&
-	test "$(store old record hex:$(cat new) | cut -c1-2)" = 04 &&
+	test "$(store old record hex:$(cat new) | cut -c1-2)" = 05 &&
 	# its children key starts with the time of its parent: bytes 68-75
 	# of the parent record
 	at=$(store old record hex:$head | cut -c137-152) &&

@@ -271,6 +271,53 @@ test_expect_success 'five models in one conversation: summed from the sessions' 
 	aptix fsck
 '
 
+test_expect_success '--forks: forks below their conversation, with what the tree spent' '
+	f1=$(used_turn f1 gpt-5-mini 100 0 10 $a1) &&
+	aptix update-ref refs/conversations/f1 $f1 &&
+	test_tick &&
+	f2=$(used_turn f2 gpt-5-mini 100 0 10 $f1) &&
+	aptix update-ref refs/conversations/f2 $f2 &&
+	aptix usage -c c1 --forks >out 2>err &&
+	sed -e "s/ *\$//" -e "s/  */ /g" out >rows &&
+	cat >expect <<-\EOF &&
+	CONVERSATION TURNS INPUT CACHED OUTPUT TOTAL COST TITLE
+	c1 2 3000000 200000 1100000 4100000 $12.9050 turn 1 of c1
+	 f1 1 100 0 10 110 <$0.0001 turn 2 of f1
+	 f2 1 100 0 10 110 <$0.0001 turn 3 of f2
+	 f1 +forks 2 200 0 20 220 $0.0001
+	c1 +forks 4 3000200 200000 1100020 4100220 $12.9051
+	total 4 3000200 200000 1100020 4100220 $12.9051
+	EOF
+	test_cmp expect rows &&
+	grep "^    f2 " out &&
+	aptix usage -c f1 --forks >out &&
+	grep "^total  *2 " out &&
+	! grep "^c1" out &&
+	# without --forks, a conversation is itself alone
+	aptix usage -c c1 >out &&
+	grep "^total  *2 " out &&
+	aptix usage --all-workspaces --forks >out 2>/dev/null &&
+	grep "^c1 +forks  *4 " out &&
+	grep "^c2  *1 " out &&
+	! grep "^c2 +forks" out
+'
+
+test_expect_success PYTHON3 '--forks --json: where each came from, and the subtree' '
+	aptix usage -c c1 --forks --json >out &&
+	python3 -c "
+import json
+d = json.load(open(\"out\"))
+c = {x[\"conversation\"]: x for x in d[\"conversations\"]}
+assert [x[\"conversation\"] for x in d[\"conversations\"]] == [\"c1\", \"f1\", \"f2\"], d
+assert c[\"c1\"][\"forked_from\"] is None
+assert c[\"f1\"][\"forked_from\"] == {\"conversation\": \"c1\", \"session\": \"$a1\"}, c[\"f1\"]
+assert c[\"f2\"][\"forked_from\"][\"session\"] == \"$f1\"
+assert (c[\"c1\"][\"forks\"], c[\"f1\"][\"forks\"], c[\"f2\"][\"forks\"]) == (2, 1, 0)
+assert c[\"c1\"][\"subtree\"][\"turns\"] == 4 and c[\"f1\"][\"subtree\"][\"input_tokens\"] == 200
+assert d[\"total\"][\"turns\"] == 4
+"
+'
+
 test_expect_success 'usage -h' '
 	test_expect_code 129 aptix usage -h >out &&
 	grep "^usage: aptix usage" out &&

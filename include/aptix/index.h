@@ -166,6 +166,24 @@ APTIX_EXTERN(int) aptix_index_foreach_conversation(aptix_repo *repo,
  * generation) is not what its objects make; a read error (a damaged
  * record fails its checksum: APTIX_ECORRUPT).
  */
+/** Where a conversation began: the session it was forked from. */
+typedef struct {
+	int forked;			/**< 0: it began with a root */
+	aptix_oid from;			/**< the session its first one follows */
+	char conversation[65];		/**< from's conversation */
+} aptix_conv_origin;
+
+/**
+ * Where conversation ci began, from its first session's record (the one
+ * created at ci->created_at): forked from a session of another
+ * conversation, or not. A time seek and two records, whatever the
+ * history's size.
+ * @return 0; APTIX_ENOTFOUND when the index has no first session of it
+ */
+APTIX_EXTERN(int) aptix_index_conversation_origin(aptix_conv_origin *out,
+						  aptix_repo *repo,
+						  const aptix_conv_info *ci);
+
 APTIX_EXTERN(int) aptix_index_verify_chain(aptix_repo *repo,
 					   const aptix_oid *session);
 

@@ -44,9 +44,20 @@ void aptix_index__usage_from_turn(struct aptix_index_usage *out,
 		memcpy(out->model, t->model, mlen + 1);
 }
 
+/* The six counts of u, in the order both sections keep them. */
+static void put_usage(aptix_buf *b, const aptix_usage *u)
+{
+	aptix__put_varint(b, (uint64_t)u->input_tokens);
+	aptix__put_varint(b, (uint64_t)u->cached_tokens);
+	aptix__put_varint(b, (uint64_t)u->output_tokens);
+	aptix__put_varint(b, (uint64_t)u->reasoning_tokens);
+	aptix__put_varint(b, (uint64_t)u->total_tokens);
+	aptix__put_varint(b, (uint64_t)u->model_requests);
+}
+
 void aptix_index__usage_encode(aptix_buf *b, const aptix_session_info *si)
 {
-	const aptix_usage *u = &si->usage;
+	static const aptix_usage none;
 	unsigned char h[2];
 	size_t mlen = si->has_usage ? strlen(si->model) : 0;
 
@@ -56,34 +67,53 @@ void aptix_index__usage_encode(aptix_buf *b, const aptix_session_info *si)
 	h[1] = (unsigned char)mlen;
 	aptix_buf_put(b, h, 2);
 	aptix_buf_put(b, si->model, mlen);
-	aptix__put_varint(b, si->has_usage ? (uint64_t)u->input_tokens : 0);
-	aptix__put_varint(b, si->has_usage ? (uint64_t)u->cached_tokens : 0);
-	aptix__put_varint(b, si->has_usage ? (uint64_t)u->output_tokens : 0);
-	aptix__put_varint(b, si->has_usage ?
-			  (uint64_t)u->reasoning_tokens : 0);
-	aptix__put_varint(b, si->has_usage ? (uint64_t)u->total_tokens : 0);
-	aptix__put_varint(b, si->has_usage ? (uint64_t)u->model_requests : 0);
+	put_usage(b, si->has_usage ? &si->usage : &none);
 	aptix__put_varint(b, si->has_usage ? si->tool_calls : 0);
+}
+
+/* A varint read back, at most max: 0, or -1. */
+static int get_upto(uint64_t *v, uint64_t max, const unsigned char **p,
+		    const unsigned char *end)
+{
+	return aptix__get_varint(v, p, end) < 0 || *v > max ? -1 : 0;
 }
 
 /* A count read back: what fits a long. */
 static int get_count(long *out, const unsigned char **p,
 		     const unsigned char *end)
 {
-	uint64_t v;
+	uint64_t v = 0;
+	int r = get_upto(&v, LONG_MAX, p, end);
 
-	if (aptix__get_varint(&v, p, end) < 0 || v > (uint64_t)LONG_MAX)
-		return -1;
 	*out = (long)v;
-	return 0;
+	return r;
+}
+
+static int get_u32(uint32_t *out, const unsigned char **p,
+		   const unsigned char *end)
+{
+	uint64_t v = 0;
+	int r = get_upto(&v, UINT32_MAX, p, end);
+
+	*out = (uint32_t)v;
+	return r;
+}
+
+static int get_usage(aptix_usage *u, const unsigned char **p,
+		     const unsigned char *end)
+{
+	return get_count(&u->input_tokens, p, end) ||
+		get_count(&u->cached_tokens, p, end) ||
+		get_count(&u->output_tokens, p, end) ||
+		get_count(&u->reasoning_tokens, p, end) ||
+		get_count(&u->total_tokens, p, end) ||
+		get_count(&u->model_requests, p, end) ? -1 : 0;
 }
 
 int aptix_index__usage_decode(aptix_session_info *si,
 			      const unsigned char **p,
 			      const unsigned char *end)
 {
-	aptix_usage *u = &si->usage;
-	long calls;
 	unsigned flags;
 	size_t mlen;
 
@@ -99,15 +129,8 @@ int aptix_index__usage_decode(aptix_session_info *si,
 	memcpy(si->model, *p, mlen);
 	si->model[mlen] = '\0';
 	*p += mlen;
-	if (get_count(&u->input_tokens, p, end) ||
-	    get_count(&u->cached_tokens, p, end) ||
-	    get_count(&u->output_tokens, p, end) ||
-	    get_count(&u->reasoning_tokens, p, end) ||
-	    get_count(&u->total_tokens, p, end) ||
-	    get_count(&u->model_requests, p, end) ||
-	    get_count(&calls, p, end) || calls > (long)UINT32_MAX)
+	if (get_usage(&si->usage, p, end) || get_u32(&si->tool_calls, p, end))
 		return -1;
-	si->tool_calls = (uint32_t)calls;
 	si->has_usage = (flags & USAGE_KNOWN) != 0;
 	si->sends_results = (flags & USAGE_SENDS_RESULTS) != 0;
 	si->repeats = (flags & USAGE_REPEATS) != 0;
@@ -203,31 +226,14 @@ void aptix_index__conv_usage_encode(aptix_buf *b, const aptix_conv_info *ci)
 		aptix__put_varint(b, m->turns);
 		aptix__put_varint(b, m->tool_calls);
 		aptix__put_varint(b, m->tool_requests);
-		aptix__put_varint(b, (uint64_t)m->usage.input_tokens);
-		aptix__put_varint(b, (uint64_t)m->usage.cached_tokens);
-		aptix__put_varint(b, (uint64_t)m->usage.output_tokens);
-		aptix__put_varint(b, (uint64_t)m->usage.reasoning_tokens);
-		aptix__put_varint(b, (uint64_t)m->usage.total_tokens);
-		aptix__put_varint(b, (uint64_t)m->usage.model_requests);
+		put_usage(b, &m->usage);
 	}
-}
-
-static int get_u32(uint32_t *out, const unsigned char **p,
-		   const unsigned char *end)
-{
-	long v;
-
-	if (get_count(&v, p, end) < 0 || v > (long)UINT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
 }
 
 int aptix_index__conv_usage_decode(aptix_conv_info *ci,
 				   const unsigned char **p,
 				   const unsigned char *end)
 {
-	aptix_usage *u;
 	size_t i, mlen;
 
 	if (end - *p < 2 || ((*p)[0] & ~USAGE_KNOWN) ||
@@ -239,7 +245,6 @@ int aptix_index__conv_usage_decode(aptix_conv_info *ci,
 	for (i = 0; i < ci->nusage; i++) {
 		aptix_conv_usage *m = &ci->usage[i];
 
-		u = &m->usage;
 		if (*p >= end || (mlen = **p) > APTIX_MODEL_MAX ||
 		    (size_t)(end - *p) < 1 + mlen)
 			return -1;
@@ -249,12 +254,7 @@ int aptix_index__conv_usage_decode(aptix_conv_info *ci,
 		if (get_u32(&m->turns, p, end) ||
 		    get_u32(&m->tool_calls, p, end) ||
 		    get_u32(&m->tool_requests, p, end) ||
-		    get_count(&u->input_tokens, p, end) ||
-		    get_count(&u->cached_tokens, p, end) ||
-		    get_count(&u->output_tokens, p, end) ||
-		    get_count(&u->reasoning_tokens, p, end) ||
-		    get_count(&u->total_tokens, p, end) ||
-		    get_count(&u->model_requests, p, end))
+		    get_usage(&m->usage, p, end))
 			return -1;
 	}
 	return 0;

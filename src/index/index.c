@@ -1181,6 +1181,61 @@ int aptix_index_foreach_session_since(aptix_repo *repo, int64_t since,
 				 sess_walk_cb, &sw);
 }
 
+struct origin_walk {
+	const char *conv;
+	int64_t at;
+	aptix_session_info first;
+	int found;
+};
+
+static int origin_cb(const aptix_session_info *si, void *payload)
+{
+	struct origin_walk *ow = payload;
+
+	if (si->created_at > ow->at)
+		return APTIX_ITEROVER;	/* past the conversation's start */
+	if (strcmp(si->conversation, ow->conv))
+		return 0;
+	ow->first = *si;
+	ow->found = 1;
+	return APTIX_ITEROVER;
+}
+
+int aptix_index_conversation_origin(aptix_conv_origin *out, aptix_repo *repo,
+				    const aptix_conv_info *ci)
+{
+	struct origin_walk ow;
+	aptix_session_info parent;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ow, 0, sizeof(ow));
+	ow.conv = ci->id;
+	ow.at = ci->created_at;
+	r = aptix_index_foreach_session_since(repo, ci->created_at > 0 ?
+					      ci->created_at : 1, origin_cb,
+					      &ow);
+	if (r < 0 && r != APTIX_ITEROVER)
+		return r;
+	if (!ow.found) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the first session "
+				"of conversation '%s' is not in the index",
+				ci->id);
+		return APTIX_ENOTFOUND;
+	}
+	if (!ow.first.has_parent)
+		return 0;
+	if ((r = aptix_index_session(&parent, repo, &ow.first.parent)) < 0)
+		return r;
+	if (!strcmp(parent.conversation, ci->id))
+		return 0;	/* a parent of its own: not a fork */
+	out->forked = 1;
+	out->from = ow.first.parent;
+	memcpy(out->conversation, parent.conversation,
+	       sizeof(out->conversation));
+	return 0;
+}
+
 struct layout_check {
 	aptix_repo *repo;
 	aptix_index_problem_cb cb;

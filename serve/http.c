@@ -50,7 +50,7 @@
 #define STOP_DRAIN_SECONDS 5
 
 /*
- * libmicrohttpd is loaded by `aptix serve` only (dlopen), as src/net/http.c
+ * libmicrohttpd is loaded by `aptix serve` only (dlopen), as src/http/http.c
  * loads libcurl: linked in, it and GnuTLS would be loaded by every
  * command, some 15 ms of CPU at each start. <microhttpd.h> gives the
  * types and constants; the functions are called through this table.

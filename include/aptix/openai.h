@@ -20,7 +20,7 @@ typedef struct {
 	unsigned version;
 	const char *base_url;		/**< ".../v1", no trailing slash */
 	const char *api_key;		/**< sent as a bearer token only */
-	long connect_timeout_ms;	/**< 0: src/net/http.c's, 10 s */
+	long connect_timeout_ms;	/**< 0: src/http/http.c's, 10 s */
 	long idle_timeout_ms;		/**< 0: openai.idle-timeout's default */
 	long total_timeout_ms;		/**< incl. retries; 0: openai.timeout's */
 	int max_attempts;		/**< 0: openai.max-attempts' */

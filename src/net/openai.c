@@ -1,6 +1,6 @@
 /*
  * src/net/openai.c - the OpenAI Responses API and embeddings client (see
- * aptix/openai.h), over src/net/http.c and src/net/sse.c.
+ * aptix/openai.h), over src/http/http.c and src/net/sse.c.
  */
 #include "util/common.h"
 #include <ctype.h>
@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include "aptix/config.h"
 #include "aptix/openai.h"
-#include "net/http.h"
+#include "http/http.h"
 #include "secret/secrets.h"
 #include "net/sse.h"
 #include "config/test-hooks.h"
@@ -19,7 +19,7 @@
 /*
  * The defaults of the timeouts, the attempts and the base URL are the
  * key table's (openai.* keys, src/config/config-keys.c); the connect timeout's
- * is src/net/http.c's. The backoff is not a setting.
+ * is src/http/http.c's. The backoff is not a setting.
  */
 #define DEFAULT_RETRY_BASE_MS 500L
 #define DEFAULT_RETRY_MAX_MS 30000L

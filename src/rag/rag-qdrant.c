@@ -24,7 +24,7 @@
 #include "repo/repo.h"
 #include "rag/rag-int.h"
 #include "store/odb-store.h"
-#include "net/http.h"
+#include "http/http.h"
 #include "secret/secrets.h"
 #include "aptix/oid.h"
 #include <jansson.h>

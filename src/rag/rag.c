@@ -15,7 +15,7 @@
 #include "rag/rag-int.h"
 #include "store/odb-store.h"
 #include "aptix/oid.h"
-#include "net/http.h"
+#include "http/http.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

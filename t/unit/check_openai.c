@@ -1,5 +1,5 @@
 /*
- * check_openai.c - unit tests for src/net/openai.c and src/net/http.c, against
+ * check_openai.c - unit tests for src/net/openai.c and src/http/http.c, against
  * the local stand-in server t/standin/openai_standin.py.
  *
  * Each test starts its own stand-in (a checked fixture, so it runs in
@@ -39,7 +39,7 @@
 
 #include "aptix/openai.h"
 #include "util/env.h"
-#include "net/http.h"
+#include "http/http.h"
 #include "unit.h"
 
 Suite *openai_suite(void);

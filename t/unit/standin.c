@@ -32,7 +32,7 @@
 #include <jansson.h>
 
 #include "aptix/errors.h"
-#include "net/http.h"
+#include "http/http.h"
 #include "unit.h"
 
 static int is_file(const char *path)

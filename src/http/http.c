@@ -1,5 +1,5 @@
 /*
- * src/net/http.c - a small HTTP client over libcurl, loaded at first use
+ * src/http/http.c - a small HTTP client over libcurl, loaded at first use
  * (see http.h).
  *
  * <curl/curl.h> is included for its types and constants only: every
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
-#include "net/http.h"
+#include "http/http.h"
 #include "util/env.h"
 
 _Static_assert(APTIX_HTTP_ERROR_SIZE >= CURL_ERROR_SIZE,

@@ -1,5 +1,5 @@
 /*
- * src/net/http.h - a small HTTP client, internal to the library.
+ * src/http/http.h - a small HTTP client, internal to the library.
  *
  * libcurl is not linked: it is loaded with dlopen("libcurl.so.4") on the
  * first request (or aptix_http_load()), so that local commands never pay

@@ -26,6 +26,8 @@ static const char *const init_usage[] = {
 	"database (its schema made by an administrator: contrib/postgresql/",
 	"schema.sql); the store's directory holds only its config. The URL",
 	"is stored and must not hold a password (use ~/.pgpass, PGSERVICE).",
+	"With s3.url and s3.bucket set (aptix -c s3.url=... init ...), its",
+	"objects of s3.threshold bytes or more go to that S3 bucket.",
 	NULL
 };
 
@@ -57,12 +59,39 @@ static void parse_backend(aptix_repo_init_options *o, const char *backend)
 	}
 }
 
+/*
+ * A store on PostgreSQL keeps its large objects on S3 when the config
+ * (the user's file, -c) says where: s3.url, s3.bucket, s3.region,
+ * s3.threshold. init writes them into the shared store.
+ */
+static void read_s3(aptix_config **cfg, aptix_repo_init_options *o)
+{
+	long thr = 0;
+
+	if (aptix_config_open_dir(cfg, NULL) < 0)
+		die_aptix();
+	if (!(o->s3_url = aptix_config_get(*cfg, "s3.url")))
+		return;
+	if (!o->storage || strcmp(o->storage, "postgresql")) {
+		o->s3_url = NULL;	/* a local store keeps its objects */
+		return;
+	}
+	o->s3_bucket = aptix_config_get(*cfg, "s3.bucket");
+	o->s3_region = aptix_config_get(*cfg, "s3.region");
+	if (!o->s3_bucket)
+		die("s3.url needs s3.bucket");
+	if (aptix_config_long(&thr, *cfg, "s3.threshold") < 0)
+		die_aptix();
+	o->s3_threshold = (size_t)thr;
+}
+
 int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 {
 	struct aptix_repo *repo = NULL;
 	aptix_repo_init_options o = APTIX_REPO_INIT_OPTIONS_INIT;
 	int quiet = 0, existed = 0, move = 0;
 	const char *dir = ".", *to, *env, *backend = NULL;
+	aptix_config *cfg = NULL;
 	struct option options[] = {
 		OPT__QUIET(&quiet, "report only errors"),
 		OPT_BOOL(0, "migrate", &move, "move the .aptix store of a "
@@ -84,6 +113,7 @@ int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 	if (move)
 		return migrate(dir, quiet);
 	parse_backend(&o, backend);
+	read_s3(&cfg, &o);
 	env = getenv("APTIX_DIR");
 	if (aptix_repo_init_ext(&repo, dir, !argc && env && *env ? env : NULL,
 				&o, &existed) < 0)
@@ -99,5 +129,6 @@ int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 			"--migrate'\n", to);
 	}
 	aptix_repo_free(repo);
+	aptix_config_free(cfg);
 	return 0;
 }

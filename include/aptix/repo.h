@@ -72,11 +72,20 @@ typedef struct {
 	/** postgresql: the org whose rows the store sees (NULL:
 	 *  "default") */
 	const char *org;
+	/** postgresql (version 2): objects of s3_threshold stored bytes
+	 *  or more go to S3 at s3_url (the endpoint) in s3_bucket
+	 *  (s3_region NULL: the environment's); written into the shared
+	 *  store for every host. NULL s3_url: the store's setting stays */
+	const char *s3_url;
+	const char *s3_bucket;
+	const char *s3_region;
+	size_t s3_threshold;	/**< 0: 1 MiB */
 } aptix_repo_init_options;
 
-#define APTIX_REPO_INIT_OPTIONS_VERSION 1
+#define APTIX_REPO_INIT_OPTIONS_VERSION 2
 #define APTIX_REPO_INIT_OPTIONS_INIT \
-	{ APTIX_REPO_INIT_OPTIONS_VERSION, NULL, NULL, NULL }
+	{ APTIX_REPO_INIT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, \
+	  NULL, 0 }
 
 /**
  * @brief aptix_repo_init() (storedir NULL) or aptix_repo_init_dir()

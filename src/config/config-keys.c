@@ -146,6 +146,20 @@ static const aptix_config_key keys[] = {
 		 "give up on retrieval after this long"),
 	LONG("rag.top-k", "8", 1, 100,
 	     "chunks retrieved for a turn at most"),
+	/*
+	 * Large objects of a store on PostgreSQL kept on S3: read by
+	 * init --backend, which writes them into the shared store, where
+	 * every host and every remote user finds them. The credentials
+	 * are never keys: the AWS environment variables or files.
+	 */
+	STRING("s3.bucket", NULL, 0,
+	       "the S3 bucket of a shared store's large objects"),
+	STRING("s3.region", NULL, 0,
+	       "its region (unset: AWS_REGION, else us-east-1)"),
+	LONG("s3.threshold", "1m", 1, OPEN,
+	     "stored objects of this many bytes or more go to S3"),
+	URL("s3.url", NULL,
+	    "the S3 endpoint of a shared store's large objects"),
 	DURATION("turn.lease", "2m",
 		 "a running turn's claim is taken over when not renewed for "
 		 "this long"),

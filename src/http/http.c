@@ -597,8 +597,12 @@ static int setup(struct xfer *x, struct curl_slist **hdrs, char *errbuf,
 			return aptix_error_oom();
 		*hdrs = n;
 	}
-	{
-		/* No "Expect: 100-continue" round trip for large bodies. */
+	/*
+	 * No "Expect: 100-continue" round trip for large bodies; but not
+	 * for a signed request, whose signature would name the header
+	 * that is never sent.
+	 */
+	if (!req->aws_sigv4) {
 		struct curl_slist *n = C.slist_append(*hdrs, "Expect:");
 
 		if (!n)
@@ -632,6 +636,11 @@ static int setup(struct xfer *x, struct curl_slist **hdrs, char *errbuf,
 	if (req->body || !strcmp(method, "POST")) {
 		SET(CURLOPT_POSTFIELDS, req->body ? req->body : "");
 		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+	}
+	if (req->aws_sigv4) {
+		SET(CURLOPT_AWS_SIGV4, req->aws_sigv4);
+		SET(CURLOPT_USERNAME, req->username ? req->username : "");
+		SET(CURLOPT_PASSWORD, req->password ? req->password : "");
 	}
 	if (!strcmp(method, "HEAD"))
 		SET(CURLOPT_NOBODY, 1L);

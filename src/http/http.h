@@ -42,6 +42,15 @@ typedef struct {
 	aptix_http_data_cb on_data;
 	void *payload;
 	volatile sig_atomic_t *cancel;	/**< non-zero: abort at once */
+	/**
+	 * AWS Signature Version 4 (libcurl's CURLOPT_AWS_SIGV4), e.g.
+	 * "aws:amz:us-east-1:s3", signed with username (the access key id)
+	 * and password (the secret key); NULL: not signed. The caller sets
+	 * x-amz-content-sha256 itself. Neither key reaches a message.
+	 */
+	const char *aws_sigv4;
+	const char *username;
+	const char *password;
 } aptix_http_request;
 
 #define APTIX_HTTP_ERROR_SIZE 256	/**< CURL_ERROR_SIZE */

@@ -4,6 +4,8 @@
 #include "util/common.h"
 #include "repo/repo.h"
 #include "store/odb-store.h"
+#include "store/odb-s3.h"
+#include "http/s3.h"
 #include "store/backend-kv.h"
 #include "store/pg.h"
 #include "aptix/sys/refdb_backend.h"
@@ -505,18 +507,26 @@ static const char *init_storage(const aptix_repo_init_options *opts)
 	return opts->storage;
 }
 
+/* opts' S3 URL (options of version 2 and later), or NULL. */
+static const char *init_s3(const aptix_repo_init_options *opts)
+{
+	return opts && opts->version >= 2 ? opts->s3_url : NULL;
+}
+
 static int check_init_options(const aptix_repo_init_options *opts)
 {
 	const char *name = init_storage(opts);
+	int r;
 
-	if (opts && opts->version != APTIX_REPO_INIT_OPTIONS_VERSION) {
+	if (opts && (opts->version < 1 ||
+		     opts->version > APTIX_REPO_INIT_OPTIONS_VERSION)) {
 		aptix_error_set(APTIX_ERROR_INVALID, "init options of version "
 				"%u (this libaptix takes %d)", opts->version,
 				APTIX_REPO_INIT_OPTIONS_VERSION);
 		return APTIX_EINVALID;
 	}
-	if (!name && opts && (opts->url || opts->org)) {
-		aptix_error_set(APTIX_ERROR_INVALID, "a URL or an org is for "
+	if (!name && (init_s3(opts) || (opts && (opts->url || opts->org)))) {
+		aptix_error_set(APTIX_ERROR_INVALID, "a URL, an org or S3 is for "
 				"a store kept elsewhere (postgresql)");
 		return APTIX_EINVALID;
 	}
@@ -538,8 +548,28 @@ static int check_init_options(const aptix_repo_init_options *opts)
 				"bytes");
 		return APTIX_EINVALID;
 	}
+	if (init_s3(opts) && (r = aptix__s3_check(opts->s3_url,
+						  opts->s3_bucket,
+						  opts->s3_region)) < 0)
+		return r;
 	/* the URL is stored: never with a password in it */
 	return aptix__pg_check_url(opts->url, 1);
+}
+
+/* The shared store's large objects go where opts say. */
+static int init_s3_location(aptix_repo *repo,
+			    const aptix_repo_init_options *opts)
+{
+	struct aptix_s3_location loc;
+
+	if (!init_s3(opts))
+		return 0;
+	memset(&loc, 0, sizeof(loc));
+	loc.url = opts->s3_url;
+	loc.bucket = opts->s3_bucket;
+	loc.region = opts->s3_region;
+	loc.threshold = opts->s3_threshold;
+	return aptix__odb_s3_set_location(repo->backend, &loc);
 }
 
 /*
@@ -951,8 +981,14 @@ int aptix_repo_init_ext(aptix_repo **out, const char *workdir,
 	if ((r = check_init_options(opts)) < 0)
 		return r;
 	if (storedir)
-		return init_in(out, storedir, opts, existed);
-	return init_at(out, workdir ? workdir : ".", opts, existed);
+		r = init_in(out, storedir, opts, existed);
+	else
+		r = init_at(out, workdir ? workdir : ".", opts, existed);
+	if (r >= 0 && (r = init_s3_location(*out, opts)) < 0) {
+		aptix_repo_free(*out);
+		*out = NULL;
+	}
+	return r;
 }
 
 /*

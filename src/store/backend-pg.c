@@ -27,6 +27,7 @@
 #include "aptix/sys/odb_backend.h"
 #include "aptix/oidmap.h"
 #include "store/backend-vtables.h"
+#include "store/odb-s3.h"
 
 #define QMAX 6
 #define PAGE 256
@@ -294,34 +295,10 @@ static int obj_write_stored(aptix_odb_backend *b, aptix_backend_txn *tx,
 	return r;
 }
 
-static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
-		     int splice, void *payload);
-
 static int obj_read(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
 		    const aptix_oid *id)
 {
-	aptix_buf val = APTIX_BUF_INIT;
-	int r = obj_read_stored(&val, b, NULL, id);
-
-	if (r == 0)
-		r = aptix_stored_decode_with(out, type, val.ptr, val.len,
-					     read_base, b);
-	if (r == APTIX_ECORRUPT)
-		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt",
-				aptix_oid_hex(id));
-	aptix_buf_release(&val);
-	return r;
-}
-
-static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
-		     int splice, void *payload)
-{
-	aptix_otype t = APTIX_OBJ_BLOB;
-	int r;
-
-	(void)splice;
-	r = obj_read(out, &t, payload, id);
-	return !r && t != type ? APTIX_ECORRUPT : r;
+	return aptix__odb_read_decoded(out, type, b, id);
 }
 
 static int obj_read_header(size_t *size, aptix_otype *type,
@@ -351,32 +328,13 @@ static int obj_exists(aptix_odb_backend *b, const aptix_oid *id)
 	return r;
 }
 
-struct write_one {
-	aptix_odb_backend *b;
-	const aptix_oid *id;
-	const aptix_buf *val;
-};
-
-static int write_one_fn(aptix_backend_txn *tx, void *payload)
-{
-	struct write_one *wo = payload;
-
-	return obj_write_stored(wo->b, tx, wo->id, wo->val->ptr, wo->val->len);
-}
-
 static int obj_write(aptix_odb_backend *b, const aptix_oid *id,
 		     const void *data, size_t len, aptix_otype type)
 {
-	aptix_buf val = APTIX_BUF_INIT;
-	struct write_one wo = { b, id, &val };
-	int r;
-
 	if (obj_exists(b, id))
 		return 0;
-	if ((r = aptix_stored_encode(&val, type, data, len)) == 0)
-		r = pg_transaction(&PG_OF(b, odb)->parent, write_one_fn, &wo);
-	aptix_buf_release(&val);
-	return r;
+	return aptix__odb_write_encoded(&PG_OF(b, odb)->parent, b, id, data,
+					len, type);
 }
 
 static int obj_exists_prefix(aptix_oid *out, int *count, aptix_odb_backend *b,
@@ -1156,6 +1114,11 @@ int aptix__backend_pg_open_url(aptix_backend **out, const char *url,
 	pg->parent.refdb = &pg->refdb;
 	pg->parent.index = &pg->index;
 	pg->parent.claims = &pg->claims;
+	/* large objects on S3, when the store says so (its meta s3.*) */
+	if ((r = aptix__odb_s3_from_meta(&pg->parent, org)) < 0) {
+		pg_free(&pg->parent);
+		return r;
+	}
 	*out = &pg->parent;
 	return 0;
 }

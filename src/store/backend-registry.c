@@ -11,6 +11,8 @@
 #include "util/common.h"
 #include "store/backend-kv.h"
 #include "store/pg.h"
+#include "store/backend-vtables.h"
+#include "object/zstream.h"
 
 struct entry {
 	char name[32];
@@ -147,4 +149,60 @@ int aptix_backend_open(aptix_backend **out, const char *name,
 			"'%s' (this build has: %s)", name, names.ptr);
 	aptix_buf_release(&names);
 	return APTIX_EVERSION;
+}
+
+struct write_one {
+	aptix_odb_backend *odb;
+	const aptix_oid *id;
+	const aptix_buf *val;
+};
+
+static int write_one_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct write_one *wo = payload;
+
+	return wo->odb->write_stored(wo->odb, tx, wo->id, wo->val->ptr,
+				     wo->val->len);
+}
+
+int aptix__odb_write_encoded(aptix_backend *be, aptix_odb_backend *odb,
+			     const aptix_oid *id, const void *data, size_t len,
+			     aptix_otype type)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	struct write_one wo = { odb, id, &val };
+	int r = aptix_stored_encode(&val, type, data, len);
+
+	if (r == 0)
+		r = be->transaction(be, write_one_fn, &wo);
+	aptix_buf_release(&val);
+	return r;
+}
+
+static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
+		     int splice, void *payload)
+{
+	aptix_odb_backend *odb = payload;
+	aptix_otype t = APTIX_OBJ_BLOB;
+	int r;
+
+	(void)splice;
+	r = odb->read(out, &t, odb, id);
+	return !r && t != type ? APTIX_ECORRUPT : r;
+}
+
+int aptix__odb_read_decoded(aptix_buf *out, aptix_otype *type,
+			    aptix_odb_backend *odb, const aptix_oid *id)
+{
+	aptix_buf val = APTIX_BUF_INIT;
+	int r = odb->read_stored(&val, odb, NULL, id);
+
+	if (r == 0)
+		r = aptix_stored_decode_with(out, type, val.ptr, val.len,
+					     read_base, odb);
+	if (r == APTIX_ECORRUPT)
+		aptix_error_set(APTIX_ERROR_ODB, "object '%s' is corrupt",
+				aptix_oid_hex(id));
+	aptix_buf_release(&val);
+	return r;
 }

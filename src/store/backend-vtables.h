@@ -13,6 +13,7 @@
 #include "aptix/sys/refdb_backend.h"
 #include "aptix/sys/index_backend.h"
 #include "aptix/sys/claims_backend.h"
+#include "aptix/sys/odb_backend.h"
 
 #define APTIX__REFDB_BACKEND_OF(p) {					\
 	.version = APTIX_REFDB_BACKEND_VERSION,				\
@@ -65,5 +66,20 @@ static int claim_release(aptix_claims_backend *b, aptix_backend_txn *tx, \
 {									\
 	return cas(b, tx, conv, old, NULL);				\
 }
+
+/*
+ * An object backend's write slot over its write_stored: data encoded
+ * (objects-format.md, "Storage") and kept in a transaction of be's own.
+ */
+int aptix__odb_write_encoded(aptix_backend *be, aptix_odb_backend *odb,
+			     const aptix_oid *id, const void *data, size_t len,
+			     aptix_otype type);
+
+/*
+ * An object backend's read slot over its read_stored (outside any
+ * transaction): the value decoded, its bases read through odb->read.
+ */
+int aptix__odb_read_decoded(aptix_buf *out, aptix_otype *type,
+			    aptix_odb_backend *odb, const aptix_oid *id);
 
 #endif

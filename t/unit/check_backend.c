@@ -32,6 +32,7 @@
 #include "repo/running.h"
 #include "store/odb-store.h"
 #include "store/pg.h"
+#include "store/odb-s3.h"
 #include "txn/txn.h"
 #include "unit.h"
 
@@ -642,12 +643,15 @@ static void read_names(void)
  * org of its own: each test sees an empty store (row-level security
  * keeps the orgs of earlier tests out of sight).
  */
+static char server_org[96];
+
 static void point_at_server(const char *url)
 {
 	static unsigned seq;
-	char org[96];
+	char *org = server_org;
 
-	snprintf(org, sizeof(org), "conformance-%ld-%ld-%u", (long)getpid(),
+	snprintf(org, sizeof(server_org), "conformance-%ld-%ld-%u",
+		 (long)getpid(),
 		 (long)time(NULL), __atomic_add_fetch(&seq, 1,
 						      __ATOMIC_SEQ_CST));
 	ck_assert_int_eq(aptix_config_set_dir(tmpdir, "extensions.storage",
@@ -656,6 +660,23 @@ static void point_at_server(const char *url)
 			 0);
 	ck_assert_int_eq(aptix_config_set_dir(tmpdir, "postgresql.org", org),
 			 0);
+}
+
+/*
+ * With APTIX_TEST_S3_URL (t0233: s3rver, its bucket aptix-test), a
+ * server's backend keeps every value that names no base on S3 (a
+ * threshold of 1 byte): the wrapper of store/odb-s3.c passes the same
+ * suite.
+ */
+static void over_s3(aptix_backend *b)
+{
+	struct aptix_s3_location loc = { getenv("APTIX_TEST_S3_URL"),
+					 "aptix-test", NULL, 1 };
+
+	if (!loc.url || !*loc.url)
+		return;
+	ck_assert_msg(aptix__odb_s3_wrap(b, &loc, server_org) == 0, "%s",
+		      aptix_error_last()->message);
 }
 
 /*
@@ -677,6 +698,8 @@ static aptix_backend *open_backend(int i)
 		r = aptix_backend_open(&b, names[i], NULL, APTIX_STORE_CREATE);
 	}
 	ck_assert_msg(r == 0, "%s: %s", names[i], aptix_error_last()->message);
+	if (url)
+		over_s3(b);
 	ck_assert_uint_eq(b->version, APTIX_BACKEND_VERSION);
 	ck_assert_str_eq(b->name, names[i]);
 	ck_assert_uint_eq(b->odb->version, APTIX_ODB_BACKEND_VERSION);

@@ -298,11 +298,12 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 			$$missing >/dev/null; \
 	fi
-	@# test-only: the ACP TypeScript SDK (t8202), pinned by the lockfile
+	@# test-only: the ACP TypeScript SDK (t8202) and s3rver (t0233),
+	@# pinned by the lockfile
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix t --no-audit --no-fund --loglevel=error; \
 	else \
-		echo "npm not found: t8202 (the ACP SDK client) will be skipped"; \
+		echo "npm not found: t8202 (the ACP SDK client) and t0233 (S3) will be skipped"; \
 	fi
 
 demo: all

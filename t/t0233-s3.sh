@@ -53,8 +53,8 @@ test_expect_success 'setup: PostgreSQL, s3rver, a store on both' '
 test_expect_success 'init: a bad S3 location, or another bucket, is refused' '
 	test_must_fail aptix -c s3.url=ftp://x -c s3.bucket=aptix-test \
 		init -q --backend "$PG_APP_URL" bad 2>err &&
-	grep "bad value .ftp://x. for .s3.url." err &&
-	test_path_is_missing bad/.aptix &&
+	grep "s3.url must be an http:// or https:// URL" err &&
+	test_path_is_missing bad &&
 	test_must_fail aptix -c s3.url="$S3RVER_URL" -c s3.bucket=B_A_D \
 		init -q --backend "$PG_APP_URL" bad 2>err &&
 	grep "s3.bucket must be a bucket name" err &&

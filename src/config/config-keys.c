@@ -158,8 +158,9 @@ static const aptix_config_key keys[] = {
 	       "its region (unset: AWS_REGION, else us-east-1)"),
 	LONG("s3.threshold", "1m", 1, OPEN,
 	     "stored objects of this many bytes or more go to S3"),
-	URL("s3.url", NULL,
-	    "the S3 endpoint of a shared store's large objects"),
+	STRING("s3.url", NULL, 0,
+	       "the S3 endpoint (http:// or https://) of a shared store's "
+	       "large objects"),
 	DURATION("turn.lease", "2m",
 		 "a running turn's claim is taken over when not renewed for "
 		 "this long"),

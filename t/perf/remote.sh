@@ -14,7 +14,10 @@
 #  - a turn on a store that is PostgreSQL against the same turn on an
 #    LMDB store (the OpenAI stand-in answering at once): wall time
 #    (hyperfine) and the client's instructions (callgrind; the server's
-#    work is not in them).
+#    work is not in them);
+#  - a turn with a new 512 KiB file on a store that is PostgreSQL,
+#    against the same on PostgreSQL with its large objects on S3 (npm's
+#    s3rver from t/node_modules, on 127.0.0.1): wall time (hyperfine).
 #
 # Prints figures; never asserts.
 #
@@ -130,3 +133,40 @@ printf '  %-30s %16s %14s\n' "LMDB store" "$wall_lmdb" "$ins_lmdb"
 printf '  %-30s %16s %14s\n' "PostgreSQL store (socket)" "$wall_pg" "$ins_pg"
 echo "  PostgreSQL / LMDB: $(ratio "$wall_mean_pg" "$wall_mean_lmdb")x wall," \
 	"$(ratio "$ins_pg" "$ins_lmdb")x instructions (client only)"
+
+# a turn with a large file (512 KiB that zlib cannot shrink much, new at
+# each run): PostgreSQL alone, and PostgreSQL with S3 (npm's s3rver from
+# t/node_modules, on 127.0.0.1, its data in the scratch directory)
+S3RVER_JS=$PERF_DIR/../standin/s3rver.js
+if command -v node >/dev/null 2>&1 &&
+   [ -f "$PERF_DIR/../node_modules/s3rver/package.json" ]; then
+	node "$S3RVER_JS" --directory "$W/s3" --bucket aptix-bench \
+		--port-file "$W/s3.port" --log "$W/s3.log" >/dev/null 2>&1 &
+	S3=$!
+	trap 'kill $S3 $SI 2>/dev/null; kill -INT $PG 2>/dev/null; wait $PG 2>/dev/null; rm -rf "$W"' EXIT
+	i=0
+	while [ ! -s "$W/s3.port" ]; do
+		i=$((i + 1)); [ $i -lt 200 ] || { echo "s3rver did not start"; exit 1; }
+		sleep 0.1
+	done
+	export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
+	"$APTIX" init -q --backend "$URL" --org bigpg "$W/b-pg"
+	"$APTIX" -c s3.url="http://127.0.0.1:$(cat "$W/s3.port")" \
+		-c s3.bucket=aptix-bench -c s3.threshold=64k \
+		init -q --backend "$URL" --org bigs3 "$W/b-s3"
+	big="$APTIX -c files.max-size=1m -c files.max-total=2m continue -q --no-stream --no-rag --file big.txt -m x"
+	mkbig="sh -c 'od -An -v -tx1 -N 262144 /dev/urandom | tr -d \" \\\\n\" >big.txt'"
+	for b in pg s3; do
+		(cd "$W/b-$b" && eval "$mkbig" && $big >/dev/null)
+		hf "$W/b-$b" 1 15 "$big" "$mkbig"
+		eval "bwall_$b=\$HF bwall_mean_$b=\$HF_MEAN"
+	done
+	puts=$(grep -c '"method":"PUT"' "$W/s3.log" 2>/dev/null || true)
+	echo "a turn with a new 512 KiB file (stand-in answering at once):"
+	printf '  %-30s %16s\n' "" "wall ms"
+	printf '  %-30s %16s\n' "PostgreSQL alone" "$bwall_pg"
+	printf '  %-30s %16s\n' "PostgreSQL + S3 (s3rver)" "$bwall_s3"
+	echo "  PostgreSQL + S3 / PostgreSQL alone: $(ratio "$bwall_mean_s3" "$bwall_mean_pg")x wall ($puts objects put on S3)"
+else
+	echo "a turn with a large file on S3: s3rver is not installed (make deps)"
+fi

@@ -207,14 +207,39 @@ test_expect_success 'a damaged object header' '
 	grep "^dangling blob $big$" actual
 '
 
-test_expect_success 'content that does not match its id (--full)' '
+# A value shorter than 64 bytes stays in its objects record, without the
+# checksum of a value in pieces: every read hashes it again, so plain
+# fsck and every command see the damage too, not only fsck --full.
+test_expect_success 'content that does not match its id' '
 	fresh mismatch &&
 	store put objects hex:$small hex:$(store value objects hex:$other) &&
-	aptix fsck >actual &&
-	test_must_be_empty actual &&
-	echo "hash mismatch $small" >expect &&
+	{
+		echo "hash mismatch $small" &&
+		echo "lost session $s2: its instruction $small cannot be read"
+	} >expect &&
+	test_expect_code 1 aptix fsck >actual &&
+	test_cmp expect actual &&
 	test_expect_code 1 aptix fsck --full >actual &&
-	test_cmp expect actual
+	test_cmp expect actual &&
+	test_must_fail aptix cat-object -p $small >out 2>err &&
+	test_must_be_empty out &&
+	grep "hash mismatch for object .$small." err
+'
+
+test_expect_success 'a flipped bit in a value kept in place is an error, not another object' '
+	fresh flipped-in-place &&
+	short=$(echo "a short blob, stored raw" | aptix hash-object -w --stdin) &&
+	store get objects hex:$short >value &&
+	grep "^81" value &&
+	# the last byte before the newline: "raw" becomes "rax"
+	bad=$(sed "s/770a$/780a/" value) &&
+	test "$bad" != "$(cat value)" &&
+	store put objects hex:$short hex:$bad &&
+	test_must_fail aptix cat-object -p $short >out 2>err &&
+	! grep raw out &&
+	grep "hash mismatch for object .$short." err &&
+	test_expect_code 1 aptix fsck >actual &&
+	grep "^hash mismatch $short$" actual
 '
 
 test_expect_success 'a turn stored under the id of another' '

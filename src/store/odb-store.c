@@ -18,13 +18,23 @@ struct sb_view {
 	aptix_buf *deferred;	/* a value that needs bases, decoded later */
 	int as_base;		/* read as a base: 1 of a splice, 2 of a
 				   based value */
+	size_t stored;		/* the stored value's bytes */
 };
+
+/*
+ * A value shorter than this may be kept where its record is, without
+ * the checksum that a value of its own carries (objects-format.md,
+ * "Checksummed values of their own"): a read hashes its content again,
+ * so that a damaged one is an error, never another object.
+ */
+#define CHECKED_BY_HASH 64
 
 static int read_cb(const void *val, size_t vlen, void *payload)
 {
 	struct sb_view *v = payload;
 	const unsigned char *p = val;
 
+	v->stored = vlen;
 	/* a splice's base is never spliced, a based value's never based */
 	if (vlen && ((v->as_base == 1 && aptix_stored_is_spliced(val, vlen)) ||
 		     (v->as_base == 2 && (p[0] & APTIX_STORED_BASED)))) {
@@ -92,18 +102,50 @@ static int sb_view(aptix_odb_backend *b, const aptix_oid *id,
 static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
 		     int splice, void *payload);
 
+/*
+ * The content of an in-place value hashes to its id, or the object was
+ * redacted by purge (which keeps the id, and records it).
+ */
+static int check_hash(aptix_odb_backend *b, const aptix_oid *id,
+		      aptix_otype type, const aptix_buf *content)
+{
+	aptix_store *s = ((store_backend *)b)->store;
+	aptix_buf rec = APTIX_BUF_INIT;
+	aptix_purge_info info;
+	aptix_oid actual;
+	int r = aptix_object_hash(&actual, type, content->ptr, content->len);
+
+	if (r < 0 || !aptix_oid_cmp(&actual, id))
+		return r;
+	if (s->get(&rec, s, APTIX_TABLE_PURGED, id->id, APTIX_OID_RAWSZ) == 0 &&
+	    aptix__purge_decode(&info, rec.ptr, rec.len) == 0 &&
+	    info.redacted)
+		r = 1;
+	aptix_buf_release(&rec);
+	if (r == 1) {
+		aptix_error_clear();
+		return 0;
+	}
+	aptix_error_set(APTIX_ERROR_ODB, "hash mismatch for object '%s' "
+			"(content hashes to '%s')", aptix_oid_hex(id),
+			aptix_oid_hex(&actual));
+	return APTIX_EMISMATCH;
+}
+
 /* Read id (as_base: see struct sb_view), its bases after the view. */
 static int read_as(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
 		   const aptix_oid *id, int as_base)
 {
 	aptix_buf deferred = APTIX_BUF_INIT;
-	struct sb_view v = { out, type, NULL, &deferred, as_base };
+	struct sb_view v = { out, type, NULL, &deferred, as_base, 0 };
 	int r = sb_view(b, id, read_cb, &v);
 
 	if (!r && deferred.len)
 		r = aptix_stored_decode_with(out, type, deferred.ptr,
 					     deferred.len, read_base, b);
 	aptix_buf_release(&deferred);
+	if (!r && v.stored < CHECKED_BY_HASH)
+		r = check_hash(b, id, *type, out);
 	return r;
 }
 
@@ -136,14 +178,14 @@ static int sb_read(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
 static int sb_read_header(size_t *size, aptix_otype *type,
 			  aptix_odb_backend *b, const aptix_oid *id)
 {
-	struct sb_view v = { NULL, type, size, NULL, 0 };
+	struct sb_view v = { NULL, type, size, NULL, 0, 0 };
 
 	return sb_view(b, id, header_cb, &v);
 }
 
 static int sb_exists(aptix_odb_backend *b, const aptix_oid *id)
 {
-	struct sb_view v = { NULL, NULL, NULL, NULL, 0 };
+	struct sb_view v = { NULL, NULL, NULL, NULL, 0, 0 };
 
 	return sb_view(b, id, exists_cb, &v) == 0;
 }

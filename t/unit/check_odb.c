@@ -394,9 +394,18 @@ START_TEST(test_read_verify)
 	ck_assert_int_eq(raw->write(raw, &wrong, "forged", 6,
 				    APTIX_OBJ_BLOB), 0);
 	ck_assert_int_eq(aptix_odb_exists(odb, &wrong), 1);
-	/* unverified reads return them */
-	ck_assert_int_eq(aptix_odb_read(&out, &t, odb, &wrong, 0), 0);
-	ck_assert_str_eq(out.ptr, "forged");
+	/*
+	 * unverified reads return them from memory; a store hashes again
+	 * every value short enough to be kept in place, without a
+	 * checksum of its own (objects-format.md)
+	 */
+	if (raw_owned) {
+		ck_assert_int_eq(aptix_odb_read(&out, &t, odb, &wrong, 0),
+				 APTIX_EMISMATCH);
+	} else {
+		ck_assert_int_eq(aptix_odb_read(&out, &t, odb, &wrong, 0), 0);
+		ck_assert_str_eq(out.ptr, "forged");
+	}
 	/* verified reads catch the mismatch */
 	ck_assert_int_eq(aptix_odb_read(&out, &t, odb, &wrong,
 					APTIX_ODB_READ_VERIFY),

@@ -134,6 +134,25 @@ static int add(struct scan *s, const struct link_rule *rule, const char *str,
 
 static int value(struct scan *s, int depth, const struct link_rule *here);
 
+/*
+ * After a member of an object (close '}') or an element of an array
+ * (close ']'): 1 at a ',' (another follows), 0 at close, both taken.
+ */
+static int after_value(struct scan *s, char close)
+{
+	ws(s);
+	if (s->p < s->end && *s->p == ',') {
+		s->p++;
+		return 1;
+	}
+	if (s->p < s->end && *s->p == close) {
+		s->p++;
+		return 0;
+	}
+	return bad(close == '}' ? "a ',' or '}' expected" :
+		   "a ',' or ']' expected");
+}
+
 /* An object's members; at depth 1 (the object itself) keys pick rules. */
 static int members(struct scan *s, int depth, const struct link_rule *here)
 {
@@ -169,16 +188,8 @@ static int members(struct scan *s, int depth, const struct link_rule *here)
 		if ((r = value(s, depth, rule)) < 0)
 			return r;
 		s->in_status = 0;
-		ws(s);
-		if (s->p < s->end && *s->p == ',') {
-			s->p++;
-			continue;
-		}
-		if (s->p < s->end && *s->p == '}') {
-			s->p++;
-			return 0;
-		}
-		return bad("a ',' or '}' expected");
+		if ((r = after_value(s, '}')) <= 0)
+			return r;
 	}
 }
 
@@ -193,18 +204,9 @@ static int elements(struct scan *s, int depth, const struct link_rule *here)
 	}
 	for (;;) {
 		ws(s);
-		if ((r = value(s, depth, here)) < 0)
+		if ((r = value(s, depth, here)) < 0 ||
+		    (r = after_value(s, ']')) <= 0)
 			return r;
-		ws(s);
-		if (s->p < s->end && *s->p == ',') {
-			s->p++;
-			continue;
-		}
-		if (s->p < s->end && *s->p == ']') {
-			s->p++;
-			return 0;
-		}
-		return bad("a ',' or ']' expected");
 	}
 }
 

@@ -434,6 +434,7 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 		sc->out->worktree.dirty = 1;
 		{
 			char *rel = aptix__strndup(path, n);
+			const char *what;
 
 			if (!rel) {
 				r = APTIX_ERROR;
@@ -444,24 +445,20 @@ static int parse_git_status(struct scan *sc, const char *buf, size_t len,
 				free(rel);
 				continue;
 			}
-			if (path[n - 1] == '/') {
-				/* an untracked directory: a nested repository */
-				r = aptix_file_set_warn(sc->out, "'%s' is a nested "
-							"repository: skipped", rel);
-				free(rel);
-				if (r < 0)
-					break;
-				continue;
-			}
-			if (sub && sub[0] == 'S') {
-				r = aptix_file_set_warn(sc->out, "'%s' is a "
-							"submodule: skipped", rel);
-				free(rel);
-				if (r < 0)
-					break;
-				continue;
-			}
+			/*
+			 * An untracked directory is a nested repository;
+			 * either is skipped, with a warning.
+			 */
+			what = path[n - 1] == '/' ? "nested repository" :
+				sub && sub[0] == 'S' ? "submodule" : NULL;
+			r = what ? aptix_file_set_warn(sc->out, "'%s' is a "
+						       "%s: skipped", rel,
+						       what) : 0;
 			free(rel);
+			if (r < 0)
+				break;
+			if (what)
+				continue;
 		}
 		if ((r = join_root(&abs, sc->root_real, path, n)) < 0 ||
 		    (r = add_cand(sc, path, n, abs.ptr, 0, 0)) < 0)

@@ -61,6 +61,7 @@ test_expect_success 'init: a bad S3 location, or another bucket, is refused' '
 	test_must_fail aptix -c s3.url=http://127.0.0.1:9 -c s3.bucket=other \
 		init -q --backend "$PG_APP_URL" other 2>err &&
 	grep "the shared store keeps its large objects in the bucket .aptix-test. of $S3RVER_URL already" err &&
+	test_path_is_missing other &&
 	pg_sql -c "SELECT value FROM aptix_meta WHERE key = '"'"'s3.url'"'"'" >actual &&
 	echo "$S3RVER_URL" >expect &&
 	test_cmp expect actual

@@ -556,6 +556,38 @@ static int check_init_options(const aptix_repo_init_options *opts)
 	return aptix__pg_check_url(opts->url, 1);
 }
 
+static void s3_location_of(struct aptix_s3_location *loc,
+			   const aptix_repo_init_options *opts)
+{
+	memset(loc, 0, sizeof(*loc));
+	loc->url = opts->s3_url;
+	loc->bucket = opts->s3_bucket;
+	loc->region = opts->s3_region;
+	loc->threshold = opts->s3_threshold;
+}
+
+/*
+ * Before anything is made: a shared store that keeps its large objects
+ * elsewhere already is refused.
+ */
+static int check_s3_location(const aptix_repo_init_options *opts)
+{
+	struct aptix_s3_location loc;
+	aptix_backend *be = NULL;
+	int r;
+
+	if (!init_s3(opts))
+		return 0;
+	s3_location_of(&loc, opts);
+	if ((r = aptix__backend_pg_open_url(&be, opts->url, opts->org ?
+					    opts->org : "default",
+					    APTIX_STORE_RDONLY)) < 0)
+		return r;
+	r = aptix__odb_s3_check_location(be, &loc);
+	be->free(be);
+	return r;
+}
+
 /* The shared store's large objects go where opts say. */
 static int init_s3_location(aptix_repo *repo,
 			    const aptix_repo_init_options *opts)
@@ -564,11 +596,7 @@ static int init_s3_location(aptix_repo *repo,
 
 	if (!init_s3(opts))
 		return 0;
-	memset(&loc, 0, sizeof(loc));
-	loc.url = opts->s3_url;
-	loc.bucket = opts->s3_bucket;
-	loc.region = opts->s3_region;
-	loc.threshold = opts->s3_threshold;
+	s3_location_of(&loc, opts);
 	return aptix__odb_s3_set_location(repo->backend, &loc);
 }
 
@@ -978,7 +1006,8 @@ int aptix_repo_init_ext(aptix_repo **out, const char *workdir,
 	*out = NULL;
 	if (existed)
 		*existed = 0;
-	if ((r = check_init_options(opts)) < 0)
+	if ((r = check_init_options(opts)) < 0 ||
+	    (r = check_s3_location(opts)) < 0)
 		return r;
 	if (storedir)
 		r = init_in(out, storedir, opts, existed);

@@ -625,12 +625,14 @@ done:
 	return r;
 }
 
-static int setloc_fn(aptix_backend_txn *tx, void *payload)
+/*
+ * 0 when be (in tx, or outside any with tx NULL) names no S3 location
+ * or loc's; APTIX_EINVALID when another.
+ */
+static int other_location(aptix_backend *be, aptix_backend_txn *tx,
+			  const struct aptix_s3_location *loc)
 {
-	const struct aptix_s3_location *loc = payload;
-	aptix_backend *be = tx->backend;
 	aptix_buf url = APTIX_BUF_INIT, bucket = APTIX_BUF_INIT;
-	char thr[32];
 	int r = be->meta_get(&url, be, tx, "s3.url");
 
 	if (r == 0)
@@ -641,18 +643,31 @@ static int setloc_fn(aptix_backend_txn *tx, void *payload)
 				"keeps its large objects in the bucket '%s' of "
 				"%s already", bucket.ptr, url.ptr);
 		r = APTIX_EINVALID;
-	} else if (r == APTIX_ENOTFOUND || r == 0) {
+	} else if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();
-		snprintf(thr, sizeof(thr), "%zu", loc->threshold ?
-			 loc->threshold : APTIX_S3_THRESHOLD_DEFAULT);
-		if ((r = be->meta_put(tx, "s3.url", loc->url)) == 0 &&
-		    (r = be->meta_put(tx, "s3.bucket", loc->bucket)) == 0 &&
-		    (r = be->meta_put(tx, "s3.threshold", thr)) == 0 &&
-		    loc->region && *loc->region)
-			r = be->meta_put(tx, "s3.region", loc->region);
+		r = 0;
 	}
 	aptix_buf_release(&url);
 	aptix_buf_release(&bucket);
+	return r;
+}
+
+static int setloc_fn(aptix_backend_txn *tx, void *payload)
+{
+	const struct aptix_s3_location *loc = payload;
+	aptix_backend *be = tx->backend;
+	char thr[32];
+	int r = other_location(be, tx, loc);
+
+	if (r < 0)
+		return r;
+	snprintf(thr, sizeof(thr), "%zu", loc->threshold ?
+		 loc->threshold : APTIX_S3_THRESHOLD_DEFAULT);
+	if ((r = be->meta_put(tx, "s3.url", loc->url)) == 0 &&
+	    (r = be->meta_put(tx, "s3.bucket", loc->bucket)) == 0 &&
+	    (r = be->meta_put(tx, "s3.threshold", thr)) == 0 &&
+	    loc->region && *loc->region)
+		r = be->meta_put(tx, "s3.region", loc->region);
 	return r;
 }
 
@@ -662,4 +677,12 @@ int aptix__odb_s3_set_location(aptix_backend *be,
 	int r = aptix__s3_check(loc->url, loc->bucket, loc->region);
 
 	return r < 0 ? r : be->transaction(be, setloc_fn, (void *)loc);
+}
+
+int aptix__odb_s3_check_location(aptix_backend *be,
+				 const struct aptix_s3_location *loc)
+{
+	int r = aptix__s3_check(loc->url, loc->bucket, loc->region);
+
+	return r < 0 ? r : other_location(be, NULL, loc);
 }

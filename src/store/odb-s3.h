@@ -41,6 +41,10 @@ int aptix__odb_s3_from_meta(aptix_backend *be, const char *org);
 int aptix__odb_s3_set_location(aptix_backend *be,
 			       const struct aptix_s3_location *loc);
 
+/* What set_location would refuse, checked outside any transaction. */
+int aptix__odb_s3_check_location(aptix_backend *be,
+				 const struct aptix_s3_location *loc);
+
 /* 1 when a stored value is the note that its object is on S3. */
 int aptix__odb_s3_is_marker(const void *val, size_t len);
 

@@ -70,14 +70,20 @@ endif
 # (issue 25).
 # libzstd (Debian's): Codex's rollouts compressed as .jsonl.zst, read
 # as a stream by the importers (src/import/lines.c).
-LIB_DEPS_PC = lmdb zlib jansson libpq sqlite3 libzstd
+# libsodium (Debian's): `aptix import llm` checks llm's message hashes,
+# BLAKE2b with a 16-byte digest (crypto_generichash); OpenSSL 3.0's
+# BLAKE2B-512 has no digest size before 3.2, and its BLAKE2BMAC wants a
+# key, so neither can compute them.
+LIB_DEPS_PC = lmdb zlib jansson libpq sqlite3 libzstd libsodium
 SQLITE_LIBS = $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null || \
 	echo -lsqlite3)
 ZSTD_LIBS = $(shell $(PKG_CONFIG) --libs libzstd 2>/dev/null || \
 	echo -lzstd)
 PQ_CFLAGS = $(shell $(PKG_CONFIG) --cflags libpq 2>/dev/null || \
 	echo -I/usr/include/postgresql)
-LIBS = -llmdb -lz -ljansson -lpq $(SQLITE_LIBS) $(ZSTD_LIBS)
+SODIUM_LIBS = $(shell $(PKG_CONFIG) --libs libsodium 2>/dev/null || \
+	echo -lsodium)
+LIBS = -llmdb -lz -ljansson -lpq $(SQLITE_LIBS) $(ZSTD_LIBS) $(SODIUM_LIBS)
 # libmicrohttpd: the HTTP server of `aptix serve`, its header only: the
 # library is loaded by the command when it starts (serve/http.c), as
 # libcurl is, so that other commands do not load it and GnuTLS
@@ -285,7 +291,8 @@ DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
 	libmicrohttpd-dev chromium libedit-dev tmux scdoc zsh fish \
-	postgresql libpq-dev python3-jsonschema libsqlite3-dev libzstd-dev
+	postgresql libpq-dev python3-jsonschema libsqlite3-dev libzstd-dev \
+	libsodium-dev
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \

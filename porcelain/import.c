@@ -20,11 +20,13 @@ static const char *const import_usage[] = {
 	"aptix import [--dry-run] [--json] [-q] <tool> [<path>...]",
 	"",
 	"<tool> is codex, claude, gemini, opencode (its opencode.db or the",
-	"JSON of opencode export), json (the lossless JSON of aptix export)",
-	"or session-md (seed 004's session.md). Without a path, the tool's",
-	"own location: ~/.codex/sessions and ~/.codex/archived_sessions,",
-	"~/.claude/projects, ~/.gemini/tmp, ~/.local/share/opencode",
-	"($CODEX_HOME, $CLAUDE_CONFIG_DIR, $XDG_DATA_HOME move them).",
+	"JSON of opencode export), llm (its logs.db), json (the lossless",
+	"JSON of aptix export) or session-md (seed 004's session.md).",
+	"Without a path, the tool's own location: ~/.codex/sessions and",
+	"~/.codex/archived_sessions, ~/.claude/projects, ~/.gemini/tmp,",
+	"~/.local/share/opencode, ~/.config/io.datasette.llm/logs.db",
+	"($CODEX_HOME, $CLAUDE_CONFIG_DIR, $XDG_DATA_HOME, $XDG_CONFIG_HOME,",
+	"$LLM_USER_PATH move them).",
 	"Importing again adds only what is new.",
 	NULL
 };

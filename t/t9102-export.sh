@@ -2,6 +2,7 @@
 test_description='aptix export (session-md, json, markdown) and aptix import json, session-md'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-standin.sh
+. "$TEST_DIRECTORY"/lib-import.sh
 
 if ! test_have_prereq PYTHON3
 then
@@ -14,18 +15,6 @@ CODEX_PARENT=codex-01a20a30-fe75-78c1-af75-749cedb50f1c
 CODEX_FORK=codex-01a20a31-1121-7e41-b774-22bab679bcc6
 CODEX_TOOL=codex-01a21d63-49bd-7463-9f9d-2c58154575c0
 
-# instore <dir> <command>...: run a command on the store in <dir>
-instore () {
-	local d=$1
-	shift
-	APTIX_DIR="$TRASH_DIRECTORY/$d/.aptix" "$@"
-}
-
-# snapshot_state <dir>: every object (id, type, size) and every ref
-snapshot_state () {
-	instore "$1" aptix cat-object --batch-check --batch-all-objects | sort &&
-	instore "$1" aptix for-each-ref
-}
 
 # texts <dir> <rev>: each committed turn's instruction and answer, oldest
 # first

@@ -47,7 +47,8 @@ struct imp_run {
 
 static const struct imp_tool *const tools[] = {
 	&aptix__imp_codex, &aptix__imp_claude, &aptix__imp_gemini,
-	&aptix__imp_json, &aptix__imp_session_md, &aptix__imp_opencode
+	&aptix__imp_json, &aptix__imp_session_md, &aptix__imp_opencode,
+	&aptix__imp_llm
 };
 
 static const struct imp_tool *find_tool(const char *name)
@@ -418,6 +419,12 @@ void imp_share(struct imp_file *f, const struct imp_key *k)
 	imp_parent(f, k);
 	f->run->st->turns++;
 	take_cut(f);
+}
+
+int imp_prescan_none(char **id, char **parent, const char *path UNUSED)
+{
+	*id = *parent = NULL;
+	return 0;
 }
 
 json_t *imp_first_record(const char *path)
@@ -1089,6 +1096,34 @@ static int walk(struct file_list *l, const struct imp_tool *tool,
 }
 
 /*
+ * llm's logs.db, where llm itself looks (llm/__init__.py user_dir():
+ * $LLM_USER_PATH, else click's get_app_dir("io.datasette.llm"), that is
+ * $XDG_CONFIG_HOME/io.datasette.llm or ~/.config/io.datasette.llm).
+ */
+static int llm_default_path(aptix_strlist *out, const char *home)
+{
+	const char *dir = aptix_env__get(APTIX_ENV_LLM_USER_PATH);
+	const char *xdg = aptix_env__get(APTIX_ENV_XDG_CONFIG_HOME);
+	aptix_buf p = APTIX_BUF_INIT;
+	struct stat sb;
+	int r = 0;
+
+	if (dir)
+		aptix_buf_printf(&p, "%s/logs.db", dir);
+	else if (xdg && *xdg == '/')
+		aptix_buf_printf(&p, "%s/io.datasette.llm/logs.db", xdg);
+	else
+		aptix_buf_printf(&p, "%s/.config/io.datasette.llm/logs.db",
+				 home);
+	if (aptix_buf_oom(&p))
+		r = aptix_error_oom();
+	else if (!stat(p.ptr, &sb) && S_ISREG(sb.st_mode))
+		r = aptix_strlist_push(out, p.ptr);
+	aptix_buf_release(&p);
+	return r;
+}
+
+/*
  * Where each tool keeps its sessions: under the home its own variable
  * names (an absolute path), else under the user's home.
  */
@@ -1116,6 +1151,8 @@ int aptix_import_default_paths(aptix_strlist *out, const char *tool,
 	int r = 0;
 
 	APTIX_ASSERT_ARG(tool && home);
+	if (!strcmp(tool, "llm"))
+		return llm_default_path(out, home);
 	for (i = 0; i < ARRAY_SIZE(where); i++) {
 		if (strcmp(where[i].tool, tool))
 			continue;
@@ -1235,8 +1272,8 @@ int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
 	memset(stats, 0, sizeof(*stats));
 	if (!t) {
 		aptix_error_set(APTIX_ERROR_INVALID, "unknown tool '%s' "
-				"(codex, claude, gemini, opencode, json, "
-				"session-md)",
+				"(codex, claude, gemini, opencode, llm, "
+				"json, session-md)",
 				tool ? tool : "");
 		return APTIX_EINVALID;
 	}

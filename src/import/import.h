@@ -114,7 +114,7 @@ struct imp_tool {
 
 extern const struct imp_tool aptix__imp_codex, aptix__imp_claude,
 	aptix__imp_gemini, aptix__imp_json, aptix__imp_session_md,
-	aptix__imp_opencode;
+	aptix__imp_opencode, aptix__imp_llm;
 
 /* --- for the tools ----------------------------------------------------- */
 
@@ -227,6 +227,8 @@ int imp_lines_next(struct imp_lines *ls, const char **line, size_t *len,
 const char *imp_lines_error(const struct imp_lines *ls);
 void imp_lines_close(struct imp_lines *ls);
 
+/* The prescan of a tool whose files name no id (a database). */
+int imp_prescan_none(char **id, char **parent, const char *path);
 /* The first record of a file (NULL: none readable). */
 json_t *imp_first_record(const char *path);
 /* 1 when path's base name starts with prefix and ends with suffix. */

@@ -52,12 +52,6 @@ static int oc_match(const char *path)
 	return imp_name_is(path, "opencode", ".db");
 }
 
-static int oc_prescan(char **id, char **parent, const char *path UNUSED)
-{
-	*id = *parent = NULL;
-	return 0;
-}
-
 static int oc_begin(struct imp_file *f)
 {
 	return IMP_STATE_NEW(f, struct opencode) ? 0 : APTIX_ERROR;
@@ -692,6 +686,6 @@ static int oc_read(struct imp_file *f)
 }
 
 const struct imp_tool aptix__imp_opencode = {
-	"opencode", oc_match, oc_prescan, oc_begin, oc_record, oc_end,
+	"opencode", oc_match, imp_prescan_none, oc_begin, oc_record, oc_end,
 	oc_release, NULL, oc_read
 };

@@ -23,6 +23,8 @@
  *   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
  *   AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_REGION,
  *   AWS_DEFAULT_REGION	s3.c	S3 credentials and region
+ *   LLM_USER_PATH	import	llm's directory, where its logs.db is
+ *			(else $XDG_CONFIG_HOME/io.datasette.llm, as llm says)
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -55,6 +57,7 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_AWS_CREDENTIALS_FILE] = "AWS_SHARED_CREDENTIALS_FILE",
 	[APTIX_ENV_AWS_REGION] = "AWS_REGION",
 	[APTIX_ENV_AWS_DEFAULT_REGION] = "AWS_DEFAULT_REGION",
+	[APTIX_ENV_LLM_USER_PATH] = "LLM_USER_PATH",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

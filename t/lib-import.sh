@@ -12,3 +12,9 @@ snapshot_state () {
 	instore "$1" aptix cat-object --batch-check --batch-all-objects | sort &&
 	instore "$1" aptix for-each-ref
 }
+
+# json_field <name> <file>: one field of a --json summary (t9102 has its
+# own, a jq path)
+json_field () {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[2]))[sys.argv[1]])' "$1" "$2"
+}

@@ -94,13 +94,17 @@ def text(t):
 
 
 def tool_call(name, arguments, call_id):
-    return {"type": "tool_call", "name": name, "arguments": arguments,
-            "tool_call_id": call_id}
+    d = {"type": "tool_call", "name": name, "arguments": arguments}
+    if call_id is not None:
+        d["tool_call_id"] = call_id
+    return d
 
 
 def tool_result(name, output, call_id):
-    return {"type": "tool_result", "name": name, "output": output,
-            "tool_call_id": call_id}
+    d = {"type": "tool_result", "name": name, "output": output}
+    if call_id is not None:
+        d["tool_call_id"] = call_id
+    return d
 
 
 def message(role, *parts):
@@ -201,6 +205,14 @@ def main():
     call = message("assistant", text("Let me read it."),
                    tool_call("read_file", {"path": "README.md", "max": 2.5,
                                            "lines": 40}, "call_1"))
+    # numbers and characters whose JSON Python writes its own way
+    odd = message("user", text("Odd values?"))
+    odd_ans = message("assistant", text("Tab\there, bell \x07, \u2028 and \U0001f600"),
+                      tool_call("calc", {"a": 0.1, "b": 1e16, "c": 1e-05,
+                                         "d": -0.0, "e": 100.0, "f": 123456.789,
+                                         "g": 1.5e-300, "h": [True, None, -7],
+                                         "\u00e9": {"z": 1, "a": 2}}, None),
+                      tool_call("calc", {}, None, ))
     res = message("user", tool_result("read_file", readme, "call_1"))
     ans = message("assistant", text("It describes a tiny demo project."))
     t1 = s.log(a, "01kt0000000000000000000001", [ask], [call],
@@ -217,6 +229,16 @@ def main():
           [message("user", text("And in French?"))],
           [message("assistant", text("Un petit projet de démonstration."))],
           "10:02:00.500000", (310, 11, 0), parent=t2)
+    d = "01kddddddddddddddddddddddd"
+    s.thread(d, "Odd values?")
+    s.log(d, "01kt0000000000000000000007", [odd], [odd_ans],
+          "10:04:00.001000", (1, 1, 0))
+    s.log(d, "01kt0000000000000000000008",
+          [message("user", tool_result("calc", "1", None),
+                   tool_result("calc", "2", None))],
+          [message("assistant", text("Done."))], "10:04:01.002000", (1, 1, 0),
+          parent=s.db.execute("select tip_message_hash from threads where id = ?",
+                              (d,)).fetchone()[0])
     s.thread(c, "List the files")
     s.log(c, "01kt0000000000000000000005",
           [message("user", text("List the files"))],

@@ -1,8 +1,8 @@
 #!/bin/sh
 test_description='aptix export (session-md, json, markdown) and aptix import json, session-md'
 . "$(dirname "$0")"/test-lib.sh
-. "$TEST_DIRECTORY"/lib-standin.sh
 . "$TEST_DIRECTORY"/lib-import.sh
+. "$TEST_DIRECTORY"/lib-standin.sh
 
 if ! test_have_prereq PYTHON3
 then

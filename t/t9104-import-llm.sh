@@ -21,10 +21,6 @@ count_objects () {
 	aptix cat-object --batch-check --batch-all-objects | wc -l
 }
 
-json_field () {
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[2]))[sys.argv[1]])' "$1" "$2"
-}
-
 test_expect_success 'setup: a logs.db, the same grown, the same tampered with' '
 	aptix init -q &&
 	python3 "$GEN" logs.db &&
@@ -35,9 +31,9 @@ test_expect_success 'setup: a logs.db, the same grown, the same tampered with' '
 test_expect_success 'import: every hash verifies, two threads, a call left for later' '
 	aptix import --json llm logs.db >out 2>err &&
 	test_must_be_empty err &&
-	test "$(json_field new_turn_count out)" = 3 &&
-	test "$(json_field conversation_count out)" = 2 &&
-	test "$(json_field tool_call_count out)" = 1 &&
+	test "$(json_field new_turn_count out)" = 4 &&
+	test "$(json_field conversation_count out)" = 3 &&
+	test "$(json_field tool_call_count out)" = 3 &&
 	test "$(json_field pending_count out)" = 1 &&
 	test "$(json_field skipped_count out)" = 0
 '
@@ -59,6 +55,13 @@ test_expect_success 'a tool call and its result are one turn, usage of both call
 	assert v["model"] == "gpt-4.1-mini-2025-04-14", v["model"]
 	assert v["answer"] == "Let me read it.\n\nIt describes a tiny demo project.", v
 	EOF
+'
+
+test_expect_success 'floats, escapes, non-ASCII keys hash as in Python; calls without ids' '
+	aptix show llm-01kddddddddddddddddddddddd >show &&
+	grep "call-1  calc  {\"a\":0.1,\"b\":1e+16,\"c\":1e-05,\"d\":-0.0,\"e\":100.0,\"f\":123456.789,\"g\":1.5e-300,\"h\":\[true,null,-7\]" show &&
+	grep "call-2  calc  {}" show &&
+	grep "call-2  calc  ok, output 1 bytes, from llm" show
 '
 
 test_expect_success 'text stored through a fragment reads as llm resolves it' '
@@ -121,7 +124,7 @@ test_expect_success 'a message whose hash does not match: warned, its turn refus
 	(cd tampered && aptix init -q &&
 	 test_expect_code 1 aptix import --json llm ../tampered.db >../out 2>../err) &&
 	grep "tampered.db.*message .b2:[0-9a-f]\{32\}.: it does not match its hash: its turn is not imported" err &&
-	test "$(json_field new_turn_count out)" = 2 &&
+	test "$(json_field new_turn_count out)" = 3 &&
 	test "$(json_field skipped_count out)" = 1 &&
 	aptix rev-parse $B~1 >expect &&
 	instore tampered aptix rev-parse $A >actual &&

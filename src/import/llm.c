@@ -40,7 +40,7 @@
 
 /* --- canonical JSON and the hash ---------------------------------------- */
 
-static int canon(aptix_buf *out, json_t *v);
+static int canon(aptix_buf *out, json_t *v, int sort);
 
 /* A string as Python's json.dumps(ensure_ascii=False) writes it. */
 static void canon_str(aptix_buf *out, const char *s, size_t n)
@@ -124,7 +124,7 @@ static int by_key(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int canon_object(aptix_buf *out, json_t *v)
+static int canon_object(aptix_buf *out, json_t *v, int sort)
 {
 	size_t n = json_object_size(v), i = 0;
 	const char **keys = n ? aptix__calloc(n, sizeof(*keys)) : NULL;
@@ -136,7 +136,7 @@ static int canon_object(aptix_buf *out, json_t *v)
 		return APTIX_ERROR;
 	json_object_foreach(v, k, x)
 		keys[i++] = k;
-	if (n)
+	if (n && sort)
 		qsort(keys, n, sizeof(*keys), by_key);
 	aptix_buf_putc(out, '{');
 	for (i = 0; i < n && !r; i++) {
@@ -144,28 +144,31 @@ static int canon_object(aptix_buf *out, json_t *v)
 			aptix_buf_putc(out, ',');
 		canon_str(out, keys[i], strlen(keys[i]));
 		aptix_buf_putc(out, ':');
-		r = canon(out, json_object_get(v, keys[i]));
+		r = canon(out, json_object_get(v, keys[i]), sort);
 	}
 	aptix_buf_putc(out, '}');
 	free(keys);
 	return r;
 }
 
-/* json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False) */
-static int canon(aptix_buf *out, json_t *v)
+/*
+ * json.dumps(v, sort_keys=sort, separators=(",", ":"),
+ * ensure_ascii=False); without sort, keys in the order they came.
+ */
+static int canon(aptix_buf *out, json_t *v, int sort)
 {
 	size_t i;
 	int r = 0;
 
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		return canon_object(out, v);
+		return canon_object(out, v, sort);
 	case JSON_ARRAY:
 		aptix_buf_putc(out, '[');
 		for (i = 0; i < json_array_size(v) && !r; i++) {
 			if (i)
 				aptix_buf_putc(out, ',');
-			r = canon(out, json_array_get(v, i));
+			r = canon(out, json_array_get(v, i), sort);
 		}
 		aptix_buf_putc(out, ']');
 		return r;
@@ -204,7 +207,7 @@ static int message_hash(char out[LLM_HASH_MAX + 1], json_t *message,
 
 	if (!o)
 		return aptix_error_oom();
-	r = canon(&b, o);
+	r = canon(&b, o, 1);
 	json_decref(o);
 	if (r >= 0 && aptix_buf_oom(&b))
 		r = aptix_error_oom();
@@ -738,18 +741,24 @@ static int tool_part(struct imp_turn *t, json_t *payload, const char *type,
 	const char *name = imp_str(payload, "name");
 	char fallback[32];
 	struct imp_result *x;
-	char *args;
 	int r;
 
 	if (!strcmp(type, "tool_call")) {
+		/* as the model wrote them, numbers as Python writes them */
+		aptix_buf args = APTIX_BUF_INIT;
+
 		snprintf(fallback, sizeof(fallback), "call-%zu", ++*ncall);
-		if (!(args = imp_dump(json_object_get(payload, "arguments") ?
-				      json_object_get(payload, "arguments") :
-				      json_object())))
-			return APTIX_ERROR;
-		r = imp_call_add(t, id ? id : fallback, name ? name : "tool",
-				 args, NULL, NULL);
-		free(args);
+		if (json_object_get(payload, "arguments"))
+			r = canon(&args, json_object_get(payload, "arguments"),
+				  0);
+		else
+			r = aptix_buf_puts(&args, "{}");
+		if (r >= 0)
+			r = aptix_buf_oom(&args) ? aptix_error_oom() :
+				imp_call_add(t, id ? id : fallback,
+					     name ? name : "tool", args.ptr,
+					     NULL, NULL);
+		aptix_buf_release(&args);
 		return r;
 	}
 	snprintf(fallback, sizeof(fallback), "call-%zu", ++*nres);

@@ -150,7 +150,7 @@ test_expect_success 'session-md: seed 004 front matter and blocks, headers escap
 	---
 	provider: openai
 	model: gpt-5
-	created_at: 2026-11-23T20:55:13.000Z
+	created_at: 2026-11-23T20:55:13.068Z
 	aptix_conversation: $CODEX_FORK
 	aptix_head: $(aptix rev-parse $CODEX_FORK)
 	---

@@ -133,8 +133,9 @@ do
 done
 unset test_lib_var_
 
-# The fake clock always starts from scratch (see test_tick).
-unset APTIX_TEST_DATE
+# The fake clock always starts from scratch (see test_tick); the
+# importers read times as they do now (t9105 sets this itself).
+unset APTIX_TEST_DATE APTIX_TEST_IMPORT_SECONDS
 
 # Remote services, pagers, editors, locale, terminal, XDG directories.
 unset OPENAI_API_KEY OPENAI_BASE_URL QDRANT_URL QDRANT_API_KEY

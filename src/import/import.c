@@ -125,10 +125,10 @@ int64_t imp_time(json_t *o, const char *key)
 	const char *s = imp_str(o, key);
 	int64_t ms = 0;
 
-	if (!s || aptix_date_parse(&ms, s, 0) < 0) {
-		aptix_error_clear();
+	if (!s || aptix__date_parse_iso_ms(&ms, s) < 0)
 		return 0;
-	}
+	if (aptix_env__get(APTIX_ENV_TEST_IMPORT_SECONDS))
+		ms -= ms % 1000;	/* as an older aptix read it */
 	return ms;
 }
 
@@ -311,6 +311,7 @@ void imp_key_here(struct imp_key *k, const struct imp_file *f)
 	memset(k, 0, sizeof(*k));
 	k->session = f->conv->parent;
 	k->seq = f->conv->seq;
+	k->fresh = f->conv->parent_fresh;
 	snprintf(k->conv, sizeof(k->conv), "%s", f->conv->id);
 }
 
@@ -386,6 +387,7 @@ void imp_parent(struct imp_file *f, const struct imp_key *k)
 
 	c->parent = k->session;
 	c->has_parent = !aptix_oid_is_zero(&k->session);
+	c->parent_fresh = c->has_parent && k->fresh;
 	c->seq = k->seq;
 	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", k->conv);
 }
@@ -610,9 +612,50 @@ static int queue_turn(aptix_txn **tx, aptix_record_result *res,
 	return r;
 }
 
+/*
+ * The snapshot an aptix that read the tools' times to the second made of
+ * this turn (before times kept their milliseconds), when the store holds
+ * it: 1 and its id in sid. A turn imported then is recognised by it, so
+ * importing the same files again adds nothing, and the conversation goes
+ * on from the snapshot it has. Only a turn whose parent this run did not
+ * write can have one (an old snapshot's parent is an old one), and only
+ * when a time has a fraction of a second.
+ */
+static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
+		       aptix_turn *t, aptix_session *s, aptix_oid *sid)
+{
+	const aptix_turn saved_t = *t;
+	const aptix_session saved_s = *s;
+	const int64_t saved_at = ro->created_at;
+	aptix_record_result res;
+	aptix_txn *tx = NULL;
+	int r, found = 0;
+
+	if (f->conv->parent_fresh ||
+	    (t->created_at % 1000 == 0 && t->response_at % 1000 == 0))
+		return 0;
+	t->created_at -= t->created_at % 1000;
+	t->response_at -= t->response_at % 1000;
+	t->status_at -= t->status_at % 1000;
+	s->created_at = t->status_at;
+	s->duration_ms = t->status_at > t->created_at ?
+		t->status_at - t->created_at : 0;
+	ro->created_at = s->created_at;
+	if ((r = queue_turn(&tx, &res, f, ro)) == 0 &&
+	    (found = aptix_odb_exists(aptix_repo_odb(f->run->repo),
+				      &res.session)))
+		*sid = res.session;
+	aptix_txn_free(tx);
+	*t = saved_t;
+	*s = saved_s;
+	ro->created_at = saved_at;
+	return r < 0 ? r : found;
+}
+
 /* Write it: the ref moved when it holds the parent, else left alone. */
 static int write_turn(struct imp_file *f, aptix_record_options *ro,
-		      aptix_oid *sid, int *fresh)
+		      aptix_turn *t, aptix_session *s, aptix_oid *sid,
+		      int *fresh)
 {
 	struct imp_conv *c = f->conv;
 	aptix_record_result res;
@@ -644,6 +687,11 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 		*sid = res.session;
 		*fresh = !aptix_odb_exists(aptix_repo_odb(f->run->repo),
 					   &res.session);
+		if (*fresh && !again &&
+		    (r = legacy_twin(f, ro, t, s, sid)) != 0) {
+			*fresh = 0;	/* r 1: imported before, as sid */
+			break;
+		}
 		if (!*fresh || f->run->o->dry_run)
 			break;
 		if ((r = aptix_txn_commit(tx)) != APTIX_EMISMATCH || again)
@@ -660,12 +708,13 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 }
 
 static void conv_advance(struct imp_conv *c, const aptix_turn *t,
-			 const aptix_oid *sid)
+			 const aptix_oid *sid, int fresh)
 {
 	if (t->status != APTIX_TURN_COMPLETED)
 		return;	/* a failed attempt: the next goes on from before */
 	c->parent = *sid;
 	c->has_parent = 1;
+	c->parent_fresh = fresh;
 	c->seq = t->seq;
 	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", c->id);
 }
@@ -791,14 +840,14 @@ int imp_emit(struct imp_file *f, struct imp_turn *it)
 	ro.session = &s;
 	f->run->st->turns++;
 	f->run->st->tool_calls += it->ncalls;
-	if ((r = write_turn(f, &ro, &sid, &fresh)) < 0)
+	if ((r = write_turn(f, &ro, &t, &s, &sid, &fresh)) < 0)
 		goto done;
 	if (fresh) {
 		f->run->st->new_turns++;
 		if (!f->conv->written++)
 			f->run->st->conversations++;
 	}
-	conv_advance(f->conv, &t, &sid);
+	conv_advance(f->conv, &t, &sid, fresh);
 	take_cut(f);
 done:
 	free(rr);
@@ -1020,6 +1069,7 @@ int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
 	if (parent && !c->has_parent) {
 		c->parent = parent->session;
 		c->has_parent = 1;
+		c->parent_fresh = parent->fresh;
 		c->seq = parent->seq;
 		snprintf(c->parent_conv, sizeof(c->parent_conv), "%s",
 			 parent->conv);

@@ -53,6 +53,7 @@ struct imp_conv {
 	char parent_conv[IMP_CONV_MAX + 1];
 	long seq;		/* the parent's turn's seq */
 	const char *session_type;	/* NULL: "agent" */
+	int parent_fresh;	/* parent written by this run, times in ms */
 	char *workspace;	/* the last cwd's WorkspaceId */
 	char *cwd;
 	size_t written;		/* snapshots written in it by this run */
@@ -64,6 +65,7 @@ struct imp_key {
 	long seq;
 	char conv[IMP_CONV_MAX + 1];
 	aptix_usage total;	/* Codex: the cumulative usage there */
+	int fresh;		/* written by this run (imp_conv's) */
 };
 
 struct imp_run;

@@ -45,6 +45,12 @@ int aptix__grow(void *pp, size_t *alloc, size_t n, size_t size,
 		size_t first);
 char *aptix__strdup(const char *s);
 char *aptix__strndup(const char *s, size_t n);
+/*
+ * An ISO 8601 time as a tool writes it ("2026-01-02T03:04:05.678Z"), its
+ * fraction of a second kept to the millisecond (aptix_date_parse, for
+ * what a user types, reads it to the second). 0, or -1.
+ */
+int aptix__date_parse_iso_ms(int64_t *ms, const char *text);
 
 /* ln(x) for x > 0, without libm (BM25 scores, entropy). */
 double aptix__ln(double x);

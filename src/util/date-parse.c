@@ -52,11 +52,15 @@ static int local_midnight(int64_t *ms, int64_t now_ms, int days_back)
 	return 0;
 }
 
-/* "YYYY-MM-DD[( |T)HH:MM[:SS[.fff]]][Z|(+|-)HH[:]MM]" */
-static int parse_iso(int64_t *ms, const char *s)
+/*
+ * "YYYY-MM-DD[( |T)HH:MM[:SS[.fff]]][Z|(+|-)HH[:]MM]"; the fraction of a
+ * second is kept to the millisecond when keep_ms says so, else dropped.
+ */
+static int parse_iso(int64_t *ms, const char *s, int keep_ms)
 {
 	struct tm tm;
 	int y, mo, d, h = 0, mi = 0, sec = 0, zh, zm, sign, has_zone = 0;
+	int frac = 0, scale = 100;
 	int64_t off = 0;
 	time_t t;
 
@@ -74,8 +78,10 @@ static int parse_iso(int64_t *ms, const char *s)
 				return -1;
 			if (*s == '.') {
 				s++;
-				while (isdigit((unsigned char)*s))
-					s++;
+				for (; isdigit((unsigned char)*s); s++) {
+					frac += (*s - '0') * scale;
+					scale /= 10;
+				}
 			}
 		}
 	}
@@ -108,8 +114,13 @@ static int parse_iso(int64_t *ms, const char *s)
 	t = has_zone ? timegm(&tm) : mktime(&tm);
 	if (t == (time_t)-1)
 		return -1;
-	*ms = ((int64_t)t - off) * 1000;
+	*ms = ((int64_t)t - off) * 1000 + (keep_ms ? frac : 0);
 	return 0;
+}
+
+int aptix__date_parse_iso_ms(int64_t *ms, const char *text)
+{
+	return text ? parse_iso(ms, text, 1) : -1;
 }
 
 static const struct {
@@ -185,7 +196,7 @@ int aptix_date_parse(int64_t *ms, const char *text, int64_t now_ms)
 		*ms = (int64_t)secs * 1000;
 		return 0;
 	}
-	if (!parse_iso(ms, text) || !parse_relative(ms, text, now_ms))
+	if (!parse_iso(ms, text, 0) || !parse_relative(ms, text, now_ms))
 		return 0;
 	return bad_date(text);
 }

@@ -25,6 +25,10 @@
  *   AWS_DEFAULT_REGION	s3.c	S3 credentials and region
  *   LLM_USER_PATH	import	llm's directory, where its logs.db is
  *			(else $XDG_CONFIG_HOME/io.datasette.llm, as llm says)
+ *   APTIX_TEST_IMPORT_SECONDS
+ *			tests	importers read the tools' times to the second,
+ *			as aptix did before it kept their milliseconds: a
+ *			store imported then, for the tests that import it again
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -58,6 +62,7 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_AWS_REGION] = "AWS_REGION",
 	[APTIX_ENV_AWS_DEFAULT_REGION] = "AWS_DEFAULT_REGION",
 	[APTIX_ENV_LLM_USER_PATH] = "LLM_USER_PATH",
+	[APTIX_ENV_TEST_IMPORT_SECONDS] = "APTIX_TEST_IMPORT_SECONDS",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -493,6 +493,35 @@ static int by_offset(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* The credentials in p, in the order they come. */
+static int scan(struct scan *s, struct imp_file *f, const char *p,
+		size_t len)
+{
+	const aptix_import_options *o = f->run->o;
+	int r;
+
+	r = aptix_credscan_foreach(p, len, o->keys, o->nkeys, found_cb, s);
+	if (r >= 0 && s->n)
+		qsort(s->v, s->n, sizeof(*s->v), by_offset);
+	return r;
+}
+
+int imp_credentials(struct imp_file *f, const char *p, size_t len,
+		    const char *what)
+{
+	struct scan s = { NULL, 0, 0 };
+	size_t i;
+	int r = scan(&s, f, p, len);
+
+	for (i = 0; r >= 0 && i < s.n; i++) {
+		f->run->st->flagged++;
+		imp_warn(f, 0, "a credential (rule %s) in the %s: not "
+			 "imported", s.v[i].rule, what);
+	}
+	free(s.v);
+	return r < 0 ? r : s.n > 0;
+}
+
 /*
  * Redact every credential in b, warning for each with its line (line0:
  * the line of b's first byte; 0: the turn's line, fixed).
@@ -500,17 +529,14 @@ static int by_offset(const void *a, const void *b)
 static int redact(struct imp_file *f, aptix_buf *b, size_t line0,
 		  size_t fixed, const char *what)
 {
-	const aptix_import_options *o = f->run->o;
 	aptix_buf out = APTIX_BUF_INIT;
 	struct scan s = { NULL, 0, 0 };
 	size_t i, at = 0;
 	int r;
 
-	r = aptix_credscan_foreach(b->ptr, b->len, o->keys, o->nkeys,
-				   found_cb, &s);
+	r = scan(&s, f, b->ptr, b->len);
 	if (r < 0 || !s.n)
 		goto done;
-	qsort(s.v, s.n, sizeof(*s.v), by_offset);
 	for (i = 0; i < s.n; i++) {
 		if (s.v[i].off < at)
 			continue;	/* inside one already redacted */

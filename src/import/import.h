@@ -229,6 +229,14 @@ int imp_lines_next(struct imp_lines *ls, const char **line, size_t *len,
 const char *imp_lines_error(const struct imp_lines *ls);
 void imp_lines_close(struct imp_lines *ls);
 
+/*
+ * Warn for each credential in p (what: where it is, "instruction"), as
+ * found in the line being read, "not imported"; flagged counted. 1 when
+ * there was one: the caller does not import it (a source whose ids are
+ * given cannot be redacted).
+ */
+int imp_credentials(struct imp_file *f, const char *p, size_t len,
+		    const char *what);
 /* The prescan of a tool whose files name no id (a database). */
 int imp_prescan_none(char **id, char **parent, const char *path);
 /* The first record of a file (NULL: none readable). */

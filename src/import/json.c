@@ -44,12 +44,6 @@ static int json_match(const char *path)
 		imp_name_is(path, "", ".jsonl");
 }
 
-static int json_prescan(char **id, char **parent, const char *path UNUSED)
-{
-	*id = *parent = NULL;
-	return 0;
-}
-
 static int json_begin(struct imp_file *f)
 {
 	return (f->state = aptix__calloc(1, sizeof(struct json_state))) ?
@@ -231,6 +225,60 @@ static int snap_read(aptix_record_options *ro, struct snap *sn, json_t *rec)
 	return 0;
 }
 
+/* One blob of the snapshot, scanned (1: a credential in it). */
+static int scan_blob(struct imp_file *f, const aptix_record_data *d,
+		     const char *what, int found)
+{
+	int r;
+
+	if (found < 0 || !d->ptr)
+		return found;
+	r = imp_credentials(f, d->ptr, d->len, what);
+	return r < 0 ? r : found | r;
+}
+
+/*
+ * The credential detector on every text of the snapshot, as on every
+ * other import. An export's snapshot keeps the id the line gives, so a
+ * credential cannot be redacted in it: the snapshot is refused (and
+ * those built on it), with a warning naming the line and the rule.
+ */
+static int credentials(struct imp_file *f, aptix_record_options *ro,
+		       struct snap *sn)
+{
+	aptix_buf what = APTIX_BUF_INIT;
+	size_t i;
+	int found = 0;
+
+	found = scan_blob(f, &ro->instruction, "instruction", found);
+	found = scan_blob(f, &ro->answer, "answer", found);
+	found = scan_blob(f, &ro->request, "request", found);
+	found = scan_blob(f, &ro->response, "response", found);
+	for (i = 0; found >= 0 && i < sn->t.nfiles; i++) {
+		aptix_buf_clear(&what);
+		aptix_buf_printf(&what, "file '%s'", sn->t.files[i].path ?
+				 sn->t.files[i].path : "");
+		found = scan_blob(f, &sn->files[i], what.ptr, found);
+	}
+	for (i = 0; found >= 0 && i < sn->t.nchunks; i++)
+		found = scan_blob(f, &sn->chunks[i], "retrieved chunk", found);
+	for (i = 0; found >= 0 && i < sn->ncalls; i++) {
+		aptix_record_data d = { sn->calls[i].arguments,
+			sn->calls[i].arguments ?
+			strlen(sn->calls[i].arguments) : 0 };
+
+		found = scan_blob(f, &d, "tool call's arguments", found);
+	}
+	for (i = 0; found >= 0 && i < sn->nresults; i++) {
+		found = scan_blob(f, &sn->rr[i].out, "tool's stdout", found);
+		found = scan_blob(f, &sn->rr[i].err, "tool's stderr", found);
+		found = scan_blob(f, &sn->rr[i].output, "tool's output",
+				  found);
+	}
+	aptix_buf_release(&what);
+	return found;
+}
+
 static int snapshot(struct imp_file *f, json_t *rec)
 {
 	aptix_record_options ro = APTIX_RECORD_OPTIONS_INIT;
@@ -244,8 +292,13 @@ static int snapshot(struct imp_file *f, json_t *rec)
 	if (!imp_str(rec, "id") ||
 	    aptix_oid_fromstr(&expect, imp_str(rec, "id")) < 0)
 		r = bad("a snapshot line", "no id");
-	else if ((r = snap_read(&ro, &sn, rec)) == 0)
+	else if ((r = snap_read(&ro, &sn, rec)) == 0 &&
+		 (r = credentials(f, &ro, &sn)) == 1) {
+		imp_partial(f, 1);	/* skipped */
+		r = 0;
+	} else if (r == 0) {
 		r = imp_record_given(f, &ro, &expect);
+	}
 	if (r == APTIX_EINVALID || r == APTIX_ECORRUPT ||
 	    r == APTIX_EVERSION) {
 		imp_warn(f, 0, "%s: not imported", aptix_error_last()->message);
@@ -318,6 +371,6 @@ static int json_record(struct imp_file *f, json_t *rec)
 }
 
 const struct imp_tool aptix__imp_json = {
-	"json", json_match, json_prescan, json_begin, json_record, json_end,
+	"json", json_match, imp_prescan_none, json_begin, json_record, json_end,
 	json_release, NULL, NULL
 };

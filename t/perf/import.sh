@@ -9,9 +9,20 @@
 # of the store (json, markdown) and `aptix import json` of that export
 # into an empty store, which must then hold the same objects.
 #
+# Last, the issue's 1 GB: a corpus of Codex and Claude Code transcripts
+# generated with a seed (t/perf/gen-transcripts.py: the fixtures' records
+# with their own ids, times and text of realistic, long-tailed lengths,
+# so that sessions do not deduplicate as copies do), imported: MB of
+# source per second (wall and CPU), the Jansson parse of the same lines,
+# peak memory, store bytes against source bytes, and a second import.
+#
 #	sh t/perf/import.sh    APTIX=path/to/aptix  [CC=cc]
 #	BENCH_IMPORT_COPIES=N  copies of the fixtures (default 400, ~30 MB;
 #	                       the issue's 1 GB is about 13,000)
+#	BENCH_IMPORT_MB=N      MB of the generated corpus (default 1024; 0:
+#	                       not run)
+#	BENCH_IMPORT_SEED=N    its seed (default 25)
+#	BENCH_IMPORT_ONLY=gen  only the generated corpus
 set -eu
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 PERF_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -63,6 +74,52 @@ peak_kb() { # command...: its peak resident memory in KB (- if unknown)
 		echo -
 	fi
 }
+
+# generated MB SEED: the seeded corpus of MB MB, imported (see the top)
+generated() {
+	rm -rf "$W/c" "$W/s" && mkdir -p "$W/s"
+	echo
+	echo "aptix import: a generated corpus of $1 MB (seed $2)"
+	s=$(now)
+	python3 "$PERF_DIR/gen-transcripts.py" "$FIX" "$W/c" "$1" "$2"
+	e=$(now)
+	echo "generated in $(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.0f", b - a }') s"
+	(cd "$W/s" && "$APTIX" init -q)
+	src=$(find "$W/c" -name '*.jsonl' -exec cat {} + | wc -c)
+	printf '%-34s %10s %10s %10s %10s %10s\n' "" "source MB" "seconds" \
+		"MB/s" "CPU s" "peak KB"
+	find "$W/c" -name '*.jsonl' | sort >"$W/files"
+	s=$(now); xargs "$W/jsonl-parse" <"$W/files" >/dev/null; e=$(now)
+	t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
+	printf '%-34s %10s %10s %10s\n' "parse the lines (Jansson)" \
+		"$(mib "$src")" "$t" "$(awk -v b="$src" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')"
+	for pass in first again; do
+		cpu=0 peak=0
+		s=$(now)
+		for tool in codex claude; do
+			(cd "$W/s" && /usr/bin/time -f '%U %S %M' -o "$W/tm" \
+				"$APTIX" import -q $tool "$W/c/$tool" >/dev/null)
+			set -- $(tail -n 1 "$W/tm")
+			cpu=$(awk -v c="$cpu" -v u="$1" -v y="$2" 'BEGIN { printf "%.1f", c + u + y }')
+			[ "$3" -gt "$peak" ] && peak=$3
+		done
+		e=$(now)
+		t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
+		printf '%-34s %10s %10s %10s %10s %10s\n' "aptix import ($pass)" \
+			"$(mib "$src")" "$t" \
+			"$(awk -v b="$src" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')" \
+			"$cpu" "$peak"
+	done
+	store=$(alloc_bytes "$W/s/.aptix")
+	turns=$(cd "$W/s" && "$APTIX" log --all --format=%H | wc -l)
+	echo "store: $(mib "$store") MB on disk for $(mib "$src") MB of source" \
+		"($(ratio "$store" "$src") of it), $turns snapshots"
+}
+
+if [ "${BENCH_IMPORT_ONLY:-}" = gen ]; then
+	generated "${BENCH_IMPORT_MB:-1024}" "${BENCH_IMPORT_SEED:-25}"
+	exit 0
+fi
 
 echo
 echo "aptix import: $COPIES copies of the Codex and Claude Code fixtures"
@@ -125,3 +182,7 @@ for n in $((COPIES / 4)) $COPIES; do
 	(cd "$W/s" && "$APTIX" init -q)
 	echo "  $n copies: $(cd "$W/s" && peak_kb "$APTIX" import -q claude "$W/c/claude-code-2.1.328")"
 done
+
+if [ "${BENCH_IMPORT_MB:-1024}" != 0 ]; then
+	generated "${BENCH_IMPORT_MB:-1024}" "${BENCH_IMPORT_SEED:-25}"
+fi

@@ -58,6 +58,8 @@ static const char *const log_usage[] = {
 #define NONE UINT32_MAX
 #define SHORT_ID 12
 #define SHORT_CONV 8
+#define DECORATE_UNSET -2	/* no --decorate: log.decorate says */
+#define DECORATE_AUTO -1	/* on a terminal */
 
 #define C_RESET "\033[m"
 #define C_ID "\033[33m"
@@ -97,7 +99,7 @@ struct log {
 	aptix_oid head_id;
 
 	int show_failed, all, max_count, reverse, color, use_graph;
-	int decorate;			/* 0 no, 1 short (default), 2 full */
+	int decorate;			/* 0 no, 1 short, 2 full */
 	int skip, skipped;		/* --skip: how many, and done */
 	char **paths;			/* -- <path>...: turns that sent them */
 	int npaths;
@@ -1379,13 +1381,36 @@ static int pretty_cb(const struct option *opt, const char *arg, int unset)
 	return set_format(fmt_target->kind, fmt_target->user_fmt, arg);
 }
 
+/*
+ * Whether to name conversations, as git's log.decorate: the option,
+ * else the config, else (auto) when stdout is a terminal, asked before
+ * a pager takes it.
+ */
+static int decoration(int opt, aptix_repo *repo)
+{
+	aptix_config *cfg = NULL;
+	const char *v = NULL;
+
+	if (opt == DECORATE_UNSET) {
+		if (aptix_config_open(&cfg, repo) < 0)
+			die_aptix();
+		v = aptix_config_get(cfg, "log.decorate");
+		opt = !v || !strcmp(v, "auto") ? DECORATE_AUTO :
+			!strcmp(v, "no") ? 0 : !strcmp(v, "full") ? 2 : 1;
+		aptix_config_free(cfg);
+	}
+	return opt == DECORATE_AUTO ? cli_isatty_stdout() : opt;
+}
+
 static int decorate_cb(const struct option *opt, const char *arg, int unset)
 {
 	int *decorate = opt->value;
 
 	if (unset || (arg && !strcmp(arg, "no")))
 		*decorate = 0;
-	else if (!arg || !strcmp(arg, "short") || !strcmp(arg, "auto"))
+	else if (arg && !strcmp(arg, "auto"))
+		*decorate = DECORATE_AUTO;
+	else if (!arg || !strcmp(arg, "short"))
 		*decorate = 1;
 	else if (!strcmp(arg, "full"))
 		*decorate = 2;
@@ -1647,9 +1672,9 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 			       "--format (alone: medium)", PARSE_OPT_OPTARG,
 			       pretty_cb),
 		OPT_CALLBACK_F(0, "decorate", &lg.decorate, "how", "name the "
-			       "conversations at each session: short "
-			       "(default), full or no", PARSE_OPT_OPTARG,
-			       decorate_cb),
+			       "conversations at each session: short, full, "
+			       "no or auto (default: log.decorate, else on "
+			       "a terminal)", PARSE_OPT_OPTARG, decorate_cb),
 		OPT_CALLBACK_F(0, "color", &when, "when", "use colors: "
 			       "always, never or auto (default)",
 			       PARSE_OPT_OPTARG, color_cb),
@@ -1667,7 +1692,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	lg.show_failed = 1;
 	lg.max_count = -1;
 	lg.kind = FMT_MEDIUM;
-	lg.decorate = 1;
+	lg.decorate = DECORATE_UNSET;
 	fo.kind = &lg.kind;
 	fo.user_fmt = &lg.user_fmt;
 	fmt_target = &fo;
@@ -1689,10 +1714,13 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	if (json)
 		lg.json = view_json_array();
 	lg.color = when < 0 ? cli_color_enabled(STDOUT_FILENO) : when;
+	lg.decorate = decoration(lg.decorate, repo);
 	compile_greps(&lg, &greps, extended);
 	aptix_strlist_release(&greps);
 
-	load_heads(&lg);
+	/* the names each session gets: read every ref only to show them */
+	if (lg.decorate || lg.kind == FMT_USER)
+		load_heads(&lg);
 	if (aptix_revwalk_new(&lg.walk, repo) < 0)
 		die_aptix();
 	aptix_revwalk_set_flags(lg.walk, (lg.show_failed ?

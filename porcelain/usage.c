@@ -132,7 +132,7 @@ static int conv_cb(const aptix_conv_info *ci, void *payload)
 	snprintf(c->id, sizeof(c->id), "%s", ci->id);
 	snprintf(c->title, sizeof(c->title), "%s", ci->title);
 	c->updated_at = ci->updated_at;
-	c->has_usage = ci->has_usage;
+	c->has_usage = ci->has_usage || !ci->turns;	/* none to sum */
 	c->nusage = ci->nusage;
 	memcpy(c->usage, ci->usage, ci->nusage * sizeof(*ci->usage));
 	c->parent = -1;

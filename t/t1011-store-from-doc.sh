@@ -58,7 +58,7 @@ test_expect_success 'fsck --full finds nothing wrong' '
 '
 
 test_expect_success 'log reads the session records' '
-	aptix log --oneline >log &&
+	aptix log --oneline --decorate >log &&
 	test_line_count = 40 log &&
 	head -n 1 log >actual &&
 	echo "$(printf %.12s $head) (HEAD -> c1) Question 40 about the parser" >expect &&

@@ -42,6 +42,9 @@ test_lazy_prereq TTY '
 #   c5:  r [failed], the conversation's only turn: it has no head
 test_expect_success setup '
 	aptix init -q &&
+	# names on every output, as on a terminal (the default, auto,
+	# names them there only: t3012)
+	aptix config log.decorate short &&
 	test_tick && a1=$(make_session c1 "first instruction") &&
 	test_tick && b1=$(make_session c3 "unrelated start") &&
 	test_tick && a2=$(make_session c1 "second instruction" $a1) &&

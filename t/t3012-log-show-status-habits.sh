@@ -88,10 +88,28 @@ test_expect_success 'log -- <path>: relative to the current directory, as in git
 	test_line_count = 3 all
 '
 
-test_expect_success 'log --decorate, --no-decorate, --decorate=full' '
+test_expect_success 'log --decorate, --no-decorate, --decorate=full; log.decorate, auto as git' '
+	# auto (the default) names conversations on a terminal only
 	aptix log --oneline -n1 >actual &&
+	echo "$(short $s4) a changed" >expect &&
+	test_cmp expect actual &&
+	aptix log --oneline --decorate=auto -n1 >actual &&
+	test_cmp expect actual &&
+	if script -qec "test -t 1" /dev/null </dev/null
+	then
+		script -qec "aptix log --oneline -n1 --color=never" /dev/null \
+			</dev/null | tr -d "\r" >actual &&
+		echo "$(short $s4) (HEAD -> ${conv%"${conv#????????}"}) a changed" >expect &&
+		test_cmp expect actual
+	fi &&
+	aptix -c log.decorate=short log --oneline -n1 >actual &&
 	echo "$(short $s4) (HEAD -> ${conv%"${conv#????????}"}) a changed" >expect &&
 	test_cmp expect actual &&
+	aptix -c log.decorate=short log --oneline --no-decorate -n1 >actual &&
+	echo "$(short $s4) a changed" >no &&
+	test_cmp no actual &&
+	test_must_fail aptix config log.decorate sideways 2>err &&
+	grep "log.decorate" err &&
 	aptix log --oneline --decorate -n1 >actual &&
 	test_cmp expect actual &&
 	aptix log --oneline --no-decorate -n1 >actual &&
@@ -163,7 +181,7 @@ test_expect_success 'log --first-parent: the chain only, no failed attempt besid
 
 test_expect_success 'log -g: the reflog, newest first, with its selector' '
 	aptix reflog >reflog &&
-	aptix log -g --oneline >actual &&
+	aptix log -g --oneline --decorate >actual &&
 	test_line_count = $(wc -l <reflog) actual &&
 	head -n1 actual >first &&
 	echo "$(short $s4) (HEAD -> ${conv%"${conv#????????}"}) HEAD@{0}: continue: a changed" >expect &&

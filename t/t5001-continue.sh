@@ -85,7 +85,7 @@ test_expect_success 'third turn carries the second response id' '
 '
 
 test_expect_success 'log --oneline shows the three turns' '
-	aptix log --oneline >log &&
+	aptix log --oneline --decorate >log &&
 	test_line_count = 3 log &&
 	sed -e "s/^[0-9a-f]\{12\} //" -e "s/^(HEAD -> [^)]*) //" log >actual &&
 	test_write_lines "third question" "second question" "first question" >expect &&

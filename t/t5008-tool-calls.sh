@@ -170,7 +170,7 @@ test_expect_success 'show --json: tool_calls and tool_results' '
 '
 
 test_expect_success 'log --tools marks the turns; -S and --grep search calls' '
-	aptix log --oneline --tools >log &&
+	aptix log --oneline --decorate --tools >log &&
 	grep "^$(printf %.12s $s1) \[1 tool call\] list the files$" log &&
 	grep "^$(printf %.12s $s2) (HEAD -> [^)]*) \[1 tool result\] $" log &&
 	aptix log --oneline -S "\"ls\"" >found &&

@@ -34,6 +34,9 @@
 	{ name, APTIX_CONFIG_URL, dflt, 0, 0, NULL, 0, doc }
 
 static const char *const rag_backends[] = { "local", "qdrant", NULL };
+static const char *const decorations[] = {
+	"auto", "short", "full", "no", NULL
+};
 /* the store backends this build can open a store with (repo.c) */
 static const char *const storage_backends[] = {
 	"lmdb", "postgresql", NULL
@@ -91,6 +94,10 @@ static const aptix_config_key keys[] = {
 	STRING("gc.reflog-expire", "never", APTIX_CONFIG_NONEMPTY,
 	       "gc deletes reflog entries older than this (a date as "
 	       "--since takes it; now; never)"),
+	/* git's log.decorate: names on a terminal, plain in a pipe */
+	ENUM("log.decorate", "auto", decorations,
+	     "name the conversations at each session in log: auto (on a "
+	     "terminal), short, full or no"),
 	URL("openai.base-url", "https://api.openai.com/v1",
 	    "the OpenAI API (OPENAI_BASE_URL overrides)"),
 	DURATION("openai.chain-ttl", "30d",

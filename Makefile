@@ -292,7 +292,7 @@ DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
 	libmicrohttpd-dev chromium libedit-dev tmux scdoc zsh fish \
 	postgresql libpq-dev python3-jsonschema libsqlite3-dev libzstd-dev \
-	libsodium-dev
+	libsodium-dev nodejs
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -306,7 +306,13 @@ deps:
 			$$missing >/dev/null; \
 	fi
 	@# test-only: the ACP TypeScript SDK (t8202) and s3rver (t0233),
-	@# pinned by the lockfile
+	@# pinned by the lockfile; Debian's nodejs comes without npm (a
+	@# NodeSource nodejs, as on the CI machine, has it)
+	@if ! command -v npm >/dev/null 2>&1; then \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			npm >/dev/null || true; \
+	fi
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix t --no-audit --no-fund --loglevel=error; \
 	else \

@@ -386,6 +386,23 @@ test_expect_success 'after --no-files the chain still has the files' '
 	! grep -F MAIN_V1 m
 '
 
+test_expect_success '--no-files --file: only the files named' '
+	n=$(request_count) &&
+	echo "int other(void) { return 7; } /* OTHER_NAMED */" >ws/other.c &&
+	cp ws/util.c util.c.saved &&
+	echo "changed /* UTIL_CHANGED */" >>ws/util.c &&
+	aptix -C ws continue --no-files --file other.c -m "only other" >out 2>err &&
+	msg $((n + 1)) >m &&
+	grep "^Active file other.c (" m &&
+	grep -F OTHER_NAMED m &&
+	! grep -F UTIL_CHANGED m &&
+	files_of HEAD | cut -d"|" -f1 >actual &&
+	echo other.c >expect &&
+	test_cmp expect actual &&
+	git -C ws checkout -q other.c &&
+	mv util.c.saved ws/util.c
+'
+
 test_expect_success '--file ../outside: a warning, the turn goes on' '
 	n=$(request_count) &&
 	aptix -C ws continue --file ../outside -m "outside" >out 2>err &&

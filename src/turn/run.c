@@ -541,8 +541,10 @@ int aptix_run_gather(aptix_run *run, const aptix_gather_options *g)
 	if (run->state != APTIX_RUN_BEGUN || run->context_given)
 		return wrong_state(run, "gather");
 	run->context_given = 1;
-	if (g->files) {
+	/* named files are sent without the working copy's (--no-files) */
+	if (g->files || g->scan.npaths || g->scan.files_from) {
 		so = g->scan;
+		so.no_git |= !g->files;
 		if (!so.root)
 			so.root = aptix_repo_workdir(run->repo);
 		if (!so.cfg)

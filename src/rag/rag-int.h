@@ -36,8 +36,8 @@
 #include "util/common.h"
 #include "repo/repo.h"
 #include "aptix/rag.h"
+#include "util/tokens.h"
 
-#define RAG_TERM_MAX 64			/* longer tokens are cut */
 #define RAG_CHUNK_MAX_BYTES (16 << 10)	/* a chunk ends before this */
 /*
  * Files per batch (one write transaction for the local backend), or this
@@ -56,56 +56,6 @@
 #define RAG_KEY_PATH_CUT 400
 
 enum rag_backend { RAG_LOCAL = 0, RAG_QDRANT = 1 };
-
-/* --- Tokens ------------------------------------------------------------ */
-
-typedef int (*aptix_rag__term_cb)(const char *term, size_t len,
-				  void *payload);
-
-/*
- * The code-aware tokens of a text, in order: each identifier (a run of
- * letters, digits, '_' and non-ASCII bytes) lowercased and split at '_',
- * at camelCase / PascalCase boundaries (HTTPServer: http, server) and
- * between letters and digits; the whole identifier too when it has
- * several parts. Tokens of fewer than 2 bytes are dropped; longer than
- * RAG_TERM_MAX are cut. A non-zero return of cb stops and is returned.
- */
-int aptix_rag__tokenize(const char *text, size_t len,
-			aptix_rag__term_cb cb, void *payload);
-
-/* A string-keyed hash map with a number per key. */
-struct rag_smap_ent {
-	char *key;
-	uint32_t h;
-	uint32_t val;
-};
-
-struct rag_smap {
-	struct rag_smap_ent *v;
-	size_t n, cap;
-};
-
-/* The entry of key (n bytes), created with val 0 when missing; NULL on
- * OOM. The pointer is valid until the next call. */
-struct rag_smap_ent *aptix_rag__smap_get(struct rag_smap *m, const char *key,
-					 size_t n);
-void aptix_rag__smap_release(struct rag_smap *m);
-
-struct rag_tf {
-	char *term;
-	uint32_t tf;
-};
-
-/* The distinct terms of a text with their frequencies, sorted. */
-typedef struct {
-	struct rag_tf *v;
-	size_t n;
-	uint32_t len;			/* number of tokens */
-} aptix_rag__terms;
-
-int aptix_rag__count_terms(aptix_rag__terms *out, const char *text,
-			   size_t len);
-void aptix_rag__terms_release(aptix_rag__terms *t);
 
 /* --- Chunks ------------------------------------------------------------ */
 
@@ -200,7 +150,7 @@ struct rag_file_op {
 	aptix_buf content;
 	aptix_rag__chunk *chunks;
 	size_t nchunks;
-	aptix_rag__terms *terms;	/* local: per chunk */
+	aptix__terms *terms;	/* local: per chunk */
 };
 
 struct rag_batch {

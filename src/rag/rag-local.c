@@ -32,8 +32,6 @@
 
 #define DOC_VERSION 1
 #define STATS_VERSION 1
-#define BM25_K1 1.2
-#define BM25_B 0.75
 
 struct stats {
 	uint64_t chunks, tokens, files;
@@ -191,7 +189,7 @@ struct apply {
 	const aptix_buf *ns;		/* of the manifests */
 	struct rag_batch *b;
 	/* the state of one attempt (the store may replay the write) */
-	struct rag_smap map;		/* term -> index + 1 into pend */
+	struct aptix__smap map;		/* term -> index + 1 into pend */
 	struct pend *pend;
 	size_t npend, apend;
 	struct stats st;
@@ -210,13 +208,13 @@ static void apply_reset(struct apply *a)
 	free(a->pend);
 	a->pend = NULL;
 	a->npend = a->apend = 0;
-	aptix_rag__smap_release(&a->map);
+	aptix__smap_release(&a->map);
 	memset(&a->c, 0, sizeof(a->c));
 }
 
 static struct pend *pend_get(struct apply *a, const char *term)
 {
-	struct rag_smap_ent *e = aptix_rag__smap_get(&a->map, term,
+	struct aptix__smap_ent *e = aptix__smap_get(&a->map, term,
 						     strlen(term));
 	struct pend *p;
 
@@ -264,7 +262,7 @@ static int remove_doc(struct apply *a, aptix_store_wtxn *w, uint32_t docnum)
 {
 	aptix_store *s = a->repo->store;
 	unsigned char key[5];
-	aptix_rag__terms terms;
+	aptix__terms terms;
 	struct doc d;
 	size_t i;
 	int r;
@@ -276,11 +274,12 @@ static int remove_doc(struct apply *a, aptix_store_wtxn *w, uint32_t docnum)
 	if (r < 0 || (r = doc_decode(&d, a->val.ptr, a->val.len)) < 0 ||
 	    (r = doc_text(&a->tmp, &d)) < 0)
 		return r;
-	if ((r = aptix_rag__count_terms(&terms, a->tmp.ptr, a->tmp.len)) < 0)
+	if ((r = aptix__count_terms(&terms, a->tmp.ptr, a->tmp.len,
+				      APTIX_TOK_PARTS)) < 0)
 		return r;
 	for (i = 0; i < terms.n && r == 0; i++)
 		r = pend_rem(a, terms.v[i].term, docnum);
-	aptix_rag__terms_release(&terms);
+	aptix__terms_release(&terms);
 	if (r < 0)
 		return r;
 	if (a->st.chunks)
@@ -296,7 +295,7 @@ static int add_doc(struct apply *a, aptix_store_wtxn *w,
 {
 	aptix_store *s = a->repo->store;
 	const aptix_rag__chunk *c = &op->chunks[i];
-	const aptix_rag__terms *t = &op->terms[i];
+	const aptix__terms *t = &op->terms[i];
 	const char *lang = aptix_rag__language(op->path);
 	unsigned char key[5], h[32];
 	aptix_oid hash;
@@ -691,20 +690,16 @@ static int score_term(struct acc *acc, const aptix_buf *post, double N,
 
 	if (aptix_rag__get_varint(&count, &p, end) < 0)
 		return -1;
-	idf = aptix__ln(1 + (N - (double)count + 0.5) / ((double)count + 0.5));
+	idf = aptix__bm25_idf(N, (double)count);
 	for (i = 0; i < count; i++) {
-		double f, norm;
-
 		if (aptix_rag__get_varint(&dd, &p, end) < 0 ||
 		    aptix_rag__get_varint(&tf, &p, end) < 0 ||
 		    aptix_rag__get_varint(&len, &p, end) < 0 ||
 		    dd > UINT32_MAX - doc)
 			return -1;
 		doc += (uint32_t)dd;
-		f = (double)tf;
-		norm = 1 - BM25_B + BM25_B * (double)len / avgdl;
-		if (acc_add(acc, doc, idf * f * (BM25_K1 + 1) /
-			    (f + BM25_K1 * norm)) < 0)
+		if (acc_add(acc, doc, aptix__bm25(idf, (double)tf,
+						  (double)len, avgdl)) < 0)
 			return APTIX_ERROR;
 	}
 	return 0;
@@ -741,7 +736,7 @@ static int local_query(aptix_chunk_set *out, struct aptix_rag_backend *b,
 	aptix_store *s = b->repo->store;
 	aptix_buf v = APTIX_BUF_INIT, key = APTIX_BUF_INIT;
 	aptix_buf text = APTIX_BUF_INIT;
-	aptix_rag__terms terms;
+	aptix__terms terms;
 	struct stats st;
 	struct acc acc;
 	size_t i, k, found = 0;
@@ -761,8 +756,8 @@ static int local_query(aptix_chunk_set *out, struct aptix_rag_backend *b,
 	if (!st.chunks)
 		goto done;
 	avgdl = st.tokens ? (double)st.tokens / (double)st.chunks : 1;
-	if ((r = aptix_rag__count_terms(&terms, q->text,
-					strlen(q->text))) < 0)
+	if ((r = aptix__count_terms(&terms, q->text, strlen(q->text),
+				      APTIX_TOK_PARTS)) < 0)
 		goto done;
 	for (i = 0; i < terms.n; i++) {
 		aptix_buf_set(&key, "t", 1);
@@ -837,7 +832,7 @@ static int local_query(aptix_chunk_set *out, struct aptix_rag_backend *b,
 	}
 done:
 	free(acc.v);
-	aptix_rag__terms_release(&terms);
+	aptix__terms_release(&terms);
 	aptix_buf_release(&v);
 	aptix_buf_release(&key);
 	aptix_buf_release(&text);

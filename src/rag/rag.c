@@ -21,71 +21,6 @@
 #include <unistd.h>
 
 
-/* --- A string-keyed hash map -------------------------------------------- */
-
-static uint32_t fnv1a(const char *s, size_t n)
-{
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
-	}
-	return h;
-}
-
-static int smap_grow(struct rag_smap *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 64, i, k;
-	struct rag_smap_ent *v = aptix__calloc(cap, sizeof(*v));
-
-	if (!v)
-		return APTIX_ERROR;
-	for (i = 0; i < m->cap; i++) {
-		if (!m->v[i].key)
-			continue;
-		for (k = m->v[i].h & (cap - 1); v[k].key;
-		     k = (k + 1) & (cap - 1))
-			;
-		v[k] = m->v[i];
-	}
-	free(m->v);
-	m->v = v;
-	m->cap = cap;
-	return 0;
-}
-
-struct rag_smap_ent *aptix_rag__smap_get(struct rag_smap *m, const char *key,
-					 size_t n)
-{
-	uint32_t h = fnv1a(key, n);
-	size_t k;
-
-	if ((m->n + 1) * 2 > m->cap && smap_grow(m) < 0)
-		return NULL;
-	for (k = h & (m->cap - 1); m->v[k].key; k = (k + 1) & (m->cap - 1))
-		if (m->v[k].h == h && !strncmp(m->v[k].key, key, n) &&
-		    !m->v[k].key[n])
-			return &m->v[k];
-	if (!(m->v[k].key = aptix__strndup(key, n)))
-		return NULL;
-	m->v[k].h = h;
-	m->v[k].val = 0;
-	m->n++;
-	return &m->v[k];
-}
-
-void aptix_rag__smap_release(struct rag_smap *m)
-{
-	size_t i;
-
-	for (i = 0; i < m->cap; i++)
-		free(m->v[i].key);
-	free(m->v);
-	memset(m, 0, sizeof(*m));
-}
-
 /* ------------------------------------------------------------------ */
 /* Settings                                                             */
 /* ------------------------------------------------------------------ */
@@ -386,7 +321,7 @@ static void op_release(struct rag_file_op *op)
 	aptix_buf_release(&op->content);
 	if (op->terms)
 		for (i = 0; i < op->nchunks; i++)
-			aptix_rag__terms_release(&op->terms[i]);
+			aptix__terms_release(&op->terms[i]);
 	free(op->terms);
 	free(op->chunks);
 	memset(op, 0, sizeof(*op));
@@ -565,10 +500,11 @@ static int prepare_op(struct indexer *ix, struct rag_file_op *op)
 	if (!(op->terms = aptix__calloc(op->nchunks, sizeof(*op->terms))))
 		return APTIX_ERROR;
 	for (i = 0; i < op->nchunks; i++)
-		if ((r = aptix_rag__count_terms(&op->terms[i],
-						op->content.ptr +
-						op->chunks[i].off,
-						op->chunks[i].len)) < 0)
+		if ((r = aptix__count_terms(&op->terms[i],
+					       op->content.ptr +
+					       op->chunks[i].off,
+					       op->chunks[i].len,
+					       APTIX_TOK_PARTS)) < 0)
 			return r;
 	return 0;
 }
@@ -1174,8 +1110,8 @@ int aptix_rag_retrieve(aptix_chunk_set *out, aptix_repo *repo,
 	required = s.required;
 	n0 = out->n;
 	memset(&rq, 0, sizeof(rq));
-	if (!q->query || aptix_rag__tokenize(q->query, strlen(q->query),
-					     has_terms_cb, NULL) != 1) {
+	if (!q->query || aptix__tokenize(q->query, strlen(q->query),
+					 APTIX_TOK_PARTS, has_terms_cb, NULL) != 1) {
 		r = 0;
 		goto done;
 	}

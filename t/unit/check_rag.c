@@ -82,8 +82,8 @@ static void check_tokens(const char *text, const char *want)
 {
 	aptix_buf b = APTIX_BUF_INIT;
 
-	ck_assert_int_eq(aptix_rag__tokenize(text, strlen(text), collect_cb,
-					     &b), 0);
+	ck_assert_int_eq(aptix__tokenize(text, strlen(text), APTIX_TOK_PARTS,
+					 collect_cb, &b), 0);
 	ck_assert_msg(!strcmp(b.ptr, want), "tokens of '%s': got '%s', want "
 		      "'%s'", text, b.ptr, want);
 	aptix_buf_release(&b);
@@ -104,14 +104,14 @@ START_TEST(test_tokenize)
 	check_tokens("if (a->b == c) return -1;", "if return");
 	check_tokens("caf\xc3\xa9 na\xc3\xafve", "caf\xc3\xa9 na\xc3\xafve");
 	check_tokens("", "");
-	/* long tokens are cut at RAG_TERM_MAX bytes */
+	/* long tokens are cut at APTIX_TERM_MAX bytes */
 	{
-		char in[200], want[RAG_TERM_MAX + 1];
+		char in[200], want[APTIX_TERM_MAX + 1];
 
 		memset(in, 'a', sizeof(in) - 1);
 		in[sizeof(in) - 1] = '\0';
-		memset(want, 'a', RAG_TERM_MAX);
-		want[RAG_TERM_MAX] = '\0';
+		memset(want, 'a', APTIX_TERM_MAX);
+		want[APTIX_TERM_MAX] = '\0';
 		check_tokens(in, want);
 	}
 }
@@ -119,10 +119,10 @@ END_TEST
 
 START_TEST(test_count_terms)
 {
-	aptix_rag__terms t;
+	aptix__terms t;
 	const char *text = "readFile(readBuffer); read_file();";
 
-	ck_assert_int_eq(aptix_rag__count_terms(&t, text, strlen(text)), 0);
+	ck_assert_int_eq(aptix__count_terms(&t, text, strlen(text), APTIX_TOK_PARTS), 0);
 	/* read file readfile read buffer readbuffer read file read_file */
 	ck_assert_uint_eq(t.len, 9);
 	ck_assert_uint_eq(t.n, 6);
@@ -134,7 +134,7 @@ START_TEST(test_count_terms)
 	ck_assert_str_eq(t.v[3].term, "read_file");
 	ck_assert_str_eq(t.v[4].term, "readbuffer");
 	ck_assert_str_eq(t.v[5].term, "readfile");
-	aptix_rag__terms_release(&t);
+	aptix__terms_release(&t);
 }
 END_TEST
 

@@ -60,6 +60,7 @@
 #include "aptix/repo.h"
 #include "aptix/refs.h"
 #include "aptix/index.h"
+#include "aptix/search.h"
 #include "aptix/revparse.h"
 #include "aptix/config.h"
 #include "aptix/context.h"

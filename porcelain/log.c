@@ -116,6 +116,7 @@ struct log {
 	const char *pickaxe;		/* -S */
 	regex_t *greps;			/* --grep, any of them */
 	size_t ngreps;
+	aptix_search_filter *filter;	/* which sessions may match them */
 	int ignore_case, patch, no_walk;
 	uint32_t text_k;		/* whose texts instr/answer hold */
 	aptix_buf instr, answer;
@@ -292,6 +293,15 @@ static int wanted(struct log *lg, uint32_t k)
 		return 0;
 	if (!lg->pickaxe && !lg->ngreps)
 		return 1;
+	/* the search index rules out those that cannot match */
+	if (lg->filter) {
+		int may = aptix_search_filter_may(lg->filter, &rec(lg, k)->id);
+
+		if (may < 0)
+			die_aptix();
+		if (!may)
+			return 0;
+	}
 	load_texts(lg, k);
 	/* the tool calls' arguments and outputs are searched too */
 	if (lg->pickaxe && !holds(lg, &lg->instr, lg->pickaxe) &&
@@ -1505,6 +1515,47 @@ static void compile_greps(struct log *lg, const aptix_strlist *pats,
 	}
 }
 
+/* Does a --grep pattern match exactly its text as a substring? */
+static int literal(const char *p, int extended)
+{
+	for (; *p; p++)
+		if (strchr(extended ? ".[]()*+?{}|^$\\\n" : ".[]*^$\\\n", *p))
+			return 0;
+	return 1;
+}
+
+/*
+ * The search index, when the store has one, finds the sessions that
+ * may hold -S's text and one of the --grep patterns that are plain
+ * text; wanted() still checks each exactly, so the output is the scan's.
+ */
+static void use_index(struct log *lg, const aptix_strlist *pats, int extended)
+{
+	size_t i;
+	int r;
+
+	if (!lg->pickaxe && !pats->nr)
+		return;
+	r = aptix_search_filter_new(&lg->filter, lg->repo, lg->ignore_case ?
+				    APTIX_SEARCH_ICASE : 0);
+	if (r == APTIX_ENOTFOUND)
+		return;		/* none: every session is read */
+	if (r < 0 || (lg->pickaxe &&
+		      aptix_search_filter_any(lg->filter, &lg->pickaxe, 1) < 0))
+		die_aptix();
+	for (i = 0; i < pats->nr && literal(pats->items[i], extended); i++)
+		;
+	if (pats->nr && i == pats->nr &&
+	    aptix_search_filter_any(lg->filter,
+				    (const char *const *)pats->items,
+				    pats->nr) < 0)
+		die_aptix();
+	if (!aptix_search_filter_active(lg->filter)) {
+		aptix_search_filter_free(lg->filter);
+		lg->filter = NULL;
+	}
+}
+
 /* "A..B", "^A", or a start point. */
 static void add_arg(struct log *lg, const char *arg)
 {
@@ -1539,6 +1590,7 @@ static void log_release(struct log *lg)
 	for (i = 0; i < lg->ngreps; i++)
 		regfree(&lg->greps[i]);
 	free(lg->greps);
+	aptix_search_filter_free(lg->filter);
 	for (i = 0; i < (size_t)lg->npaths; i++)
 		free(lg->paths[i]);
 	free(lg->paths);
@@ -1716,6 +1768,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	lg.color = when < 0 ? cli_color_enabled(STDOUT_FILENO) : when;
 	lg.decorate = decoration(lg.decorate, repo);
 	compile_greps(&lg, &greps, extended);
+	use_index(&lg, &greps, extended);
 	aptix_strlist_release(&greps);
 
 	/* the names each session gets: read every ref only to show them */

@@ -15,6 +15,9 @@
 #	                                      print its id; the turn is
 #	                                      numbered <seq>, or one more
 #	                                      than its parent's
+#	make_answered <conv> <instruction> <answer> [<parent> [<files-json>]]
+#	                                      store a committed session whose
+#	                                      turn has an answer (and files)
 #	session_field <session> <key>         print a string or number field
 #	                                      of a stored turn or session
 #
@@ -68,5 +71,26 @@ make_session () {
 	turn=$(make_turn "$conv" "$text" "$seq") || return 1
 	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":0,"model_requests":0,"prompt_tokens":0,"total_tokens":0}},"status":"committed","turn":"%s","v":1}\n' \
 		"$conv" "$ms" "$parent_json" "$turn" |
+	aptix hash-object -w -t session --stdin
+}
+
+# make_answered <conv> <instruction> <answer> [<parent>] [<files-json>]:
+# a committed session whose turn has an answer (and files), at the time
+# of the fake clock
+make_answered () {
+	local seq=1 ms=${APTIX_TEST_DATE}000 ins ans turn pj='' fj=''
+	if test -n "${4-}"
+	then
+		seq=$(object_field "$(object_field "$4" turn)" seq) &&
+		seq=$((seq + 1)) &&
+		pj="\"parent\":\"$4\"," || return 1
+	fi
+	test -n "${5-}" && fj="\"files\":$5,"
+	ins=$(make_blob "$2") && ans=$(make_blob "$3") &&
+	turn=$(printf '{"answer":"%s","conversation":"%s","created_at":%s,%s"instruction":"%s","model":"gpt-5-mini","seq":%s,"status":"completed","status_at":%s,"usage":{"cached_tokens":0,"input_tokens":10,"model_requests":1,"output_tokens":5,"reasoning_tokens":0,"total_tokens":15},"v":1}\n' \
+		"$ans" "$1" "$ms" "$fj" "$ins" "$seq" "$ms" |
+		aptix hash-object -w -t turn --stdin) &&
+	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":5,"model_requests":1,"prompt_tokens":10,"total_tokens":15}},"status":"committed","turn":"%s","v":1}\n' \
+		"$1" "$ms" "$pj" "$turn" |
 	aptix hash-object -w -t session --stdin
 }

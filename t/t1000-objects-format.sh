@@ -175,6 +175,11 @@ actual () {
 	values-1) store values get values hex:0000000000000001 ;;
 	purged-leak) store values get purged "hex:$leak" ;;
 	rag-stats) store rag get rag s ;;
+	search-state) store main get search s ;;
+	search-ordinal-s2) store main get search "hex:69$(sid 2)" ;;
+	search-doc-0) store main get search hex:6f00000000 ;;
+	search-term-parser) store main get search tparser ;;
+	search-term-it) store main get search tit ;;
 	rag-doc-1) store rag get rag hex:6400000001 ;;
 	rag-postings-parse) store rag get rag tparse ;;
 	rag-manifest-main.c) store rag get rag fmain.c ;;
@@ -184,7 +189,7 @@ actual () {
 
 test_expect_success PYTHON3 'the document has its store vectors' '
 	test_line_count -gt 40 vector-script &&
-	test_line_count = 20 vectors &&
+	test_line_count = 25 vectors &&
 	! grep -v "^[a-z0-9.-]* [0-9a-f][0-9a-f]*$" vectors &&
 	test_line_count = 1 running.json
 '

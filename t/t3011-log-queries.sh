@@ -5,27 +5,6 @@ and of file contents'
 . "$(dirname "$0")"/test-lib.sh
 . "$TEST_DIRECTORY"/lib-objects.sh
 
-# make_answered <conv> <instruction> <answer> [<parent>] [<files-json>]:
-# a committed session whose turn has an answer (and files), at the time
-# of the fake clock
-make_answered () {
-	local seq=1 ms=${APTIX_TEST_DATE}000 ins ans turn pj='' fj=''
-	if test -n "${4-}"
-	then
-		seq=$(object_field "$(object_field "$4" turn)" seq) &&
-		seq=$((seq + 1)) &&
-		pj="\"parent\":\"$4\"," || return 1
-	fi
-	test -n "${5-}" && fj="\"files\":$5,"
-	ins=$(make_blob "$2") && ans=$(make_blob "$3") &&
-	turn=$(printf '{"answer":"%s","conversation":"%s","created_at":%s,%s"instruction":"%s","model":"gpt-5-mini","seq":%s,"status":"completed","status_at":%s,"usage":{"cached_tokens":0,"input_tokens":10,"model_requests":1,"output_tokens":5,"reasoning_tokens":0,"total_tokens":15},"v":1}\n' \
-		"$ans" "$1" "$ms" "$fj" "$ins" "$seq" "$ms" |
-		aptix hash-object -w -t turn --stdin) &&
-	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":5,"model_requests":1,"prompt_tokens":10,"total_tokens":15}},"status":"committed","turn":"%s","v":1}\n' \
-		"$1" "$ms" "$pj" "$turn" |
-	aptix hash-object -w -t session --stdin
-}
-
 # file_json <content-blob> <sha-digit>: one active file, src/a.c
 file_json () {
 	printf '[{"binary":false,"content":"%s","path":"src/a.c","sent":true,"sha256":"%s","size":20,"too_large":false,"touched":false}]' \

@@ -39,6 +39,7 @@
 #include "repo/repo.h"
 #include "index/index.h"
 #include "aptix/index.h"
+#include "aptix/search.h"
 #include "aptix/refs.h"
 #include "aptix/oidmap.h"
 #include "store/odb-store.h"
@@ -466,6 +467,8 @@ void aptix_index__op_release(struct aptix_index_session_op *op)
 {
 	aptix_session_release(&op->session);
 	aptix_index__delta_release(&op->delta);
+	aptix__terms_release(&op->search);
+	op->search_ready = 0;
 }
 
 /* A version 1 record stays one until reindex (its counts are partial). */
@@ -744,6 +747,10 @@ int aptix_index__prepare(struct aptix_index_session_op *op,
 	}
 	r = 0;
 done:
+	if (r == 0 && op->want_search &&
+	    (r = aptix_index__search_prepare(&op->search, rd, &op->session,
+					     t)) == 0)
+		op->search_ready = 1;
 	aptix_turn_release(&own);
 	aptix_buf_release(&buf);
 	return r;
@@ -1975,6 +1982,9 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 	r = repo->backend->transaction(repo->backend, rebuild_fn, &rb);
 	if (!r && nsessions)
 		*nsessions = rb.n;
+	/* then the words, from the records just made (a write of its own) */
+	if (!r)
+		r = aptix_search_rebuild(repo, NULL);
 done:
 	for (i = 0; i < rb.n; i++) {
 		aptix_index__op_release(rb.ops[i]);

@@ -8,6 +8,7 @@
 #include "repo/repo.h"
 #include "aptix/index.h"
 #include "aptix/sys/index_backend.h"
+#include "util/tokens.h"
 
 /* Index maintenance inside a write (index.c). */
 /*
@@ -142,6 +143,9 @@ int aptix_index__conv_usage_decode(aptix_conv_info *ci,
 struct aptix_index_session_op {
 	aptix_oid id;
 	aptix_session session;	/* parsed */
+	int want_search;	/* prepare its words too (a write) */
+	int search_ready;	/* ... it did */
+	aptix__terms search;	/* the words of its texts */
 	aptix_turn_status turn_status;
 	struct aptix_index_usage usage;
 	char summary[121];
@@ -212,5 +216,17 @@ int aptix_index__prepare(struct aptix_index_session_op *op,
 			 const struct aptix_index_reader *rd,
 			 int strict, const aptix_oid *id, const void *data,
 			 size_t len, const aptix_turn *turn);
+
+/* The search index (search.c): the words of a session's texts. */
+int aptix_index__search_prepare(aptix__terms *out,
+				const struct aptix_index_reader *rd,
+				const aptix_session *s, const aptix_turn *t);
+/*
+ * Inside a write, after the sessions' records: the words of ops (those
+ * prepared with want_search) into the search index.
+ */
+int aptix_index__search_apply(aptix_backend_txn *tx,
+			      struct aptix_index_session_op *const *ops,
+			      size_t n);
 
 #endif

@@ -136,7 +136,7 @@
 
 static const char *const table_names[APTIX_TABLE__COUNT] = {
 	"meta", "objects", "refs", "reflog", "sessions", "children",
-	"conversations", "running", "rag", "timeline", "purged"
+	"conversations", "running", "rag", "timeline", "purged", "search"
 };
 
 /*
@@ -145,7 +145,7 @@ static const char *const table_names[APTIX_TABLE__COUNT] = {
  */
 static int table_optional(int t)
 {
-	return t == APTIX_TABLE_PURGED;
+	return t == APTIX_TABLE_PURGED || t == APTIX_TABLE_SEARCH;
 }
 
 /*

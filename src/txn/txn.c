@@ -252,6 +252,7 @@ int aptix_txn__write_built(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 
 		if (!(sess = aptix__calloc(1, sizeof(*sess))))
 			return APTIX_ERROR;
+		sess->want_search = 1;
 		rd.read = txn_read;
 		rd.size = txn_size;
 		rd.ctx = tx;
@@ -336,7 +337,8 @@ int aptix_txn__write_stored(aptix_txn *tx, const aptix_oid *id,
 		rd.size = txn_size;
 		rd.ctx = tx;
 		if (!(sess = aptix__calloc(1, sizeof(*sess))) ||
-		    (r = aptix_index__prepare(sess, &rd, 1, id, content.ptr,
+		    (sess->want_search = 1,
+		     r = aptix_index__prepare(sess, &rd, 1, id, content.ptr,
 					      content.len, NULL)) < 0) {
 			r = r < 0 ? r : APTIX_ERROR;
 			goto done;
@@ -808,6 +810,27 @@ static int write_objects(aptix_backend_txn *bt, aptix_txn *tx)
 	return r;
 }
 
+/* The words of the sessions written, into the search index. */
+static int apply_search(aptix_backend_txn *bt, aptix_txn *tx)
+{
+	struct aptix_index_session_op **ops;
+	size_t i, n = 0;
+	int r;
+
+	for (i = 0; i < tx->n; i++)
+		n += tx->ops[i].kind == OP_SESSION_INDEX;
+	if (!n)
+		return 0;
+	if (!(ops = aptix__calloc(n, sizeof(*ops))))
+		return APTIX_ERROR;
+	for (i = 0, n = 0; i < tx->n; i++)
+		if (tx->ops[i].kind == OP_SESSION_INDEX)
+			ops[n++] = tx->ops[i].sess;
+	r = aptix_index__search_apply(bt, ops, n);
+	free(ops);
+	return r;
+}
+
 static int apply_fn(aptix_backend_txn *bt, void *payload)
 {
 	aptix_txn *tx = payload;
@@ -855,7 +878,7 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 			break;
 		}
 	}
-	return r;
+	return r ? r : apply_search(bt, tx);
 }
 
 void aptix_txn__defer_sync(aptix_txn *tx)

@@ -2,8 +2,9 @@
  * aptix/sys/index_backend.h - the index records of a storage backend
  * (aptix/sys/backend.h).
  *
- * The index (the sessions, their children, the conversations and the
- * timeline: objects-format.md, "Index records") is four tables of
+ * The index (the sessions, their children, the conversations, the
+ * timeline and the search index: objects-format.md, "Index records")
+ * is five tables of
  * records, byte keys to byte values, iterated in ascending (or
  * descending) byte order of key. The library makes the keys and the
  * values and keeps them consistent with the objects and refs by writing
@@ -22,6 +23,7 @@ typedef enum {
 	APTIX_INDEX_CHILDREN,		/**< parent id, child id -> "" */
 	APTIX_INDEX_CONVS,		/**< conversation id -> record */
 	APTIX_INDEX_TIMELINE,		/**< be64 ms, session id -> record */
+	APTIX_INDEX_SEARCH,		/**< search index (index/search.c) */
 	APTIX_INDEX__COUNT
 } aptix_index_table;
 

@@ -1,0 +1,96 @@
+/*
+ * aptix/search.h - the search index of sessions: the words of each
+ * session's instruction, answer, title, tool-call names and arguments
+ * and tool outputs, kept in the index (objects-format.md, "The search
+ * index") in the same write as the session, rebuilt by `aptix reindex`.
+ *
+ * Two uses: a filter that tells which sessions cannot hold a text (so
+ * that `log -S` / `--grep` read only the others, and still check each
+ * exactly), and BM25 ranking of sessions for a query (`aptix search`).
+ *
+ * A word is a run of letters, digits, '_' and non-ASCII bytes, of 2 to
+ * 64 bytes, lowercased (ASCII); a session with a longer run is a
+ * candidate for every text.
+ */
+#ifndef APTIX_SEARCH_H
+#define APTIX_SEARCH_H
+
+#include "common.h"
+#include "oid.h"
+#include "object.h"
+#include "repo.h"
+
+typedef struct aptix_search_filter aptix_search_filter;
+
+enum aptix_search_filter_flags {
+	/** texts are compared ignoring case (log -i) */
+	APTIX_SEARCH_ICASE = (1 << 0)
+};
+
+/**
+ * @brief A filter over the search index of repo, which lets every
+ *        session through until a text is required.
+ * @return 0; APTIX_ENOTFOUND when the store has no usable search index
+ *         (never built, or an older store: run `aptix reindex`), with
+ *         no message: the caller reads every session instead.
+ */
+APTIX_EXTERN(int) aptix_search_filter_new(aptix_search_filter **out,
+					  aptix_repo *repo, unsigned flags);
+/**
+ * @brief Keep only the sessions that may hold one of the n texts (a
+ *        plain substring each, as `log -S` looks for). A text with no
+ *        word the index can use constrains nothing.
+ */
+APTIX_EXTERN(int) aptix_search_filter_any(aptix_search_filter *f,
+					  const char *const *texts, size_t n);
+/**
+ * @brief 1 when session may hold what the filter requires (it does,
+ *        or it is not in the search index); 0 when it surely does not.
+ *        < 0 on a read error.
+ */
+APTIX_EXTERN(int) aptix_search_filter_may(aptix_search_filter *f,
+					  const aptix_oid *session);
+/** @brief 1 when some text constrained the filter. */
+APTIX_EXTERN(int) aptix_search_filter_active(const aptix_search_filter *f);
+APTIX_EXTERN(void) aptix_search_filter_free(aptix_search_filter *f);
+
+#define APTIX_SEARCH_OPTIONS_VERSION 1
+
+typedef struct {
+	unsigned version;		/**< APTIX_SEARCH_OPTIONS_VERSION */
+	const char *conversation;	/**< NULL: any */
+	const char *workspace;		/**< NULL: any */
+	const char *model;		/**< NULL: any */
+	int status;			/**< aptix_session_status; -1 any */
+	int64_t since, until;		/**< created_at bounds (ms); 0 none */
+	size_t limit;			/**< hits at most; 0: 20 */
+} aptix_search_options;
+
+#define APTIX_SEARCH_OPTIONS_INIT { APTIX_SEARCH_OPTIONS_VERSION, NULL, \
+	NULL, NULL, -1, 0, 0, 0 }
+
+typedef struct {
+	aptix_oid session;
+	double score;			/**< BM25, higher first */
+} aptix_search_hit;
+
+/**
+ * @brief The sessions that best match query's words (any of them),
+ *        ranked by BM25 (k1 1.2, b 0.75), that pass the options' scope.
+ * @param[out] out an array of *n hits (free() it), best first
+ * @return 0; APTIX_ENOTFOUND when the store has no usable search index
+ *         (the message says to run `aptix reindex`); APTIX_EINVALID
+ *         when the query has no word.
+ */
+APTIX_EXTERN(int) aptix_search(aptix_search_hit **out, size_t *n,
+			       aptix_repo *repo, const char *query,
+			       const aptix_search_options *o);
+
+/**
+ * @brief Rebuild the search index from the indexed sessions' objects,
+ *        in one write (aptix_index_rebuild() calls it).
+ * @param[out] ndocs sessions indexed (may be NULL)
+ */
+APTIX_EXTERN(int) aptix_search_rebuild(aptix_repo *repo, size_t *ndocs);
+
+#endif

@@ -1,0 +1,1186 @@
+/*
+ * src/index/search.c - the search index of sessions (aptix/search.h).
+ *
+ * The words of a session (its title, instruction, answer, tool-call
+ * names and arguments, tool outputs: what `log -S` reads) are counted
+ * whole (util/tokens.h, APTIX_TOK_WHOLE) when the session's object is
+ * written, and kept in the index's search table in the same write
+ * (txn.c calls aptix_index__search_apply after the session records).
+ * Keys (objects-format.md, "The search index"):
+ *
+ *   "s"                 state: u8 version 1, be32 next ordinal, be64
+ *                       sessions, be64 words (for BM25's mean length)
+ *   "i" id(32)          be32 the session's ordinal
+ *   "o" be32 ordinal    the session's id (32 bytes), varint words
+ *   "t" term            the term's open postings: varint sessions
+ *                       holding it (df), varint last ordinal, varint
+ *                       count, then count pairs varint ordinal delta
+ *                       (the first from 0), varint occurrences (tf)
+ *   "c" term NUL be32   a sealed run of SEAL postings (pairs as above),
+ *                       keyed by its first ordinal
+ *
+ * The empty term ("t" alone) lists the sessions with a word longer than
+ * APTIX_TERM_MAX bytes: they may hold any text. Ordinals are given in
+ * the order sessions are indexed and never reused; a posting list only
+ * grows at its end, so a turn rewrites one short value per word (the
+ * open run) and a full run is sealed under a key of its own.
+ *
+ * The state exists once the index covers every session: a new store
+ * makes it with its first session, `aptix reindex` with the rest; a
+ * store indexed before it existed has none, and readers then scan.
+ * A session an older aptix wrote has no "i" key: a filter lets it
+ * through (log -S reads it), so the filter is exact without a global
+ * staleness mark.
+ */
+#include "util/common.h"
+#include "util/tokens.h"
+#include "index/index.h"
+#include "object/zstream.h"
+#include "aptix/search.h"
+#include "aptix/toolcall.h"
+#include "aptix/odb.h"
+
+#define STATE_VERSION 1
+#define STATE_LEN 21
+#define SEAL 128			/* postings in a sealed run */
+#define FLUSH_BYTES (64u << 20)		/* pending postings in memory */
+
+struct state {
+	uint32_t next;
+	uint64_t docs, words;
+};
+
+static int state_decode(struct state *st, const aptix_buf *v)
+{
+	const unsigned char *p = (const unsigned char *)v->ptr;
+
+	if (v->len < STATE_LEN || p[0] != STATE_VERSION) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the search index's "
+				"state is corrupt: run 'aptix reindex'");
+		return APTIX_ECORRUPT;
+	}
+	st->next = aptix__get_be32(p + 1);
+	st->docs = aptix__get_be64(p + 5);
+	st->words = aptix__get_be64(p + 13);
+	return 0;
+}
+
+static int state_put(aptix_index_backend *ix, aptix_backend_txn *tx,
+		     const struct state *st)
+{
+	unsigned char v[STATE_LEN];
+
+	v[0] = STATE_VERSION;
+	aptix__put_be32(v + 1, st->next);
+	aptix__put_be64(v + 5, st->docs);
+	aptix__put_be64(v + 13, st->words);
+	return ix->put(ix, tx, APTIX_INDEX_SEARCH, "s", 1, v, sizeof(v));
+}
+
+/* --- the words of a session ----------------------------------------------- */
+
+static void read_text(aptix_buf *out, const struct aptix_index_reader *rd,
+		      const aptix_oid *id)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	aptix_otype type;
+
+	if (aptix_oid_is_zero(id))
+		return;
+	if (rd->read(&b, &type, rd->ctx, id) == 0 && type == APTIX_OBJ_BLOB) {
+		aptix_buf_put(out, b.ptr, b.len);
+		aptix_buf_putc(out, '\n');
+	}
+	aptix_error_clear();	/* purged since: not searched */
+	aptix_buf_release(&b);
+}
+
+static void tool_texts(aptix_buf *out, const struct aptix_index_reader *rd,
+		       const aptix_turn *t)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	aptix_otype type;
+	size_t i;
+
+	for (i = 0; i < t->ntool_calls; i++) {
+		aptix_tool_call c;
+
+		aptix_tool_call_init(&c);
+		if (rd->read(&b, &type, rd->ctx, &t->tool_calls[i]) == 0 &&
+		    aptix_tool_call_parse(&c, b.ptr, b.len) == 0)
+			aptix_buf_printf(out, "%s\n%s\n", c.name ? c.name : "",
+					 c.arguments ? c.arguments : "");
+		aptix_tool_call_release(&c);
+	}
+	for (i = 0; i < t->ntool_results; i++) {
+		aptix_tool_result res;
+
+		aptix_tool_result_init(&res);
+		if (rd->read(&b, &type, rd->ctx, &t->tool_results[i]) == 0 &&
+		    aptix_tool_result_parse(&res, b.ptr, b.len) == 0)
+			read_text(out, rd, &res.output);
+		aptix_tool_result_release(&res);
+	}
+	aptix_error_clear();
+	aptix_buf_release(&b);
+}
+
+int aptix_index__search_prepare(aptix__terms *out,
+				const struct aptix_index_reader *rd,
+				const aptix_session *s, const aptix_turn *t)
+{
+	aptix_buf text = APTIX_BUF_INIT;
+	int r;
+
+	if (s->title)
+		aptix_buf_printf(&text, "%s\n", s->title);
+	if (t) {
+		read_text(&text, rd, &t->instruction);
+		read_text(&text, rd, &t->answer);
+		tool_texts(&text, rd, t);
+	}
+	r = aptix_buf_oom(&text) ? APTIX_ERROR :
+		aptix__count_terms(out, text.ptr, text.len, APTIX_TOK_WHOLE);
+	aptix_buf_release(&text);
+	return r;
+}
+
+/* --- writing postings ----------------------------------------------------- */
+
+struct post {
+	uint32_t ord, tf;
+};
+
+/* What a write adds, term by term, before it is merged into the table. */
+struct pending {
+	struct aptix__smap terms;	/* term -> index in v, plus 1 */
+	struct plist {
+		char *term;
+		struct post *p;
+		size_t n, alloc;
+	} *v;
+	size_t n, alloc, bytes;
+};
+
+static int pend_add(struct pending *pd, const char *term, size_t len,
+		    uint32_t ord, uint32_t tf)
+{
+	struct aptix__smap_ent *e = aptix__smap_get(&pd->terms, term, len);
+	struct plist *l;
+
+	if (!e)
+		return APTIX_ERROR;
+	if (!e->val) {
+		if (aptix__grow(&pd->v, &pd->alloc, pd->n, sizeof(*pd->v),
+				64) < 0)
+			return APTIX_ERROR;
+		memset(&pd->v[pd->n], 0, sizeof(pd->v[0]));
+		pd->v[pd->n].term = e->key;	/* owned by the map */
+		e->val = (uint32_t)++pd->n;
+	}
+	l = &pd->v[e->val - 1];
+	if (aptix__grow(&l->p, &l->alloc, l->n, sizeof(*l->p), 4) < 0)
+		return APTIX_ERROR;
+	l->p[l->n].ord = ord;
+	l->p[l->n++].tf = tf;
+	pd->bytes += sizeof(*l->p);
+	return 0;
+}
+
+static void pend_release(struct pending *pd)
+{
+	size_t i;
+
+	for (i = 0; i < pd->n; i++)
+		free(pd->v[i].p);
+	free(pd->v);
+	aptix__smap_release(&pd->terms);
+	memset(pd, 0, sizeof(*pd));
+}
+
+/* The pairs of a run (first delta from 0) onto v. */
+static int decode_run(struct post **v, size_t *n, size_t *alloc,
+		      const unsigned char *p, const unsigned char *end,
+		      uint64_t count)
+{
+	uint64_t d, tf, ord = 0, i;
+
+	/* count UINT64_MAX: as many as there are (a sealed run) */
+	for (i = 0; count == UINT64_MAX ? p < end : i < count; i++) {
+		if (aptix__get_varint(&d, &p, end) < 0 ||
+		    aptix__get_varint(&tf, &p, end) < 0 ||
+		    ord + d > UINT32_MAX || tf > UINT32_MAX) {
+			aptix_error_set(APTIX_ERROR_REPOSITORY, "a posting "
+					"list of the search index is corrupt: "
+					"run 'aptix reindex'");
+			return APTIX_ECORRUPT;
+		}
+		ord += d;
+		if (aptix__grow(v, alloc, *n, sizeof(**v), 16) < 0)
+			return APTIX_ERROR;
+		(*v)[*n].ord = (uint32_t)ord;
+		(*v)[(*n)++].tf = (uint32_t)tf;
+	}
+	return 0;
+}
+
+static void encode_run(aptix_buf *b, const struct post *v, size_t n)
+{
+	uint32_t prev = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		aptix__put_varint(b, v[i].ord - prev);
+		aptix__put_varint(b, v[i].tf);
+		prev = v[i].ord;
+	}
+}
+
+/* An open run: df, last, count, pairs. */
+struct open_run {
+	uint64_t df, last;
+	struct post *v;
+	size_t n, alloc;
+};
+
+static int open_decode(struct open_run *o, const aptix_buf *val)
+{
+	const unsigned char *p = (const unsigned char *)val->ptr;
+	const unsigned char *end = p + val->len;
+	uint64_t count;
+
+	if (aptix__get_varint(&o->df, &p, end) < 0 ||
+	    aptix__get_varint(&o->last, &p, end) < 0 ||
+	    aptix__get_varint(&count, &p, end) < 0 || count > val->len) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "a posting list of "
+				"the search index is corrupt: run 'aptix "
+				"reindex'");
+		return APTIX_ECORRUPT;
+	}
+	return decode_run(&o->v, &o->n, &o->alloc, p, end, count);
+}
+
+static int term_key(aptix_buf *k, char kind, const char *term, size_t len)
+{
+	aptix_buf_clear(k);
+	aptix_buf_putc(k, kind);
+	aptix_buf_put(k, term, len);
+	return aptix_buf_oom(k) ? APTIX_ERROR : 0;
+}
+
+/* Merge l into the table: its open run grows, full runs are sealed. */
+static int merge_term(aptix_index_backend *ix, aptix_backend_txn *tx,
+		      const struct plist *l, aptix_buf *k, aptix_buf *v)
+{
+	struct open_run o;
+	size_t tlen = strlen(l->term), i, pos = 0;
+	unsigned char be[4];
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	if ((r = term_key(k, 't', l->term, tlen)) < 0)
+		return r;
+	r = ix->get(v, ix, tx, APTIX_INDEX_SEARCH, k->ptr, k->len);
+	if (r == 0)
+		r = open_decode(&o, v);
+	else if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = 0;
+	}
+	for (i = 0; r == 0 && i < l->n; i++) {
+		if (o.df && l->p[i].ord <= o.last)
+			continue;	/* cannot happen: ordinals grow */
+		if (aptix__grow(&o.v, &o.alloc, o.n, sizeof(*o.v), 16) < 0)
+			r = APTIX_ERROR;
+		else {
+			o.v[o.n++] = l->p[i];
+			o.df++;
+			o.last = l->p[i].ord;
+		}
+	}
+	while (r == 0 && o.n - pos >= SEAL) {
+		term_key(k, 'c', l->term, tlen);
+		aptix_buf_putc(k, '\0');
+		aptix__put_be32(be, o.v[pos].ord);
+		aptix_buf_put(k, be, 4);
+		aptix_buf_clear(v);
+		encode_run(v, o.v + pos, SEAL);
+		r = aptix_buf_oom(k) || aptix_buf_oom(v) ? APTIX_ERROR :
+			ix->put(ix, tx, APTIX_INDEX_SEARCH, k->ptr, k->len,
+				v->ptr, v->len);
+		pos += SEAL;
+	}
+	if (r == 0) {
+		term_key(k, 't', l->term, tlen);
+		aptix_buf_clear(v);
+		aptix__put_varint(v, o.df);
+		aptix__put_varint(v, o.last);
+		aptix__put_varint(v, o.n - pos);
+		encode_run(v, o.v + pos, o.n - pos);
+		r = aptix_buf_oom(k) || aptix_buf_oom(v) ? APTIX_ERROR :
+			ix->put(ix, tx, APTIX_INDEX_SEARCH, k->ptr, k->len,
+				v->ptr, v->len);
+	}
+	free(o.v);
+	return r;
+}
+
+static int pend_flush(aptix_index_backend *ix, aptix_backend_txn *tx,
+		      const struct pending *pd)
+{
+	aptix_buf k = APTIX_BUF_INIT, v = APTIX_BUF_INIT;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < pd->n && r == 0; i++)
+		r = merge_term(ix, tx, &pd->v[i], &k, &v);
+	aptix_buf_release(&k);
+	aptix_buf_release(&v);
+	return r;
+}
+
+/* The keys of a session: its ordinal, and what the ordinal names. */
+static int doc_keys(aptix_index_backend *ix, aptix_backend_txn *tx,
+		    const aptix_oid *id, uint32_t ord, uint32_t words)
+{
+	unsigned char key[33], be[4];
+	aptix_buf v = APTIX_BUF_INIT;
+	int r;
+
+	key[0] = 'i';
+	memcpy(key + 1, id->id, 32);
+	aptix__put_be32(be, ord);
+	if ((r = ix->put(ix, tx, APTIX_INDEX_SEARCH, key, 33, be, 4)) < 0)
+		return r;
+	key[0] = 'o';
+	memcpy(key + 1, be, 4);
+	aptix_buf_put(&v, id->id, 32);
+	aptix__put_varint(&v, words);
+	r = aptix_buf_oom(&v) ? APTIX_ERROR :
+		ix->put(ix, tx, APTIX_INDEX_SEARCH, key, 5, v.ptr, v.len);
+	aptix_buf_release(&v);
+	return r;
+}
+
+/* The words of the session of ordinal ord to pd. */
+static int pend_terms(struct pending *pd, uint32_t ord,
+		      const aptix__terms *terms)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < terms->n; i++)
+		r = pend_add(pd, terms->v[i].term, strlen(terms->v[i].term),
+			     ord, terms->v[i].tf);
+	if (r == 0 && terms->long_words)
+		r = pend_add(pd, "", 0, ord, 1);
+	return r;
+}
+
+/* Give session id the next ordinal, its words to pd. */
+static int add_doc(aptix_index_backend *ix, aptix_backend_txn *tx,
+		   struct state *st, struct pending *pd, const aptix_oid *id,
+		   const aptix__terms *terms)
+{
+	int r;
+
+	if (st->next == UINT32_MAX) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the search index "
+				"is full: run 'aptix reindex'");
+		return APTIX_EFULL;
+	}
+	if ((r = doc_keys(ix, tx, id, st->next, terms->len)) < 0 ||
+	    (r = pend_terms(pd, st->next, terms)) < 0)
+		return r;
+	st->next++;
+	st->docs++;
+	st->words += terms->len;
+	return 0;
+}
+
+static int is_indexed(aptix_index_backend *ix, aptix_backend_txn *tx,
+		      const aptix_oid *id, uint32_t *ord)
+{
+	unsigned char key[33];
+	aptix_buf v = APTIX_BUF_INIT;
+	int r;
+
+	key[0] = 'i';
+	memcpy(key + 1, id->id, 32);
+	r = ix->get(&v, ix, tx, APTIX_INDEX_SEARCH, key, 33);
+	if (r == 0 && ord)
+		*ord = v.len == 4 ? aptix__get_be32(
+			(const unsigned char *)v.ptr) : UINT32_MAX;
+	aptix_buf_release(&v);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		return 0;
+	}
+	return r < 0 ? r : 1;
+}
+
+/* --- in a turn's write ---------------------------------------------------- */
+
+struct fresh {
+	struct aptix_index_session_op *const *ops;
+	size_t n;
+	int other;
+};
+
+static int fresh_cb(const void *key, size_t klen, const void *val UNUSED,
+		    size_t vlen UNUSED, void *payload)
+{
+	struct fresh *f = payload;
+	size_t i;
+
+	if (klen != 40)
+		return 0;
+	for (i = 0; i < f->n; i++)
+		if (!memcmp((const char *)key + 8, f->ops[i]->id.id, 32))
+			return 0;
+	f->other = 1;
+	return APTIX_ITEROVER;
+}
+
+/*
+ * No state: a store whose only sessions are those of this write (a new
+ * one) starts its search index now; any other waits for reindex.
+ */
+static int starts_fresh(aptix_index_backend *ix, aptix_backend_txn *tx,
+			struct aptix_index_session_op *const *ops, size_t n)
+{
+	struct fresh f;
+	int r;
+
+	f.ops = ops;
+	f.n = n;
+	f.other = 0;
+	/* backwards: a key-value store walks a write only that way */
+	r = ix->iterate(ix, tx, APTIX_INDEX_TIMELINE, NULL, 0,
+			APTIX_INDEX_ITER_REVERSE, fresh_cb, &f);
+	if (r < 0 && r != APTIX_ITEROVER)
+		return r;
+	return !f.other;
+}
+
+int aptix_index__search_apply(aptix_backend_txn *tx,
+			      struct aptix_index_session_op *const *ops,
+			      size_t n)
+{
+	aptix_index_backend *ix = tx->backend->index;
+	aptix_buf v = APTIX_BUF_INIT;
+	struct pending pd;
+	struct state st;
+	size_t i;
+	int r;
+
+	if (!n)
+		return 0;
+	memset(&pd, 0, sizeof(pd));
+	memset(&st, 0, sizeof(st));
+	r = ix->get(&v, ix, tx, APTIX_INDEX_SEARCH, "s", 1);
+	if (r == 0)
+		r = state_decode(&st, &v);
+	else if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = starts_fresh(ix, tx, ops, n);
+		if (r <= 0)
+			goto done;	/* not indexed: readers scan */
+		r = 0;
+	}
+	for (i = 0; r == 0 && i < n; i++) {
+		int have;
+
+		if (!ops[i]->search_ready)
+			continue;
+		if ((have = is_indexed(ix, tx, &ops[i]->id, NULL)) != 0) {
+			r = have < 0 ? have : 0;
+			continue;
+		}
+		r = add_doc(ix, tx, &st, &pd, &ops[i]->id, &ops[i]->search);
+	}
+	if (r == 0)
+		r = pend_flush(ix, tx, &pd);
+	if (r == 0)
+		r = state_put(ix, tx, &st);
+done:
+	pend_release(&pd);
+	aptix_buf_release(&v);
+	return r < 0 ? r : 0;
+}
+
+/* --- rebuild ---------------------------------------------------------------- */
+
+struct rebuild {
+	aptix_repo *repo;
+	struct aptix_index_reader rd;
+	aptix_oid *ids;
+	uint32_t *words;
+	size_t n, alloc;
+	struct pending pd;
+	uint64_t total;
+	aptix_buf keys;			/* be16 length, key; ... */
+};
+
+static int rebuild_session(const aptix_session_info *si, void *payload)
+{
+	struct rebuild *rb = payload;
+	aptix_session s;
+	aptix_turn t;
+	aptix__terms terms;
+	int r, have_turn;
+
+	aptix_session_init(&s);
+	aptix_turn_init(&t);
+	memset(&terms, 0, sizeof(terms));
+	if ((r = aptix_session_lookup(&s, rb->repo, &si->id)) < 0) {
+		aptix_error_clear();	/* unreadable: fsck says so */
+		r = 0;
+		goto done;
+	}
+	have_turn = aptix_turn_lookup(&t, rb->repo, &s.turn) == 0;
+	aptix_error_clear();
+	if (rb->n >= UINT32_MAX - 1 ||
+	    (r = aptix_index__search_prepare(&terms, &rb->rd, &s,
+					     have_turn ? &t : NULL)) < 0 ||
+	    (r = aptix__grow(&rb->ids, &rb->alloc, rb->n, sizeof(*rb->ids),
+			     256)) < 0)
+		goto done;
+	if (!(rb->words = aptix__realloc(rb->words, rb->alloc *
+					 sizeof(*rb->words)))) {
+		r = APTIX_ERROR;
+		goto done;
+	}
+	rb->ids[rb->n] = si->id;
+	rb->words[rb->n] = terms.len;
+	rb->total += terms.len;
+	r = pend_terms(&rb->pd, (uint32_t)rb->n, &terms);
+	rb->n++;
+done:
+	aptix__terms_release(&terms);
+	aptix_session_release(&s);
+	aptix_turn_release(&t);
+	return r;
+}
+
+static int collect_search_key(const void *key, size_t klen,
+			      const void *val UNUSED, size_t vlen UNUSED,
+			      void *payload)
+{
+	aptix_buf *b = payload;
+	unsigned char len[2];
+
+	if (klen > 0xffff)
+		return 0;
+	len[0] = (unsigned char)(klen >> 8);
+	len[1] = (unsigned char)klen;
+	aptix_buf_put(b, len, 2);
+	aptix_buf_put(b, key, klen);
+	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+}
+
+static int rebuild_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct rebuild *rb = payload;
+	aptix_index_backend *ix = tx->backend->index;
+	struct state st;
+	const unsigned char *p, *end;
+	size_t i, klen;
+	int r;
+
+	aptix_buf_clear(&rb->keys);
+	r = ix->iterate(ix, tx, APTIX_INDEX_SEARCH, NULL, 0,
+			APTIX_INDEX_ITER_REVERSE, collect_search_key, &rb->keys);
+	p = (const unsigned char *)rb->keys.ptr;
+	end = p + rb->keys.len;
+	while (r == 0 && p + 2 <= end) {
+		klen = ((size_t)p[0] << 8) | p[1];
+		r = ix->del(ix, tx, APTIX_INDEX_SEARCH, p + 2, klen);
+		if (r == APTIX_ENOTFOUND) {
+			aptix_error_clear();
+			r = 0;
+		}
+		p += 2 + klen;
+	}
+	for (i = 0; r == 0 && i < rb->n; i++)
+		r = doc_keys(ix, tx, &rb->ids[i], (uint32_t)i, rb->words[i]);
+	if (r == 0)
+		r = pend_flush(ix, tx, &rb->pd);
+	st.next = (uint32_t)rb->n;
+	st.docs = rb->n;
+	st.words = rb->total;
+	return r ? r : state_put(ix, tx, &st);
+}
+
+int aptix_search_rebuild(aptix_repo *repo, size_t *ndocs)
+{
+	struct rebuild rb;
+	int r;
+
+	memset(&rb, 0, sizeof(rb));
+	rb.repo = repo;
+	aptix_buf_init(&rb.keys, 0);
+	aptix_index__odb_reader(&rb.rd, repo->odb);
+	r = aptix_index_foreach_session(repo, rebuild_session, &rb);
+	if (r == 0)
+		r = repo->backend->transaction(repo->backend, rebuild_fn, &rb);
+	if (r == 0 && ndocs)
+		*ndocs = rb.n;
+	free(rb.ids);
+	free(rb.words);
+	pend_release(&rb.pd);
+	aptix_buf_release(&rb.keys);
+	return r;
+}
+
+/* --- reading: terms, postings --------------------------------------------- */
+
+static int read_state(struct state *st, aptix_index_backend *ix)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = ix->get(&v, ix, NULL, APTIX_INDEX_SEARCH, "s", 1);
+
+	if (r == 0)
+		r = state_decode(st, &v);
+	aptix_buf_release(&v);
+	return r;
+}
+
+/* A list of terms, NUL-separated. */
+struct terms_found {
+	aptix_buf list;
+	size_t n;
+	const char *tok;
+	size_t tlen;
+	int how;			/* EXACT... */
+};
+
+enum { EXACT, PREFIX, SUFFIX, INFIX };
+
+static int holds(const char *t, size_t n, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + len <= n; i++)
+		if (t[i] == s[0] && !memcmp(t + i, s, len))
+			return 1;
+	return 0;
+}
+
+static int term_matches(const struct terms_found *tf, const char *t,
+			size_t n)
+{
+	switch (tf->how) {
+	case PREFIX:
+		return n >= tf->tlen && !memcmp(t, tf->tok, tf->tlen);
+	case SUFFIX:
+		return n >= tf->tlen && !memcmp(t + n - tf->tlen, tf->tok,
+						tf->tlen);
+	default:
+		return holds(t, n, tf->tok, tf->tlen);
+	}
+}
+
+static int vocab_cb(const void *key, size_t klen, const void *val UNUSED,
+		    size_t vlen UNUSED, void *payload)
+{
+	struct terms_found *tf = payload;
+	const char *k = key;
+
+	if (!klen || k[0] != 't')
+		return APTIX_ITEROVER;
+	if (tf->how == PREFIX && (klen - 1 < tf->tlen ||
+				  memcmp(k + 1, tf->tok, tf->tlen)))
+		return APTIX_ITEROVER;
+	if (klen < 2 || !term_matches(tf, k + 1, klen - 1))
+		return 0;
+	aptix_buf_put(&tf->list, k + 1, klen - 1);
+	aptix_buf_putc(&tf->list, '\0');
+	tf->n++;
+	return aptix_buf_oom(&tf->list) ? APTIX_ERROR : 0;
+}
+
+/* The terms a word of a text (tok, lowercased) may be part of. */
+static int find_terms(struct terms_found *tf, aptix_index_backend *ix)
+{
+	aptix_buf k = APTIX_BUF_INIT;
+	int r;
+
+	if (tf->how == EXACT) {
+		aptix_buf_put(&tf->list, tf->tok, tf->tlen);
+		aptix_buf_putc(&tf->list, '\0');
+		tf->n = 1;
+		return aptix_buf_oom(&tf->list) ? APTIX_ERROR : 0;
+	}
+	aptix_buf_putc(&k, 't');
+	if (tf->how == PREFIX)
+		aptix_buf_put(&k, tf->tok, tf->tlen);
+	r = aptix_buf_oom(&k) ? APTIX_ERROR :
+		ix->iterate(ix, NULL, APTIX_INDEX_SEARCH, k.ptr, k.len, 0,
+			    vocab_cb, tf);
+	aptix_buf_release(&k);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+typedef int (*post_fn)(uint32_t ord, uint32_t tf, void *payload);
+
+struct run_walk {
+	const char *prefix;
+	size_t plen;
+	struct post *v;
+	size_t n, alloc;
+	int r;
+};
+
+static int sealed_cb(const void *key, size_t klen, const void *val,
+		     size_t vlen, void *payload)
+{
+	struct run_walk *w = payload;
+
+	if (klen != w->plen + 4 || memcmp(key, w->prefix, w->plen))
+		return APTIX_ITEROVER;
+	return decode_run(&w->v, &w->n, &w->alloc, val,
+			  (const unsigned char *)val + vlen, UINT64_MAX);
+}
+
+/* The postings of term (sealed runs, then the open one) to fn; its df. */
+static int postings(aptix_index_backend *ix, const char *term, size_t len,
+		    uint64_t *df, post_fn fn, void *payload)
+{
+	aptix_buf k = APTIX_BUF_INIT, v = APTIX_BUF_INIT;
+	struct open_run o;
+	struct run_walk w;
+	size_t i;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	memset(&w, 0, sizeof(w));
+	*df = 0;
+	term_key(&k, 't', term, len);
+	r = ix->get(&v, ix, NULL, APTIX_INDEX_SEARCH, k.ptr, k.len);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = 0;
+		goto done;
+	}
+	if (r < 0 || (r = open_decode(&o, &v)) < 0)
+		goto done;
+	*df = o.df;
+	if (o.df > o.n) {	/* some runs are sealed */
+		term_key(&k, 'c', term, len);
+		aptix_buf_putc(&k, '\0');
+		w.prefix = k.ptr;
+		w.plen = k.len;
+		r = aptix_buf_oom(&k) ? APTIX_ERROR :
+			ix->iterate(ix, NULL, APTIX_INDEX_SEARCH, k.ptr, k.len,
+				    0, sealed_cb, &w);
+		if (r == APTIX_ITEROVER)
+			r = 0;
+	}
+	for (i = 0; r == 0 && i < w.n; i++)
+		r = fn(w.v[i].ord, w.v[i].tf, payload);
+	for (i = 0; r == 0 && i < o.n; i++)
+		r = fn(o.v[i].ord, o.v[i].tf, payload);
+done:
+	free(o.v);
+	free(w.v);
+	aptix_buf_release(&k);
+	aptix_buf_release(&v);
+	return r;
+}
+
+/* --- the filter (log -S, --grep) -------------------------------------------- */
+
+struct aptix_search_filter {
+	aptix_repo *repo;
+	aptix_index_backend *ix;
+	unsigned flags;
+	struct state st;
+	unsigned char *bits;		/* sessions that may match */
+	int active;
+};
+
+static int set_bit(uint32_t ord, uint32_t tf UNUSED, void *payload)
+{
+	struct { unsigned char *bits; uint32_t n; } *b = payload;
+
+	if (ord < b->n)
+		b->bits[ord >> 3] |= (unsigned char)(1u << (ord & 7));
+	return 0;
+}
+
+/* The sessions holding one of the terms in tf's list, into bits. */
+static int union_terms(unsigned char *bits, const struct aptix_search_filter *f,
+		       const struct terms_found *tf)
+{
+	struct { unsigned char *bits; uint32_t n; } b;
+	const char *t = tf->list.ptr;
+	uint64_t df;
+	size_t i;
+	int r = 0;
+
+	b.bits = bits;
+	b.n = f->st.next;
+	for (i = 0; r == 0 && i < tf->n; i++) {
+		r = postings(f->ix, t, strlen(t), &df, set_bit, &b);
+		t += strlen(t) + 1;
+	}
+	return r;
+}
+
+/*
+ * The sessions that may hold text, into bits (all set first): for each
+ * word of 2 bytes or more, those with a term it can be part of (the
+ * same term; one it starts or ends when the text goes on past it on
+ * that side; any term holding it at an end of the text). 0; 1 when no
+ * word of text can be used (bits then mean nothing).
+ */
+static int text_bits(unsigned char *bits, const struct aptix_search_filter *f,
+		     const char *text)
+{
+	size_t len = strlen(text), nb = (f->st.next + 7) / 8, i = 0, j, w;
+	unsigned char *one = NULL;
+	struct terms_found tf;
+	char tok[APTIX_TERM_MAX + 1];
+	int used = 0, r = 0, ascii;
+
+	if (!(one = aptix__malloc(nb ? nb : 1)))
+		return APTIX_ERROR;
+	while (r == 0 && i < len) {
+		if (!aptix__tok_byte((unsigned char)text[i])) {
+			i++;
+			continue;
+		}
+		for (j = i, ascii = 1; j < len &&
+		     aptix__tok_byte((unsigned char)text[j]); j++)
+			ascii &= (unsigned char)text[j] < 0x80;
+		if (j - i < 2 || j - i > APTIX_TERM_MAX ||
+		    (!ascii && (f->flags & APTIX_SEARCH_ICASE))) {
+			i = j;	/* a word no term can stand for */
+			continue;
+		}
+		memset(&tf, 0, sizeof(tf));
+		aptix_buf_init(&tf.list, 0);
+		for (w = 0; w < j - i; w++)
+			tok[w] = (char)(text[i + w] >= 'A' &&
+					text[i + w] <= 'Z' ?
+					text[i + w] + 32 : text[i + w]);
+		tf.tok = tok;
+		tf.tlen = j - i;
+		tf.how = i > 0 && j < len ? EXACT : i > 0 ? PREFIX :
+			j < len ? SUFFIX : INFIX;
+		memset(one, 0, nb);
+		if ((r = find_terms(&tf, f->ix)) == 0 &&
+		    (r = union_terms(one, f, &tf)) == 0) {
+			if (!used)
+				memcpy(bits, one, nb);
+			else
+				for (w = 0; w < nb; w++)
+					bits[w] &= one[w];
+			used = 1;
+		}
+		aptix_buf_release(&tf.list);
+		i = j;
+	}
+	free(one);
+	return r < 0 ? r : !used;
+}
+
+int aptix_search_filter_new(aptix_search_filter **out, aptix_repo *repo,
+			    unsigned flags)
+{
+	aptix_search_filter *f;
+	int r;
+
+	*out = NULL;
+	if (!(f = aptix__calloc(1, sizeof(*f))))
+		return APTIX_ERROR;
+	f->repo = repo;
+	f->ix = repo->backend->index;
+	f->flags = flags;
+	if ((r = read_state(&f->st, f->ix)) < 0) {
+		if (r == APTIX_ENOTFOUND)
+			aptix_error_clear();
+		free(f);
+		return r;
+	}
+	*out = f;
+	return 0;
+}
+
+int aptix_search_filter_any(aptix_search_filter *f, const char *const *texts,
+			    size_t n)
+{
+	struct { unsigned char *bits; uint32_t n; } b;
+	size_t nb = (f->st.next + 7) / 8, i, w;
+	unsigned char *any, *one;
+	uint64_t df;
+	int r = 0, free_text = 0;
+
+	any = aptix__calloc(nb ? nb : 1, 1);
+	one = aptix__malloc(nb ? nb : 1);
+	if (!any || !one) {
+		free(any);
+		free(one);
+		return APTIX_ERROR;
+	}
+	for (i = 0; r == 0 && i < n && !free_text; i++) {
+		r = text_bits(one, f, texts[i]);
+		if (r == 1)
+			free_text = 1;	/* constrains nothing */
+		else if (r == 0)
+			for (w = 0; w < nb; w++)
+				any[w] |= one[w];
+	}
+	/* a session with a word too long for a term may hold anything */
+	b.bits = any;
+	b.n = f->st.next;
+	if (r == 0 && !free_text)
+		r = postings(f->ix, "", 0, &df, set_bit, &b);
+	if (r == 0 && !free_text && n) {
+		if (!f->active) {
+			free(f->bits);
+			f->bits = any;
+			any = NULL;
+			f->active = 1;
+		} else {
+			for (w = 0; w < nb; w++)
+				f->bits[w] &= any[w];
+		}
+	}
+	free(any);
+	free(one);
+	return r < 0 ? r : 0;
+}
+
+int aptix_search_filter_active(const aptix_search_filter *f)
+{
+	return f && f->active;
+}
+
+int aptix_search_filter_may(aptix_search_filter *f, const aptix_oid *session)
+{
+	uint32_t ord = 0;
+	int r;
+
+	if (!f->active)
+		return 1;
+	r = is_indexed(f->ix, NULL, session, &ord);
+	if (r <= 0)
+		return r < 0 ? r : 1;	/* not indexed: read it */
+	if (ord >= f->st.next)
+		return 1;
+	return (f->bits[ord >> 3] >> (ord & 7)) & 1;
+}
+
+void aptix_search_filter_free(aptix_search_filter *f)
+{
+	if (!f)
+		return;
+	free(f->bits);
+	free(f);
+}
+
+/* --- ranking (aptix search) ------------------------------------------------- */
+
+#define QUERY_TERMS 16
+
+struct cand {
+	uint32_t ord;
+	uint32_t tf[QUERY_TERMS];
+	double score;
+	aptix_oid id;
+};
+
+struct rank {
+	struct cand *v;
+	size_t n, alloc;
+	uint32_t *slot;			/* ordinal -> index in v, plus 1 */
+	uint32_t nslots;
+	size_t term;			/* the query term being read */
+};
+
+static int rank_post(uint32_t ord, uint32_t tf, void *payload)
+{
+	struct rank *rk = payload;
+	struct cand *c;
+
+	if (ord >= rk->nslots)
+		return 0;
+	if (!rk->slot[ord]) {
+		if (aptix__grow(&rk->v, &rk->alloc, rk->n, sizeof(*rk->v),
+				64) < 0)
+			return APTIX_ERROR;
+		memset(&rk->v[rk->n], 0, sizeof(rk->v[0]));
+		rk->v[rk->n].ord = ord;
+		rk->slot[ord] = (uint32_t)++rk->n;
+	}
+	c = &rk->v[rk->slot[ord] - 1];
+	c->tf[rk->term] = tf;
+	return 0;
+}
+
+static int by_score(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x->ord > y->ord ? -1 : x->ord < y->ord;	/* newer first */
+}
+
+/* The session and length an ordinal names. */
+static int ord_doc(aptix_oid *id, uint64_t *words, aptix_index_backend *ix,
+		   uint32_t ord)
+{
+	unsigned char key[5];
+	aptix_buf v = APTIX_BUF_INIT;
+	const unsigned char *p;
+	int r;
+
+	key[0] = 'o';
+	aptix__put_be32(key + 1, ord);
+	r = ix->get(&v, ix, NULL, APTIX_INDEX_SEARCH, key, 5);
+	p = (const unsigned char *)v.ptr;
+	if (r == 0 && (v.len < 33 || aptix__get_varint(words, (p += 32,
+			&p), (const unsigned char *)v.ptr + v.len) < 0)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the search index is "
+				"corrupt: run 'aptix reindex'");
+		r = APTIX_ECORRUPT;
+	}
+	if (r == 0)
+		memcpy(id->id, v.ptr, 32);
+	aptix_buf_release(&v);
+	return r;
+}
+
+static int in_scope(aptix_repo *repo, const aptix_oid *id,
+		    const aptix_search_options *o)
+{
+	aptix_session_info si;
+	aptix_session s;
+	aptix_turn t;
+	int r, ok = 1;
+
+	if ((r = aptix_index_session(&si, repo, id)) < 0) {
+		aptix_error_clear();
+		return 0;	/* gone since (gc): not a hit */
+	}
+	if ((o->conversation && strcmp(si.conversation, o->conversation)) ||
+	    (o->since && si.created_at < o->since) ||
+	    (o->until && si.created_at > o->until) ||
+	    (o->status >= 0 && (int)si.status != o->status))
+		return 0;
+	if (!o->workspace && !o->model)
+		return 1;
+	aptix_session_init(&s);
+	aptix_turn_init(&t);
+	if (aptix_session_lookup(&s, repo, id) < 0 ||
+	    (o->model && aptix_turn_lookup(&t, repo, &si.turn) < 0))
+		ok = 0;
+	else if (o->workspace && (!s.workspace ||
+				  strcmp(s.workspace, o->workspace)))
+		ok = 0;
+	else if (o->model && (!t.model || strcmp(t.model, o->model)))
+		ok = 0;
+	aptix_error_clear();
+	aptix_session_release(&s);
+	aptix_turn_release(&t);
+	return ok;
+}
+
+static int query_terms(aptix__terms *q, const char *query)
+{
+	int r = aptix__count_terms(q, query, strlen(query), APTIX_TOK_WHOLE);
+
+	if (r < 0)
+		return r;
+	if (!q->n) {
+		aptix_error_set(APTIX_ERROR_INVALID, "the query '%s' has no "
+				"word to search for (words have 2 to %d "
+				"letters, digits or '_')", query,
+				APTIX_TERM_MAX);
+		return APTIX_EINVALID;
+	}
+	return 0;
+}
+
+static int score_all(struct rank *rk, aptix_index_backend *ix,
+		     const struct state *st, const aptix__terms *q)
+{
+	double idf[QUERY_TERMS], avgdl;
+	uint64_t df, words;
+	/* the first QUERY_TERMS, alphabetically */
+	size_t nq = q->n < QUERY_TERMS ? q->n : QUERY_TERMS, i, k;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < nq; i++) {
+		rk->term = i;
+		r = postings(ix, q->v[i].term, strlen(q->v[i].term), &df,
+			     rank_post, rk);
+		idf[i] = aptix__bm25_idf((double)st->docs, (double)df);
+	}
+	avgdl = st->docs ? (double)st->words / (double)st->docs : 1;
+	for (k = 0; r == 0 && k < rk->n; k++) {
+		struct cand *c = &rk->v[k];
+
+		if ((r = ord_doc(&c->id, &words, ix, c->ord)) < 0)
+			break;
+		for (i = 0; i < nq; i++)
+			if (c->tf[i])
+				c->score += aptix__bm25(idf[i], c->tf[i],
+							(double)words, avgdl);
+	}
+	if (r == 0 && rk->n > 1)
+		qsort(rk->v, rk->n, sizeof(*rk->v), by_score);
+	return r;
+}
+
+int aptix_search(aptix_search_hit **out, size_t *n, aptix_repo *repo,
+		 const char *query, const aptix_search_options *o)
+{
+	aptix_search_options def = APTIX_SEARCH_OPTIONS_INIT;
+	aptix_index_backend *ix = repo->backend->index;
+	aptix__terms q;
+	struct state st;
+	struct rank rk;
+	size_t k, limit;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	o = o ? o : &def;
+	limit = o->limit ? o->limit : 20;
+	memset(&rk, 0, sizeof(rk));
+	memset(&q, 0, sizeof(q));
+	if ((r = read_state(&st, ix)) == APTIX_ENOTFOUND) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the store has no "
+				"search index yet: run 'aptix reindex'");
+		return r;
+	}
+	if (r < 0 || (r = query_terms(&q, query)) < 0)
+		goto done;
+	rk.nslots = st.next;
+	if (!(rk.slot = aptix__calloc(st.next ? st.next : 1,
+				      sizeof(*rk.slot)))) {
+		r = APTIX_ERROR;
+		goto done;
+	}
+	if ((r = score_all(&rk, ix, &st, &q)) < 0)
+		goto done;
+	if (!(*out = aptix__calloc(limit, sizeof(**out)))) {
+		r = APTIX_ERROR;
+		goto done;
+	}
+	for (k = 0; k < rk.n && *n < limit; k++) {
+		if (!in_scope(repo, &rk.v[k].id, o))
+			continue;
+		(*out)[*n].session = rk.v[k].id;
+		(*out)[(*n)++].score = rk.v[k].score;
+	}
+done:
+	aptix__terms_release(&q);
+	free(rk.v);
+	free(rk.slot);
+	return r;
+}

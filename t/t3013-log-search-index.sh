@@ -1,0 +1,239 @@
+#!/bin/sh
+test_description='the search index: kept with each turn, rebuilt by
+reindex, and log -S / --grep / -i find through it exactly what a scan
+of every session finds'
+. "$(dirname "$0")"/test-lib.sh
+. "$TEST_DIRECTORY"/lib-objects.sh
+
+# search_keys: the keys of the search table, hex, one a line
+search_keys () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix keys search
+}
+
+# the key of a term's open postings, as search_keys prints it
+term_key () {
+	printf 't%s' "$1" | od -An -tx1 | tr -d ' \n'
+	echo
+}
+
+# texts <n>: n lines "instruction<TAB>answer" of words from a small
+# vocabulary, seeded (some words mixed case, some joined by '_' or '.',
+# one word longer than a term may be)
+texts () {
+	python3 - "$1" <<-\PY
+	import random, sys
+	rnd = random.Random(28)
+	words = ["alpha", "Beta", "gamma", "delta", "epsilon", "zeta", "eta",
+	         "theta", "IOTA", "kappa", "lambda", "mu", "nu_xi",
+	         "omicron.pi", "rho", "sigma42", "tau", "upsilon", "phi",
+	         "chi", "psi", "omega", "fooBar", "x", "caf\u00e9",
+	         "a" * 70 + "tail"]
+	for i in range(int(sys.argv[1])):
+	    ins = " ".join(rnd.choice(words) for _ in range(rnd.randint(1, 6)))
+	    ans = ", ".join(rnd.choice(words) for _ in range(rnd.randint(0, 9)))
+	    print("%s\t%s" % (ins, ans or "-"))
+	PY
+}
+
+NEEDLES='alpha
+ALPHA
+lph
+pha be
+a, b
+Beta
+beta
+nu_xi
+u_x
+xi
+omicron.pi
+n.p
+sigma4
+gma42
+42
+x
+ x 
+caf
+café
+CAFÉ
+atail
+aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+foobar
+fooBar
+oBa
+ta, ta
+-
+nothing at all'
+
+# queries <file>: log -S, -i -S and --grep of every needle, --all
+queries () {
+	printf '%s\n' "$NEEDLES" | while IFS= read -r n
+	do
+		echo "-S [$n]" &&
+		aptix log --all --format=%h -S "$n" &&
+		echo "-i -S [$n]" &&
+		aptix log --all --format=%h -i -S "$n" &&
+		echo "--grep [$n]" &&
+		aptix log --all --format=%h --grep "$n" &&
+		echo "-i --grep [$n]" &&
+		aptix log --all --format=%h -i --grep "$n" || return 1
+	done >"$1" &&
+	aptix log --all --format=%h --grep "alpha" --grep "gam+a" >>"$1" &&
+	aptix log --all --format=%h -E --grep "mu|rho" >>"$1" &&
+	aptix log --all --format=%h -S tau --grep phi >>"$1"
+}
+
+test_expect_success 'a new store keeps the words of each turn' '
+	aptix init -q &&
+	test_tick && s1=$(make_answered c1 "Hello wonderful world" \
+		"The answer is fooBar_baz 42") &&
+	search_keys >keys &&
+	grep "^73$" keys &&
+	grep "^$(term_key wonderful)$" keys &&
+	grep "^$(term_key foobar_baz)$" keys &&
+	grep "^$(term_key 42)$" keys &&
+	! grep "^$(term_key Hello)$" keys &&
+	test_tick && s2=$(make_answered c1 "second question" "swordfish" \
+		$s1) &&
+	search_keys >keys &&
+	grep "^$(term_key swordfish)$" keys &&
+	aptix update-ref refs/conversations/c1 $s2 &&
+	aptix symbolic-ref HEAD refs/conversations/c1
+'
+
+test_expect_success 'setup: sessions of many words in two conversations' '
+	texts 60 >texts &&
+	parent= && conv=c1 && n=0 &&
+	while IFS="	" read -r ins ans
+	do
+		n=$((n + 1)) &&
+		if test $n = 31
+		then
+			aptix update-ref refs/conversations/c1 $s &&
+			parent= && conv=c2
+		fi &&
+		test_tick &&
+		s=$(make_answered $conv "$ins" "$ans" $parent) &&
+		parent=$s || return 1
+	done <texts &&
+	aptix update-ref refs/conversations/c2 $s &&
+	aptix log --all --oneline >all &&
+	test_line_count = 62 all
+'
+
+test_expect_success 'log -S, -i, --grep: the same with the index as without' '
+	queries with &&
+	cp -R .aptix saved &&
+	test_when_finished "rm -rf .aptix && mv saved .aptix" &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+	queries without &&
+	test_cmp without with &&
+	grep -c . with >lines &&
+	test $(cat lines) -gt 300
+'
+
+test_expect_success 'a session the index does not know is read (an older writer)' '
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix values search |
+		sed -n "s/^73 //p" >state &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+	test_tick &&
+	s=$(make_answered c2 "zebra unknown to the index" "-" $s) &&
+	aptix update-ref refs/conversations/c2 $s &&
+	! search_keys | grep "^$(term_key zebra)$" &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put search s \
+		"hex:$(cat state)" &&
+	aptix log --all --format=%h -S zebra >out &&
+	short=$(echo $s | cut -c1-12) &&
+	echo $short >expect &&
+	test_cmp expect out &&
+	aptix log --all --format=%h -S ebr --grep unknown >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'reindex rebuilds the index: the same keys, all sessions' '
+	aptix reindex &&
+	search_keys >before &&
+	grep "^$(term_key zebra)$" before &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search \
+		"hex:$(term_key zebra)" &&
+	aptix reindex &&
+	search_keys >after &&
+	test_cmp before after &&
+	queries again &&
+	sed -n "/^-S \[alpha\]/,/^-i -S/p" again >alpha &&
+	test $(wc -l <alpha) -gt 10
+'
+
+test_expect_success 'purge: a secret word leaves the index and the file' '
+	test_tick &&
+	s=$(make_answered c2 "the key is zq7leakedvalue99" "kept okapi" $s) &&
+	aptix update-ref refs/conversations/c2 $s &&
+	search_keys >keys &&
+	grep "^$(term_key zq7leakedvalue99)$" keys &&
+	grep -a -c zq7leakedvalue99 .aptix/data.mdb >count &&
+	test $(cat count) -gt 0 &&
+	echo zq7leakedvalue99 >secret &&
+	aptix purge --force --reason test --secret-from-file secret &&
+	search_keys >keys &&
+	! grep "^$(term_key zq7leakedvalue99)$" keys &&
+	grep "^$(term_key okapi)$" keys &&
+	! grep -a zq7leakedvalue99 .aptix/data.mdb &&
+	aptix log --all --format=%h -S okapi >out &&
+	echo $s | cut -c1-12 >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'gc: the words of sessions it deletes go with them' '
+	test_tick &&
+	lost=$(make_answered c9 "unreachable quokka" "gone") &&
+	search_keys >keys &&
+	grep "^$(term_key quokka)$" keys &&
+	aptix gc --prune=now &&
+	search_keys >keys &&
+	! grep "^$(term_key quokka)$" keys &&
+	grep "^$(term_key okapi)$" keys
+'
+
+test_expect_success 'terms of more sessions than a run holds (sealed runs)' '
+	sh "$TEST_DIRECTORY/perf/build-store.sh" 3 400 big >/dev/null &&
+	(
+		cd big &&
+		aptix log --all --format=%h -S lexer >with &&
+		aptix log --all --format=%h -S "turn 123." >>with &&
+		aptix log --all --format=%h --grep Parser >>with &&
+		test $(wc -l <with) -gt 20 &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix keys search |
+			grep "^63646574" >sealed &&
+		test_line_count -gt 2 sealed &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+		aptix log --all --format=%h -S lexer >without &&
+		aptix log --all --format=%h -S "turn 123." >>without &&
+		aptix log --all --format=%h --grep Parser >>without &&
+		test_cmp without with &&
+		aptix reindex &&
+		aptix search --json -n 1000 details >hits &&
+		grep -c "\"session\"" hits >n &&
+		test "$(cat n)" = "$(aptix log --all --oneline | wc -l)"
+	)
+'
+
+test_expect_success 'a store made before the index has none until reindex' '
+	aptix init -q old &&
+	(
+		cd old &&
+		test_tick && a=$(make_answered c1 "first words" "here") &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+		test_tick && b=$(make_answered c1 "more words" "there" $a) &&
+		aptix update-ref refs/conversations/c1 $b &&
+		! python3 "$TEST_DIRECTORY/lib-store.py" .aptix get search s &&
+		aptix log --all --format=%h -S there >out &&
+		echo $b | cut -c1-12 >expect &&
+		test_cmp expect out &&
+		aptix reindex &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix get search s &&
+		aptix log --all --format=%h -S there >out &&
+		test_cmp expect out
+	)
+'
+
+test_done

@@ -99,6 +99,8 @@ static const struct cmd_struct commands[] = {
 	  "turn names into object ids" },
 	{ "salvage", cmd_salvage, 0, CAT_PLUMBING,
 	  "copy what is readable of a damaged store into a new one" },
+	{ "search", cmd_search, NEED_REPO, CAT_PORCELAIN,
+	  "find the sessions that best match some words" },
 	{ "serve", cmd_serve, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "serve the store over HTTP, with a page for browsers" },
 	{ "sessions", cmd_sessions, NEED_REPO, CAT_PORCELAIN,

@@ -52,6 +52,7 @@ DECLARE_CMD(rerun);
 DECLARE_CMD(config);
 DECLARE_CMD(show);
 DECLARE_CMD(usage);
+DECLARE_CMD(search);
 DECLARE_CMD(sessions);
 DECLARE_CMD(conversation);
 DECLARE_CMD(status);

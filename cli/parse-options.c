@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <aptix/errors.h>
+#include <aptix/history.h>
+#include <aptix/object.h>
 
 #define USAGE_OPTS_WIDTH 24
 #define USAGE_GAP 2
@@ -651,6 +654,21 @@ void usage_msg_opt(const char *msg, const char * const usagestr[],
 	fflush(stdout);
 	fprintf(stderr, "fatal: %s\n\n", msg);
 	usage_with_options(usagestr, options);
+}
+
+int parse_opt_date_ms(const struct option *opt, const char *arg, int unset)
+{
+	int64_t *ms = opt->value;
+
+	if (unset) {
+		*ms = 0;
+		return 0;
+	}
+	if (aptix_date_parse(ms, arg, aptix_now_ms()) < 0)
+		return error("%s", aptix_error_last()->message);
+	if (!*ms)
+		*ms = 1;	/* the epoch itself: still a bound */
+	return 0;
 }
 
 int parse_opt_ulong_given(const struct option *opt, const char *arg,

@@ -152,6 +152,15 @@ int parse_opt_ulong_given(const struct option *opt, const char *arg,
 #define OPT_ULONG_GIVEN(s, l, v, a, h) \
 	OPT_CALLBACK(s, l, v, a, h, parse_opt_ulong_given)
 
+/*
+ * A date (ISO, "2 days ago": aptix_date_parse) into an int64_t of
+ * milliseconds; 0 when unset (the epoch itself is kept as 1: still a
+ * bound).
+ */
+int parse_opt_date_ms(const struct option *opt, const char *arg, int unset);
+#define OPT_DATE_MS(l, v, h) OPT_CALLBACK(0, l, v, "date", h, \
+					  parse_opt_date_ms)
+
 int parse_options(int argc, const char **argv,
 		  const struct option *options,
 		  const char * const usagestr[],

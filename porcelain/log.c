@@ -1476,21 +1476,6 @@ static int take_dash_number(int argc, const char **argv, int *max_count)
 	return j;
 }
 
-static int date_cb(const struct option *opt, const char *arg, int unset)
-{
-	int64_t *ms = opt->value;
-
-	if (unset) {
-		*ms = 0;
-		return 0;
-	}
-	if (aptix_date_parse(ms, arg, aptix_now_ms()) < 0)
-		return error("%s", aptix_error_last()->message);
-	if (!*ms)
-		*ms = 1;	/* the epoch itself: still a bound */
-	return 0;
-}
-
 static void compile_greps(struct log *lg, const aptix_strlist *pats,
 			  int extended)
 {
@@ -1708,14 +1693,12 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 			 "--grep ignore case"),
 		OPT_BOOL('E', "extended-regexp", &extended, "--grep patterns "
 			 "are extended regexes"),
-		OPT_CALLBACK(0, "since", &lg.since, "date", "sessions created "
-			     "at or after <date>", date_cb),
-		OPT_CALLBACK(0, "after", &lg.since, "date", "same as --since",
-			     date_cb),
-		OPT_CALLBACK(0, "until", &lg.until, "date", "sessions created "
-			     "at or before <date>", date_cb),
-		OPT_CALLBACK(0, "before", &lg.until, "date", "same as --until",
-			     date_cb),
+		OPT_DATE_MS("since", &lg.since, "sessions created at or after "
+			    "<date>"),
+		OPT_DATE_MS("after", &lg.since, "same as --since"),
+		OPT_DATE_MS("until", &lg.until, "sessions created at or before "
+			    "<date>"),
+		OPT_DATE_MS("before", &lg.until, "same as --until"),
 		OPT_GROUP(""),
 		OPT_CALLBACK(0, "format", NULL, "format", "oneline, short, "
 			     "medium or a format string (see above)",

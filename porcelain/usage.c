@@ -798,21 +798,6 @@ static void print_json(struct usage *us, int per_turn)
 
 /* --- Command -------------------------------------------------------------- */
 
-static int date_cb(const struct option *opt, const char *arg, int unset)
-{
-	int64_t *ms = opt->value;
-
-	if (unset) {
-		*ms = 0;
-		return 0;
-	}
-	if (aptix_date_parse(ms, arg, aptix_now_ms()) < 0)
-		return error("%s", aptix_error_last()->message);
-	if (!*ms)
-		*ms = 1;
-	return 0;
-}
-
 int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 {
 	struct usage us;
@@ -832,11 +817,10 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 			 "the conversations of every workspace"),
 		OPT_STRING(0, "workspace", &want_ws, "id",
 			   "the conversations of this workspace"),
-		OPT_CALLBACK(0, "since", &us.since, "date", "turns created at "
-			     "or after <date> (\"2 weeks ago\", 2026-01-31)",
-			     date_cb),
-		OPT_CALLBACK(0, "until", &us.until, "date", "turns created at "
-			     "or before <date>", date_cb),
+		OPT_DATE_MS("since", &us.since, "turns created at or after "
+			    "<date> (\"2 weeks ago\", 2026-01-31)"),
+		OPT_DATE_MS("until", &us.until, "turns created at or before "
+			    "<date>"),
 		OPT_NO_PAGER(&no_pager),
 		OPT_END()
 	};

@@ -56,6 +56,20 @@ test_expect_success 'global options, and -c skipped with its value' '
 	grep -x -- "--dry-run" out
 '
 
+test_expect_success 'search: its options, the statuses of --status' '
+	complete_words aptix search --conv >out &&
+	grep -x -- "--conversation" out &&
+	complete_words aptix search --status fa >out &&
+	echo failed >expect &&
+	test_cmp expect out &&
+	complete_words aptix search --status=aw >out &&
+	echo --status=awaiting_tool_results >expect &&
+	test_cmp expect out &&
+	complete_words aptix search --conversation conv >out &&
+	echo conv-one >expect &&
+	test_cmp expect out
+'
+
 test_expect_success 'conversations where a conversation goes, not files' '
 	>conv-file &&
 	complete_words aptix conversation rename "" >out &&

@@ -65,6 +65,11 @@ __aptix_option_value() {
 	--file|--files-from|-F)
 		mapfile -t COMPREPLY < <(compgen -f -- "$val")
 		;;
+	--status)
+		# search's: a session's status
+		[ "$__aptix_cmd" = search ] || return 1
+		__aptix_reply "created committed awaiting_tool_results failed archived" "$val"
+		;;
 	--format|-o|--output)
 		# export's; log's --format takes a pretty format
 		[ "$__aptix_cmd" = export ] || return 1

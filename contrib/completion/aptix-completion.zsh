@@ -74,6 +74,9 @@ _aptix_arguments() {
 		local -a formats=(session-md json markdown)
 		compadd -a formats; return } ;;
 	-o|--output) [[ $1 == export ]] && { _files; return } ;;
+	--status) [[ $1 == search ]] && {
+		local -a st=(created committed awaiting_tool_results failed archived)
+		compadd -a st; return } ;;
 	-*) _aptix_takes_value $1 $prev && return ;;
 	esac
 	for ((i = 2; i < CURRENT; i++)); do

@@ -165,6 +165,7 @@ function __aptix_wants_argument
 	string match -q -- '-*' (commandline -ct); and return 1
 	__aptix_after --conversation --session --file --files-from -F; and return 1
 	__aptix_command_is export; and __aptix_after --format -o --output; and return 1
+	__aptix_command_is search; and __aptix_after --status; and return 1
 	__aptix_command_is usage; and __aptix_after -c; and return 1
 	return 0
 end
@@ -184,5 +185,6 @@ complete -c aptix -n 'not __aptix_needs_command; and __aptix_after --session' -x
 complete -c aptix -n 'not __aptix_needs_command; and __aptix_after --file --files-from -F' -F
 complete -c aptix -n 'not __aptix_needs_command; and __aptix_command_is export; and __aptix_after --format' -x -a 'session-md json markdown'
 complete -c aptix -n 'not __aptix_needs_command; and __aptix_command_is export; and __aptix_after -o --output' -F
+complete -c aptix -n 'not __aptix_needs_command; and __aptix_command_is search; and __aptix_after --status' -x -a 'created committed awaiting_tool_results failed archived'
 complete -c aptix -n __aptix_wants_argument -a '(__aptix_arguments)'
 complete -c aptix -n '__aptix_wants_argument; and __aptix_command_is "continue|status|index|credscan|hash-object|purge"' -F

@@ -22,6 +22,7 @@
 #include "index.h"
 #include "context.h"
 #include "run.h"
+#include "search.h"
 
 /** Seed 001 DD-005: a summary view cuts instruction and answer here. */
 #define APTIX_VIEW_SUMMARY_BYTES 1024
@@ -95,6 +96,16 @@ APTIX_EXTERN(json_t *) aptix_view_session_info(const aptix_session_info *si);
  * workspace, created_at, updated_at, head, archived}.
  */
 APTIX_EXTERN(json_t *) aptix_view_conversation(const aptix_conv_info *ci);
+
+/**
+ * @brief aptix_search() of query in repo, as a JSON array of hits, best
+ *        first: each the view of a session in a list
+ *        (aptix_view_session_info()) with its "score" (BM25, a number).
+ * @return 0; aptix_search()'s errors.
+ */
+APTIX_EXTERN(int) aptix_view_search(json_t **out, aptix_repo *repo,
+				    const char *query,
+				    const aptix_search_options *o);
 
 /**
  * @brief What a run did, as seed 001's execute response {kind: "answer"

@@ -424,6 +424,35 @@ json_t *aptix_view_session_info(const aptix_session_info *si)
 	return done(&b, o);
 }
 
+int aptix_view_search(json_t **out, aptix_repo *repo, const char *query,
+		      const aptix_search_options *o)
+{
+	struct vb b = { 0 };
+	aptix_search_hit *hits = NULL;
+	aptix_session_info si;
+	json_t *a, *h;
+	size_t n = 0, i;
+	int r;
+
+	*out = NULL;
+	if ((r = aptix_search(&hits, &n, repo, query, o)) < 0)
+		return r;
+	a = json_array();
+	for (i = 0; i < n && !b.oom; i++) {
+		if (aptix_index_session(&si, repo, &hits[i].session) < 0) {
+			aptix_error_clear();	/* gone since */
+			continue;
+		}
+		h = aptix_view_session_info(&si);
+		put(&b, h, "score", json_real(hits[i].score));
+		push(&b, a, h);
+	}
+	free(hits);
+	if (!(*out = done(&b, a)))
+		return APTIX_ERROR;
+	return 0;
+}
+
 json_t *aptix_view_conversation(const aptix_conv_info *ci)
 {
 	struct vb b = { 0 };

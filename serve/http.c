@@ -142,7 +142,7 @@ static int load_mhd(char *err, size_t errlen)
 enum route_id {
 	R_PAGE, R_STATIC, R_LIST, R_CONV, R_CONV_PATCH, R_INTERRUPT,
 	R_TURN, R_TURN_FULL, R_OBJECT, R_GRAPH, R_EXECUTE, R_WS_SESSIONS,
-	R_SESSIONS, R_SESSION_MSG, R_SESSION_DEL, R_EVENTS
+	R_SESSIONS, R_SESSION_MSG, R_SESSION_DEL, R_EVENTS, R_SEARCH
 };
 
 /*
@@ -167,6 +167,7 @@ static const struct route {
 	{ "GET", "/api/objects/{id}", R_OBJECT },
 	{ "GET", "/api/graph", R_GRAPH },
 	{ "GET", "/api/events", R_EVENTS },
+	{ "GET", "/api/search", R_SEARCH },
 	{ "POST", "/api/ai/agent/execute", R_EXECUTE },
 	{ "GET", "/api/workspaces/{path}/sessions", R_WS_SESSIONS },
 	{ "POST", "/api/sessions", R_SESSIONS },
@@ -401,7 +402,7 @@ static int query_bool(json_t *p, struct MHD_Connection *c, const char *key)
 static int query_params(json_t *p, struct MHD_Connection *c)
 {
 	static const char *const strs[] = { "workspace", "q", "cursor",
-		"conversation", NULL };
+		"conversation", "since", "until", "status", "model", NULL };
 	const char *v;
 	char *end;
 	long n;
@@ -886,6 +887,8 @@ static enum MHD_Result route(struct http_server *h, struct MHD_Connection *c,
 		return call(h, c, serve_read_turn, p, 200);
 	case R_GRAPH:
 		return call(h, c, serve_graph, p, 200);
+	case R_SEARCH:
+		return call(h, c, serve_search, p, 200);
 	case R_WS_SESSIONS:
 		json_object_set_new(p, "workspace", aptix_view_str(args[0]));
 		return call(h, c, serve_workspace_sessions, p, 200);

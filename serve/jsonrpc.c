@@ -507,6 +507,13 @@ static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
 		copy(q, "limit", p, "limit");
 		copy(q, "all", p, "all");
 		call(j, id, serve_graph, q);
+	} else if (!strcmp(method, "search")) {
+		static const char *const keys[] = { "q", "limit", "since",
+			"until", "status", "model" };
+
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			copy(q, keys[i], p, keys[i]);
+		call(j, id, serve_search, q);
 	} else if (!strcmp(method, "thread/name/set")) {
 		copy(q, "title", p, "name");
 		call(j, id, serve_rename, q);

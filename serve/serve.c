@@ -836,6 +836,45 @@ json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e)
 	return o;
 }
 
+/* ---- search ---- */
+
+/*
+ * The sessions that best match q's words (aptix_search(): BM25 over the
+ * search index), as aptix search --json lists them: {q, hits}. Scoped
+ * by conversation, workspace, since/until (ISO dates, "2 days ago"),
+ * status and model; limit 1..LIST_MAX (default 20).
+ */
+json_t *serve_search(struct serve *s, json_t *p, struct serve_err *e)
+{
+	aptix_search_options o = APTIX_SEARCH_OPTIONS_INIT;
+	const char *q = serve__pstr(p, "q"), *st = serve__pstr(p, "status");
+	const char *since = serve__pstr(p, "since");
+	const char *until = serve__pstr(p, "until");
+	long limit = pint(p, "limit", 20, 1, LIST_MAX);
+	int64_t now = aptix_now_ms();
+	json_t *hits;
+	int r;
+
+	if (!q)
+		return serve_fail(e, 400, "'q', the words to search for, is "
+				  "needed");
+	if (limit < 0)
+		return serve_fail(e, 400, "'limit' is an integer from 1 to %d",
+				  LIST_MAX);
+	if (st && (o.status = aptix_session_status_from_name(st)) < 0)
+		return serve_fail(e, 400, "unknown status '%s'", st);
+	if ((since && aptix_date_parse(&o.since, since, now) < 0) ||
+	    (until && aptix_date_parse(&o.until, until, now) < 0))
+		return serve_fail(e, 400, "%s", aptix_error_last()->message);
+	o.conversation = serve__pstr(p, "conversation");
+	o.workspace = serve__pstr(p, "workspace");
+	o.model = serve__pstr(p, "model");
+	o.limit = (size_t)limit;
+	if ((r = aptix_view_search(&hits, s->repo, q, &o)) < 0)
+		return serve_fail_aptix(e, r);
+	return json_pack("{s:s,s:o}", "q", q, "hits", hits);
+}
+
 /* ---- raw objects ---- */
 
 int serve_read_object(struct serve *s, const char *id, aptix_buf *out,

@@ -83,6 +83,7 @@ json_t *serve_read_turn(struct serve *s, json_t *p, struct serve_err *e);
 json_t *serve_read_object_json(struct serve *s, json_t *p,
 			       struct serve_err *e);
 json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e);
+json_t *serve_search(struct serve *s, json_t *p, struct serve_err *e);
 json_t *serve_workspace_sessions(struct serve *s, json_t *p,
 				 struct serve_err *e);
 

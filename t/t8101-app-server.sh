@@ -132,6 +132,15 @@ test_expect_success 'thread/list, thread/read, thread/resume, object/read' '
 	lanes = {n["id"]: n["lane"] for n in g["nodes"]}
 	check(lanes[A] == lanes[B] and lanes[F] != lanes[A], lanes)
 	check(g["nodes"][2]["parent"] == A, g)
+	h = s.request("search", {"q": "second question"})["result"]
+	check(h["q"] == "second question" and
+	      h["hits"][0]["session"] == B and h["hits"][0]["score"] > 0, h)
+	check(len(h["hits"]) == 3, h)
+	h = s.request("search", {"q": "question", "threadId": conv,
+	                         "limit": 5})["result"]
+	check([x["session"] for x in h["hits"]] == [B, A] or
+	      [x["session"] for x in h["hits"]] == [A, B], h)
+	check("error" in s.request("search", {}), "search without q")
 	check(s.close() == 0, "exit code")
 	EOF
 '

@@ -193,6 +193,24 @@ test_expect_success 'GET /api/graph: nodes, parents, lanes' '
 	test "$(json_field ".nodes[0].parent_row" <body)" = null
 '
 
+test_expect_success 'GET /api/search: sessions ranked by their words' '
+	test "$(api GET "/api/search?q=forked+question")" = 200 &&
+	test "$(json_field .q <body)" = "forked question" &&
+	test "$(json_field ".hits[0].conversation" <body)" = "$fconv" &&
+	test "$(json_field ".hits[0].summary" <body)" = "forked question" &&
+	test "$(json_field ".hits | length" <body)" = 3 &&
+	test "$(api GET "/api/search?q=question&conversation=$conv")" = 200 &&
+	test "$(json_field ".hits | length" <body)" = 2 &&
+	test "$(json_field ".hits[0].conversation" <body)" = "$conv" &&
+	test "$(api GET "/api/search?q=question&limit=1")" = 200 &&
+	test "$(json_field ".hits | length" <body)" = 1 &&
+	test "$(api GET "/api/search?q=question&status=failed")" = 200 &&
+	test "$(json_field ".hits | length" <body)" = 0 &&
+	test "$(api GET "/api/search")" = 400 &&
+	test "$(api GET "/api/search?q=x&status=nope")" = 400 &&
+	test "$(api GET "/api/search?q=x&since=next+tuesday")" = 400
+'
+
 test_expect_success 'POST /api/ai/agent/execute: the final object as JSON' '
 	test "$(post /api/ai/agent/execute \
 		"{\"conversation\":\"$conv\",\"instruction\":\"third\"}")" = 200 &&

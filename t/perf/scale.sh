@@ -17,13 +17,21 @@
 # The stores are cached in t/perf/results/ (gitignored), keyed by size,
 # by build-store.sh's content and by the store format.
 #
+# Then the search index (issue 28, item 1): `log --all -S` of a word in
+# one session in ten and of a text in one session, instructions on both
+# stores and CPU time against `git log --all -S` on the large pair; and
+# the bytes of the search table per session against those of the whole
+# store (LMDB pages in use, mdb_stat; goal <= 25%). ONLY=search runs
+# this part alone.
+#
 #	sh t/perf/scale.sh     APTIX=path/to/aptix SMALL=10000 LARGE=100000
-#	                       ROUNDS=3
+#	                       ROUNDS=3 ONLY=search
 set -eu
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 SMALL=${SMALL:-10000}
 LARGE=${LARGE:-100000}
 ROUNDS=${ROUNDS:-3}
+ONLY=${ONLY:-}
 PERF_DIR=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-scale-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -36,8 +44,10 @@ RES=$PERF_DIR/results
 GIT_CEILING_DIRECTORIES=$RES
 export GIT_CEILING_DIRECTORIES
 # -r5: session records of version 5 (they carry usage); older caches
-# would measure the fallback that reads turns
-HASH=$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)-f$(store_format)-r5
+# would measure the fallback that reads turns. -s1: stores made since
+# turns keep the search index (an older one has none, and log -S would
+# measure the scan)
+HASH=$(sha256sum <"$PERF_DIR/build-store.sh" | cut -c1-12)-f$(store_format)-r5-s1
 
 # store N [C]: the cached pair (aptix/, git/) of N sessions in C
 # conversations (default N/100), built when missing
@@ -98,14 +108,62 @@ since() {
 }
 since_s=$(since "$SS/aptix") since_l=$(since "$SL/aptix")
 
-echo "instructions (callgrind), $SMALL sessions in $((SMALL / 100)) conversations against $LARGE in $((LARGE / 100))"
-printf '%-44s %12s %12s %8s\n' "command" "$SMALL" "$LARGE" "ratio"
 row() { # label command-small command-large
 	_a=$(cg "$SS/aptix" "$2") _b=$(cg "$SL/aptix" "$3")
 	printf '%-44s %12s %12s %8s\n' "$1" "$(mi "$_a")" "$(mi "$_b")" \
 		"$(ratio "$_b" "$_a")"
 }
 same() { row "$1" "$APTIX $1" "$APTIX $1"; }
+# pair N: the directory of the cached pair of N sessions
+pair() { if [ "$1" = "$SMALL" ]; then echo "$SS"; else echo "$SL"; fi; }
+# pages <store dir> [table]: LMDB pages in use (of the table, or all)
+pages() {
+	if [ -n "${2:-}" ]; then
+		mdb_stat -s "$2" "$1" | awk '/pages:/ { n += $NF } END { print n + 0 }'
+	else
+		mdb_stat -e "$1" | awk '/Number of pages used/ { print $NF }'
+	fi
+}
+
+search_part() {
+	echo "log -S through the search index, instructions (callgrind), $SMALL against $LARGE sessions"
+	printf '%-44s %12s %12s %8s\n' "command" "$SMALL" "$LARGE" "ratio"
+	same "log --all -S lexer"
+	row "log --all -S <one session's text>" \
+		"$APTIX log --all -S 'turn $((SMALL / 2)).'" \
+		"$APTIX log --all -S 'turn $((LARGE / 2)).'"
+	same "search lexer parser"
+	echo "  goal (issue 28): log --all -S <= 1.5 (at 1M over 10k)"
+	echo
+	echo "log --all -S against git log --all -S on the same history, CPU s (best of $ROUNDS)"
+	printf '%-44s %12s %12s %8s\n' "sessions" "aptix" "git" "aptix/git"
+	for n in "$SMALL" "$LARGE"; do
+		p=$(pair "$n")
+		_a=$(cpu "$p/aptix" "$APTIX log --all -S lexer")
+		_g=$(cpu "$p/git" "git log --all -S lexer")
+		printf '%-44s %12s %12s %8s\n' "$n: -S lexer" "$_a" "$_g" \
+			"$(ratio "$_a" "$_g")"
+	done
+	echo "  goal (issue 28): aptix faster (ratio < 1)"
+	echo
+	echo "search index size per session against the store's (LMDB pages of 4 KiB in use)"
+	printf '%-44s %12s %12s %8s\n' "sessions" "search B/s" "store B/s" "share"
+	for n in "$SMALL" "$LARGE"; do
+		p=$(pair "$n")
+		_s=$(pages "$p/aptix/.aptix" search) _t=$(pages "$p/aptix/.aptix")
+		printf '%-44s %12s %12s %8s\n' "$n" "$((_s * 4096 / n))" \
+			"$((_t * 4096 / n))" "$(ratio "$_s" "$_t")"
+	done
+	echo "  goal (issue 28): <= 0.25"
+}
+
+if [ "$ONLY" = search ]; then
+	search_part
+	exit 0
+fi
+
+echo "instructions (callgrind), $SMALL sessions in $((SMALL / 100)) conversations against $LARGE in $((LARGE / 100))"
+printf '%-44s %12s %12s %8s\n' "command" "$SMALL" "$LARGE" "ratio"
 same "continue --dry-run -m x"
 same "log -n 20"
 row "log --graph --all | head -50" "$APTIX log --graph --all | head -50" \
@@ -146,10 +204,12 @@ echo
 echo "fsck --connectivity-only against git's on the same history, CPU s (user + system, best of $ROUNDS)"
 printf '%-44s %12s %12s %8s\n' "sessions" "aptix" "git" "aptix/git"
 for n in "$SMALL" "$LARGE"; do
-	p=$SS
-	[ "$n" = "$SMALL" ] || p=$SL
+	p=$(pair "$n")
 	_a=$(cpu "$p/aptix" "$APTIX fsck --connectivity-only")
 	_g=$(cpu "$p/git" "git fsck --connectivity-only")
 	printf '%-44s %12s %12s %8s\n' "$n" "$_a" "$_g" "$(ratio "$_a" "$_g")"
 done
 echo "  goal (issue 28): <= 2"
+
+echo
+search_part

@@ -27,44 +27,12 @@ APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 SESSIONS=${SESSIONS:-10000}
 LARGE=${LARGE:-100000}
 PERF_DIR=$(cd "$(dirname "$0")" && pwd)
-W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-remote-bench.XXXXXX")
-chmod 755 "$W"
-export GIT_CONFIG_NOSYSTEM=1 HOME="$W" LC_ALL=C APTIX_PAGER=cat
-unset APTIX_DIR
-. "$PERF_DIR/lib.sh"
-
-bin=
-for d in "$(pg_config --bindir 2>/dev/null || true)" /usr/lib/postgresql/*/bin; do
-	if [ -x "$d/initdb" ] && [ -x "$d/postgres" ]; then bin=$d; break; fi
-done
-if [ -z "$bin" ]; then
-	echo "remote: PostgreSQL is not installed (make deps)"; exit 0
-fi
-# postgres refuses to run as root: as the system user postgres then
-as=
-if [ "$(id -u)" = 0 ]; then
-	as="setpriv --reuid=postgres --regid=postgres --init-groups --"
-fi
-mkdir "$W/pg" "$W/run"
-[ -n "$as" ] && chown postgres:postgres "$W/pg" "$W/run"
-$as "$bin/initdb" -D "$W/pg/data" -U aptix_admin -A trust -E UTF8 \
-	--locale=C.UTF-8 --no-sync >"$W/initdb.log" 2>&1
-$as "$bin/postgres" -D "$W/pg/data" -k "$W/run" -p 5432 \
-	-c listen_addresses= -c max_connections=40 >"$W/pg.log" 2>&1 &
-PG=$!
-SI=
-trap 'kill $SI 2>/dev/null; kill -INT $PG 2>/dev/null; wait $PG 2>/dev/null; rm -rf "$W"' EXIT
-i=0
-until pg_isready -q -h "$W/run" -p 5432 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 300 ] || { cat "$W/pg.log"; exit 1; }
-	sleep 0.1
-done
-export PGHOST="$W/run" PGPORT=5432 PGUSER=aptix_admin
-psql -X -q -d postgres -c "CREATE DATABASE aptix" \
-	-c "CREATE ROLE aptix_app LOGIN NOSUPERUSER NOBYPASSRLS"
-psql -X -q -d aptix -v app_role=aptix_app \
-	-f "$PERF_DIR/../../contrib/postgresql/schema.sql"
-URL="postgresql:///aptix?host=$W/run&port=5432&user=aptix_app"
+. "$PERF_DIR/lib-pg.sh"
+pg_bench_dir remote-bench
+PG= SI=
+trap 'set +e; kill $SI 2>/dev/null; [ -z "$PG" ] || pg_bench_stop; rm -rf "$W"' EXIT
+pg_bench_start || { echo "remote: skipped"; exit 0; }
+bin=$PGBIN
 
 echo "== A local store with a remote (issue 26): PostgreSQL $("$bin/postgres" --version | awk '{ print $3 }'), Unix socket =="
 
@@ -110,12 +78,7 @@ printf '  %-44s %14s ms\n' "$LARGE sessions ($((LARGE / 100)) conversations)" "$
 echo "  $LARGE / 1,000: $(ratio "$NOOP_MEAN" "$small_mean")x"
 
 # a turn on each backend, against the stand-in
-python3 "$PERF_DIR/../standin/openai_standin.py" --port-file "$W/si.port" \
-	--log-dir "$W/si.log" >/dev/null 2>&1 &
-SI=$!
-while [ ! -s "$W/si.port" ]; do sleep 0.1; done
-export OPENAI_BASE_URL="http://127.0.0.1:$(cat "$W/si.port")/v1"
-export OPENAI_API_KEY=sk-bench-0123456789abcdef
+bench_standin
 "$APTIX" init -q "$W/t-lmdb"
 "$APTIX" init -q --backend "$URL" --org turns "$W/t-pg"
 turn="$APTIX continue -q --no-stream --no-files --no-rag -m x"

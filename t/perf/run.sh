@@ -12,6 +12,7 @@
 #	BENCH_SESSIONS=N       size of more.sh's history store (100000)
 #	BENCH_STATUS_SESSIONS=N  status.sh's large store (100000; 0: skip it)
 #	BENCH_GC_SESSIONS=N    gc.sh's large store (100000): log -S, gc
+#	PG_LOAD_SECONDS=N      how long pg-load.sh's 16 clients run (60)
 #
 # Needs python3, git, hyperfine and curl.
 set -eu
@@ -227,6 +228,9 @@ APTIX="$APTIX" sh "$PERF_DIR/scale.sh"
 echo
 echo "push and fetch against a PostgreSQL remote (t/perf/remote.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/remote.sh"
+echo
+echo "16 clients turning, pushing and fetching on one PostgreSQL cluster (t/perf/pg-load.sh; PG_LOAD_SECONDS, default 60)"
+APTIX="$APTIX" DURATION="${PG_LOAD_SECONDS:-60}" sh "$PERF_DIR/pg-load.sh"
 if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then
 	echo
 	echo "status and sessions against the store's size, status against git status (t/perf/status.sh)"

@@ -277,6 +277,47 @@ test_expect_success 'a user name in the URL (user@) is accepted, for a store and
 	test_must_fail aptix -C local config --get remote.other.url
 '
 
+test_expect_success 'HEAD is the user'"'"'s (the role'"'"'s), not the org'"'"'s' '
+	pg_sql -c "CREATE ROLE aptix_bob LOGIN NOSUPERUSER NOBYPASSRLS IN ROLE aptix_app" &&
+	bob_url=$(printf "%s" "$PG_APP_URL" | sed -e "s/user=aptix_app/user=aptix_bob/") &&
+	mkdir alice bob &&
+	aptix -C alice init -q --backend "$PG_APP_URL" --org heads &&
+	aptix -C bob init -q --backend "$bob_url" --org heads &&
+	aptix -C alice continue -q --no-rag --no-stream -m "alice turn" &&
+	aptix -C bob continue -q --no-rag --no-stream -m "bob turn" &&
+	a=$(aptix -C alice symbolic-ref HEAD) &&
+	b=$(aptix -C bob symbolic-ref HEAD) &&
+	test "$a" != "$b" &&
+	aptix -C alice log -1 --format=%s >actual &&
+	echo "alice turn" >expect &&
+	test_cmp expect actual &&
+	aptix -C bob log -1 --format=%s >actual &&
+	echo "bob turn" >expect &&
+	test_cmp expect actual &&
+	aptix -C bob switch "${a#refs/conversations/}" &&
+	test "$(aptix -C bob symbolic-ref HEAD)" = "$a" &&
+	aptix -C alice switch "${b#refs/conversations/}" &&
+	test "$(aptix -C alice symbolic-ref HEAD)" = "$b" &&
+	test "$(aptix -C bob symbolic-ref HEAD)" = "$a" &&
+	aptix -C bob for-each-ref >refs &&
+	aptix -C bob reflog HEAD >reflog &&
+	! grep "HEAD@{aptix" refs reflog &&
+	aptix -C bob fsck
+'
+
+test_expect_success 'a store made before: the org'"'"'s HEAD stands in until the user'"'"'s is written' '
+	mkdir old1 old2 &&
+	aptix -C old1 init -q --backend "$PG_APP_URL" --org legacy &&
+	aptix -C old1 continue -q --no-rag --no-stream -m "legacy turn" &&
+	pg_sql -c "UPDATE aptix_refs SET name = '\''HEAD'\'' WHERE org = '\''legacy'\'' AND name = '\''HEAD@{aptix_app}'\''" &&
+	h=$(aptix -C old1 symbolic-ref HEAD) &&
+	aptix -C old2 init -q --backend "$bob_url" --org legacy &&
+	test "$(aptix -C old2 symbolic-ref HEAD)" = "$h" &&
+	aptix -C old2 switch -c "bob-new" &&
+	test "$(aptix -C old2 symbolic-ref HEAD)" = refs/conversations/bob-new &&
+	test "$(aptix -C old1 symbolic-ref HEAD)" = "$h"
+'
+
 test_expect_success 'stop' '
 	stop_standin &&
 	stop_pg

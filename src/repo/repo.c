@@ -391,8 +391,16 @@ static int init_fn(aptix_backend_txn *tx, void *payload)
 	r = be->meta_get(&cur, be, tx, FORMAT_KEY);
 	aptix_buf_release(&cur);
 	if (r == 0) {
+		/* a HEAD of its own for a user new to it (a role's) */
 		ip->joined = 1;
-		return 0;
+		memset(&u, 0, sizeof(u));
+		u.name = "HEAD";
+		u.new_value = ip->head;
+		u.old_value = APTIX_REFDB_ABSENT;
+		r = be->refdb->update(be->refdb, tx, &u);
+		if (r == APTIX_EMISMATCH)
+			aptix_error_clear();
+		return r == APTIX_EMISMATCH ? 0 : r;
 	}
 	if (r != APTIX_ENOTFOUND)
 		return r;

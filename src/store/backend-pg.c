@@ -589,13 +589,36 @@ static int obj_write_stored_many(aptix_odb_backend *b, aptix_backend_txn *tx,
 
 /* --- refs and reflogs --------------------------------------------------- */
 
+/*
+ * HEAD is the user's (pg.h): its row is named after the role, and read
+ * as "HEAD"; the org's row "HEAD" of a store made before stands in
+ * until the user's is written; other users' HEADs are never shown.
+ */
+static int is_head(const char *name)
+{
+	return !strcmp(name, "HEAD");
+}
+
+static const char *head_row(aptix_refdb_backend *b)
+{
+	return aptix__pg_pool_head(PG_OF(b, refdb)->pool);
+}
+
+/* The row of ref name: the user's own for HEAD. */
+static const char *row_of(aptix_refdb_backend *b, const char *name)
+{
+	return is_head(name) ? head_row(b) : name;
+}
+
 static int ref_lookup(aptix_buf *out, aptix_refdb_backend *b,
 		      aptix_backend_txn *tx, const char *name)
 {
 	struct q q;
 
-	q_init(&q, "SELECT value FROM aptix_refs WHERE name = $1");
-	q_text(&q, name);
+	q_init(&q, is_head(name) ? "SELECT value FROM aptix_refs "
+	       "WHERE name = $1 OR name = 'HEAD' ORDER BY name = $1 DESC "
+	       "LIMIT 1" : "SELECT value FROM aptix_refs WHERE name = $1");
+	q_text(&q, row_of(b, name));
 	return get_one(out, PG_OF(b, refdb), tx, &q, "ref", name);
 }
 
@@ -604,9 +627,14 @@ static int ref_iterate(aptix_refdb_backend *b, const char *prefix,
 {
 	struct q q;
 
-	q_init(&q, "SELECT name, value FROM aptix_refs "
-	       "WHERE starts_with(name, $1) ORDER BY name");
+	q_init(&q, "SELECT n, value FROM (SELECT CASE WHEN name = $2 THEN "
+	       "'HEAD' ELSE name END AS n, name, value FROM aptix_refs) r "
+	       "WHERE starts_with(n, $1) AND (name = $2 OR "
+	       "(NOT starts_with(name, 'HEAD@{') AND NOT (name = 'HEAD' AND "
+	       "EXISTS (SELECT 1 FROM aptix_refs h WHERE h.name = $2)))) "
+	       "ORDER BY n COLLATE \"C\"");
 	q_text(&q, prefix ? prefix : "");
+	q_text(&q, head_row(b));
 	return walk(PG_OF(b, refdb), &q, cb, payload);
 }
 
@@ -619,7 +647,7 @@ static int ref_reflog_append(aptix_refdb_backend *b, aptix_backend_txn *tx,
 
 	q_init(&q, "INSERT INTO aptix_reflog (name, old_id, new_id, "
 	       "time_ms, message) VALUES ($1, $2, $3, $4::int8, $5)");
-	q_text(&q, name);
+	q_text(&q, row_of(b, name));
 	q_bytes(&q, e->old_id.id, APTIX_OID_RAWSZ);
 	q_bytes(&q, e->new_id.id, APTIX_OID_RAWSZ);
 	q_int(&q, e->time_ms, 8);
@@ -629,9 +657,39 @@ static int ref_reflog_append(aptix_refdb_backend *b, aptix_backend_txn *tx,
 	return r;
 }
 
+/*
+ * The same for the user's HEAD ($1 its row), compared with what HEAD
+ * reads as: the user's row, else the org's of a store made before.
+ */
+static const char *head_update_sql(const aptix_refdb_update *u)
+{
+	if (u->new_value && !u->old_value)
+		return "INSERT INTO aptix_refs (name, value) VALUES ($1, $2) "
+			"ON CONFLICT (org, name) DO UPDATE "
+			"SET value = EXCLUDED.value";
+	if (u->new_value && !*u->old_value)
+		return "INSERT INTO aptix_refs (name, value) SELECT $1, $2 "
+			"WHERE NOT EXISTS (SELECT 1 FROM aptix_refs WHERE "
+			"name = $1 OR name = 'HEAD') "
+			"ON CONFLICT (org, name) DO NOTHING";
+	if (u->new_value)
+		return "INSERT INTO aptix_refs (name, value) SELECT $1, $2 "
+			"WHERE (SELECT value FROM aptix_refs WHERE name = $1 "
+			"OR name = 'HEAD' ORDER BY name = $1 DESC LIMIT 1) = $3 "
+			"ON CONFLICT (org, name) DO UPDATE SET value = "
+			"EXCLUDED.value WHERE aptix_refs.value = $3";
+	if (!u->old_value)
+		return "DELETE FROM aptix_refs WHERE name = $1";
+	if (!*u->old_value)
+		return "SELECT 1 FROM aptix_refs WHERE name = $1 AND false";
+	return "DELETE FROM aptix_refs WHERE name = $1 AND value = $2";
+}
+
 /* The statement of a ref update: old NULL any, "" absent, else exact. */
 static const char *update_sql(const aptix_refdb_update *u)
 {
+	if (is_head(u->name))
+		return head_update_sql(u);
 	if (u->new_value && !u->old_value)
 		return "INSERT INTO aptix_refs (name, value) VALUES ($1, $2) "
 			"ON CONFLICT (org, name) DO UPDATE "
@@ -658,7 +716,7 @@ static int ref_update(aptix_refdb_backend *b, aptix_backend_txn *tx,
 	int r;
 
 	q_init(&q, update_sql(u));
-	q_text(&q, u->name);
+	q_text(&q, row_of(b, u->name));
 	if (u->new_value)
 		q_text(&q, u->new_value);
 	if (u->old_value && *u->old_value)
@@ -727,7 +785,7 @@ static int ref_reflog_foreach(aptix_refdb_backend *b, const char *name,
 
 	q_init(&q, "SELECT old_id, new_id, time_ms, message FROM aptix_reflog "
 	       "WHERE name = $1 ORDER BY seq DESC");
-	q_text(&q, name);
+	q_text(&q, row_of(b, name));
 	if ((r = run_q(PG_OF(b, refdb), NULL, 0, &q)) == 0)
 		r = reflog_rows(&q, cb, NULL, payload);
 	q_release(&q);
@@ -741,10 +799,13 @@ static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,
 	struct q q;
 	int r;
 
-	q_init(&q, "SELECT old_id, new_id, time_ms, message, name "
-	       "FROM aptix_reflog WHERE starts_with(name, $1) "
-	       "ORDER BY name, seq");
+	q_init(&q, "SELECT old_id, new_id, time_ms, message, n FROM "
+	       "(SELECT *, CASE WHEN name = $2 THEN 'HEAD' ELSE name END "
+	       "AS n FROM aptix_reflog) l WHERE starts_with(n, $1) AND "
+	       "(name = $2 OR NOT starts_with(name, 'HEAD@{')) "
+	       "ORDER BY n COLLATE \"C\", seq");
 	q_text(&q, prefix ? prefix : "");
+	q_text(&q, head_row(b));
 	if ((r = run_q(PG_OF(b, refdb), NULL, 0, &q)) == 0)
 		r = reflog_rows(&q, NULL, cb, payload);
 	q_release(&q);

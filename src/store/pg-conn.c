@@ -30,6 +30,7 @@ struct pg_pool {
 	size_t nidle;
 	char *url;
 	char *org;
+	char *head;	/* "HEAD@{<role>}": the row of the user's HEAD */
 };
 
 /* --- scrubbing ------------------------------------------------------------ */
@@ -217,6 +218,11 @@ const char *aptix__pg_pool_org(const struct pg_pool *pool)
 	return pool->org;
 }
 
+const char *aptix__pg_pool_head(const struct pg_pool *pool)
+{
+	return pool->head ? pool->head : "HEAD";
+}
+
 void aptix__pg_pool_free(struct pg_pool *pool)
 {
 	size_t i;
@@ -228,6 +234,7 @@ void aptix__pg_pool_free(struct pg_pool *pool)
 	pthread_mutex_destroy(&pool->lock);
 	free(pool->url);
 	free(pool->org);
+	free(pool->head);
 	free(pool);
 }
 
@@ -429,6 +436,15 @@ int aptix__pg_schema_version(struct pg_pool *pool, int *version)
 	*version = 0;
 	if ((r = pool_take(&t.conn, pool)) < 0)
 		return r;
+	/* the role logged in as is the user: its HEAD is its own */
+	if (!pool->head) {
+		aptix_buf h = APTIX_BUF_INIT;
+
+		aptix_buf_printf(&h, "HEAD@{%s}", PQuser(t.conn) ?
+				 PQuser(t.conn) : "");
+		pool->head = aptix_buf_oom(&h) ? NULL : aptix_buf_detach(&h);
+		aptix_buf_release(&h);
+	}
 	res = PQexec(t.conn, "SELECT max(version) FROM aptix_schema");
 	if (res && PQresultStatus(res) == PGRES_TUPLES_OK &&
 	    PQntuples(res) == 1 && !PQgetisnull(res, 0, 0)) {

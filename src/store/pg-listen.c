@@ -60,8 +60,15 @@ static int drain(struct listener *l, int (*cb)(const char *, void *),
 	int count = 0, r = 0;
 
 	while ((n = PQnotifies(l->conn))) {
-		if (r == 0 && n->extra && *n->extra) {
-			r = cb(n->extra, payload);
+		const char *ref = n->extra;
+
+		/* HEAD rows: the user's own is HEAD; others' are not said */
+		if (ref && !strcmp(ref, aptix__pg_pool_head(l->pool)))
+			ref = "HEAD";
+		else if (ref && !strncmp(ref, "HEAD@{", 6))
+			ref = NULL;
+		if (r == 0 && ref && *ref) {
+			r = cb(ref, payload);
 			count++;
 		}
 		PQfreemem(n);

@@ -49,6 +49,13 @@ int aptix__pg_pool_new(struct pg_pool **out, const char *url,
 void aptix__pg_pool_free(struct pg_pool *pool);
 /* The org whose rows the pool's transactions see. */
 const char *aptix__pg_pool_org(const struct pg_pool *pool);
+/*
+ * The name of the row of the user's HEAD: "HEAD@{<role>}" (a name no
+ * ref can have). HEAD is the user's, not the org's: the PostgreSQL role
+ * a store logs in as is its user. A store made before keeps its org's
+ * row "HEAD", read until the user's own is written.
+ */
+const char *aptix__pg_pool_head(const struct pg_pool *pool);
 /* A connection of the pool's URL of its own (PQfinish() it). */
 int aptix__pg_connect(struct pg_conn **out, struct pg_pool *pool);
 

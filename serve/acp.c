@@ -130,6 +130,7 @@ static int close_session(struct acp *a, const char *sid)
 			*pp = s->next;
 			break;
 		}
+	pthread_cond_broadcast(&a->replied);	/* its calls: no answer */
 	pthread_mutex_unlock(&a->lock);
 	session_free(s);
 	return s ? 0 : -1;
@@ -148,13 +149,24 @@ static void interrupt(struct acp *a, const char *sid)
 
 /* ---- requests to the client ---- */
 
+/* The prompt of session sid was cancelled (or the session closed). */
+static int cancelled(struct acp *a, const char *sid)
+{
+	struct acp_session *s;
+
+	if (!sid)
+		return 0;
+	s = find(a, sid);
+	return !s || s->cancelled;
+}
+
 /*
  * Call the client (from a prompt's thread, never the reader's) and wait
  * for its answer: the message {result} or {error}, or NULL when the
  * client is gone or does not answer within timeout_s.
  */
 static json_t *client_call(struct acp *a, const char *method, json_t *params,
-			   int timeout_s)
+			   int timeout_s, const char *sid)
 {
 	struct acp_call *c = calloc(1, sizeof(*c)), **pp;
 	struct timespec until;
@@ -178,7 +190,7 @@ static json_t *client_call(struct acp *a, const char *method, json_t *params,
 	jsonrpc_send(a->j, m);
 	json_decref(m);
 	pthread_mutex_lock(&a->lock);
-	while (!c->reply && !a->eof &&
+	while (!c->reply && !a->eof && !cancelled(a, sid) &&
 	       pthread_cond_timedwait(&a->replied, &a->lock, &until) !=
 	       ETIMEDOUT)
 		;
@@ -663,6 +675,57 @@ static void prompt_free(struct prompt *pr)
 	free(pr);
 }
 
+/*
+ * session/request_permission: may a file in which the credential
+ * detector found a credential be sent all the same? The editor sees it
+ * as a pending read tool call, then what became of it. No answer (the
+ * client gone, the prompt cancelled, 5 minutes): withheld.
+ */
+static int ask_credential(const char *path, const aptix_credential *c,
+			  void *payload)
+{
+	struct prompt *pr = payload;
+	char what[160], *abs = acp_abs_path(pr->a, path);
+	aptix_buf tid = APTIX_BUF_INIT, title = APTIX_BUF_INIT;
+	json_t *call, *m, *o, *u;
+	int send;
+
+	aptix_credential_describe(what, sizeof(what), c);
+	aptix_buf_printf(&tid, "%s:credential:%s", pr->mid, path);
+	aptix_buf_printf(&title, "Send %s? It holds %s: %s", path,
+			 aptix_credential_kind(c), what);
+	call = json_pack("{s:s%,s:s%,s:s,s:s,s:[{s:s,s:I}]}", "toolCallId",
+			 tid.ptr, tid.len, "title", title.ptr, title.len,
+			 "kind", "read", "status", "pending", "locations",
+			 "path", abs ? abs : path, "line", (json_int_t)c->line);
+	free(abs);
+	aptix_buf_release(&title);
+	u = json_deep_copy(call);
+	json_object_set_new(u, "sessionUpdate", json_string("tool_call"));
+	acp_update(pr->a, pr->sid, u);
+	m = client_call(pr->a, "session/request_permission", json_pack(
+				"{s:s,s:O,s:[{s:s,s:s,s:s},{s:s,s:s,s:s}]}",
+				"sessionId", pr->sid, "toolCall", call,
+				"options", "optionId", "allow", "name",
+				"Send it this time", "kind", "allow_once",
+				"optionId", "reject", "name", "Withhold it",
+				"kind", "reject_once"), 300, pr->sid);
+	o = json_object_get(json_object_get(m, "result"), "outcome");
+	send = !strcmp(serve__pstr(o, "outcome") ? serve__pstr(o, "outcome") :
+		       "", "selected") && serve__pstr(o, "optionId") &&
+		!strcmp(serve__pstr(o, "optionId"), "allow");
+	acp_update(pr->a, pr->sid, json_pack(
+		"{s:s,s:s%,s:s,s:[{s:s,s:{s:s,s:s}}]}", "sessionUpdate",
+		"tool_call_update", "toolCallId", tid.ptr, tid.len, "status",
+		send ? "completed" : "failed", "content", "type", "content",
+		"content", "type", "text", "text", send ? "sent, as allowed" :
+		"withheld: neither sent nor stored"));
+	json_decref(m);
+	json_decref(call);
+	aptix_buf_release(&tid);
+	return send ? APTIX_CREDENTIAL_SEND : 0;
+}
+
 static int prompt_begin(struct prompt *pr, struct serve_err *e)
 {
 	json_t *started;
@@ -673,15 +736,31 @@ static int prompt_begin(struct prompt *pr, struct serve_err *e)
 		return -1;
 	snprintf(pr->mid, sizeof(pr->mid), "%s",
 		 json_string_value(json_object_get(started, "turn")));
+	serve_turn_set_ask(pr->t, ask_credential, pr);
 	json_decref(started);
 	return 0;
+}
+
+/*
+ * A text holding a credential (or a key of the environment) would make
+ * the instruction refused: such a file goes the way of active files.
+ */
+static int holds_credential(const char *text)
+{
+	const char *keys[2];
+	aptix_credential c;
+
+	keys[0] = getenv("OPENAI_API_KEY");
+	keys[1] = getenv("QDRANT_API_KEY");
+	return aptix_credscan_find(&c, text, strlen(text), keys, 2);
 }
 
 /*
  * The linked files of the work tree, read through the client (its
  * buffers, unsaved edits included) and fenced into the instruction; a
  * file the client does not give is read from the disk by aptix, as an
- * active file.
+ * active file, and so is one holding a credential (the scan then asks
+ * the client whether to send it).
  */
 static void read_through_client(struct prompt *pr)
 {
@@ -697,8 +776,10 @@ static void read_through_client(struct prompt *pr)
 		m = client_call(pr->a, "fs/read_text_file", json_pack(
 					"{s:s,s:O}", "sessionId", pr->sid,
 					"path", json_object_get(v, "path")),
-				30);
+				30, NULL);
 		text = serve__pstr(json_object_get(m, "result"), "content");
+		if (text && holds_credential(text))
+			text = NULL;	/* an active file: the scan asks */
 		if (text)
 			aptix_buf_printf(&in, "%s%s:\n```\n%s%s```\n",
 					 in.len ? "\n\n" : "",
@@ -940,6 +1021,8 @@ static void session_cancel(struct acp *a, json_t *p)
 	if ((s = find(a, sid)) && s->prompting) {
 		s->cancelled = 1;
 		running = 1;
+		/* a permission asked meanwhile is answered "cancelled" */
+		pthread_cond_broadcast(&a->replied);
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (running)

@@ -21,6 +21,8 @@ struct serve_turn {
 	volatile sig_atomic_t cancel;
 	serve_event_fn fn;
 	void *payload;
+	aptix_credential_ask_cb ask;	/* NULL: credentials withheld */
+	void *ask_payload;
 	char conversation[APTIX_CONV_MAXLEN + 1];
 	aptix_oid turn;
 	const char *qdrant_key;

@@ -155,6 +155,14 @@ typedef void (*serve_event_fn)(const char *event, json_t *data,
 json_t *serve_turn_begin(struct serve_turn **out, struct serve *s,
 			 json_t *p, serve_event_fn fn, void *payload,
 			 struct serve_err *e);
+/*
+ * Ask fn (with payload) about each active file of the turn that holds a
+ * credential, before serve_turn_run() sends it (the run API's
+ * ask_credential; ACP asks its client). Without it, such files are
+ * withheld. Set after serve_turn_begin(), before serve_turn_run().
+ */
+void serve_turn_set_ask(struct serve_turn *t, aptix_credential_ask_cb fn,
+			void *payload);
 json_t *serve_turn_run(struct serve_turn *t);
 void serve_turn_free(struct serve_turn *t);
 /* The conversation of a begun turn. */

@@ -97,6 +97,21 @@ static void on_retry(int attempt, long wait_ms, const char *why,
 	json_decref(d);
 }
 
+/* The run asks about a file holding a credential: the front end's ask. */
+static int on_ask(const char *path, const aptix_credential *c, void *payload)
+{
+	struct serve_turn *t = payload;
+
+	return t->ask ? t->ask(path, c, t->ask_payload) : 0;
+}
+
+void serve_turn_set_ask(struct serve_turn *t, aptix_credential_ask_cb fn,
+			void *payload)
+{
+	t->ask = fn;
+	t->ask_payload = payload;
+}
+
 static int parse_kind(aptix_run_kind *kind, const char *s)
 {
 	if (!s || !strcmp(s, "continue"))
@@ -398,6 +413,8 @@ json_t *serve_turn_begin(struct serve_turn **out, struct serve *s,
 	opts.http.on_delta = on_delta;
 	opts.http.on_retry = on_retry;
 	opts.http.payload = t;
+	opts.ask_credential = on_ask;
+	opts.ask_payload = t;
 	opts.workspace = t->wsid.len ? t->wsid.ptr : NULL;
 	t->qdrant_key = getenv("QDRANT_API_KEY");
 	if (t->qdrant_key && *t->qdrant_key) {

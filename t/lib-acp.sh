@@ -23,3 +23,10 @@ then
 	skip_all="the ACP schema is missing ($ACP_SCHEMA)"
 	test_done
 fi
+
+# acp_ws <<EOF ... EOF: a python3 script with the driver (lib_acp.py)
+# imported, run in the work tree ws
+acp_ws () {
+	(cd ws && PYTHONPATH=$TEST_DIRECTORY STANDIN_LOG_DIR=$STANDIN_LOG_DIR \
+		python3 -c 'import sys; exec(sys.stdin.read())')
+}

@@ -67,7 +67,9 @@ class Acp(AppServer):
             fail(err)
         if "method" in msg:
             params_type = {"session/update": "SessionNotification",
-                           "fs/read_text_file": "ReadTextFileRequest"}
+                           "fs/read_text_file": "ReadTextFileRequest",
+                           "session/request_permission":
+                           "RequestPermissionRequest"}
             name = params_type.get(msg["method"])
             if name:
                 for err in self.validator(name).iter_errors(

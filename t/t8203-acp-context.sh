@@ -13,12 +13,6 @@ the turns are committed. Every message is checked against the ACP schema.'
 . "$TEST_DIRECTORY"/lib-standin.sh
 . "$TEST_DIRECTORY"/lib-acp.sh
 
-# acp <<EOF ... EOF: a python3 script with the driver imported, run in ws
-acp () {
-	(cd ws && PYTHONPATH=$TEST_DIRECTORY STANDIN_LOG_DIR=$STANDIN_LOG_DIR \
-		python3 -c 'import sys; exec(sys.stdin.read())')
-}
-
 test_expect_success 'setup: an indexed work tree' '
 	start_standin &&
 	aptix init -q ws &&
@@ -47,7 +41,7 @@ test_expect_success 'setup: an indexed work tree' '
 '
 
 test_expect_success 'snippets: a completed search tool_call, then in load' '
-	acp <<-\EOF &&
+	acp_ws <<-\EOF &&
 	import os
 	from lib_acp import Acp, check
 	wt = os.environ["WT"]
@@ -101,7 +95,7 @@ test_expect_success 'snippets: a completed search tool_call, then in load' '
 # the answer (the text so far, or the refusal) in agent_message_chunks,
 # and the turn is committed with that answer
 stop () {
-	STOP_FAULT=$1 STOP_REASON=$2 acp <<-\EOF &&
+	STOP_FAULT=$1 STOP_REASON=$2 acp_ws <<-\EOF &&
 	import json, os
 	from lib_acp import Acp, check, fault
 	a = Acp()

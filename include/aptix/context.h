@@ -35,6 +35,11 @@ typedef struct {
 	aptix_buf content;	/**< the content, unless too large/unreadable */
 	aptix_file_action action;
 	char *note;		/**< why unreadable or withheld */
+	/**
+	 * it holds a credential that the caller's ask callback allowed
+	 * to send (aptix_credential_ask_cb): sent and stored as any file
+	 */
+	int credential_allowed;
 } aptix_active_file;
 
 typedef struct {

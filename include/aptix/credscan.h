@@ -34,6 +34,20 @@ typedef struct {
 typedef int (*aptix_credential_cb)(const aptix_credential *c,
 				   void *payload);
 
+/**
+ * Asked, before anything is sent, whether a file the detector flags may
+ * be sent all the same (an agent protocol asks its user): path is the
+ * file's path relative to the work tree, c the first credential found
+ * in it (its offsets are in the file). Never asked for the values of
+ * the keys the caller named (rule known-key): those are never sent.
+ * Return APTIX_CREDENTIAL_SEND to send (and store) the file; anything
+ * else (0, an error) withholds it.
+ */
+typedef int (*aptix_credential_ask_cb)(const char *path,
+				       const aptix_credential *c,
+				       void *payload);
+#define APTIX_CREDENTIAL_SEND 1
+
 /** @brief The number of rules (the known-key rule included). */
 APTIX_EXTERN(size_t) aptix_credscan_rule_count(void);
 

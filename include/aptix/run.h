@@ -59,6 +59,7 @@
 #include "workspace.h"
 #include "rag.h"
 #include "toolcall.h"
+#include "credscan.h"
 
 typedef enum {
 	APTIX_RUN_CONTINUE = 0,	/**< child of the conversation's head */
@@ -174,13 +175,27 @@ typedef struct {
 	 * Since version 6.
 	 */
 	const char *fork_conversation;
+	/**
+	 * Asked for each active file in which the credential detector
+	 * finds a credential (not a key of http.api_key or secrets, which
+	 * are never sent) whether to send it all the same: an agent
+	 * protocol asks its user (ACP's session/request_permission). NULL:
+	 * such files are withheld, as always. Called by the thread running
+	 * aptix_run_gather() (the files it scans) or aptix_run_request()
+	 * (files handed over by aptix_run_set_context()): after begin
+	 * stored the instruction, before any network call of the turn. An
+	 * allowed file is sent and stored, with a warning in the turn;
+	 * any other answer withholds it. Since version 7.
+	 */
+	aptix_credential_ask_cb ask_credential;
+	void *ask_payload;
 } aptix_run_options;
 
-#define APTIX_RUN_OPTIONS_VERSION 6
+#define APTIX_RUN_OPTIONS_VERSION 7
 #define APTIX_RUN_OPTIONS_INIT { APTIX_RUN_OPTIONS_VERSION, \
 	APTIX_RUN_CONTINUE, NULL, 0, NULL, NULL, NULL, 0, 0, 1, NULL, \
 	APTIX_OPENAI_OPTIONS_INIT, NULL, NULL, 0, 0, 0, NULL, 0, NULL, 0, \
-	NULL }
+	NULL, NULL, NULL }
 
 /** What a run did: filled in as it goes; read with aptix_run_result(). */
 typedef struct {

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "context.h"
 #include "repo.h"
+#include "credscan.h"
 
 /**
  * @brief The WorkspaceId: flag, else $APTIX_WORKSPACE, else config
@@ -59,10 +60,17 @@ typedef struct {
 	 */
 	const char *stat_cache;
 	int stat_cache_readonly;	/**< use it, never write it */
+	/**
+	 * Asked for each file holding a credential (not a key of secrets)
+	 * whether to send it all the same; NULL: withheld. Since version 2.
+	 */
+	aptix_credential_ask_cb ask;
+	void *ask_payload;
 } aptix_scan_options;
 
-#define APTIX_SCAN_OPTIONS_INIT { 1, NULL, NULL, 0, NULL, 0, 0, 0, NULL, \
-	NULL, 0, NULL, 0 }
+#define APTIX_SCAN_OPTIONS_VERSION 2
+#define APTIX_SCAN_OPTIONS_INIT { APTIX_SCAN_OPTIONS_VERSION, NULL, NULL, \
+	0, NULL, 0, 0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL }
 
 /**
  * @brief The active files: those git reports modified, staged or
@@ -112,7 +120,9 @@ typedef struct {
  *    rules, and the values of secrets) is WITHHELD: its content is
  *    dropped, note says which rule on which line ("holds a credential:
  *    GitHub token on line 3 (rule github-token)"), and a warning names
- *    it.
+ *    it. With an ask callback, the file is sent when the callback says
+ *    so (action SEND, credential_allowed set, note and a warning say
+ *    it was allowed); a key of secrets is withheld without asking.
  *  - action: UNREADABLE, TOO_LARGE, BINARY, WITHHELD or else SEND;
  *    planning (aptix_context_plan) turns SEND into UNCHANGED where it
  *    applies.

@@ -21,6 +21,33 @@
  * scan withholds the files it reads already; this catches those a
  * caller handed over (aptix_run_set_context) and the chunks.
  */
+/*
+ * A file holding credential cr is sent when the scan's ask allowed it,
+ * or when the options' ask allows it now (a file handed over); a key
+ * the caller named (found first) never is.
+ */
+static int allowed(aptix_run *run, aptix_active_file *f,
+		   const aptix_credential *cr)
+{
+	char why[160];
+
+	if (!strcmp(cr->rule, "known-key"))
+		return f->credential_allowed = 0;
+	if (f->credential_allowed)
+		return 1;
+	if (!run->o.ask_credential ||
+	    run->o.ask_credential(f->path, cr, run->o.ask_payload) !=
+	    APTIX_CREDENTIAL_SEND) {
+		aptix_error_clear();
+		return 0;
+	}
+	aptix_credential_describe(why, sizeof(why), cr);
+	aptix_run__add_warning(run, "active file '%s' holds %s, %s: sent, "
+			       "as the user allowed", f->path,
+			       aptix_credential_kind(cr), why);
+	return f->credential_allowed = 1;
+}
+
 static void drop_secrets(aptix_run *run)
 {
 	aptix_file_set *files = &run->files;
@@ -34,7 +61,8 @@ static void drop_secrets(aptix_run *run)
 
 		if (!f->content.len ||
 		    !aptix_run__credential(&cr, run, f->content.ptr,
-					   f->content.len))
+					   f->content.len) ||
+		    allowed(run, f, &cr))
 			continue;
 		aptix_buf_release(&f->content);
 		f->sha256[0] = '\0';

@@ -553,6 +553,10 @@ int aptix_run_gather(aptix_run *run, const aptix_gather_options *g)
 			so.secrets = run->keys;
 			so.nsecrets = run->nkeys;
 		}
+		if (!so.ask) {
+			so.ask = run->o.ask_credential;
+			so.ask_payload = run->o.ask_payload;
+		}
 		if (!so.stat_cache) {
 			if ((r = aptix_workspace_stat_cache(&cache,
 							    run->repo)) < 0)

@@ -760,13 +760,22 @@ static int withhold(struct scan *sc, aptix_active_file *f)
 	aptix_buf note = APTIX_BUF_INIT;
 	aptix_credential c;
 	char what[160];
+	int send = 0;
 
 	if (!aptix_credscan_find(&c, f->content.ptr, f->content.len,
 				 sc->o->secrets, sc->o->nsecrets))
 		return 0;
-	aptix_buf_release(&f->content);
-	f->sha256[0] = '\0';
-	f->action = APTIX_FILE_WITHHELD;
+	/* a key the caller named comes first, and is never asked about */
+	if (sc->o->version >= 2 && sc->o->ask &&
+	    strcmp(c.rule, "known-key") &&
+	    (send = sc->o->ask(f->path, &c, sc->o->ask_payload)) < 0)
+		aptix_error_clear();	/* no answer: withheld */
+	if (send != APTIX_CREDENTIAL_SEND) {
+		aptix_buf_release(&f->content);
+		f->sha256[0] = '\0';
+		f->action = APTIX_FILE_WITHHELD;
+	}
+	f->credential_allowed = send == APTIX_CREDENTIAL_SEND;
 	aptix_buf_printf(&note, "holds %s: %s", aptix_credential_kind(&c),
 			 aptix_credential_describe(what, sizeof(what), &c));
 	free(f->note);
@@ -775,9 +784,10 @@ static int withhold(struct scan *sc, aptix_active_file *f)
 		aptix_buf_release(&note);
 		return aptix_error_oom();
 	}
-	return aptix_file_set_warn(sc->out, "active file '%s' %s: withheld "
-				   "(neither sent nor stored)", f->path,
-				   f->note);
+	return aptix_file_set_warn(sc->out, "active file '%s' %s: %s",
+				   f->path, f->note, f->credential_allowed ?
+				   "sent, as the user allowed" :
+				   "withheld (neither sent nor stored)");
 }
 
 /* A file over files.max-size: its size only, never read nor hashed. */
@@ -962,7 +972,9 @@ int aptix_workspace_scan(aptix_file_set *out, const aptix_scan_options *o)
 	int r;
 
 	APTIX_ASSERT_ARG(out && o);
-	APTIX_ASSERT_ARG(o->version == 1);
+	/* version 1: without ask */
+	APTIX_ASSERT_ARG(o->version >= 1 &&
+			 o->version <= APTIX_SCAN_OPTIONS_VERSION);
 	APTIX_ASSERT_ARG(o->npaths == 0 || o->paths);
 	APTIX_ASSERT_ARG(o->nsecrets == 0 || o->secrets);
 	aptix_file_set_init(out);

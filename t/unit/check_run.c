@@ -560,6 +560,64 @@ START_TEST(test_chain_and_plan)
 }
 END_TEST
 
+/* The ask callback: allows the paths named in payload ("a|b"). */
+static int ask_allow(const char *path, const aptix_credential *c,
+		     void *payload)
+{
+	ck_assert_str_eq(c->rule, "github-token");
+	return strstr(payload, path) ? APTIX_CREDENTIAL_SEND : 0;
+}
+
+/*
+ * Files handed over that hold a credential: the options' ask decides,
+ * before anything is sent; the configured key is never asked about.
+ */
+START_TEST(test_ask_credential)
+{
+	static const char token[] =
+		"GITHUB_TOKEN=ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\n";
+	aptix_run_options o;
+	aptix_file_set files;
+	aptix_run *run;
+	const aptix_run_result *res;
+	char keyed[128], allow[] = "yes.env|key.env";
+	size_t i;
+	int sent = 0, withheld = 0;
+
+	NEED_SERVER();
+	options(&o, "ask", "ask about the tokens");
+	o.ask_credential = ask_allow;
+	o.ask_payload = allow;
+	ck_assert_int_eq(aptix_run_new(&run, repo, &o), 0);
+	ck_assert_int_eq(aptix_run_begin(run), 0);
+	aptix_file_set_init(&files);
+	add_file(&files, "yes.env", token);
+	add_file(&files, "no.env", token);
+	snprintf(keyed, sizeof(keyed), "k=%s\n%s", UNIT_API_KEY, token);
+	add_file(&files, "key.env", keyed);
+	ck_assert_int_eq(aptix_run_set_context(run, &files, NULL), 0);
+	ck_assert_int_eq(aptix_run_request(run), 0);
+	res = aptix_run_result_of(run);
+	ck_assert_ptr_nonnull(strstr(res->request.ptr, "ghp_aB3dE5fG7h"));
+	ck_assert_ptr_null(strstr(res->request.ptr, UNIT_API_KEY));
+	ck_assert_int_eq(aptix_run_files(run)->v[0].credential_allowed, 1);
+	ck_assert_int_eq(aptix_run_files(run)->v[1].action,
+			 APTIX_FILE_WITHHELD);
+	ck_assert_int_eq(aptix_run_files(run)->v[2].action,
+			 APTIX_FILE_WITHHELD);
+	for (i = 0; i < res->nwarnings; i++) {
+		sent += strstr(res->warnings[i], "'yes.env' holds a credential"
+			       ", GitHub token on line 1 (rule github-token): "
+			       "sent, as the user allowed") != NULL;
+		withheld += strstr(res->warnings[i], "withheld") != NULL;
+	}
+	ck_assert_int_eq(sent, 1);
+	ck_assert_int_eq(withheld, 2);
+	aptix_run_free(run);
+	aptix_file_set_release(&files);
+}
+END_TEST
+
 /* aptix_context_plan directly: sent files and chunks, a restart. */
 START_TEST(test_context_plan)
 {
@@ -625,6 +683,7 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_busy);
 	tcase_add_test(tc, test_head_moved);
 	tcase_add_test(tc, test_chain_and_plan);
+	tcase_add_test(tc, test_ask_credential);
 	tcase_add_test(tc, test_context_plan);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1053,6 +1053,87 @@ START_TEST(test_stat_cache)
 }
 END_TEST
 
+/* The ask callback: answers from a list, records what it was asked. */
+struct asked {
+	int answers[4];
+	size_t n;
+	char paths[4][32];
+	char rules[4][32];
+};
+
+static int ask_cb(const char *path, const aptix_credential *c, void *payload)
+{
+	struct asked *a = payload;
+
+	ck_assert_uint_lt(a->n, 4);
+	snprintf(a->paths[a->n], sizeof(a->paths[0]), "%s", path);
+	snprintf(a->rules[a->n], sizeof(a->rules[0]), "%s", c->rule);
+	return a->answers[a->n++];
+}
+
+START_TEST(test_credential_ask)
+{
+	const char *paths[] = { "allowed.env", "key.env", "refused.env",
+				"failed.env" };
+	const char *keys[] = { "configured-api-key-1234567890" };
+	const char *token = "GITHUB_TOKEN=ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\n";
+	aptix_scan_options o = APTIX_SCAN_OPTIONS_INIT;
+	struct asked a = { { APTIX_CREDENTIAL_SEND, 0, APTIX_ERROR }, 0,
+			   { "" }, { "" } };
+	const aptix_active_file *f;
+
+	put("allowed.env", token);
+	put("refused.env", token);
+	put("failed.env", token);
+	/* a configured key comes first: never asked, always withheld */
+	put("key.env", "k=configured-api-key-1234567890\n"
+	    "GITHUB_TOKEN=ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\n");
+
+	/* no callback: withheld, as always */
+	ck_assert_int_eq(scan_paths(tmpdir, paths, 4, 0, 0), 0);
+	ck_assert_int_eq(find("allowed.env")->action, APTIX_FILE_WITHHELD);
+	ck_assert_int_eq(find("allowed.env")->credential_allowed, 0);
+
+	aptix_file_set_release(&fs);
+	o.root = tmpdir;
+	o.paths = paths;
+	o.npaths = 4;
+	o.secrets = keys;
+	o.nsecrets = 1;
+	o.ask = ask_cb;
+	o.ask_payload = &a;
+	ck_assert_int_eq(aptix_workspace_scan(&fs, &o), 0);
+	dump();
+	/* asked in the order of paths, each once, never about the key */
+	ck_assert_uint_eq(a.n, 3);
+	ck_assert_str_eq(a.paths[0], "allowed.env");
+	ck_assert_str_eq(a.paths[1], "failed.env");
+	ck_assert_str_eq(a.paths[2], "refused.env");
+	ck_assert_str_eq(a.rules[0], "github-token");
+	f = find("allowed.env");
+	ck_assert_int_eq(f->action, APTIX_FILE_SEND);
+	ck_assert_int_eq(f->credential_allowed, 1);
+	ck_assert_uint_eq(f->content.len, strlen(token));
+	ck_assert_str_ne(f->sha256, "");
+	ck_assert(has_warning("active file 'allowed.env' holds a credential: "
+			      "GitHub token on line 1 (rule github-token): "
+			      "sent, as the user allowed"));
+	/* 0 and an error withhold it */
+	f = find("failed.env");
+	ck_assert_int_eq(f->action, APTIX_FILE_WITHHELD);
+	ck_assert_uint_eq(f->content.len, 0);
+	f = find("refused.env");
+	ck_assert_int_eq(f->action, APTIX_FILE_WITHHELD);
+	ck_assert_int_eq(f->credential_allowed, 0);
+	ck_assert(has_warning("'refused.env' holds a credential: GitHub token "
+			      "on line 1 (rule github-token): withheld"));
+	f = find("key.env");
+	ck_assert_int_eq(f->action, APTIX_FILE_WITHHELD);
+	ck_assert_str_eq(f->sha256, "");
+}
+END_TEST
+
+
 Suite *workspace_suite(void)
 {
 	Suite *s = suite_create("workspace");
@@ -1075,6 +1156,7 @@ Suite *workspace_suite(void)
 	tcase_add_test(tc, test_named_files);
 	tcase_add_test(tc, test_utf8_edge_cases);
 	tcase_add_test(tc, test_too_large);
+	tcase_add_test(tc, test_credential_ask);
 	tcase_add_test(tc, test_sparse_never_read);
 	tcase_add_test(tc, test_stat_cache);
 	tcase_add_test(tc, test_limits_from_config);

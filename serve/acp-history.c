@@ -227,6 +227,58 @@ int acp_replay_chain(struct acp *a, const char *sid, const aptix_oid *head)
 	return r == APTIX_ITEROVER ? 0 : r;
 }
 
+/* ---- usage_update's cost ---- */
+
+/* What one snapshot's turn cost: 0, or -1 when it is not known. */
+static int turn_cost(double *out, aptix_repo *repo, const aptix_config *cfg,
+		     const aptix_session *s)
+{
+	aptix_price price;
+	aptix_turn t;
+	int r;
+
+	*out = 0;
+	if (!s->usage.input_tokens && !s->usage.output_tokens)
+		return 0;	/* no token spent costs nothing */
+	if (aptix_turn_lookup(&t, repo, &s->turn) < 0) {
+		aptix_turn_release(&t);
+		return -1;
+	}
+	r = aptix_price_lookup(&price, cfg, t.model ? t.model : "");
+	if (r == 0)
+		*out = aptix_price_cost(&price, s->usage.input_tokens,
+					s->usage.cached_tokens,
+					s->usage.output_tokens);
+	aptix_turn_release(&t);
+	return r < 0 ? -1 : 0;
+}
+
+int acp_cost(double *out, struct acp *a, const char *sid,
+	     const aptix_oid *head)
+{
+	aptix_repo *repo = serve_repo(a->srv);
+	aptix_config *cfg = NULL;
+	aptix_session s;
+	aptix_oid id = *head;
+	double one;
+	int r = aptix_config_open(&cfg, repo), more = 1;
+
+	*out = 0;
+	while (r == 0 && more) {
+		if ((r = aptix_session_lookup(&s, repo, &id)) == 0 &&
+		    (!s.conversation || strcmp(s.conversation, sid)))
+			more = 0;	/* what a fork inherits: not its cost */
+		else if (r == 0 && (r = turn_cost(&one, repo, cfg, &s)) == 0)
+			*out += one;
+		more = more && r == 0 && s.has_parent;
+		id = s.parent;
+		aptix_session_release(&s);
+	}
+	aptix_config_free(cfg);
+	aptix_error_clear();
+	return r < 0 ? -1 : 0;
+}
+
 /* ---- session/list ---- */
 
 /* The cwd of a conversation: the open session's, else the work tree. */

@@ -62,6 +62,13 @@ int acp_replay_session(struct acp *a, const char *sid,
 		       const aptix_oid *session, unsigned what);
 /* The snapshots from the root down to head, oldest first, each whole. */
 int acp_replay_chain(struct acp *a, const char *sid, const aptix_oid *head);
+/*
+ * What the turns of conversation sid from head back to its root (or to
+ * a fork's start) cost, in US dollars, by aptix usage's prices
+ * (price.<model>.*): 0, or -1 when a turn that spent tokens has no price.
+ */
+int acp_cost(double *out, struct acp *a, const char *sid,
+	     const aptix_oid *head);
 /* session/list {cwd, cursor} -> {sessions, nextCursor}. */
 json_t *acp_list(struct acp *a, json_t *p, struct serve_err *e);
 /* An absolute path of a path relative to the work tree (malloc'd). */

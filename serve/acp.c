@@ -857,15 +857,20 @@ static void usage_update(struct acp *a, const char *sid,
 	const aptix_usage *u = &res->api.usage;
 	aptix_config *cfg = NULL;
 	long chars = 120000;
+	double cost;
+	json_t *o = NULL;
 
 	if (aptix_config_open(&cfg, serve_repo(a->srv)) < 0 ||
 	    aptix_config_long(&chars, cfg, "context.chain-max-chars") < 0)
 		aptix_error_clear();
 	aptix_config_free(cfg);
+	/* the session's cost so far; omitted (never 0) when not known */
+	if (acp_cost(&cost, a, sid, &res->session) == 0)
+		o = json_pack("{s:f,s:s}", "amount", cost, "currency", "USD");
 	acp_update(a, sid, json_pack(
-		"{s:s,s:I,s:I}", "sessionUpdate", "usage_update", "used",
+		"{s:s,s:I,s:I,s:o*}", "sessionUpdate", "usage_update", "used",
 		(json_int_t)(u->input_tokens + u->output_tokens), "size",
-		(json_int_t)(chars / 4)));
+		(json_int_t)(chars / 4), "cost", o));
 }
 
 static void prompt_thread(void *arg)

@@ -573,4 +573,57 @@ test_expect_success 'load: tool calls replayed in the shape opencode gives' '
 	EOF
 '
 
+test_expect_success 'usage_update.cost: the session so far, at aptix usage prices' '
+	aptix config price.cost-model.input 3 &&
+	aptix config price.cost-model.cached-input 1 &&
+	aptix config price.cost-model.output 12 &&
+	aptix config openai.model cost-model &&
+	acp <<-\EOF &&
+	import os, json
+	from lib_acp import Acp, check
+	a = Acp()
+	a.request("initialize", {"protocolVersion": 1})
+	sid = a.request("session/new", {"cwd": os.environ["WT"],
+	                              "mcpServers": []})["result"]["sessionId"]
+	costs = []
+	for text in ("first priced", "second priced"):
+	    r = a.request("session/prompt", {"sessionId": sid, "prompt": [
+	        {"type": "text", "text": text}]})
+	    check(r["result"]["stopReason"] == "end_turn", r)
+	    u = [x["update"] for x in a.updates(sid)
+	         if x["update"]["sessionUpdate"] == "usage_update"][-1]
+	    check(u["cost"]["currency"] == "USD", u)
+	    costs.append(u["cost"]["amount"])
+	check(0 < costs[0] < costs[1], costs)
+	json.dump({"sid": sid, "costs": costs}, open("costs.json", "w"))
+	check(a.close() == 0, "exit")
+	EOF
+	aptix usage --json --conversation "$(json_field .sid <costs.json)" \
+		>usage.json &&
+	python3 -c "import json; c = json.load(open(\"costs.json\"))[\"costs\"]; \
+u = json.load(open(\"usage.json\")); \
+want = u[\"total\"][\"cost_usd\"]; \
+assert want > 0 and abs(c[1] - want) < 1e-9, (c, u)"
+'
+
+test_expect_success 'usage_update.cost: omitted for a model without a price' '
+	aptix config openai.model no-price-model &&
+	acp <<-\EOF &&
+	import os
+	from lib_acp import Acp, check
+	a = Acp()
+	a.request("initialize", {"protocolVersion": 1})
+	sid = a.request("session/new", {"cwd": os.environ["WT"],
+	                              "mcpServers": []})["result"]["sessionId"]
+	r = a.request("session/prompt", {"sessionId": sid, "prompt": [
+	    {"type": "text", "text": "unpriced"}]})
+	check(r["result"]["stopReason"] == "end_turn", r)
+	u = [x["update"] for x in a.updates(sid)
+	     if x["update"]["sessionUpdate"] == "usage_update"][-1]
+	check("cost" not in u and u["used"] > 0, u)
+	check(a.close() == 0, "exit")
+	EOF
+	aptix config --unset openai.model
+'
+
 test_done

@@ -294,42 +294,67 @@ static int conv_exists(struct acp *a, const char *sid)
 	return r;
 }
 
-/*
- * Clear conversation sid: delete its ref (compare-and-swap), so that
- * its next turn starts a new root; the reflog keeps the old head.
- */
-static int clear_conv(struct acp *a, const char *sid, json_t **cleared,
-		      struct serve_err *e)
+/* The WorkspaceId the turns of session s record (serve_turn_begin's). */
+static int session_wsid(aptix_buf *out, struct acp *a,
+			const struct acp_session *s)
 {
 	aptix_repo *repo = serve_repo(a->srv);
-	aptix_buf ref = APTIX_BUF_INIT;
-	aptix_txn *tx = NULL;
-	aptix_oid head;
+	aptix_config *cfg = NULL;
 	int r;
 
+	if ((r = aptix_config_open(&cfg, repo)) == 0)
+		r = aptix_workspace_id(out, cfg, s->workspace ? s->workspace :
+				       a->srv->workspace,
+				       aptix_repo_workdir(repo));
+	aptix_config_free(cfg);
+	return r;
+}
+
+/*
+ * Store session s of session/new: a conversation with no turn yet (its
+ * record in the index: listed, loaded and resumed after a restart).
+ * When its conversation exists, it is cleared: its ref is deleted
+ * (compare-and-swap), so that its next turn starts a new root, and the
+ * reflog keeps the old head (*cleared); in the same write it starts
+ * again with no turn. A conversation with no head is left as it is.
+ */
+static int start_conv(struct acp *a, const struct acp_session *s,
+		      json_t **cleared, struct serve_err *e)
+{
+	aptix_repo *repo = serve_repo(a->srv);
+	aptix_buf ref = APTIX_BUF_INIT, ws = APTIX_BUF_INIT;
+	aptix_txn *tx = NULL;
+	aptix_oid head;
+	int r, had;
+
 	*cleared = NULL;
-	if (serve__busy(a->srv, sid, NULL)) {
-		serve_fail(e, 409, "a turn of session '%s' is running", sid);
+	if (serve__busy(a->srv, s->id, NULL)) {
+		serve_fail(e, 409, "a turn of session '%s' is running", s->id);
 		return -1;
 	}
-	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, sid);
-	if ((r = aptix_ref_resolve(&head, NULL, repo, ref.ptr)) ==
-	    APTIX_ENOTFOUND) {
-		aptix_error_clear();	/* cleared already, or never born */
-		aptix_buf_release(&ref);
-		return 0;
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, s->id);
+	r = aptix_ref_resolve(&head, NULL, repo, ref.ptr);
+	had = r == 0;
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = conv_exists(a, s->id) ? 1 : 0;	/* no head: as it is */
 	}
-	if (r == 0 && (r = aptix_txn_new(&tx, repo)) == 0 &&
-	    (r = aptix_txn_ref_update(tx, ref.ptr, NULL, &head,
-				      "acp: session/new clears")) == 0)
+	if (r == 0 && (r = session_wsid(&ws, a, s)) == 0 &&
+	    (r = aptix_txn_new(&tx, repo)) == 0 &&
+	    (!had || (r = aptix_txn_ref_update(tx, ref.ptr, NULL, &head,
+					       "acp: session/new clears")) ==
+	     0) &&
+	    (r = aptix_txn_conversation_create(tx, s->id, ws.len ? ws.ptr :
+					       NULL)) == 0)
 		r = aptix_txn_commit(tx);
 	aptix_txn_free(tx);
 	aptix_buf_release(&ref);
+	aptix_buf_release(&ws);
 	if (r < 0) {
 		serve_fail_aptix(e, r);
 		return -1;
 	}
-	*cleared = aptix_view_id(&head);
+	*cleared = had ? aptix_view_id(&head) : NULL;
 	return 0;
 }
 
@@ -339,6 +364,7 @@ static void session_new(struct acp *a, json_t *id, json_t *p)
 	const char *cwd = check_cwd(a, id, p), *sid;
 	char newid[APTIX_UUID_STRSZ + 1];
 	json_t *meta = json_object_get(p, "_meta"), *cleared = NULL;
+	struct acp_session *s;
 
 	if (!cwd)
 		return;
@@ -347,12 +373,7 @@ static void session_new(struct acp *a, json_t *id, json_t *p)
 		bad_params(a, id, "_meta.sessionId is a string");
 		return;
 	}
-	if (sid && conv_exists(a, sid)) {
-		if (clear_conv(a, sid, &cleared, &e) < 0) {
-			fail(a, id, &e);
-			return;
-		}
-	} else if (sid && aptix_conv_check_new_id(sid) < 0) {
+	if (sid && !conv_exists(a, sid) && aptix_conv_check_new_id(sid) < 0) {
 		bad_params(a, id, aptix_error_last()->message);
 		aptix_error_clear();
 		return;
@@ -364,8 +385,10 @@ static void session_new(struct acp *a, json_t *id, json_t *p)
 		}
 		sid = newid;
 	}
-	if (!open_session(a, sid, cwd, &e)) {
-		json_decref(cleared);
+	if (!(s = open_session(a, sid, cwd, &e)) ||
+	    start_conv(a, s, &cleared, &e) < 0) {
+		if (s)
+			close_session(a, sid);
 		fail(a, id, &e);
 		return;
 	}

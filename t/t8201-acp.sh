@@ -573,6 +573,78 @@ test_expect_success 'load: tool calls replayed in the shape opencode gives' '
 	EOF
 '
 
+test_expect_success 'a session never prompted is stored: listed, loaded after a restart' '
+	aptix init -q empty &&
+	(cd empty && WT=$(pwd) acp <<-\EOF) &&
+	import os, json
+	from lib_acp import Acp, check
+	wt = os.environ["WT"]
+	a = Acp()
+	a.request("initialize", {"protocolVersion": 1})
+	sid = a.request("session/new", {"cwd": wt, "mcpServers": []}
+	                )["result"]["sessionId"]
+	check(a.close() == 0, "exit")
+	b = Acp()
+	b.request("initialize", {"protocolVersion": 1})
+	l = b.request("session/list", {"cwd": wt})["result"]["sessions"]
+	check([x["sessionId"] for x in l] == [sid], l)
+	check(l[0]["cwd"] == wt and l[0]["_meta"]["aptix"]["turnCount"] == 0,
+	      l)
+	n = len(b.seen)
+	r = b.request("session/load", {"sessionId": sid, "cwd": wt,
+	                               "mcpServers": []})
+	check(r["result"] == {} and len(b.seen) == n + 1, b.seen[n:])
+	r = b.request("session/resume", {"sessionId": sid, "cwd": wt})
+	check(r["result"] == {}, r)
+	json.dump({"sid": sid}, open("new.json", "w"))
+	check(b.close() == 0, "exit")
+	EOF
+	sid=$(json_field .sid <empty/new.json) &&
+	aptix -C empty sessions >out 2>err &&
+	test_must_be_empty err &&
+	grep "^  ${sid%%-*} .* 0 turns  new " out &&
+	aptix -C empty sessions --json >out.json &&
+	grep "$sid" out.json &&
+	aptix -C empty log --all >out 2>err &&
+	test_must_be_empty err &&
+	aptix -C empty fsck >out 2>err &&
+	aptix -C empty gc >out 2>err &&
+	aptix -C empty reindex >out 2>err &&
+	aptix -C empty fsck >out 2>err &&
+	aptix -C empty sessions >out &&
+	grep "^  ${sid%%-*} .* 0 turns  new " out &&
+	aptix -C empty conversation archive "$sid" 2>err &&
+	aptix -C empty sessions >out &&
+	! grep "${sid%%-*}" out &&
+	aptix -C empty sessions --archived >out &&
+	grep "${sid%%-*}" out &&
+	aptix -C empty conversation unarchive "$sid"
+'
+
+test_expect_success 'its first prompt, after a restart, is its root' '
+	sid=$(json_field .sid <empty/new.json) &&
+	(cd empty && WT=$(pwd) SID=$sid acp <<-\EOF) &&
+	import os
+	from lib_acp import Acp, check
+	wt, sid = os.environ["WT"], os.environ["SID"]
+	a = Acp()
+	a.request("initialize", {"protocolVersion": 1})
+	a.request("session/resume", {"sessionId": sid, "cwd": wt})
+	r = a.request("session/prompt", {"sessionId": sid, "prompt": [
+	    {"type": "text", "text": "the first turn at last"}]})
+	check(r["result"]["stopReason"] == "end_turn", r)
+	l = a.request("session/list", {"cwd": wt})["result"]["sessions"]
+	check(len(l) == 1 and l[0]["_meta"]["aptix"]["turnCount"] == 1, l)
+	check(a.close() == 0, "exit")
+	EOF
+	aptix -C empty log --format="%s" "$sid" >out &&
+	echo "the first turn at last" >expect &&
+	test_cmp expect out &&
+	aptix -C empty show --json "$sid" >show.json &&
+	test "$(json_field .parent <show.json)" = null &&
+	aptix -C empty fsck
+'
+
 test_expect_success 'usage_update.cost: the session so far, at aptix usage prices' '
 	aptix config price.cost-model.input 3 &&
 	aptix config price.cost-model.cached-input 1 &&

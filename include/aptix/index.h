@@ -225,6 +225,22 @@ APTIX_EXTERN(int) aptix_conversation_set_title_keys(aptix_repo *repo,
 						    const char *const *keys,
 						    size_t nkeys);
 /**
+ * @brief Start conversation conv with no turn, in tx: its record in the
+ * index alone (created now, workspace; no head, no snapshot), as an
+ * agent protocol's session is before its first prompt (ACP's
+ * session/new). It is listed, resolved and archived like any; its first
+ * turn (a continue, with no parent) fills the record in; reindex keeps
+ * it. Nothing else is stored: log, fsck and gc see no object of it.
+ * @param workspace its WorkspaceId (NULL: none)
+ * @return 0; APTIX_EINVALID for an id that cannot name a new
+ * conversation. At commit: APTIX_EEXISTS when it has a record, or a ref
+ * (the ref check's error).
+ */
+APTIX_EXTERN(int) aptix_txn_conversation_create(aptix_txn *tx,
+						const char *conv,
+						const char *workspace);
+
+/**
  * @brief Archive (1) or unarchive (0) a conversation: seed 002's soft
  * delete. Nothing is removed; listings hide archived conversations unless
  * asked. `reindex` keeps the flag.

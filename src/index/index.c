@@ -1013,6 +1013,47 @@ int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,
 }
 
 /*
+ * conv_load() of a conversation that must exist (want 1: else
+ * APTIX_ENOTFOUND) or must not (want 0: else APTIX_EEXISTS).
+ */
+static int conv_load_as(aptix_conv_info *ci, aptix_backend_txn *tx,
+			const char *conv, int *exists, int want)
+{
+	int r = conv_load(ci, tx, conv, exists);
+
+	if (r < 0 || !*exists == !want)
+		return r;
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' %s", conv,
+			want ? "not found" : "exists");
+	return want ? APTIX_ENOTFOUND : APTIX_EEXISTS;
+}
+
+/*
+ * A conversation started with no turn yet (txn.c): its record alone,
+ * created (ms) and workspace; the first turn fills it in. reindex keeps
+ * it (rebuild_fn).
+ */
+int aptix_index__conv_create(aptix_backend_txn *tx, const char *conv,
+			     const char *workspace, int64_t created)
+{
+	aptix_conv_info ci;
+	int exists, r = conv_load_as(&ci, tx, conv, &exists, 0);
+
+	if (r < 0)
+		return r;
+	ci.created_at = ci.updated_at = created;
+	copy_cut(ci.workspace, sizeof(ci.workspace),
+		 workspace ? workspace : "");
+	return conv_store(tx, &ci, 0);
+}
+
+/* A record with no snapshot at all: a conversation started, never run. */
+static int conv_empty(const aptix_conv_info *ci)
+{
+	return !ci->has_head && !ci->has_last && !ci->turns;
+}
+
+/*
  * What the user says of a conversation (txn.c): title NULL keeps it,
  * archived < 0 keeps the flag.
  */
@@ -1022,13 +1063,8 @@ int aptix_index__conv_meta(aptix_backend_txn *tx, const char *conv,
 	aptix_conv_info ci;
 	int r, exists;
 
-	if ((r = conv_load(&ci, tx, conv, &exists)) < 0)
+	if ((r = conv_load_as(&ci, tx, conv, &exists, 1)) < 0)
 		return r;
-	if (!exists) {
-		aptix_error_set(APTIX_ERROR_REPOSITORY,
-				"conversation '%s' not found", conv);
-		return APTIX_ENOTFOUND;
-	}
 	if (title) {
 		copy_cut(ci.title, sizeof(ci.title), title);
 		ci.titled = 1;
@@ -1723,8 +1759,12 @@ static int collect_convs_key(const void *k, size_t kl, const void *v,
 	struct rebuild *rb = p;
 	aptix_conv_info ci;
 
-	/* a title or archived flag the user set survives the rebuild */
-	if (decode_conv(&ci, k, kl, v, vl) >= 0 && (ci.titled || ci.archived)) {
+	/*
+	 * a title or archived flag the user set survives the rebuild, and
+	 * so does a conversation started with no turn yet
+	 */
+	if (decode_conv(&ci, k, kl, v, vl) >= 0 &&
+	    (ci.titled || ci.archived || conv_empty(&ci))) {
 		if (aptix__grow(&rb->meta, &rb->ameta, rb->nmeta,
 				sizeof(*rb->meta), 16) < 0)
 			return APTIX_ERROR;
@@ -1895,16 +1935,6 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 	aptix_buf_release(&tmp);
 	for (i = 0; i < rb->nconvs && !r; i++)
 		r = aptix_index__set_head(tx, rb->convs[i], &rb->heads[i], 0);
-	for (i = 0; i < rb->nmeta && !r; i++) {
-		const aptix_conv_info *m = &rb->meta[i];
-
-		r = aptix_index__conv_meta(tx, m->id, m->titled ? m->title :
-					   NULL, m->archived);
-		if (r == APTIX_ENOTFOUND) {	/* no session left */
-			aptix_error_clear();
-			r = 0;
-		}
-	}
 	for (i = 0; i < rb->ngone && !r; i++) {
 		size_t k;
 
@@ -1913,6 +1943,23 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 				break;
 		if (k == rb->nconvs)	/* deleted, and not made again */
 			r = aptix_index__set_head(tx, rb->gone[i], NULL, 0);
+	}
+	for (i = 0; i < rb->nmeta && !r; i++) {
+		const aptix_conv_info *m = &rb->meta[i];
+
+		/* started with no turn, and still none: as it was */
+		if (conv_empty(m) && (r = aptix_index__conv_create(
+					      tx, m->id, m->workspace,
+					      m->created_at)) == APTIX_EEXISTS)
+			r = 0;
+		if (!r)
+			r = aptix_index__conv_meta(tx, m->id, m->titled ?
+						   m->title : NULL,
+						   m->archived);
+		if (r == APTIX_ENOTFOUND) {	/* no session left */
+			aptix_error_clear();
+			r = 0;
+		}
 	}
 	return r ? r : aptix__repo_mark_layout(tx);
 }

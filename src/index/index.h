@@ -203,6 +203,8 @@ int aptix_index__chain_plan(aptix_repo *repo, const aptix_oid *parent,
 			    struct aptix_index_chain_info *info);
 int aptix_index__apply_session(aptix_backend_txn *tx,
 			       const struct aptix_index_session_op *op);
+int aptix_index__conv_create(aptix_backend_txn *tx, const char *conv,
+			     const char *workspace, int64_t created);
 int aptix_index__conv_meta(aptix_backend_txn *tx, const char *conv,
 			   const char *title, int archived);
 int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,

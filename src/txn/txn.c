@@ -24,7 +24,8 @@
 #include "aptix/credscan.h"
 
 enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF, OP_RUNNING_CLAIM,
-	OP_RUNNING_RELEASE, OP_REF_VERIFY, OP_CONV_META, OP_OBJECT_REQUIRE };
+	OP_RUNNING_RELEASE, OP_REF_VERIFY, OP_CONV_META, OP_OBJECT_REQUIRE,
+	OP_CONV_CREATE };
 
 struct op {
 	enum op_kind kind;
@@ -660,6 +661,34 @@ static int conv_meta(aptix_repo *repo, const char *conv, const char *title,
 	return r;
 }
 
+int aptix_txn_conversation_create(aptix_txn *tx, const char *conv,
+				  const char *workspace)
+{
+	aptix_buf ref = APTIX_BUF_INIT;
+	struct op *o;
+	int r;
+
+	if ((r = aptix_conv_check_new_id(conv)) < 0)
+		return r;
+	if (workspace && strlen(workspace) > 128) {
+		aptix_error_set(APTIX_ERROR_INVALID, "workspace id longer "
+				"than 128 bytes");
+		return APTIX_EINVALID;
+	}
+	/* no head either: its ref may have gone earlier in tx (a clear) */
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, conv);
+	r = aptix_buf_oom(&ref) ? APTIX_ERROR :
+		aptix_txn__ref_verify(tx, ref.ptr, NULL);
+	aptix_buf_release(&ref);
+	if (r < 0)
+		return r;
+	if (!(o = new_op(tx, OP_CONV_CREATE)) ||
+	    !(o->name = aptix__strdup(conv)) ||
+	    (workspace && !(o->newval = aptix__strdup(workspace))))
+		return APTIX_ERROR;
+	return 0;
+}
+
 int aptix_conversation_set_title(aptix_repo *repo, const char *conv,
 				 const char *title)
 {
@@ -872,6 +901,10 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 		case OP_CONV_META:
 			r = aptix_index__conv_meta(bt, o->name, o->newval,
 						   o->old_mode);
+			break;
+		case OP_CONV_CREATE:
+			r = aptix_index__conv_create(bt, o->name, o->newval,
+						     now);
 			break;
 		case OP_OBJECT_REQUIRE:
 			r = require_object(bt, &o->id);

@@ -122,7 +122,8 @@ FUZZ_OBJS = $(patsubst %,$(O)/t/fuzz/fuzz_%.o,$(FUZZ_NAMES)) \
 FUZZ_REPLAY = $(patsubst %,$(O)/t/fuzz/replay-%,$(FUZZ_NAMES))
 CLI_LIB_OBJS = $(O)/cli/cli.o $(O)/cli/parse-options.o \
 	$(O)/porcelain/chat-model.o \
-	$(O)/serve/serve.o $(O)/serve/turn.o $(O)/serve/jsonrpc.o
+	$(O)/serve/serve.o $(O)/serve/turn.o $(O)/serve/jsonrpc.o \
+	$(O)/serve/jsonrpc-out.o
 
 ifneq ($(V),1)
 QUIET_CC = @echo '   ' CC $@;
@@ -264,8 +265,9 @@ check: test
 	$(MAKE) O=build-tsan SANITIZE=thread CFLAGS='-O1 -g' tsan-test
 
 # The unit suites that run threads (many turns at once on one store,
-# readers beside them), for the ThreadSanitizer pass of make check.
-TSAN_SUITES = run threads backend
+# readers beside them; the JSON-RPC output's writer), for the
+# ThreadSanitizer pass of make check.
+TSAN_SUITES = run threads backend jsonrpc
 tsan-test: $(O)/t/unit/aptix-unit
 	APTIX_BUILD_DIR=$(abspath $(O)) APTIX_UNIT_SUITES='$(TSAN_SUITES)' \
 		$(MAKE) -C t test T=unit/run-unit.sh

@@ -23,7 +23,7 @@
 #include "acp.h"
 
 static const char *const acp_usage[] = {
-	"aptix acp [--workspace <id>] [--grace <seconds>]",
+	"aptix acp [--workspace <id>] [--grace <seconds>] [--max-queue <bytes>]",
 	"",
 	"Speaks the Agent Client Protocol on stdin and stdout, one JSON-RPC",
 	"message per line: an editor's agent whose sessions are aptix",
@@ -35,7 +35,7 @@ static const char *const acp_usage[] = {
 int cmd_acp(int argc, const char **argv, struct aptix_repo *repo)
 {
 	const char *workspace = NULL;
-	unsigned long grace = 10;
+	unsigned long grace = 10, max_queue = JSONRPC_MAX_QUEUE;
 	struct serve_err e = { 0, "", "" };
 	struct serve *s = NULL;
 	struct acp *a = NULL;
@@ -45,6 +45,9 @@ int cmd_acp(int argc, const char **argv, struct aptix_repo *repo)
 			   "tree"),
 		OPT_ULONG(0, "grace", &grace, "seconds a running turn may "
 			  "take to finish after SIGTERM (default 10)"),
+		OPT_ULONG(0, "max-queue", &max_queue, "bytes of messages "
+			  "that may wait for a client that does not read them "
+			  "before aptix ends the connection (default 64 MiB)"),
 		OPT_END()
 	};
 
@@ -55,6 +58,7 @@ int cmd_acp(int argc, const char **argv, struct aptix_repo *repo)
 		die("%s", e.message);
 	if (acp_new(&a, s, 1) < 0)
 		die_aptix();
+	jsonrpc_set_max_queue(acp_transport(a), max_queue);
 
 	/* at the end of input nobody reads the answers any more */
 	jsonrpc_run_stdio(acp_transport(a), grace, 1);

@@ -13,12 +13,16 @@
 # define _POSIX_C_SOURCE 200809L
 #endif
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "jsonrpc.h"
+#include "jsonrpc-out.h"
 
 #define PROTOCOL_VERSION "aptix-app-server/1"
 
@@ -27,7 +31,9 @@ struct jsonrpc {
 	struct serve *srv;
 	struct jsonrpc_dialect dialect;
 	int out_fd;
-	pthread_mutex_t write_lock;
+	struct jsonrpc_out *out;	/* the messages to send, and their writer */
+	size_t max_queue;
+	int rwake[2];		/* the output gave up: the reader stops */
 	pthread_mutex_t lock;
 	pthread_cond_t done;
 	size_t threads;		/* turn threads still running */
@@ -50,27 +56,21 @@ struct rpc_turn {
 	char turn_id[APTIX_OID_HEXSZ + 1];
 };
 
-/* Write one message as one line; serialized between threads. */
+/*
+ * Send one message as one line: queued for the writer thread, in the
+ * order of the calls; never waits (serve/jsonrpc-out.c).
+ */
 void jsonrpc_send(struct jsonrpc *j, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
-	size_t len, off = 0;
-	ssize_t n;
+	size_t len;
 
 	if (!s)
 		return;
 	len = strlen(s);
 	s[len++] = '\n';	/* json_dumps' NUL becomes the newline */
-	pthread_mutex_lock(&j->write_lock);
-	while (off < len) {
-		n = write(j->out_fd, s + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;	/* the client is gone */
-		off += (size_t)n;
-	}
-	pthread_mutex_unlock(&j->write_lock);
+	if (j->out)
+		jsonrpc_out_put(j->out, s, len);
 	free(s);
 }
 
@@ -635,6 +635,17 @@ done:
 	json_decref(msg);
 }
 
+/* The client stopped reading (the output's bound): stop reading it. */
+static void gave_up(void *ctx)
+{
+	struct jsonrpc *j = ctx;
+	ssize_t n;
+
+	do
+		n = write(j->rwake[1], "", 1);
+	while (n < 0 && errno == EINTR);
+}
+
 int jsonrpc_new_dialect(struct jsonrpc **out, struct serve *s, int out_fd,
 			const struct jsonrpc_dialect *d)
 {
@@ -646,10 +657,27 @@ int jsonrpc_new_dialect(struct jsonrpc **out, struct serve *s, int out_fd,
 	j->srv = s;
 	j->out_fd = out_fd;
 	j->dialect = *d;
-	pthread_mutex_init(&j->write_lock, NULL);
+	j->max_queue = JSONRPC_MAX_QUEUE;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->done, NULL);
+	if (pipe(j->rwake) < 0) {
+		j->rwake[0] = j->rwake[1] = -1;
+		aptix_error_set(APTIX_ERROR_OS, "pipe: %s", strerror(errno));
+		return APTIX_ERROR;
+	}
+	fcntl(j->rwake[1], F_SETFL, O_NONBLOCK);
+	if (jsonrpc_out_new(&j->out, out_fd, j->max_queue, gave_up, j) < 0) {
+		aptix_error_set(APTIX_ERROR_OS, "cannot start the thread that "
+				"writes to the client");
+		return APTIX_ERROR;
+	}
 	return 0;
+}
+
+void jsonrpc_set_max_queue(struct jsonrpc *j, size_t max)
+{
+	j->max_queue = max;
+	jsonrpc_out_set_max(j->out, max);
 }
 
 int jsonrpc_new(struct jsonrpc **out, struct serve *s, int out_fd)
@@ -669,6 +697,18 @@ int jsonrpc_serve_fd(struct jsonrpc *j, int in_fd,
 	int skipping = 0;
 
 	while (!*stop) {
+		struct pollfd p[2];
+
+		p[0].fd = in_fd;
+		p[0].events = POLLIN;
+		p[1].fd = j->rwake[0];
+		p[1].events = POLLIN;
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (*stop || (p[1].revents & POLLIN))
+			break;	/* a signal, or the client stopped reading */
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
 		n = read(in_fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -715,6 +755,7 @@ void jsonrpc_run_stdio(struct jsonrpc *j, unsigned long grace_s,
 		       int cancel_at_eof)
 {
 	struct sigaction sa;
+	int cut;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: read() returns */
@@ -725,10 +766,18 @@ void jsonrpc_run_stdio(struct jsonrpc *j, unsigned long grace_s,
 	sigaction(SIGPIPE, &sa, NULL);
 
 	jsonrpc_serve_fd(j, 0, &stdio_stop);
+	cut = jsonrpc_out_overflowed(j->out);
+	if (cut)
+		fprintf(stderr, "error: the client stopped reading what aptix "
+			"sends (over %lu bytes waiting): ending the "
+			"connection\n", (unsigned long)j->max_queue);
 	if (j->dialect.eof)
 		j->dialect.eof(j, j->dialect.ctx);
-	jsonrpc_shutdown(j, stdio_stop ? (long)grace_s * 1000 :
+	/* as for a signal: the running turns get the grace, then stop */
+	jsonrpc_shutdown(j, stdio_stop || cut ? (long)grace_s * 1000 :
 			 cancel_at_eof ? 0 : -1);
+	/* the last answers, to a client that still reads */
+	jsonrpc_out_flush(j->out, (long)grace_s * 1000);
 }
 
 void jsonrpc_shutdown(struct jsonrpc *j, long grace_ms)
@@ -746,10 +795,14 @@ void jsonrpc_free(struct jsonrpc *j)
 {
 	if (!j)
 		return;
+	jsonrpc_out_free(j->out);
+	if (j->rwake[0] >= 0) {
+		close(j->rwake[0]);
+		close(j->rwake[1]);
+	}
 	free(j->tids);
 	free(j->slot_state);
 	pthread_cond_destroy(&j->done);
 	pthread_mutex_destroy(&j->lock);
-	pthread_mutex_destroy(&j->write_lock);
 	free(j);
 }

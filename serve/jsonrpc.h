@@ -17,6 +17,13 @@ struct jsonrpc;
 
 /* Messages longer than this are refused (-32600) and skipped. */
 #define JSONRPC_MAX_LINE (16 << 20)
+/*
+ * The most bytes of messages waiting for a client that does not read
+ * them (a pipe full of them): past it the client is taken as gone, the
+ * connection ends (jsonrpc_run_stdio() says so on stderr), the running
+ * turns get the grace and are committed. Sending never blocks.
+ */
+#define JSONRPC_MAX_QUEUE ((size_t)64 << 20)
 
 /*
  * A dialect: the methods one protocol serves over this transport
@@ -69,6 +76,8 @@ int jsonrpc_new_dialect(struct jsonrpc **out, struct serve *s, int out_fd,
  * and msg are borrowed.
  */
 void jsonrpc_send(struct jsonrpc *j, json_t *msg);
+/* Another bound than JSONRPC_MAX_QUEUE (aptix acp --max-queue). */
+void jsonrpc_set_max_queue(struct jsonrpc *j, size_t max);
 void jsonrpc_send_result(struct jsonrpc *j, json_t *id, json_t *result);
 void jsonrpc_send_error(struct jsonrpc *j, json_t *id, int code,
 			const char *message, json_t *data);

@@ -1501,7 +1501,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.oai_error(OAIError(500, fault.get("message", OPENAI_STATUS_BODIES[500][0]),
                                            None, None, "server_error"))
         answer = None
-        if kind == "answer":
+        if kind == "answer" or (kind == "slow" and "text" in fault):
             answer = str(fault.get("text", "")) * int(fault.get("times", 1))
         resp, rec = self.generate(body, pairs, items, parent, answer, calls)
         if kind == "echo":

@@ -51,6 +51,7 @@ static const struct {
 	{ "credscan", credscan_suite },
 	{ "chat", chat_suite },
 	{ "serve", serve_suite },
+	{ "jsonrpc", jsonrpc_suite },
 	{ "history", history_suite },
 	{ "revwalk", revwalk_suite },
 	{ "process", process_suite },

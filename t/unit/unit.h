@@ -37,6 +37,7 @@ Suite *summary_suite(void);
 Suite *credscan_suite(void);
 Suite *chat_suite(void);
 Suite *serve_suite(void);
+Suite *jsonrpc_suite(void);
 Suite *history_suite(void);
 Suite *revwalk_suite(void);
 Suite *process_suite(void);

@@ -216,7 +216,8 @@ static void on_response(struct jsonrpc *j, json_t *msg, void *ctx)
 	for (c = a->calls; c; c = c->next)
 		if (json_is_integer(id) && json_integer_value(id) == c->id &&
 		    !c->reply) {
-			c->reply = json_incref(msg);
+			/* a copy: msg is the reader's, its count not atomic */
+			c->reply = json_deep_copy(msg);
 			break;
 		}
 	pthread_cond_broadcast(&a->replied);

@@ -110,6 +110,12 @@ class Acp(AppServer):
     def notify(self, method, params):
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
+    def new_session(self, cwd):
+        """initialize, then session/new in cwd: the session id."""
+        self.request("initialize", {"protocolVersion": 1})
+        return self.request("session/new", {"cwd": cwd, "mcpServers": []}
+                            )["result"]["sessionId"]
+
     def updates(self, sid=None):
         """session/update params seen so far (of sid), in order."""
         return [m["params"] for m in self.seen

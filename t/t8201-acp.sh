@@ -654,9 +654,7 @@ test_expect_success 'usage_update.cost: the session so far, at aptix usage price
 	import os, json
 	from lib_acp import Acp, check
 	a = Acp()
-	a.request("initialize", {"protocolVersion": 1})
-	sid = a.request("session/new", {"cwd": os.environ["WT"],
-	                              "mcpServers": []})["result"]["sessionId"]
+	sid = a.new_session(os.environ["WT"])
 	costs = []
 	for text in ("first priced", "second priced"):
 	    r = a.request("session/prompt", {"sessionId": sid, "prompt": [
@@ -684,9 +682,7 @@ test_expect_success 'usage_update.cost: omitted for a model without a price' '
 	import os
 	from lib_acp import Acp, check
 	a = Acp()
-	a.request("initialize", {"protocolVersion": 1})
-	sid = a.request("session/new", {"cwd": os.environ["WT"],
-	                              "mcpServers": []})["result"]["sessionId"]
+	sid = a.new_session(os.environ["WT"])
 	r = a.request("session/prompt", {"sessionId": sid, "prompt": [
 	    {"type": "text", "text": "unpriced"}]})
 	check(r["result"]["stopReason"] == "end_turn", r)

@@ -121,6 +121,22 @@ static struct op *find_object(aptix_txn *tx, const aptix_oid *id)
 	return aptix_oidmap_get(&i, &tx->objs, id) ? NULL : &tx->ops[i];
 }
 
+/*
+ * The id of an object to write (also in *out when out is set): 1 when
+ * it is new to this transaction, 0 when the transaction has it already.
+ */
+static int hash_new(aptix_oid *id, aptix_oid *out, aptix_txn *tx,
+		    aptix_otype type, const void *data, size_t len)
+{
+	int r = aptix_object_hash(id, type, data, len);
+
+	if (r < 0)
+		return r;
+	if (out)
+		*out = *id;
+	return find_object(tx, id) ? 0 : 1;
+}
+
 /* A base of a stored value, from this transaction or the store. */
 static int read_base(aptix_buf *out, const aptix_oid *id, aptix_otype type,
 		     int splice, void *payload)
@@ -242,12 +258,8 @@ int aptix_txn__write_built(aptix_oid *out, aptix_txn *tx, aptix_otype type,
 	struct op *o;
 	int r;
 
-	if ((r = aptix_object_hash(&id, type, data, len)) < 0)
+	if ((r = hash_new(&id, out, tx, type, data, len)) <= 0)
 		return r;
-	if (out)
-		*out = id;
-	if (find_object(tx, &id))
-		return 0;
 	if (type == APTIX_OBJ_SESSION) {
 		struct aptix_index_reader rd;
 
@@ -414,12 +426,8 @@ int aptix_txn_write_blob_against(aptix_oid *out, aptix_txn *tx,
 	size_t i, j, n = 0;
 	int r;
 
-	if ((r = aptix_object_hash(&id, APTIX_OBJ_BLOB, data, len)) < 0)
+	if ((r = hash_new(&id, out, tx, APTIX_OBJ_BLOB, data, len)) <= 0)
 		return r;
-	if (out)
-		*out = id;
-	if (find_object(tx, &id))
-		return 0;
 	if (aptix_odb_exists(tx->repo->odb, &id))
 		return aptix_txn__require_object(tx, &id);
 	for (i = 0; i < nbases && n < APTIX_STORED_MAX_SPLICES; i++) {

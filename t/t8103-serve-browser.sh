@@ -384,4 +384,48 @@ test_expect_success 'tool calls and results in the turn view, folded, with exit 
 	test_path_is_file tools-1400.png
 '
 
+test_expect_success 'search: typed in the box, the matching turns above the graph, one click shows it' '
+	cdp <<-\EOF &&
+	F = os.environ["F"]
+	page(os.environ["PAGE"], 1400, 757)
+	def enter():
+	    for kind in ("keyDown", "keyUp"):
+	        b.call("Input.dispatchKeyEvent", type=kind, key="Enter",
+	               code="Enter", windowsVirtualKeyCode=13,
+	               **({"text": "\r"} if kind == "keyDown" else {}))
+	try:
+	    assert b.eval("document.getElementById(\"results\").hidden")
+	    b.click("#sq")
+	    b.type_text("forked")
+	    enter()
+	    b.wait_for("document.body.dataset.search === \"ready\"")
+	    hits = b.eval("[...document.querySelectorAll(\"#hits .hit\")]"
+	                  ".map(h => ({id: h.dataset.id, text: h.textContent}))")
+	    assert [h["id"] for h in hits] == [F], hits
+	    assert hits[0]["text"].startswith("forked question"), hits
+	    assert "1 turn matching" in b.eval(
+	        "document.getElementById(\"results-title\").textContent")
+	    assert in_view("#hits .hit")
+	    png("search-1400.png")
+	    b.click("#hits .hit")
+	    b.wait_for("document.body.dataset.selected === %s" % json.dumps(F))
+	    assert b.eval("document.getElementById(\"t-instruction\")"
+	                  ".textContent") == "forked question"
+	    # words no turn has: said so, nothing listed
+	    b.eval("document.getElementById(\"sq\").value = \"\"")
+	    b.click("#sq")
+	    b.type_text("zebra")
+	    enter()
+	    b.wait_for("document.getElementById(\"results-title\")"
+	               ".textContent.startsWith(\"No turn\")")
+	    assert b.eval("document.querySelectorAll(\"#hits li\").length") == 0
+	    b.click("#results-close")
+	    assert b.eval("document.getElementById(\"results\").hidden")
+	    assert not b.console_errors(), b.console_errors()
+	finally:
+	    b.close()
+	EOF
+	test_path_is_file search-1400.png
+'
+
 test_done

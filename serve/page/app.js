@@ -785,6 +785,66 @@ async function listen() {
 	}
 }
 
+/* ---- search ---- */
+
+/*
+ * The turns whose words best match the search box (GET /api/search,
+ * ranked by BM25), above the graph; a click shows the turn.
+ */
+async function search() {
+	const q = $("sq").value.trim();
+	const ol = $("hits");
+
+	if (!q) {
+		closeResults();
+		return;
+	}
+	try {
+		const p = new URLSearchParams({ q: q, limit: "20" });
+		const r = await api("/api/search?" + p.toString());
+		ol.textContent = "";
+		$("results-title").textContent = r.hits.length ?
+			`${r.hits.length} turn${r.hits.length === 1 ? "" : "s"} ` +
+			`matching “${q}”` :
+			`No turn matches “${q}”`;
+		for (const h of r.hits) {
+			const li = document.createElement("li");
+			const b = document.createElement("button");
+			b.type = "button";
+			b.className = "hit" + (h.failed ? " failed" : "");
+			b.dataset.id = h.session;
+			textSpan(b, "summary", h.summary || "(no instruction)");
+			textSpan(b, "where", conversationTitle(h.conversation) +
+				 "  " + h.session.slice(0, 12) + "  " +
+				 shortDate(h.created_at) +
+				 (h.failed ? "  failed" : ""));
+			b.addEventListener("click", () => pick(h.session));
+			li.appendChild(b);
+			ol.appendChild(li);
+		}
+		$("results").hidden = false;
+		$("graphpane").scrollTop = 0;	/* where the results are */
+		document.body.dataset.search = "ready";
+	} catch (e) {
+		setStatus("error: " + e.message);
+	}
+}
+
+function textSpan(parent, cls, text) {
+	const e = document.createElement("span");
+
+	e.className = cls;
+	e.textContent = text;
+	parent.appendChild(e);
+	return e;
+}
+
+function closeResults() {
+	$("results").hidden = true;
+	$("hits").textContent = "";
+	delete document.body.dataset.search;
+}
+
 function setup() {
 	initToken();
 	$("tokenform").addEventListener("submit", (ev) => {
@@ -796,6 +856,14 @@ function setup() {
 		listen();
 	});
 	$("filter").addEventListener("submit", (ev) => ev.preventDefault());
+	$("searchform").addEventListener("submit", (ev) => {
+		ev.preventDefault();
+		search();
+	});
+	$("results-close").addEventListener("click", () => {
+		$("sq").value = "";
+		closeResults();
+	});
 	$("act").addEventListener("submit", (ev) => ev.preventDefault());
 	for (const id of ["q", "all", "archived"])
 		$(id).addEventListener("change", () => {

@@ -500,6 +500,34 @@ static void link_forks(struct usage *us)
 	free(to);
 }
 
+/* The children of each conversation, most recent first (tree_order). */
+struct tree {
+	size_t *first;	/* p's children: kids[first[p + 1] .. first[p + 2]) */
+	size_t *kids;
+	size_t *stack, top;
+	int *seen;
+};
+
+/* Depth first from what is on the stack, appending to us->order. */
+static void walk_tree(struct usage *us, struct tree *t, size_t *out)
+{
+	size_t k;
+
+	while (t->top) {
+		struct conv_row *c = &us->convs[t->stack[--t->top]];
+		size_t ci = (size_t)(c - us->convs);
+
+		if (t->seen[ci])
+			continue;
+		t->seen[ci] = 1;
+		c->depth = c->parent >= 0 ? us->convs[c->parent].depth + 1 : 0;
+		us->order[(*out)++] = c;
+		for (k = t->first[ci + 2]; k > t->first[ci + 1]; k--)
+			if (!t->seen[t->kids[k - 1]])
+				t->stack[t->top++] = t->kids[k - 1];
+	}
+}
+
 /*
  * us->order as a tree: roots most recent first, each followed by its
  * forks (most recent first) and theirs; depth, forks below and subtree
@@ -509,55 +537,38 @@ static void link_forks(struct usage *us)
 static void tree_order(struct usage *us)
 {
 	const struct conv_row **byrec = us->order;
-	size_t n = us->nconvs, i, out = 0, top = 0, *first, *kids, *fill;
-	size_t *stack;
-	int *seen;
+	size_t n = us->nconvs, i, k, out = 0, *fill;
+	struct tree t;
 
-	first = calloc(n + 2, sizeof(*first));
-	kids = calloc(n + 1, sizeof(*kids));
+	t.first = calloc(n + 2, sizeof(*t.first));
+	t.kids = calloc(n + 1, sizeof(*t.kids));
+	t.stack = calloc(n + 1, sizeof(*t.stack));
+	t.seen = calloc(n + 1, sizeof(*t.seen));
 	fill = calloc(n + 2, sizeof(*fill));
-	stack = calloc(n + 1, sizeof(*stack));
-	seen = calloc(n + 1, sizeof(*seen));
+	t.top = 0;
 	us->order = calloc(n + 1, sizeof(*us->order));
-	if (!first || !kids || !fill || !stack || !seen || !us->order)
+	if (!t.first || !t.kids || !t.stack || !t.seen || !fill || !us->order)
 		die("out of memory");
-	/* the children of each, most recent first: slots first[p+1].. */
 	for (i = 0; i < n; i++)
-		first[byrec[i]->parent + 2]++;
+		t.first[byrec[i]->parent + 2]++;
 	for (i = 1; i < n + 2; i++)
-		first[i] += first[i - 1];
-	memcpy(fill, first, (n + 2) * sizeof(*fill));
+		t.first[i] += t.first[i - 1];
+	memcpy(fill, t.first, (n + 2) * sizeof(*fill));
 	for (i = 0; i < n; i++)
-		kids[fill[byrec[i]->parent + 1]++] =
+		t.kids[fill[byrec[i]->parent + 1]++] =
 			(size_t)(byrec[i] - us->convs);
-	for (i = 0; i <= n && out < n; i++) {
-		/* roots first (slot 0), then any conversation a cycle hid */
-		size_t r = i < 1 ? 0 : i;
-		size_t k, lo = i < 1 ? first[0] : 0, hi = i < 1 ? first[1] : 0;
+	/* the roots, then any conversation a cycle hid */
+	for (k = t.first[1]; k > t.first[0]; k--)
+		t.stack[t.top++] = t.kids[k - 1];
+	walk_tree(us, &t, &out);
+	for (i = 0; i < n && out < n; i++) {
+		size_t r = (size_t)(byrec[i] - us->convs);
 
-		if (i >= 1) {
-			r = (size_t)(byrec[i - 1] - us->convs);
-			if (seen[r])
-				continue;
-			us->convs[r].parent = -1;
-			stack[top++] = r;
-		}
-		for (k = hi; k > lo; k--)
-			stack[top++] = kids[k - 1];
-		while (top) {
-			struct conv_row *c = &us->convs[stack[--top]];
-			size_t ci = (size_t)(c - us->convs);
-
-			if (seen[ci])
-				continue;
-			seen[ci] = 1;
-			c->depth = c->parent >= 0 ?
-				us->convs[c->parent].depth + 1 : 0;
-			us->order[out++] = c;
-			for (k = first[ci + 2]; k > first[ci + 1]; k--)
-				if (!seen[kids[k - 1]])
-					stack[top++] = kids[k - 1];
-		}
+		if (t.seen[r])
+			continue;
+		us->convs[r].parent = -1;
+		t.stack[t.top++] = r;
+		walk_tree(us, &t, &out);
 	}
 	for (i = 0; i < n; i++)
 		us->convs[i].subtree = us->convs[i].sum;
@@ -570,11 +581,11 @@ static void tree_order(struct usage *us)
 		}
 	}
 	free(byrec);
-	free(first);
-	free(kids);
+	free(t.first);
+	free(t.kids);
+	free(t.stack);
+	free(t.seen);
 	free(fill);
-	free(stack);
-	free(seen);
 }
 
 /* --- Text ----------------------------------------------------------------- */

@@ -530,7 +530,7 @@ json_t *serve_interrupt(struct serve *s, json_t *p, struct serve_err *e)
 		if ((conv && !strcmp(t->conversation, conv)) ||
 		    (turn && len >= 4 && len <= APTIX_OID_HEXSZ &&
 		     !strncmp(aptix_oid_hex(&t->turn), turn, len))) {
-			t->cancel = 1;
+			aptix_cancel(&t->cancel);
 			n++;
 		}
 	}
@@ -547,7 +547,7 @@ void serve_cancel_all(struct serve *s)
 
 	pthread_mutex_lock(&s->lock);
 	for (t = s->running; t; t = t->next)
-		t->cancel = 1;
+		aptix_cancel(&t->cancel);
 	pthread_mutex_unlock(&s->lock);
 }
 

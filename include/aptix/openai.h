@@ -26,7 +26,7 @@ typedef struct {
 	int max_attempts;		/**< 0: openai.max-attempts' */
 	long retry_base_ms;		/**< first backoff; 0: 500 ms */
 	long retry_max_ms;		/**< longest single wait; 0: 30 s */
-	volatile sig_atomic_t *cancel;	/**< non-zero: stop at once */
+	volatile sig_atomic_t *cancel;	/**< non-zero: stop at once (aptix_cancel) */
 	/** Each streamed text delta as it arrives; non-zero cancels. */
 	int (*on_delta)(const char *text, size_t len, void *payload);
 	/**

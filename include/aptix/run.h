@@ -317,7 +317,8 @@ APTIX_EXTERN(int) aptix_run_request(aptix_run *run);
  *        back until the next delta or the end). A chain the server no longer knows is
  *        restarted once, with the context rehydrated from the store.
  *        Blocks for the length of the call; set the options' cancel
- *        flag (from any thread or a signal handler) to stop it.
+ *        flag with aptix_cancel() (from any thread or a signal
+ *        handler) to stop it.
  * @note State: REQUESTED -> SENT, or FAILED; never in a dry run.
  * @return 0; the client's code (APTIX_EHTTP, APTIX_ENET,
  *         APTIX_ECANCELLED, APTIX_EINVALID for a malformed answer).

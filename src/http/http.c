@@ -388,7 +388,7 @@ static int must_stop(struct xfer *x)
 
 	if (x->abort_code || x->data_rc)
 		return 1;
-	if (req->cancel && *req->cancel) {
+	if (aptix__cancelled(req->cancel)) {
 		x->abort_code = APTIX_ECANCELLED;
 		return 1;
 	}
@@ -683,7 +683,7 @@ int aptix_http_perform(aptix_http_response *resp,
 	x.last_activity = aptix_http_now_ms();
 	errbuf[0] = '\0';
 
-	if (req->cancel && *req->cancel) {
+	if (aptix__cancelled(req->cancel)) {
 		aptix_error_set(APTIX_ERROR_HTTP, "cancelled");
 		return APTIX_ECANCELLED;
 	}

@@ -621,7 +621,7 @@ static int wait_retry(struct call *c, int next, long retry_after_ms,
 		struct timespec ts;
 		long slice;
 
-		if (o->cancel && *o->cancel) {
+		if (aptix__cancelled(o->cancel)) {
 			aptix_error_set(APTIX_ERROR_OPENAI, "openai: cancelled");
 			return APTIX_ECANCELLED;
 		}
@@ -847,7 +847,7 @@ int aptix_openai_respond(aptix_openai_result *out,
 	aptix_openai_result_init(out);
 	APTIX_ASSERT_ARG(opts);
 	APTIX_ASSERT_ARG(body);
-	if (opts->cancel && *opts->cancel) {
+	if (aptix__cancelled(opts->cancel)) {
 		aptix_error_set(APTIX_ERROR_OPENAI, "openai: cancelled");
 		return APTIX_ECANCELLED;
 	}
@@ -1040,7 +1040,7 @@ int aptix_openai_embed(float **vectors, size_t *dim,
 		aptix_error_set(APTIX_ERROR_OPENAI, "openai: nothing to embed");
 		return APTIX_EINVALID;
 	}
-	if (opts->cancel && *opts->cancel) {
+	if (aptix__cancelled(opts->cancel)) {
 		aptix_error_set(APTIX_ERROR_OPENAI, "openai: cancelled");
 		return APTIX_ECANCELLED;
 	}

@@ -569,7 +569,7 @@ done:
 
 static int cancelled(const struct indexer *ix)
 {
-	if (ix->opts->cancel && *ix->opts->cancel) {
+	if (aptix__cancelled(ix->opts->cancel)) {
 		aptix_error_set(APTIX_ERROR_INVALID, "indexing cancelled");
 		return 1;
 	}

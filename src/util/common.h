@@ -69,6 +69,13 @@ int aptix__strv_copy(char ***dst, size_t *dn, char *const *src, size_t n);
 void aptix__strv_clear(char ***v, size_t *n);
 
 /* Big-endian integer encoding for keys that must sort numerically. */
+/* A cancel flag, set by aptix_cancel() from any thread or a signal
+ * handler: read it with an atomic load. */
+static inline int aptix__cancelled(const volatile sig_atomic_t *flag)
+{
+	return flag && __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
+}
+
 static inline void aptix__put_be64(unsigned char *p, uint64_t v)
 {
 	int i;

@@ -12,9 +12,12 @@
 #endif
 
 #include <check.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aptix.h"
@@ -666,6 +669,45 @@ START_TEST(test_context_plan)
 }
 END_TEST
 
+/* Cancelled from another thread while the answer streams: the flag is
+ * set with aptix_cancel() and read atomically (ThreadSanitizer runs
+ * this suite and reported the plain read of the flag as a race). */
+static void *cancel_later(void *flag)
+{
+	struct timespec ts = { 0, 150 * 1000000L };
+
+	nanosleep(&ts, NULL);
+	aptix_cancel(flag);
+	return NULL;
+}
+
+START_TEST(test_cancel_from_thread)
+{
+	static volatile sig_atomic_t flag;
+	aptix_run_options o;
+	aptix_run *run;
+	pthread_t th;
+
+	NEED_SERVER();
+	flag = 0;
+	unit_standin_faults(&srv, "[{\"kind\":\"slow\",\"delay\":0.5}]");
+	options(&o, "cancelled", "a long answer, cancelled");
+	o.no_stream = 0;
+	o.http.cancel = &flag;
+	ck_assert_int_eq(aptix_run_new(&run, repo, &o), 0);
+	ck_assert_int_eq(aptix_run_begin(run), 0);
+	ck_assert_int_eq(aptix_run_request(run), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, cancel_later,
+					(void *)&flag), 0);
+	ck_assert_int_eq(aptix_run_send(run), APTIX_ECANCELLED);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(aptix_run_finish(run), APTIX_ECANCELLED);
+	ck_assert(aptix_run_result_of(run)->committed);
+	aptix_run_free(run);
+	ck_assert_int_eq(running(), 0);
+}
+END_TEST
+
 Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -685,6 +727,7 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_chain_and_plan);
 	tcase_add_test(tc, test_ask_credential);
 	tcase_add_test(tc, test_context_plan);
+	tcase_add_test(tc, test_cancel_from_thread);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,8 +21,6 @@ struct acp_session {
 	char *workspace;		/* NULL: the server's */
 	int prompting;			/* a session/prompt is running */
 	int cancelled;			/* ... and session/cancel came */
-	int fork_pending;		/* its first turn forks fork_from */
-	aptix_oid fork_from;
 };
 
 /* A request aptix sent the client (fs/read_text_file), awaiting its answer. */

@@ -482,9 +482,41 @@ static void session_delete(struct acp *a, json_t *id, json_t *p)
 
 /*
  * session/fork: from the head of sessionId, or from any snapshot named
- * by _meta["aptix/fromSession"] (an id, a prefix, HEAD~2...). Nothing
- * is stored until the new session's first turn, which forks it.
+ * by _meta["aptix/fromSession"] (an id, a prefix, HEAD~2...). Stored at
+ * once, as `aptix fork <session>` stores it: the new conversation's ref
+ * at the snapshot (reflog "fork: from <id>"), so that the session is
+ * listed, loaded and resumed after a restart before its first prompt,
+ * which continues it.
  */
+static int store_fork(struct acp *a, const struct acp_session *s,
+		      const aptix_oid *from, struct serve_err *e)
+{
+	aptix_repo *repo = serve_repo(a->srv);
+	aptix_buf ref = APTIX_BUF_INIT, ws = APTIX_BUF_INIT;
+	aptix_buf reason = APTIX_BUF_INIT;
+	aptix_txn *tx = NULL;
+	aptix_oid zero;
+	int r;
+
+	memset(&zero, 0, sizeof(zero));
+	aptix_buf_printf(&ref, "%s%s", APTIX_CONV_PREFIX, s->id);
+	aptix_buf_printf(&reason, "fork: from %s", aptix_oid_hex(from));
+	if ((r = session_wsid(&ws, a, s)) == 0 &&
+	    (r = aptix_txn_new(&tx, repo)) == 0 &&
+	    (r = aptix_txn_conversation_create(tx, s->id, ws.len ? ws.ptr :
+					       NULL)) == 0 &&
+	    (r = aptix_txn_ref_update(tx, ref.ptr, from, &zero,
+				      reason.ptr)) == 0)
+		r = aptix_txn_commit(tx);
+	aptix_txn_free(tx);
+	aptix_buf_release(&ref);
+	aptix_buf_release(&ws);
+	aptix_buf_release(&reason);
+	if (r < 0)
+		serve_fail_aptix(e, r);
+	return r < 0 ? -1 : 0;
+}
+
 static void session_fork(struct acp *a, json_t *id, json_t *p)
 {
 	struct serve_err e = { 0, "", "" };
@@ -523,12 +555,11 @@ static void session_fork(struct acp *a, json_t *id, json_t *p)
 		fail(a, id, &e);
 		return;
 	}
-	pthread_mutex_lock(&a->lock);
-	if ((s = find(a, newid))) {
-		s->fork_pending = 1;
-		s->fork_from = from;
+	if (store_fork(a, s, &from, &e) < 0) {
+		close_session(a, newid);
+		fail(a, id, &e);
+		return;
 	}
-	pthread_mutex_unlock(&a->lock);
 	/* what the fork inherits, as opencode tells it */
 	if ((r = acp_replay_chain(a, newid, &from)) < 0) {
 		serve_fail_aptix(&e, r);
@@ -915,8 +946,6 @@ static void prompt_thread(void *arg)
 	if ((s = find(a, pr->sid))) {
 		cancelled = s->cancelled;
 		s->prompting = s->cancelled = 0;
-		if (res->committed && res->completed)
-			s->fork_pending = 0;
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (res->committed) {
@@ -979,17 +1008,8 @@ static int turn_params(struct acp *a, json_t *q, const char *sid,
 		if (s->workspace)
 			json_object_set_new(q, "workspace",
 					    json_string(s->workspace));
-		if (s->fork_pending) {
-			json_object_set_new(q, "kind", json_string("fork"));
-			json_object_set_new(q, "session", aptix_view_id(
-						    &s->fork_from));
-			json_object_set_new(q, "fork_conversation",
-					    json_string(sid));
-		} else {
-			json_object_set_new(q, "conversation",
-					    json_string(sid));
-			json_object_set_new(q, "create", json_true());
-		}
+		json_object_set_new(q, "conversation", json_string(sid));
+		json_object_set_new(q, "create", json_true());
 	}
 	pthread_mutex_unlock(&a->lock);
 	return r;

@@ -431,6 +431,41 @@ test_expect_success 'session/fork: from the head, and from a past snapshot' '
 	test "$(json_field .parent <show3)" = "$(aptix rev-parse "$(json_field .sid <three.json)")"
 '
 
+test_expect_success 'a fork never prompted is stored: listed and loaded after a restart' '
+	acp <<-\EOF &&
+	import os, json
+	from lib_acp import Acp, check
+	c = json.load(open("three.json"))
+	wt = os.environ["WT"]
+	a = Acp()
+	a.request("initialize", {"protocolVersion": 1})
+	f = a.request("session/fork", {"sessionId": c["sid"], "cwd": wt,
+	              "mcpServers": []})["result"]["sessionId"]
+	check(a.close() == 0, "exit")
+	b = Acp()
+	b.request("initialize", {"protocolVersion": 1})
+	l = b.request("session/list", {"cwd": wt})["result"]["sessions"]
+	check(f in [x["sessionId"] for x in l], l)
+	n = len(b.seen)
+	r = b.request("session/load", {"sessionId": f, "cwd": wt,
+	                               "mcpServers": []})
+	check(r["result"] == {}, r)
+	ups = [m["params"] for m in b.seen[n:-1]]
+	check(len(ups) == 8 and all(u["sessionId"] == f for u in ups), ups)
+	r = b.request("session/prompt", {"sessionId": f, "prompt": [
+	    {"type": "text", "text": "after the restart"}]})
+	check(r["result"]["_meta"]["aptix"]["conversation"] == f, r)
+	json.dump({"f": f}, open("fork4.json", "w"))
+	check(b.close() == 0, "exit")
+	EOF
+	f=$(json_field .f <fork4.json) &&
+	aptix reflog "$f" >reflog &&
+	grep "fork: from $(aptix rev-parse "$(json_field .sid <three.json)")" reflog &&
+	aptix show --json "$f" >show4 &&
+	test "$(json_field .instruction <show4)" = "after the restart" &&
+	test "$(json_field .parent <show4)" = "$(aptix rev-parse "$(json_field .sid <three.json)")"
+'
+
 test_expect_success 'session/close and session/delete (archive)' '
 	acp <<-\EOF &&
 	import os, json

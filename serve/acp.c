@@ -1067,15 +1067,22 @@ static void session_cancel(struct acp *a, json_t *p)
 	int running = 0;
 
 	pthread_mutex_lock(&a->lock);
+	running = (s = find(a, sid)) && s->prompting;
+	pthread_mutex_unlock(&a->lock);
+	/*
+	 * The turn's flag first: a permission asked meanwhile, once woken,
+	 * must find its turn cancelled, or the call it goes on to make
+	 * starts before the flag is set (and reaches the server).
+	 */
+	if (running)
+		interrupt(a, sid);
+	pthread_mutex_lock(&a->lock);
 	if ((s = find(a, sid)) && s->prompting) {
 		s->cancelled = 1;
-		running = 1;
 		/* a permission asked meanwhile is answered "cancelled" */
 		pthread_cond_broadcast(&a->replied);
 	}
 	pthread_mutex_unlock(&a->lock);
-	if (running)
-		interrupt(a, sid);
 }
 
 /* ---- the dialect ---- */

@@ -105,6 +105,8 @@ static const struct cmd_struct commands[] = {
 	  "serve the store over HTTP, with a page for browsers" },
 	{ "sessions", cmd_sessions, NEED_REPO, CAT_PORCELAIN,
 	  "list the conversations, most recent first" },
+	{ "share", cmd_share, NEED_REPO | WRITES, CAT_PORCELAIN,
+	  "share a conversation with the org, or make it private again" },
 	{ "show", cmd_show, NEED_REPO, CAT_PORCELAIN,
 	  "explain one turn: instruction, answer, sources, usage" },
 	{ "status", cmd_status, NEED_REPO, CAT_PORCELAIN,

@@ -43,6 +43,7 @@ DECLARE_CMD(credscan);
 
 /* porcelain */
 DECLARE_CMD(init);
+DECLARE_CMD(share);
 DECLARE_CMD(index);
 DECLARE_CMD(continue);
 DECLARE_CMD(fork);

@@ -76,6 +76,7 @@
 #include "aptix/reach.h"
 #include "aptix/gc.h"
 #include "aptix/remote.h"
+#include "aptix/share.h"
 #include "aptix/process.h"
 #include "aptix/watch.h"
 

@@ -44,6 +44,11 @@
  * is being checked. The exit code is 1 when anything but dangling
  * objects and dead turns was found, else 0. fsck itself never writes.
  *
+ * On a store of several users (PostgreSQL), the objects are the org's
+ * but the refs and index records of another user's private conversation
+ * are not shown: its sessions (named in the session objects) are taken
+ * as reachable, and their index records are not checked here.
+ *
  * As in git, "dangling" objects are the unreachable ones that no other
  * object references (the tips of what is unreachable); --unreachable
  * lists them all. What is reachable is the library's reachability
@@ -82,7 +87,8 @@ enum {
 	F_CORRUPT = 1,		/* cannot be read or parsed */
 	F_REACHABLE = 2,
 	F_USED = 4,		/* referenced by some object */
-	F_FAILED = 16		/* a failed session: kept, as a reflog is */
+	F_FAILED = 16,		/* a failed session: kept, as a reflog is */
+	F_OTHERS = 32		/* of a conversation another user keeps */
 };
 
 struct obj {
@@ -118,6 +124,14 @@ struct fsck {
 	int refs_incomplete;	/* a ref could not be listed */
 	size_t *start;		/* links of object i: [start[i], start[i+1]) */
 	uint32_t *slots;	/* find_obj()'s table; UINT32_MAX: empty */
+	/*
+	 * A store of several users (aptix/share.h): the conversations
+	 * this user sees, sorted. Sessions of others (private ones: their
+	 * index records and refs are not shown here) are roots, unchecked.
+	 */
+	int users;
+	char **seen;
+	size_t nseen, aseen;
 	size_t mask;
 	aptix_buf data;
 };
@@ -355,6 +369,39 @@ static void links_only(struct fsck *f, size_t i, aptix_otype type,
 	}
 }
 
+static int collect_seen(const aptix_share_info *info, void *payload)
+{
+	struct fsck *f = payload;
+
+	f->seen = cli_grow(f->seen, &f->aseen, f->nseen, sizeof(*f->seen));
+	if (!(f->seen[f->nseen++] = strdup(info->conversation)))
+		die("out of memory");
+	return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The conversations this user sees, on a store of several users. */
+static void load_seen(struct fsck *f)
+{
+	if (!aptix_share_user(f->repo))
+		return;
+	f->users = 1;
+	if (aptix_share_foreach(f->repo, collect_seen, f) < 0)
+		die_aptix();
+	if (f->nseen)
+		qsort(f->seen, f->nseen, sizeof(*f->seen), str_cmp);
+}
+
+static int sees(const struct fsck *f, const char *conv)
+{
+	return !f->users || (f->nseen && bsearch(&conv, f->seen, f->nseen,
+						  sizeof(*f->seen), str_cmp));
+}
+
 static void check_object(struct fsck *f, size_t i)
 {
 	struct obj *o = &f->objs[i];
@@ -417,6 +464,8 @@ static void check_object(struct fsck *f, size_t i)
 		}
 		if (s.status == APTIX_SESSION_FAILED)
 			o->flags |= F_FAILED;
+		if (!sees(f, s.conversation))
+			o->flags |= F_OTHERS;
 	}
 	f->cur = i;
 	if (aptix_object_foreach_ref(type, f->data.ptr, f->data.len,
@@ -426,7 +475,7 @@ static void check_object(struct fsck *f, size_t i)
 		o->flags |= F_CORRUPT;
 	}
 	if (type == APTIX_OBJ_SESSION) {
-		if (!f->connectivity_only)
+		if (!f->connectivity_only && !(o->flags & F_OTHERS))
 			check_session_index(f, &o->id, &s);
 		aptix_session_release(&s);
 	}
@@ -646,6 +695,10 @@ static void mark_reachable(struct fsck *f, int report_failed)
 	for (i = 0; i < f->nobjs; i++)
 		if ((f->objs[i].flags & F_FAILED) &&
 		    aptix_reach_add(r, &f->objs[i].id, APTIX_REACH_FAILED) < 0)
+			die_aptix();
+	for (i = 0; i < f->nobjs; i++)
+		if ((f->objs[i].flags & F_OTHERS) &&
+		    aptix_reach_add(r, &f->objs[i].id, APTIX_REACH_ADDED) < 0)
 			die_aptix();
 	/* a ref that cannot be read was reported by check_refs() */
 	if (aptix_reach_compute(r) < 0 && !f->refs_incomplete) {
@@ -1035,6 +1088,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	f.odb = aptix_repo_odb(repo);
 	aptix_buf_init(&f.data, 0);
 
+	load_seen(&f);
 	check_store(&f);
 	check_objects(&f);
 	check_refs(&f, &refs);
@@ -1055,6 +1109,9 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	free(f.start);
 	free(f.missing);
 	free(f.purged);
+	for (i = 0; i < f.nseen; i++)
+		free(f.seen[i]);
+	free(f.seen);
 	aptix_buf_release(&f.data);
 	return f.errors ? 1 : 0;
 }

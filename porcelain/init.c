@@ -17,7 +17,7 @@
 
 static const char *const init_usage[] = {
 	"aptix init [-q | --quiet] [<directory>]",
-	"aptix init --backend <url> [--org <org>] [<directory>]",
+	"aptix init --backend <url> [--org <org>] [--user <user>] [<directory>]",
 	"aptix init --migrate [<directory>]",
 	"",
 	"Without <directory>, APTIX_DIR names the store to create, as",
@@ -101,6 +101,9 @@ int cmd_init(int argc, const char **argv, struct aptix_repo *unused)
 		OPT_STRING(0, "org", &o.org, "org",
 			   "the org whose rows a shared store sees "
 			   "(default: default)"),
+		OPT_STRING(0, "user", &o.user, "user",
+			   "whose private conversations a shared store "
+			   "shows (default: the role it logs in as)"),
 		OPT_END()
 	};
 

@@ -27,13 +27,15 @@ fi
 SCHEMA=$TEST_DIRECTORY/../contrib/postgresql/schema.sql
 
 # app_sql <org> <sql>: a query as aptix_app with aptix.org set (or not,
-# for an empty org), as aptix sets it: SET LOCAL in a transaction.
+# for an empty org), and aptix.user as the role (whose conversations
+# these are), as aptix sets them: SET LOCAL in a transaction.
 app_sql () {
 	if test -n "$1"
 	then
 		psql -X -q -v ON_ERROR_STOP=1 -At "$PG_APP_URL" <<-EOF
 		BEGIN;
 		SET LOCAL aptix.org = '$1';
+		SET LOCAL aptix."user" = 'aptix_app';
 		$2;
 		COMMIT;
 		EOF
@@ -294,6 +296,8 @@ test_expect_success 'HEAD is the user'"'"'s (the role'"'"'s), not the org'"'"'s'
 	aptix -C bob log -1 --format=%s >actual &&
 	echo "bob turn" >expect &&
 	test_cmp expect actual &&
+	aptix -C alice share HEAD >/dev/null &&
+	aptix -C bob share HEAD >/dev/null &&
 	aptix -C bob switch "${a#refs/conversations/}" &&
 	test "$(aptix -C bob symbolic-ref HEAD)" = "$a" &&
 	aptix -C alice switch "${b#refs/conversations/}" &&

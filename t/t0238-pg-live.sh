@@ -143,17 +143,26 @@ test_expect_success CHROMIUM 'the page in a browser shows the turn as it is made
 '
 
 test_expect_success 'a database of schema 1: upgrade asked for, then made by schema.sql' '
-	aptix -C one log -1 --format=%s >expect &&
-	pg_sql -c "DROP TRIGGER aptix_refs_notify ON aptix_refs" \
+	# schema 1 is schema 2 (t/fixtures/pg-schema-v2.sql) without its
+	# trigger, in a database of its own
+	pg_sql -d postgres -c "CREATE DATABASE aptix_v1" &&
+	pg_sql -d aptix_v1 -v app_role=aptix_app \
+		-f "$TEST_DIRECTORY/fixtures/pg-schema-v2.sql" &&
+	pg_sql -d aptix_v1 -c "DROP TRIGGER aptix_refs_notify ON aptix_refs" \
 		-c "DROP FUNCTION aptix_refs_notify()" \
 		-c "DELETE FROM aptix_schema WHERE version = 2" &&
-	test_must_fail aptix -C one log -1 2>err &&
-	grep "older than this aptix needs" err &&
+	url=$(printf "%s" "$PG_APP_URL" | sed -e "s|/aptix?|/aptix_v1?|") &&
+	mkdir v1 &&
+	test_must_fail aptix -C v1 init -q --backend "$url" --org acme 2>err &&
+	grep "of version 1, older than this aptix needs" err &&
 	grep "schema.sql again" err &&
-	pg_sql -v app_role=aptix_app -f "$SCHEMA" &&
-	aptix -C one log -1 --format=%s >actual &&
+	pg_sql -d aptix_v1 -v app_role=aptix_app -f "$SCHEMA" &&
+	aptix -C v1 init -q --backend "$url" --org acme &&
+	aptix -C v1 continue -q --no-rag --no-stream -m "a turn after the upgrade" &&
+	aptix -C v1 log -1 --format=%s >actual &&
+	echo "a turn after the upgrade" >expect &&
 	test_cmp expect actual &&
-	pg_sql -c "SELECT count(*) FROM pg_trigger WHERE tgname = '\''aptix_refs_notify'\''" >actual &&
+	pg_sql -d aptix_v1 -c "SELECT count(*) FROM pg_trigger WHERE tgname = '\''aptix_refs_notify'\''" >actual &&
 	echo 1 >expect &&
 	test_cmp expect actual
 '

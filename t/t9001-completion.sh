@@ -94,6 +94,8 @@ test_expect_success 'conversations where a conversation goes, not files' '
 	grep -x conv-one out &&
 	complete_words aptix switch conv >out &&
 	echo conv-one >expect &&
+	test_cmp expect out &&
+	complete_words aptix share conv >out &&
 	test_cmp expect out
 '
 

@@ -108,7 +108,7 @@ __aptix_arguments() {
 			__aptix_reply "$(__aptix_conversations)" "$cur" ;;
 		esac
 		;;
-	switch|usage|sessions)
+	switch|usage|sessions|share)
 		__aptix_reply "$(__aptix_conversations)" "$cur" ;;
 	remote)
 		case $sub in

@@ -92,7 +92,7 @@ _aptix_arguments() {
 		rename|archive|unarchive|delete) _aptix_conversations ;;
 		esac
 		;;
-	switch|usage|sessions) _aptix_conversations ;;
+	switch|usage|sessions|share) _aptix_conversations ;;
 	remote)
 		case $sub in
 		'') local -a subs=(add remove)

@@ -132,7 +132,7 @@ function __aptix_arguments
 				case rename archive unarchive delete
 					__aptix_conversations
 			end
-		case switch usage sessions
+		case switch usage sessions share
 			__aptix_conversations
 		case remote
 			switch "$sub"

@@ -80,18 +80,23 @@ typedef struct {
 	const char *s3_bucket;
 	const char *s3_region;
 	size_t s3_threshold;	/**< 0: 1 MiB */
+	/** postgresql (version 3): the user whose private conversations
+	 *  the store shows (postgresql.user; NULL: the role it logs in
+	 *  as) */
+	const char *user;
 } aptix_repo_init_options;
 
-#define APTIX_REPO_INIT_OPTIONS_VERSION 2
+#define APTIX_REPO_INIT_OPTIONS_VERSION 3
 #define APTIX_REPO_INIT_OPTIONS_INIT \
 	{ APTIX_REPO_INIT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, \
-	  NULL, 0 }
+	  NULL, 0, NULL }
 
 /**
  * @brief aptix_repo_init() (storedir NULL) or aptix_repo_init_dir()
  *        with a backend of opts' choosing: its name, URL and org go to
  *        the new store's config (extensions.storage, postgresql.url,
- *        postgresql.org); the directory then holds that config alone.
+ *        postgresql.org, postgresql.user when given); the directory
+ *        then holds that config alone.
  *        A shared store that exists already is joined, its refs kept.
  * @return as aptix_repo_init(); APTIX_EINVALID for a URL with a
  *         password (nothing is created) or an unknown backend.

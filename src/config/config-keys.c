@@ -125,6 +125,9 @@ static const aptix_config_key keys[] = {
 	       "the organisation whose rows a PostgreSQL store sees"),
 	STRING("postgresql.url", NULL, 0,
 	       "the libpq URL of a PostgreSQL store, without a password"),
+	STRING("postgresql.user", NULL, 0,
+	       "the user whose private conversations a PostgreSQL store "
+	       "shows; unset: the role it logs in as"),
 	ENUM("rag.backend", "local", rag_backends,
 	     "where the code index lives"),
 	LONG("rag.chunk-lines", "40", 1, 100000,

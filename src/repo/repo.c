@@ -624,8 +624,13 @@ static int write_location(const char *dir,
 				      "postgresql")) < 0 ||
 	    (r = aptix_config_set_dir(dir, "postgresql.url", opts->url)) < 0)
 		return r;
-	return aptix_config_set_dir(dir, "postgresql.org", opts->org ?
-				    opts->org : "default");
+	if ((r = aptix_config_set_dir(dir, "postgresql.org", opts->org ?
+				      opts->org : "default")) < 0)
+		return r;
+	if (opts->version >= 3 && opts->user && *opts->user)
+		return aptix_config_set_dir(dir, "postgresql.user",
+					    opts->user);
+	return 0;
 }
 
 /*

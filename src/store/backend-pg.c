@@ -1034,6 +1034,73 @@ static int claim_cas(aptix_claims_backend *b, aptix_backend_txn *tx,
 
 APTIX__CLAIMS_CAS_SLOTS(claim_cas)
 
+/* --- owners of conversations ------------------------------------------- */
+
+/*
+ * A conversation is its user's unless shared (schema.sql, version 3):
+ * only its owner may change that. An UPDATE that meets no row leaves
+ * two cases apart by what the user sees: none (another's private
+ * conversation reads the same as no conversation) or another's shared
+ * one.
+ */
+static int pg_share(aptix_backend *b, const char *conv, int shared)
+{
+	struct pg *pg = (struct pg *)b;
+	struct q q;
+	int r;
+
+	q_init(&q, "WITH u AS (UPDATE aptix_owners SET shared = $2::int2 = 1 "
+	       "WHERE conv = $1 RETURNING 1) SELECT (SELECT count(*) FROM u), "
+	       "(SELECT count(*) FROM aptix_owners WHERE conv = $1)");
+	q_text(&q, conv);
+	q_int(&q, shared ? 1 : 0, 2);
+	if ((r = run_q(pg, NULL, 1, &q)) < 0)
+		goto done;
+	if (PQntuples(q.res) != 1 || PQgetlength(q.res, 0, 0) != 8) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "PostgreSQL: an "
+				"unexpected answer");
+		r = APTIX_ERROR;
+	} else if (aptix__get_be64((const unsigned char *)
+				   PQgetvalue(q.res, 0, 0)) == 0) {
+		int seen = aptix__get_be64((const unsigned char *)
+					   PQgetvalue(q.res, 0, 1)) > 0;
+
+		aptix_error_set(APTIX_ERROR_REPOSITORY, seen ?
+				"conversation '%s' is another user's: only "
+				"its owner shares or unshares it" :
+				"conversation '%s' not found", conv);
+		r = seen ? APTIX_EINVALID : APTIX_ENOTFOUND;
+	}
+done:
+	q_release(&q);
+	return r;
+}
+
+static int pg_owners(aptix_backend *b,
+		     int (*cb)(const char *conv, const char *owner,
+			       int shared, void *payload),
+		     void *payload)
+{
+	struct q q;
+	int i, r;
+
+	q_init(&q, "SELECT conv, owner, shared::int::int2 FROM aptix_owners "
+	       "ORDER BY conv");
+	if ((r = run_q((struct pg *)b, NULL, 0, &q)) < 0)
+		return r;
+	for (i = 0; i < PQntuples(q.res) && r == 0; i++)
+		r = cb(PQgetvalue(q.res, i, 0), PQgetvalue(q.res, i, 1),
+		       PQgetlength(q.res, i, 2) == 2 &&
+		       PQgetvalue(q.res, i, 2)[1] == 1, payload);
+	q_release(&q);
+	return r;
+}
+
+static const char *pg_user(aptix_backend *b)
+{
+	return aptix__pg_pool_user(((struct pg *)b)->pool);
+}
+
 /* --- the bundle --------------------------------------------------------- */
 
 static int pg_readonly(aptix_backend *b)
@@ -1083,16 +1150,23 @@ static const aptix_backend pg_bundle = {
 	.readonly = pg_readonly,
 	.free = pg_free,
 	.listen = pg_listen,
+	.share = pg_share,
+	.owners = pg_owners,
+	.user = pg_user,
 };
 
-/* postgresql.url and postgresql.org of the store's own config. */
-static int read_location(char **url, char **org, const char *dir)
+/*
+ * postgresql.url and postgresql.org of the store's own config, and
+ * postgresql.user (NULL when unset: the role logged in as).
+ */
+static int read_location(char **url, char **org, char **user,
+			 const char *dir)
 {
 	aptix_config *cfg = NULL;
-	const char *u, *o;
+	const char *u, *o, *who;
 	int r;
 
-	*url = *org = NULL;
+	*url = *org = *user = NULL;
 	if (!dir) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the 'postgresql' "
 				"backend needs a store directory whose config "
@@ -1110,9 +1184,12 @@ static int read_location(char **url, char **org, const char *dir)
 				"postgresql.org");
 		r = APTIX_EINVALID;
 	} else if ((r = aptix__pg_check_url(u, 0)) == 0) {
+		who = aptix_config_get(cfg, "postgresql.user");
 		*url = aptix__strdup(u);
 		*org = aptix__strdup(o);
 		r = *url && *org ? 0 : APTIX_ERROR;
+		if (r == 0 && who && *who && !(*user = aptix__strdup(who)))
+			r = APTIX_ERROR;
 	}
 	aptix_config_free(cfg);
 	return r;
@@ -1149,8 +1226,8 @@ static int check_schema(struct pg_pool *pool)
 	return 0;
 }
 
-int aptix__backend_pg_open_url(aptix_backend **out, const char *url,
-			       const char *org, unsigned flags)
+static int open_as(aptix_backend **out, const char *url, const char *org,
+		   const char *user, unsigned flags)
 {
 	struct pg *pg;
 	int r;
@@ -1160,6 +1237,7 @@ int aptix__backend_pg_open_url(aptix_backend **out, const char *url,
 		return r;
 	if (!(pg = aptix__calloc(1, sizeof(*pg))) ||
 	    (r = aptix__pg_pool_new(&pg->pool, url, org)) < 0 ||
+	    (user && (r = aptix__pg_pool_set_user(pg->pool, user)) < 0) ||
 	    (r = check_schema(pg->pool)) < 0) {
 		if (pg)
 			pg_free(&pg->parent);
@@ -1184,17 +1262,24 @@ int aptix__backend_pg_open_url(aptix_backend **out, const char *url,
 	return 0;
 }
 
+int aptix__backend_pg_open_url(aptix_backend **out, const char *url,
+			       const char *org, unsigned flags)
+{
+	return open_as(out, url, org, NULL, flags);
+}
+
 int aptix__backend_pg_open(aptix_backend **out, const char *dir,
 			   unsigned flags)
 {
-	char *url, *org;
+	char *url, *org, *user;
 	int r;
 
 	*out = NULL;
-	if ((r = read_location(&url, &org, dir)) < 0)
+	if ((r = read_location(&url, &org, &user, dir)) < 0)
 		return r;
-	r = aptix__backend_pg_open_url(out, url, org, flags);
+	r = open_as(out, url, org, user, flags);
 	free(url);
 	free(org);
+	free(user);
 	return r;
 }

@@ -7,10 +7,13 @@
  * Every transaction starts with
  *
  *	BEGIN ISOLATION LEVEL REPEATABLE READ;
- *	SELECT set_config('aptix.org', '<org>', true)
+ *	SELECT set_config('aptix.org', '<org>', true),
+ *	       set_config('aptix.user', '<user>', true)
  *
  * (set_config(..., true) is SET LOCAL): the row-level security of every
- * table compares a row's org with that setting, and a setting local to
+ * table compares a row's org with the first setting, and the owner of
+ * a conversation's rows with the second, unless the conversation is
+ * shared (contrib/postgresql/schema.sql); a setting local to
  * the transaction survives a pooler that hands the connection to
  * another client between transactions. A read outside a transaction of
  * the caller's runs in a short read-only one of its own.
@@ -30,7 +33,8 @@ struct pg_pool {
 	size_t nidle;
 	char *url;
 	char *org;
-	char *head;	/* "HEAD@{<role>}": the row of the user's HEAD */
+	char *user;	/* postgresql.user, else the role logged in as */
+	char *head;	/* "HEAD@{<user>}": the row of the user's HEAD */
 };
 
 /* --- scrubbing ------------------------------------------------------------ */
@@ -218,6 +222,22 @@ const char *aptix__pg_pool_org(const struct pg_pool *pool)
 	return pool->org;
 }
 
+int aptix__pg_pool_set_user(struct pg_pool *pool, const char *user)
+{
+	char *u = aptix__strdup(user);
+
+	if (!u)
+		return APTIX_ERROR;
+	free(pool->user);
+	pool->user = u;
+	return 0;
+}
+
+const char *aptix__pg_pool_user(const struct pg_pool *pool)
+{
+	return pool->user ? pool->user : "";
+}
+
 const char *aptix__pg_pool_head(const struct pg_pool *pool)
 {
 	return pool->head ? pool->head : "HEAD";
@@ -234,6 +254,7 @@ void aptix__pg_pool_free(struct pg_pool *pool)
 	pthread_mutex_destroy(&pool->lock);
 	free(pool->url);
 	free(pool->org);
+	free(pool->user);
 	free(pool->head);
 	free(pool);
 }
@@ -340,16 +361,23 @@ static int simple(struct aptix_pg_txn *t, const char *sql)
 static int begin(struct aptix_pg_txn *t, int write)
 {
 	aptix_buf sql = APTIX_BUF_INIT;
+	const char *user = aptix__pg_pool_user(t->pool);
 	char *lit = PQescapeLiteral(t->conn, t->pool->org,
 				    strlen(t->pool->org));
+	char *ulit = PQescapeLiteral(t->conn, user, strlen(user));
 	int r;
 
-	if (!lit)
+	if (!lit || !ulit) {
+		PQfreemem(lit);
+		PQfreemem(ulit);
 		return pg_fail(t->pool, t->conn, NULL, "PostgreSQL");
+	}
 	aptix_buf_printf(&sql, "BEGIN ISOLATION LEVEL REPEATABLE READ%s; "
-			 "SELECT set_config('aptix.org', %s, true)",
-			 write ? "" : " READ ONLY", lit);
+			 "SELECT set_config('aptix.org', %s, true), "
+			 "set_config('aptix.user', %s, true)",
+			 write ? "" : " READ ONLY", lit, ulit);
 	PQfreemem(lit);
+	PQfreemem(ulit);
 	r = aptix_buf_oom(&sql) ? APTIX_ERROR : simple(t, sql.ptr);
 	aptix_buf_release(&sql);
 	return r;
@@ -436,12 +464,19 @@ int aptix__pg_schema_version(struct pg_pool *pool, int *version)
 	*version = 0;
 	if ((r = pool_take(&t.conn, pool)) < 0)
 		return r;
-	/* the role logged in as is the user: its HEAD is its own */
+	/*
+	 * The user is the role logged in as unless postgresql.user names
+	 * one; its HEAD is its own.
+	 */
+	if (!pool->user && (r = aptix__pg_pool_set_user(pool,
+			PQuser(t.conn) ? PQuser(t.conn) : "")) < 0) {
+		pool_give(pool, t.conn);
+		return r;
+	}
 	if (!pool->head) {
 		aptix_buf h = APTIX_BUF_INIT;
 
-		aptix_buf_printf(&h, "HEAD@{%s}", PQuser(t.conn) ?
-				 PQuser(t.conn) : "");
+		aptix_buf_printf(&h, "HEAD@{%s}", pool->user);
 		pool->head = aptix_buf_oom(&h) ? NULL : aptix_buf_detach(&h);
 		aptix_buf_release(&h);
 	}

@@ -16,6 +16,7 @@
  */
 #include "util/common.h"
 #include "store/pg.h"
+#include "aptix/sys/index_backend.h"
 #include <libpq-fe.h>
 
 #define INT2OID 21
@@ -192,11 +193,47 @@ static int flush_rows(struct aptix_pg_txn *t, const struct pg_ixbuf *b,
 	return r;
 }
 
+/*
+ * Timeline records first, then the sessions' locators, then the rest (a
+ * stable reordering; the buffer is cleared after the flush, so its
+ * slots need not follow): the schema's trigger reads the conversation
+ * of a session's locator from its timeline record, and that of its
+ * parent's child record through its locator (schema.sql,
+ * aptix_index_conv), so that they are private with it.
+ */
+static int flush_rank(int tbl)
+{
+	return tbl == APTIX_INDEX_TIMELINE ? 0 :
+		tbl == APTIX_INDEX_SESSIONS ? 1 : 2;
+}
+
+static int order_for_flush(struct pg_ixbuf *b)
+{
+	struct ix_ent *tmp;
+	size_t i, n = 0;
+	int rank;
+
+	for (i = 1; i < b->n &&
+	     flush_rank(b->v[i - 1].tbl) <= flush_rank(b->v[i].tbl); i++)
+		;
+	if (i >= b->n)
+		return 0;
+	if (!(tmp = aptix__calloc(b->n, sizeof(*tmp))))
+		return APTIX_ERROR;
+	for (rank = 0; rank < 3; rank++)
+		for (i = 0; i < b->n; i++)
+			if (flush_rank(b->v[i].tbl) == rank)
+				tmp[n++] = b->v[i];
+	memcpy(b->v, tmp, b->n * sizeof(*tmp));
+	free(tmp);
+	return 0;
+}
+
 int aptix__pg_ixbuf_flush(struct aptix_pg_txn *t)
 {
 	struct pg_ixbuf *b = t->ix;
 	size_t at = 0, k, bytes;
-	int r = 0;
+	int r = b ? order_for_flush(b) : 0;
 
 	while (b && r == 0 && at < b->n) {
 		for (k = 0, bytes = 0; at + k < b->n && k < FLUSH_ROWS &&

@@ -8,7 +8,7 @@
 #include "aptix/sys/backend.h"
 
 /* The schema version of contrib/postgresql/schema.sql this code reads. */
-#define APTIX_PG_SCHEMA_VERSION 2
+#define APTIX_PG_SCHEMA_VERSION 3
 
 struct pg_pool;
 struct pg_ixbuf;
@@ -50,10 +50,18 @@ void aptix__pg_pool_free(struct pg_pool *pool);
 /* The org whose rows the pool's transactions see. */
 const char *aptix__pg_pool_org(const struct pg_pool *pool);
 /*
- * The name of the row of the user's HEAD: "HEAD@{<role>}" (a name no
- * ref can have). HEAD is the user's, not the org's: the PostgreSQL role
- * a store logs in as is its user. A store made before keeps its org's
- * row "HEAD", read until the user's own is written.
+ * The user whose conversations the pool's transactions see (with those
+ * shared in the org; SET LOCAL aptix.user): the store's postgresql.user
+ * when set_user() named one before the first transaction, else the
+ * PostgreSQL role the pool logs in as. "" until the schema was read.
+ */
+int aptix__pg_pool_set_user(struct pg_pool *pool, const char *user);
+const char *aptix__pg_pool_user(const struct pg_pool *pool);
+/*
+ * The name of the row of the user's HEAD: "HEAD@{<user>}" (a name no
+ * ref can have). HEAD is the user's, not the org's. A store made
+ * before keeps its org's row "HEAD", read until the user's own is
+ * written.
  */
 const char *aptix__pg_pool_head(const struct pg_pool *pool);
 /* A connection of the pool's URL of its own (PQfinish() it). */

@@ -131,6 +131,25 @@ struct aptix_backend {
 	 * backend announces none; its readers poll).
 	 */
 	int (*listen)(aptix_backend_listener **out, aptix_backend *b);
+	/**
+	 * Conversations owned by users (NULL: every conversation is the
+	 * store's, as on LMDB). share: conv (an id) seen by the other
+	 * users of the store (shared 1) or by its owner alone again (0);
+	 * APTIX_ENOTFOUND when the user sees no such conversation (one
+	 * that is another's and private reads the same as none),
+	 * APTIX_EINVALID when it is another user's.
+	 */
+	int (*share)(aptix_backend *b, const char *conv, int shared);
+	/**
+	 * Each conversation the user sees, by id: its owner ("" for one
+	 * of no user) and whether it is shared. cb's non-zero stops.
+	 */
+	int (*owners)(aptix_backend *b,
+		      int (*cb)(const char *conv, const char *owner,
+				int shared, void *payload),
+		      void *payload);
+	/** The user whose conversations it shows ("" or NULL: none). */
+	const char *(*user)(aptix_backend *b);
 };
 
 /**

@@ -231,7 +231,23 @@ downgrade_to_2 () {
 	ALTER TABLE aptix_reflog DROP COLUMN conv;
 	ALTER TABLE aptix_index DROP COLUMN conv;
 	DROP TABLE aptix_owners;
+	CREATE OR REPLACE FUNCTION aptix_refs_notify() RETURNS trigger
+	LANGUAGE plpgsql AS $$
+	DECLARE
+		r aptix_refs;
+	BEGIN
+		IF TG_OP = 'DELETE' THEN
+			r := OLD;
+		ELSE
+			r := NEW;
+		END IF;
+		PERFORM pg_notify('aptix_' || substr(encode(sha256(
+			convert_to(r.org, 'UTF8')), 'hex'), 1, 32), r.name);
+		RETURN NULL;
+	END
+	$$;
 	DROP FUNCTION aptix_own(), aptix_sees(text, text),
+		aptix_owners_notify(),
 		aptix_index_conv(text, smallint, bytea, bytea),
 		aptix_conv_of_index(smallint, bytea, bytea),
 		aptix_conv_of_ref(text);

@@ -40,6 +40,12 @@ channel () {
 	printf "aptix_%s" "$(printf "%s" "$1" | sha256sum | cut -c1-32)"
 }
 
+# user_channel <org> <user>: the channel of the refs of that user's
+# private conversations
+user_channel () {
+	printf "aptix_%s" "$(printf "%s\n%s" "$1" "$2" | sha256sum | cut -c1-32)"
+}
+
 test_expect_success 'setup: a server, its schema, the stand-in; two stores of acme, one of beta' '
 	start_pg &&
 	pg_sql -v app_role=aptix_app -f "$SCHEMA" &&
@@ -51,13 +57,14 @@ test_expect_success 'setup: a server, its schema, the stand-in; two stores of ac
 	aptix -C one continue -q --no-rag --no-stream -m "before the server"
 '
 
-test_expect_success 'a turn announces its ref on its org channel, the name alone' '
+test_expect_success 'a turn announces its ref on its user'"'"'s channel (private) or its org'"'"'s (shared), the name alone' '
 	mkfifo listen.in &&
 	{ psql -X -q -At "$PG_APP_URL" <listen.in >listen.out 2>&1 & } &&
 	lpid=$! &&
 	exec 9>listen.in &&
 	test_when_finished "kill $lpid 2>/dev/null; :" &&
 	echo "LISTEN $(channel acme);" >&9 &&
+	echo "LISTEN $(user_channel acme aptix_app);" >&9 &&
 	echo "SELECT '\''listening'\'';" >&9 &&
 	wait_grep listen.out listening &&
 	aptix -C other continue -q --no-rag --no-stream -m "a beta turn" &&
@@ -68,6 +75,11 @@ test_expect_success 'a turn announces its ref on its org channel, the name alone
 	conv=$(aptix -C one symbolic-ref HEAD) &&
 	echo "SELECT '\''after acme'\'';" >&9 &&
 	wait_grep listen.out "after acme" &&
+	grep "notification \"$(user_channel acme aptix_app)\" with payload \"$conv\"" listen.out &&
+	! grep "notification \"$(channel acme)\"" listen.out &&
+	aptix -C one share HEAD &&
+	echo "SELECT '\''after share'\'';" >&9 &&
+	wait_grep listen.out "after share" &&
 	grep "notification \"$(channel acme)\" with payload \"$conv\"" listen.out &&
 	! grep -i "password\|value\|[0-9a-f]\{64\}" listen.out &&
 	exec 9>&-

@@ -344,6 +344,52 @@ BEGIN
 END
 $$;
 
+-- A change of a private conversation's ref is announced on its owner's
+-- channel (org, a newline and the owner, hashed as the org's is), not on
+-- the org's, which would tell every listener of the org its id; the
+-- rest as in version 2. A conversation shared or unshared is announced
+-- on the org's channel (its ref's name), so that pages show or drop it.
+CREATE OR REPLACE FUNCTION aptix_refs_notify() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+	r aptix_refs;
+	who text;
+	open boolean;
+BEGIN
+	IF TG_OP = 'DELETE' THEN
+		r := OLD;
+	ELSE
+		r := NEW;
+	END IF;
+	IF r.conv IS NOT NULL THEN
+		SELECT owner, shared INTO who, open FROM aptix_owners
+		WHERE org = r.org AND conv = r.conv;
+	END IF;
+	-- the channels as aptix computes them (src/store/pg-listen.c)
+	PERFORM pg_notify('aptix_' || substr(encode(sha256(convert_to(
+		CASE WHEN who IS NULL OR open THEN r.org
+		ELSE r.org || E'\n' || who END, 'UTF8')), 'hex'), 1, 32),
+		r.name);
+	RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION aptix_owners_notify() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.shared IS DISTINCT FROM OLD.shared THEN
+		PERFORM pg_notify('aptix_' || substr(encode(sha256(convert_to(
+			NEW.org, 'UTF8')), 'hex'), 1, 32),
+			'refs/conversations/' || NEW.conv);
+	END IF;
+	RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER aptix_owners_notify
+	AFTER UPDATE ON aptix_owners
+	FOR EACH ROW EXECUTE FUNCTION aptix_owners_notify();
+
 INSERT INTO aptix_schema VALUES (3);
 
 \endif

@@ -9,7 +9,10 @@
  * transaction commits. Its payload is the ref's name, never a value:
  * the listener reads the ref again through its own transaction, where
  * row-level security decides what it may see. Each org has its own
- * channel, so that a commit of one org never wakes another's listener.
+ * channel, so that a commit of one org never wakes another's listener,
+ * and each user of an org one more, for the refs of the user's private
+ * conversations (their ids are for the user alone): the listener
+ * listens on both.
  *
  * The listener holds a connection of its own for as long as it lives
  * (LISTEN is a property of the session, which a pooler in transaction
@@ -37,6 +40,16 @@ void aptix__pg_channel(char out[APTIX_PG_CHANNEL_MAX], const char *org)
 	aptix_sha256(&h, org, strlen(org));
 	hex = aptix_oid_hex(&h);
 	snprintf(out, APTIX_PG_CHANNEL_MAX, "aptix_%.32s", hex);
+}
+
+void aptix__pg_user_channel(char out[APTIX_PG_CHANNEL_MAX], const char *org,
+			    const char *user)
+{
+	aptix_buf s = APTIX_BUF_INIT;
+
+	aptix_buf_printf(&s, "%s\n%s", org, user);
+	aptix__pg_channel(out, aptix_buf_oom(&s) ? "" : s.ptr);
+	aptix_buf_release(&s);
 }
 
 static int lost(struct listener *l)
@@ -142,8 +155,11 @@ int aptix__pg_listen(aptix_backend_listener **out, struct pg_pool *pool)
 	if ((r = aptix__pg_connect(&l->conn, pool)) < 0)
 		goto fail;
 	aptix__pg_channel(chan, aptix__pg_pool_org(pool));
-	/* the channel is "aptix_" and hex digits: a plain identifier */
+	/* a channel is "aptix_" and hex digits: a plain identifier */
 	aptix_buf_printf(&sql, "LISTEN %s", chan);
+	aptix__pg_user_channel(chan, aptix__pg_pool_org(pool),
+			       aptix__pg_pool_user(pool));
+	aptix_buf_printf(&sql, "; LISTEN %s", chan);
 	res = aptix_buf_oom(&sql) ? NULL : PQexec(l->conn, sql.ptr);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
 		r = lost(l);

@@ -75,6 +75,12 @@ int aptix__pg_connect(struct pg_conn **out, struct pg_pool *pool);
  */
 #define APTIX_PG_CHANNEL_MAX 64
 void aptix__pg_channel(char out[APTIX_PG_CHANNEL_MAX], const char *org);
+/*
+ * The channel of the refs of user's private conversations in org: as
+ * that of the org "<org>\n<user>" (no org holds a newline).
+ */
+void aptix__pg_user_channel(char out[APTIX_PG_CHANNEL_MAX], const char *org,
+			    const char *user);
 /* A listener of the pool's org's channel (aptix/sys/backend.h). */
 int aptix__pg_listen(aptix_backend_listener **out, struct pg_pool *pool);
 /*

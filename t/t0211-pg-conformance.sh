@@ -32,7 +32,7 @@ test_expect_success 'start a server and create the schema as its admin' '
 	pg_sql -v app_role=aptix_app \
 		-f "$TEST_DIRECTORY/../contrib/postgresql/schema.sql" &&
 	pg_sql -c "SELECT max(version) FROM aptix_schema" >actual &&
-	echo 2 >expect &&
+	echo 3 >expect &&
 	test_cmp expect actual
 '
 

@@ -332,11 +332,18 @@ BEGIN
 				 'aptix_claims']
 	LOOP
 		EXECUTE format('DROP POLICY aptix_org ON %I', t);
+		-- a plain subquery first (an index probe, no function
+		-- call), then aptix_sees(), which sees the owner row that
+		-- aptix_own() made in this statement (an INSERT ... ON
+		-- CONFLICT checks its new row against USING too)
 		EXECUTE format('CREATE POLICY aptix_owned ON %I '
 			'USING (org = current_setting(''aptix.org'', true) '
-			'AND (conv IS NULL OR aptix_sees(org, conv))) '
+			'AND (conv IS NULL OR EXISTS (SELECT 1 FROM '
+			'aptix_owners w WHERE w.org = %I.org AND '
+			'w.conv = %I.conv) OR aptix_sees(org, conv))) '
 			'WITH CHECK (org = current_setting(''aptix.org'', true) '
-			'AND (conv IS NULL OR aptix_sees(org, conv)))', t);
+			'AND (conv IS NULL OR aptix_sees(org, conv)))',
+			t, t, t);
 		EXECUTE format('CREATE TRIGGER aptix_own BEFORE INSERT OR '
 			'UPDATE ON %I FOR EACH ROW EXECUTE FUNCTION '
 			'aptix_own()', t);

@@ -76,16 +76,27 @@ struct head {
 
 enum fmt_kind { FMT_MEDIUM, FMT_SHORT, FMT_ONELINE, FMT_USER };
 
+/*
+ * A session held back (emit()), copied: a walk that streams (--all)
+ * keeps no session it has returned.
+ */
+struct held {
+	aptix_revwalk_entry e;
+	char conv[APTIX_CONV_MAXLEN + 1];
+	char summary[APTIX_SUMMARY_MAX + 1];
+};
+
 struct log {
 	aptix_repo *repo;
 
 	aptix_revwalk *walk;
 	aptix_revwalk_entry cur;		/* what rec() read */
+	uint32_t cur_k;				/* its number, or NONE */
 	unsigned char *shown;			/* by the walk's seq */
 	size_t ashown;
 	uint32_t *order;		/* --reverse: what to show */
 	uint32_t norder, aorder;
-	uint32_t *held;			/* failed, waiting for a tip */
+	struct held *held;		/* failed, waiting for a tip */
 	uint32_t nheld, aheld;
 	int tip_shown;			/* a committed session was shown */
 
@@ -150,10 +161,32 @@ static void *xrealloc(void *p, size_t n, size_t size)
 /* Session k of the walk (valid until the next call to the walk). */
 static const aptix_revwalk_entry *rec(struct log *lg, uint32_t k)
 {
+	if (lg->cur_k == k)
+		return &lg->cur;
 	if (aptix_revwalk_get(&lg->cur, lg->walk, k) < 0)
 		die_aptix();
+	lg->cur_k = k;
 	return &lg->cur;
 }
+
+/* Hold session k (the one the walk returned last) for emit(). */
+static void hold(struct log *lg, uint32_t k)
+{
+	const aptix_revwalk_entry *e = rec(lg, k);
+	struct held *h;
+
+	if (lg->nheld == lg->aheld) {
+		lg->aheld = lg->aheld ? lg->aheld * 2 : 16;
+		lg->held = xrealloc(lg->held, lg->aheld, sizeof(*lg->held));
+	}
+	h = &lg->held[lg->nheld++];
+	h->e = *e;
+	snprintf(h->conv, sizeof(h->conv), "%s", e->conversation);
+	snprintf(h->summary, sizeof(h->summary), "%s", e->summary);
+	h->e.conversation = h->conv;
+	h->e.summary = h->summary;
+}
+
 
 static int is_shown(const struct log *lg, uint32_t k)
 {
@@ -1065,6 +1098,14 @@ static void emit_now(struct log *lg, uint32_t k)
 	lg->order[lg->norder++] = k;
 }
 
+/* Show a held session: rec() gives its copy. */
+static void emit_held_one(struct log *lg, const struct held *h)
+{
+	lg->cur = h->e;
+	lg->cur_k = h->e.seq;
+	emit_now(lg, h->e.seq);
+}
+
 static int limit_reached(const struct log *lg, uint32_t emitted)
 {
 	return lg->max_count >= 0 &&
@@ -1084,12 +1125,7 @@ static uint32_t emit(struct log *lg, uint32_t k, uint32_t emitted)
 
 	if (!lg->tip_shown && !lg->reverse &&
 	    rec(lg, k)->status == APTIX_SESSION_FAILED) {
-		if (lg->nheld == lg->aheld) {
-			lg->aheld = lg->aheld ? lg->aheld * 2 : 16;
-			lg->held = xrealloc(lg->held, lg->aheld,
-					    sizeof(*lg->held));
-		}
-		lg->held[lg->nheld++] = k;
+		hold(lg, k);
 		return 0;
 	}
 	if (!lg->tip_shown) {
@@ -1098,7 +1134,7 @@ static uint32_t emit(struct log *lg, uint32_t k, uint32_t emitted)
 		n++;
 	}
 	for (i = 0; i < lg->nheld && !limit_reached(lg, emitted + n); i++) {
-		emit_now(lg, lg->held[i]);
+		emit_held_one(lg, &lg->held[i]);
 		n++;
 	}
 	lg->nheld = 0;
@@ -1115,7 +1151,7 @@ static void emit_held(struct log *lg, uint32_t emitted)
 	uint32_t i;
 
 	for (i = 0; i < lg->nheld && !limit_reached(lg, emitted); i++) {
-		emit_now(lg, lg->held[i]);
+		emit_held_one(lg, &lg->held[i]);
 		emitted++;
 	}
 	lg->nheld = 0;
@@ -1723,6 +1759,7 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 	memset(&lg, 0, sizeof(lg));
 	aptix_strlist_init(&greps);
 	lg.text_k = NONE;
+	lg.cur_k = NONE;
 	lg.repo = repo;
 	lg.show_failed = 1;
 	lg.max_count = -1;

@@ -87,6 +87,13 @@ typedef struct {
 APTIX_EXTERN(int) aptix_index_session(aptix_session_info *out,
 				      aptix_repo *repo, const aptix_oid *id);
 /**
+ * @brief When a session was created, without reading its record (one
+ * lookup: what a walk needs to know of a parent it has not reached).
+ * @return 0; APTIX_ENOTFOUND (no error set) when it is not indexed
+ */
+APTIX_EXTERN(int) aptix_index_session_time(int64_t *out, aptix_repo *repo,
+					   const aptix_oid *id);
+/**
  * @brief Whether ancestor is descendant or one of its ancestors (a session
  * has one parent: the walk follows parents down to ancestor's generation).
  * @return 1 or 0; APTIX_ENOTFOUND when either is not indexed.
@@ -133,6 +140,36 @@ APTIX_EXTERN(int) aptix_index_foreach_session_since(aptix_repo *repo,
 APTIX_EXTERN(int) aptix_index_foreach_recent(aptix_repo *repo,
 					     aptix_session_info_cb cb,
 					     void *payload);
+/**
+ * @brief The same, from the session below (created_at, id) in the
+ * timeline's order (id NULL: from the newest), so that a walk can read
+ * the timeline a piece at a time: stop with APTIX_ITEROVER, go on from
+ * the last session cb took.
+ * @return 0; what cb returned; APTIX_ENOTFOUND (no error set) when
+ * some sessions' records are not in the timeline (a store indexed by an
+ * older aptix, until `aptix reindex`): read the index whole instead.
+ */
+APTIX_EXTERN(int) aptix_index_foreach_recent_before(aptix_repo *repo,
+						    int64_t created_at,
+						    const aptix_oid *id,
+						    aptix_session_info_cb cb,
+						    void *payload);
+typedef int (*aptix_index_child_cb)(const aptix_oid *parent,
+				    const aptix_oid *child, void *payload);
+/**
+ * @brief Each child of the sessions created in [oldest, newest] (ms),
+ * their parents newest first: one pass of the children index for a
+ * stretch of the timeline, where aptix_index_children_at() would cost a
+ * lookup for each session.
+ * @return 0; what cb returned; APTIX_ENOTFOUND (no error set) when
+ * some sessions' records are not in the timeline (see
+ * aptix_index_foreach_recent_before())
+ */
+APTIX_EXTERN(int) aptix_index_foreach_child_between(aptix_repo *repo,
+						    int64_t newest,
+						    int64_t oldest,
+						    aptix_index_child_cb cb,
+						    void *payload);
 /** 1 when the timeline is populated (or the store has no session). */
 APTIX_EXTERN(int) aptix_index_has_timeline(aptix_repo *repo);
 /** Children (continuations, forks, reruns) of a session. */

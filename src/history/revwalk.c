@@ -23,6 +23,12 @@
  *    the walk with APTIX_ECORRUPT.
  *
  * APTIX_SORT_REVERSE reads either whole and returns it backwards.
+ *
+ * The topological walk of push_all streams (revwalk-stream.c) when every
+ * session's record is in the timeline: it reads the timeline newest
+ * first, a piece at a time, and holds only what it has not returned
+ * yet, so `log --all` starts printing at once and its memory does not
+ * grow with the store.
  */
 #include <fnmatch.h>
 #include "util/common.h"
@@ -31,6 +37,7 @@
 #include "aptix/oidmap.h"
 #include "aptix/odb.h"
 #include "aptix/refs.h"
+#include "history/stream.h"
 
 #define NONE APTIX_REVWALK_NONE
 
@@ -56,6 +63,8 @@ struct qent {
 	int64_t created_at;
 	uint32_t generation, k;
 };
+
+struct stream;
 
 struct aptix_revwalk {
 	aptix_repo *repo;
@@ -88,6 +97,10 @@ struct aptix_revwalk {
 	uint32_t nset, nout;		/* topological: to return, returned */
 	uint32_t *order;		/* reverse: the walk, read whole */
 	size_t norder, aorder, pos;
+
+	int streamed;			/* push_all, topological: stream */
+	struct stream *st;
+	aptix_session_info looked;	/* lookup() while it streams */
 };
 
 /* --- Records ------------------------------------------------------------ */
@@ -740,6 +753,66 @@ static int next_topo(uint32_t *out, aptix_revwalk *w)
 
 /* --- Starting, and the walk's order ------------------------------------- */
 
+static int stream_keep(const aptix_session_info *si, void *payload)
+{
+	return !left_out(payload, si);
+}
+
+/*
+ * push_all in topological order streams from the timeline (stream.c),
+ * numbering its sessions after those read already (lookup()).
+ * 1 when it cannot: the walk is read whole.
+ */
+static int start_stream(aptix_revwalk *w)
+{
+	int r;
+
+	if (!(w->sorting & APTIX_SORT_TOPOLOGICAL) ||
+	    (w->sorting & APTIX_SORT_REVERSE) || !w->all || w->nstarts)
+		return 1;
+	if ((r = load_archived(w)) < 0 ||
+	    (r = stream_new(&w->st, w->repo, w->since, w->nr, stream_keep,
+			    w, (w->flags & APTIX_REVWALK_FAILED) &&
+			    !w->since && !w->until && !w->any_hidden &&
+			    !w->narchived)) != 0)
+		return r;
+	w->streamed = 1;
+	return 0;
+}
+
+static void entry_of_info(aptix_revwalk_entry *e, const aptix_session_info *si,
+			  uint32_t seq, uint32_t parent_seq)
+{
+	e->id = si->id;
+	e->parent = si->parent;
+	e->turn = si->turn;
+	e->has_parent = si->has_parent;
+	e->status = si->status;
+	e->turn_status = si->turn_status;
+	e->created_at = si->created_at;
+	e->generation = si->generation;
+	e->seq = seq;
+	e->parent_seq = parent_seq;
+	e->conversation = si->conversation;
+	e->summary = si->summary;
+}
+
+/* The session the stream returned last, when it is seq. */
+static int stream_entry(aptix_revwalk_entry *out, const aptix_revwalk *w,
+			uint32_t want)
+{
+	const aptix_session_info *si;
+	uint32_t seq, parent_seq;
+
+	if (!w->streamed || !w->st)
+		return 0;
+	si = stream_cur(w->st, &seq, &parent_seq);
+	if (want != NONE && want != seq)
+		return 0;
+	entry_of_info(out, si, seq, parent_seq);
+	return 1;
+}
+
 static int next_forward(uint32_t *out, aptix_revwalk *w)
 {
 	return (w->sorting & APTIX_SORT_TOPOLOGICAL) ? next_topo(out, w) :
@@ -753,6 +826,8 @@ static int start(aptix_revwalk *w)
 	int r;
 
 	w->started = 1;
+	if ((r = start_stream(w)) != 1)
+		return r;
 	if (w->sorting & APTIX_SORT_TOPOLOGICAL) {
 		if ((r = start_topo(w)) < 0)
 			return r;
@@ -805,6 +880,12 @@ int aptix_revwalk_next_entry(aptix_revwalk_entry *out, aptix_revwalk *w)
 	APTIX_ASSERT_ARG(out && w);
 	if (!w->started && (r = start(w)) < 0)
 		return r;
+	if (w->streamed) {
+		if ((r = stream_next(w->st)) < 0)
+			return r;
+		stream_entry(out, w, NONE);
+		return 0;
+	}
 	if (w->sorting & APTIX_SORT_REVERSE) {
 		if (!w->pos)
 			return APTIX_ITEROVER;
@@ -848,6 +929,8 @@ int aptix_revwalk_get(aptix_revwalk_entry *out, const aptix_revwalk *w,
 		      uint32_t seq)
 {
 	APTIX_ASSERT_ARG(out && w);
+	if (stream_entry(out, w, seq))
+		return 0;
 	if (seq >= w->nr) {
 		aptix_error_set(APTIX_ERROR_INVALID, "no session %u in the "
 				"walk", (unsigned)seq);
@@ -864,6 +947,12 @@ int aptix_revwalk_lookup(aptix_revwalk_entry *out, aptix_revwalk *w,
 	int r;
 
 	APTIX_ASSERT_ARG(out && w && id);
+	if (w->streamed) {	/* its numbers are the stream's now */
+		if ((r = read_session(&w->looked, w, id)) < 0)
+			return r;
+		entry_of_info(out, &w->looked, NONE, NONE);
+		return 0;
+	}
 	if ((r = find(&k, w, id)) < 0)
 		return r;
 	entry_of(out, w, k);
@@ -905,6 +994,9 @@ void aptix_revwalk_reset(aptix_revwalk *w)
 	w->any_hidden = w->all = w->started = 0;
 	w->nset = w->nout = 0;
 	w->norder = w->pos = 0;
+	stream_free(w->st);
+	w->st = NULL;
+	w->streamed = 0;
 }
 
 void aptix_revwalk_free(aptix_revwalk *w)
@@ -921,6 +1013,7 @@ void aptix_revwalk_free(aptix_revwalk *w)
 	aptix_oidmap_release(&w->hidden);
 	free(w->archived);
 	free(w->order);
+	stream_free(w->st);
 	free(w);
 }
 

@@ -1104,6 +1104,32 @@ int aptix_index_session(aptix_session_info *out, aptix_repo *repo,
 	return r;
 }
 
+/* The created time of a session, from where the sessions table keeps it. */
+static int time_cb(const void *val, size_t vlen, void *payload)
+{
+	const unsigned char *p = val;
+
+	if (is_loc(val, vlen)) {
+		*(int64_t *)payload = (int64_t)aptix__get_be64(p + 1);
+		return 0;
+	}
+	if (vlen < 80)
+		return corrupt_record("a session");
+	*(int64_t *)payload = (int64_t)aptix__get_be64(p + 68);
+	return 0;
+}
+
+int aptix_index_session_time(int64_t *out, aptix_repo *repo,
+			     const aptix_oid *id)
+{
+	aptix_index_backend *ix = repo->backend->index;
+	int r = ix->view(ix, APTIX_INDEX_SESSIONS, id->id, 32, time_cb, out);
+
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_clear();
+	return r;
+}
+
 int aptix_index_is_ancestor(aptix_repo *repo, const aptix_oid *ancestor,
 			    const aptix_oid *descendant)
 {
@@ -1371,6 +1397,8 @@ struct recent_walk {
 	aptix_repo *repo;
 	aptix_session_info_cb cb;
 	void *payload;
+	unsigned char key[40];		/* the session to start below */
+	int has_key;
 };
 
 static int recent_cb(const void *key, size_t klen, const void *val,
@@ -1383,6 +1411,8 @@ static int recent_cb(const void *key, size_t klen, const void *val,
 
 	if (klen != 40)
 		return corrupt_record("the timeline");
+	if (rw->has_key && !memcmp(key, rw->key, 40))
+		return 0;	/* the one to start below */
 	memcpy(id.id, (const unsigned char *)key + 8, 32);
 	if (vlen)
 		r = decode_session(&si, &id, val, vlen);
@@ -1394,13 +1424,82 @@ static int recent_cb(const void *key, size_t klen, const void *val,
 	return rw->cb(&si, rw->payload);
 }
 
+static int recent_walk(aptix_repo *repo, int64_t created_at,
+		       const aptix_oid *id, aptix_session_info_cb cb,
+		       void *payload)
+{
+	struct recent_walk rw;
+
+	memset(&rw, 0, sizeof(rw));
+	rw.repo = repo;
+	rw.cb = cb;
+	rw.payload = payload;
+	if (id) {
+		aptix__put_be64(rw.key, (uint64_t)created_at);
+		memcpy(rw.key + 8, id->id, 32);
+		rw.has_key = 1;
+	}
+	return index_iter(repo, APTIX_INDEX_TIMELINE, APTIX_INDEX_ITER_REVERSE,
+			  id ? rw.key : NULL, id ? sizeof(rw.key) : 0,
+			  recent_cb, &rw);
+}
+
 int aptix_index_foreach_recent(aptix_repo *repo, aptix_session_info_cb cb,
 			       void *payload)
 {
-	struct recent_walk rw = { repo, cb, payload };
+	return recent_walk(repo, 0, NULL, cb, payload);
+}
 
-	return index_iter(repo, APTIX_INDEX_TIMELINE, APTIX_INDEX_ITER_REVERSE, NULL,
-				     0, recent_cb, &rw);
+struct kids_walk {
+	aptix_index_child_cb cb;
+	void *payload;
+	int64_t oldest;
+};
+
+static int kids_cb(const void *key, size_t klen, const void *val UNUSED,
+		   size_t vlen UNUSED, void *payload)
+{
+	struct kids_walk *kw = payload;
+	const unsigned char *k = key;
+	aptix_oid parent, child;
+
+	if (klen != 72)
+		return 0;	/* of a record kept in place: not here */
+	if ((int64_t)aptix__get_be64(k) < kw->oldest)
+		return APTIX_ITEROVER;
+	memcpy(parent.id, k + 8, 32);
+	memcpy(child.id, k + 40, 32);
+	return kw->cb(&parent, &child, kw->payload);
+}
+
+int aptix_index_foreach_child_between(aptix_repo *repo, int64_t newest,
+				      int64_t oldest,
+				      aptix_index_child_cb cb, void *payload)
+{
+	struct kids_walk kw = { cb, payload, oldest };
+	unsigned char start[72];
+	int r;
+
+	if (!all_in_timeline(repo))
+		return APTIX_ENOTFOUND;
+	aptix__put_be64(start, (uint64_t)newest);
+	memset(start + 8, 0xff, 64);
+	r = index_iter(repo, APTIX_INDEX_CHILDREN, APTIX_INDEX_ITER_REVERSE,
+		       start, sizeof(start), kids_cb, &kw);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+/*
+ * A walk that goes on where the last one stopped: every record is in
+ * the timeline (else ENOTFOUND, and the caller reads the index whole).
+ */
+int aptix_index_foreach_recent_before(aptix_repo *repo, int64_t created_at,
+				      const aptix_oid *id,
+				      aptix_session_info_cb cb, void *payload)
+{
+	if (!all_in_timeline(repo))
+		return APTIX_ENOTFOUND;
+	return recent_walk(repo, created_at, id, cb, payload);
 }
 
 static int any_cb(const void *k UNUSED, size_t kl UNUSED,

@@ -101,6 +101,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -123,6 +124,13 @@
  */
 #define LARGE_VALUE ((size_t)16 << 10)
 #define RESERVE_PAGES 64
+/*
+ * The pages of the map that reads made resident count in the process's
+ * memory, with the ones the kernel maps around each fault: past this
+ * many bytes they are let go (see map_note_reads).
+ */
+#define MAP_RESIDENT_MAX ((uint64_t)16 << 20)
+#define MAP_CHECK_EVERY 256
 
 /*
  * Functions called under a guard that change their locals: kept out of
@@ -192,6 +200,7 @@ struct reader {
 	int live;		/* txn is live (and the map lock held) */
 	int iter_depth;		/* iterations running on txn */
 	int held;		/* read-side holds of the map lock */
+	unsigned reads;		/* records read since map_note_reads looked */
 	struct reader *prev, *next;
 };
 
@@ -220,6 +229,7 @@ typedef struct lmdb_store {
 	/* the map, for the fault guard and the value check (0: unknown) */
 	char *map_lo, *map_hi;
 	uint32_t psize;			/* its page size (0: unknown) */
+	uint64_t other_pages;	/* resident file pages besides the map */
 	uint64_t file_size;	/* data.mdb's size when last seen: atomic */
 	volatile int damaged;		/* a fault was contained: no writes */
 	struct aptix_store_wtxn *wtx;	/* the write running, in its thread */
@@ -423,6 +433,64 @@ static void find_map(lmdb_store *st)
 		}
 	}
 	fclose(f);
+}
+
+/* The file pages resident in the process (bytes), or 0 when unknown. */
+static uint64_t file_resident(void)
+{
+	char buf[128];
+	unsigned long size, resident, shared;
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lu %lu %lu", &size, &resident, &shared) != 3)
+		return 0;
+	return (uint64_t)shared * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A walk of a large store reads its pages through the map: each becomes
+ * resident, with those the kernel maps around it, and stays so, so the
+ * process would hold as much of data.mdb as it ever read (700 MB for a
+ * `log --all` of a million sessions). As git unmaps pack windows past
+ * core.packedGitLimit, every MAP_CHECK_EVERY records an iteration
+ * reads, the file pages resident are looked at, and past
+ * MAP_RESIDENT_MAX more than the rest of the process has, the map's are
+ * dropped (MADV_DONTNEED). Lookups do not count: a run of lookups at
+ * random places (fsck reading every object) would fault each page in
+ * again, at many times the cost.
+ * The map is read-only and shared: nothing is lost, a page read again
+ * is mapped again from the page cache, and pointers into the map stay
+ * valid. Called with a read transaction live (the map cannot move).
+ */
+static void map_note_reads(lmdb_store *st, struct reader *r, unsigned n)
+{
+#ifdef MADV_DONTNEED
+	uint64_t res, other;
+
+	if ((r->reads += n) < MAP_CHECK_EVERY || !st->map_lo)
+		return;
+	r->reads = 0;
+	res = file_resident();
+	other = __atomic_load_n(&st->other_pages, __ATOMIC_RELAXED);
+	if (!res || res <= other + MAP_RESIDENT_MAX)
+		return;
+	if (madvise(st->map_lo, (size_t)(st->map_hi - st->map_lo),
+		    MADV_DONTNEED) == 0)
+		__atomic_store_n(&st->other_pages, file_resident(),
+				 __ATOMIC_RELAXED);
+#else
+	(void)st;
+	(void)r;
+	(void)n;
+#endif
 }
 
 /* Threads read and refresh it at once: relaxed atomics, a size only. */
@@ -1173,6 +1241,7 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 {
 	MDB_val k, v, val;
 	MDB_txn *vtxn = mdb_cursor_txn(c);
+	struct reader *rd = NULL;
 	int rc, r = 0;
 	MDB_cursor_op op;
 
@@ -1220,6 +1289,8 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 		cb_depth--;
 		if (r)
 			break;
+		if (!writing && (rd || (rd = pthread_getspecific(st->key))))
+			map_note_reads(st, rd, 1);
 		rc = mdb_cursor_get(c, &k, &v, reverse ? MDB_PREV : MDB_NEXT);
 	}
 	if (r == APTIX_ITEROVER)

@@ -543,6 +543,156 @@ START_TEST(test_reach_broken)
 }
 END_TEST
 
+/*
+ * --all in topological date order streams from the timeline; read whole
+ * (the same walk, reversed: APTIX_SORT_REVERSE reads it whole) it must
+ * give the same sessions in the same order, with the same parents, on a
+ * random history with skewed clocks, equal times, forks, failed
+ * attempts, an archived conversation and a time range.
+ */
+/* more than a piece of the timeline (stream.c's CHUNK) */
+#define RN 600
+static aptix_oid rids[RN];
+
+static unsigned rnd_state = 12345;
+static unsigned rnd(unsigned n)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return (rnd_state >> 8) % n;
+}
+
+static void write_random_history(void)
+{
+	aptix_buf b = APTIX_BUF_INIT, ref = APTIX_BUF_INIT;
+	int64_t at[RN];
+	int conv[RN], failed[RN], head[RN], parent, nconv = 0, i;
+	aptix_txn *tx;
+	char instr[64], cname[16];
+
+	/* one write (a commit each would be slow): refs at its end */
+	ck_assert_int_eq(aptix_txn_new(&tx, repo), 0);
+	for (i = 0; i < RN; i++) {
+		parent = i && rnd(100) >= 12 ? (int)rnd((unsigned)i) : -1;
+		at[i] = 100000 + (int64_t)i * 10;
+		if (parent >= 0 && rnd(100) < 15)	/* a clock behind */
+			at[i] = at[parent] - 1 - (int64_t)rnd(300);
+		else if (i && rnd(100) < 10)		/* the same ms */
+			at[i] = at[i - 1];
+		conv[i] = parent < 0 || rnd(100) < 20 ? nconv++ : conv[parent];
+		head[conv[i]] = -1;
+		failed[i] = rnd(100) < 10;
+		snprintf(cname, sizeof(cname), "c%d", conv[i]);
+		snprintf(instr, sizeof(instr), "random %d", i);
+		session_bytes(&b, tx, instr, cname, parent < 0 ? NULL :
+			      &rids[parent], at[i], failed[i]);
+		ck_assert_int_eq(aptix_txn_write_object(&rids[i], tx,
+							APTIX_OBJ_SESSION,
+							b.ptr, b.len), 0);
+	}
+	for (i = 0; i < RN; i++)
+		if (!failed[i])
+			head[conv[i]] = i;
+	for (i = 0; i < nconv; i++) {
+		if (head[i] < 0)
+			continue;
+		aptix_buf_clear(&ref);
+		aptix_buf_printf(&ref, "refs/conversations/c%d", i);
+		ck_assert_int_eq(aptix_txn_ref_update(tx, ref.ptr,
+						      &rids[head[i]], NULL,
+						      "test"), 0);
+	}
+	ck_assert_msg(aptix_txn_commit(tx) == 0, "%s",
+		      aptix_error_last()->message);
+	aptix_txn_free(tx);
+	aptix_buf_release(&b);
+	aptix_buf_release(&ref);
+}
+
+struct walked {
+	aptix_oid id, parent;
+	uint32_t seq, parent_seq;
+};
+
+/* Walk push_all whole; *n entries, in the order returned. */
+static struct walked *walk_all(size_t *n, unsigned sorting, unsigned flags,
+			       int64_t since, int64_t until)
+{
+	struct walked *v = calloc(RN + 1, sizeof(*v));
+	aptix_revwalk_entry e, again;
+	aptix_revwalk *w = walk_new(sorting, flags);
+	uint32_t prev = APTIX_REVWALK_NONE;
+	int r;
+
+	aptix_revwalk_set_range(w, since, until);
+	ck_assert_int_eq(aptix_revwalk_push_all(w), 0);
+	for (*n = 0; (r = aptix_revwalk_next_entry(&e, w)) == 0; (*n)++) {
+		ck_assert_uint_lt(*n, RN);
+		v[*n].id = e.id;
+		v[*n].parent = e.parent;
+		v[*n].seq = e.seq;
+		v[*n].parent_seq = e.parent_seq;
+		/* the one returned last is there; a streamed walk keeps no
+		 * other */
+		ck_assert_int_eq(aptix_revwalk_get(&again, w, e.seq), 0);
+		ck_assert_int_eq(aptix_oid_cmp(&again.id, &e.id), 0);
+		if (!(sorting & APTIX_SORT_REVERSE) &&
+		    prev != APTIX_REVWALK_NONE)
+			ck_assert_int_eq(aptix_revwalk_get(&again, w, prev),
+					 APTIX_ENOTFOUND);
+		prev = e.seq;
+	}
+	ck_assert_msg(r == APTIX_ITEROVER, "%s", aptix_error_last()->message);
+	aptix_revwalk_free(w);
+	return v;
+}
+
+/* Streamed and read whole agree: order, and each parent by number. */
+static void same_walks(unsigned flags, int64_t since, int64_t until)
+{
+	size_t n, m, i, j;
+	struct walked *a = walk_all(&n, APTIX_SORT_TIME |
+				    APTIX_SORT_TOPOLOGICAL, flags, since,
+				    until);
+	struct walked *b = walk_all(&m, APTIX_SORT_TIME |
+				    APTIX_SORT_TOPOLOGICAL |
+				    APTIX_SORT_REVERSE, flags, since, until);
+
+	ck_assert_uint_eq(n, m);
+	ck_assert_uint_gt(n, 0);
+
+	for (i = 0; i < n; i++) {
+		const struct walked *x = &a[i], *y = &b[n - 1 - i];
+
+		ck_assert_msg(!aptix_oid_cmp(&x->id, &y->id),
+			      "flags %u range %lld-%lld: #%zu of %zu differs",
+			      flags, (long long)since, (long long)until, i, n);
+		/* the parent is numbered when the whole walk returns it */
+		ck_assert_int_eq(x->parent_seq == APTIX_REVWALK_NONE,
+				 y->parent_seq == APTIX_REVWALK_NONE);
+		if (x->parent_seq == APTIX_REVWALK_NONE)
+			continue;
+		for (j = i + 1; j < n && a[j].seq != x->parent_seq; j++)
+			;
+		ck_assert_uint_lt(j, n);	/* after it, as its number */
+		ck_assert_int_eq(aptix_oid_cmp(&a[j].id, &x->parent), 0);
+	}
+	free(a);
+	free(b);
+}
+
+START_TEST(test_all_streams)
+{
+	rnd_state = 12345u + (unsigned)_i;
+	write_random_history();
+	same_walks(APTIX_REVWALK_FAILED, 0, 0);
+	same_walks(0, 0, 0);
+	same_walks(APTIX_REVWALK_FAILED, 100500, 101200);
+	ck_assert_int_eq(aptix_conversation_set_archived(repo, "c1", 1), 0);
+	same_walks(APTIX_REVWALK_FAILED, 0, 0);
+	same_walks(APTIX_REVWALK_FAILED | APTIX_REVWALK_ARCHIVED, 0, 0);
+}
+END_TEST
+
 Suite *revwalk_suite(void)
 {
 	Suite *s = suite_create("revwalk");
@@ -554,6 +704,7 @@ Suite *revwalk_suite(void)
 	tcase_add_test(tc, test_failed_and_all);
 	tcase_add_test(tc, test_stale_index_and_missing_parent);
 	tcase_add_test(tc, test_conversations);
+	tcase_add_loop_test(tc, test_all_streams, 0, 2);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reach");
 	tcase_add_checked_fixture(tc, setup, teardown);

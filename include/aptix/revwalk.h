@@ -57,7 +57,9 @@ typedef struct aptix_revwalk aptix_revwalk;
  * A session only after every one of its children the walk returns
  * (with TIME: git's --date-order; the graph never breaks, even when
  * clocks are skewed). The walk is then read whole before the first
- * session comes out.
+ * session comes out, except push_all's on a store whose index records
+ * are all in the timeline: that one streams (newest first, a piece of
+ * the timeline at a time), and holds only what it has not returned.
  */
 #define APTIX_SORT_TOPOLOGICAL 2u
 /** The order above, oldest first (read whole first). */
@@ -190,7 +192,11 @@ APTIX_EXTERN(int) aptix_revwalk_next_entry(aptix_revwalk_entry *out,
 					   aptix_revwalk *w);
 /**
  * @brief The record of the session numbered seq (an entry's seq or
- * parent_seq). @return 0, or APTIX_ENOTFOUND for an unknown number.
+ * parent_seq). A walk that streams (APTIX_SORT_TOPOLOGICAL over
+ * push_all) keeps only the session it returned last: it gives that one
+ * (and those lookup() read before the walk started).
+ * @return 0, or APTIX_ENOTFOUND for an unknown number (or one a
+ * streamed walk let go).
  */
 APTIX_EXTERN(int) aptix_revwalk_get(aptix_revwalk_entry *out,
 				    const aptix_revwalk *w, uint32_t seq);

@@ -8,10 +8,11 @@
 # LARGE/100, each with an equivalent git repository. For each command:
 # instructions (callgrind, summed over the processes of a pipeline:
 # stable on a loaded machine) on both, and the ratio large/small (goal
-# of the issue: <= 1.5). Then peak memory (max RSS) of `log --all` and
-# `fsck --connectivity-only` on both, and `fsck --connectivity-only`
-# against `git fsck --connectivity-only` on the large pair (CPU time,
-# user + system, best of ROUNDS; goal: <= 2).
+# of the issue: <= 1.5). Then peak memory (max RSS) of `log --all`,
+# `log --graph --all | head -50` and `fsck --connectivity-only` on both
+# (and the ratio), `log --all` against `git log --all` (CPU time, user +
+# system, best of ROUNDS), and `fsck --connectivity-only` against
+# `git fsck --connectivity-only` on both pairs (goal: <= 2).
 #
 # `log --all --since` takes the hour before the store's newest session.
 # The stores are cached in t/perf/results/ (gitignored), keyed by size,
@@ -188,17 +189,32 @@ printf '%-44s %12s %12s %8s\n' "usage --forks, the same" \
 echo "  goal (issue 28): <= 1.5"
 
 echo
-echo "peak memory (max RSS, KB)"
-printf '%-44s %12s %12s\n' "command" "$SMALL" "$LARGE"
-for c in "log --all" "log --oneline --all" "fsck --connectivity-only"; do
-	printf '%-44s %12s %12s\n' "$c" "$(rss "$SS/aptix" "$APTIX $c")" \
-		"$(rss "$SL/aptix" "$APTIX $c")"
+echo "peak memory (max RSS, KB), and large over small"
+printf '%-44s %12s %12s %8s\n' "command" "$SMALL" "$LARGE" "ratio"
+for c in "log --all" "log --oneline --all" "log --graph --all | head -50" \
+	"fsck --connectivity-only"; do
+	_a=$(rss "$SS/aptix" "$APTIX $c") _b=$(rss "$SL/aptix" "$APTIX $c")
+	printf '%-44s %12s %12s %8s\n' "$c" "$_a" "$_b" "$(ratio "$_b" "$_a")"
 done
 printf '%-44s %12s %12s\n' "git fsck --connectivity-only" \
 	"$(rss "$SS/git" "git fsck --connectivity-only")" \
 	"$(rss "$SL/git" "git fsck --connectivity-only")"
 echo "  goal (issue 28): under 64 MB at 1M sessions. An LMDB store is mapped: the pages"
 echo "  a command reads count in its RSS."
+
+echo
+echo "log --all against git log --all on the same history, CPU s (user + system, best of $ROUNDS)"
+printf '%-44s %12s %12s %8s\n' "sessions" "aptix" "git" "aptix/git"
+for c in "log --oneline --all" "log --graph --all | head -50"; do
+	for n in "$SMALL" "$LARGE"; do
+		p=$(pair "$n")
+		_a=$(cpu "$p/aptix" "$APTIX $c")
+		_g=$(cpu "$p/git" "git $c")
+		printf '%-44s %12s %12s %8s\n' "$n: $c" "$_a" "$_g" \
+			"$(ratio "$_a" "$_g")"
+	done
+done
+echo "  goal (issue 28): the first screen costs the same at any size"
 
 echo
 echo "fsck --connectivity-only against git's on the same history, CPU s (user + system, best of $ROUNDS)"

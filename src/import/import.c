@@ -20,6 +20,7 @@
 #include "repo/gitdir.h"
 #include "import/import.h"
 #include "record/record.h"
+#include "txn/txn.h"
 #include "aptix/record.h"
 #include "aptix/odb.h"
 #include "aptix/oidmap.h"
@@ -43,6 +44,9 @@ struct imp_run {
 	struct imp_conv **convs;
 	size_t nconvs, aconvs;
 	unsigned long long total;
+	aptix_txn *tx;			/* the batch (see batch_commit) */
+	size_t batch_turns, batch_bytes;
+	unsigned batch_no;
 };
 
 static const struct imp_tool *const tools[] = {
@@ -678,15 +682,116 @@ static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
 	return r < 0 ? r : found;
 }
 
-/* Write it: the ref moved when it holds the parent, else left alone. */
+/*
+ * The batch: fresh turns are queued in one write transaction of the run
+ * (run->tx) and committed together every IMP_BATCH_TURNS turns or
+ * IMP_BATCH_BYTES of source, and at the end of the run, so that an
+ * import does not pay one durable commit per turn. Nothing is committed
+ * that the store would not hold after an import of the same turns one
+ * by one: a crash loses at most the batch, which the next import reads
+ * again (a turn's snapshot is made from the source alone).
+ */
+#define IMP_BATCH_TURNS 256
+#define IMP_BATCH_BYTES (4u << 20)
+
+static int batch_commit(struct imp_run *run)
+{
+	int r;
+
+	if (!run->tx || !run->batch_turns)
+		return 0;
+	r = aptix_txn_commit(run->tx);
+	if (r == APTIX_EMISMATCH)
+		aptix_error_set(APTIX_ERROR_INVALID, "a conversation's ref "
+				"moved while importing: the last %zu turns "
+				"were not written (import again)",
+				run->batch_turns);
+	run->batch_turns = run->batch_bytes = 0;
+	run->batch_no++;
+	return r;
+}
+
+/*
+ * Whether the conversation's ref holds what the turn's snapshot moves
+ * it from (its parent; nothing for a new conversation): as this run's
+ * queued turns leave it, else as the store has it.
+ */
+static int ref_holds(int *holds, struct imp_run *run, struct imp_conv *c,
+		     const aptix_record_options *ro)
+{
+	aptix_buf name = APTIX_BUF_INIT;
+	int r = 0;
+
+	if (!c->ref_known) {
+		aptix_buf_printf(&name, "%s%s", APTIX_CONV_PREFIX, c->id);
+		if (aptix_buf_oom(&name))
+			return aptix_error_oom();
+		r = aptix_ref_resolve(&c->ref_at, NULL, run->repo, name.ptr);
+		aptix_buf_release(&name);
+		if (r == APTIX_ENOTFOUND) {
+			aptix_error_clear();
+			memset(&c->ref_at, 0, sizeof(c->ref_at));
+			r = 0;
+		} else if (r < 0) {
+			return r;
+		}
+		c->ref_known = 1;
+	}
+	if ((ro->flags & APTIX_RECORD_NEW_CONVERSATION) || !ro->parent)
+		*holds = aptix_oid_is_zero(&c->ref_at);
+	else
+		*holds = !aptix_oid_cmp(&c->ref_at, ro->parent);
+	return r;
+}
+
+/* Dry run: the parent is new, so is this; a stand-in id. */
+static int dry_turn(aptix_oid *sid, const struct imp_conv *c,
+		    const aptix_record_options *ro)
+{
+	aptix_buf b = APTIX_BUF_INIT;
+	int r;
+
+	aptix_buf_put(&b, c->parent.id, sizeof(c->parent.id));
+	aptix_buf_put(&b, ro->response.ptr, ro->response.len);
+	r = aptix_buf_oom(&b) ? aptix_error_oom() :
+		aptix_sha256(sid, b.ptr, b.len);
+	aptix_buf_release(&b);
+	return r;
+}
+
+/* A dry run's turn: made in a transaction of its own, never committed. */
+static int dry_write(struct imp_file *f, aptix_record_options *ro,
+		     aptix_turn *t, aptix_session *s, aptix_oid *sid,
+		     int *fresh)
+{
+	aptix_record_result res;
+	aptix_txn *tx = NULL;
+	int r;
+
+	if ((r = queue_turn(&tx, &res, f, ro)) < 0)
+		return r;
+	*sid = res.session;
+	*fresh = !aptix_odb_exists(aptix_repo_odb(f->run->repo),
+				   &res.session);
+	aptix_txn_free(tx);
+	if (*fresh && (r = legacy_twin(f, ro, t, s, sid)) != 0)
+		*fresh = 0;	/* r 1: imported before, as sid */
+	return r < 0 ? r : 0;
+}
+
+/*
+ * Queue it in the run's batch when the store does not have it: the ref
+ * moved when it holds the parent, else left alone (with a warning).
+ */
 static int write_turn(struct imp_file *f, aptix_record_options *ro,
 		      aptix_turn *t, aptix_session *s, aptix_oid *sid,
 		      int *fresh)
 {
+	struct imp_run *run = f->run;
 	struct imp_conv *c = f->conv;
 	aptix_record_result res;
-	aptix_txn *tx = NULL;
-	int r, again;
+	size_t mark;
+	int r, holds = 1, moves;
 
 	ro->parent = c->has_parent ? &c->parent : NULL;
 	ro->parent_conversation = c->has_parent ? c->parent_conv : NULL;
@@ -694,43 +799,45 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 	ro->created_at = ro->session->created_at;
 	if (c->has_parent && strcmp(c->parent_conv, c->id))
 		ro->flags |= APTIX_RECORD_NEW_CONVERSATION;
-	if (f->run->o->dry_run && c->has_parent &&
-	    !aptix_odb_exists(aptix_repo_odb(f->run->repo), &c->parent)) {
-		/* dry: the parent is new, so is this; a stand-in id */
-		aptix_buf b = APTIX_BUF_INIT;
-
-		aptix_buf_put(&b, c->parent.id, sizeof(c->parent.id));
-		aptix_buf_put(&b, ro->response.ptr, ro->response.len);
-		r = aptix_buf_oom(&b) ? aptix_error_oom() :
-			aptix_sha256(sid, b.ptr, b.len);
-		aptix_buf_release(&b);
+	if (run->o->dry_run && c->has_parent &&
+	    !aptix_odb_exists(aptix_repo_odb(run->repo), &c->parent)) {
 		*fresh = 1;
+		return dry_turn(sid, c, ro);
+	}
+	if (run->o->dry_run)
+		return dry_write(f, ro, t, s, sid, fresh);
+	if (!run->tx && (r = aptix_txn_new(&run->tx, run->repo)) < 0)
+		return r;
+	moves = aptix_session_status_ok(s->status);
+	if (moves && (r = ref_holds(&holds, run, c, ro)) < 0)
+		return r;
+	if (!holds)
+		ro->flags |= APTIX_RECORD_NO_REF;
+	mark = aptix_txn__mark(run->tx);
+	if ((r = aptix_record__queue(&res, run->tx, run->repo, ro, NULL)) < 0) {
+		aptix_txn__rollback(run->tx, mark);
 		return r;
 	}
-	for (again = 0; again < 2; again++) {
-		if ((r = queue_turn(&tx, &res, f, ro)) < 0)
-			return r;
-		*sid = res.session;
-		*fresh = !aptix_odb_exists(aptix_repo_odb(f->run->repo),
-					   &res.session);
-		if (*fresh && !again &&
-		    (r = legacy_twin(f, ro, t, s, sid)) != 0) {
-			*fresh = 0;	/* r 1: imported before, as sid */
-			break;
-		}
-		if (!*fresh || f->run->o->dry_run)
-			break;
-		if ((r = aptix_txn_commit(tx)) != APTIX_EMISMATCH || again)
-			break;
-		aptix_error_clear();
+	*sid = res.session;
+	*fresh = !aptix_txn__queued_before(run->tx, sid, mark) &&
+		!aptix_odb_exists(aptix_repo_odb(run->repo), sid);
+	if (*fresh && (r = legacy_twin(f, ro, t, s, sid)) != 0)
+		*fresh = 0;	/* r 1: imported before, as sid */
+	if (!*fresh)
+		return aptix_txn__rollback(run->tx, mark) < 0 ? APTIX_ERROR :
+			r < 0 ? r : 0;
+	if (!holds)
 		imp_warn(f, 0, "conversation '%s' has moved on: its ref is "
 			 "left as it is", c->id);
-		ro->flags |= APTIX_RECORD_NO_REF;
-		aptix_txn_free(tx);
-		tx = NULL;
-	}
-	aptix_txn_free(tx);
-	return r < 0 ? r : 0;
+	else if (moves)
+		c->ref_at = *sid;
+	run->batch_turns++;
+	run->batch_bytes += ro->response.len + ro->instruction.len +
+		ro->answer.len;
+	if (run->batch_turns >= IMP_BATCH_TURNS ||
+	    run->batch_bytes >= IMP_BATCH_BYTES)
+		return batch_commit(run);
+	return 0;
 }
 
 static void conv_advance(struct imp_conv *c, const aptix_turn *t,
@@ -905,6 +1012,8 @@ int imp_record_given(struct imp_file *f, aptix_record_options *ro,
 
 	f->run->st->turns++;
 	f->run->st->tool_calls += ro->ntool_calls;
+	if ((r = batch_commit(f->run)) < 0)
+		return r;
 	if (aptix_odb_exists(odb, expect))
 		return 0;
 	if (f->run->o->dry_run && ro->parent &&
@@ -956,6 +1065,8 @@ int imp_ref_set(struct imp_file *f, const char *name, const aptix_oid *id)
 		f->run->partial = 1;
 		return 0;
 	}
+	if ((r = batch_commit(f->run)) < 0)
+		return r;
 	if ((r = aptix_ref_resolve(&at, NULL, f->run->repo, name)) == 0) {
 		if (aptix_oid_cmp(&at, id)) {
 			imp_warn(f, 0, "%s names another session: left as it "
@@ -1332,6 +1443,7 @@ static void run_release(struct imp_run *run, struct file_list *l)
 	free(run->convs);
 	free(run->keyv);
 	aptix_oidmap_release(&run->keys);
+	aptix_txn_free(run->tx);
 }
 
 int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
@@ -1342,7 +1454,7 @@ int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
 	const struct imp_tool *t = find_tool(tool);
 	struct file_list l = { NULL, 0, 0 };
 	struct imp_run run;
-	int r;
+	int r, c;
 
 	APTIX_ASSERT_ARG(stats && repo && (paths || !npaths));
 	memset(stats, 0, sizeof(*stats));
@@ -1359,6 +1471,8 @@ int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
 	run.st = stats;
 	if (!(r = collect(&l, &run, t, paths, npaths)))
 		r = import_all(&run, t, &l);
+	if (r >= 0 && (c = batch_commit(&run)) < 0)
+		r = c;
 	run_release(&run, &l);
 	return r < 0 ? r : run.partial ? 1 : 0;
 }

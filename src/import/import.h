@@ -57,6 +57,8 @@ struct imp_conv {
 	char *workspace;	/* the last cwd's WorkspaceId */
 	char *cwd;
 	size_t written;		/* snapshots written in it by this run */
+	aptix_oid ref_at;	/* its ref, once read (zero: none) */
+	int ref_known;		/* ... as this run's writes leave it */
 };
 
 /* What a source key names: a snapshot, its seq, its conversation. */

@@ -9,6 +9,7 @@
  */
 #include "util/common.h"
 #include "repo/repo.h"
+#include "object/object.h"
 #include "index/index.h"
 #include "index/chain.h"
 
@@ -34,6 +35,56 @@ void aptix__chain_release(struct aptix__chain *c)
 	memset(c, 0, sizeof(*c));
 }
 
+void aptix__chain_set_reader(struct aptix__chain *c, aptix__chain_read_fn fn,
+			     void *ctx)
+{
+	c->read = fn;
+	c->read_ctx = ctx;
+}
+
+/*
+ * A snapshot (turn 0) or a turn (turn 1) of the chain, through its
+ * reader when it has one; out is initialized whatever happens.
+ */
+static int chain_lookup(void *out, struct aptix__chain *c,
+			const aptix_oid *id, int turn)
+{
+	aptix_buf data = APTIX_BUF_INIT;
+	aptix_otype type, want = turn ? APTIX_OBJ_TURN : APTIX_OBJ_SESSION;
+	int r;
+
+	if (!c->read)
+		return turn ? aptix_turn_lookup(out, c->repo, id) :
+			aptix_session_lookup(out, c->repo, id);
+	if (turn)
+		aptix_turn_init(out);
+	else
+		aptix_session_init(out);
+	r = c->read(&data, &type, c->read_ctx, id);
+	if (r == 0 && type != want) {
+		aptix_error_set(APTIX_ERROR_OBJECT, "object '%s' is not a %s",
+				aptix_oid_hex(id), aptix_otype_name(want));
+		r = APTIX_EINVALID;
+	}
+	if (r == 0)
+		r = turn ? aptix__turn_parse_trusted(out, data.ptr, data.len) :
+			aptix__session_parse_trusted(out, data.ptr, data.len);
+	aptix_buf_release(&data);
+	return r;
+}
+
+int aptix__chain_session(aptix_session *out, struct aptix__chain *c,
+			 const aptix_oid *id)
+{
+	return chain_lookup(out, c, id, 0);
+}
+
+int aptix__chain_turn(aptix_turn *out, struct aptix__chain *c,
+		      const aptix_oid *id)
+{
+	return chain_lookup(out, c, id, 1);
+}
+
 /* Read snapshots until one more committed ancestor is kept, or the end. */
 static int read_more(struct aptix__chain *c)
 {
@@ -43,7 +94,7 @@ static int read_more(struct aptix__chain *c)
 		aptix_oid id = c->next;
 		int r;
 
-		if ((r = aptix_session_lookup(&s, c->repo, &id)) < 0) {
+		if ((r = chain_lookup(&s, c, &id, 0)) < 0) {
 			aptix_session_release(&s);
 			return r;
 		}
@@ -74,7 +125,7 @@ static int read_more(struct aptix__chain *c)
 		p = &c->v[c->n];
 		p->session = id;
 		p->turn_id = s.turn;
-		r = aptix_turn_lookup(&p->turn, c->repo, &s.turn);
+		r = chain_lookup(&p->turn, c, &s.turn, 1);
 		aptix_session_release(&s);
 		if (r < 0) {
 			aptix_turn_release(&p->turn);

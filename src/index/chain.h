@@ -27,8 +27,14 @@ struct aptix__past {
 	int completed;		/* turn.status == APTIX_TURN_COMPLETED */
 };
 
+/* Read an object (a write transaction's, queued or stored). */
+typedef int (*aptix__chain_read_fn)(aptix_buf *out, aptix_otype *type,
+				    void *ctx, const aptix_oid *id);
+
 struct aptix__chain {
 	aptix_repo *repo;
+	aptix__chain_read_fn read;	/* NULL: read from the store */
+	void *read_ctx;
 	struct aptix__past *v;	/* committed ancestors, newest first */
 	size_t n, alloc;
 	aptix_oid start;	/* the snapshot a child continues */
@@ -43,6 +49,17 @@ struct aptix__chain {
 void aptix__chain_init(struct aptix__chain *c, aptix_repo *repo,
 		       const aptix_oid *start);
 void aptix__chain_release(struct aptix__chain *c);
+/*
+ * Read the snapshots and turns through fn (a write transaction that may
+ * hold ancestors not committed yet), not from the store.
+ */
+void aptix__chain_set_reader(struct aptix__chain *c, aptix__chain_read_fn fn,
+			     void *ctx);
+/* A snapshot or a turn read as the chain reads them (out initialized). */
+int aptix__chain_session(aptix_session *out, struct aptix__chain *c,
+			 const aptix_oid *id);
+int aptix__chain_turn(aptix_turn *out, struct aptix__chain *c,
+		      const aptix_oid *id);
 
 /**
  * The i-th committed ancestor (0: the newest), reading more of the

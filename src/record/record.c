@@ -110,7 +110,7 @@ static int read_parent_conv(struct rec *rc)
 		rc->chain->start_conv;
 	if (rc->parent_conv)
 		return 0;
-	if ((r = aptix_session_lookup(&rc->psess, rc->repo, o->parent)) < 0)
+	if ((r = aptix__chain_session(&rc->psess, rc->chain, o->parent)) < 0)
 		return r == APTIX_ENOTFOUND || r == APTIX_EINVALID ?
 			APTIX_EINVALID : r;
 	rc->parent_conv = rc->psess.conversation;
@@ -148,10 +148,10 @@ static int derive_seq(struct rec *rc)
 		return 0;
 	}
 	if (!rc->psess.conversation &&
-	    (r = aptix_session_lookup(&rc->psess, rc->repo,
+	    (r = aptix__chain_session(&rc->psess, rc->chain,
 				      rc->o->parent)) < 0)
 		return r;
-	if ((r = aptix_turn_lookup(&pt, rc->repo, &rc->psess.turn)) == 0)
+	if ((r = aptix__chain_turn(&pt, rc->chain, &rc->psess.turn)) == 0)
 		rc->t.seq = pt.seq + 1;
 	aptix_turn_release(&pt);
 	return r;
@@ -305,8 +305,8 @@ static int record_tool_objects(struct rec *rc)
 					   rc->prev ? &rc->prev->turn : NULL,
 					   stored);
 	aptix_turn_init(&pt);
-	if ((r = aptix_session_lookup(&ps, rc->repo, o->parent)) == 0)
-		r = aptix_turn_lookup(&pt, rc->repo, &ps.turn);
+	if ((r = aptix__chain_session(&ps, rc->chain, o->parent)) == 0)
+		r = aptix__chain_turn(&pt, rc->chain, &ps.turn);
 	aptix_session_release(&ps);
 	if (r == 0)
 		r = aptix__record_tools(&rc->t, rc->tx, o, &pt, stored);
@@ -480,7 +480,7 @@ static int snapshot_seq(long *seq, struct rec *rc)
 		*seq = rc->t.seq;
 		return 0;
 	}
-	if ((r = aptix_turn_lookup(&t, rc->repo, &rc->o->session->turn)) < 0) {
+	if ((r = aptix__chain_turn(&t, rc->chain, &rc->o->session->turn)) < 0) {
 		aptix_turn_release(&t);
 		return r == APTIX_ENOTFOUND ? APTIX_EINVALID : r;
 	}
@@ -513,6 +513,12 @@ done:
 	return r;
 }
 
+static int tx_read(aptix_buf *out, aptix_otype *type, void *ctx,
+		   const aptix_oid *id)
+{
+	return aptix_txn_read_object(out, type, ctx, id);
+}
+
 /* out may be one of the options' ids: it is written last. */
 int aptix_record__queue(aptix_record_result *out, aptix_txn *tx,
 			aptix_repo *repo, const aptix_record_options *o,
@@ -531,6 +537,8 @@ int aptix_record__queue(aptix_record_result *out, aptix_txn *tx,
 	if ((r = rec_init(&rc, repo, o, chain)) < 0)
 		goto done;
 	rc.tx = tx;
+	if (!chain)	/* the parent may be queued in tx, not stored yet */
+		aptix__chain_set_reader(&rc.own_chain, tx_read, tx);
 	if ((r = read_parent(&rc)) < 0 ||
 	    (o->turn && (r = derive_seq(&rc)) < 0) ||
 	    (r = snapshot_seq(&seq, &rc)) < 0)

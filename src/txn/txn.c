@@ -63,11 +63,12 @@ int aptix_txn_new(aptix_txn **out, aptix_repo *repo)
 	return 0;
 }
 
-static void clear_ops(aptix_txn *tx)
+/* Drop the ops from the from-th on (their objects' ids stay mapped). */
+static void drop_ops(aptix_txn *tx, size_t from)
 {
 	size_t i;
 
-	for (i = 0; i < tx->n; i++) {
+	for (i = from; i < tx->n; i++) {
 		struct op *o = &tx->ops[i];
 
 		aptix_buf_release(&o->val);
@@ -80,8 +81,41 @@ static void clear_ops(aptix_txn *tx)
 		free(o->newval);
 		free(o->reason);
 	}
-	tx->n = 0;
+	tx->n = from;
+}
+
+static void clear_ops(aptix_txn *tx)
+{
+	drop_ops(tx, 0);
 	aptix_oidmap_clear(&tx->objs);
+}
+
+size_t aptix_txn__mark(const aptix_txn *tx)
+{
+	return tx->n;
+}
+
+int aptix_txn__rollback(aptix_txn *tx, size_t mark)
+{
+	size_t i;
+
+	if (mark >= tx->n)
+		return 0;
+	drop_ops(tx, mark);
+	aptix_oidmap_clear(&tx->objs);
+	for (i = 0; i < tx->n; i++)
+		if (tx->ops[i].kind == OP_OBJECT &&
+		    aptix_oidmap_put(&tx->objs, &tx->ops[i].id, i) < 0)
+			return APTIX_ERROR;
+	return 0;
+}
+
+int aptix_txn__queued_before(const aptix_txn *tx, const aptix_oid *id,
+			     size_t mark)
+{
+	size_t i;
+
+	return !aptix_oidmap_get(&i, &tx->objs, id) && i < mark;
 }
 
 void aptix_txn_free(aptix_txn *tx)

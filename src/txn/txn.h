@@ -75,4 +75,16 @@ int aptix_txn__require_object(aptix_txn *tx, const aptix_oid *id);
  */
 void aptix_txn__row_by_row(aptix_txn *tx);
 
+/*
+ * Savepoints: aptix_txn__mark() names what tx has queued so far;
+ * aptix_txn__rollback() drops everything queued after it (a batch of
+ * several records that finds one of them was stored already).
+ * aptix_txn__queued_before() tells whether the object id was queued
+ * before the mark (1) or not (0).
+ */
+size_t aptix_txn__mark(const aptix_txn *tx);
+int aptix_txn__rollback(aptix_txn *tx, size_t mark);
+int aptix_txn__queued_before(const aptix_txn *tx, const aptix_oid *id,
+			     size_t mark);
+
 #endif

@@ -60,6 +60,18 @@ start_import () {
 	echo $! >import.pid
 }
 
+# reads_fifo <pid>: the process has the FIFO open
+reads_fifo () {
+	local fd
+	for fd in /proc/"$1"/fd/*
+	do
+		case $(readlink "$fd" 2>/dev/null) in
+		*/last.jsonl) return 0 ;;
+		esac
+	done
+	return 1
+}
+
 # hold_fifo: open the FIFO for writing in the background, which returns
 # when the import opens it to read it (then "opened" appears), and keep
 # it open (its pid in writer.pid)
@@ -73,6 +85,13 @@ test_expect_success 'an import killed after a batch leaves a clean store' '
 	start_import &&
 	# the file list is read first: the first record of each file
 	cat first-line >last.jsonl &&
+	# until that read has closed it (else it, not the import of the
+	# file, would be the reader the next open meets)
+	i=0 &&
+	while reads_fifo "$(cat import.pid)" && test $i -lt 600
+	do
+		sleep 0.1 && i=$((i + 1)) || return 1
+	done &&
 	hold_fifo &&
 	i=0 &&
 	while ! test -f opened && test $i -lt 600

@@ -163,7 +163,7 @@ static int end_turn(struct imp_file *f, struct claude *c)
 		r = imp_key_put(f->run, key, &here);
 	for (i = 0; !r && i < c->ntools; i++) {
 		snprintf(key, sizeof(key), "claude-tool:%s", c->tools[i]);
-		r = imp_key_put(f->run, key, &here);
+		r = imp_key_put_file(f->run, key, &here);	/* subagents */
 	}
 done:
 	reset_turn(c);

@@ -38,9 +38,11 @@ struct imp_run {
 	const aptix_import_options *o;
 	aptix_import_stats *st;
 	int partial;
-	aptix_oidmap keys;		/* sha256(key) -> index in keyv */
-	struct imp_key *keyv;
-	size_t nkeys, akeys;
+	struct imp_keys keys;		/* the run's */
+	struct imp_keys fkeys;		/* the file's own (imp_key_put_file) */
+	aptix_oidmap forked;		/* sha256(id) of the ids forked from */
+	aptix_oidmap left;		/* sha256(id) -> its files not read */
+	unsigned file_no;		/* the top-level file being read */
 	struct imp_conv **convs;
 	size_t nconvs, aconvs;
 	unsigned long long total;
@@ -283,31 +285,73 @@ static void key_oid(aptix_oid *id, const char *key)
 	aptix_sha256(id, key, strlen(key));
 }
 
-int imp_key_put(struct imp_run *run, const char *key, const struct imp_key *k)
+static int keys_put(struct imp_keys *ks, const char *key,
+		    const struct imp_key *k)
 {
 	aptix_oid id;
 	size_t i;
 
 	key_oid(&id, key);
-	if (!aptix_oidmap_get(&i, &run->keys, &id)) {
-		run->keyv[i] = *k;
+	if (!aptix_oidmap_get(&i, &ks->map, &id)) {
+		ks->v[i] = *k;
 		return 0;
 	}
-	if (aptix__grow(&run->keyv, &run->akeys, run->nkeys,
-			sizeof(*run->keyv), 64) < 0 ||
-	    aptix_oidmap_put(&run->keys, &id, run->nkeys) < 0)
+	if (aptix__grow(&ks->v, &ks->alloc, ks->n, sizeof(*ks->v), 64) < 0 ||
+	    aptix_oidmap_put(&ks->map, &id, ks->n) < 0)
 		return APTIX_ERROR;
-	run->keyv[run->nkeys++] = *k;
+	ks->v[ks->n++] = *k;
 	return 0;
+}
+
+static const struct imp_key *keys_get(const struct imp_keys *ks,
+				      const aptix_oid *id)
+{
+	size_t i;
+
+	return aptix_oidmap_get(&i, &ks->map, id) ? NULL : &ks->v[i];
+}
+
+static void keys_clear(struct imp_keys *ks)
+{
+	aptix_oidmap_clear(&ks->map);
+	ks->n = 0;
+}
+
+static void keys_release(struct imp_keys *ks)
+{
+	aptix_oidmap_release(&ks->map);
+	free(ks->v);
+	memset(ks, 0, sizeof(*ks));
+}
+
+int imp_key_put(struct imp_run *run, const char *key, const struct imp_key *k)
+{
+	return keys_put(&run->keys, key, k);
+}
+
+int imp_key_put_file(struct imp_run *run, const char *key,
+		     const struct imp_key *k)
+{
+	return keys_put(&run->fkeys, key, k);
 }
 
 const struct imp_key *imp_key_get(struct imp_run *run, const char *key)
 {
+	const struct imp_key *k;
 	aptix_oid id;
-	size_t i;
 
 	key_oid(&id, key);
-	return aptix_oidmap_get(&i, &run->keys, &id) ? NULL : &run->keyv[i];
+	if (!(k = keys_get(&run->fkeys, &id)))
+		k = keys_get(&run->keys, &id);
+	return k;
+}
+
+int imp_forked_from(struct imp_run *run, const char *id)
+{
+	aptix_oid h;
+
+	key_oid(&h, id);
+	return !aptix_oidmap_get(NULL, &run->forked, &h);
 }
 
 void imp_key_here(struct imp_key *k, const struct imp_file *f)
@@ -327,15 +371,55 @@ static struct imp_conv *conv_get(struct imp_run *run, const char *id)
 	size_t i;
 
 	for (i = 0; i < run->nconvs; i++)
-		if (!strcmp(run->convs[i]->id, id))
+		if (!strcmp(run->convs[i]->id, id)) {
+			run->convs[i]->file_no = run->file_no;
 			return run->convs[i];
+		}
 	if (aptix__grow(&run->convs, &run->aconvs, run->nconvs,
 			sizeof(*run->convs), 16) < 0 ||
 	    !(c = aptix__calloc(1, sizeof(*c))))
 		return NULL;
 	snprintf(c->id, sizeof(c->id), "%s", id);
+	c->file_no = run->file_no;
 	run->convs[run->nconvs++] = c;
 	return c;
+}
+
+static void conv_free(struct imp_conv *c)
+{
+	free(c->workspace);
+	free(c->cwd);
+	free(c);
+}
+
+/*
+ * A top-level file is read: what no file left can need goes. Files of
+ * one id share its conversations (and a tool's keys for the file), so
+ * they stay until the last of them is read; keys of the run stay (a
+ * fork reads them, the ids it may fork from are not all known).
+ */
+static int file_done(struct imp_run *run, const char *id)
+{
+	aptix_oid h;
+	size_t i, n, left = 0;
+
+	keys_clear(&run->fkeys);
+	if (!id)
+		return 0;	/* a tool that names no ids: one file */
+	key_oid(&h, id);
+	if (!aptix_oidmap_get(&left, &run->left, &h) && left > 0 &&
+	    aptix_oidmap_put(&run->left, &h, --left) < 0)
+		return APTIX_ERROR;
+	if (left)
+		return 0;
+	for (i = n = 0; i < run->nconvs; i++) {
+		if (run->convs[i]->file_no == run->file_no)
+			conv_free(run->convs[i]);
+		else
+			run->convs[n++] = run->convs[i];
+	}
+	run->nconvs = n;
+	return 0;
 }
 
 int imp_conversation(struct imp_file *f, const char *id)
@@ -1361,6 +1445,24 @@ int aptix_import_default_paths(aptix_strlist *out, const char *tool,
 	return r;
 }
 
+/* The file's id counted in run->left, its parent's in run->forked. */
+static int count_ids(struct imp_run *run, const struct src_file *f)
+{
+	aptix_oid h;
+	size_t n = 0;
+
+	if (f->parent) {
+		key_oid(&h, f->parent);
+		if (aptix_oidmap_put(&run->forked, &h, 1) < 0)
+			return APTIX_ERROR;
+	}
+	if (!f->id)
+		return 0;
+	key_oid(&h, f->id);
+	aptix_oidmap_get(&n, &run->left, &h);
+	return aptix_oidmap_put(&run->left, &h, n + 1);
+}
+
 static int collect(struct file_list *l, struct imp_run *run,
 		   const struct imp_tool *tool, const char *const *paths,
 		   size_t npaths)
@@ -1386,6 +1488,8 @@ static int collect(struct file_list *l, struct imp_run *run,
 		if (!stat(l->v[i].path, &sb))
 			run->total += (unsigned long long)sb.st_size;
 		r = tool->prescan(&l->v[i].id, &l->v[i].parent, l->v[i].path);
+		if (!r)
+			r = count_ids(run, &l->v[i]);
 	}
 	return r;
 }
@@ -1418,7 +1522,9 @@ static int import_all(struct imp_run *run, const struct imp_tool *tool,
 			l->v[i].done = 1;
 			left--;
 			progress_made = 1;
-			r = import_file(run, tool, l->v[i].path, NULL);
+			run->file_no++;
+			if (!(r = import_file(run, tool, l->v[i].path, NULL)))
+				r = file_done(run, l->v[i].id);
 		}
 		force = !progress_made;	/* a cycle: import them anyway */
 	}
@@ -1435,14 +1541,13 @@ static void run_release(struct imp_run *run, struct file_list *l)
 		free(l->v[i].parent);
 	}
 	free(l->v);
-	for (i = 0; i < run->nconvs; i++) {
-		free(run->convs[i]->workspace);
-		free(run->convs[i]->cwd);
-		free(run->convs[i]);
-	}
+	for (i = 0; i < run->nconvs; i++)
+		conv_free(run->convs[i]);
 	free(run->convs);
-	free(run->keyv);
-	aptix_oidmap_release(&run->keys);
+	keys_release(&run->keys);
+	keys_release(&run->fkeys);
+	aptix_oidmap_release(&run->forked);
+	aptix_oidmap_release(&run->left);
 	aptix_txn_free(run->tx);
 }
 

@@ -18,6 +18,7 @@
 #include "aptix/object.h"
 #include "aptix/toolcall.h"
 #include "aptix/record.h"
+#include "aptix/oidmap.h"
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -57,6 +58,7 @@ struct imp_conv {
 	char *workspace;	/* the last cwd's WorkspaceId */
 	char *cwd;
 	size_t written;		/* snapshots written in it by this run */
+	unsigned file_no;	/* the top-level file that used it last */
 	aptix_oid ref_at;	/* its ref, once read (zero: none) */
 	int ref_known;		/* ... as this run's writes leave it */
 };
@@ -71,6 +73,13 @@ struct imp_key {
 };
 
 struct imp_run;
+
+/* A map of source keys. */
+struct imp_keys {
+	aptix_oidmap map;	/* sha256(key) -> index in v */
+	struct imp_key *v;
+	size_t n, alloc;
+};
 
 /* One file being read. */
 struct imp_file {
@@ -192,6 +201,17 @@ int imp_ref_set(struct imp_file *f, const char *name, const aptix_oid *id);
 int imp_key_put(struct imp_run *run, const char *key,
 		const struct imp_key *k);
 const struct imp_key *imp_key_get(struct imp_run *run, const char *key);
+/*
+ * A key only the file itself (and the files it imports) looks up: it
+ * goes when the top-level file is read.
+ */
+int imp_key_put_file(struct imp_run *run, const char *key,
+		     const struct imp_key *k);
+/*
+ * 1 when a file of the run forks from the source id (its prescan named
+ * it as its parent): only then are keys into it needed.
+ */
+int imp_forked_from(struct imp_run *run, const char *id);
 /* The key of the conversation's newest snapshot (for imp_key_put). */
 void imp_key_here(struct imp_key *k, const struct imp_file *f);
 

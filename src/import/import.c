@@ -776,7 +776,7 @@ static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
  * again (a turn's snapshot is made from the source alone).
  */
 #define IMP_BATCH_TURNS 256
-#define IMP_BATCH_BYTES (4u << 20)
+#define IMP_BATCH_BYTES (1u << 20)
 
 static int batch_commit(struct imp_run *run)
 {

@@ -3,8 +3,8 @@
 # second on a corpus made by multiplying the fixtures (each copy with its
 # own session ids), against the time to merely read and parse the same
 # lines with Jansson (t/perf/jsonl-parse.c); store bytes against source
-# bytes; peak memory at two corpus sizes (it should not grow with the
-# corpus: files are read line by line). A second import of the same
+# bytes; peak memory at three corpus sizes (it should not grow with the
+# corpus: files are read line by line, turns written in batches). A second import of the same
 # corpus (which writes nothing) is timed too, then `aptix export --all`
 # of the store (json, markdown) and `aptix import json` of that export
 # into an empty store, which must then hold the same objects.
@@ -175,13 +175,26 @@ b=$(cd "$W/r" && "$APTIX" cat-object --batch-check --batch-all-objects | sort | 
 test "$a" = "$b" && echo "round trip: the same objects" ||
 	echo "round trip: the objects DIFFER"
 
+# peak memory at three corpus sizes (the run keeps no state that grows
+# with the corpus: a batch of turns, the conversations of the file being
+# read, the keys a later file may look up), and the largest over the
+# smallest
 echo
 echo "peak memory of an import (KB), by corpus size:"
-for n in $((COPIES / 4)) $COPIES; do
+printf '%-34s %10s %10s\n' "" "codex" "claude"
+peaks=
+for n in $((COPIES / 4)) $((COPIES / 2)) $COPIES; do
 	rm -rf "$W/c" "$W/s" && mkdir -p "$W/s" && corpus "$W/c" "$n"
 	(cd "$W/s" && "$APTIX" init -q)
-	echo "  $n copies: $(cd "$W/s" && peak_kb "$APTIX" import -q claude "$W/c/claude-code-2.1.328")"
+	a=$(cd "$W/s" && peak_kb "$APTIX" import -q codex "$W/c/codex-0.169" \
+		"$W/c/codex-0.171-toolcall")
+	b=$(cd "$W/s" && peak_kb "$APTIX" import -q claude "$W/c/claude-code-2.1.328")
+	printf '%-34s %10s %10s\n' "$n copies ($(mib "$(find "$W/c" -name '*.jsonl' -exec cat {} + | wc -c)") MB)" "$a" "$b"
+	peaks="$peaks $a $b"
 done
+echo "$peaks" | awk '{ for (i = 1; i <= 2; i++) if ($i > 0 && $(i + 4) > 0)
+	printf "%s", (i == 1 ? "peak at 4x the corpus: codex " : ", claude ") \
+		sprintf("%.2f", $(i + 4) / $i) "x" } END { print "" }'
 
 if [ "${BENCH_IMPORT_MB:-1024}" != 0 ]; then
 	generated "${BENCH_IMPORT_MB:-1024}" "${BENCH_IMPORT_SEED:-25}"

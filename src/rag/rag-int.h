@@ -140,6 +140,16 @@ int aptix_rag__manifest_encode(aptix_buf *out, const struct rag_manifest *m);
 int aptix_rag__manifest_decode(struct rag_manifest *m, const void *val,
 			       size_t len);
 void aptix_rag__manifest_release(struct rag_manifest *m);
+/*
+ * Every manifest whose key starts with prefix (a namespace, or one and
+ * the start of a path), decoded, in key order: fn may take m->path
+ * (setting it NULL); m is released after it. fn's negative return ends
+ * the walk with it.
+ */
+typedef int (*aptix_rag__manifest_fn)(struct rag_manifest *m, void *payload);
+int aptix_rag__manifest_each(aptix_repo *repo, const void *prefix,
+			     size_t plen, aptix_rag__manifest_fn fn,
+			     void *payload);
 
 /* --- The indexing batch ------------------------------------------------- */
 

@@ -271,38 +271,59 @@ int aptix_rag__delete_prefix(aptix_repo *repo, const void *prefix,
 	return r;
 }
 
-struct count_manifest_ctx {
-	const aptix_buf *ns;
-	size_t files, chunks;
+struct manifest_walk {
+	const void *prefix;
+	size_t plen;
+	aptix_rag__manifest_fn fn;
+	void *payload;
 };
 
-static int count_manifest_cb(const void *key, size_t klen, const void *val,
-			     size_t vlen, void *payload)
+static int manifest_walk_cb(const void *key, size_t klen, const void *val,
+			    size_t vlen, void *payload)
 {
-	struct count_manifest_ctx *c = payload;
+	struct manifest_walk *w = payload;
 	struct rag_manifest m;
 	int r;
 
-	if (klen < c->ns->len || memcmp(key, c->ns->ptr, c->ns->len))
+	if (klen < w->plen || memcmp(key, w->prefix, w->plen))
 		return APTIX_ITEROVER;
 	if ((r = aptix_rag__manifest_decode(&m, val, vlen)) < 0)
 		return r;
-	c->files++;
-	c->chunks += m.n;
+	r = w->fn(&m, w->payload);
 	aptix_rag__manifest_release(&m);
+	return r;
+}
+
+int aptix_rag__manifest_each(aptix_repo *repo, const void *prefix,
+			     size_t plen, aptix_rag__manifest_fn fn,
+			     void *payload)
+{
+	struct manifest_walk w = { prefix, plen, fn, payload };
+
+	return repo->store->iter(repo->store, APTIX_TABLE_RAG, prefix, plen,
+				 manifest_walk_cb, &w);
+}
+
+struct manifest_count {
+	size_t files, chunks;
+};
+
+static int count_manifest(struct rag_manifest *m, void *payload)
+{
+	struct manifest_count *c = payload;
+
+	c->files++;
+	c->chunks += m->n;
 	return 0;
 }
 
 int aptix_rag__count_manifests(size_t *files, size_t *chunks,
 			       aptix_repo *repo, const aptix_buf *ns)
 {
-	struct count_manifest_ctx c;
-	int r;
+	struct manifest_count c = { 0, 0 };
+	int r = aptix_rag__manifest_each(repo, ns->ptr, ns->len,
+					 count_manifest, &c);
 
-	memset(&c, 0, sizeof(c));
-	c.ns = ns;
-	r = repo->store->iter(repo->store, APTIX_TABLE_RAG, ns->ptr, ns->len,
-			      count_manifest_cb, &c);
 	*files = c.files;
 	*chunks = c.chunks;
 	return r;

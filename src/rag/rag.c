@@ -198,48 +198,28 @@ struct old_file {
 struct scan_ctx {
 	const struct rag_settings *s;
 	aptix_buf start;	/* ns + scope */
-	size_t nslen;
 	const char *scope;
 	struct old_file *v;
 	size_t n, alloc;
 };
 
-static int scan_cb(const void *key, size_t klen, const void *val,
-		   size_t vlen, void *payload)
+static int scan_one(struct rag_manifest *m, void *payload)
 {
 	struct scan_ctx *c = payload;
-	struct rag_manifest m;
 	struct old_file *o;
-	int r;
 
-	if (klen < c->start.len || memcmp(key, c->start.ptr, c->start.len))
-		return APTIX_ITEROVER;
-	if ((r = aptix_rag__manifest_decode(&m, val, vlen)) < 0)
-		return r;
-	if (!aptix_rag__path_in(m.path, c->scope)) {
-		aptix_rag__manifest_release(&m);
+	if (!aptix_rag__path_in(m->path, c->scope))
 		return 0;
-	}
-	if (c->n == c->alloc) {
-		size_t na = c->alloc ? c->alloc * 2 : 64;
-		struct old_file *nv = aptix__realloc(c->v, na * sizeof(*nv));
-
-		if (!nv) {
-			aptix_rag__manifest_release(&m);
-			return APTIX_ERROR;
-		}
-		c->v = nv;
-		c->alloc = na;
-	}
+	if (aptix__grow(&c->v, &c->alloc, c->n, sizeof(*c->v), 64) < 0)
+		return APTIX_ERROR;
 	o = &c->v[c->n++];
 	memset(o, 0, sizeof(*o));
-	o->path = m.path;
-	m.path = NULL;
-	memcpy(o->hash, m.hash, 32);
-	o->fresh = m.lines == (unsigned)c->s->chunk_lines &&
-		m.overlap == (unsigned)c->s->chunk_overlap &&
-		!strcmp(m.repo, c->s->repo_name);
-	aptix_rag__manifest_release(&m);
+	o->path = m->path;	/* taken */
+	m->path = NULL;
+	memcpy(o->hash, m->hash, 32);
+	o->fresh = m->lines == (unsigned)c->s->chunk_lines &&
+		m->overlap == (unsigned)c->s->chunk_overlap &&
+		!strcmp(m->repo, c->s->repo_name);
 	return 0;
 }
 
@@ -596,9 +576,9 @@ static int scan_old(struct scan_ctx *sc, aptix_repo *repo,
 		else if (sc->start.len > RAG_KEY_PATH_CUT)
 			aptix_buf_truncate(&sc->start, RAG_KEY_PATH_CUT);
 		if (!r)
-			r = repo->store->iter(repo->store, APTIX_TABLE_RAG,
-					      sc->start.ptr, sc->start.len,
-					      scan_cb, sc);
+			r = aptix_rag__manifest_each(repo, sc->start.ptr,
+						     sc->start.len, scan_one,
+						     sc);
 		all = !*scope;
 		free(scope);
 		if (r < 0)
@@ -657,31 +637,20 @@ struct stale_file {
 };
 
 struct stale_scan {
-	const aptix_buf *ns;
 	struct stale_file *v;
 	size_t n, alloc;
 };
 
-static int stale_cb(const void *key, size_t klen, const void *val,
-		    size_t vlen, void *payload)
+static int stale_one(struct rag_manifest *m, void *payload)
 {
 	struct stale_scan *sc = payload;
-	struct rag_manifest m;
-	int r;
 
-	if (klen < sc->ns->len || memcmp(key, sc->ns->ptr, sc->ns->len))
-		return APTIX_ITEROVER;
-	if ((r = aptix_rag__manifest_decode(&m, val, vlen)) < 0)
-		return r;
-	if (aptix__grow(&sc->v, &sc->alloc, sc->n, sizeof(*sc->v), 64) < 0) {
-		aptix_rag__manifest_release(&m);
+	if (aptix__grow(&sc->v, &sc->alloc, sc->n, sizeof(*sc->v), 64) < 0)
 		return APTIX_ERROR;
-	}
-	sc->v[sc->n].path = m.path;	/* taken */
-	m.path = NULL;
-	memcpy(sc->v[sc->n].hash, m.hash, 32);
+	sc->v[sc->n].path = m->path;	/* taken */
+	m->path = NULL;
+	memcpy(sc->v[sc->n].hash, m->hash, 32);
 	sc->n++;
-	aptix_rag__manifest_release(&m);
 	return 0;
 }
 
@@ -728,9 +697,8 @@ int aptix_rag_index_staleness(aptix_rag_staleness *out, aptix_repo *repo,
 		aptix_error_clear();	/* retrieval not set up: nothing */
 		return 0;
 	}
-	sc.ns = &b->ns;
-	r = repo->store->iter(repo->store, APTIX_TABLE_RAG, b->ns.ptr,
-			      b->ns.len, stale_cb, &sc);
+	r = aptix_rag__manifest_each(repo, b->ns.ptr, b->ns.len, stale_one,
+				     &sc);
 	aptix_buf_putc(&key, 'i');
 	aptix_buf_put(&key, b->ns.ptr, b->ns.len);
 	if (r == 0 && !aptix_buf_oom(&key) &&

@@ -12,6 +12,7 @@
  */
 #include "util/common.h"
 #include "util/base64.h"
+#include "object/object.h"
 #include "aptix/export.h"
 #include "aptix/object.h"
 #include "aptix/odb.h"
@@ -554,24 +555,16 @@ static int md_tools_read(struct md_tools *mt, aptix_repo *repo,
 static const aptix_tool_result *md_answer_of(const struct md_tools *mt,
 					     const char *call_id)
 {
-	size_t i;
+	size_t i = aptix__tool_result_index(mt->res, mt->nres, call_id);
 
-	for (i = 0; i < mt->nres; i++)
-		if (!strcmp(mt->res[i].call_id, call_id))
-			return &mt->res[i];
-	return NULL;
+	return i < mt->nres ? &mt->res[i] : NULL;
 }
 
 /* Whether a call of this turn asked for res (a result of the same turn). */
 static int md_answers_own(const struct md_tools *mt,
 			  const aptix_tool_result *res)
 {
-	size_t i;
-
-	for (i = 0; i < mt->nc; i++)
-		if (!strcmp(mt->c[i].call_id, res->call_id))
-			return 1;
-	return 0;
+	return aptix__tool_call_index(mt->c, mt->nc, res->call_id) < mt->nc;
 }
 
 /*

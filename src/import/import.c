@@ -261,12 +261,9 @@ struct imp_result *imp_result_get(struct imp_turn *t, const char *call_id,
 const aptix_tool_call *imp_call_find(const struct imp_turn *t,
 				     const char *call_id)
 {
-	size_t i;
+	size_t i = aptix__tool_call_index(t->calls, t->ncalls, call_id);
 
-	for (i = 0; call_id && i < t->ncalls; i++)
-		if (!strcmp(t->calls[i].call_id, call_id))
-			return &t->calls[i];
-	return NULL;
+	return i < t->ncalls ? &t->calls[i] : NULL;
 }
 
 char *imp_dump(json_t *v)

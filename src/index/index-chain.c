@@ -555,25 +555,9 @@ int aptix_index__chain_plan(aptix_repo *repo, const aptix_oid *parent,
 
 /* --- fsck ------------------------------------------------------------ */
 
-struct rec_copy {
-	aptix_buf *out;
-};
-
-static int rec_copy_cb(const void *val, size_t vlen, void *payload)
-{
-	struct rec_copy *rc = payload;
-
-	aptix_buf_clear(rc->out);
-	aptix_buf_put(rc->out, val, vlen);
-	return aptix_buf_oom(rc->out) ? APTIX_ERROR : 0;
-}
-
 static int read_record(aptix_buf *out, aptix_repo *repo, const aptix_oid *id)
 {
-	struct rec_copy rc = { out };
-
-	return aptix_index__view_record(repo->backend->index, id->id, rec_copy_cb,
-					&rc);
+	return aptix_index__copy_record(out, repo->backend->index, id->id);
 }
 
 /*

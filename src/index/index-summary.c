@@ -786,24 +786,10 @@ done:
 
 /* --- A restart's summary --------------------------------------------- */
 
-struct view_copy {
-	aptix_buf *out;
-};
-
-static int view_copy_cb(const void *val, size_t vlen, void *payload)
-{
-	struct view_copy *vc = payload;
-
-	aptix_buf_clear(vc->out);
-	aptix_buf_put(vc->out, val, vlen);
-	return aptix_buf_oom(vc->out) ? APTIX_ERROR : 0;
-}
-
 static int view_get(aptix_buf *out, const unsigned char id[32], void *ctx)
 {
 	aptix_repo *repo = ctx;
-	struct view_copy vc = { out };
-	int r = aptix_index__view_record(repo->backend->index, id, view_copy_cb, &vc);
+	int r = aptix_index__copy_record(out, repo->backend->index, id);
 
 	if (r == APTIX_ENOTFOUND) {
 		aptix_oid oid;

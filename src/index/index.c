@@ -291,6 +291,21 @@ int aptix_index__view_record(aptix_index_backend *ix,
 	return lost_record(id);
 }
 
+static int copy_record_cb(const void *val, size_t vlen, void *payload)
+{
+	aptix_buf *out = payload;
+
+	aptix_buf_clear(out);
+	aptix_buf_put(out, val, vlen);
+	return aptix_buf_oom(out) ? APTIX_ERROR : 0;
+}
+
+int aptix_index__copy_record(aptix_buf *out, aptix_index_backend *ix,
+			     const unsigned char id[32])
+{
+	return aptix_index__view_record(ix, id, copy_record_cb, out);
+}
+
 int aptix_index__wget_record(aptix_buf *out, aptix_backend_txn *tx,
 			     const unsigned char id[32])
 {

@@ -78,6 +78,9 @@ void aptix_index__reseal(void *val, size_t vlen);
 int aptix_index__view_record(aptix_index_backend *ix,
 			     const unsigned char id[32],
 			     aptix_backend_view_cb cb, void *payload);
+/* A session's index record copied into out (from the store). */
+int aptix_index__copy_record(aptix_buf *out, aptix_index_backend *ix,
+			     const unsigned char id[32]);
 int aptix_index__wget_record(aptix_buf *out, aptix_backend_txn *tx,
 			     const unsigned char id[32]);
 /* Reads a session's index record (in a write, or from the store). */

@@ -15,4 +15,12 @@ int aptix__turn_parse_trusted(aptix_turn *out, const void *data, size_t len);
 int aptix__session_parse_trusted(aptix_session *out, const void *data,
 				 size_t len);
 
+#include "aptix/toolcall.h"
+
+/* The index of the call (result) that has call_id among v[0..n-1], or n. */
+size_t aptix__tool_call_index(const aptix_tool_call *v, size_t n,
+			      const char *call_id);
+size_t aptix__tool_result_index(const aptix_tool_result *v, size_t n,
+				const char *call_id);
+
 #endif

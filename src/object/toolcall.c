@@ -5,6 +5,7 @@
  */
 #include "util/common.h"
 #include "aptix/toolcall.h"
+#include "object/object.h"
 #include "object/fields.h"
 #include "util/cjson.h"
 
@@ -325,4 +326,26 @@ int aptix_tool_result_from_json(aptix_tool_result *out, const char *json,
 {
 	aptix_tool_result_init(out);
 	return decode(out, &result_kind, json, len, 1);
+}
+
+size_t aptix__tool_call_index(const aptix_tool_call *v, size_t n,
+			      const char *call_id)
+{
+	size_t i;
+
+	for (i = 0; call_id && i < n; i++)
+		if (!strcmp(v[i].call_id, call_id))
+			return i;
+	return n;
+}
+
+size_t aptix__tool_result_index(const aptix_tool_result *v, size_t n,
+				const char *call_id)
+{
+	size_t i;
+
+	for (i = 0; call_id && i < n; i++)
+		if (!strcmp(v[i].call_id, call_id))
+			return i;
+	return n;
 }

@@ -184,6 +184,9 @@ int aptix_rag__set_add(aptix_chunk_set *out, const char *id,
 int aptix_rag__delete_prefix(aptix_repo *repo, const void *prefix,
 			     size_t len);
 int aptix_rag__delete_key(aptix_repo *repo, const void *key, size_t len);
+/* key set to val (vlen bytes), in a write of its own. */
+int aptix_rag__put_key(aptix_repo *repo, const void *key, size_t klen,
+		       const void *val, size_t vlen);
 /* The files and chunks of the manifests under ns, from the store. */
 int aptix_rag__count_manifests(size_t *files, size_t *chunks,
 			       aptix_repo *repo, const aptix_buf *ns);

@@ -224,27 +224,38 @@ static int delete_keys_fn(aptix_store_wtxn *w, void *payload)
 	return 0;
 }
 
-struct delete_key_ctx {
-	const void *key;
-	size_t len;
+/* One key of the table written (val) or deleted (val NULL), alone. */
+struct key_write {
+	const void *key, *val;
+	size_t klen, vlen;
 };
 
-static int delete_key_fn(aptix_store_wtxn *w, void *payload)
+static int key_write_fn(aptix_store_wtxn *w, void *payload)
 {
-	struct delete_key_ctx *c = payload;
+	struct key_write *c = payload;
 	aptix_store *s = aptix_store_of_wtxn(w);
-	int r = s->wdel(w, APTIX_TABLE_RAG, c->key, c->len);
+	int r;
 
+	if (c->val)
+		return s->wput(w, APTIX_TABLE_RAG, c->key, c->klen, c->val,
+			       c->vlen);
+	r = s->wdel(w, APTIX_TABLE_RAG, c->key, c->klen);
 	return r == APTIX_ENOTFOUND ? 0 : r;
 }
 
 int aptix_rag__delete_key(aptix_repo *repo, const void *key, size_t len)
 {
-	struct delete_key_ctx c;
+	struct key_write c = { key, NULL, len, 0 };
 
-	c.key = key;
-	c.len = len;
-	return repo->store->write(repo->store, delete_key_fn, &c);
+	return repo->store->write(repo->store, key_write_fn, &c);
+}
+
+int aptix_rag__put_key(aptix_repo *repo, const void *key, size_t klen,
+		       const void *val, size_t vlen)
+{
+	struct key_write c = { key, val, klen, vlen };
+
+	return repo->store->write(repo->store, key_write_fn, &c);
 }
 
 int aptix_rag__delete_prefix(aptix_repo *repo, const void *prefix,

@@ -413,26 +413,15 @@ static int qd_create(struct rag_qdrant *q, size_t dim)
 	return 0;
 }
 
-struct coll_rec_ctx {
-	aptix_buf key;
-	unsigned char rec[33];
-};
-
-static int put_coll_rec(aptix_store_wtxn *w, void *payload)
-{
-	struct coll_rec_ctx *c = payload;
-	aptix_store *s = aptix_store_of_wtxn(w);
-
-	return s->wput(w, APTIX_TABLE_RAG, c->key.ptr, c->key.len, c->rec,
-		       sizeof(c->rec));
-}
-
 /* Before indexing: the collection's state; drops stale manifests. */
 static int qdrant_begin(struct aptix_rag_backend *b)
 {
 	struct rag_qdrant *q = (struct rag_qdrant *)b;
 	aptix_repo *repo = b->repo;
-	struct coll_rec_ctx c;
+	struct {
+		aptix_buf key;
+		unsigned char rec[33];
+	} c;
 	aptix_buf old = APTIX_BUF_INIT;
 	aptix_oid h;
 	int r, stale;
@@ -460,7 +449,8 @@ static int qdrant_begin(struct aptix_rag_backend *b)
 		if ((r = aptix_rag__delete_prefix(repo, b->ns.ptr,
 						  b->ns.len)) < 0)
 			goto done;
-		r = repo->store->write(repo->store, put_coll_rec, &c);
+		r = aptix_rag__put_key(repo, c.key.ptr, c.key.len, c.rec,
+				       sizeof(c.rec));
 	}
 done:
 	aptix_buf_release(&old);

@@ -602,32 +602,19 @@ static int scan_old(struct scan_ctx *sc, aptix_repo *repo,
 
 /* --- When the index was made, and what changed since --------------- */
 
-struct mark {
-	aptix_buf key;
-	unsigned char t[8];
-};
-
-static int mark_fn(aptix_store_wtxn *w, void *payload)
-{
-	struct mark *m = payload;
-	aptix_store *s = aptix_store_of_wtxn(w);
-
-	return s->wput(w, APTIX_TABLE_RAG, m->key.ptr, m->key.len, m->t, 8);
-}
-
 /* A run over the whole work tree began at t0 ("i" ns). */
 static int mark_indexed(aptix_repo *repo, const aptix_buf *ns, int64_t t0)
 {
-	struct mark m;
+	aptix_buf key = APTIX_BUF_INIT;
+	unsigned char t[8];
 	int r;
 
-	aptix_buf_init(&m.key, 0);
-	aptix_buf_putc(&m.key, 'i');
-	aptix_buf_put(&m.key, ns->ptr, ns->len);
-	aptix__put_be64(m.t, (uint64_t)t0);
-	r = aptix_buf_oom(&m.key) ? APTIX_ERROR :
-		repo->store->write(repo->store, mark_fn, &m);
-	aptix_buf_release(&m.key);
+	aptix_buf_putc(&key, 'i');
+	aptix_buf_put(&key, ns->ptr, ns->len);
+	aptix__put_be64(t, (uint64_t)t0);
+	r = aptix_buf_oom(&key) ? aptix_error_oom() :
+		aptix_rag__put_key(repo, key.ptr, key.len, t, sizeof(t));
+	aptix_buf_release(&key);
 	return r;
 }
 
@@ -872,8 +859,14 @@ done:
 	return r;
 }
 
-int aptix_rag_index_count(size_t *files, size_t *chunks, aptix_repo *repo,
-			  const aptix_config *cfg, const char *backend)
+/* what of the index a caller wants: its size, or it emptied */
+struct index_op {
+	size_t *files, *chunks;	/* NULL: reset */
+};
+
+/* Opens the named backend (NULL: the configured one) and runs op on it. */
+static int index_op(aptix_repo *repo, const aptix_config *cfg,
+		    const char *backend, const struct index_op *op)
 {
 	struct rag_backend_options bo;
 	struct rag_settings s;
@@ -881,31 +874,33 @@ int aptix_rag_index_count(size_t *files, size_t *chunks, aptix_repo *repo,
 	int r;
 
 	APTIX_ASSERT_ARG(repo);
-	*files = *chunks = 0;
 	memset(&bo, 0, sizeof(bo));
 	if ((r = open_backend(&b, &s, repo, cfg, backend, &bo)) < 0)
 		return r;
-	r = b->count ? b->count(files, chunks, b) :
-		unsupported(b, "count its index");
+	if (op->files)
+		r = b->count ? b->count(op->files, op->chunks, b) :
+			unsupported(b, "count its index");
+	else
+		r = b->reset ? b->reset(b) : unsupported(b, "reset its index");
 	close_backend(b, &s);
 	return r;
+}
+
+int aptix_rag_index_count(size_t *files, size_t *chunks, aptix_repo *repo,
+			  const aptix_config *cfg, const char *backend)
+{
+	struct index_op op = { files, chunks };
+
+	*files = *chunks = 0;
+	return index_op(repo, cfg, backend, &op);
 }
 
 int aptix_rag_index_reset(aptix_repo *repo, const aptix_config *cfg,
 			  const char *backend)
 {
-	struct rag_backend_options bo;
-	struct rag_settings s;
-	struct aptix_rag_backend *b;
-	int r;
+	struct index_op op = { NULL, NULL };
 
-	APTIX_ASSERT_ARG(repo);
-	memset(&bo, 0, sizeof(bo));
-	if ((r = open_backend(&b, &s, repo, cfg, backend, &bo)) < 0)
-		return r;
-	r = b->reset ? b->reset(b) : unsupported(b, "reset its index");
-	close_backend(b, &s);
-	return r;
+	return index_op(repo, cfg, backend, &op);
 }
 
 /* ------------------------------------------------------------------ */

@@ -33,12 +33,9 @@ static const aptix_oid *find_call(const aptix_tool_call *calls,
 				  const aptix_oid *ids, size_t n,
 				  const char *call_id)
 {
-	size_t i;
+	size_t i = aptix__tool_call_index(calls, n, call_id);
 
-	for (i = 0; i < n; i++)
-		if (!strcmp(calls[i].call_id, call_id))
-			return &ids[i];
-	return NULL;
+	return i < n ? &ids[i] : NULL;
 }
 
 /*

@@ -10,6 +10,7 @@
  */
 #include "util/common.h"
 #include "repo/repo.h"
+#include "object/object.h"
 #include "turn/run-int.h"
 #include "util/cjson.h"
 #include <jansson.h>
@@ -158,12 +159,10 @@ static int pending_calls(aptix_run *run)
 static const aptix_tool_call *find_pending(const aptix_run *run,
 					   const char *call_id)
 {
-	size_t i;
+	size_t i = aptix__tool_call_index(run->pending_calls, run->npending,
+					  call_id);
 
-	for (i = 0; i < run->npending; i++)
-		if (!strcmp(run->pending_calls[i].call_id, call_id))
-			return &run->pending_calls[i];
-	return NULL;
+	return i < run->npending ? &run->pending_calls[i] : NULL;
 }
 
 /*
@@ -174,7 +173,7 @@ static int answered_before(long *seq, aptix_run *run, const char *call_id)
 {
 	const struct aptix__past *p;
 	aptix_tool_call *calls = NULL;
-	size_t i, j;
+	size_t i;
 	int found = 0;
 
 	for (i = 0; !found && i < ANSWERED_WALK &&
@@ -187,8 +186,7 @@ static int answered_before(long *seq, aptix_run *run, const char *call_id)
 			calls = NULL;
 			continue;
 		}
-		for (j = 0; j < n && !found; j++)
-			found = !strcmp(calls[j].call_id, call_id);
+		found = aptix__tool_call_index(calls, n, call_id) < n;
 		*seq = p->turn.seq;
 		aptix_tool_calls_free(calls, n);
 		calls = NULL;

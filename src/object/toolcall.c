@@ -328,24 +328,30 @@ int aptix_tool_result_from_json(aptix_tool_result *out, const char *json,
 	return decode(out, &result_kind, json, len, 1);
 }
 
+/* The index in v (n elements of size bytes) of the one whose string at
+ * offset off is call_id, or n. */
+static size_t index_of_call_id(const void *v, size_t n, size_t size,
+			       size_t off, const char *call_id)
+{
+	const char *p = v;
+	size_t i;
+
+	for (i = 0; call_id && i < n; i++, p += size)
+		if (!strcmp(*(char *const *)(p + off), call_id))
+			return i;
+	return n;
+}
+
 size_t aptix__tool_call_index(const aptix_tool_call *v, size_t n,
 			      const char *call_id)
 {
-	size_t i;
-
-	for (i = 0; call_id && i < n; i++)
-		if (!strcmp(v[i].call_id, call_id))
-			return i;
-	return n;
+	return index_of_call_id(v, n, sizeof(*v),
+				offsetof(aptix_tool_call, call_id), call_id);
 }
 
 size_t aptix__tool_result_index(const aptix_tool_result *v, size_t n,
 				const char *call_id)
 {
-	size_t i;
-
-	for (i = 0; call_id && i < n; i++)
-		if (!strcmp(v[i].call_id, call_id))
-			return i;
-	return n;
+	return index_of_call_id(v, n, sizeof(*v),
+				offsetof(aptix_tool_result, call_id), call_id);
 }

@@ -795,6 +795,17 @@ static int load_parameters(aptix_config *cfg)
 	return r;
 }
 
+/* The end of a constructor: cfg to *out, or freed when r says it failed. */
+static int hand_out(aptix_config **out, aptix_config *cfg, int r)
+{
+	if (r < 0) {
+		aptix_config_free(cfg);
+		return r;
+	}
+	*out = cfg;
+	return 0;
+}
+
 int aptix_config_open_dir(aptix_config **out, const char *storedir)
 {
 	aptix_buf path = APTIX_BUF_INIT;
@@ -830,12 +841,7 @@ int aptix_config_open_dir(aptix_config **out, const char *storedir)
 	if (r == 0)
 		r = load_parameters(cfg);
 	aptix_buf_release(&path);
-	if (r < 0) {
-		aptix_config_free(cfg);
-		return r;
-	}
-	*out = cfg;
-	return 0;
+	return hand_out(out, cfg, r);
 }
 
 void aptix_config_free(aptix_config *cfg)
@@ -1511,12 +1517,7 @@ int aptix_config_open_store_file(aptix_config **out, const char *storedir)
 	aptix_buf_printf(&path, "%s/" CONFIG_FILE, storedir);
 	r = aptix_buf_oom(&path) ? APTIX_ERROR : load_file(cfg, path.ptr);
 	aptix_buf_release(&path);
-	if (r < 0) {
-		aptix_config_free(cfg);
-		return r;
-	}
-	*out = cfg;
-	return 0;
+	return hand_out(out, cfg, r);
 }
 
 int aptix_config_user_path(aptix_buf *out)
@@ -1590,12 +1591,7 @@ int aptix_config__parse_buffer(aptix_config **out, const char *data,
 		r = APTIX_ERROR;
 	else
 		r = parse_config(data, len, "<memory>", load_cb, &ctx);
-	if (r < 0) {
-		aptix_config_free(cfg);
-		return r;
-	}
-	*out = cfg;
-	return 0;
+	return hand_out(out, cfg, r);
 }
 
 int aptix_config__edit_buffer(aptix_buf *out, const char *data, size_t len,

@@ -486,21 +486,36 @@ void aptix_index__op_release(struct aptix_index_session_op *op)
 	op->search_ready = 0;
 }
 
-/* A version 1 record stays one until reindex (its counts are partial). */
-static int encode_conv_v1(aptix_buf *b, const aptix_conv_info *ci)
+/*
+ * The start both versions of a conversation record share: version,
+ * flags, statuses (the last turn's 0 in version 1), the head, the times
+ * and the number of turns.
+ */
+static void put_conv_head(aptix_buf *b, const aptix_conv_info *ci,
+			  int version)
 {
 	unsigned char h[4];
+	unsigned flags = (ci->has_head ? 1 : 0) | (ci->archived ? 2 : 0);
 
-	h[0] = REC_VERSION;
-	h[1] = (unsigned char)((ci->has_head ? 1 : 0) |
-			       (ci->archived ? 2 : 0));
+	if (version != REC_VERSION)
+		flags |= (ci->has_failed ? 4 : 0) | (ci->titled ? 8 : 0) |
+			(ci->has_last ? 16 : 0);
+	h[0] = (unsigned char)version;
+	h[1] = (unsigned char)flags;
 	h[2] = (unsigned char)ci->last_status;
-	h[3] = 0;
+	h[3] = version == REC_VERSION ? 0 :
+		(unsigned char)ci->last_turn_status;
 	aptix_buf_put(b, h, 4);
 	aptix_buf_put(b, ci->head.id, 32);
 	put_be64(b, ci->created_at);
 	put_be64(b, ci->updated_at);
 	put_be32(b, ci->turns);
+}
+
+/* A version 1 record stays one until reindex (its counts are partial). */
+static int encode_conv_v1(aptix_buf *b, const aptix_conv_info *ci)
+{
+	put_conv_head(b, ci, REC_VERSION);
 	put_str8(b, ci->title);
 	put_str8(b, ci->workspace);
 	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
@@ -508,21 +523,7 @@ static int encode_conv_v1(aptix_buf *b, const aptix_conv_info *ci)
 
 static int encode_conv(aptix_buf *b, const aptix_conv_info *ci)
 {
-	unsigned char h[4];
-
-	h[0] = CONV_VERSION;
-	h[1] = (unsigned char)((ci->has_head ? 1 : 0) |
-			       (ci->archived ? 2 : 0) |
-			       (ci->has_failed ? 4 : 0) |
-			       (ci->titled ? 8 : 0) |
-			       (ci->has_last ? 16 : 0));
-	h[2] = (unsigned char)ci->last_status;
-	h[3] = (unsigned char)ci->last_turn_status;
-	aptix_buf_put(b, h, 4);
-	aptix_buf_put(b, ci->head.id, 32);
-	put_be64(b, ci->created_at);
-	put_be64(b, ci->updated_at);
-	put_be32(b, ci->turns);
+	put_conv_head(b, ci, CONV_VERSION);
 	put_be32(b, ci->committed);
 	put_be32(b, ci->failed);
 	aptix_buf_put(b, ci->last.id, 32);

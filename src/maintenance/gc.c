@@ -125,13 +125,9 @@ static int object_cb(const void *key, size_t klen, const void *val,
 /* Does the stored value need an object that goes? */
 static int needs_victim(const struct plan *p, const void *val, size_t vlen)
 {
-	aptix_oid b[APTIX_STORED_MAX_SPLICES];
-	int n, k;
+	aptix_oid b[APTIX_STORED_MAX_SPLICES + 1];
+	int n = aptix_stored_bases(b, val, vlen), k;
 
-	if (aptix_stored_based_on(&b[0], val, vlen) == 1 &&
-	    aptix_oidmap_get(NULL, &p->vset, &b[0]) == 0)
-		return 1;
-	n = aptix_stored_splice_bases(b, APTIX_STORED_MAX_SPLICES, val, vlen);
 	for (k = 0; k < n; k++)
 		if (aptix_oidmap_get(NULL, &p->vset, &b[k]) == 0)
 			return 1;

@@ -786,3 +786,17 @@ int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
 	}
 	return (int)n;
 }
+
+int aptix_stored_bases(aptix_oid out[APTIX_STORED_MAX_SPLICES + 1],
+		       const void *val, size_t vlen)
+{
+	int n;
+
+	if (!aptix_stored_needs_bases(val, vlen))
+		return 0;
+	n = aptix_stored_splice_bases(out, APTIX_STORED_MAX_SPLICES, val,
+				      vlen);
+	if (n >= 0 && aptix_stored_based_on(&out[n], val, vlen) == 1)
+		n++;
+	return n;
+}

@@ -91,6 +91,13 @@ int aptix_stored_is_spliced(const void *val, size_t vlen);
 /** The bases of a spliced blob (up to max of them): how many, or < 0. */
 int aptix_stored_splice_bases(aptix_oid *out, size_t max, const void *val,
 			      size_t vlen);
+/**
+ * Every object decoding the value needs: its splice bases, then its
+ * delta base. How many (0 for a value that needs none), or < 0 when the
+ * splice list is corrupt.
+ */
+int aptix_stored_bases(aptix_oid out[APTIX_STORED_MAX_SPLICES + 1],
+		       const void *val, size_t vlen);
 
 /* The LEB128 varint of v into p (10 bytes suffice): its length. */
 size_t aptix__varint_encode(unsigned char *p, uint64_t v);

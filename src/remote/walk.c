@@ -206,13 +206,7 @@ static int links_of(struct xfer_walk *w, size_t k)
 	int i, nb = 0, r = 0;
 
 	w->objs[k].link_at = w->nlinks;
-	if (aptix_stored_needs_bases(val->ptr, val->len)) {
-		nb = aptix_stored_splice_bases(bases, APTIX_STORED_MAX_SPLICES,
-					       val->ptr, val->len);
-		if (nb >= 0 && aptix_stored_based_on(&bases[nb], val->ptr,
-						     val->len) == 1)
-			nb++;
-	}
+	nb = aptix_stored_bases(bases, val->ptr, val->len);
 	for (i = 0; i < nb && r == 0; i++)
 		r = add_link(w, &bases[i]);
 	if (nb < 0)

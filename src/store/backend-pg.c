@@ -260,12 +260,7 @@ static int bases_present(aptix_odb_backend *b, aptix_backend_txn *tx,
 	aptix_buf tmp = APTIX_BUF_INIT;
 	int i, n, r = 0;
 
-	if (!aptix_stored_needs_bases(val, len))
-		return 0;
-	n = aptix_stored_splice_bases(bases, APTIX_STORED_MAX_SPLICES, val,
-				      len);
-	if (n >= 0 && aptix_stored_based_on(&bases[n], val, len) == 1)
-		n++;
+	n = aptix_stored_bases(bases, val, len);
 	for (i = 0; i < n && r == 0; i++)
 		r = obj_read_stored(&tmp, b, tx, &bases[i]);
 	aptix_buf_release(&tmp);
@@ -496,17 +491,12 @@ static int batch_bases(aptix_oid **out, size_t *nout, const aptix_oid *ids,
 	*out = NULL;
 	*nout = 0;
 	for (i = 0; i < n && r == 0; i++) {
-		r = aptix_oidmap_put(&in, &ids[i], i);
-		if (r < 0 || !aptix_stored_needs_bases(vals[i], lens[i]))
+		if ((r = aptix_oidmap_put(&in, &ids[i], i)) < 0)
 			continue;
-		nb = aptix_stored_splice_bases(bases, APTIX_STORED_MAX_SPLICES,
-					       vals[i], lens[i]);
-		if (nb < 0) {
+		if ((nb = aptix_stored_bases(bases, vals[i], lens[i])) < 0) {
 			r = APTIX_ECORRUPT;
 			break;
 		}
-		if (aptix_stored_based_on(&bases[nb], vals[i], lens[i]) == 1)
-			nb++;
 		for (j = 0; j < nb && r == 0; j++) {
 			if (aptix_oidmap_get(&v, &in, &bases[j]) == 0)
 				continue;

@@ -249,13 +249,7 @@ static int bases_present(aptix_store_wtxn *w, aptix_store *s,
 	aptix_buf tmp = APTIX_BUF_INIT;
 	int i, n, r = 0;
 
-	if (!aptix_stored_needs_bases(val->ptr, val->len))
-		return 0;
-	n = aptix_stored_splice_bases(bases, APTIX_STORED_MAX_SPLICES,
-				      val->ptr, val->len);
-	if (n >= 0 && aptix_stored_based_on(&bases[n], val->ptr,
-					    val->len) == 1)
-		n++;
+	n = aptix_stored_bases(bases, val->ptr, val->len);
 	for (i = 0; i < n && r == 0; i++)
 		r = s->wget(&tmp, w, APTIX_TABLE_OBJECTS, bases[i].id,
 			    APTIX_OID_RAWSZ);

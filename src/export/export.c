@@ -12,6 +12,7 @@
  */
 #include "util/common.h"
 #include "util/base64.h"
+#include "util/cjson.h"
 #include "object/object.h"
 #include "aptix/export.h"
 #include "aptix/object.h"
@@ -97,12 +98,10 @@ static int emit(aptix_exporter *ex, const aptix_buf *b)
 /* json_dumps() of v and a newline, appended to out; v is taken. */
 static int put_line(aptix_buf *out, json_t *v)
 {
-	char *s = v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	int r = 0;
+	int r = v ? aptix_json_compact(out, v) : aptix_error_oom();
 
-	if (!s || aptix_buf_puts(out, s) < 0 || aptix_buf_putc(out, '\n') < 0)
+	if (r == 0 && aptix_buf_putc(out, '\n') < 0)
 		r = aptix_error_oom();
-	free(s);
 	json_decref(v);
 	return r;
 }

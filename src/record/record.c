@@ -18,6 +18,7 @@
 #include "object/object.h"
 #include "txn/txn.h"
 #include "record/record.h"
+#include "util/cjson.h"
 #include "aptix/refs.h"
 #include "aptix/index.h"
 #include "aptix/sys/claims_backend.h"
@@ -602,7 +603,6 @@ static int running_record(aptix_buf *out, aptix_oid *turn_id,
 	aptix_buf bytes = APTIX_BUF_INIT;
 	json_t *obj;
 	char host[65];
-	char *s;
 	int r;
 
 	if ((r = aptix_turn_serialize(&bytes, t)) < 0 ||
@@ -631,12 +631,9 @@ static int running_record(aptix_buf *out, aptix_oid *turn_id,
 		json_object_set_new(obj, "parent",
 				    json_string(aptix_oid_hex(o->parent)));
 	aptix_buf_release(&bytes);
-	s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+	aptix_buf_clear(out);
+	r = aptix_json_compact(out, obj);
 	json_decref(obj);
-	if (!s)
-		return aptix_error_oom();
-	r = aptix_buf_set(out, s, strlen(s));
-	free(s);
 	return r;
 }
 

@@ -159,14 +159,23 @@ json_t *aptix_json_parse(const char *text, size_t len, const char *what)
 	return v;
 }
 
-int aptix_json_pretty(aptix_buf *out, const json_t *v)
+static int dump(aptix_buf *out, const json_t *v, size_t flags)
 {
-	char *s = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS |
-			     JSON_ENCODE_ANY);
+	char *s = json_dumps(v, flags);
 
 	if (!s)
 		return aptix_error_oom();
 	aptix_buf_puts(out, s);
 	free(s);
 	return aptix_buf_oom(out) ? APTIX_ERROR : 0;
+}
+
+int aptix_json_pretty(aptix_buf *out, const json_t *v)
+{
+	return dump(out, v, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+int aptix_json_compact(aptix_buf *out, const json_t *v)
+{
+	return dump(out, v, JSON_COMPACT | JSON_SORT_KEYS);
 }

@@ -21,5 +21,7 @@ json_t *aptix_json_parse(const char *text, size_t len, const char *what);
 
 /** Pretty, human-readable JSON (indent 2, keys sorted) appended to out. */
 int aptix_json_pretty(aptix_buf *out, const json_t *v);
+/** One line of JSON (no white space, keys sorted) appended to out. */
+int aptix_json_compact(aptix_buf *out, const json_t *v);
 
 #endif

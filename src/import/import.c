@@ -26,6 +26,7 @@
 #include "aptix/oidmap.h"
 #include "aptix/index.h"
 #include "aptix/credscan.h"
+#include <sqlite3.h>
 #include "aptix/refs.h"
 #include "aptix/history.h"
 #include <dirent.h>
@@ -1577,4 +1578,29 @@ int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
 		r = c;
 	run_release(&run, &l);
 	return r < 0 ? r : run.partial ? 1 : 0;
+}
+
+/* --- SQLite sources -------------------------------------------------------- */
+
+const char *imp_col(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+int imp_db_fail(struct imp_file *f, sqlite3 *db, const char *tool,
+		const char *what)
+{
+	imp_warn(f, 0, "cannot read the %s database (%s): %s", tool, what,
+		 db ? sqlite3_errmsg(db) : "out of memory");
+	imp_partial(f, 1);
+	return 0;
+}
+
+void imp_db_close(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+
+	while (db && (st = sqlite3_next_stmt(db, NULL)))
+		sqlite3_finalize(st);
+	sqlite3_close(db);
 }

@@ -146,6 +146,20 @@ void imp_warn(struct imp_file *f, size_t line, const char *fmt, ...)
 	APTIX_FORMAT(3, 4);
 /* Something of the file was not imported (skipped: one more skipped). */
 void imp_partial(struct imp_file *f, int skipped);
+
+/* --- SQLite sources (llm, OpenCode) --- */
+struct sqlite3;
+struct sqlite3_stmt;
+/* Column i of the row as text, or NULL. */
+const char *imp_col(struct sqlite3_stmt *st, int i);
+/*
+ * A database that could not be read (what: "open", "schema", a table)
+ * is a warning and a partial import, not an error: 0.
+ */
+int imp_db_fail(struct imp_file *f, struct sqlite3 *db, const char *tool,
+		const char *what);
+/* Every statement of db finalized, and db closed (NULL: nothing). */
+void imp_db_close(struct sqlite3 *db);
 /* A record whose type the tool does not know: warned, kept as source. */
 void imp_unknown(struct imp_file *f, const char *type);
 

@@ -31,6 +31,7 @@
  */
 #include "util/common.h"
 #include "import/import.h"
+#include "util/cjson.h"
 #include <math.h>
 #include <sodium.h>
 #include <sqlite3.h>
@@ -231,17 +232,10 @@ struct llm_db {
 	sqlite3_stmt *msg, *parts, *frag, *att, *tips;
 };
 
-static const char *col(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-
-	return s ? (const char *)s : NULL;
-}
-
 /* A column of JSON text (NULL, or not JSON: an empty object). */
 static json_t *col_json(sqlite3_stmt *st, int i, int *bad)
 {
-	const char *s = col(st, i);
+	const char *s = imp_col(st, i);
 	json_t *v;
 
 	if (!s || !*s)
@@ -288,8 +282,8 @@ static int decode_text_ref(struct llm_db *d, json_t *payload)
 		sqlite3_reset(d->frag);
 		sqlite3_bind_int64(d->frag, 1, json_integer_value(
 			json_object_get(p, "fragment")));
-		if (sqlite3_step(d->frag) == SQLITE_ROW && col(d->frag, 0))
-			aptix_buf_put(&b, col(d->frag, 0),
+		if (sqlite3_step(d->frag) == SQLITE_ROW && imp_col(d->frag, 0))
+			aptix_buf_put(&b, imp_col(d->frag, 0),
 				      (size_t)sqlite3_column_bytes(d->frag, 0));
 	}
 	r = aptix_buf_oom(&b) ? aptix_error_oom() :
@@ -310,7 +304,7 @@ static json_t *canon_attachment(struct llm_db *d, json_t *ref)
 	if (sqlite3_step(d->att) != SQLITE_ROW)
 		return json_pack("{s:s, s:n}", "id", id ? id : "", "type");
 	return json_pack("{s:s, s:s?}", "id", id ? id : "", "type",
-			 col(d->att, 0));
+			 imp_col(d->att, 0));
 }
 
 /* Copy key from payload to d when keep says so. */
@@ -398,9 +392,9 @@ static int load_message(json_t **rec, json_t **canonical, struct llm_db *d,
 	}
 	pm = col_json(d->msg, 2, &bad);
 	*rec = json_pack("{s:s, s:s?, s:s?, s:s?, s:o}", "hash", hash,
-			 "parent_hash", col(d->msg, 0), "role", col(d->msg, 1),
-			 "provider_metadata", col(d->msg, 2), "parts", parts);
-	*canonical = json_pack("{s:s?, s:o}", "role", col(d->msg, 1),
+			 "parent_hash", imp_col(d->msg, 0), "role", imp_col(d->msg, 1),
+			 "provider_metadata", imp_col(d->msg, 2), "parts", parts);
+	*canonical = json_pack("{s:s?, s:o}", "role", imp_col(d->msg, 1),
 			       "parts", cparts);
 	if (*canonical && truthy(pm))
 		json_object_set(*canonical, "provider_metadata", pm);
@@ -409,12 +403,12 @@ static int load_message(json_t **rec, json_t **canonical, struct llm_db *d,
 	sqlite3_bind_text(d->parts, 1, hash, -1, SQLITE_TRANSIENT);
 	while (*rec && *canonical &&
 	       (rc = sqlite3_step(d->parts)) == SQLITE_ROW) {
-		const char *type = col(d->parts, 0) ? col(d->parts, 0) : "";
+		const char *type = imp_col(d->parts, 0) ? imp_col(d->parts, 0) : "";
 
 		json_array_append_new(parts, (pr = json_pack(
 			"{s:s, s:s?, s:s?, s:s?}", "type", type, "tool_name",
-			col(d->parts, 1), "text", col(d->parts, 2), "payload",
-			col(d->parts, 3))));
+			imp_col(d->parts, 1), "text", imp_col(d->parts, 2), "payload",
+			imp_col(d->parts, 3))));
 		if (!(p = col_json(d->parts, 3, &bad)))
 			p = json_object();
 		if (!json_is_object(p) || bad) {
@@ -422,9 +416,9 @@ static int load_message(json_t **rec, json_t **canonical, struct llm_db *d,
 			json_decref(p);
 			continue;
 		}
-		if (col(d->parts, 2))
+		if (imp_col(d->parts, 2))
 			json_object_set_new(p, "text", json_stringn(
-				col(d->parts, 2),
+				imp_col(d->parts, 2),
 				(size_t)sqlite3_column_bytes(d->parts, 2)));
 		ref = json_object_get(p, "text_ref") != NULL;
 		if (decode_text_ref(d, p) < 0 ||
@@ -544,9 +538,9 @@ static json_t *turn_row(sqlite3_stmt *st)
 		if (sqlite3_column_type(st, (int)i) == SQLITE_INTEGER)
 			json_object_set_new(o, names[i], json_integer(
 				sqlite3_column_int64(st, (int)i)));
-		else if (col(st, (int)i))
+		else if (imp_col(st, (int)i))
 			json_object_set_new(o, names[i],
-					    json_string(col(st, (int)i)));
+					    json_string(imp_col(st, (int)i)));
 	}
 	return o;
 }
@@ -576,11 +570,11 @@ static json_t *segment_turns(struct llm_db *d, json_t *msgs,
  */
 static int one_turn(struct imp_file *f, struct llm_db *d, sqlite3_stmt *st)
 {
-	const char *tip = col(st, 3), *thread = col(st, 1), *why = NULL;
-	const char *thread_tip = col(st, 11);
+	const char *tip = imp_col(st, 3), *thread = imp_col(st, 1), *why = NULL;
+	const char *thread_tip = imp_col(st, 11);
 	char from[LLM_HASH_MAX + 1];
 	json_t *rec = NULL, *canonical = NULL, *msgs, *out;
-	char *s;
+	aptix_buf line = APTIX_BUF_INIT;
 	int r;
 
 	if (!tip || !thread)
@@ -605,21 +599,17 @@ static int one_turn(struct imp_file *f, struct llm_db *d, sqlite3_stmt *st)
 			"thread", thread, "tip", tip, "parent",
 			from[0] ? from : NULL, "turns",
 			segment_turns(d, msgs, thread), "messages", msgs);
-	s = out ? json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	r = out ? aptix_json_compact(&line, out) : aptix_error_oom();
 	json_decref(out);
-	if (!s)
-		return aptix_error_oom();
-	r = imp_feed(f, s, strlen(s));
-	free(s);
+	if (r == 0)
+		r = imp_feed(f, line.ptr, line.len);
+	aptix_buf_release(&line);
 	return r;
 }
 
 static int db_fail(struct imp_file *f, struct llm_db *d, const char *what)
 {
-	imp_warn(f, 0, "cannot read the llm database (%s): %s", what,
-		 d->db ? sqlite3_errmsg(d->db) : "out of memory");
-	imp_partial(f, 1);
-	return 0;
+	return imp_db_fail(f, d->db, "llm", what);
 }
 
 static int has_table(struct llm_db *d, const char *name)
@@ -698,12 +688,7 @@ static int llm_read(struct imp_file *f)
 		r = db_fail(f, &d, "open");
 	else
 		r = read_db(f, &d);
-	sqlite3_finalize(d.msg);
-	sqlite3_finalize(d.parts);
-	sqlite3_finalize(d.frag);
-	sqlite3_finalize(d.att);
-	sqlite3_finalize(d.tips);
-	sqlite3_close(d.db);
+	imp_db_close(d.db);
 	return r;
 }
 

@@ -31,6 +31,7 @@
  */
 #include "util/common.h"
 #include "import/import.h"
+#include "util/cjson.h"
 #include <sqlite3.h>
 
 #define SIG_HEX 16
@@ -436,26 +437,24 @@ static int oc_end(struct imp_file *f)
  */
 static int feed(struct imp_file *f, json_t *rec)
 {
-	char *s = rec ? json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	aptix_buf line = APTIX_BUF_INIT;
-	int r;
+	int r = rec ? aptix_json_compact(&line, rec) : aptix_error_oom();
 
-	if (s && !strcmp(imp_str(rec, "type") ? imp_str(rec, "type") : "",
-			 "session")) {
+	if (r == 0 && !strcmp(imp_str(rec, "type") ? imp_str(rec, "type") : "",
+			      "session")) {
 		if ((r = end_session(f, f->state)) < 0)
 			goto done;
 		aptix_buf_clear(&f->src);
 		f->cut = 0;
 		f->src_line = f->lineno + 1;
 	}
-	aptix_buf_puts(&line, s ? s : "");
-	aptix_buf_putc(&line, '\n');
-	r = !s || aptix_buf_oom(&line) ? aptix_error_oom() :
-		imp_feed(f, line.ptr, line.len);
+	if (r == 0 && aptix_buf_putc(&line, '\n') < 0)
+		r = aptix_error_oom();
+	if (r == 0)
+		r = imp_feed(f, line.ptr, line.len);
 done:
 	json_decref(rec);
 	aptix_buf_release(&line);
-	free(s);
 	return r;
 }
 
@@ -544,26 +543,16 @@ struct db {
 	sqlite3_stmt *sessions, *messages, *parts;
 };
 
-static const char *col(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-
-	return s ? (const char *)s : NULL;
-}
-
 static json_t *col_json(sqlite3_stmt *st, int i)
 {
-	const char *s = col(st, i);
+	const char *s = imp_col(st, i);
 
 	return s ? json_loads(s, 0, NULL) : NULL;
 }
 
 static int db_fail(struct imp_file *f, struct db *d, const char *what)
 {
-	imp_warn(f, 0, "cannot read the OpenCode database (%s): %s", what,
-		 d->db ? sqlite3_errmsg(d->db) : "out of memory");
-	imp_partial(f, 1);
-	return 0;
+	return imp_db_fail(f, d->db, "OpenCode", what);
 }
 
 static int db_parts(struct imp_file *f, struct db *d, const char *mid,
@@ -577,11 +566,11 @@ static int db_parts(struct imp_file *f, struct db *d, const char *mid,
 	while ((rc = sqlite3_step(d->parts)) == SQLITE_ROW) {
 		if (!(data = col_json(d->parts, 1))) {
 			imp_warn(f, 0, "part '%s' is not JSON: not read",
-				 col(d->parts, 0) ? col(d->parts, 0) : "?");
+				 imp_col(d->parts, 0) ? imp_col(d->parts, 0) : "?");
 			imp_partial(f, 1);
 			continue;
 		}
-		json_array_append_new(parts, part_entry(col(d->parts, 0),
+		json_array_append_new(parts, part_entry(imp_col(d->parts, 0),
 							data));
 		json_decref(data);
 	}
@@ -596,7 +585,7 @@ static int db_messages(struct imp_file *f, struct db *d, const char *sid)
 	sqlite3_reset(d->messages);
 	sqlite3_bind_text(d->messages, 1, sid, -1, SQLITE_TRANSIENT);
 	while (r >= 0 && (rc = sqlite3_step(d->messages)) == SQLITE_ROW) {
-		const char *mid = col(d->messages, 0) ? col(d->messages, 0) :
+		const char *mid = imp_col(d->messages, 0) ? imp_col(d->messages, 0) :
 			"";
 
 		if (!(info = col_json(d->messages, 1))) {
@@ -622,14 +611,14 @@ static int db_sessions(struct imp_file *f, struct db *d)
 	int rc, r = 0;
 
 	while (r >= 0 && (rc = sqlite3_step(d->sessions)) == SQLITE_ROW) {
-		const char *sid = col(d->sessions, 0) ? col(d->sessions, 0) :
+		const char *sid = imp_col(d->sessions, 0) ? imp_col(d->sessions, 0) :
 			"";
 
 		r = feed(f, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:I}",
 				      "type", "session", "id", sid,
-				      "parent_id", col(d->sessions, 1),
-				      "title", col(d->sessions, 2),
-				      "directory", col(d->sessions, 3),
+				      "parent_id", imp_col(d->sessions, 1),
+				      "title", imp_col(d->sessions, 2),
+				      "directory", imp_col(d->sessions, 3),
 				      "time_created", (json_int_t)
 				      sqlite3_column_int64(d->sessions, 4)));
 		if (r >= 0)
@@ -660,10 +649,7 @@ static int read_db(struct imp_file *f)
 		r = db_fail(f, &d, "schema");
 	else
 		r = db_sessions(f, &d);
-	sqlite3_finalize(d.sessions);
-	sqlite3_finalize(d.messages);
-	sqlite3_finalize(d.parts);
-	sqlite3_close(d.db);
+	imp_db_close(d.db);
 	return r;
 }
 

@@ -88,6 +88,8 @@ static int parse(struct aptix__statcache *c, const char *p, const char *end)
 	while (p < end) {
 		const char *nul = memchr(p, '\0', (size_t)(end - p));
 		struct sc_entry e;
+		uint64_t n[5];	/* size, mtime, ctime, ino, dev */
+		size_t i;
 		char *q;
 
 		if (!nul || nul - p < 66 || !is_hex64(p))
@@ -95,21 +97,21 @@ static int parse(struct aptix__statcache *c, const char *p, const char *end)
 		memset(&e, 0, sizeof(e));
 		memcpy(e.sha, p, 64);
 		errno = 0;
-		e.size = strtoull(p + 65, &q, 10);
-		if (*q != ' ')
-			return 1;
-		e.mtime = strtoll(q + 1, &q, 10);
-		if (*q != ' ')
-			return 1;
-		e.ctime = strtoll(q + 1, &q, 10);
-		if (*q != ' ')
-			return 1;
-		e.ino = strtoull(q + 1, &q, 10);
-		if (*q != ' ')
-			return 1;
-		e.dev = strtoull(q + 1, &q, 10);
+		q = (char *)p + 64;
+		for (i = 0; i < ARRAY_SIZE(n); i++) {
+			if (*q != ' ')
+				return 1;
+			n[i] = i == 1 || i == 2 ?
+				(uint64_t)strtoll(q + 1, &q, 10) :
+				strtoull(q + 1, &q, 10);
+		}
 		if (*q != ' ' || errno || q + 1 >= nul)
 			return 1;
+		e.size = n[0];
+		e.mtime = (int64_t)n[1];
+		e.ctime = (int64_t)n[2];
+		e.ino = n[3];
+		e.dev = n[4];
 		if (aptix__grow(&c->old, &alloc, c->nold, sizeof(*c->old),
 				64) < 0)
 			return APTIX_ERROR;

@@ -671,6 +671,14 @@ static int prepare_line(struct aptix_index_session_op *op,
 	return 0;
 }
 
+/* A session whose parent or turn is not what it must be: EINVALID. */
+static int bad_link(const char *what, const aptix_oid *id, const char *how)
+{
+	aptix_error_set(APTIX_ERROR_OBJECT, "%s '%s' of the session is %s",
+			what, aptix_oid_hex(id), how);
+	return APTIX_EINVALID;
+}
+
 int aptix_index__prepare(struct aptix_index_session_op *op,
 			 const struct aptix_index_reader *rd,
 			 int strict, const aptix_oid *id, const void *data,
@@ -696,11 +704,8 @@ int aptix_index__prepare(struct aptix_index_session_op *op,
 		if (strict && r < 0 && r != APTIX_ENOTFOUND)
 			goto done;	/* unreadable (a server gone): its error */
 		if (strict && (r < 0 || type != APTIX_OBJ_SESSION)) {
-			aptix_error_set(APTIX_ERROR_OBJECT, "parent '%s' of "
-					"the session is %s",
-					aptix_oid_hex(&op->session.parent),
-					r < 0 ? "missing" : "not a session");
-			r = APTIX_EINVALID;
+			r = bad_link("parent", &op->session.parent,
+				     r < 0 ? "missing" : "not a session");
 			goto done;
 		}
 	}
@@ -712,11 +717,8 @@ int aptix_index__prepare(struct aptix_index_session_op *op,
 	}
 	if (!t) {
 		if (strict) {
-			aptix_error_set(APTIX_ERROR_OBJECT, "turn '%s' of the "
-					"session is %s",
-					aptix_oid_hex(&op->session.turn),
-					r < 0 ? "missing" : "not a valid turn");
-			r = APTIX_EINVALID;
+			r = bad_link("turn", &op->session.turn,
+				     r < 0 ? "missing" : "not a valid turn");
 			goto done;
 		}
 		op->turn_status = APTIX_TURN_FAILED;

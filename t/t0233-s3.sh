@@ -17,7 +17,8 @@ pg_require standin
 if ! test_have_prereq S3RVER
 then
 	skip_all='s3rver is not installed (make deps installs it into t/node_modules)'
-	fi
+	test_done
+fi
 
 # A file of n KiB that zlib cannot shrink much (hex of random bytes).
 big_file () {

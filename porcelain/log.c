@@ -326,8 +326,11 @@ static int wanted(struct log *lg, uint32_t k)
 		return 0;
 	if (!lg->pickaxe && !lg->ngreps)
 		return 1;
-	/* the search index rules out those that cannot match */
-	if (lg->filter) {
+	/*
+	 * the search index rules out those that cannot match (the walk
+	 * asks it itself: aptix_revwalk_limit; -g reads no walk)
+	 */
+	if (lg->filter && lg->reflog_ref) {
 		int may = aptix_search_filter_may(lg->filter, &rec(lg, k)->id);
 
 		if (may < 0)
@@ -1802,6 +1805,8 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 				(lg.with_archived ? APTIX_REVWALK_ARCHIVED :
 				 0));
 	aptix_revwalk_set_range(lg.walk, lg.since, lg.until);
+	if (lg.filter && aptix_revwalk_limit(lg.walk, lg.filter) < 0)
+		die_aptix();
 	if (reflogs) {
 		log_start_output(&lg, no_pager);
 		walk_reflog(&lg, argc ? argv[0] : "HEAD");

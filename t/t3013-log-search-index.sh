@@ -236,4 +236,65 @@ test_expect_success 'a store made before the index has none until reindex' '
 	)
 '
 
+# walk_queries <file>: log --all with -S / --grep and the options that
+# change which sessions a walk returns, or their order
+walk_queries () {
+	for q in "-S lexer" "-S Lexer --reverse" "-S lexer -n 7" \
+		"-S lexer --skip 5 -n 9" "-S lexer --no-failed" \
+		"-S lexer --include-archived" "-S turn" \
+		"-S turn --include-archived" "-i -S LEXER" "--grep lex.r" \
+		"--grep Parser --reverse" "-S turn --since @1700003000" \
+		"-S turn --until @1700009000" "-S 123." "-S zebrafish"
+	do
+		echo "log --all $q" &&
+		aptix log --all --format="%h %s%d" $q || return 1
+	done >"$1"
+}
+
+test_expect_success 'log --all -S / --grep read only the matches: the scan'"'"'s output' '
+	sh "$TEST_DIRECTORY/perf/build-store.sh" 6 240 walk >/dev/null &&
+	(
+		cd walk &&
+		aptix log --all --format=%s | grep -c "(#" >n &&
+		test $(cat n) = 240 &&
+		conv=$(aptix log --all --format=%c | sort -u | sed -n 2p) &&
+		aptix conversation archive "$conv" &&
+		aptix reindex >/dev/null &&
+		walk_queries with &&
+		cp -R .aptix saved &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+		walk_queries without &&
+		rm -rf .aptix && mv saved .aptix &&
+		test_cmp without with &&
+		grep -c " (#" with >lines &&
+		test $(cat lines) -gt 200
+	)
+'
+
+test_expect_success 'a session older than its parent is marked; log keeps the order' '
+	(
+		cd walk &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix get search K &&
+		! search_keys | grep "^6b" &&
+		head=$(aptix rev-parse HEAD) &&
+		created=$(session_field $head created_at) &&
+		APTIX_TEST_DATE=$((created / 1000 - 86400)) &&
+		old=$(make_answered skewed "a lexer from the past" "-" $head) &&
+		aptix update-ref refs/conversations/skewed $old &&
+		hex=$(echo $old | sed "s/../& /g" | tr -d " ") &&
+		search_keys | grep "^6b$hex$" &&
+		walk_queries with &&
+		grep "a lexer from the past" with &&
+		cp -R .aptix saved &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+		walk_queries without &&
+		rm -rf .aptix && mv saved .aptix &&
+		test_cmp without with &&
+		aptix reindex >/dev/null &&
+		search_keys | grep "^6b$hex$" &&
+		walk_queries again &&
+		test_cmp without again
+	)
+'
+
 test_done

@@ -43,6 +43,7 @@
 #include "object.h"
 #include "repo.h"
 #include "index.h"
+#include "search.h"
 
 typedef struct aptix_revwalk aptix_revwalk;
 
@@ -175,6 +176,19 @@ APTIX_EXTERN(int) aptix_revwalk_push_conversation(aptix_revwalk *w,
  * timeline yet (indexed by an older aptix): use push_all.
  */
 APTIX_EXTERN(int) aptix_revwalk_push_recent(aptix_revwalk *w, size_t n);
+/**
+ * @brief Return only the sessions filter lets through (`log -S`,
+ * `--grep`), in the order the walk gives them without it. With
+ * push_all (and no session hidden) the walk then reads only those
+ * sessions' records, from the search index, so its cost grows with the
+ * matches rather than the store; when the search index cannot list
+ * them (see aptix_search_filter_foreach()) or the order could differ
+ * (a session older than its parent: aptix_search_skewed()), it walks
+ * every session as without, and skips the others. The filter is
+ * borrowed: keep it until the walk is freed.
+ */
+APTIX_EXTERN(int) aptix_revwalk_limit(aptix_revwalk *w,
+				      aptix_search_filter *filter);
 /**
  * @brief Leave out a session and its ancestors (`^A`, `A..B`).
  * @return 0; APTIX_ENOTFOUND or APTIX_ECORRUPT as push

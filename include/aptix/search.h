@@ -19,6 +19,7 @@
 #include "oid.h"
 #include "object.h"
 #include "repo.h"
+#include "odb.h"
 
 typedef struct aptix_search_filter aptix_search_filter;
 
@@ -50,6 +51,41 @@ APTIX_EXTERN(int) aptix_search_filter_any(aptix_search_filter *f,
  */
 APTIX_EXTERN(int) aptix_search_filter_may(aptix_search_filter *f,
 					  const aptix_oid *session);
+/**
+ * @brief Every session the filter lets through (each may hold what it
+ *        requires; more than that, never fewer), in the order they were
+ *        indexed, to cb (its id; a non-zero return stops the walk and is
+ *        returned). Its cost grows with those sessions, not with the
+ *        store.
+ * @return 0; APTIX_ENOTFOUND, with no message, when the index cannot
+ *         list them all: no text constrained the filter, or some indexed
+ *         session is missing from the search index (written by an older
+ *         aptix: see aptix_search_missing()), or the backend cannot count
+ *         its sessions. Read every session and ask
+ *         aptix_search_filter_may() instead.
+ */
+APTIX_EXTERN(int) aptix_search_filter_foreach(aptix_search_filter *f,
+					      aptix_odb_foreach_cb cb,
+					      void *payload);
+/**
+ * @brief The sessions created before their parent (skewed clocks), and
+ *        those whose parent has no record, to cb: a walk in date order
+ *        that reads only some sessions must know them.
+ * @return 0; APTIX_ENOTFOUND, with no message, when the search index
+ *         cannot tell (none, or written by an aptix that did not mark
+ *         them: `aptix reindex` makes them known).
+ */
+APTIX_EXTERN(int) aptix_search_skewed(aptix_repo *repo,
+				      aptix_odb_foreach_cb cb,
+				      void *payload);
+/**
+ * @brief How many indexed sessions the search index lacks (those an
+ *        aptix without it wrote; `aptix search` cannot find them until
+ *        `aptix reindex`).
+ * @return 0; APTIX_ENOTFOUND, with no message, when the store has no
+ *         search index or its backend cannot count its sessions.
+ */
+APTIX_EXTERN(int) aptix_search_missing(uint64_t *out, aptix_repo *repo);
 /** @brief 1 when some text constrained the filter. */
 APTIX_EXTERN(int) aptix_search_filter_active(const aptix_search_filter *f);
 APTIX_EXTERN(void) aptix_search_filter_free(aptix_search_filter *f);

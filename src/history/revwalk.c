@@ -37,6 +37,7 @@
 #include "aptix/oidmap.h"
 #include "aptix/odb.h"
 #include "aptix/refs.h"
+#include "aptix/search.h"
 #include "history/stream.h"
 
 #define NONE APTIX_REVWALK_NONE
@@ -101,6 +102,8 @@ struct aptix_revwalk {
 	int streamed;			/* push_all, topological: stream */
 	struct stream *st;
 	aptix_session_info looked;	/* lookup() while it streams */
+	aptix_search_filter *limit;	/* borrowed: only what it lets by */
+	int listed;			/* order is the walk, read forward */
 };
 
 /* --- Records ------------------------------------------------------------ */
@@ -751,6 +754,72 @@ static int next_topo(uint32_t *out, aptix_revwalk *w)
 	return 0;
 }
 
+/* --- limited to a search: only the matches' records ------------------- */
+
+static int any_skew_cb(const aptix_oid *id UNUSED, void *payload)
+{
+	*(int *)payload = 1;
+	return APTIX_ITEROVER;
+}
+
+static int match_cb(const aptix_oid *id, void *payload)
+{
+	aptix_revwalk *w = payload;
+	aptix_session_info si;
+	uint32_t k;
+	int r;
+
+	if ((r = aptix_index_session(&si, w->repo, id)) == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		return 0;	/* gone since (gc) */
+	}
+	if (r < 0 || left_out(w, &si))
+		return r;
+	if ((k = lookup(w, id)) == NONE && (r = add_rec(&k, w, &si)) < 0)
+		return r;
+	if (!(w->v[k].flags & R_INSET)) {
+		w->v[k].flags |= R_INSET;
+		return heap_push(w, k);
+	}
+	return 0;
+}
+
+/*
+ * push_all limited to a search: when no session is older than its
+ * parent, --date-order (and date order) is plain date order, newest
+ * first, so the matches' records sorted give the walk's order. 0 when
+ * done (w->order holds it); 1 when the whole walk must be read.
+ */
+static int start_listed(aptix_revwalk *w)
+{
+	int r, skew = 0;
+	uint32_t k;
+
+	if (!w->limit || !w->all || w->any_hidden || w->nstarts || w->nr)
+		return 1;
+	r = aptix_search_skewed(w->repo, any_skew_cb, &skew);
+	if (r == APTIX_ENOTFOUND || skew)
+		return 1;
+	if (r < 0 && r != APTIX_ITEROVER)
+		return r;
+	if ((r = load_archived(w)) < 0)
+		return r;
+	/* ENOTFOUND: the search index cannot list them (nothing read) */
+	if ((r = aptix_search_filter_foreach(w->limit, match_cb, w)) < 0)
+		return r == APTIX_ENOTFOUND ? 1 : r;
+	w->norder = 0;
+	while ((k = heap_pop(w)) != NONE) {
+		if (aptix__grow(&w->order, &w->aorder, w->norder,
+				sizeof(*w->order), 256) < 0)
+			return APTIX_ERROR;
+		w->order[w->norder++] = k;
+		w->v[k].flags |= R_RETURNED;
+	}
+	w->listed = 1;
+	w->pos = (w->sorting & APTIX_SORT_REVERSE) ? w->norder : 0;
+	return 0;
+}
+
 /* --- Starting, and the walk's order ------------------------------------- */
 
 static int stream_keep(const aptix_session_info *si, void *payload)
@@ -826,7 +895,7 @@ static int start(aptix_revwalk *w)
 	int r;
 
 	w->started = 1;
-	if ((r = start_stream(w)) != 1)
+	if ((r = start_listed(w)) <= 0 || (r = start_stream(w)) != 1)
 		return r;
 	if (w->sorting & APTIX_SORT_TOPOLOGICAL) {
 		if ((r = start_topo(w)) < 0)
@@ -872,27 +941,44 @@ static void entry_of(aptix_revwalk_entry *e, const aptix_revwalk *w,
 	e->summary = text_at(w, r->summary);
 }
 
+/* 1 when the limit lets session k by (or there is none), 0 if not. */
+static int let_by(aptix_revwalk *w, uint32_t k)
+{
+	return w->limit ? aptix_search_filter_may(w->limit, &w->v[k].id) : 1;
+}
+
 int aptix_revwalk_next_entry(aptix_revwalk_entry *out, aptix_revwalk *w)
 {
 	uint32_t k;
-	int r;
+	int r = 0;
 
 	APTIX_ASSERT_ARG(out && w);
 	if (!w->started && (r = start(w)) < 0)
 		return r;
 	if (w->streamed) {
-		if ((r = stream_next(w->st)) < 0)
+		do {
+			if ((r = stream_next(w->st)) < 0)
+				return r;
+			stream_entry(out, w, NONE);
+		} while (w->limit && (r = aptix_search_filter_may(w->limit,
+								  &out->id)) == 0);
+		return r < 0 ? r : 0;
+	}
+	do {
+		if (w->listed && !(w->sorting & APTIX_SORT_REVERSE)) {
+			if (w->pos >= w->norder)
+				return APTIX_ITEROVER;
+			k = w->order[w->pos++];
+		} else if (w->sorting & APTIX_SORT_REVERSE) {
+			if (!w->pos)
+				return APTIX_ITEROVER;
+			k = w->order[--w->pos];
+		} else if ((r = next_forward(&k, w)) < 0) {
 			return r;
-		stream_entry(out, w, NONE);
-		return 0;
-	}
-	if (w->sorting & APTIX_SORT_REVERSE) {
-		if (!w->pos)
-			return APTIX_ITEROVER;
-		k = w->order[--w->pos];
-	} else if ((r = next_forward(&k, w)) < 0) {
+		}
+	} while (!w->listed && (r = let_by(w, k)) == 0);
+	if (r < 0)
 		return r;
-	}
 	entry_of(out, w, k);
 	return 0;
 }
@@ -997,6 +1083,7 @@ void aptix_revwalk_reset(aptix_revwalk *w)
 	stream_free(w->st);
 	w->st = NULL;
 	w->streamed = 0;
+	w->listed = 0;
 }
 
 void aptix_revwalk_free(aptix_revwalk *w)
@@ -1119,6 +1206,17 @@ int aptix_revwalk_push_glob(aptix_revwalk *w, const char *glob)
 		r = aptix_revwalk_push(w, &g.ids[i]);
 	free(g.ids);
 	return r < 0 ? r : 0;
+}
+
+int aptix_revwalk_limit(aptix_revwalk *w, aptix_search_filter *filter)
+{
+	int r;
+
+	APTIX_ASSERT_ARG(w);
+	if ((r = not_started(w)) < 0)
+		return r;
+	w->limit = filter;
+	return 0;
 }
 
 int aptix_revwalk_push_all(aptix_revwalk *w)

@@ -19,6 +19,13 @@
  *   "c" term NUL be32   a sealed run of SEAL postings (pairs as above),
  *                       keyed by its first ordinal
  *
+ *   "k" id(32)          "": a session created before its parent (clocks
+ *                       skewed), or whose parent is not indexed
+ *   "K"                 be64: the sessions the index held when the "k"
+ *                       keys were last known complete (a search index
+ *                       written by an aptix that kept none has no "K",
+ *                       or one short of the state's count)
+ *
  * The empty term ("t" alone) lists the sessions with a word longer than
  * APTIX_TERM_MAX bytes: they may hold any text. Ordinals are given in
  * the order sessions are indexed and never reused; a posting list only
@@ -419,6 +426,53 @@ static int is_indexed(aptix_index_backend *ix, aptix_backend_txn *tx,
 	return r < 0 ? r : 1;
 }
 
+/* --- skewed clocks ---------------------------------------------------------- */
+
+static int skew_put(aptix_index_backend *ix, aptix_backend_txn *tx,
+		    const aptix_oid *id)
+{
+	unsigned char key[33];
+
+	key[0] = 'k';
+	memcpy(key + 1, id->id, 32);
+	return ix->put(ix, tx, APTIX_INDEX_SEARCH, key, 33, "", 0);
+}
+
+static int skew_done(aptix_index_backend *ix, aptix_backend_txn *tx,
+		     uint64_t docs)
+{
+	unsigned char v[8];
+
+	aptix__put_be64(v, docs);
+	return ix->put(ix, tx, APTIX_INDEX_SEARCH, "K", 1, v, 8);
+}
+
+/*
+ * Inside a write: mark session s when it is older than its parent (or
+ * its parent has no record), as a walk in date order must know.
+ */
+static int skew_mark(aptix_backend_txn *tx, const aptix_oid *id,
+		     const aptix_session *s)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r, skewed;
+
+	if (!s->has_parent)
+		return 0;
+	r = aptix_index__wget_record(&v, tx, s->parent.id);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		skewed = 1;
+	} else {
+		skewed = r == 0 && (v.len < 80 || (int64_t)aptix__get_be64(
+			(const unsigned char *)v.ptr + 68) > s->created_at);
+	}
+	aptix_buf_release(&v);
+	if (r < 0 && r != APTIX_ENOTFOUND)
+		return r;
+	return skewed ? skew_put(tx->backend->index, tx, id) : 0;
+}
+
 /* --- in a turn's write ---------------------------------------------------- */
 
 struct fresh {
@@ -471,6 +525,8 @@ int aptix_index__search_apply(aptix_backend_txn *tx,
 	aptix_buf v = APTIX_BUF_INIT;
 	struct pending pd;
 	struct state st;
+	uint64_t marked = UINT64_MAX;	/* "K": none */
+	uint64_t before;
 	size_t i;
 	int r;
 
@@ -487,7 +543,17 @@ int aptix_index__search_apply(aptix_backend_txn *tx,
 		if (r <= 0)
 			goto done;	/* not indexed: readers scan */
 		r = 0;
+		marked = 0;	/* a new store: its marks are complete */
 	}
+	if (r == 0 && marked == UINT64_MAX) {
+		r = ix->get(&v, ix, tx, APTIX_INDEX_SEARCH, "K", 1);
+		if (r == 0 && v.len == 8)
+			marked = aptix__get_be64((const unsigned char *)v.ptr);
+		else if (r == APTIX_ENOTFOUND)
+			aptix_error_clear();
+		r = r == APTIX_ENOTFOUND ? 0 : r;
+	}
+	before = st.docs;
 	for (i = 0; r == 0 && i < n; i++) {
 		int have;
 
@@ -497,12 +563,17 @@ int aptix_index__search_apply(aptix_backend_txn *tx,
 			r = have < 0 ? have : 0;
 			continue;
 		}
-		r = add_doc(ix, tx, &st, &pd, &ops[i]->id, &ops[i]->search);
+		if ((r = skew_mark(tx, &ops[i]->id, &ops[i]->session)) == 0)
+			r = add_doc(ix, tx, &st, &pd, &ops[i]->id,
+				    &ops[i]->search);
 	}
 	if (r == 0)
 		r = pend_flush(ix, tx, &pd);
 	if (r == 0)
 		r = state_put(ix, tx, &st);
+	/* the marks stay complete while every writer keeps them */
+	if (r == 0 && marked == before && st.docs != before)
+		r = skew_done(ix, tx, st.docs);
 done:
 	pend_release(&pd);
 	aptix_buf_release(&v);
@@ -520,7 +591,30 @@ struct rebuild {
 	struct pending pd;
 	uint64_t total;
 	aptix_buf keys;			/* be16 length, key; ... */
+	aptix_oid *skewed;		/* older than their parents */
+	size_t nskewed, askewed;
 };
+
+/* Is si older than its parent (or its parent not indexed)? */
+static int rebuild_skew(struct rebuild *rb, const aptix_session_info *si)
+{
+	aptix_session_info pi;
+	int r;
+
+	if (!si->has_parent)
+		return 0;
+	r = aptix_index_session(&pi, rb->repo, &si->parent);
+	if (r < 0 && r != APTIX_ENOTFOUND)
+		return r;
+	aptix_error_clear();
+	if (r == 0 && pi.created_at <= si->created_at)
+		return 0;
+	if (aptix__grow(&rb->skewed, &rb->askewed, rb->nskewed,
+			sizeof(*rb->skewed), 16) < 0)
+		return APTIX_ERROR;
+	rb->skewed[rb->nskewed++] = si->id;
+	return 0;
+}
 
 static int rebuild_session(const aptix_session_info *si, void *payload)
 {
@@ -540,7 +634,7 @@ static int rebuild_session(const aptix_session_info *si, void *payload)
 	}
 	have_turn = aptix_turn_lookup(&t, rb->repo, &s.turn) == 0;
 	aptix_error_clear();
-	if (rb->n >= UINT32_MAX - 1 ||
+	if (rb->n >= UINT32_MAX - 1 || (r = rebuild_skew(rb, si)) < 0 ||
 	    (r = aptix_index__search_prepare(&terms, &rb->rd, &s,
 					     have_turn ? &t : NULL)) < 0 ||
 	    (r = aptix__grow(&rb->ids, &rb->alloc, rb->n, sizeof(*rb->ids),
@@ -604,11 +698,15 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 	}
 	for (i = 0; r == 0 && i < rb->n; i++)
 		r = doc_keys(ix, tx, &rb->ids[i], (uint32_t)i, rb->words[i]);
+	for (i = 0; r == 0 && i < rb->nskewed; i++)
+		r = skew_put(ix, tx, &rb->skewed[i]);
 	if (r == 0)
 		r = pend_flush(ix, tx, &rb->pd);
 	st.next = (uint32_t)rb->n;
 	st.docs = rb->n;
 	st.words = rb->total;
+	if (r == 0)
+		r = skew_done(ix, tx, st.docs);
 	return r ? r : state_put(ix, tx, &st);
 }
 
@@ -628,6 +726,7 @@ int aptix_search_rebuild(aptix_repo *repo, size_t *ndocs)
 		*ndocs = rb.n;
 	free(rb.ids);
 	free(rb.words);
+	free(rb.skewed);
 	pend_release(&rb.pd);
 	aptix_buf_release(&rb.keys);
 	return r;
@@ -788,6 +887,9 @@ done:
 	aptix_buf_release(&v);
 	return r;
 }
+
+static int ord_doc(aptix_oid *id, uint64_t *words, aptix_index_backend *ix,
+		   uint32_t ord);
 
 /* --- the filter (log -S, --grep) -------------------------------------------- */
 
@@ -951,6 +1053,117 @@ int aptix_search_filter_any(aptix_search_filter *f, const char *const *texts,
 	free(any);
 	free(one);
 	return r < 0 ? r : 0;
+}
+
+/* Indexed sessions the search index lacks: count - docs (0: none). */
+static int missing(uint64_t *out, aptix_index_backend *ix,
+		   const struct state *st)
+{
+	uint64_t n = 0;
+	int r;
+
+	*out = 0;
+	if (!ix->count)
+		return APTIX_ENOTFOUND;
+	if ((r = ix->count(&n, ix, APTIX_INDEX_SESSIONS)) < 0) {
+		if (r == APTIX_ENOTFOUND)
+			aptix_error_clear();
+		return r;
+	}
+	*out = n > st->docs ? n - st->docs : 0;
+	/* more docs than sessions: some were removed since; not complete */
+	return n < st->docs ? APTIX_ENOTFOUND : 0;
+}
+
+int aptix_search_missing(uint64_t *out, aptix_repo *repo)
+{
+	aptix_index_backend *ix = repo->backend->index;
+	struct state st;
+	int r;
+
+	APTIX_ASSERT_ARG(out && repo);
+	*out = 0;
+	if ((r = read_state(&st, ix)) < 0) {
+		if (r == APTIX_ENOTFOUND)
+			aptix_error_clear();
+		return r;
+	}
+	r = missing(out, ix, &st);
+	return r == APTIX_ENOTFOUND ? 0 : r;
+}
+
+int aptix_search_filter_foreach(aptix_search_filter *f,
+				aptix_odb_foreach_cb cb, void *payload)
+{
+	uint64_t lack, words;
+	aptix_oid id;
+	uint32_t ord;
+	int r;
+
+	APTIX_ASSERT_ARG(f && cb);
+	if (!f->active)
+		return APTIX_ENOTFOUND;
+	if ((r = missing(&lack, f->ix, &f->st)) < 0 || lack)
+		return r < 0 ? r : APTIX_ENOTFOUND;
+	for (ord = 0; ord < f->st.next; ord++) {
+		if (!((f->bits[ord >> 3] >> (ord & 7)) & 1))
+			continue;
+		r = ord_doc(&id, &words, f->ix, ord);
+		if (r == APTIX_ENOTFOUND) {
+			aptix_error_clear();
+			continue;
+		}
+		if (r < 0 || (r = cb(&id, payload)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+struct skews {
+	aptix_odb_foreach_cb cb;
+	void *payload;
+};
+
+static int skew_cb(const void *key, size_t klen, const void *val UNUSED,
+		   size_t vlen UNUSED, void *payload)
+{
+	struct skews *sk = payload;
+	aptix_oid id;
+
+	if (!klen || ((const char *)key)[0] != 'k')
+		return APTIX_ITEROVER;
+	if (klen != 33)
+		return 0;
+	memcpy(id.id, (const char *)key + 1, 32);
+	return sk->cb(&id, sk->payload);
+}
+
+int aptix_search_skewed(aptix_repo *repo, aptix_odb_foreach_cb cb,
+			void *payload)
+{
+	aptix_index_backend *ix = repo->backend->index;
+	aptix_buf v = APTIX_BUF_INIT;
+	struct skews sk;
+	struct state st;
+	int r;
+
+	APTIX_ASSERT_ARG(repo && cb);
+	if ((r = read_state(&st, ix)) == 0)
+		r = ix->get(&v, ix, NULL, APTIX_INDEX_SEARCH, "K", 1);
+	if (r == 0 && (v.len != 8 || aptix__get_be64(
+		(const unsigned char *)v.ptr) != st.docs))
+		r = APTIX_ENOTFOUND;
+	aptix_buf_release(&v);
+	if (r < 0) {
+		if (r == APTIX_ENOTFOUND)
+			aptix_error_clear();
+		return r;
+	}
+	sk.cb = cb;
+	sk.payload = payload;
+	r = ix->iterate(ix, NULL, APTIX_INDEX_SEARCH, "k", 1, 0, skew_cb,
+			&sk);
+	return r == APTIX_ITEROVER ? 0 : r;
 }
 
 int aptix_search_filter_active(const aptix_search_filter *f)

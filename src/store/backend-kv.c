@@ -433,6 +433,16 @@ static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
 	return kv_del(KV_OF(b, index), tx, index_tables[t], key, klen);
 }
 
+static int index_count(uint64_t *out, aptix_index_backend *b,
+		       aptix_index_table t)
+{
+	aptix_store *s = KV_OF(b, index)->store;
+
+	*out = 0;
+	return s->count ? s->count(out, s, index_tables[t]) :
+		APTIX_ENOTFOUND;
+}
+
 /* --- running-turn claims ------------------------------------------------ */
 
 static int claim_lookup(aptix_buf *out, aptix_claims_backend *b,

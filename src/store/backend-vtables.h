@@ -26,7 +26,7 @@
 #define APTIX__INDEX_BACKEND_OF(p) {					\
 	.version = APTIX_INDEX_BACKEND_VERSION,				\
 	.get = p##get, .view = p##view, .iterate = p##iterate,		\
-	.put = p##put, .del = p##del,					\
+	.put = p##put, .del = p##del, .count = p##count,		\
 }
 
 #define APTIX__CLAIMS_BACKEND_OF(p) {					\

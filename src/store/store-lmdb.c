@@ -1743,6 +1743,34 @@ static int st_readonly(aptix_store *s)
 	return ((lmdb_store *)s)->readonly;
 }
 
+/* mdb_stat's count of a table's keys, in a read of the last commit. */
+static int st_count(uint64_t *out, aptix_store *s, aptix_table t)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	struct reader *r;
+	struct guard g;
+	MDB_stat ms;
+	int rc;
+
+	*out = 0;
+	if (st->absent[t])
+		return 0;
+	if ((rc = rtxn_begin(st, &r)) < 0)
+		return rc;
+	if (GUARD(g, st)) {
+		rc = mdb_stat(r->txn, st->dbi[t], &ms);
+		if (rc)
+			rc = lmdb_error(rc, "cannot read store");
+		else
+			*out = ms.ms_entries;
+		guard_pop(&g);
+	} else {
+		rc = fault_error(st, &g, "cannot read store");
+	}
+	rtxn_end(r);
+	return rc;
+}
+
 static int st_disk_usage(uint64_t *out, aptix_store *s)
 {
 	lmdb_store *st = (lmdb_store *)s;
@@ -2140,6 +2168,7 @@ static lmdb_store *store_alloc(const char *dir)
 	st->parent.witer_rev = w_iter_rev;
 	st->parent.readonly = st_readonly;
 	st->parent.disk_usage = st_disk_usage;
+	st->parent.count = st_count;
 	st->parent.free = st_free;
 	st->parent.check = st_check;
 	st->parent.compact = st_compact;

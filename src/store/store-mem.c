@@ -430,6 +430,19 @@ static int m_disk_usage(uint64_t *out, aptix_store *s)
 	return 0;
 }
 
+static int m_count(uint64_t *out, aptix_store *s, aptix_table t)
+{
+	mem_store *st = (mem_store *)s;
+	int locked;
+
+	if (check_table(t) < 0)
+		return APTIX_EINVALID;
+	locked = rlock(st);
+	*out = st->tables[t].n;
+	runlock(st, locked);
+	return 0;
+}
+
 static void m_free(aptix_store *s)
 {
 	mem_store *st = (mem_store *)s;
@@ -476,6 +489,7 @@ int aptix_store_memory_new(aptix_store **out)
 	st->parent.witer_rev = w_iter_rev;
 	st->parent.readonly = m_readonly;
 	st->parent.disk_usage = m_disk_usage;
+	st->parent.count = m_count;
 	st->parent.free = m_free;
 	*out = &st->parent;
 	return 0;

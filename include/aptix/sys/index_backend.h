@@ -57,6 +57,14 @@ typedef struct aptix_index_backend {
 	/** Inside tx: remove a record; ENOTFOUND when absent. */
 	int (*del)(struct aptix_index_backend *b, aptix_backend_txn *tx,
 		   aptix_index_table t, const void *key, size_t klen);
+	/**
+	 * How many records table t holds at the last commit, without
+	 * reading them (LMDB keeps the count); APTIX_ENOTFOUND, with no
+	 * message, when the backend cannot say cheaply. May be NULL (the
+	 * same).
+	 */
+	int (*count)(uint64_t *out, struct aptix_index_backend *b,
+		     aptix_index_table t);
 } aptix_index_backend;
 
 #endif

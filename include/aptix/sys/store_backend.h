@@ -134,6 +134,12 @@ struct aptix_store {
 	 * durable.
 	 */
 	void (*wdefer_sync)(aptix_store_wtxn *w);
+	/**
+	 * The number of keys of table t at the last commit, without
+	 * reading them; NULL, or APTIX_ENOTFOUND with no message: the
+	 * store cannot say cheaply.
+	 */
+	int (*count)(uint64_t *out, aptix_store *s, aptix_table t);
 };
 
 enum aptix_store_open_flags {

@@ -21,10 +21,14 @@ static const char *const search_usage[] = {
 	"",
 	"Ranks the sessions by how well their title, instruction, answer and",
 	"tool calls match the query's words (BM25): a word is a run of",
-	"letters, digits and '_', of 2 to 64 bytes, in any case. Each line:",
-	"the session, its date, its conversation, the score, its summary.",
+	"letters, digits and '_', of 2 to 64 bytes, in any case; the parts",
+	"of camelCase and snake_case words count too (config: parseConfig),",
+	"and a word finds those it begins, at half weight (pars: parser).",
+	"Each line: the session, its date, its conversation, the score, its",
+	"summary.",
 	"The store's search index is kept with each turn; an older store",
-	"gets one from 'aptix reindex'.",
+	"gets one from 'aptix reindex', which also takes in the sessions an",
+	"older aptix wrote since (a hint on stderr says how many there are).",
 	NULL
 };
 
@@ -53,6 +57,23 @@ static char *join(int argc, const char **argv)
 	if (aptix_buf_oom(&q))
 		die("out of memory");
 	return aptix_buf_detach(&q);
+}
+
+/*
+ * Sessions an aptix without the search index wrote are not in it: say
+ * so (stderr), as git hints, rather than answer as if there were none.
+ */
+static void hint_missing(aptix_repo *repo)
+{
+	uint64_t n = 0;
+
+	if (aptix_search_missing(&n, repo) < 0)
+		die_aptix();
+	if (n)
+		fprintf(stderr, "hint: %llu session%s not in the search "
+			"index (written by an older aptix): run 'aptix "
+			"reindex' to search %s too\n", (unsigned long long)n,
+			n == 1 ? " is" : "s are", n == 1 ? "it" : "them");
 }
 
 int cmd_search(int argc, const char **argv, aptix_repo *repo)
@@ -107,10 +128,12 @@ int cmd_search(int argc, const char **argv, aptix_repo *repo)
 	free(query);
 	if (json) {
 		view_json_print(hits);	/* frees it */
-		return 0;
+	} else {
+		for (i = 0; i < json_array_size(hits); i++)
+			print_hit(json_array_get(hits, i));
+		json_decref(hits);
 	}
-	for (i = 0; i < json_array_size(hits); i++)
-		print_hit(json_array_get(hits, i));
-	json_decref(hits);
+	fflush(stdout);
+	hint_missing(repo);
 	return 0;
 }

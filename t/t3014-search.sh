@@ -112,4 +112,49 @@ test_expect_success 'a store without a search index asks for reindex' '
 	test_line_count = 3 out
 '
 
+test_expect_success 'a word finds the camelCase and snake_case words it is part of' '
+	test_tick &&
+	cc=$(make_answered c3 "call parseConfig then load_user_data" "-") &&
+	hits config >out &&
+	grep "^$(short $cc)$" out &&
+	hits user >out &&
+	grep "^$(short $cc)$" out &&
+	hits parseconfig >out &&
+	grep "^$(short $cc)$" out &&
+	hits load_user_data >out &&
+	grep "^$(short $cc)$" out
+'
+
+test_expect_success 'a word finds the words it begins, below itself' '
+	hits pars >out &&
+	grep "^$(short $cc)$" out &&
+	grep "^$(short $p1)$" out &&
+	test_tick &&
+	exact=$(make_answered c3 "pars and pars" "-") &&
+	hits pars >out &&
+	head -n 1 out | grep "^$(short $exact)$" &&
+	hits parsez >out &&
+	test_must_be_empty out
+'
+
+test_expect_success 'sessions an older aptix wrote: a hint until reindex' '
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix values search |
+		sed -n "s/^73 //p" >state &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+	test_tick &&
+	old=$(make_answered c1 "zebra from an older aptix" "-") &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put search s \
+		"hex:$(cat state)" &&
+	aptix search zebra >out 2>err &&
+	test_must_be_empty out &&
+	grep "^hint: 1 session is not in the search index" err &&
+	grep "run .aptix reindex. to search it too" err &&
+	aptix search --json parser >out 2>err &&
+	grep "^hint: 1 session is not" err &&
+	aptix reindex &&
+	aptix search zebra >out 2>err &&
+	test_must_be_empty err &&
+	grep "^$(short $old) " out
+'
+
 test_done

@@ -3,7 +3,8 @@
  *
  * The words of a session (its title, instruction, answer, tool-call
  * names and arguments, tool outputs: what `log -S` reads) are counted
- * whole (util/tokens.h, APTIX_TOK_WHOLE) when the session's object is
+ * whole, and the parts of a camelCase or snake_case word too
+ * (util/tokens.h, APTIX_TOK_SEARCH), when the session's object is
  * written, and kept in the index's search table in the same write
  * (txn.c calls aptix_index__search_apply after the session records).
  * Keys (objects-format.md, "The search index"):
@@ -147,7 +148,7 @@ int aptix_index__search_prepare(aptix__terms *out,
 		tool_texts(&text, rd, t);
 	}
 	r = aptix_buf_oom(&text) ? APTIX_ERROR :
-		aptix__count_terms(out, text.ptr, text.len, APTIX_TOK_WHOLE);
+		aptix__count_terms(out, text.ptr, text.len, APTIX_TOK_SEARCH);
 	aptix_buf_release(&text);
 	return r;
 }
@@ -752,6 +753,7 @@ struct terms_found {
 	const char *tok;
 	size_t tlen;
 	int how;			/* EXACT... */
+	size_t max;			/* terms at most; 0: all */
 };
 
 enum { EXACT, PREFIX, SUFFIX, INFIX };
@@ -796,7 +798,9 @@ static int vocab_cb(const void *key, size_t klen, const void *val UNUSED,
 	aptix_buf_put(&tf->list, k + 1, klen - 1);
 	aptix_buf_putc(&tf->list, '\0');
 	tf->n++;
-	return aptix_buf_oom(&tf->list) ? APTIX_ERROR : 0;
+	if (aptix_buf_oom(&tf->list))
+		return APTIX_ERROR;
+	return tf->max && tf->n >= tf->max ? APTIX_ITEROVER : 0;
 }
 
 /* The terms a word of a text (tok, lowercased) may be part of. */
@@ -1197,10 +1201,12 @@ void aptix_search_filter_free(aptix_search_filter *f)
 /* --- ranking (aptix search) ------------------------------------------------- */
 
 #define QUERY_TERMS 16
+#define PREFIX_TERMS 256	/* terms a query word may begin, at most */
+#define PREFIX_WEIGHT 0.5	/* of an occurrence of one of them */
 
 struct cand {
 	uint32_t ord;
-	uint32_t tf[QUERY_TERMS];
+	double tf[QUERY_TERMS];		/* the word's, plus half those begun */
 	double score;
 	aptix_oid id;
 };
@@ -1211,6 +1217,7 @@ struct rank {
 	uint32_t *slot;			/* ordinal -> index in v, plus 1 */
 	uint32_t nslots;
 	size_t term;			/* the query term being read */
+	double weight;			/* of the term being read */
 };
 
 static int rank_post(uint32_t ord, uint32_t tf, void *payload)
@@ -1229,7 +1236,7 @@ static int rank_post(uint32_t ord, uint32_t tf, void *payload)
 		rk->slot[ord] = (uint32_t)++rk->n;
 	}
 	c = &rk->v[rk->slot[ord] - 1];
-	c->tf[rk->term] = tf;
+	c->tf[rk->term] += rk->weight * tf;
 	return 0;
 }
 
@@ -1318,6 +1325,40 @@ static int query_terms(aptix__terms *q, const char *query)
 	return 0;
 }
 
+/*
+ * The postings of a query word into rk: the word's own, and those of the
+ * terms it begins (PREFIX_TERMS at most, the first in byte order), each
+ * occurrence counting PREFIX_WEIGHT: "pars" finds parser and
+ * parseconfig, below a session that says "pars". df: the sessions of
+ * them all, summed.
+ */
+static int word_postings(struct rank *rk, aptix_index_backend *ix,
+			 const char *word, uint64_t *df)
+{
+	struct terms_found tf;
+	const char *t;
+	uint64_t one;
+	size_t i;
+	int r;
+
+	memset(&tf, 0, sizeof(tf));
+	aptix_buf_init(&tf.list, 0);
+	tf.tok = word;
+	tf.tlen = strlen(word);
+	tf.how = PREFIX;
+	tf.max = PREFIX_TERMS;
+	*df = 0;
+	r = find_terms(&tf, ix);
+	for (i = 0, t = tf.list.ptr; r == 0 && i < tf.n; i++) {
+		rk->weight = strcmp(t, word) ? PREFIX_WEIGHT : 1;
+		r = postings(ix, t, strlen(t), &one, rank_post, rk);
+		*df += one;
+		t += strlen(t) + 1;
+	}
+	aptix_buf_release(&tf.list);
+	return r;
+}
+
 static int score_all(struct rank *rk, aptix_index_backend *ix,
 		     const struct state *st, const aptix__terms *q)
 {
@@ -1329,9 +1370,9 @@ static int score_all(struct rank *rk, aptix_index_backend *ix,
 
 	for (i = 0; r == 0 && i < nq; i++) {
 		rk->term = i;
-		r = postings(ix, q->v[i].term, strlen(q->v[i].term), &df,
-			     rank_post, rk);
-		idf[i] = aptix__bm25_idf((double)st->docs, (double)df);
+		r = word_postings(rk, ix, q->v[i].term, &df);
+		idf[i] = aptix__bm25_idf((double)st->docs, (double)(
+			df < st->docs ? df : st->docs));
 	}
 	avgdl = st->docs ? (double)st->words / (double)st->docs : 1;
 	for (k = 0; r == 0 && k < rk->n; k++) {

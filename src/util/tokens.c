@@ -140,6 +140,17 @@ static int emit_whole(const unsigned char *s, size_t n, aptix__term_cb cb,
 	return n < 2 ? 0 : emit_lower(s, n, cb, payload);
 }
 
+/* Does the identifier s[0..n) split into several parts? */
+static int several_parts(const unsigned char *s, size_t n)
+{
+	size_t q;
+
+	for (q = 1; q < n; q++)
+		if (s[q] == '_' || s[q - 1] == '_' || boundary(s, q, n))
+			return 1;
+	return 0;
+}
+
 int aptix__tokenize(const char *text, size_t len, enum aptix_tok_mode mode,
 		    aptix__term_cb cb, void *payload)
 {
@@ -154,9 +165,11 @@ int aptix__tokenize(const char *text, size_t len, enum aptix_tok_mode mode,
 		}
 		for (j = i; j < len && ckind(s[j]) != K_NONE; j++)
 			;
-		if (mode == APTIX_TOK_WHOLE) {
-			if ((r = emit_whole(s + i, j - i, cb, payload)))
-				return r;
+		if (mode != APTIX_TOK_PARTS &&
+		    (r = emit_whole(s + i, j - i, cb, payload)))
+			return r;
+		if (mode == APTIX_TOK_WHOLE || (mode == APTIX_TOK_SEARCH &&
+						!several_parts(s + i, j - i))) {
 			i = j;
 			continue;
 		}
@@ -174,7 +187,8 @@ int aptix__tokenize(const char *text, size_t len, enum aptix_tok_mode mode,
 				return r;
 			p = q;
 		}
-		if (nparts > 1 && (r = emit_term(s + i, j - i, cb, payload)))
+		if (mode == APTIX_TOK_PARTS && nparts > 1 &&
+		    (r = emit_term(s + i, j - i, cb, payload)))
 			return r;
 		i = j;
 	}

@@ -32,7 +32,15 @@ enum aptix_tok_mode {
 	 * text is then either a term of the text or within an identifier
 	 * that is one (the search index: see index/search.c).
 	 */
-	APTIX_TOK_WHOLE = 1
+	APTIX_TOK_WHOLE = 1,
+	/*
+	 * WHOLE, and then, for an identifier of several parts (as PARTS
+	 * splits it: parseConfig, nu_xi, sigma42), each part of 2 bytes
+	 * or more too, so that `aptix search config` finds parseConfig.
+	 * What WHOLE promises still holds: this only adds terms. (The
+	 * search index.)
+	 */
+	APTIX_TOK_SEARCH = 2
 };
 
 typedef int (*aptix__term_cb)(const char *term, size_t len, void *payload);

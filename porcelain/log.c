@@ -94,7 +94,7 @@ struct log {
 	uint32_t cur_k;				/* its number, or NONE */
 	unsigned char *shown;			/* by the walk's seq */
 	size_t ashown;
-	uint32_t *order;		/* --reverse: what to show */
+	struct held *order;		/* --reverse: what to show, copied */
 	uint32_t norder, aorder;
 	struct held *held;		/* failed, waiting for a tip */
 	uint32_t nheld, aheld;
@@ -169,22 +169,33 @@ static const aptix_revwalk_entry *rec(struct log *lg, uint32_t k)
 	return &lg->cur;
 }
 
+/* A copy of session k (the one the walk returned last) into h. */
+static void copy_rec(struct held *h, struct log *lg, uint32_t k)
+{
+	const aptix_revwalk_entry *e = rec(lg, k);
+
+	h->e = *e;
+	snprintf(h->conv, sizeof(h->conv), "%s", e->conversation);
+	snprintf(h->summary, sizeof(h->summary), "%s", e->summary);
+}
+
+/* Make a copy what rec() gives (its strings where the copy is now). */
+static void use_copy(struct log *lg, const struct held *h)
+{
+	lg->cur = h->e;
+	lg->cur.conversation = h->conv;
+	lg->cur.summary = h->summary;
+	lg->cur_k = h->e.seq;
+}
+
 /* Hold session k (the one the walk returned last) for emit(). */
 static void hold(struct log *lg, uint32_t k)
 {
-	const aptix_revwalk_entry *e = rec(lg, k);
-	struct held *h;
-
 	if (lg->nheld == lg->aheld) {
 		lg->aheld = lg->aheld ? lg->aheld * 2 : 16;
 		lg->held = xrealloc(lg->held, lg->aheld, sizeof(*lg->held));
 	}
-	h = &lg->held[lg->nheld++];
-	h->e = *e;
-	snprintf(h->conv, sizeof(h->conv), "%s", e->conversation);
-	snprintf(h->summary, sizeof(h->summary), "%s", e->summary);
-	h->e.conversation = h->conv;
-	h->e.summary = h->summary;
+	copy_rec(&lg->held[lg->nheld++], lg, k);
 }
 
 
@@ -1098,14 +1109,14 @@ static void emit_now(struct log *lg, uint32_t k)
 		lg->order = xrealloc(lg->order, lg->aorder,
 				     sizeof(*lg->order));
 	}
-	lg->order[lg->norder++] = k;
+	/* a copy: a walk that streams keeps none it returned */
+	copy_rec(&lg->order[lg->norder++], lg, k);
 }
 
 /* Show a held session: rec() gives its copy. */
 static void emit_held_one(struct log *lg, const struct held *h)
 {
-	lg->cur = h->e;
-	lg->cur_k = h->e.seq;
+	use_copy(lg, h);
 	emit_now(lg, h->e.seq);
 }
 
@@ -1831,8 +1842,10 @@ int cmd_log(int argc, const char **argv, struct aptix_repo *repo)
 		die_aptix();
 	log_start_output(&lg, no_pager);
 	walk(&lg);
-	for (k = lg.norder; k-- > 0;)
-		show(&lg, lg.order[k]);
+	for (k = lg.norder; k-- > 0;) {
+		use_copy(&lg, &lg.order[k]);
+		show(&lg, lg.order[k].e.seq);
+	}
 	log_finish(&lg);
 	return 0;
 }

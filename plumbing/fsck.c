@@ -862,6 +862,11 @@ static void layout_problem(const aptix_oid *id, const char *what,
 	report(payload, "index mismatch %s: %s", aptix_oid_hex(id), what);
 }
 
+static void recency_problem(const char *what, void *payload)
+{
+	report(payload, "index mismatch: %s", what);
+}
+
 /* An object of a session cannot be read (what purge removed can). */
 static int unreadable(struct fsck *f, int r, const aptix_oid *id)
 {
@@ -960,6 +965,8 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 					     &convs) < 0)
 		report(f, "index mismatch: %s", aptix_error_last()->message);
 	check_conv_counts(f, &convs);
+	if (aptix_index_check_recency(f->repo, recency_problem, f) < 0)
+		report(f, "index mismatch: %s", aptix_error_last()->message);
 	for (i = 0; i < convs.n; i++) {
 		const aptix_conv_info *ci = &convs.convs[i];
 		aptix_buf name = APTIX_BUF_INIT;

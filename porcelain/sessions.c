@@ -52,13 +52,17 @@ struct rows {
 	size_t nr, alloc;
 };
 
-static int collect_conv(const aptix_conv_info *ci, void *payload)
+static void add_row(struct rows *rows, const aptix_conv_info *ci)
 {
-	struct rows *rows = payload;
-
 	rows->v = cli_grow(rows->v, &rows->alloc, rows->nr, sizeof(*rows->v));
 	memset(&rows->v[rows->nr], 0, sizeof(rows->v[0]));
-	rows->v[rows->nr++].ci = *ci;
+	rows->v[rows->nr].ci = *ci;
+	rows->v[rows->nr++].when = ci->updated_at;
+}
+
+static int collect_conv(const aptix_conv_info *ci, void *payload)
+{
+	add_row(payload, ci);
 	return 0;
 }
 
@@ -89,41 +93,48 @@ static int date_is_ten(int64_t ms)
 }
 
 /*
- * A conversation without a turn of its own (a fork not continued yet,
- * a new one) dates from when its ref was last written: where the fork
- * was made, not the end of the list.
+ * A conversation without a turn of its own (a fork not continued yet)
+ * dates from when its ref was last written: where the fork was made,
+ * not the end of the list.
  */
-static void row_dates(struct rows *rows, aptix_repo *repo, int *width)
+static void reflog_dates(struct rows *rows, aptix_repo *repo)
 {
 	aptix_buf ref = APTIX_BUF_INIT;
 	size_t i;
-	int n;
 
-	*width = 0;
 	for (i = 0; i < rows->nr; i++) {
 		struct conv_row *row = &rows->v[i];
 
-		row->when = row->ci.updated_at;
-		if (!row->when) {
-			aptix_buf_clear(&ref);
-			aptix_buf_printf(&ref, "refs/conversations/%s",
-					 row->ci.id);
-			if (aptix_buf_oom(&ref))
-				die("out of memory");
-			if (aptix_reflog_foreach(repo, ref.ptr, newest_entry,
-						 &row->when) < 0)
-				aptix_error_clear();
-		}
+		aptix_buf_clear(&ref);
+		aptix_buf_printf(&ref, "refs/conversations/%s", row->ci.id);
+		if (aptix_buf_oom(&ref))
+			die("out of memory");
+		if (aptix_reflog_foreach(repo, ref.ptr, newest_entry,
+					 &row->when) < 0)
+			aptix_error_clear();
+	}
+	aptix_buf_release(&ref);
+}
+
+/* The width of the date column of the rows shown. */
+static int date_width(struct rows *rows)
+{
+	size_t i;
+	int n, width = 0;
+
+	for (i = 0; i < rows->nr; i++) {
+		struct conv_row *row = &rows->v[i];
+
 		if (date_is_ten(row->when)) {
 			n = 10;		/* formatted when shown */
 		} else {
 			view_date(row->date, row->when, 0);
 			n = (int)strlen(row->date);
 		}
-		if (n > *width)
-			*width = n;
+		if (n > width)
+			width = n;
 	}
-	aptix_buf_release(&ref);
+	return width;
 }
 
 static int atoi_safe(const char *s)
@@ -249,6 +260,88 @@ static int filtered_out(const struct filter *f, const aptix_conv_info *ci)
 		!has_text(ci->title, f->grep);
 }
 
+/*
+ * The listing, newest first, read as it is shown (the library's recency
+ * order: a page costs what it shows). Conversations with no update time
+ * (forks not continued) are dated by their ref and merged in where that
+ * date puts them.
+ */
+struct listing {
+	const struct filter *f;
+	const char *ws;
+	int explicit_ws;
+	unsigned long limit;
+	struct rows shown;
+	size_t hidden;
+	struct rows undated;	/* by when, newest first */
+	size_t next;		/* the first of them not placed yet */
+};
+
+/* row in the listing: 0, or APTIX_ITEROVER once it is full. */
+static int place(struct listing *l, const struct conv_row *row)
+{
+	if (filtered_out(l->f, &row->ci))
+		return 0;
+	if (!view_workspace_holds(l->ws, l->explicit_ws,
+				  row->ci.workspace)) {
+		l->hidden++;
+		return 0;
+	}
+	if (l->shown.nr >= l->limit)
+		return APTIX_ITEROVER;
+	add_row(&l->shown, &row->ci);
+	l->shown.v[l->shown.nr - 1].when = row->when;
+	return 0;
+}
+
+/* The undated rows that come before row (NULL: all that are left). */
+static int place_undated(struct listing *l, const struct conv_row *row)
+{
+	int r = 0;
+
+	while (!r && l->next < l->undated.nr &&
+	       (!row || by_updated(&l->undated.v[l->next], row) < 0))
+		r = place(l, &l->undated.v[l->next++]);
+	return r;
+}
+
+static int listed_cb(const aptix_conv_info *ci, void *payload)
+{
+	struct listing *l = payload;
+	struct conv_row row;
+	int r;
+
+	if (ci->updated_at <= 0)
+		return APTIX_ITEROVER;	/* the undated: placed already */
+	memset(&row, 0, sizeof(row));
+	row.ci = *ci;
+	row.when = ci->updated_at;
+	if ((r = place_undated(l, &row)) != 0)
+		return r;
+	return place(l, &row);
+}
+
+static void list_conversations(struct listing *l, aptix_repo *repo)
+{
+	aptix_conv_info undated;
+	int r;
+
+	/* those with no update time come last in the library's order */
+	memset(&undated, 0, sizeof(undated));
+	if (aptix_index_conversations_by_recency(repo, &undated, collect_conv,
+						 &l->undated) < 0)
+		die_aptix();
+	reflog_dates(&l->undated, repo);
+	if (l->undated.nr)
+		qsort(l->undated.v, l->undated.nr, sizeof(*l->undated.v),
+		      by_updated);
+	r = aptix_index_conversations_by_recency(repo, NULL, listed_cb, l);
+	if (r == 0)
+		r = place_undated(l, NULL);
+	if (r < 0 && r != APTIX_ITEROVER)
+		die_aptix();
+}
+
 int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 {
 	int json = 0, all_ws = 0, explicit_ws = 0, only_arch = 0, inc_arch = 0;
@@ -256,12 +349,12 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 	struct filter f = { 0, NULL, NULL };
 	aptix_buf derived = APTIX_BUF_INIT;
 	unsigned long limit = ULONG_MAX;
-	struct rows rows = { NULL, 0, 0 };
+	struct listing l;
 	aptix_config *cfg = NULL;
 	char cur[APTIX_CONV_MAXLEN + 1];
 	const char *ws = NULL;
-	size_t i, shown = 0, hidden = 0;
-	int date_width = 0;
+	size_t i;
+	int width = 0;
 	json_t *arr = NULL;
 	struct option options[] = {
 		OPT_BOOL(0, "json", &json, "print a JSON array"),
@@ -307,45 +400,38 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		aptix_error_clear();
 	}
 
-	if (aptix_index_foreach_conversation(repo, collect_conv, &rows) < 0)
-		die_aptix();
-	row_dates(&rows, repo, &date_width);
-	if (rows.nr)
-		qsort(rows.v, rows.nr, sizeof(*rows.v), by_updated);
+	memset(&l, 0, sizeof(l));
+	l.f = &f;
+	l.ws = ws;
+	l.explicit_ws = explicit_ws;
+	l.limit = limit;
+	list_conversations(&l, repo);
+	width = date_width(&l.shown);
 
 	if (json && !(arr = json_array()))
 		die("out of memory");
-	for (i = 0; i < rows.nr; i++) {
-		struct conv_row *row = &rows.v[i];
+	for (i = 0; i < l.shown.nr; i++) {
+		struct conv_row *row = &l.shown.v[i];
 		int current = !strcmp(row->ci.id, cur);
 
-		if (filtered_out(&f, &row->ci))
-			continue;
-		if (!view_workspace_holds(ws, explicit_ws,
-					  row->ci.workspace)) {
-			hidden++;
-			continue;
-		}
-		if (shown >= limit)
-			break;
-		shown++;
 		if (!row->date[0])
 			view_date(row->date, row->when, 0);
 		if (!json)
-			print_row(row, current, date_width);
+			print_row(row, current, width);
 		else if (json_array_append_new(arr, row_json(row, current)))
 			die("out of memory");
 	}
 	if (json)
 		view_json_print(arr);
-	else if (!shown && hidden) {
+	else if (!l.shown.nr && l.hidden) {
 		fprintf(stderr, "No conversation in workspace '");
 		view_puts(stderr, ws);
 		fprintf(stderr, "' (%lu in others: see --all-workspaces).\n",
-			(unsigned long)hidden);
+			(unsigned long)l.hidden);
 	}
 
-	free(rows.v);
+	free(l.shown.v);
+	free(l.undated.v);
 	aptix_config_free(cfg);
 	return 0;
 }

@@ -176,6 +176,8 @@ actual () {
 	purged-leak) store values get purged "hex:$leak" ;;
 	rag-stats) store rag get rag s ;;
 	search-state) store main get search s ;;
+	recency-state) store main get recency s ;;
+	recency-key-c1) store main keys recency | grep "6331$" ;;
 	search-ordinal-s2) store main get search "hex:69$(sid 2)" ;;
 	search-doc-0) store main get search hex:6f00000000 ;;
 	search-term-parser) store main get search tparser ;;
@@ -189,7 +191,7 @@ actual () {
 
 test_expect_success PYTHON3 'the document has its store vectors' '
 	test_line_count -gt 40 vector-script &&
-	test_line_count = 25 vectors &&
+	test_line_count = 27 vectors &&
 	! grep -v "^[a-z0-9.-]* [0-9a-f][0-9a-f]*$" vectors &&
 	test_line_count = 1 running.json
 '

@@ -134,8 +134,13 @@ test_expect_success STORE_EDIT 'the whole index lost' '
 	done &&
 	store del conversations c1 &&
 	store del conversations c2 &&
+	for k in $(store keys recency)
+	do
+		store del recency hex:$k || return 1
+	done &&
 	store keys sessions >keys &&
 	store keys timeline >>keys &&
+	store keys recency >>keys &&
 	test_must_be_empty keys &&
 	test_expect_code 1 aptix fsck >out &&
 	test_line_count = 5 out &&

@@ -73,7 +73,7 @@ CREATE TABLE aptix_reflog (
 );
 
 -- The index records (objects-format.md, "Index records"): tbl 0
--- sessions, 1 children, 2 conversations, 3 timeline, 4 search.
+-- sessions, 1 children, 2 conversations, 3 timeline, 4 search, 5 recency.
 CREATE TABLE aptix_index (
 	org text NOT NULL DEFAULT current_setting('aptix.org'),
 	tbl smallint NOT NULL,

@@ -192,6 +192,35 @@ typedef int (*aptix_conv_info_cb)(const aptix_conv_info *c, void *payload);
 APTIX_EXTERN(int) aptix_index_foreach_conversation(aptix_repo *repo,
 						   aptix_conv_info_cb cb,
 						   void *payload);
+/**
+ * @brief The conversations, most recently updated first (updated_at
+ * descending, then id ascending: a record with no update time, 0, comes
+ * last), from the one after after (NULL: from the newest) on, to cb; cb
+ * returns APTIX_ITEROVER to stop.
+ *
+ * A page costs what it shows: the recency index (objects-format.md,
+ * "The recency index") gives the keys in order and each record is read
+ * once. A store indexed before that index existed has every record read
+ * and sorted, until `aptix reindex` builds it.
+ * @note ci is valid only during the call. after is compared by its
+ * updated_at and id only: a cursor may be a record made of those two.
+ * @return 0; what cb returns (other than APTIX_ITEROVER); a read error.
+ */
+APTIX_EXTERN(int) aptix_index_conversations_by_recency(
+	aptix_repo *repo, const aptix_conv_info *after,
+	aptix_conv_info_cb cb, void *payload);
+/** A problem found by aptix_index_check_recency(): one line, no LF. */
+typedef void (*aptix_index_recency_problem_fn)(const char *what,
+					       void *payload);
+/**
+ * @brief fsck's check of the recency index: every conversation record
+ * has its key, every key its record of that time. Nothing is checked in
+ * a store without it (indexed before it existed).
+ * @return the number of problems (each to fn), or < 0.
+ */
+APTIX_EXTERN(int) aptix_index_check_recency(aptix_repo *repo,
+					    aptix_index_recency_problem_fn fn,
+					    void *payload);
 
 /**
  * @brief fsck's check of a session's chain record (what the model holds

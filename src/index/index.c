@@ -883,8 +883,12 @@ static int conv_load(aptix_conv_info *ci, aptix_backend_txn *tx,
 	return r;
 }
 
+/*
+ * The record ci, and its key in the recency index (was: its update time
+ * when loaded, when it existed).
+ */
 static int conv_store(aptix_backend_txn *tx, const aptix_conv_info *ci,
-		      int exists)
+		      int exists, int64_t was)
 {
 	aptix_index_backend *ix = tx->backend->index;
 	aptix_buf v = APTIX_BUF_INIT;
@@ -893,6 +897,9 @@ static int conv_store(aptix_backend_txn *tx, const aptix_conv_info *ci,
 	if (!r)
 		r = ix->put(ix, tx, APTIX_INDEX_CONVS, ci->id, strlen(ci->id),
 			    v.ptr, v.len);
+	if (!r)
+		r = aptix_index__recency_move(tx, ci->id, exists != 0, was, 1,
+					      ci->updated_at);
 	aptix_buf_release(&v);
 	return r;
 }
@@ -918,6 +925,7 @@ int aptix_index__apply_session(aptix_backend_txn *tx,
 	const unsigned char *sec;
 	size_t seclen;
 	int r, exists, parent_known = 1;
+	int64_t was;
 
 	r = ix->get(&v, ix, tx, APTIX_INDEX_SESSIONS, op->id.id, 32);
 	if (r == 0 || r != APTIX_ENOTFOUND)
@@ -988,6 +996,7 @@ int aptix_index__apply_session(aptix_backend_txn *tx,
 		goto done;
 	if ((r = conv_load(&ci, tx, ss->conversation, &exists)) < 0)
 		goto done;
+	was = ci.updated_at;
 	if (!exists || !ci.turns) {
 		ci.created_at = ss->created_at;
 		if (!ci.titled)
@@ -998,7 +1007,7 @@ int aptix_index__apply_session(aptix_backend_txn *tx,
 				 ss->workspace);
 	}
 	conv_count(&ci, &si);
-	r = conv_store(tx, &ci, exists);
+	r = conv_store(tx, &ci, exists, was);
 done:
 	aptix_buf_release(&v);
 	aptix_buf_release(&psec);
@@ -1020,14 +1029,19 @@ int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,
 		 * reindex keeps it gone (rebuild_fn). A new turn in it
 		 * starts a new record.
 		 */
-		r = ix->del(ix, tx, APTIX_INDEX_CONVS, conv, strlen(conv));
-		return r == APTIX_ENOTFOUND ? 0 : r;
+		if ((r = conv_load(&ci, tx, conv, &exists)) < 0 || !exists)
+			return r;
+		if ((r = ix->del(ix, tx, APTIX_INDEX_CONVS, conv,
+				 strlen(conv))) < 0)
+			return r;
+		return aptix_index__recency_move(tx, conv, 1, ci.updated_at,
+						 0, 0);
 	}
 	if ((r = conv_load(&ci, tx, conv, &exists)) < 0)
 		return r;
 	ci.head = *head;
 	ci.has_head = 1;
-	return conv_store(tx, &ci, exists);
+	return conv_store(tx, &ci, exists, ci.updated_at);
 }
 
 /*
@@ -1062,7 +1076,7 @@ int aptix_index__conv_create(aptix_backend_txn *tx, const char *conv,
 	ci.created_at = ci.updated_at = created;
 	copy_cut(ci.workspace, sizeof(ci.workspace),
 		 workspace ? workspace : "");
-	return conv_store(tx, &ci, 0);
+	return conv_store(tx, &ci, 0, 0);
 }
 
 /* A record with no snapshot at all: a conversation started, never run. */
@@ -1089,7 +1103,7 @@ int aptix_index__conv_meta(aptix_backend_txn *tx, const char *conv,
 	}
 	if (archived >= 0)
 		ci.archived = archived != 0;
-	return conv_store(tx, &ci, exists);
+	return conv_store(tx, &ci, exists, ci.updated_at);
 }
 
 struct session_view {
@@ -1892,6 +1906,13 @@ static int collect_convs_key(const void *k, size_t kl, const void *v,
 	return collect_key(p, APTIX_INDEX_CONVS, k, kl);
 }
 
+static int collect_recency_key(const void *k, size_t kl,
+			       const void *v UNUSED, size_t vl UNUSED,
+			       void *p)
+{
+	return collect_key(p, APTIX_INDEX_RECENCY, k, kl);
+}
+
 /* The last reflog entry of rb->last deleted it: remember the name. */
 static int note_gone(struct rebuild *rb)
 {
@@ -2078,6 +2099,8 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 			r = 0;
 		}
 	}
+	if (!r)
+		r = aptix_index__recency_seal(tx);
 	return r ? r : aptix__repo_mark_layout(tx);
 }
 
@@ -2135,6 +2158,8 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 				   collect_timeline_key, &rb)) < 0 ||
 	    (r = index_iter(repo, APTIX_INDEX_CONVS, 0, NULL, 0,
 				   collect_convs_key, &rb)) < 0 ||
+	    (r = index_iter(repo, APTIX_INDEX_RECENCY, 0, NULL, 0,
+				   collect_recency_key, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
 				   &rb)) < 0 ||
 	    (r = repo->backend->refdb->reflog_iterate(repo->backend->refdb,

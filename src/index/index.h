@@ -210,6 +210,16 @@ int aptix_index__conv_create(aptix_backend_txn *tx, const char *conv,
 			     const char *workspace, int64_t created);
 int aptix_index__conv_meta(aptix_backend_txn *tx, const char *conv,
 			   const char *title, int archived);
+/*
+ * The recency key of conversation conv (index-recency.c), in the write
+ * of its record: had/old_at what the record was (had 0: none), has/
+ * new_at what it is (has 0: deleted).
+ */
+int aptix_index__recency_move(aptix_backend_txn *tx, const char *conv,
+			      int had, int64_t old_at, int has,
+			      int64_t new_at);
+/* reindex: the recency index covers every conversation. */
+int aptix_index__recency_seal(aptix_backend_txn *tx);
 int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,
 			  const aptix_oid *head, int64_t now);
 /*

@@ -144,7 +144,8 @@
 
 static const char *const table_names[APTIX_TABLE__COUNT] = {
 	"meta", "objects", "refs", "reflog", "sessions", "children",
-	"conversations", "running", "rag", "timeline", "purged", "search"
+	"conversations", "running", "rag", "timeline", "purged", "search",
+	"recency"
 };
 
 /*
@@ -153,7 +154,8 @@ static const char *const table_names[APTIX_TABLE__COUNT] = {
  */
 static int table_optional(int t)
 {
-	return t == APTIX_TABLE_PURGED || t == APTIX_TABLE_SEARCH;
+	return t == APTIX_TABLE_PURGED || t == APTIX_TABLE_SEARCH ||
+		t == APTIX_TABLE_RECENCY;
 }
 
 /*

@@ -3,8 +3,8 @@
  * (aptix/sys/backend.h).
  *
  * The index (the sessions, their children, the conversations, the
- * timeline and the search index: objects-format.md, "Index records")
- * is five tables of
+ * timeline, the search index and the conversations by recency:
+ * objects-format.md, "Index records") is six tables of
  * records, byte keys to byte values, iterated in ascending (or
  * descending) byte order of key. The library makes the keys and the
  * values and keeps them consistent with the objects and refs by writing
@@ -24,6 +24,8 @@ typedef enum {
 	APTIX_INDEX_CONVS,		/**< conversation id -> record */
 	APTIX_INDEX_TIMELINE,		/**< be64 ms, session id -> record */
 	APTIX_INDEX_SEARCH,		/**< search index (index/search.c) */
+	APTIX_INDEX_RECENCY,		/**< ~be64 updated ms, conversation
+					     id -> "" (index-recency.c) */
 	APTIX_INDEX__COUNT
 } aptix_index_table;
 

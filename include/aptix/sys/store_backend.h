@@ -37,6 +37,7 @@ typedef enum {
 	APTIX_TABLE_TIMELINE,	/**< be64 created ms, session id -> "" */
 	APTIX_TABLE_PURGED,	/**< object id -> purge record (purge.c) */
 	APTIX_TABLE_SEARCH,	/**< search index of sessions (search.c) */
+	APTIX_TABLE_RECENCY,	/**< conversations by last update */
 	APTIX_TABLE__COUNT
 } aptix_table;
 

@@ -418,9 +418,10 @@ static json_t *read_thread(struct serve *s, json_t *p, struct serve_err *e)
 
 	if (!r)
 		return NULL;
-	o = json_pack("{s:O,s:O}", "thread", json_object_get(r,
-							     "conversation"),
-		      "turns", json_object_get(r, "turns"));
+	o = json_pack("{s:O,s:O,s:O}", "thread",
+		      json_object_get(r, "conversation"), "turns",
+		      json_object_get(r, "turns"), "next_cursor",
+		      json_object_get(r, "next_cursor"));
 	json_decref(r);
 	return o;
 }

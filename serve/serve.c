@@ -27,6 +27,9 @@
 
 #define LIST_DEFAULT 50
 #define LIST_MAX 1000
+/* the graph's limit counts snapshots (whole conversations, one at least) */
+#define GRAPH_DEFAULT 500
+#define GRAPH_MAX 10000
 
 void serve_deadline(struct timespec *until, long ms)
 {
@@ -194,16 +197,6 @@ static int collect_conv(const aptix_conv_info *ci, void *payload)
 	return 0;
 }
 
-/* Most recently updated first; then by id, for a stable order. */
-static int by_updated(const void *a, const void *b)
-{
-	const aptix_conv_info *x = a, *y = b;
-
-	if (x->updated_at != y->updated_at)
-		return x->updated_at > y->updated_at ? -1 : 1;
-	return strcmp(x->id, y->id);
-}
-
 /* The conversation summary, and whether a turn of it runs here. */
 static json_t *conv_json(struct serve *s, const aptix_conv_info *ci)
 {
@@ -237,14 +230,6 @@ static int matches(const aptix_conv_info *ci, const char *q)
  * The cursor is "<updated ms>.<id>" of the last item shown: the next
  * page starts after it in the list's order.
  */
-static int after_cursor(const aptix_conv_info *ci, int64_t at,
-			const char *id)
-{
-	if (ci->updated_at != at)
-		return ci->updated_at < at;
-	return strcmp(ci->id, id) > 0;
-}
-
 struct scope {
 	const char *workspace;
 	int explicit_ws, archived, all;
@@ -253,10 +238,11 @@ struct scope {
 	int64_t cursor_at;
 	char cursor_id[APTIX_CONV_MAXLEN + 1];
 	long limit;
+	int nodes;		/* limit counts snapshots (the graph) */
 };
 
-static int read_scope(struct scope *sc, struct serve *s, json_t *p,
-		      struct serve_err *e)
+static int read_scope_of(struct scope *sc, struct serve *s, json_t *p,
+			 struct serve_err *e, long def, long max)
 {
 	const char *cursor = serve__pstr(p, "cursor");
 
@@ -280,10 +266,10 @@ static int read_scope(struct scope *sc, struct serve *s, json_t *p,
 		serve_fail(e, 400, "'q' is a string");
 		return -1;
 	}
-	sc->limit = pint(p, "limit", LIST_DEFAULT, 1, LIST_MAX);
+	sc->limit = pint(p, "limit", def, 1, max);
 	if (sc->limit < 0) {
-		serve_fail(e, 400, "'limit' is an integer from 1 to %d",
-			   LIST_MAX);
+		serve_fail(e, 400, "'limit' is an integer from 1 to %ld",
+			   max);
 		return -1;
 	}
 	if (p && json_object_get(p, "cursor") &&
@@ -309,6 +295,12 @@ static int read_scope(struct scope *sc, struct serve *s, json_t *p,
 	return 0;
 }
 
+static int read_scope(struct scope *sc, struct serve *s, json_t *p,
+		      struct serve_err *e)
+{
+	return read_scope_of(sc, s, p, e, LIST_DEFAULT, LIST_MAX);
+}
+
 static int in_scope(const struct scope *sc, const aptix_conv_info *ci)
 {
 	if (sc->workspace && strcmp(ci->workspace, sc->workspace) &&
@@ -321,37 +313,52 @@ static int in_scope(const struct scope *sc, const aptix_conv_info *ci)
 	return 1;
 }
 
+struct page_walk {
+	const struct scope *sc;
+	struct convs *page;
+	long used;		/* conversations, or snapshots, taken */
+	int more;
+};
+
+static int page_cb(const aptix_conv_info *ci, void *payload)
+{
+	struct page_walk *pw = payload;
+	long cost = pw->sc->nodes ? (ci->turns ? (long)ci->turns : 1) : 1;
+
+	if (!in_scope(pw->sc, ci))
+		return 0;
+	/* a page holds one conversation at least, whatever its size */
+	if (pw->page->nr && pw->used + cost > pw->sc->limit) {
+		pw->more = 1;
+		return APTIX_ITEROVER;
+	}
+	pw->used += cost;
+	return collect_conv(ci, pw->page);
+}
+
 /*
  * The page of conversations a list or a graph shows, in order: *more is
- * set when others follow it.
+ * set when others follow it. Read newest first from the index's
+ * recency order: what a page costs is what it shows.
  */
 static int select_page(struct convs *page, int *more, struct serve *s,
 		       const struct scope *sc)
 {
-	struct convs all = { NULL, 0, 0 };
-	size_t i;
+	struct page_walk pw;
+	aptix_conv_info after;
 	int r;
 
 	memset(page, 0, sizeof(*page));
-	*more = 0;
-	if ((r = aptix_index_foreach_conversation(s->repo, collect_conv,
-						  &all)) < 0)
-		goto done;
-	if (all.nr)
-		qsort(all.v, all.nr, sizeof(*all.v), by_updated);
-	for (i = 0; i < all.nr; i++) {
-		if (!in_scope(sc, &all.v[i]) || (sc->has_cursor &&
-		    !after_cursor(&all.v[i], sc->cursor_at, sc->cursor_id)))
-			continue;
-		if (page->nr == (size_t)sc->limit) {
-			*more = 1;
-			break;
-		}
-		if ((r = collect_conv(&all.v[i], page)) < 0)
-			goto done;
-	}
-done:
-	free(all.v);
+	memset(&pw, 0, sizeof(pw));
+	pw.sc = sc;
+	pw.page = page;
+	memset(&after, 0, sizeof(after));
+	after.updated_at = sc->cursor_at;
+	snprintf(after.id, sizeof(after.id), "%s", sc->cursor_id);
+	r = aptix_index_conversations_by_recency(s->repo, sc->has_cursor ?
+						 &after : NULL, page_cb,
+						 &pw);
+	*more = pw.more;
 	return r;
 }
 
@@ -589,6 +596,51 @@ static int find_conv(aptix_conv_info *ci, struct serve *s, const char *name,
 	return 0;
 }
 
+/*
+ * The turns of a page of a conversation: the newest limit of them
+ * before the one the cursor names (its session id: the oldest of the
+ * page before), oldest first. *from..*to in ss; *more when older ones
+ * are left.
+ */
+static int turn_page(size_t *from, size_t *to, int *more,
+		     const struct sessions *ss, json_t *p,
+		     struct serve_err *e)
+{
+	const char *cursor = serve__pstr(p, "cursor");
+	long limit = pint(p, "limit", LIST_MAX, 1, LIST_MAX);
+	aptix_oid id;
+
+	if (limit < 0) {
+		serve_fail(e, 400, "'limit' is an integer from 1 to %d",
+			   LIST_MAX);
+		return -1;
+	}
+	*to = ss->nr;
+	if (cursor) {
+		if (aptix_oid_fromstr(&id, cursor) < 0) {
+			aptix_error_clear();
+			serve_fail(e, 400, "bad cursor");
+			return -1;
+		}
+		for (*to = 0; *to < ss->nr; (*to)++)
+			if (!aptix_oid_cmp(&ss->v[*to].si.id, &id))
+				break;
+		if (*to == ss->nr) {
+			serve_fail(e, 400, "bad cursor: no turn '%.64s' in "
+				   "the conversation", cursor);
+			return -1;
+		}
+	}
+	*from = *to > (size_t)limit ? *to - (size_t)limit : 0;
+	*more = *from > 0;
+	return 0;
+}
+
+/*
+ * A conversation and a page of its turns: what it costs is the index
+ * records of its snapshots and the turns shown (`limit`, default and
+ * most LIST_MAX; `cursor`: next_cursor of the page before).
+ */
 json_t *serve_read_conversation(struct serve *s, json_t *p,
 				struct serve_err *e)
 {
@@ -596,8 +648,8 @@ json_t *serve_read_conversation(struct serve *s, json_t *p,
 	struct convs one;
 	struct sessions ss;
 	json_t *o, *turns, *v;
-	size_t i;
-	int r;
+	size_t i, from, to;
+	int more, r;
 
 	if (find_conv(&ci, s, serve__pstr(p, "conversation"), e) < 0)
 		return NULL;
@@ -607,8 +659,12 @@ json_t *serve_read_conversation(struct serve *s, json_t *p,
 		sessions_release(&ss);
 		return serve_fail_aptix(e, r);
 	}
+	if (turn_page(&from, &to, &more, &ss, p, e) < 0) {
+		sessions_release(&ss);
+		return NULL;
+	}
 	turns = json_array();
-	for (i = 0; i < ss.nr; i++) {
+	for (i = from; i < to; i++) {
 		if (!(v = turn_view(s, &ss.v[i].si.id, 0, e))) {
 			json_decref(turns);
 			sessions_release(&ss);
@@ -616,10 +672,12 @@ json_t *serve_read_conversation(struct serve *s, json_t *p,
 		}
 		json_array_append_new(turns, v);
 	}
-	sessions_release(&ss);
 	o = json_object();
 	set(o, "conversation", conv_json(s, &ci));
 	set(o, "turns", turns);
+	set(o, "next_cursor", more ? aptix_view_id(&ss.v[from].si.id) :
+	    NULL);
+	sessions_release(&ss);
 	return o;
 }
 
@@ -816,9 +874,9 @@ json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e)
 			return NULL;
 		if ((r = collect_conv(&ci, &page)) < 0)
 			return serve_fail_aptix(e, r);
-	} else if (read_scope(&sc, s, p, e) < 0) {
+	} else if (read_scope_of(&sc, s, p, e, GRAPH_DEFAULT, GRAPH_MAX) < 0) {
 		return NULL;
-	} else if ((r = select_page(&page, &more, s, &sc)) < 0) {
+	} else if ((sc.nodes = 1, r = select_page(&page, &more, s, &sc)) < 0) {
 		free(page.v);
 		return serve_fail_aptix(e, r);
 	}

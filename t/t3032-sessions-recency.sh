@@ -21,12 +21,10 @@ store () {
 # turn <conv> <ms> [<parent>]: a committed session of conv made at ms,
 # its conversation ref moved to it; its id in $last
 turn () {
-	local t p=
-	test -n "${3-}" && p="-p $3"
+	local t
 	t=$(aptix write-turn --conversation "$1" --seq 1 \
 		--instruction-text "in $1 at $2" --created-at "$2") &&
-	# shellcheck disable=SC2086 # p is empty or -p <id>
-	last=$(aptix commit-session $p --created-at "$2" "$t") &&
+	last=$(aptix commit-session ${3:+-p "$3"} --created-at "$2" "$t") &&
 	aptix update-ref "refs/conversations/$1" "$last"
 }
 

@@ -146,9 +146,25 @@ test_expect_success 'GET /api/conversations/<id>: its turns' '
 	test "$(json_field ".turns[0].session" <body)" = "$A" &&
 	test "$(json_field ".turns[1].session" <body)" = "$B" &&
 	test "$(json_field ".turns[1].instruction_summary" <body)" = "second question" &&
+	test "$(json_field .next_cursor <body)" = null &&
 	test "$(api GET "/api/conversations/nosuch")" = 404 &&
 	test "$(api GET "/api/conversations/$conv/extra")" = 404 &&
 	test "$(api DELETE "/api/conversations/$conv")" = 405
+'
+
+test_expect_success 'GET /api/conversations/<id>: a page of its turns, the newest' '
+	test "$(api GET "/api/conversations/$conv?limit=1")" = 200 &&
+	test "$(json_field ".turns[0].session" <body)" = "$B" &&
+	test "$(json_field ".turns[1]" <body)" = null &&
+	test "$(json_field .next_cursor <body)" = "$B" &&
+	test "$(api GET "/api/conversations/$conv?limit=1&cursor=$B")" = 200 &&
+	test "$(json_field ".turns[0].session" <body)" = "$A" &&
+	test "$(json_field .next_cursor <body)" = null &&
+	test "$(api GET "/api/conversations/$conv?cursor=$B")" = 200 &&
+	test "$(json_field ".turns[0].session" <body)" = "$A" &&
+	test "$(api GET "/api/conversations/$conv?cursor=nothex")" = 400 &&
+	test "$(api GET "/api/conversations/$conv?cursor=$(printf %064d 0)")" = 400 &&
+	test "$(api GET "/api/conversations/$conv?limit=0")" = 400
 '
 
 test_expect_success 'turns: summary and full views; raw objects' '
@@ -191,6 +207,22 @@ test_expect_success 'GET /api/graph: nodes, parents, lanes' '
 	test "$(api GET "/api/graph?conversation=$fconv")" = 200 &&
 	test "$(json_field ".nodes[0].parent" <body)" = "$A" &&
 	test "$(json_field ".nodes[0].parent_row" <body)" = null
+'
+
+test_expect_success 'GET /api/graph: limit counts snapshots, whole conversations' '
+	test "$(api GET "/api/graph?limit=2")" = 200 &&
+	test "$(json_field ".conversations[0].id" <body)" = "$fconv" &&
+	test "$(json_field ".conversations[1]" <body)" = null &&
+	cursor=$(json_field .next_cursor <body) &&
+	test "$cursor" != null &&
+	test "$(api GET "/api/graph?limit=2&cursor=$cursor")" = 200 &&
+	test "$(json_field ".conversations[0].id" <body)" = "$conv" &&
+	test "$(json_field ".nodes[1].id" <body)" = "$B" &&
+	test "$(json_field .next_cursor <body)" = null &&
+	test "$(api GET "/api/graph?limit=3")" = 200 &&
+	test "$(json_field ".conversations[1].id" <body)" = "$conv" &&
+	test "$(json_field .next_cursor <body)" = null &&
+	test "$(api GET "/api/graph?limit=10001")" = 400
 '
 
 test_expect_success 'GET /api/search: sessions ranked by their words' '

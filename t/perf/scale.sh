@@ -12,7 +12,10 @@
 # `log --graph --all | head -50` and `fsck --connectivity-only` on both
 # (and the ratio), `log --all` against `git log --all` (CPU time, user +
 # system, best of ROUNDS), and `fsck --connectivity-only` against
-# `git fsck --connectivity-only` on both pairs (goal: <= 2).
+# `git fsck --connectivity-only` on both pairs (goal: <= 2). The page's
+# views are measured through app-server (the same code as serve's HTTP
+# routes): the graph of 20 snapshots, and the newest conversation's
+# newest 20 turns and its every turn (up to 1,000).
 #
 # `log --all --since` takes the hour before the store's newest session.
 # The stores are cached in t/perf/results/ (gitignored), keyed by size,
@@ -190,6 +193,20 @@ same "log -n 20"
 row "log --graph --all | head -50" "$APTIX log --graph --all | head -50" \
 	"$APTIX log --graph --all | head -50"
 same "sessions -n 20"
+same "sessions --json -n 20 --all-workspaces"
+# the page's views, through app-server (serve's code, over stdin): the
+# graph of 20 snapshots, and 20 turns of the newest conversation
+rpc() { printf "printf '%%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}' | $APTIX app-server" "$1" "$2"; }
+newest() { "$APTIX" -C "$1" sessions --all-workspaces -n 1 --json |
+	sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' | head -n 1; }
+row "serve graph, limit 20" "$(rpc thread/graph '{"all":true,"limit":20}')" \
+	"$(rpc thread/graph '{"all":true,"limit":20}')"
+row "serve conversation, 20 turns" \
+	"$(rpc thread/read "{\"threadId\":\"$(newest "$SS/aptix")\",\"limit\":20}")" \
+	"$(rpc thread/read "{\"threadId\":\"$(newest "$SL/aptix")\",\"limit\":20}")"
+row "serve conversation, every turn" \
+	"$(rpc thread/read "{\"threadId\":\"$(newest "$SS/aptix")\"}")" \
+	"$(rpc thread/read "{\"threadId\":\"$(newest "$SL/aptix")\"}")"
 same "for-each-ref"
 row "log --all --since <its last hour>" "$APTIX log --all --since $since_s" \
 	"$APTIX log --all --since $since_l"

@@ -494,6 +494,8 @@ static void dispatch(struct jsonrpc *j, json_t *id, const char *method,
 			copy(q, "full", p, "full");
 			call(j, id, serve_read_turn, q);
 		} else {
+			copy(q, "cursor", p, "cursor");
+			copy(q, "limit", p, "limit");
 			call(j, id, read_thread, q);
 		}
 	} else if (!strcmp(method, "thread/list")) {

@@ -112,6 +112,15 @@ test_expect_success 'thread/list, thread/read, thread/resume, object/read' '
 	check([x["session"] for x in r["turns"]] == [A, B], r)
 	check(r["turns"][0]["instruction_summary"] == "first question", r)
 	check(r["turns"][1]["answer_summary"].startswith("Answer #2"), r)
+	check(r["next_cursor"] is None, r)
+	# a page of the newest turns, then the older ones
+	r = s.request("thread/read", {"threadId": conv, "limit": 1})["result"]
+	check([x["session"] for x in r["turns"]] == [B], r)
+	check(r["next_cursor"] == B, r)
+	r = s.request("thread/read", {"threadId": conv, "limit": 1,
+	                              "cursor": r["next_cursor"]})["result"]
+	check([x["session"] for x in r["turns"]] == [A], r)
+	check(r["next_cursor"] is None, r)
 	r = s.request("thread/resume", {"threadId": conv[:8]})["result"]
 	check(r["thread"]["id"] == conv, r)
 	full = s.request("thread/read", {"sessionId": B,

@@ -27,7 +27,10 @@
 
 #define LIST_DEFAULT 50
 #define LIST_MAX 1000
-/* the graph's limit counts snapshots (whole conversations, one at least) */
+/*
+ * the graph's limit counts snapshots (a store without a timeline: whole
+ * conversations, one at least)
+ */
 #define GRAPH_DEFAULT 500
 #define GRAPH_MAX 10000
 
@@ -858,17 +861,143 @@ static json_t *head_json(struct serve *s)
 	return o;
 }
 
+/*
+ * The graph's page by snapshots: the newest limit of those whose
+ * conversation is in scope, read newest first from the timeline from
+ * the cursor on ("<created ms>.<session>" of the oldest node shown), with
+ * their conversations (first met first). A page costs what it shows: a
+ * conversation larger than a page is shown over several.
+ */
+struct node_walk {
+	struct serve *s;
+	const struct scope *sc;
+	struct convs *page;	/* the conversations of the nodes */
+	struct convs out;	/* conversations out of scope, met already */
+	struct sessions *ss;
+	aptix_session_info last;	/* the oldest node taken */
+	int more;
+};
+
+static long conv_index(const struct convs *c, const char *id)
+{
+	size_t i;
+
+	for (i = c->nr; i-- > 0;)	/* the last met is the likeliest */
+		if (!strcmp(c->v[i].id, id))
+			return (long)i;
+	return -1;
+}
+
+/* The conversation of a node, in the page (>= 0) or out of scope (-1). */
+static long node_conv(struct node_walk *nw, const char *id, int *fits)
+{
+	aptix_conv_info ci;
+	long k = conv_index(nw->page, id);
+	int r;
+
+	if (k >= 0 || conv_index(&nw->out, id) >= 0)
+		return k;
+	r = aptix_index_conversation(&ci, nw->s->repo, id);
+	if (r == APTIX_ENOTFOUND) {	/* deleted: its sessions stay */
+		aptix_error_clear();
+		memset(&ci, 0, sizeof(ci));
+		snprintf(ci.id, sizeof(ci.id), "%s", id);
+	} else if (r < 0) {
+		return r;
+	}
+	if (r == APTIX_ENOTFOUND || !in_scope(nw->sc, &ci))
+		return (r = collect_conv(&ci, &nw->out)) < 0 ? r : -1;
+	if (!*fits)
+		return -1;	/* not taken: the page is full */
+	return (r = collect_conv(&ci, nw->page)) < 0 ? r :
+		(long)nw->page->nr - 1;
+}
+
+static int node_cb(const aptix_session_info *si, void *payload)
+{
+	struct node_walk *nw = payload;
+	struct sessions *ss = nw->ss;
+	int fits = ss->nr < (size_t)nw->sc->limit;
+	long k = node_conv(nw, si->conversation, &fits);
+	struct node *nv;
+
+	if (k < -1)
+		return (int)k;
+	if (k == -1 && fits)
+		return 0;	/* out of scope */
+	if (!fits) {
+		if (k == -1 && conv_index(&nw->out, si->conversation) >= 0)
+			return 0;
+		nw->more = 1;
+		return APTIX_ITEROVER;
+	}
+	if (ss->nr == ss->alloc) {
+		ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
+		if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
+			return aptix_error_oom();
+		ss->v = nv;
+	}
+	ss->v[ss->nr].si = *si;
+	ss->v[ss->nr++].conv = (size_t)k;
+	nw->last = *si;
+	return 0;
+}
+
+static int nodes_page(struct convs *page, struct sessions *ss,
+		      aptix_session_info *last, int *more, struct serve *s,
+		      const struct scope *sc, struct serve_err *e)
+{
+	struct node_walk nw;
+	aptix_oid at;
+	int r;
+
+	memset(&nw, 0, sizeof(nw));
+	nw.s = s;
+	nw.sc = sc;
+	nw.page = page;
+	nw.ss = ss;
+	if (sc->has_cursor && aptix_oid_fromstr(&at, sc->cursor_id) < 0) {
+		aptix_error_clear();
+		serve_fail(e, 400, "bad cursor");
+		return -1;
+	}
+	r = aptix_index_foreach_recent_before(s->repo, sc->cursor_at,
+					      sc->has_cursor ? &at : NULL,
+					      node_cb, &nw);
+	free(nw.out.v);
+	if (r == APTIX_ENOTFOUND && !ss->nr)
+		return 1;	/* records kept in place: by conversation */
+	if (r < 0 && r != APTIX_ITEROVER) {
+		serve_fail_aptix(e, r);
+		return -1;
+	}
+	if (ss->nr)
+		qsort(ss->v, ss->nr, sizeof(*ss->v), by_created);
+	*more = nw.more;
+	*last = nw.last;
+	return 0;
+}
+
+/*
+ * The graph: one conversation (conversation=), or a page of snapshots;
+ * a store whose records are not all in the timeline (indexed by an older
+ * aptix) pages by whole conversations.
+ */
 json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e)
 {
 	struct convs page;
 	struct sessions ss;
 	struct scope sc;
 	aptix_conv_info ci;
+	aptix_session_info last;
 	const char *conv = serve__pstr(p, "conversation");
+	char cursor[32 + APTIX_CONV_MAXLEN];
+	const char *next = NULL;
 	json_t *o = NULL;
-	int more = 0, r;
+	int more = 0, by_node = 0, r = 0;
 
 	memset(&page, 0, sizeof(page));
+	memset(&ss, 0, sizeof(ss));
 	if (conv) {
 		if (find_conv(&ci, s, conv, e) < 0)
 			return NULL;
@@ -876,19 +1005,30 @@ json_t *serve_graph(struct serve *s, json_t *p, struct serve_err *e)
 			return serve_fail_aptix(e, r);
 	} else if (read_scope_of(&sc, s, p, e, GRAPH_DEFAULT, GRAPH_MAX) < 0) {
 		return NULL;
-	} else if ((sc.nodes = 1, r = select_page(&page, &more, s, &sc)) < 0) {
+	} else if ((r = nodes_page(&page, &ss, &last, &more, s, &sc,
+				   e)) < 0) {
+		goto done;
+	} else if (!(by_node = !r) &&
+		   (sc.nodes = 1, r = select_page(&page, &more, s, &sc)) < 0) {
 		free(page.v);
 		return serve_fail_aptix(e, r);
 	}
-	if ((r = sessions_of(&ss, s, &page)) < 0)
+	if (!by_node && (r = sessions_of(&ss, s, &page)) < 0) {
 		serve_fail_aptix(e, r);
-	else if ((o = graph_json(s, &page, &ss, e))) {
-		char cursor[32 + APTIX_CONV_MAXLEN];
-		const char *next = cursor_of(cursor, &page, more);
-
+		goto done;
+	}
+	if (by_node && more) {
+		snprintf(cursor, sizeof(cursor), "%" PRId64 ".%s",
+			 last.created_at, aptix_oid_hex(&last.id));
+		next = cursor;
+	} else if (!by_node) {
+		next = cursor_of(cursor, &page, more);
+	}
+	if ((o = graph_json(s, &page, &ss, e))) {
 		set(o, "next_cursor", next ? json_string(next) : NULL);
 		set(o, "head", head_json(s));
 	}
+done:
 	sessions_release(&ss);
 	free(page.v);
 	return o;

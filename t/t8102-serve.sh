@@ -209,19 +209,29 @@ test_expect_success 'GET /api/graph: nodes, parents, lanes' '
 	test "$(json_field ".nodes[0].parent_row" <body)" = null
 '
 
-test_expect_success 'GET /api/graph: limit counts snapshots, whole conversations' '
+test_expect_success 'GET /api/graph: pages of snapshots, the newest first' '
 	test "$(api GET "/api/graph?limit=2")" = 200 &&
+	test "$(json_field ".nodes[0].id" <body)" = "$B" &&
+	F=$(aptix rev-parse "$fconv") &&
+	test "$(json_field ".nodes[1].id" <body)" = "$F" &&
+	test "$(json_field ".nodes[2]" <body)" = null &&
+	test "$(json_field ".nodes[1].parent_row" <body)" = null &&
 	test "$(json_field ".conversations[0].id" <body)" = "$fconv" &&
-	test "$(json_field ".conversations[1]" <body)" = null &&
+	test "$(json_field ".conversations[1].id" <body)" = "$conv" &&
 	cursor=$(json_field .next_cursor <body) &&
 	test "$cursor" != null &&
 	test "$(api GET "/api/graph?limit=2&cursor=$cursor")" = 200 &&
+	test "$(json_field ".nodes[0].id" <body)" = "$A" &&
+	test "$(json_field ".nodes[1]" <body)" = null &&
 	test "$(json_field ".conversations[0].id" <body)" = "$conv" &&
-	test "$(json_field ".nodes[1].id" <body)" = "$B" &&
 	test "$(json_field .next_cursor <body)" = null &&
 	test "$(api GET "/api/graph?limit=3")" = 200 &&
-	test "$(json_field ".conversations[1].id" <body)" = "$conv" &&
+	test "$(json_field ".nodes[2].parent_row" <body)" = 0 &&
 	test "$(json_field .next_cursor <body)" = null &&
+	test "$(api GET "/api/graph?q=FORKED")" = 200 &&
+	test "$(json_field ".nodes[0].id" <body)" = "$F" &&
+	test "$(json_field ".nodes[1]" <body)" = null &&
+	test "$(api GET "/api/graph?limit=2&cursor=1.$conv")" = 400 &&
 	test "$(api GET "/api/graph?limit=10001")" = 400
 '
 

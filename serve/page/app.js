@@ -17,7 +17,7 @@
  */
 "use strict";
 
-const PAGE = 1000;		/* turns per page of the graph (whole conversations) */
+const PAGE = 1000;		/* turns per page of the graph, the newest first */
 const LANE = 22, ROW = 26, X0 = 16, Y0 = 18;
 const SVG = "http://www.w3.org/2000/svg";
 

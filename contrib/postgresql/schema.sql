@@ -168,7 +168,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- The conversation of an index record (objects-format.md, "The
--- session index"): the key of a conversation record (table 2); in a
+-- session index"): the key of a conversation record (table 2), the key
+-- of a recency record after its 8 bytes of time (table 5); in a
 -- timeline record (table 3), the field at byte 80: 16 bytes of a UUID
 -- when flag 2 (byte 3) is set, else a str8.
 CREATE FUNCTION aptix_conv_of_index(tbl smallint, key bytea, val bytea)
@@ -176,6 +177,8 @@ RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	SELECT CASE
 	WHEN tbl = 2 THEN encode(key, 'escape')
+	WHEN tbl = 5 AND length(key) > 8 THEN
+		encode(substring(key FROM 9), 'escape')
 	WHEN tbl = 3 AND length(val) >= 97 THEN
 		CASE WHEN get_byte(val, 3) & 2 = 2 THEN
 			substr(encode(substring(val FROM 81 FOR 16), 'hex'), 1, 8)
@@ -233,7 +236,7 @@ END
 $$;
 
 -- The conversation of any index record: as aptix_conv_of_index() for
--- tables 2 and 3; a session's locator (table 0: id -> 0x04, the first 8
+-- tables 2, 3 and 5; a session's locator (table 0: id -> 0x04, the first 8
 -- bytes of its timeline key) and a child record (table 1: parent's
 -- timeline key, child id) are its session's, read from the timeline
 -- record (aptix writes that one first); the search index is the org's.
@@ -244,7 +247,7 @@ DECLARE
 	s bytea;
 	loc bytea;
 BEGIN
-	IF tbl = 2 OR tbl = 3 THEN
+	IF tbl = 2 OR tbl = 3 OR tbl = 5 THEN
 		RETURN aptix_conv_of_index(tbl, key, val);
 	END IF;
 	IF tbl = 0 AND length(key) = 32 AND length(val) = 9 THEN
@@ -311,7 +314,7 @@ BEGIN
 	END LOOP;
 	-- the records of sessions after their timeline records
 	UPDATE aptix_index SET conv = aptix_conv_of_index(tbl, key, val)
-	WHERE tbl IN (2, 3);
+	WHERE tbl IN (2, 3, 5);
 	UPDATE aptix_index SET conv = aptix_index_conv(org, tbl, key, val)
 	WHERE tbl = 0;
 	UPDATE aptix_index SET conv = aptix_index_conv(org, tbl, key, val)

@@ -9,7 +9,7 @@
 #	                  aptix-test; S3RVER_URL, S3RVER_DATA (its files:
 #	                  S3RVER_DATA/aptix-test/<org>/<id>...), S3RVER_LOG
 #	                  (each request's signing headers, JSON lines)
-#	start_s3_standin [--fail-first-put]
+#	start_s3_standin [--fail-first-put] [--on-put <program>]
 #	                  t/standin/s3_standin.py, which checks SigV4 with
 #	                  its own secret and honours If-None-Match: * on
 #	                  PUT; S3SI_URL, S3SI_DATA, S3SI_KEY, S3SI_SECRET

@@ -228,6 +228,27 @@ test_expect_success 'a PUT whose answer was lost: 412 on the next, checked, kept
 	aptix -C si fsck --full
 '
 
+test_expect_success 'the PUT is made before the PostgreSQL transaction opens' '
+	test_stop_server s3si &&
+	write_script on-put.sh <<-EOF &&
+	psql -X -q -At -d aptix -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\''aptix'\'' AND state LIKE '\''idle in transaction%'\''" >>"$TRASH_DIRECTORY/in-txn"
+	EOF
+	start_s3_standin --on-put "$TRASH_DIRECTORY/on-put.sh" &&
+	pg_sql -c "UPDATE aptix_meta SET value = '"'"'$S3SI_URL'"'"' WHERE key = '"'"'s3.url'"'"' AND org = '"'"'si'"'"'" &&
+	big_file si/first.txt 40 &&
+	export AWS_ACCESS_KEY_ID=$S3SI_KEY AWS_SECRET_ACCESS_KEY=$S3SI_SECRET &&
+	aptix -c files.max-size=1m -C si continue -q --no-rag --no-stream \
+		--file first.txt -m "put first" &&
+	grep "^PUT /bkt/si/[0-9a-f]* 200$" s3si.log &&
+	# one PUT, during which no transaction of aptix was open
+	echo 0 >expect &&
+	test_cmp expect in-txn &&
+	A=$(sed -n "s|^PUT /bkt/si/\([0-9a-f]*\) 200$|\1|p" s3si.log | tail -n 1) &&
+	aptix -C si cat-object -p $A >actual &&
+	test_cmp si/first.txt actual &&
+	aptix -C si fsck --full
+'
+
 UNIT=${APTIX_BUILD_DIR:-$TEST_DIRECTORY/..}/t/unit/aptix-unit
 test -x "$UNIT" && test_set_prereq UNIT
 

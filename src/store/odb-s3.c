@@ -19,8 +19,13 @@
  * marker never hides a base the inner backend must check; its bases may
  * be on S3 (they are read through this backend).
  *
- * The PUT runs inside the caller's transaction: a transaction run again
- * (a serialization failure) PUTs again, S3 answers 412, and the object
+ * The PUT runs before the caller's transaction (prepare_stored, which
+ * the transaction layer calls before it opens one): a slow S3 never
+ * holds a PostgreSQL transaction open. The markers it made are kept
+ * until the next prepare, and the writes in the transaction use them;
+ * a value written without one (never prepared, or another thread's
+ * prepare came between) is PUT there, as before. A PUT again (a
+ * transaction run again, a retried command) meets 412, and the object
  * there is fetched and checked instead. A 412 on a value whose bytes
  * differ (another aptix compressed the same object differently) is
  * accepted when those bytes decode to the object; the marker then
@@ -55,6 +60,12 @@ struct s3_odb {
 	char *url, *bucket, *region, *org;
 	char *where;		/* <url>/<bucket>/<org>/, for messages */
 	size_t threshold;
+	/* the values the last prepare put, with their markers (lock) */
+	struct put_done {
+		aptix_oid id;
+		aptix_buf mark;
+	} *done;
+	size_t ndone, adone;
 };
 
 /* What a marker says. */
@@ -324,6 +335,89 @@ done:
 	return r;
 }
 
+/* The marker of id that a prepare made, into mark: 1; else 0. */
+static int prepared(aptix_buf *mark, struct s3_odb *s, const aptix_oid *id)
+{
+	size_t i;
+	int r = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->ndone && !r; i++)
+		if (!aptix_oid_cmp(&s->done[i].id, id))
+			r = aptix_buf_set(mark, s->done[i].mark.ptr,
+					  s->done[i].mark.len) < 0 ?
+				APTIX_ERROR : 1;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* val on S3 and its marker in mark: as prepared, else put now. */
+static int offload_once(aptix_buf *mark, struct s3_odb *s,
+			const aptix_oid *id, const void *val, size_t len)
+{
+	int r = prepared(mark, s, id);
+
+	return r != 0 ? (r < 0 ? r : 0) : offload(mark, s, id, val, len);
+}
+
+static void forget_prepared(struct s3_odb *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ndone; i++)
+		aptix_buf_release(&s->done[i].mark);
+	s->ndone = 0;
+}
+
+static int remember(struct s3_odb *s, const aptix_oid *id,
+		    const aptix_buf *mark)
+{
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = aptix__grow(&s->done, &s->adone, s->ndone, sizeof(*s->done), 8);
+	if (r == 0) {
+		s->done[s->ndone].id = *id;
+		aptix_buf_init(&s->done[s->ndone].mark, 0);
+		r = aptix_buf_set(&s->done[s->ndone].mark, mark->ptr,
+				  mark->len) < 0 ? APTIX_ERROR : 0;
+		s->ndone++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static int inner_has(struct s3_odb *s, aptix_backend_txn *tx,
+		     const aptix_oid *id);
+
+static int s3_prepare_stored(aptix_odb_backend *b, const aptix_oid *ids,
+			     const void *const *vals, const size_t *lens,
+			     size_t n)
+{
+	struct s3_odb *s = S3_OF(b);
+	aptix_buf mark = APTIX_BUF_INIT;
+	size_t i;
+	int r = 0;
+
+	pthread_mutex_lock(&s->lock);
+	forget_prepared(s);
+	pthread_mutex_unlock(&s->lock);
+	for (i = 0; i < n && r == 0; i++) {
+		if (!offloaded(s, vals[i], lens[i]))
+			continue;
+		/* kept already: nothing to put (read in a transaction of
+		 * its own, short) */
+		if ((r = inner_has(s, NULL, &ids[i])) != 0) {
+			r = r < 0 ? r : 0;
+			continue;
+		}
+		if ((r = offload(&mark, s, &ids[i], vals[i], lens[i])) == 0)
+			r = remember(s, &ids[i], &mark);
+	}
+	aptix_buf_release(&mark);
+	return r;
+}
+
 /* 1 when the inner backend has id (in tx), 0 when not. */
 static int inner_has(struct s3_odb *s, aptix_backend_txn *tx,
 		     const aptix_oid *id)
@@ -356,7 +450,7 @@ static int s3_write_stored(aptix_odb_backend *b, aptix_backend_txn *tx,
 		return s->inner->write_stored(s->inner, tx, id, val, len);
 	if ((r = inner_has(s, tx, id)) != 0)
 		return r < 0 ? r : 0;
-	if ((r = offload(&mark, s, id, val, len)) == 0)
+	if ((r = offload_once(&mark, s, id, val, len)) == 0)
 		r = s->inner->write_stored(s->inner, tx, id, mark.ptr,
 					   mark.len);
 	aptix_buf_release(&mark);
@@ -394,7 +488,8 @@ static int s3_write_stored_many(aptix_odb_backend *b, aptix_backend_txn *tx,
 			r = has < 0 ? has : 0;
 			continue;
 		}
-		if ((r = offload(&marks[i], s, &ids[i], vals[i], lens[i])) < 0)
+		if ((r = offload_once(&marks[i], s, &ids[i], vals[i],
+				      lens[i])) < 0)
 			break;
 		v2[i] = marks[i].ptr;
 		l2[i] = marks[i].len;
@@ -492,6 +587,8 @@ static void s3_odb_free(struct s3_odb *s)
 	if (!s)
 		return;
 	aptix__s3_free(s->s3);
+	forget_prepared(s);
+	free(s->done);
 	pthread_mutex_destroy(&s->lock);
 	free(s->url);
 	free(s->bucket);
@@ -572,6 +669,7 @@ int aptix__odb_s3_wrap(aptix_backend *be, const struct aptix_s3_location *loc,
 		s3_read_stored_many : NULL;
 	s->parent.write_stored_many = in->write_stored_many ?
 		s3_write_stored_many : NULL;
+	s->parent.prepare_stored = s3_prepare_stored;
 	be->odb = &s->parent;
 	be->free = backend_free;
 	return 0;

@@ -845,15 +845,13 @@ static int require_object(aptix_backend_txn *bt, const aptix_oid *id)
 /* Objects written together at most (write_stored_many). */
 #define OBJECT_RUN 1000
 
-/*
- * Every queued object, first, in calls of up to OBJECT_RUN objects to a
- * backend that takes batches (one round trip, not one an object): an
- * object never depends on a record or a ref, and they may depend on it
- * (a session's index records are made after its objects are queued).
- */
-static int write_objects(aptix_backend_txn *bt, aptix_txn *tx)
+typedef int (*object_run_fn)(void *ctx, const aptix_oid *ids,
+			     const void *const *vals, const size_t *lens,
+			     size_t n);
+
+/* Every queued object to fn, in runs of up to OBJECT_RUN. */
+static int object_runs(aptix_txn *tx, object_run_fn fn, void *ctx)
 {
-	aptix_odb_backend *odb = bt->backend->odb;
 	aptix_oid *ids;
 	const void **vals;
 	size_t *lens, n = 0, i;
@@ -871,7 +869,7 @@ static int write_objects(aptix_backend_txn *bt, aptix_txn *tx)
 			lens[n++] = tx->ops[i].val.len;
 		}
 		if (n && (n == OBJECT_RUN || i == tx->n)) {
-			r = odb->write_stored_many(odb, bt, ids, vals, lens, n);
+			r = fn(ctx, ids, vals, lens, n);
 			n = 0;
 		}
 	}
@@ -879,6 +877,34 @@ static int write_objects(aptix_backend_txn *bt, aptix_txn *tx)
 	free(vals);
 	free(lens);
 	return r;
+}
+
+static int write_run(void *ctx, const aptix_oid *ids,
+		     const void *const *vals, const size_t *lens, size_t n)
+{
+	aptix_backend_txn *bt = ctx;
+	aptix_odb_backend *odb = bt->backend->odb;
+
+	return odb->write_stored_many(odb, bt, ids, vals, lens, n);
+}
+
+static int prepare_run(void *ctx, const aptix_oid *ids,
+		       const void *const *vals, const size_t *lens, size_t n)
+{
+	aptix_odb_backend *odb = ctx;
+
+	return odb->prepare_stored(odb, ids, vals, lens, n);
+}
+
+/*
+ * Every queued object, first, in calls of up to OBJECT_RUN objects to a
+ * backend that takes batches (one round trip, not one an object): an
+ * object never depends on a record or a ref, and they may depend on it
+ * (a session's index records are made after its objects are queued).
+ */
+static int write_objects(aptix_backend_txn *bt, aptix_txn *tx)
+{
+	return object_runs(tx, write_run, bt);
 }
 
 /* The words of the sessions written, into the search index. */
@@ -973,6 +999,10 @@ int aptix_txn_commit(aptix_txn *tx)
 
 	if (!tx->n)
 		return 0;
+	/* what goes elsewhere (S3) is put before the transaction opens */
+	if (be->odb && be->odb->prepare_stored &&
+	    (r = object_runs(tx, prepare_run, be->odb)) < 0)
+		return r;
 	r = be->transaction(be, apply_fn, tx);
 	if (!r)
 		clear_ops(tx);

@@ -6,16 +6,19 @@ that the key id exists), checks x-amz-content-sha256 against the body,
 and honours If-None-Match: * on PUT (412 when the key is taken).
 
     s3_standin.py --port-file F --dir D --key-id K --secret S
-                  [--fail-first-put]
+                  [--fail-first-put] [--on-put PROGRAM]
 
 Objects are files under D/<bucket>/<key>. --fail-first-put stores the
 first PUT's object and then answers 500, as a response lost on the way.
-Each request is logged to stderr as "METHOD PATH STATUS".
+--on-put runs PROGRAM on each PUT before it answers, so
+that a test sees what the client holds open meanwhile. Each request is
+logged to stderr as "METHOD PATH STATUS".
 """
 import argparse
 import hashlib
 import hmac
 import os
+import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -99,6 +102,8 @@ class Handler(BaseHTTPRequestHandler):
         if not self.common(body):
             return
         path = self.target()
+        if ARGS.on_put:
+            subprocess.run([ARGS.on_put], check=False)
         if self.headers.get("If-None-Match") == "*" and os.path.exists(path):
             self.reply(412, code="PreconditionFailed")
             return
@@ -131,6 +136,7 @@ def main():
     p.add_argument("--key-id", required=True)
     p.add_argument("--secret", required=True)
     p.add_argument("--fail-first-put", action="store_true")
+    p.add_argument("--on-put")
     ARGS = p.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(ARGS.port_file + ".tmp", "w") as f:

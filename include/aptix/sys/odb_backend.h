@@ -99,6 +99,16 @@ typedef struct aptix_odb_backend {
 				 aptix_backend_txn *tx, const aptix_oid *ids,
 				 const void *const *vals, const size_t *lens,
 				 size_t n);
+	/**
+	 * Before the transaction that will write these stored forms (NULL:
+	 * nothing to do): a backend that keeps some values elsewhere (S3)
+	 * puts them there now, so that no transaction waits on it; the
+	 * write_stored(_many) of the same values then uses what was put.
+	 * Idempotent, and optional: a write never prepared still works.
+	 */
+	int (*prepare_stored)(struct aptix_odb_backend *b, const aptix_oid *ids,
+			      const void *const *vals, const size_t *lens,
+			      size_t n);
 } aptix_odb_backend;
 
 #endif

@@ -285,6 +285,13 @@ test_expect_success 'a store of schema 2: upgrade asked for; after it, what was 
 	aptix -C bob fsck
 '
 
+test_expect_success 'a store of one user (LMDB) has no one to share with' '
+	aptix init -q solo &&
+	test_must_fail aptix -C solo share 2>err &&
+	grep "no users to share with" err &&
+	test_must_fail aptix -C solo share HEAD 2>err
+'
+
 test_expect_success 'stop' '
 	stop_standin &&
 	stop_pg

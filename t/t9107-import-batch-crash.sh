@@ -117,4 +117,30 @@ test_expect_success 'importing again adds exactly the rest' '
 	test_cmp clean.state killed.state
 '
 
+# Two sessions whose subagents have one id (copies of a project, as the
+# bench makes them): the second file names the subagent's conversation
+# again after the first file's state went, while the batch that moved
+# its ref is not committed yet.
+test_expect_success 'a conversation named again in the same batch' '
+	python3 - "$FIX/claude-code-2.1.328/projects/-home-user-proj" \
+		twice <<-\EOF &&
+	import os, re, sys
+	src, out = sys.argv[1], sys.argv[2]
+	uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+	for i in range(2):
+	    swap = lambda m: m.group(0)[:24] + "%012x" % i
+	    for root, _, files in os.walk(src):
+	        for f in files:
+	            p = os.path.join(root, f)
+	            q = os.path.join(out, uuid.sub(swap, os.path.relpath(p, src)))
+	            os.makedirs(os.path.dirname(q), exist_ok=True)
+	            open(q, "w").write(uuid.sub(swap, open(p).read()))
+	EOF
+	aptix init -q same &&
+	(cd same && aptix import --json claude ../twice >../same.json) &&
+	(cd same && aptix fsck --full) &&
+	(cd same && aptix import --json claude ../twice >../same2.json) &&
+	test "$(json_field new_turn_count same2.json)" = 0
+'
+
 test_done

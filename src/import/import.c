@@ -48,6 +48,9 @@ struct imp_run {
 	size_t nconvs, aconvs;
 	unsigned long long total;
 	aptix_txn *tx;			/* the batch (see batch_commit) */
+	aptix_oidmap moved_map;		/* sha256(conv) -> index in moved */
+	aptix_oid *moved;		/* refs of forgotten conversations */
+	size_t nmoved, amoved;		/* ... that the batch moves */
 	size_t batch_turns, batch_bytes;
 	unsigned batch_no;
 };
@@ -391,6 +394,30 @@ static void conv_free(struct imp_conv *c)
 }
 
 /*
+ * Forget a conversation whose files are read. When the uncommitted batch
+ * moves its ref, where to is kept until the commit: a later file that
+ * names it again (a shared subagent id) must see that ref, which the
+ * store does not have yet.
+ */
+static int conv_forget(struct imp_run *run, struct imp_conv *c)
+{
+	aptix_oid h;
+	int r = 0;
+
+	if (c->moved_in == run->batch_no + 1) {
+		key_oid(&h, c->id);
+		if (aptix__grow(&run->moved, &run->amoved, run->nmoved,
+				sizeof(*run->moved), 16) < 0 ||
+		    aptix_oidmap_put(&run->moved_map, &h, run->nmoved) < 0)
+			r = APTIX_ERROR;
+		else
+			run->moved[run->nmoved++] = c->ref_at;
+	}
+	conv_free(c);
+	return r;
+}
+
+/*
  * A top-level file is read: what no file left can need goes. Files of
  * one id share its conversations (and a tool's keys for the file), so
  * they stay until the last of them is read; keys of the run stay (a
@@ -400,6 +427,7 @@ static int file_done(struct imp_run *run, const char *id)
 {
 	aptix_oid h;
 	size_t i, n, left = 0;
+	int r = 0;
 
 	keys_clear(&run->fkeys);
 	if (!id)
@@ -411,13 +439,13 @@ static int file_done(struct imp_run *run, const char *id)
 	if (left)
 		return 0;
 	for (i = n = 0; i < run->nconvs; i++) {
-		if (run->convs[i]->file_no == run->file_no)
-			conv_free(run->convs[i]);
-		else
+		if (run->convs[i]->file_no != run->file_no)
 			run->convs[n++] = run->convs[i];
+		else if (conv_forget(run, run->convs[i]) < 0)
+			r = APTIX_ERROR;
 	}
 	run->nconvs = n;
-	return 0;
+	return r;
 }
 
 int imp_conversation(struct imp_file *f, const char *id)
@@ -790,6 +818,8 @@ static int batch_commit(struct imp_run *run)
 				run->batch_turns);
 	run->batch_turns = run->batch_bytes = 0;
 	run->batch_no++;
+	aptix_oidmap_clear(&run->moved_map);	/* the store has them */
+	run->nmoved = 0;
 	return r;
 }
 
@@ -802,8 +832,15 @@ static int ref_holds(int *holds, struct imp_run *run, struct imp_conv *c,
 		     const aptix_record_options *ro)
 {
 	aptix_buf name = APTIX_BUF_INIT;
+	aptix_oid h;
+	size_t i;
 	int r = 0;
 
+	if (!c->ref_known && !aptix_oidmap_get(&i, &run->moved_map,
+					       (key_oid(&h, c->id), &h))) {
+		c->ref_at = run->moved[i];	/* forgotten, moved by the batch */
+		c->ref_known = 1;
+	}
 	if (!c->ref_known) {
 		aptix_buf_printf(&name, "%s%s", APTIX_CONV_PREFIX, c->id);
 		if (aptix_buf_oom(&name))
@@ -911,8 +948,10 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 	if (!holds)
 		imp_warn(f, 0, "conversation '%s' has moved on: its ref is "
 			 "left as it is", c->id);
-	else if (moves)
+	else if (moves) {
 		c->ref_at = *sid;
+		c->moved_in = run->batch_no + 1;
+	}
 	run->batch_turns++;
 	run->batch_bytes += ro->response.len + ro->instruction.len +
 		ro->answer.len;
@@ -1546,6 +1585,8 @@ static void run_release(struct imp_run *run, struct file_list *l)
 	keys_release(&run->fkeys);
 	aptix_oidmap_release(&run->forked);
 	aptix_oidmap_release(&run->left);
+	aptix_oidmap_release(&run->moved_map);
+	free(run->moved);
 	aptix_txn_free(run->tx);
 }
 

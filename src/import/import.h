@@ -59,6 +59,7 @@ struct imp_conv {
 	char *cwd;
 	size_t written;		/* snapshots written in it by this run */
 	unsigned file_no;	/* the top-level file that used it last */
+	unsigned moved_in;	/* 1 + the batch that moved its ref, or 0 */
 	aptix_oid ref_at;	/* its ref, once read (zero: none) */
 	int ref_known;		/* ... as this run's writes leave it */
 };

@@ -38,12 +38,14 @@ ${CC:-cc} -O2 -o "$W/jsonl-parse" "$PERF_DIR/jsonl-parse.c" \
 	$(pkg-config --cflags --libs jansson 2>/dev/null || echo -ljansson)
 
 # corpus DIR COPIES: the Codex and Claude Code fixtures, COPIES times,
-# every session id changed per copy (so each copy is new to the store)
+# every session and subagent id changed per copy (so each copy is new to
+# the store)
 corpus() {
 	python3 - "$FIX" "$1" "$2" <<'PY'
 import os, re, sys
 fix, out, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
-uuid = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')
+uuid = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+                  r'|agent-[0-9a-f]{17}')	# and subagents' ids
 srcs = []
 for sub in ('codex-0.169', 'codex-0.171-toolcall',
             'claude-code-2.1.328/projects/-home-user-proj'):

@@ -640,6 +640,92 @@ static int turn_page(size_t *from, size_t *to, int *more,
 }
 
 /*
+ * The newest limit turns of conversation ci before the cursor's, from
+ * the timeline: read newest first from ci's newest snapshot, a page
+ * costs the sessions made in its time span, not the conversation's
+ * length. 0; 1 when the store's records are not all in the timeline
+ * (the caller walks the conversation); -1 with e set.
+ */
+struct conv_turns {
+	const char *conv;
+	struct sessions *ss;
+	size_t limit;
+	int more;
+};
+
+static int conv_turn_cb(const aptix_session_info *si, void *payload)
+{
+	struct conv_turns *ct = payload;
+	struct sessions *ss = ct->ss;
+	struct node *nv;
+
+	if (strcmp(si->conversation, ct->conv))
+		return 0;
+	if (ss->nr == ct->limit) {
+		ct->more = 1;
+		return APTIX_ITEROVER;
+	}
+	if (ss->nr == ss->alloc) {
+		ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
+		if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
+			return aptix_error_oom();
+		ss->v = nv;
+	}
+	ss->v[ss->nr].si = *si;
+	ss->v[ss->nr++].conv = 0;
+	return 0;
+}
+
+static int recent_turns(struct sessions *ss, int *more, struct serve *s,
+			const aptix_conv_info *ci, json_t *p,
+			struct serve_err *e)
+{
+	const char *cursor = serve__pstr(p, "cursor");
+	long limit = pint(p, "limit", LIST_MAX, 1, LIST_MAX);
+	struct conv_turns ct;
+	aptix_session_info at;
+	aptix_oid id;
+	int r;
+
+	memset(ss, 0, sizeof(*ss));
+	if (limit < 0) {
+		serve_fail(e, 400, "'limit' is an integer from 1 to %d",
+			   LIST_MAX);
+		return -1;
+	}
+	memset(&at, 0, sizeof(at));
+	if (cursor && (aptix_oid_fromstr(&id, cursor) < 0 ||
+		       aptix_index_session(&at, s->repo, &id) < 0 ||
+		       strcmp(at.conversation, ci->id))) {
+		aptix_error_clear();
+		serve_fail(e, 400, "bad cursor: no turn '%.64s' in the "
+			   "conversation", cursor);
+		return -1;
+	}
+	if (!cursor) {	/* just below the newest snapshot's key */
+		memset(at.id.id, 0xff, sizeof(at.id.id));
+		at.created_at = ci->updated_at;
+	}
+	ct.conv = ci->id;
+	ct.ss = ss;
+	ct.limit = (size_t)limit;
+	ct.more = 0;
+	r = aptix_index_foreach_recent_before(s->repo, at.created_at,
+					      &at.id, conv_turn_cb, &ct);
+	if (r == APTIX_ENOTFOUND && !ss->nr)
+		return 1;
+	if (r < 0 && r != APTIX_ITEROVER) {
+		sessions_release(ss);
+		serve_fail_aptix(e, r);
+		return -1;
+	}
+	if (ss->nr)
+		qsort(ss->v, ss->nr, sizeof(*ss->v), by_created);
+	*more = ct.more;
+	return 0;
+}
+
+/*
  * A conversation and a page of its turns: what it costs is the index
  * records of its snapshots and the turns shown (`limit`, default and
  * most LIST_MAX; `cursor`: next_cursor of the page before).
@@ -658,11 +744,15 @@ json_t *serve_read_conversation(struct serve *s, json_t *p,
 		return NULL;
 	one.v = &ci;
 	one.nr = one.alloc = 1;
-	if ((r = sessions_of(&ss, s, &one)) < 0) {
+	if ((r = recent_turns(&ss, &more, s, &ci, p, e)) < 0)
+		return NULL;
+	if (r == 0) {
+		from = 0;
+		to = ss.nr;
+	} else if ((r = sessions_of(&ss, s, &one)) < 0) {
 		sessions_release(&ss);
 		return serve_fail_aptix(e, r);
-	}
-	if (turn_page(&from, &to, &more, &ss, p, e) < 0) {
+	} else if (turn_page(&from, &to, &more, &ss, p, e) < 0) {
 		sessions_release(&ss);
 		return NULL;
 	}

@@ -493,10 +493,34 @@ static int by_conv_key(const void *a, const void *b)
 		      ((const struct conv_key *)b)->id);
 }
 
+/* Room for one more node in ss. */
+static int node_room(struct sessions *ss)
+{
+	struct node *nv;
+
+	if (ss->nr < ss->alloc)
+		return 0;
+	ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
+	if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
+		return aptix_error_oom();
+	ss->v = nv;
+	return 0;
+}
+
+/* si as a node of conversation conv (its index in the page). */
+static int push_node(struct sessions *ss, const aptix_session_info *si,
+		     size_t conv)
+{
+	if (node_room(ss) < 0)
+		return APTIX_ERROR;
+	ss->v[ss->nr].si = *si;
+	ss->v[ss->nr++].conv = conv;
+	return 0;
+}
+
 static int add_node(struct sessions *ss, const aptix_revwalk_entry *e)
 {
 	struct conv_key key, *hit;
-	struct node *nv;
 
 	key.id = e->conversation;
 	key.conv = 0;
@@ -504,12 +528,8 @@ static int add_node(struct sessions *ss, const aptix_revwalk_entry *e)
 		      by_conv_key);
 	if (!hit)
 		return 0;	/* cannot be: the walk pushed these */
-	if (ss->nr == ss->alloc) {
-		ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
-		if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
-			return aptix_error_oom();
-		ss->v = nv;
-	}
+	if (node_room(ss) < 0)
+		return APTIX_ERROR;
 	aptix_revwalk_entry_info(&ss->v[ss->nr].si, e);
 	ss->v[ss->nr++].conv = hit->conv;
 	return 0;
@@ -657,7 +677,6 @@ static int conv_turn_cb(const aptix_session_info *si, void *payload)
 {
 	struct conv_turns *ct = payload;
 	struct sessions *ss = ct->ss;
-	struct node *nv;
 
 	if (strcmp(si->conversation, ct->conv))
 		return 0;
@@ -665,15 +684,7 @@ static int conv_turn_cb(const aptix_session_info *si, void *payload)
 		ct->more = 1;
 		return APTIX_ITEROVER;
 	}
-	if (ss->nr == ss->alloc) {
-		ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
-		if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
-			return aptix_error_oom();
-		ss->v = nv;
-	}
-	ss->v[ss->nr].si = *si;
-	ss->v[ss->nr++].conv = 0;
-	return 0;
+	return push_node(ss, si, 0);
 }
 
 static int recent_turns(struct sessions *ss, int *more, struct serve *s,
@@ -1009,7 +1020,6 @@ static int node_cb(const aptix_session_info *si, void *payload)
 	struct sessions *ss = nw->ss;
 	int fits = ss->nr < (size_t)nw->sc->limit;
 	long k = node_conv(nw, si->conversation, &fits);
-	struct node *nv;
 
 	if (k < -1)
 		return (int)k;
@@ -1021,14 +1031,8 @@ static int node_cb(const aptix_session_info *si, void *payload)
 		nw->more = 1;
 		return APTIX_ITEROVER;
 	}
-	if (ss->nr == ss->alloc) {
-		ss->alloc = ss->alloc ? 2 * ss->alloc : 64;
-		if (!(nv = realloc(ss->v, ss->alloc * sizeof(*nv))))
-			return aptix_error_oom();
-		ss->v = nv;
-	}
-	ss->v[ss->nr].si = *si;
-	ss->v[ss->nr++].conv = (size_t)k;
+	if (push_node(ss, si, (size_t)k) < 0)
+		return APTIX_ERROR;
 	nw->last = *si;
 	return 0;
 }

@@ -941,27 +941,53 @@ static int union_terms(unsigned char *bits, const struct aptix_search_filter *f,
  * that side; any term holding it at an end of the text). 0; 1 when no
  * word of text can be used (bits then mean nothing).
  */
+/*
+ * Does text hold a word bounded on both sides (an EXACT term) that the
+ * index can stand for? Then that word alone narrows enough: the words
+ * at its ends would each need the whole vocabulary scanned (a term they
+ * begin, end or are part of), and a common one all its postings.
+ */
+/* The next word of text at or after *i: [*i, *j); 0 at the end. */
+static int next_word(const char *text, size_t len, size_t *i, size_t *j,
+		     int *ascii)
+{
+	while (*i < len && !aptix__tok_byte((unsigned char)text[*i]))
+		(*i)++;
+	if (*i >= len)
+		return 0;
+	for (*j = *i, *ascii = 1; *j < len &&
+	     aptix__tok_byte((unsigned char)text[*j]); (*j)++)
+		*ascii &= (unsigned char)text[*j] < 0x80;
+	return 1;
+}
+
+static int has_exact(const struct aptix_search_filter *f, const char *text)
+{
+	size_t len = strlen(text), i, j = 0;
+	int ascii = 1;
+
+	for (i = 0; next_word(text, len, &i, &j, &ascii); i = j)
+		if (i > 0 && j < len && j - i >= 2 && j - i <= APTIX_TERM_MAX &&
+		    (ascii || !(f->flags & APTIX_SEARCH_ICASE)))
+			return 1;
+	return 0;
+}
+
 static int text_bits(unsigned char *bits, const struct aptix_search_filter *f,
 		     const char *text)
 {
-	size_t len = strlen(text), nb = (f->st.next + 7) / 8, i = 0, j, w;
+	size_t len = strlen(text), nb = (f->st.next + 7) / 8, i = 0, j = 0, w;
 	unsigned char *one = NULL;
 	struct terms_found tf;
 	char tok[APTIX_TERM_MAX + 1];
-	int used = 0, r = 0, ascii;
+	int used = 0, r = 0, ascii = 1, exact_only = has_exact(f, text);
 
 	if (!(one = aptix__malloc(nb ? nb : 1)))
 		return APTIX_ERROR;
-	while (r == 0 && i < len) {
-		if (!aptix__tok_byte((unsigned char)text[i])) {
-			i++;
-			continue;
-		}
-		for (j = i, ascii = 1; j < len &&
-		     aptix__tok_byte((unsigned char)text[j]); j++)
-			ascii &= (unsigned char)text[j] < 0x80;
+	while (r == 0 && next_word(text, len, &i, &j, &ascii)) {
 		if (j - i < 2 || j - i > APTIX_TERM_MAX ||
-		    (!ascii && (f->flags & APTIX_SEARCH_ICASE))) {
+		    (!ascii && (f->flags & APTIX_SEARCH_ICASE)) ||
+		    (exact_only && !(i > 0 && j < len))) {
 			i = j;	/* a word no term can stand for */
 			continue;
 		}

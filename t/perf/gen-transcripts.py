@@ -127,8 +127,10 @@ def session(rnd, p, n, tmpl, out):
 
     size = 0
     for kind, rel, body in tmpl:
+        # a subagent's id (its file's name) is the session's own too
         path = os.path.join(out, kind, "s%05d" % (n // 500),
-                            UUID.sub(new_id, rel))
+                            re.sub(r"agent-[0-9a-f]{17}",
+                                   "agent-%017x" % n, UUID.sub(new_id, rel)))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         lines = []
         for line in body.splitlines():

@@ -67,10 +67,31 @@ static void vreportf(const char *prefix, const char *fmt, va_list ap,
 	fflush(stderr);
 }
 
+static void (*die_flush)(void *);
+static void *die_flush_payload;
+
+void cli_set_die_flush(void (*fn)(void *), void *payload)
+{
+	die_flush = fn;
+	die_flush_payload = payload;
+}
+
+/* The output a command holds goes out first (once: it may die itself). */
+static void flush_before_dying(void)
+{
+	void (*fn)(void *) = die_flush;
+
+	die_flush = NULL;
+	if (fn)
+		fn(die_flush_payload);
+	fflush(stdout);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
 
+	flush_before_dying();
 	va_start(ap, fmt);
 	vreportf("fatal: ", fmt, ap, 0, 0);
 	va_end(ap);
@@ -82,6 +103,7 @@ void die_errno(const char *fmt, ...)
 	int saved_errno = errno;
 	va_list ap;
 
+	flush_before_dying();
 	va_start(ap, fmt);
 	vreportf("fatal: ", fmt, ap, 1, saved_errno);
 	va_end(ap);

@@ -34,6 +34,13 @@ void die(const char *fmt, ...) CLI_NORETURN CLI_PRINTF(1, 2);
 /* Like die(), appending ": <strerror(errno)>" to the message. */
 void die_errno(const char *fmt, ...) CLI_NORETURN CLI_PRINTF(1, 2);
 
+/*
+ * Called by die() before the message, once: a command that buffers its
+ * output on its own (log) writes out what it has, so that a fatal error
+ * midway leaves what came before it on stdout, as git does. NULL unsets.
+ */
+void cli_set_die_flush(void (*fn)(void *), void *payload);
+
 /* Print "error: <msg>\n" to stderr; returns -1. */
 int error(const char *fmt, ...) CLI_PRINTF(1, 2);
 

@@ -479,6 +479,12 @@ static void ob_flush(struct log *lg)
 	lg->oblen = 0;
 }
 
+/* cli_set_die_flush's: what the walk printed before it died goes out */
+static void ob_flush_on_die(void *lg)
+{
+	ob_flush(lg);
+}
+
 static char *ob_reserve(struct log *lg, size_t n)
 {
 	if (lg->oblen + n > lg->obcap) {
@@ -1638,6 +1644,7 @@ static void log_release(struct log *lg)
 	free(lg->held);
 	free(lg->heads);
 	free(lg->head_slots);
+	cli_set_die_flush(NULL, NULL);
 	free(lg->ob);
 	graph_release(&lg->g);
 }
@@ -1660,6 +1667,7 @@ static void log_start_output(struct log *lg, int no_pager)
 	lg->tty = cli_isatty_stdout();
 	lg->obcap = 1 << 16;
 	lg->ob = xrealloc(NULL, lg->obcap, 1);
+	cli_set_die_flush(ob_flush_on_die, lg);
 	lg->bol = 1;
 	graph_init(&lg->g);
 }

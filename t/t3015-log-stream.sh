@@ -38,11 +38,9 @@ test_expect_success 'the first screen does not read the old sessions' '
 		test_must_fail aptix log --all --oneline >out 2>err &&
 		grep "corrupt" err &&
 		# what the walk read before the damage is shown, as git log
-		# shows the commits it walked before a fatal error (all but
-		# the last batch of 256 the walk reads)
-		test_line_count -ge 1000 out &&
-		head -n $(wc -l <out) ../all >expect &&
-		test_cmp expect out &&
+		# shows the commits it walked before a fatal error: here
+		# every session, the damaged record being the oldest
+		test_cmp ../all out &&
 		aptix log --graph --all | head -n 50 >first &&
 		head -n 50 ../full >expect &&
 		test_cmp expect first

@@ -63,6 +63,9 @@ struct stream {
 	uint32_t *cslots;		/* open addressing on chunk by id */
 	uint32_t cmask;
 	int chunk_full, eof, before_1970;
+	int err;			/* the timeline failed after the piece */
+	char *errmsg;			/* its message, kept until then */
+	int errklass;
 	int64_t last_at;		/* where the next piece starts */
 	aptix_oid last_id;
 	int has_last;
@@ -383,6 +386,30 @@ static int count_kid(const aptix_oid *parent, const aptix_oid *child
 	return 0;
 }
 
+/*
+ * The timeline failed after some sessions of a piece: they are walked,
+ * and the error comes after them, as git log shows the commits it
+ * walked before a damaged one.
+ */
+static int keep_error(struct stream *s, int r)
+{
+	const aptix_error *e = aptix_error_last();
+
+	if (!(s->errmsg = aptix__strdup(e->message)))
+		return APTIX_ERROR;
+	s->errklass = e->klass;
+	s->err = r;
+	s->chunk_full = 0;
+	aptix_error_clear();
+	return 0;
+}
+
+static int kept_error(struct stream *s)
+{
+	aptix_error_set(s->errklass, "%s", s->errmsg);
+	return s->err;
+}
+
 static int chunk_fill(struct stream *s)
 {
 	int r;
@@ -392,7 +419,8 @@ static int chunk_fill(struct stream *s)
 	r = aptix_index_foreach_recent_before(s->repo, s->last_at,
 					      s->has_last ? &s->last_id : NULL,
 					      chunk_cb, s);
-	if (r < 0 && r != APTIX_ITEROVER)
+	if (r < 0 && r != APTIX_ITEROVER &&
+	    (!s->nchunk || r == APTIX_ERROR || keep_error(s, r) < 0))
 		return r;
 	s->eof = !s->chunk_full;
 	if (!s->nchunk)
@@ -596,6 +624,8 @@ int stream_next(struct stream *s)
 			return emit(s, &s->cur, node_find(s, &s->cur.id));
 		}
 		if (s->pos == s->nchunk) {
+			if (s->eof && s->err)
+				return kept_error(s);
 			if (s->eof)
 				return s->nwaiting ? waits_forever(s) :
 					APTIX_ITEROVER;
@@ -623,6 +653,7 @@ void stream_free(struct stream *s)
 {
 	if (!s)
 		return;
+	free(s->errmsg);
 	free(s->chunk);
 	free(s->kids);
 	free(s->cslots);

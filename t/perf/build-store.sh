@@ -21,7 +21,9 @@
 # file written.
 #
 # Everything is built in a scratch directory on tmpfs (/dev/shm when
-# writable, else $TMPDIR) and copied to DIR and GITDIR at the end, so
+# writable, else $TMPDIR; BUILD_SCRATCH=<dir> chooses one, for a store
+# larger than /dev/shm holds: a 1M-session store takes 1.4 GB and
+# its git twin 0.4 GB, with the build's own files beside them) and copied to DIR and GITDIR at the end, so
 # that durable commits cost nothing while building. DIR/.aptix and
 # GITDIR must not exist yet.
 #
@@ -60,6 +62,7 @@ do
 done
 scratch=${TMPDIR:-/tmp}
 test -d /dev/shm && test -w /dev/shm && scratch=/dev/shm
+scratch=${BUILD_SCRATCH:-$scratch}
 W=$(mktemp -d "$scratch/aptix-store.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 "$APTIX" init -q "$W/store"

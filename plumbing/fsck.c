@@ -967,6 +967,8 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 	check_conv_counts(f, &convs);
 	if (aptix_index_check_recency(f->repo, recency_problem, f) < 0)
 		report(f, "index mismatch: %s", aptix_error_last()->message);
+	if (aptix_index_check_imports(f->repo, recency_problem, f) < 0)
+		report(f, "index mismatch: %s", aptix_error_last()->message);
 	for (i = 0; i < convs.n; i++) {
 		const aptix_conv_info *ci = &convs.convs[i];
 		aptix_buf name = APTIX_BUF_INIT;

@@ -178,6 +178,11 @@ actual () {
 	search-state) store main get search s ;;
 	recency-state) store main get recency s ;;
 	recency-key-c1) store main keys recency | grep "6331$" ;;
+	import-key-id) store import keys imports ;;
+	import-key-codex-t1-5)
+		test "$(cd import && aptix rev-parse codex-t1)" = \
+			"$(store import get imports hex:a126c135e3b97726a6603f17748b8fe1146f6f15d4b862bcfb671334cf318fc2 | cut -c3-66)" &&
+		store import get imports hex:a126c135e3b97726a6603f17748b8fe1146f6f15d4b862bcfb671334cf318fc2 ;;
 	search-ordinal-s2) store main get search "hex:69$(sid 2)" ;;
 	search-doc-0) store main get search hex:6f00000000 ;;
 	search-term-parser) store main get search tparser ;;
@@ -191,7 +196,7 @@ actual () {
 
 test_expect_success PYTHON3 'the document has its store vectors' '
 	test_line_count -gt 40 vector-script &&
-	test_line_count = 27 vectors &&
+	test_line_count = 29 vectors &&
 	! grep -v "^[a-z0-9.-]* [0-9a-f][0-9a-f]*$" vectors &&
 	test_line_count = 1 running.json
 '
@@ -228,7 +233,7 @@ test_expect_success PYTHON3 'the ids the store examples name are the stores'"'"'
 '
 
 test_expect_success PYTHON3 'the stores of the vectors are sound' '
-	for d in main values rag
+	for d in main values rag import
 	do
 		(cd v/$d && aptix fsck --full --no-dangling) || return 1
 	done

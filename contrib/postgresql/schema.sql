@@ -73,7 +73,8 @@ CREATE TABLE aptix_reflog (
 );
 
 -- The index records (objects-format.md, "Index records"): tbl 0
--- sessions, 1 children, 2 conversations, 3 timeline, 4 search, 5 recency.
+-- sessions, 1 children, 2 conversations, 3 timeline, 4 search, 5 recency,
+-- 6 imports.
 CREATE TABLE aptix_index (
 	org text NOT NULL DEFAULT current_setting('aptix.org'),
 	tbl smallint NOT NULL,
@@ -169,7 +170,8 @@ $$;
 
 -- The conversation of an index record (objects-format.md, "The
 -- session index"): the key of a conversation record (table 2), the key
--- of a recency record after its 8 bytes of time (table 5); in a
+-- of a recency record after its 8 bytes of time (table 5), the str8 at
+-- byte 41 of an import key's value (table 6); in a
 -- timeline record (table 3), the field at byte 80: 16 bytes of a UUID
 -- when flag 2 (byte 3) is set, else a str8.
 CREATE FUNCTION aptix_conv_of_index(tbl smallint, key bytea, val bytea)
@@ -179,6 +181,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	WHEN tbl = 2 THEN encode(key, 'escape')
 	WHEN tbl = 5 AND length(key) > 8 THEN
 		encode(substring(key FROM 9), 'escape')
+	WHEN tbl = 6 AND length(val) > 42 AND get_byte(val, 0) = 1 AND
+	     length(val) >= 42 + get_byte(val, 41) THEN
+		encode(substring(val FROM 43 FOR get_byte(val, 41)), 'escape')
 	WHEN tbl = 3 AND length(val) >= 97 THEN
 		CASE WHEN get_byte(val, 3) & 2 = 2 THEN
 			substr(encode(substring(val FROM 81 FOR 16), 'hex'), 1, 8)
@@ -236,7 +241,7 @@ END
 $$;
 
 -- The conversation of any index record: as aptix_conv_of_index() for
--- tables 2, 3 and 5; a session's locator (table 0: id -> 0x04, the first 8
+-- tables 2, 3, 5 and 6; a session's locator (table 0: id -> 0x04, the first 8
 -- bytes of its timeline key) and a child record (table 1: parent's
 -- timeline key, child id) are its session's, read from the timeline
 -- record (aptix writes that one first); the search index is the org's.
@@ -247,7 +252,7 @@ DECLARE
 	s bytea;
 	loc bytea;
 BEGIN
-	IF tbl = 2 OR tbl = 3 OR tbl = 5 THEN
+	IF tbl = 2 OR tbl = 3 OR tbl = 5 OR tbl = 6 THEN
 		RETURN aptix_conv_of_index(tbl, key, val);
 	END IF;
 	IF tbl = 0 AND length(key) = 32 AND length(val) = 9 THEN
@@ -314,7 +319,7 @@ BEGIN
 	END LOOP;
 	-- the records of sessions after their timeline records
 	UPDATE aptix_index SET conv = aptix_conv_of_index(tbl, key, val)
-	WHERE tbl IN (2, 3, 5);
+	WHERE tbl IN (2, 3, 5, 6);
 	UPDATE aptix_index SET conv = aptix_index_conv(org, tbl, key, val)
 	WHERE tbl = 0;
 	UPDATE aptix_index SET conv = aptix_index_conv(org, tbl, key, val)

@@ -223,6 +223,15 @@ APTIX_EXTERN(int) aptix_index_check_recency(aptix_repo *repo,
 					    void *payload);
 
 /**
+ * @brief fsck's check of the import keys (objects-format.md, "The import
+ * keys"): each record readable, naming a snapshot the store holds.
+ * @return the number of problems (each to fn), or < 0.
+ */
+APTIX_EXTERN(int) aptix_index_check_imports(aptix_repo *repo,
+					    aptix_index_recency_problem_fn fn,
+					    void *payload);
+
+/**
  * @brief fsck's check of a session's chain record (what the model holds
  * through the response chain a child continues: see src/index/index-chain.c).
  * @return 0 when it is what the session's parent record and turn make

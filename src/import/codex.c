@@ -247,7 +247,7 @@ static int end_turn(struct imp_file *f, struct codex *c, json_t *rec,
 	    (r = imp_emit(f, &c->t)) < 0)
 		return APTIX_ERROR;
 	c->base = c->total;
-	if (f->conv && c->thread && imp_forked_from(f->run, c->thread)) {
+	if (f->conv && c->thread) {
 		imp_key_here(&k, f);
 		k.total = c->total;
 		snprintf(key, sizeof(key), "codex:%s:%ld", c->thread,

@@ -39,9 +39,11 @@ struct imp_run {
 	const aptix_import_options *o;
 	aptix_import_stats *st;
 	int partial;
-	struct imp_keys keys;		/* the run's */
+	struct imp_keys keys;		/* the batch's (a dry run: all) */
 	struct imp_keys fkeys;		/* the file's own (imp_key_put_file) */
-	aptix_oidmap forked;		/* sha256(id) of the ids forked from */
+	struct imp_key got;		/* a key read from the store */
+	aptix_buf key_val;		/* a record's bytes, scratch */
+	int key_err;			/* a key could not be read */
 	aptix_oidmap left;		/* sha256(id) -> its files not read */
 	unsigned file_no;		/* the top-level file being read */
 	struct imp_conv **convs;
@@ -51,7 +53,7 @@ struct imp_run {
 	aptix_oidmap moved_map;		/* sha256(conv) -> index in moved */
 	aptix_oid *moved;		/* refs of forgotten conversations */
 	size_t nmoved, amoved;		/* ... that the batch moves */
-	size_t batch_turns, batch_bytes;
+	size_t batch_turns, batch_bytes, batch_keys;
 	unsigned batch_no;
 };
 
@@ -281,24 +283,31 @@ char *imp_dump(json_t *v)
 
 /* --- source keys ------------------------------------------------------- */
 
+/*
+ * A source key names a turn's snapshot (see import.h). The keys are kept
+ * in the store's imports table (objects-format.md, "The import keys"),
+ * written in the batch of the turns they name, so that a later run finds
+ * a parent imported before without reading its files again. The run
+ * keeps in memory only the keys of its uncommitted batch (and a dry run,
+ * which writes nothing, all of them): memory does not grow with the
+ * corpus.
+ */
 static void key_oid(aptix_oid *id, const char *key)
 {
 	aptix_sha256(id, key, strlen(key));
 }
 
-static int keys_put(struct imp_keys *ks, const char *key,
+static int keys_put(struct imp_keys *ks, const aptix_oid *id,
 		    const struct imp_key *k)
 {
-	aptix_oid id;
 	size_t i;
 
-	key_oid(&id, key);
-	if (!aptix_oidmap_get(&i, &ks->map, &id)) {
+	if (!aptix_oidmap_get(&i, &ks->map, id)) {
 		ks->v[i] = *k;
 		return 0;
 	}
 	if (aptix__grow(&ks->v, &ks->alloc, ks->n, sizeof(*ks->v), 64) < 0 ||
-	    aptix_oidmap_put(&ks->map, &id, ks->n) < 0)
+	    aptix_oidmap_put(&ks->map, id, ks->n) < 0)
 		return APTIX_ERROR;
 	ks->v[ks->n++] = *k;
 	return 0;
@@ -325,15 +334,85 @@ static void keys_release(struct imp_keys *ks)
 	memset(ks, 0, sizeof(*ks));
 }
 
+/* Queue the record of k in the batch, unless the store has it so. */
+static int key_write(struct imp_run *run, const aptix_oid *id,
+		     const struct imp_key *k, int queued)
+{
+	struct aptix_index_import_key ik;
+	aptix_index_backend *ix = run->repo->backend->index;
+	aptix_buf val = APTIX_BUF_INIT;
+	int r;
+
+	memset(&ik, 0, sizeof(ik));
+	ik.session = k->session;
+	ik.seq = k->seq;
+	snprintf(ik.conv, sizeof(ik.conv), "%s", k->conv);
+	ik.total = k->total;
+	ik.has_total = k->total.input_tokens || k->total.cached_tokens ||
+		k->total.output_tokens || k->total.reasoning_tokens ||
+		k->total.total_tokens;
+	if ((r = aptix_index__import_key_encode(&val, &ik)) < 0)
+		goto done;
+	r = ix->get(&run->key_val, ix, NULL, APTIX_INDEX_IMPORTS, id->id, 32);
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_clear();
+	else if (r < 0)
+		goto done;
+	else if (!queued && run->key_val.len == val.len &&
+		 !memcmp(run->key_val.ptr, val.ptr, val.len))
+		goto done;	/* imported before: as it was */
+	if ((r = run->tx ? 0 : aptix_txn_new(&run->tx, run->repo)) == 0 &&
+	    (r = aptix_txn__index_put(run->tx, APTIX_INDEX_IMPORTS, id->id,
+				      32, val.ptr, val.len)) == 0)
+		run->batch_keys++;
+done:
+	aptix_buf_release(&val);
+	return r < 0 ? r : 0;
+}
+
 int imp_key_put(struct imp_run *run, const char *key, const struct imp_key *k)
 {
-	return keys_put(&run->keys, key, k);
+	aptix_oid id;
+	int queued, r;
+
+	aptix_index__import_key_id(&id, key);
+	queued = keys_get(&run->keys, &id) != NULL;
+	if ((r = keys_put(&run->keys, &id, k)) < 0 || run->o->dry_run ||
+	    !*k->conv)
+		return r;
+	return key_write(run, &id, k, queued);
 }
 
 int imp_key_put_file(struct imp_run *run, const char *key,
 		     const struct imp_key *k)
 {
-	return keys_put(&run->fkeys, key, k);
+	aptix_oid id;
+
+	aptix_index__import_key_id(&id, key);
+	return keys_put(&run->fkeys, &id, k);
+}
+
+/* The key as an earlier batch or run stored it (NULL: none). */
+static const struct imp_key *key_read(struct imp_run *run,
+				      const aptix_oid *id)
+{
+	struct aptix_index_import_key ik;
+	int r = aptix_index__import_key_get(&ik, &run->key_val, run->repo,
+					    id);
+
+	if (r < 0) {
+		if (r != APTIX_ENOTFOUND && !run->key_err)
+			run->key_err = r;	/* the run stops, saying why */
+		else
+			aptix_error_clear();
+		return NULL;
+	}
+	memset(&run->got, 0, sizeof(run->got));
+	run->got.session = ik.session;
+	run->got.seq = ik.seq;
+	snprintf(run->got.conv, sizeof(run->got.conv), "%s", ik.conv);
+	run->got.total = ik.total;
+	return &run->got;
 }
 
 const struct imp_key *imp_key_get(struct imp_run *run, const char *key)
@@ -341,18 +420,11 @@ const struct imp_key *imp_key_get(struct imp_run *run, const char *key)
 	const struct imp_key *k;
 	aptix_oid id;
 
-	key_oid(&id, key);
-	if (!(k = keys_get(&run->fkeys, &id)))
-		k = keys_get(&run->keys, &id);
+	aptix_index__import_key_id(&id, key);
+	if (!(k = keys_get(&run->fkeys, &id)) &&
+	    !(k = keys_get(&run->keys, &id)))
+		k = key_read(run, &id);
 	return k;
-}
-
-int imp_forked_from(struct imp_run *run, const char *id)
-{
-	aptix_oid h;
-
-	key_oid(&h, id);
-	return !aptix_oidmap_get(NULL, &run->forked, &h);
 }
 
 void imp_key_here(struct imp_key *k, const struct imp_file *f)
@@ -795,20 +867,24 @@ static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
 /*
  * The batch: fresh turns are queued in one write transaction of the run
  * (run->tx) and committed together every IMP_BATCH_TURNS turns or
- * IMP_BATCH_BYTES of source, and at the end of the run, so that an
- * import does not pay one durable commit per turn. Nothing is committed
+ * IMP_BATCH_BYTES of source (or IMP_BATCH_KEYS keys of turns imported
+ * before), and at the end of the run, so that an import does not pay one
+ * durable commit per turn. A full batch is committed before the next
+ * turn is queued, so that the keys a tool puts after a turn go in the
+ * turn's batch. Nothing is committed
  * that the store would not hold after an import of the same turns one
  * by one: a crash loses at most the batch, which the next import reads
  * again (a turn's snapshot is made from the source alone).
  */
 #define IMP_BATCH_TURNS 256
 #define IMP_BATCH_BYTES (1u << 20)
+#define IMP_BATCH_KEYS 4096
 
 static int batch_commit(struct imp_run *run)
 {
 	int r;
 
-	if (!run->tx || !run->batch_turns)
+	if (!run->tx || (!run->batch_turns && !run->batch_keys))
 		return 0;
 	r = aptix_txn_commit(run->tx);
 	if (r == APTIX_EMISMATCH)
@@ -816,8 +892,9 @@ static int batch_commit(struct imp_run *run)
 				"moved while importing: the last %zu turns "
 				"were not written (import again)",
 				run->batch_turns);
-	run->batch_turns = run->batch_bytes = 0;
+	run->batch_turns = run->batch_bytes = run->batch_keys = 0;
 	run->batch_no++;
+	keys_clear(&run->keys);		/* the store has them */
 	aptix_oidmap_clear(&run->moved_map);	/* the store has them */
 	run->nmoved = 0;
 	return r;
@@ -927,6 +1004,11 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 		return dry_write(f, ro, t, s, sid, fresh);
 	if (!run->tx && (r = aptix_txn_new(&run->tx, run->repo)) < 0)
 		return r;
+	if ((run->batch_turns >= IMP_BATCH_TURNS ||
+	     run->batch_bytes >= IMP_BATCH_BYTES ||
+	     run->batch_keys >= IMP_BATCH_KEYS) &&
+	    (r = batch_commit(run)) < 0)
+		return r;
 	moves = aptix_session_status_ok(s->status);
 	if (moves && (r = ref_holds(&holds, run, c, ro)) < 0)
 		return r;
@@ -955,9 +1037,6 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 	run->batch_turns++;
 	run->batch_bytes += ro->response.len + ro->instruction.len +
 		ro->answer.len;
-	if (run->batch_turns >= IMP_BATCH_TURNS ||
-	    run->batch_bytes >= IMP_BATCH_BYTES)
-		return batch_commit(run);
 	return 0;
 }
 
@@ -1482,17 +1561,12 @@ int aptix_import_default_paths(aptix_strlist *out, const char *tool,
 	return r;
 }
 
-/* The file's id counted in run->left, its parent's in run->forked. */
+/* The file's id counted in run->left. */
 static int count_ids(struct imp_run *run, const struct src_file *f)
 {
 	aptix_oid h;
 	size_t n = 0;
 
-	if (f->parent) {
-		key_oid(&h, f->parent);
-		if (aptix_oidmap_put(&run->forked, &h, 1) < 0)
-			return APTIX_ERROR;
-	}
 	if (!f->id)
 		return 0;
 	key_oid(&h, f->id);
@@ -1562,6 +1636,8 @@ static int import_all(struct imp_run *run, const struct imp_tool *tool,
 			run->file_no++;
 			if (!(r = import_file(run, tool, l->v[i].path, NULL)))
 				r = file_done(run, l->v[i].id);
+			if (!r && run->key_err)
+				r = run->key_err;
 		}
 		force = !progress_made;	/* a cycle: import them anyway */
 	}
@@ -1583,7 +1659,7 @@ static void run_release(struct imp_run *run, struct file_list *l)
 	free(run->convs);
 	keys_release(&run->keys);
 	keys_release(&run->fkeys);
-	aptix_oidmap_release(&run->forked);
+	aptix_buf_release(&run->key_val);
 	aptix_oidmap_release(&run->left);
 	aptix_oidmap_release(&run->moved_map);
 	free(run->moved);

@@ -212,7 +212,12 @@ int imp_record_given(struct imp_file *f, aptix_record_options *ro,
  */
 int imp_ref_set(struct imp_file *f, const char *name, const aptix_oid *id);
 
-/* Source keys: what a key of the source names in the store. */
+/*
+ * Source keys: what a key of the source names in the store. A key put is
+ * written to the store's imports table with the batch (objects-format.md,
+ * "The import keys"), so later runs find it too. imp_key_get()'s answer
+ * is valid until the next imp_key_get() or imp_key_put().
+ */
 int imp_key_put(struct imp_run *run, const char *key,
 		const struct imp_key *k);
 const struct imp_key *imp_key_get(struct imp_run *run, const char *key);
@@ -222,11 +227,6 @@ const struct imp_key *imp_key_get(struct imp_run *run, const char *key);
  */
 int imp_key_put_file(struct imp_run *run, const char *key,
 		     const struct imp_key *k);
-/*
- * 1 when a file of the run forks from the source id (its prescan named
- * it as its parent): only then are keys into it needed.
- */
-int imp_forked_from(struct imp_run *run, const char *id);
 /* The key of the conversation's newest snapshot (for imp_key_put). */
 void imp_key_here(struct imp_key *k, const struct imp_file *f);
 

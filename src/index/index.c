@@ -1913,6 +1913,17 @@ static int collect_recency_key(const void *k, size_t kl,
 	return collect_key(p, APTIX_INDEX_RECENCY, k, kl);
 }
 
+/* An import key whose snapshot is gone goes (index-imports.c). */
+static int collect_stale_import(const void *k, size_t kl, const void *v,
+				size_t vl, void *p)
+{
+	struct rebuild *rb = p;
+
+	if (!aptix_index__import_key_stale(rb->repo, v, vl))
+		return 0;
+	return collect_key(p, APTIX_INDEX_IMPORTS, k, kl);
+}
+
 /* The last reflog entry of rb->last deleted it: remember the name. */
 static int note_gone(struct rebuild *rb)
 {
@@ -2160,6 +2171,8 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 				   collect_convs_key, &rb)) < 0 ||
 	    (r = index_iter(repo, APTIX_INDEX_RECENCY, 0, NULL, 0,
 				   collect_recency_key, &rb)) < 0 ||
+	    (r = index_iter(repo, APTIX_INDEX_IMPORTS, 0, NULL, 0,
+				   collect_stale_import, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
 				   &rb)) < 0 ||
 	    (r = repo->backend->refdb->reflog_iterate(repo->backend->refdb,

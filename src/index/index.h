@@ -7,6 +7,7 @@
 
 #include "repo/repo.h"
 #include "aptix/index.h"
+#include "aptix/refs.h"
 #include "aptix/sys/index_backend.h"
 #include "util/tokens.h"
 
@@ -220,6 +221,36 @@ int aptix_index__recency_move(aptix_backend_txn *tx, const char *conv,
 			      int64_t new_at);
 /* reindex: the recency index covers every conversation. */
 int aptix_index__recency_seal(aptix_backend_txn *tx);
+
+/*
+ * The source key of an imported turn (index-imports.c; objects-format.md,
+ * "The import keys"): the snapshot it names, that snapshot's seq and
+ * conversation, and for Codex the cumulative usage there.
+ */
+struct aptix_index_import_key {
+	aptix_oid session;
+	long seq;
+	char conv[APTIX_CONV_MAXLEN + 1];
+	int has_total;
+	aptix_usage total;
+};
+/* The record's key: the SHA-256 of the source key's text. */
+void aptix_index__import_key_id(aptix_oid *out, const char *key);
+int aptix_index__import_key_encode(aptix_buf *out,
+				   const struct aptix_index_import_key *k);
+/* APTIX_ECORRUPT for a record that is not one. */
+int aptix_index__import_key_decode(struct aptix_index_import_key *k,
+				   const void *val, size_t len);
+/*
+ * The record of id at the last commit (raw: its bytes); APTIX_ENOTFOUND
+ * when there is none, or its snapshot is not in the store.
+ */
+int aptix_index__import_key_get(struct aptix_index_import_key *k,
+				aptix_buf *raw, aptix_repo *repo,
+				const aptix_oid *id);
+/* reindex: 1 when a record is to go (unreadable, or names no snapshot). */
+int aptix_index__import_key_stale(aptix_repo *repo, const void *val,
+				  size_t len);
 int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,
 			  const aptix_oid *head, int64_t now);
 /*

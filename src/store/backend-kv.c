@@ -376,7 +376,8 @@ static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,
 
 static const aptix_table index_tables[APTIX_INDEX__COUNT] = {
 	APTIX_TABLE_SESSIONS, APTIX_TABLE_CHILDREN, APTIX_TABLE_CONVS,
-	APTIX_TABLE_TIMELINE, APTIX_TABLE_SEARCH, APTIX_TABLE_RECENCY
+	APTIX_TABLE_TIMELINE, APTIX_TABLE_SEARCH, APTIX_TABLE_RECENCY,
+	APTIX_TABLE_IMPORTS
 };
 
 static int index_get(aptix_buf *out, aptix_index_backend *b,

@@ -145,7 +145,7 @@
 static const char *const table_names[APTIX_TABLE__COUNT] = {
 	"meta", "objects", "refs", "reflog", "sessions", "children",
 	"conversations", "running", "rag", "timeline", "purged", "search",
-	"recency"
+	"recency", "imports"
 };
 
 /*
@@ -155,7 +155,7 @@ static const char *const table_names[APTIX_TABLE__COUNT] = {
 static int table_optional(int t)
 {
 	return t == APTIX_TABLE_PURGED || t == APTIX_TABLE_SEARCH ||
-		t == APTIX_TABLE_RECENCY;
+		t == APTIX_TABLE_RECENCY || t == APTIX_TABLE_IMPORTS;
 }
 
 /*

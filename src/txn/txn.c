@@ -25,12 +25,13 @@
 
 enum op_kind { OP_OBJECT, OP_SESSION_INDEX, OP_REF, OP_RUNNING_CLAIM,
 	OP_RUNNING_RELEASE, OP_REF_VERIFY, OP_CONV_META, OP_OBJECT_REQUIRE,
-	OP_CONV_CREATE };
+	OP_CONV_CREATE, OP_INDEX_PUT };
 
 struct op {
 	enum op_kind kind;
 	aptix_oid id;
-	aptix_buf val;			/* OP_OBJECT: stored form */
+	aptix_buf val;			/* OP_OBJECT: stored form;
+					   OP_INDEX_PUT: the key */
 	aptix_buf content;		/* and of a turn or session, the
 					   content: read back by the index
 					   without decoding */
@@ -731,6 +732,20 @@ int aptix_txn_conversation_create(aptix_txn *tx, const char *conv,
 	return 0;
 }
 
+int aptix_txn__index_put(aptix_txn *tx, aptix_index_table t,
+			 const void *key, size_t klen, const void *val,
+			 size_t vlen)
+{
+	struct op *o;
+
+	if (!(o = new_op(tx, OP_INDEX_PUT)) ||
+	    aptix_buf_set(&o->val, key, klen) < 0 ||
+	    aptix_buf_set(&o->content, val, vlen) < 0)
+		return APTIX_ERROR;
+	o->old_mode = (int)t;
+	return 0;
+}
+
 int aptix_conversation_set_title(aptix_repo *repo, const char *conv,
 				 const char *title)
 {
@@ -976,6 +991,14 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 			break;
 		case OP_OBJECT_REQUIRE:
 			r = require_object(bt, &o->id);
+			break;
+		case OP_INDEX_PUT:
+			r = bt->backend->index->put(bt->backend->index, bt,
+						    (aptix_index_table)
+						    o->old_mode, o->val.ptr,
+						    o->val.len,
+						    o->content.ptr,
+						    o->content.len);
 			break;
 		}
 	}

@@ -53,6 +53,14 @@ int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
 /* strict: fail with APTIX_ENOTFOUND when the claim is not there. */
 int aptix_txn__running_release(aptix_txn *tx, const char *conv,
 			       const aptix_oid *pending_turn, int strict);
+/*
+ * Queue an index record put in table t (a record kept by its writer,
+ * such as an import's source key: index-imports.c), applied in order
+ * with the rest.
+ */
+int aptix_txn__index_put(aptix_txn *tx, aptix_index_table t,
+			 const void *key, size_t klen, const void *val,
+			 size_t vlen);
 /* Check, at commit, that a ref holds old_id (NULL: that it is absent). */
 int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
 			  const aptix_oid *old_id);

@@ -3,8 +3,9 @@
  * (aptix/sys/backend.h).
  *
  * The index (the sessions, their children, the conversations, the
- * timeline, the search index and the conversations by recency:
- * objects-format.md, "Index records") is six tables of
+ * timeline, the search index, the conversations by recency and the
+ * source keys of imported turns: objects-format.md, "Index records") is
+ * seven tables of
  * records, byte keys to byte values, iterated in ascending (or
  * descending) byte order of key. The library makes the keys and the
  * values and keeps them consistent with the objects and refs by writing
@@ -26,6 +27,8 @@ typedef enum {
 	APTIX_INDEX_SEARCH,		/**< search index (index/search.c) */
 	APTIX_INDEX_RECENCY,		/**< ~be64 updated ms, conversation
 					     id -> "" (index-recency.c) */
+	APTIX_INDEX_IMPORTS,		/**< sha256(source key) -> snapshot
+					     (index-imports.c) */
 	APTIX_INDEX__COUNT
 } aptix_index_table;
 

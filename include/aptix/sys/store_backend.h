@@ -38,6 +38,7 @@ typedef enum {
 	APTIX_TABLE_PURGED,	/**< object id -> purge record (purge.c) */
 	APTIX_TABLE_SEARCH,	/**< search index of sessions (search.c) */
 	APTIX_TABLE_RECENCY,	/**< conversations by last update */
+	APTIX_TABLE_IMPORTS,	/**< source keys of imported turns */
 	APTIX_TABLE__COUNT
 } aptix_table;
 

@@ -278,21 +278,24 @@ struct upk {
 	aptix_buf *out;
 };
 
+/* n bytes as hex, with dashes where given: one append (ids are most of it). */
 static void put_hex(aptix_buf *out, const unsigned char *b, size_t n,
 		    const char *dashes)
 {
-	size_t i, j = 0;
+	char s[2 * 32 + 8];
+	size_t i, j = 0, k = 0;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && i < 32; i++) {
 		if (dashes)
 			while (dashes[j] == '-') {
-				aptix_buf_putc(out, '-');
+				s[k++] = '-';
 				j++;
 			}
-		aptix_buf_putc(out, hexdig[b[i] >> 4]);
-		aptix_buf_putc(out, hexdig[b[i] & 15]);
+		s[k++] = hexdig[b[i] >> 4];
+		s[k++] = hexdig[b[i] & 15];
 		j += 2;
 	}
+	aptix_buf_put(out, s, k);
 }
 
 static int unpack_value(struct upk *u, int tag, int depth);

@@ -97,10 +97,6 @@ struct obj {
 	unsigned char flags;
 };
 
-struct link {
-	size_t from, to;
-};
-
 struct missing {
 	aptix_oid id;
 	aptix_otype type;
@@ -114,15 +110,15 @@ struct fsck {
 	int mismatched;		/* an object's content is not its id's */
 	struct obj *objs;
 	size_t nobjs, aobjs;
-	struct link *links;
-	size_t nlinks, alinks;
+	uint32_t *links;	/* the objects' links, by number, */
+	size_t nlinks, alinks;	/* in the order of the objects */
 	struct missing *missing;
 	size_t nmissing, amissing;
 	aptix_oid *purged;		/* reported already */
 	size_t npurged, apurged;
 	size_t cur;		/* object being checked */
 	int refs_incomplete;	/* a ref could not be listed */
-	size_t *start;		/* links of object i: [start[i], start[i+1]) */
+	uint32_t *start;	/* links of object i: [start[i], start[i+1]) */
 	uint32_t *slots;	/* find_obj()'s table; UINT32_MAX: empty */
 	/*
 	 * A store of several users (aptix/share.h): the conversations
@@ -291,10 +287,10 @@ static int check_link(const aptix_oid *id, aptix_otype want,
 		return 0;
 	}
 	f->objs[j].flags |= F_USED;
+	if (f->nlinks >= UINT32_MAX)
+		die("too many links for fsck (%zu)", f->nlinks);
 	f->links = cli_grow(f->links, &f->alinks, f->nlinks, sizeof(*f->links));
-	f->links[f->nlinks].from = f->cur;
-	f->links[f->nlinks].to = (size_t)j;
-	f->nlinks++;
+	f->links[f->nlinks++] = (uint32_t)j;
 	return 0;
 }
 
@@ -508,6 +504,8 @@ static void check_objects(struct fsck *f)
 		error_aptix();
 		f->errors++;
 	}
+	if (f->nobjs >= UINT32_MAX)
+		die("too many objects for fsck (%zu)", f->nobjs);
 	if (f->nobjs)
 		qsort(f->objs, f->nobjs, sizeof(*f->objs), obj_cmp);
 	if (f->nobjs < UINT32_MAX / 4)
@@ -532,8 +530,14 @@ static void check_objects(struct fsck *f)
 			o->type = (unsigned char)type;
 		}
 	}
-	for (i = 0; i < f->nobjs; i++)
+	/* objects are checked in order: their links come sorted */
+	if (!(f->start = calloc(f->nobjs + 1, sizeof(*f->start))))
+		die("out of memory");
+	for (i = 0; i < f->nobjs; i++) {
+		f->start[i] = (uint32_t)f->nlinks;
 		check_object(f, i);
+	}
+	f->start[f->nobjs] = (uint32_t)f->nlinks;
 }
 
 static int missing_cmp(const void *a, const void *b)
@@ -630,32 +634,28 @@ static void check_refs(struct fsck *f, struct ref_list *refs)
 
 /* --- Reachability ------------------------------------------------------ */
 
-static int link_cmp(const void *a, const void *b)
+/* The number of an object, for the library's walk: its rank. */
+static long fsck_number(const aptix_oid *id, void *payload)
 {
-	const struct link *x = a, *y = b;
-
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	return x->to < y->to ? -1 : x->to > y->to;
+	return find_obj(payload, id);
 }
 
-/* The links of an object, for the library's walk (links sorted). */
-static int fsck_links(const aptix_oid *id, aptix_ref_cb cb, void *cb_payload,
-		      void *payload)
+/* The links of object n, for the library's walk. */
+static int fsck_links_at(size_t n, aptix_reach_mark_fn cb, void *cb_payload,
+			 void *payload)
 {
 	struct fsck *f = payload;
-	long i = find_obj(f, id);
 	size_t k;
 	int r;
 
-	/* unknown or damaged: the walk reads it and counts it broken */
-	if (i < 0 || (f->objs[i].flags & F_CORRUPT))
+	/* damaged: the walk reads it and counts it broken */
+	if (f->objs[n].flags & F_CORRUPT)
 		return APTIX_ENOTFOUND;
-	for (k = f->start[i]; k < f->start[i + 1]; k++) {
-		const struct obj *to = &f->objs[f->links[k].to];
+	for (k = f->start[n]; k < f->start[n + 1]; k++) {
+		const struct obj *to = &f->objs[f->links[k]];
 
-		if ((r = cb(&to->id, (aptix_otype)to->type, NULL,
-			    cb_payload)) < 0)
+		if ((r = cb(&to->id, (aptix_otype)to->type,
+			    (long)f->links[k], cb_payload)) < 0)
 			return r;
 	}
 	return 0;
@@ -674,21 +674,14 @@ static void mark_reachable(struct fsck *f, int report_failed)
 	aptix_reach_options o = APTIX_REACH_OPTIONS_INIT;
 	aptix_reach_why why;
 	aptix_reach *r;
-	size_t i, k;
+	size_t i;
 
 	if (f->verbose)
 		fprintf(stderr, "Checking connectivity (%zu objects)\n",
 			f->nobjs);
-	if (f->nlinks)
-		qsort(f->links, f->nlinks, sizeof(*f->links), link_cmp);
-	f->start = calloc(f->nobjs + 1, sizeof(*f->start));
-	if (!f->start)
-		die("out of memory");
-	for (k = 0; k < f->nlinks; k++)
-		f->start[f->links[k].from + 1]++;
-	for (i = 0; i < f->nobjs; i++)
-		f->start[i + 1] += f->start[i];
-	o.links = fsck_links;
+	o.count = f->nobjs;
+	o.number = fsck_number;
+	o.links_at = fsck_links_at;
 	o.links_payload = f;
 	if (aptix_reach_new(&r, f->repo, &o) < 0)
 		die_aptix();
@@ -706,7 +699,7 @@ static void mark_reachable(struct fsck *f, int report_failed)
 		f->errors++;
 	}
 	for (i = 0; i < f->nobjs; i++) {
-		if (!aptix_reach_contains(r, &f->objs[i].id, &why))
+		if (!aptix_reach_contains_at(r, i, &why))
 			continue;
 		f->objs[i].flags |= F_REACHABLE;
 		if (report_failed && why == APTIX_REACH_FAILED &&

@@ -78,6 +78,25 @@ typedef enum {
 typedef int (*aptix_reach_links_fn)(const aptix_oid *id, aptix_ref_cb cb,
 				    void *cb_payload, void *payload);
 
+/**
+ * For aptix_reach_links_at_fn: one reference, with the caller's number
+ * of the object it names (-1: an object the caller does not know).
+ */
+typedef int (*aptix_reach_mark_fn)(const aptix_oid *id, aptix_otype type,
+				   long n, void *cb_payload);
+/**
+ * The references of the caller's object number n (see number below),
+ * to cb. Return APTIX_ENOTFOUND when it has none to give (unknown or
+ * damaged: then the walk reads the object itself).
+ */
+typedef int (*aptix_reach_links_at_fn)(size_t n, aptix_reach_mark_fn cb,
+				       void *cb_payload, void *payload);
+/**
+ * The caller's number of an object, below the options' count, or -1
+ * for one it does not know.
+ */
+typedef long (*aptix_reach_number_fn)(const aptix_oid *id, void *payload);
+
 typedef struct {
 	unsigned version;		/**< APTIX_REACH_OPTIONS_VERSION */
 	/** roots to use (APTIX_REACH_*; 0: all), | APTIX_REACH_SCAN_YOUNG */
@@ -94,11 +113,22 @@ typedef struct {
 	 * (gc.reflog-expire). 0: every entry is a root.
 	 */
 	int64_t reflog_before_ms;
+	/**
+	 * A caller that holds every object numbered 0 to count - 1 (fsck:
+	 * by rank in its sorted table) gives number, and links_at instead
+	 * of links: the set is then a byte per numbered object rather than
+	 * a map entry each (an object not numbered, such as a missing one,
+	 * still takes an entry), and a walk follows numbers, never looking
+	 * an id up. 0 / NULL: no numbering. The payload is links_payload.
+	 */
+	size_t count;
+	aptix_reach_number_fn number;
+	aptix_reach_links_at_fn links_at;
 } aptix_reach_options;
 
-#define APTIX_REACH_OPTIONS_VERSION 1
+#define APTIX_REACH_OPTIONS_VERSION 2
 #define APTIX_REACH_OPTIONS_INIT { APTIX_REACH_OPTIONS_VERSION, 0, 0, 0, \
-				   NULL, NULL, 0 }
+				   NULL, NULL, 0, 0, NULL, NULL }
 
 /**
  * @brief A new, empty computation. opts may be NULL (every root, no
@@ -127,6 +157,14 @@ APTIX_EXTERN(int) aptix_reach_contains(const aptix_reach *r,
 				       aptix_reach_why *why);
 /** @brief How many objects are reachable (missing ones included). */
 APTIX_EXTERN(size_t) aptix_reach_count(const aptix_reach *r);
+/**
+ * @brief Whether the caller's object number n (options' numbering) is
+ * reachable, without a lookup.
+ * @param[out] why the first reason that reaches it (may be NULL)
+ * @return 1 or 0 (0 also when n is not below the options' count)
+ */
+APTIX_EXTERN(int) aptix_reach_contains_at(const aptix_reach *r, size_t n,
+					  aptix_reach_why *why);
 /** @brief How many reachable objects are missing or damaged. */
 APTIX_EXTERN(size_t) aptix_reach_broken(const aptix_reach *r);
 

@@ -3,7 +3,8 @@
  * states the contract fsck and gc share).
  *
  * The set is an id map from object id to the reason that first reached
- * it. Roots are collected phase by phase (refs, reflogs, claims, failed
+ * it; with a caller's numbering (fsck: objects by rank), a byte per
+ * numbered object instead, and the links followed by number. Roots are collected phase by phase (refs, reflogs, claims, failed
  * sessions, young objects), each list read whole before anything is
  * marked, so that no object is read while a table is being iterated;
  * marking is an explicit stack (no recursion, so a long chain of
@@ -21,6 +22,7 @@
 struct pending {
 	aptix_oid id;
 	aptix_otype type;	/* APTIX_OBJ_BAD: unknown */
+	long num;		/* the caller's number, -1: none */
 };
 
 struct roots {
@@ -32,6 +34,8 @@ struct aptix_reach {
 	aptix_repo *repo;
 	aptix_reach_options o;
 	aptix_oidmap set;		/* id -> aptix_reach_why */
+	unsigned char *marks;		/* numbered: why, 0 when not */
+	size_t nmarked;
 	struct roots stack;		/* marked, not followed yet */
 	struct roots added;		/* aptix_reach_add() */
 	aptix_reach_why *added_why;
@@ -49,19 +53,64 @@ static int roots_add(struct roots *l, const aptix_oid *id, aptix_otype type)
 	if (aptix__grow(&l->v, &l->alloc, l->n, sizeof(*l->v), 64) < 0)
 		return APTIX_ERROR;
 	l->v[l->n].id = *id;
+	l->v[l->n].num = -1;
 	l->v[l->n++].type = type;
 	return 0;
 }
 
+/* The caller's number of id, or -1. */
+static long number_of(const aptix_reach *r, const aptix_oid *id)
+{
+	long n;
+
+	if (!r->marks)
+		return -1;
+	n = r->o.number(id, r->o.links_payload);
+	return n >= 0 && (size_t)n < r->o.count ? n : -1;
+}
+
+/* Whether id is in the set (num: its number, or -1), and why. */
+static int in_set(const aptix_reach *r, const aptix_oid *id, long num,
+		  aptix_reach_why *why)
+{
+	size_t v;
+
+	if (num >= 0) {
+		if (why)
+			*why = (aptix_reach_why)r->marks[num];
+		return r->marks[num] != 0;
+	}
+	if (aptix_oidmap_get(&v, &r->set, id) < 0)
+		return 0;
+	if (why)
+		*why = (aptix_reach_why)v;
+	return 1;
+}
+
 /* --- Marking ------------------------------------------------------------ */
+
+static int mark_num(aptix_reach *r, const aptix_oid *id, aptix_otype type,
+		    long num)
+{
+	if (in_set(r, id, num, NULL))
+		return 0;
+	if (num >= 0) {
+		r->marks[num] = (unsigned char)r->why;
+		r->nmarked++;
+	} else if (aptix_oidmap_put(&r->set, id, r->why) < 0) {
+		return APTIX_ERROR;
+	}
+	if (type == APTIX_OBJ_BLOB || aptix_oid_is_zero(id))
+		return 0;
+	if (roots_add(&r->stack, id, type) < 0)
+		return APTIX_ERROR;
+	r->stack.v[r->stack.n - 1].num = num;
+	return 0;
+}
 
 static int mark(aptix_reach *r, const aptix_oid *id, aptix_otype type)
 {
-	if (aptix_oidmap_get(NULL, &r->set, id) == 0)
-		return 0;
-	if (aptix_oidmap_put(&r->set, id, r->why) < 0)
-		return APTIX_ERROR;
-	return type == APTIX_OBJ_BLOB ? 0 : roots_add(&r->stack, id, type);
+	return mark_num(r, id, type, number_of(r, id));
 }
 
 static int mark_cb(const aptix_oid *id, aptix_otype type,
@@ -70,13 +119,29 @@ static int mark_cb(const aptix_oid *id, aptix_otype type,
 	return mark(payload, id, type);
 }
 
+static int mark_at_cb(const aptix_oid *id, aptix_otype type, long n,
+		      void *payload)
+{
+	aptix_reach *r = payload;
+
+	if (n < 0 || !r->marks || (size_t)n >= r->o.count)
+		return mark(r, id, type);
+	return mark_num(r, id, type, n);
+}
+
 /* Follow the references of one object (read unless the caller has them). */
 static int follow(aptix_reach *r, const struct pending *p)
 {
 	aptix_otype type;
 	int e;
 
-	if (r->o.links) {
+	if (p->num >= 0 && r->o.links_at) {
+		e = r->o.links_at((size_t)p->num, mark_at_cb, r,
+				  r->o.links_payload);
+		if (e != APTIX_ENOTFOUND)
+			return e < 0 ? e : 0;
+		aptix_error_clear();
+	} else if (r->o.links) {
 		e = r->o.links(&p->id, mark_cb, r, r->o.links_payload);
 		if (e != APTIX_ENOTFOUND)
 			return e < 0 ? e : 0;
@@ -185,7 +250,7 @@ static int unmarked_cb(const aptix_oid *id, void *payload)
 {
 	struct young *y = payload;
 
-	if (aptix_oidmap_get(NULL, &y->r->set, id) == 0)
+	if (in_set(y->r, id, number_of(y->r, id), NULL))
 		return 0;
 	return roots_add(y->l, id, APTIX_OBJ_BAD);
 }
@@ -331,6 +396,11 @@ int aptix_reach_new(aptix_reach **out, aptix_repo *repo,
 		return APTIX_ERROR;
 	r->repo = repo;
 	r->o = opts ? *opts : init;
+	if (r->o.count && r->o.number &&
+	    !(r->marks = aptix__calloc(r->o.count, 1))) {
+		free(r);
+		return APTIX_ERROR;
+	}
 	aptix_oidmap_init(&r->set);
 	aptix_buf_init(&r->data, 0);
 	*out = r;
@@ -342,6 +412,7 @@ void aptix_reach_free(aptix_reach *r)
 	if (!r)
 		return;
 	aptix_oidmap_release(&r->set);
+	free(r->marks);
 	free(r->stack.v);
 	free(r->added.v);
 	free(r->added_why);
@@ -365,18 +436,24 @@ int aptix_reach_add(aptix_reach *r, const aptix_oid *id, aptix_reach_why why)
 int aptix_reach_contains(const aptix_reach *r, const aptix_oid *id,
 			 aptix_reach_why *why)
 {
-	size_t v;
+	if (!r || !id)
+		return 0;
+	return in_set(r, id, number_of(r, id), why);
+}
 
-	if (!r || !id || aptix_oidmap_get(&v, &r->set, id) < 0)
+int aptix_reach_contains_at(const aptix_reach *r, size_t n,
+			    aptix_reach_why *why)
+{
+	if (!r || !r->marks || n >= r->o.count)
 		return 0;
 	if (why)
-		*why = (aptix_reach_why)v;
-	return 1;
+		*why = (aptix_reach_why)r->marks[n];
+	return r->marks[n] != 0;
 }
 
 size_t aptix_reach_count(const aptix_reach *r)
 {
-	return r ? aptix_oidmap_size(&r->set) : 0;
+	return r ? aptix_oidmap_size(&r->set) + r->nmarked : 0;
 }
 
 size_t aptix_reach_broken(const aptix_reach *r)

@@ -543,6 +543,130 @@ START_TEST(test_reach_broken)
 }
 END_TEST
 
+/* Every object, numbered by rank, for a numbered reachability. */
+struct numbered {
+	aptix_oid *ids;
+	size_t n, alloc;
+	int follows;		/* links_at calls that gave links */
+};
+
+static int number_collect(const aptix_oid *id, void *payload)
+{
+	struct numbered *nb = payload;
+
+	if (nb->n == nb->alloc) {
+		nb->alloc = nb->alloc ? 2 * nb->alloc : 64;
+		nb->ids = realloc(nb->ids, nb->alloc * sizeof(*nb->ids));
+		ck_assert_ptr_nonnull(nb->ids);
+	}
+	nb->ids[nb->n++] = *id;
+	return 0;
+}
+
+static int oid_cmp_cb(const void *a, const void *b)
+{
+	return aptix_oid_cmp(a, b);
+}
+
+static long number_of(const aptix_oid *id, void *payload)
+{
+	struct numbered *nb = payload;
+	const aptix_oid *hit = bsearch(id, nb->ids, nb->n, sizeof(*id),
+				       oid_cmp_cb);
+
+	return hit ? (long)(hit - nb->ids) : -1;
+}
+
+struct number_relay {
+	struct numbered *nb;
+	aptix_reach_mark_fn cb;
+	void *cb_payload;
+};
+
+static int number_relay_cb(const aptix_oid *id, aptix_otype type,
+			   const char *field, void *payload)
+{
+	struct number_relay *nr = payload;
+
+	(void)field;
+	return nr->cb(id, type, number_of(id, nr->nb), nr->cb_payload);
+}
+
+/* The links of object n, read from the store; the odd ones: "unknown". */
+static int links_at(size_t n, aptix_reach_mark_fn cb, void *cb_payload,
+		    void *payload)
+{
+	struct numbered *nb = payload;
+	struct number_relay nr = { nb, cb, cb_payload };
+	aptix_buf data = APTIX_BUF_INIT;
+	aptix_otype type;
+	int r;
+
+	if (n % 2)
+		return APTIX_ENOTFOUND;	/* the walk reads it itself */
+	r = aptix_odb_read(&data, &type, aptix_repo_odb(repo), &nb->ids[n], 0);
+	if (r == 0)
+		r = aptix_object_foreach_ref(type, data.ptr, data.len,
+					     number_relay_cb, &nr);
+	aptix_buf_release(&data);
+	nb->follows++;
+	return r;
+}
+
+/*
+ * With the caller's numbering (fsck's), the set is the same as with a
+ * map, by number and by id, with the same reasons, a missing object
+ * (not numbered) included.
+ */
+START_TEST(test_reach_numbered)
+{
+	aptix_reach_options o = APTIX_REACH_OPTIONS_INIT;
+	struct numbered nb = { NULL, 0, 0, 0 };
+	aptix_reach_why why, want;
+	aptix_reach *r, *plain;
+	aptix_oid lost, lone;
+	size_t i, reached = 0;
+
+	write_history(NS);
+	lone_turn(&lone, "nothing reaches it", 1000);
+	ck_assert_int_eq(aptix_odb_foreach(aptix_repo_odb(repo),
+					   number_collect, &nb), 0);
+	qsort(nb.ids, nb.n, sizeof(*nb.ids), oid_cmp_cb);
+	memset(&lost, 0xcd, sizeof(lost));
+	o.count = nb.n;
+	o.number = number_of;
+	o.links_at = links_at;
+	o.links_payload = &nb;
+	ck_assert_int_eq(aptix_reach_new(&r, repo, &o), 0);
+	ck_assert_int_eq(aptix_reach_add(r, &lost, APTIX_REACH_ADDED), 0);
+	ck_assert_int_eq(aptix_reach_compute(r), 0);
+	ck_assert_int_eq(aptix_reach_new(&plain, repo, NULL), 0);
+	ck_assert_int_eq(aptix_reach_add(plain, &lost, APTIX_REACH_ADDED), 0);
+	ck_assert_int_eq(aptix_reach_compute(plain), 0);
+	ck_assert_int_gt(nb.follows, 0);
+	for (i = 0; i < nb.n; i++) {
+		int in = aptix_reach_contains(plain, &nb.ids[i], &want);
+
+		ck_assert_int_eq(aptix_reach_contains_at(r, i, &why), in);
+		ck_assert(!in || why == want);
+		ck_assert_int_eq(aptix_reach_contains(r, &nb.ids[i], &why),
+				 in);
+		ck_assert(!in || why == want);
+		reached += in;
+	}
+	ck_assert_uint_gt(reached, 0);
+	ck_assert_uint_lt(reached, nb.n);	/* the lone turn */
+	why_is(r, &lone, 0);
+	why_is(r, &lost, APTIX_REACH_ADDED);
+	ck_assert_int_eq(aptix_reach_contains_at(r, nb.n, NULL), 0);
+	ck_assert_uint_eq(aptix_reach_count(r), aptix_reach_count(plain));
+	ck_assert_uint_eq(aptix_reach_broken(r), 1);
+	aptix_reach_free(plain);
+	aptix_reach_free(r);
+	free(nb.ids);
+}
+END_TEST
+
 /*
  * --all in topological date order streams from the timeline; read whole
  * (the same walk, reversed: APTIX_SORT_REVERSE reads it whole) it must
@@ -710,6 +834,7 @@ Suite *revwalk_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_reach);
 	tcase_add_test(tc, test_reach_broken);
+	tcase_add_test(tc, test_reach_numbered);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -297,4 +297,123 @@ test_expect_success 'a session older than its parent is marked; log keeps the or
 	)
 '
 
+
+# make_failed <conv> <instruction> [<parent>]: a failed snapshot (no ref
+# moves to it), at the time of the fake clock
+make_failed () {
+	local blob turn ms=${APTIX_TEST_DATE}000 parent=
+	test -n "${3-}" && parent="\"parent\":\"$3\","
+	blob=$(make_blob "$2") &&
+	turn=$(printf '{"conversation":"%s","created_at":%s,"instruction":"%s","seq":1,"status":"failed","status_at":%s,"usage":{"cached_tokens":0,"input_tokens":0,"model_requests":0,"output_tokens":0,"reasoning_tokens":0,"total_tokens":0},"v":1}\n' \
+		"$1" "$ms" "$blob" "$ms" |
+		aptix hash-object -w -t turn --stdin) &&
+	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":0,"model_requests":0,"prompt_tokens":0,"total_tokens":0}},"status":"failed","turn":"%s","v":1}\n' \
+		"$1" "$ms" "$parent" "$turn" |
+	aptix hash-object -w -t session --stdin
+}
+
+# short <id>: the 12-digit abbreviation log uses
+short () {
+	printf '%s\n' "$1" | cut -c1-12
+}
+
+# head_queries <file> <start>...: log -S / --grep from each start (a
+# word list of revisions) with the options that change which sessions
+# the walk returns, or their order
+head_queries () {
+	out=$1 &&
+	shift &&
+	for start in "$@"
+	do
+		for q in "-S lexer" "-S lexer --reverse" "-S lexer -n 2" \
+			"-S lexer --skip 1 -n 3" "-S lexer --no-failed" \
+			"-i -S LEXER" "--grep lex.r" "--grep Parser --reverse" \
+			"-S turn" "-S 123." \
+			"-S lexer --since @$SINCE" "-S lexer --until @$UNTIL" \
+			"-S lexer --no-walk" "-S zebrafish"
+		do
+			echo "log $q $start" &&
+			aptix log --format="%h %s%d" $q $start || return 1
+		done
+	done >"$out"
+}
+
+# same_without <file> <start>...: head_queries with and without the
+# search index print the same, and some of it
+same_without () {
+	res=$1 &&
+	shift &&
+	head_queries with "$@" &&
+	cp -R .aptix saved &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
+	head_queries without "$@" &&
+	rm -rf .aptix && mv saved .aptix &&
+	test_cmp without with &&
+	cp with "$res"
+}
+
+test_expect_success 'log -S from start points reads only the matches: the walk'"'"'s output' '
+	aptix init -q heads &&
+	(
+		cd heads &&
+		# A: a1 - a2 - a3 - a4; B forks at a2: b1 - b2 - b3 (b3 older
+		# than b2: a skewed clock); C: c1 - c2, apart
+		test_tick && a1=$(make_answered A "lexer one" "-") &&
+		test_tick && a2=$(make_answered A "two" "a Lexer here" $a1) &&
+		test_tick && a3=$(make_answered A "three" "-" $a2) &&
+		test_tick && fa3=$(make_failed A "failed before" $a3) &&
+		test_tick && ff=$(make_failed A "failed lexer on failed" $fa3) &&
+		test_tick && b1=$(make_answered B "lexer forked" "-" $a2) &&
+		test_tick && fa2=$(make_failed A "lexer failed late" $a2) &&
+		test_tick && a4=$(make_answered A "lexer four" "-" $a3) &&
+		test_tick && b2=$(make_answered B "parse" "Parser lexer" $b1) &&
+		test_tick && c1=$(make_answered C "lexer elsewhere" "-") &&
+		test_tick && c2=$(make_answered C "turn 123." "-" $c1) &&
+		test_tick && fc=$(make_failed C "lexer failed apart" $c2) &&
+		SINCE=$((APTIX_TEST_DATE - 600)) &&
+		UNTIL=$((APTIX_TEST_DATE - 300)) &&
+		APTIX_TEST_DATE=$((APTIX_TEST_DATE - 86400)) &&
+		b3=$(make_answered B "lexer skewed" "-" $b2) &&
+		aptix update-ref refs/conversations/A $a4 &&
+		aptix update-ref refs/conversations/B $b3 &&
+		aptix update-ref refs/conversations/C $c2 &&
+		aptix symbolic-ref HEAD refs/conversations/B &&
+		same_without out "" A B C "A C" "^A B" "$a2..B" "$b1 $a3" \
+			"$fa3" "$ff" "$a1" "$c1..C" "^B A C" &&
+		# HEAD: b3 first although older than b2 (the start), the
+		# failed attempt on a2 after b1 although newer (it comes with
+		# a2), a2 not (its "Lexer" is another text), C not at all
+		sed -n "/^log -S lexer \$/,/^log/p" out >head &&
+		cat >expect <<-EOF &&
+		log -S lexer 
+		$(short $b3) lexer skewed (HEAD -> B)
+		$(short $b2) parse
+		$(short $b1) lexer forked
+		$(short $fa2) lexer failed late
+		$(short $a1) lexer one
+		log -S lexer --reverse 
+		EOF
+		test_cmp expect head &&
+		sed -n "/^log -S lexer A\$/,/^log/p" out >a &&
+		grep "^$(short $ff) failed lexer on failed" a &&
+		! grep "$(short $fc)" a
+	)
+'
+
+
+test_expect_success 'log -S from start points on a generated history: the walk'"'"'s output' '
+	(
+		cd walk &&
+		SINCE=1700003000 UNTIL=1700009000 &&
+		aptix log --all --format=%c | sort -u >convs &&
+		test_line_count -gt 5 convs &&
+		set -- "" $(cat convs) "$(sed -n 1p convs) $(sed -n 4p convs)" \
+			"^$(sed -n 2p convs) $(sed -n 3p convs)" \
+			"HEAD~9..$(sed -n 5p convs)" &&
+		same_without out "$@" &&
+		grep -c " (#" out >lines &&
+		test $(cat lines) -gt 400
+	)
+'
+
 test_done

@@ -184,8 +184,14 @@ APTIX_EXTERN(int) aptix_revwalk_push_recent(aptix_revwalk *w, size_t n);
  * matches rather than the store; when the search index cannot list
  * them (see aptix_search_filter_foreach()) or the order could differ
  * (a session older than its parent: aptix_search_skewed()), it walks
- * every session as without, and skips the others. The filter is
- * borrowed: keep it until the walk is freed.
+ * every session as without, and skips the others. From start points
+ * the walk is the same as without (so is its order), but each session
+ * is checked against the listed sessions (a lookup in memory, not in
+ * the index); with few of them, their records tell which sessions'
+ * failed attempts are worth looking up and, when the index's
+ * generations can be trusted, how deep the walk must go: a parent
+ * older in generation than every listed session is not walked past.
+ * The filter is borrowed: keep it until the walk is freed.
  */
 APTIX_EXTERN(int) aptix_revwalk_limit(aptix_revwalk *w,
 				      aptix_search_filter *filter);

@@ -45,7 +45,8 @@
 enum {
 	R_QUEUED = 1,		/* taken into the lazy walk */
 	R_INSET = 2,		/* to be returned by the topological walk */
-	R_RETURNED = 4
+	R_RETURNED = 4,
+	R_OBJECT = 8		/* read from its object: not indexed */
 };
 
 struct rec {
@@ -104,6 +105,20 @@ struct aptix_revwalk {
 	aptix_session_info looked;	/* lookup() while it streams */
 	aptix_search_filter *limit;	/* borrowed: only what it lets by */
 	int listed;			/* order is the walk, read forward */
+	int from_object;		/* read_session() read an object */
+
+	/*
+	 * A limited walk from start points (not push_all): the sessions the
+	 * limit lets by, listed by the search index (has_cands), so that
+	 * each walked session costs a lookup in a map, not in the index.
+	 * From their records: the sessions whose failed children can lead
+	 * to one (anchored; the children of others are not looked up) and
+	 * the lowest generation any of them needs (floor: a parent below it
+	 * is read, for parent_seq, but its ancestors are not walked).
+	 */
+	aptix_oidmap cands, anchors;
+	int has_cands, anchored;
+	uint32_t floor;
 };
 
 /* --- Records ------------------------------------------------------------ */
@@ -321,6 +336,7 @@ static int from_object(aptix_session_info *si, aptix_revwalk *w,
 	    w->v[p].generation)
 		si->generation = w->v[p].generation + 1;
 	turn_details(si, w->repo);
+	w->from_object = 1;
 	return 0;
 }
 
@@ -343,9 +359,13 @@ static int find(uint32_t *out, aptix_revwalk *w, const aptix_oid *id)
 
 	if ((*out = lookup(w, id)) != NONE)
 		return 0;
-	if ((r = read_session(&si, w, id)) < 0)
+	w->from_object = 0;
+	if ((r = read_session(&si, w, id)) < 0 ||
+	    (r = add_rec(out, w, &si)) < 0)
 		return r;
-	return add_rec(out, w, &si);
+	if (w->from_object)
+		w->v[*out].flags |= R_OBJECT;
+	return 0;
 }
 
 /* A start point, queued when the walk starts. */
@@ -492,9 +512,25 @@ static int take(aptix_revwalk *w, uint32_t k)
 	if ((r = heap_push(w, k)) < 0)
 		return r;
 	if ((w->flags & APTIX_REVWALK_FAILED) &&
-	    !(w->flags & APTIX_REVWALK_NO_WALK) && !is_hidden(w, &w->v[k].id))
+	    !(w->flags & APTIX_REVWALK_NO_WALK) && !is_hidden(w, &w->v[k].id) &&
+	    (!w->anchored ||
+	     aptix_oidmap_get(NULL, &w->anchors, &w->v[k].id) == 0))
 		return queue_failed_children(w, k);
 	return 0;
+}
+
+/*
+ * Is parent p of k below what a limited walk needs? Then no session the
+ * limit lets by is p or an ancestor of p, nor a failed child of one
+ * (see start_cands()); generations are trusted only where they agree.
+ */
+static int below_floor(const aptix_revwalk *w, uint32_t k, uint32_t p)
+{
+	const struct rec *c = &w->v[k], *pr = &w->v[p];
+
+	return w->floor && pr->generation && pr->generation < w->floor &&
+		c->generation == pr->generation + 1 &&
+		!(pr->flags & (R_QUEUED | R_OBJECT));
 }
 
 /* The parent of session k, as the walk returns it (or NONE). */
@@ -515,7 +551,7 @@ static int walk_parent(aptix_revwalk *w, uint32_t k)
 					aptix_oid_hex(&w->v[k].id));
 		return r;
 	}
-	if ((r = take(w, p)) < 0)
+	if (!below_floor(w, k, p) && (r = take(w, p)) < 0)
 		return r;
 	if (w->since && w->v[p].created_at < w->since)
 		p = NONE;
@@ -820,6 +856,133 @@ static int start_listed(aptix_revwalk *w)
 	return 0;
 }
 
+/* --- limited from start points: the candidates, then the walk --------- */
+
+/* More candidates than this: their records are not read (see below). */
+#define CANDS_READ_MAX 16384
+
+static int cand_cb(const aptix_oid *id, void *payload)
+{
+	return aptix_oidmap_put(payload, id, 0);
+}
+
+static int mark_cb(const aptix_oid *id, void *payload)
+{
+	return aptix_oidmap_put(payload, id, 0);
+}
+
+/* Has each of the marked sessions its parent's record? 1 when so. */
+static int parents_indexed(aptix_revwalk *w, const aptix_oidmap *marks)
+{
+	aptix_session_info si, pi;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < marks->n; i++)
+		if ((r = aptix_index_session(&si, w->repo,
+					     &marks->entries[i].id)) == 0 &&
+		    si.has_parent)
+			r = aptix_index_session(&pi, w->repo, &si.parent);
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_clear();
+	return r == APTIX_ENOTFOUND ? 0 : r < 0 ? r : 1;
+}
+
+/*
+ * The generations of the index can bound the walk when every parent of
+ * an indexed session is indexed: a session the search index marks
+ * (skewed, or its parent had no record when it was indexed) must have
+ * its parent's record, and the marks must be complete. 1 when so.
+ */
+static int generations_hold(aptix_revwalk *w)
+{
+	aptix_oidmap marks = APTIX_OIDMAP_INIT;
+	int r = aptix_search_skewed(w->repo, mark_cb, &marks);
+
+	if (r == APTIX_ENOTFOUND)
+		aptix_error_clear();
+	else if (r == 0)
+		r = parents_indexed(w, &marks);
+	aptix_oidmap_release(&marks);
+	return r == APTIX_ENOTFOUND ? 0 : r < 0 ? r : 1;
+}
+
+/*
+ * A candidate's part in the walk: a failed one is queued from its
+ * parent's take (queue_failed_children), and a failed parent's from its
+ * own: each of those is an anchor, up to the first session that is not
+ * failed, whose generation is what the candidate needs (its own when it
+ * is not failed). 0 in *need: unknown. 1 when a record is missing (the
+ * walk would read an object): nothing can be skipped.
+ */
+static int cand_need(aptix_revwalk *w, const aptix_oid *id, uint32_t *need)
+{
+	aptix_session_info si;
+	aptix_oid parent;
+	int r;
+
+	if ((r = aptix_index_session(&si, w->repo, id)) == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		*need = UINT32_MAX;	/* gone since (gc): not walked */
+		return 0;
+	}
+	while (r == 0 && si.status == APTIX_SESSION_FAILED && si.has_parent) {
+		parent = si.parent;
+		if (aptix_oidmap_put(&w->anchors, &parent, 0) < 0)
+			return APTIX_ERROR;
+		r = aptix_index_session(&si, w->repo, &parent);
+	}
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		return 1;
+	}
+	*need = si.generation;
+	return r;
+}
+
+/*
+ * A walk from start points with a limit: the sessions it may let by,
+ * from the search index (when it cannot list them, the walk asks it
+ * session by session); with few enough, their records say which
+ * sessions need their failed children looked up and how far down the
+ * walk must go. What this skips returns nothing the limit lets by and
+ * moves nothing in the order of what it does: the lazy walk is the
+ * same, without sessions none of which could be returned.
+ */
+static int start_cands(aptix_revwalk *w)
+{
+	uint32_t need, floor = UINT32_MAX;
+	size_t i, n;
+	int r;
+
+	if (!w->limit || w->all)
+		return 0;
+	r = aptix_search_filter_foreach(w->limit, cand_cb, &w->cands);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_oidmap_clear(&w->cands);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	w->has_cands = 1;
+	n = aptix_oidmap_size(&w->cands);
+	if (n > CANDS_READ_MAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if ((r = cand_need(w, &w->cands.entries[i].id, &need)) != 0) {
+			aptix_oidmap_clear(&w->anchors);
+			return r < 0 ? r : 0;
+		}
+		if (need < floor)
+			floor = need;
+	}
+	w->anchored = 1;
+	if ((r = generations_hold(w)) < 0)
+		return r;
+	w->floor = r && floor != UINT32_MAX ? floor : 0;
+	return 0;
+}
+
 /* --- Starting, and the walk's order ------------------------------------- */
 
 static int stream_keep(const aptix_session_info *si, void *payload)
@@ -895,7 +1058,8 @@ static int start(aptix_revwalk *w)
 	int r;
 
 	w->started = 1;
-	if ((r = start_listed(w)) <= 0 || (r = start_stream(w)) != 1)
+	if ((r = start_listed(w)) <= 0 || (r = start_stream(w)) != 1 ||
+	    (r = start_cands(w)) < 0)
 		return r;
 	if (w->sorting & APTIX_SORT_TOPOLOGICAL) {
 		if ((r = start_topo(w)) < 0)
@@ -944,7 +1108,11 @@ static void entry_of(aptix_revwalk_entry *e, const aptix_revwalk *w,
 /* 1 when the limit lets session k by (or there is none), 0 if not. */
 static int let_by(aptix_revwalk *w, uint32_t k)
 {
-	return w->limit ? aptix_search_filter_may(w->limit, &w->v[k].id) : 1;
+	if (!w->limit)
+		return 1;
+	if (w->has_cands && !(w->v[k].flags & R_OBJECT))
+		return aptix_oidmap_get(NULL, &w->cands, &w->v[k].id) == 0;
+	return aptix_search_filter_may(w->limit, &w->v[k].id);
 }
 
 int aptix_revwalk_next_entry(aptix_revwalk_entry *out, aptix_revwalk *w)
@@ -1057,6 +1225,8 @@ int aptix_revwalk_new(aptix_revwalk **out, aptix_repo *repo)
 	w->repo = repo;
 	aptix_buf_init(&w->text, 0);
 	aptix_oidmap_init(&w->hidden);
+	aptix_oidmap_init(&w->cands);
+	aptix_oidmap_init(&w->anchors);
 	*out = w;
 	return 0;
 }
@@ -1084,6 +1254,10 @@ void aptix_revwalk_reset(aptix_revwalk *w)
 	w->st = NULL;
 	w->streamed = 0;
 	w->listed = 0;
+	aptix_oidmap_clear(&w->cands);
+	aptix_oidmap_clear(&w->anchors);
+	w->has_cands = w->anchored = 0;
+	w->floor = 0;
 }
 
 void aptix_revwalk_free(aptix_revwalk *w)
@@ -1098,6 +1272,8 @@ void aptix_revwalk_free(aptix_revwalk *w)
 	free(w->kids);
 	free(w->starts);
 	aptix_oidmap_release(&w->hidden);
+	aptix_oidmap_release(&w->cands);
+	aptix_oidmap_release(&w->anchors);
 	free(w->archived);
 	free(w->order);
 	stream_free(w->st);

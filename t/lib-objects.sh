@@ -18,6 +18,9 @@
 #	make_answered <conv> <instruction> <answer> [<parent> [<files-json>]]
 #	                                      store a committed session whose
 #	                                      turn has an answer (and files)
+#	make_failed <conv> <instruction> [<parent>]
+#	                                      store a failed snapshot (and
+#	                                      its failed turn), print its id
 #	session_field <session> <key>         print a string or number field
 #	                                      of a stored turn or session
 #
@@ -92,5 +95,19 @@ make_answered () {
 		aptix hash-object -w -t turn --stdin) &&
 	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":5,"model_requests":1,"prompt_tokens":10,"total_tokens":15}},"status":"committed","turn":"%s","v":1}\n' \
 		"$1" "$ms" "$pj" "$turn" |
+	aptix hash-object -w -t session --stdin
+}
+
+# make_failed <conv> <instruction> [<parent>]: a failed snapshot (no ref
+# moves to it), at the time of the fake clock
+make_failed () {
+	local blob turn ms=${APTIX_TEST_DATE}000 parent=
+	test -n "${3-}" && parent="\"parent\":\"$3\","
+	blob=$(make_blob "$2") &&
+	turn=$(printf '{"conversation":"%s","created_at":%s,"instruction":"%s","seq":1,"status":"failed","status_at":%s,"usage":{"cached_tokens":0,"input_tokens":0,"model_requests":0,"output_tokens":0,"reasoning_tokens":0,"total_tokens":0},"v":1}\n' \
+		"$1" "$ms" "$blob" "$ms" |
+		aptix hash-object -w -t turn --stdin) &&
+	printf '{"conversation":"%s","created_at":%s,"metadata":{"session_type":"agent"},%s"run_summary":{"duration_ms":0,"usage":{"completion_tokens":0,"model_requests":0,"prompt_tokens":0,"total_tokens":0}},"status":"failed","turn":"%s","v":1}\n' \
+		"$1" "$ms" "$parent" "$turn" |
 	aptix hash-object -w -t session --stdin
 }

@@ -36,8 +36,11 @@ int aptix__fields_put(json_t *obj, const struct field *f, const void *base,
 /* Fill base from obj; unknown keys are not looked at. */
 int aptix__fields_get(void *base, const struct field *f, json_t *obj,
 		      const char *what);
-/* Free the F_STR members of base (set to NULL); other kinds are left. */
-void aptix__fields_release_strings(void *base, const struct field *f);
+/*
+ * Free what the members of base described by f hold (F_STR, F_STRLIST,
+ * F_OIDLIST), leaving them NULL and empty; other kinds are left.
+ */
+void aptix__fields_release(void *base, const struct field *f);
 /* APTIX_EINVALID naming the first key of obj in neither f nor extra. */
 int aptix__fields_check_unknown(json_t *obj, const struct field *f,
 				const char *const *extra, const char *what);

@@ -356,7 +356,7 @@ static int known_key(const struct field *f, const char *key)
 	return 0;
 }
 
-void aptix__fields_release_strings(void *base, const struct field *f)
+void aptix__fields_release(void *base, const struct field *f)
 {
 	for (; f->key; f++) {
 		char **p = (char **)((char *)base + f->off);
@@ -364,6 +364,13 @@ void aptix__fields_release_strings(void *base, const struct field *f)
 		if (f->kind == F_STR) {
 			free(*p);
 			*p = NULL;
+		} else if (f->kind == F_STRLIST) {
+			aptix__strv_clear(&LIST_ITEMS(base, f),
+					  &LIST_COUNT(base, f));
+		} else if (f->kind == F_OIDLIST) {
+			free(OIDS_ITEMS(base, f));
+			OIDS_ITEMS(base, f) = NULL;
+			OIDS_COUNT(base, f) = 0;
 		}
 	}
 }
@@ -516,30 +523,14 @@ void aptix_turn_release(aptix_turn *t)
 
 	if (!t)
 		return;
-	free(t->conversation);
-	free(t->mode);
-	free(t->model);
-	free(t->workspace);
-	free(t->repo);
-	free(t->response_id);
-	free(t->previous_response_id);
-	for (i = 0; i < t->nchunks; i++) {
-		free(t->chunks[i].chunk_id);
-		free(t->chunks[i].path);
-		free(t->chunks[i].content_hash);
-	}
+	aptix__fields_release(t, turn_fields);
+	for (i = 0; i < t->nchunks; i++)
+		aptix__fields_release(&t->chunks[i], chunk_fields);
 	free(t->chunks);
-	for (i = 0; i < t->nfiles; i++) {
-		free(t->files[i].path);
-		free(t->files[i].sha256);
-	}
+	for (i = 0; i < t->nfiles; i++)
+		aptix__fields_release(&t->files[i], file_fields);
 	free(t->files);
-	free(t->worktree.commit);
-	free(t->worktree.branch);
-	aptix__strv_clear(&t->warnings, &t->nwarnings);
-	aptix__strv_clear(&t->errors, &t->nerrors);
-	free(t->tool_calls);
-	free(t->tool_results);
+	aptix__fields_release(&t->worktree, worktree_fields);
 	aptix_turn_init(t);
 }
 
@@ -974,12 +965,8 @@ void aptix_session_release(aptix_session *s)
 {
 	if (!s)
 		return;
-	free(s->conversation);
-	free(s->session_type);
-	free(s->transport);
-	free(s->workspace);
-	free(s->title);
-	free(s->forked_from);
+	aptix__fields_release(s, session_fields);
+	aptix__fields_release(s, meta_fields);
 	aptix_session_init(s);
 }
 

@@ -72,7 +72,7 @@ void aptix_tool_call_release(aptix_tool_call *c)
 {
 	if (!c)
 		return;
-	aptix__fields_release_strings(c, call_fields);
+	aptix__fields_release(c, call_fields);
 	aptix_tool_call_init(c);
 }
 
@@ -95,8 +95,7 @@ void aptix_tool_result_release(aptix_tool_result *r)
 {
 	if (!r)
 		return;
-	aptix__fields_release_strings(r, result_fields);
-	aptix__strv_clear(&r->argv, &r->argc);
+	aptix__fields_release(r, result_fields);
 	aptix_tool_result_init(r);
 }
 

@@ -153,6 +153,17 @@ static int after_value(struct scan *s, char close)
 		   "a ',' or ']' expected");
 }
 
+/* 1, past it, when the container opened ends at once (close); else 0. */
+static int empty_container(struct scan *s, char close)
+{
+	ws(s);
+	if (s->p < s->end && *s->p == close) {
+		s->p++;
+		return 1;
+	}
+	return 0;
+}
+
 /* An object's members; at depth 1 (the object itself) keys pick rules. */
 static int members(struct scan *s, int depth, const struct link_rule *here)
 {
@@ -161,11 +172,8 @@ static int members(struct scan *s, int depth, const struct link_rule *here)
 	const struct link_rule *rule;
 	int r;
 
-	ws(s);
-	if (s->p < s->end && *s->p == '}') {
-		s->p++;
+	if (empty_container(s, '}'))
 		return 0;
-	}
 	for (;;) {
 		ws(s);
 		if ((r = string(&k, &klen, s)) < 0)
@@ -197,11 +205,8 @@ static int elements(struct scan *s, int depth, const struct link_rule *here)
 {
 	int r;
 
-	ws(s);
-	if (s->p < s->end && *s->p == ']') {
-		s->p++;
+	if (empty_container(s, ']'))
 		return 0;
-	}
 	for (;;) {
 		ws(s);
 		if ((r = value(s, depth, here)) < 0 ||

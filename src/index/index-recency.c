@@ -131,11 +131,7 @@ static int recency_ready(aptix_index_backend *ix)
 		       RECENCY_VERSION))
 		r = APTIX_ENOTFOUND;	/* another version: not read */
 	aptix_buf_release(&v);
-	if (r == APTIX_ENOTFOUND) {
-		aptix_error_clear();
-		return 0;
-	}
-	return r < 0 ? r : 1;
+	return aptix__found(r);
 }
 
 /* The records of every conversation, sorted: a store without the table. */

@@ -420,11 +420,7 @@ static int is_indexed(aptix_index_backend *ix, aptix_backend_txn *tx,
 		*ord = v.len == 4 ? aptix__get_be32(
 			(const unsigned char *)v.ptr) : UINT32_MAX;
 	aptix_buf_release(&v);
-	if (r == APTIX_ENOTFOUND) {
-		aptix_error_clear();
-		return 0;
-	}
-	return r < 0 ? r : 1;
+	return aptix__found(r);
 }
 
 /* --- skewed clocks ---------------------------------------------------------- */

@@ -432,11 +432,7 @@ static int inner_has(struct s3_odb *s, aptix_backend_txn *tx,
 	}
 	r = s->inner->read_stored(&tmp, s->inner, tx, id);
 	aptix_buf_release(&tmp);
-	if (r == APTIX_ENOTFOUND) {
-		aptix_error_clear();
-		return 0;
-	}
-	return r < 0 ? r : 1;
+	return aptix__found(r);
 }
 
 static int s3_write_stored(aptix_odb_backend *b, aptix_backend_txn *tx,

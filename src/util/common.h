@@ -43,6 +43,11 @@ void *aptix__realloc(void *p, size_t n);
  */
 int aptix__grow(void *pp, size_t *alloc, size_t n, size_t size,
 		size_t first);
+/*
+ * The answer to "is it there?" from the code r of a lookup: 1 when r is
+ * 0, 0 when APTIX_ENOTFOUND (its error cleared), r when another error.
+ */
+int aptix__found(int r);
 char *aptix__strdup(const char *s);
 char *aptix__strndup(const char *s, size_t n);
 /*

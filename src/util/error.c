@@ -154,6 +154,15 @@ int aptix__grow(void *pp, size_t *alloc, size_t n, size_t size,
 	return 0;
 }
 
+int aptix__found(int r)
+{
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		return 0;
+	}
+	return r < 0 ? r : 1;
+}
+
 char *aptix__strdup(const char *s)
 {
 	return s ? aptix__strndup(s, strlen(s)) : NULL;

@@ -149,6 +149,21 @@ static struct op *new_op(aptix_txn *tx, enum op_kind kind)
 	return o;
 }
 
+/*
+ * A new op on a copy of name, and of newval unless NULL; NULL when out
+ * of memory (what was made is freed with tx).
+ */
+static struct op *named_op(aptix_txn *tx, enum op_kind kind,
+			   const char *name, const char *newval)
+{
+	struct op *o = new_op(tx, kind);
+
+	if (!o || !(o->name = aptix__strdup(name)) ||
+	    (newval && !(o->newval = aptix__strdup(newval))))
+		return NULL;
+	return o;
+}
+
 static struct op *find_object(aptix_txn *tx, const aptix_oid *id)
 {
 	size_t i;
@@ -644,40 +659,32 @@ static int ref_verify(aptix_backend_txn *bt, struct op *o)
 int aptix_txn__ref_verify(aptix_txn *tx, const char *name,
 			  const aptix_oid *old_id)
 {
-	struct op *o = new_op(tx, OP_REF_VERIFY);
+	struct op *o = named_op(tx, OP_REF_VERIFY, name, NULL);
 
 	if (!o)
 		return APTIX_ERROR;
-	o->name = aptix__strdup(name);
 	o->old_mode = old_id ? OLD_EXACT : OLD_ABSENT;
 	if (old_id)
 		o->old_id = *old_id;
-	return o->name ? 0 : APTIX_ERROR;
+	return 0;
 }
 
 int aptix_txn__running_claim(aptix_txn *tx, const char *conv,
 			     const char *record)
 {
-	struct op *o = new_op(tx, OP_RUNNING_CLAIM);
-
-	if (!o)
-		return APTIX_ERROR;
-	o->name = aptix__strdup(conv);
-	o->newval = aptix__strdup(record);
-	return o->name && o->newval ? 0 : APTIX_ERROR;
+	return named_op(tx, OP_RUNNING_CLAIM, conv, record) ? 0 : APTIX_ERROR;
 }
 
 int aptix_txn__running_release(aptix_txn *tx, const char *conv,
 			       const aptix_oid *pending_turn, int strict)
 {
-	struct op *o = new_op(tx, OP_RUNNING_RELEASE);
+	struct op *o = named_op(tx, OP_RUNNING_RELEASE, conv, NULL);
 
 	if (!o)
 		return APTIX_ERROR;
-	o->name = aptix__strdup(conv);
 	o->old_id = *pending_turn;
 	o->old_mode = strict;
-	return o->name ? 0 : APTIX_ERROR;
+	return 0;
 }
 
 /* title NULL keeps it; archived < 0 keeps the flag. */
@@ -692,9 +699,7 @@ static int conv_meta(aptix_repo *repo, const char *conv, const char *title,
 		return r;
 	if ((r = aptix_txn_new(&tx, repo)) < 0)
 		return r;
-	if (!(o = new_op(tx, OP_CONV_META)) ||
-	    !(o->name = aptix__strdup(conv)) ||
-	    (title && !(o->newval = aptix__strdup(title)))) {
+	if (!(o = named_op(tx, OP_CONV_META, conv, title))) {
 		aptix_txn_free(tx);
 		return APTIX_ERROR;
 	}
@@ -708,7 +713,6 @@ int aptix_txn_conversation_create(aptix_txn *tx, const char *conv,
 				  const char *workspace)
 {
 	aptix_buf ref = APTIX_BUF_INIT;
-	struct op *o;
 	int r;
 
 	if ((r = aptix_conv_check_new_id(conv)) < 0)
@@ -725,11 +729,8 @@ int aptix_txn_conversation_create(aptix_txn *tx, const char *conv,
 	aptix_buf_release(&ref);
 	if (r < 0)
 		return r;
-	if (!(o = new_op(tx, OP_CONV_CREATE)) ||
-	    !(o->name = aptix__strdup(conv)) ||
-	    (workspace && !(o->newval = aptix__strdup(workspace))))
-		return APTIX_ERROR;
-	return 0;
+	return named_op(tx, OP_CONV_CREATE, conv, workspace) ? 0 :
+		APTIX_ERROR;
 }
 
 int aptix_txn__index_put(aptix_txn *tx, aptix_index_table t,

@@ -15,12 +15,22 @@
 #define EMPTY_SHA256 \
 	"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
+/* The credentials, and the names the environment and the file give them. */
+enum { KEY_ID, SECRET, TOKEN, NCREDS };
+static const struct {
+	enum aptix_env_var env;
+	const char *ini;
+} creds[NCREDS] = {
+	[KEY_ID] = { APTIX_ENV_AWS_ACCESS_KEY_ID, "aws_access_key_id" },
+	[SECRET] = { APTIX_ENV_AWS_SECRET_ACCESS_KEY,
+		     "aws_secret_access_key" },
+	[TOKEN] = { APTIX_ENV_AWS_SESSION_TOKEN, "aws_session_token" },
+};
+
 struct aptix_s3 {
 	char *base;		/* <url>/<bucket>/ */
 	char *sigv4;		/* aws:amz:<region>:s3 */
-	char *key_id;
-	char *secret;
-	char *token;		/* NULL: none */
+	char *cred[NCREDS];	/* wiped when freed; TOKEN NULL: none */
 };
 
 static void wipe_free(char *s)
@@ -36,13 +46,14 @@ static void wipe_free(char *s)
 
 void aptix__s3_free(aptix_s3 *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
 	free(s->base);
 	free(s->sigv4);
-	free(s->key_id);
-	wipe_free(s->secret);
-	wipe_free(s->token);
+	for (i = 0; i < NCREDS; i++)
+		wipe_free(s->cred[i]);
 	free(s);
 }
 
@@ -79,6 +90,7 @@ static int read_credentials_file(aptix_s3 *s)
 	aptix_buf v = APTIX_BUF_INIT, head = APTIX_BUF_INIT;
 	char **slot;
 	const char *p, *nl;
+	size_t i;
 	int in = 0, r = 0;
 
 	if (!profile)
@@ -105,15 +117,10 @@ static int read_credentials_file(aptix_s3 *s)
 		}
 		if (!in)
 			continue;
-		slot = NULL;
-		if ((r = ini_value(&v, p, len, "aws_access_key_id")) == 1)
-			slot = &s->key_id;
-		else if (r == 0 && (r = ini_value(&v, p, len,
-						  "aws_secret_access_key")) == 1)
-			slot = &s->secret;
-		else if (r == 0 && (r = ini_value(&v, p, len,
-						  "aws_session_token")) == 1)
-			slot = &s->token;
+		for (i = 0; i < NCREDS; i++)
+			if ((r = ini_value(&v, p, len, creds[i].ini)) != 0)
+				break;
+		slot = r == 1 ? &s->cred[i] : NULL;
 		if (slot && v.len && !*slot && !(*slot = aptix__strdup(v.ptr)))
 			r = APTIX_ERROR;
 	}
@@ -141,19 +148,19 @@ static int dup_env(char **out, enum aptix_env_var var)
 
 static int read_credentials(aptix_s3 *s)
 {
-	int r;
+	size_t i;
+	int r = 0;
 
-	if (aptix_env__get(APTIX_ENV_AWS_ACCESS_KEY_ID) ||
-	    aptix_env__get(APTIX_ENV_AWS_SECRET_ACCESS_KEY)) {
-		if ((r = dup_env(&s->key_id, APTIX_ENV_AWS_ACCESS_KEY_ID)) < 0 ||
-		    (r = dup_env(&s->secret,
-				 APTIX_ENV_AWS_SECRET_ACCESS_KEY)) < 0 ||
-		    (r = dup_env(&s->token, APTIX_ENV_AWS_SESSION_TOKEN)) < 0)
-			return r;
-	} else if ((r = read_credentials_file(s)) < 0) {
-		return r;
+	if (aptix_env__get(creds[KEY_ID].env) ||
+	    aptix_env__get(creds[SECRET].env)) {
+		for (i = 0; i < NCREDS && r == 0; i++)
+			r = dup_env(&s->cred[i], creds[i].env);
+	} else {
+		r = read_credentials_file(s);
 	}
-	if (s->key_id && s->secret)
+	if (r < 0)
+		return r;
+	if (s->cred[KEY_ID] && s->cred[SECRET])
 		return 0;
 	aptix_error_set(APTIX_ERROR_HTTP, "no S3 credentials: set "
 			"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give "
@@ -280,8 +287,9 @@ static int request(aptix_http_response *resp, aptix_s3 *s,
 	memset(&req, 0, sizeof(req));
 	aptix_buf_printf(&hsha, "x-amz-content-sha256: %s", sha);
 	headers[nh++] = hsha.ptr;
-	if (s->token) {
-		aptix_buf_printf(&htok, "x-amz-security-token: %s", s->token);
+	if (s->cred[TOKEN]) {
+		aptix_buf_printf(&htok, "x-amz-security-token: %s",
+				 s->cred[TOKEN]);
 		headers[nh++] = htok.ptr;
 	}
 	if (create_only) {
@@ -297,8 +305,8 @@ static int request(aptix_http_response *resp, aptix_s3 *s,
 	req.max_body = max;
 	req.idle_timeout_ms = 60000;
 	req.aws_sigv4 = s->sigv4;
-	req.username = s->key_id;
-	req.password = s->secret;
+	req.username = s->cred[KEY_ID];
+	req.password = s->cred[SECRET];
 	if (aptix_buf_oom(&hsha) || aptix_buf_oom(&htok))
 		r = APTIX_ERROR;
 	else

@@ -200,7 +200,7 @@ static int failed_roots(struct plan *p)
 	size_t i;
 	int r;
 
-	if ((r = p->s->iter(p->s, APTIX_TABLE_OBJECTS, NULL, 0, session_cb,
+	if ((r = p->s->iter(p->s, APTIX_TABLE_OBJECTS, NULL, 0, 0, session_cb,
 			    p)) < 0)
 		return r;
 	for (i = 0; i < p->ns; i++) {
@@ -262,7 +262,7 @@ static int make_plan(struct plan *p)
 	ro.now_ms = p->now;
 	ro.reflog_before_ms = p->o->reflog_before_ms;
 	if (p->o->reflog_before_ms > 0 &&
-	    (r = p->s->iter(p->s, APTIX_TABLE_REFLOG, NULL, 0, reflog_cb,
+	    (r = p->s->iter(p->s, APTIX_TABLE_REFLOG, NULL, 0, 0, reflog_cb,
 			    p)) < 0)
 		return r;
 	if ((r = aptix_reach_new(&p->reach, p->repo, &ro)) < 0)
@@ -270,7 +270,7 @@ static int make_plan(struct plan *p)
 	if (p->o->grace_ms >= 0 && ((r = failed_roots(p)) < 0 ||
 				    (r = aptix_reach_compute(p->reach)) < 0))
 		return r;
-	if ((r = p->s->iter(p->s, APTIX_TABLE_OBJECTS, NULL, 0, object_cb,
+	if ((r = p->s->iter(p->s, APTIX_TABLE_OBJECTS, NULL, 0, 0, object_cb,
 			    p)) < 0 || (r = plan_rewrites(p)) < 0)
 		return r;
 	/* the sessions that go with a record in the index */

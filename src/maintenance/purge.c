@@ -460,10 +460,10 @@ static int plan_tables(struct plan *p)
 	aptix_buf_init(&tw.text, 0);
 	for (i = 0; i < ARRAY_SIZE(tables) && r == 0; i++) {
 		tw.table = tables[i];
-		r = s->iter(s, tables[i], NULL, 0, record_cb, &tw);
+		r = s->iter(s, tables[i], NULL, 0, 0, record_cb, &tw);
 	}
 	if (r == 0)
-		r = s->iter(s, APTIX_TABLE_RAG, NULL, 0, rag_cb, &tw);
+		r = s->iter(s, APTIX_TABLE_RAG, NULL, 0, 0, rag_cb, &tw);
 	aptix_buf_release(&tw.path);
 	aptix_buf_release(&tw.text);
 	return r;
@@ -588,11 +588,11 @@ static int make_plan(struct plan *p)
 	int busy = 0, r;
 	size_t i;
 
-	if ((r = s->iter(s, APTIX_TABLE_RUNNING, NULL, 0, running_cb,
+	if ((r = s->iter(s, APTIX_TABLE_RUNNING, NULL, 0, 0, running_cb,
 			 &busy)) < 0)
 		return r;
-	if ((r = s->iter_rev(s, APTIX_TABLE_TIMELINE, NULL, 0, first_key,
-			     &p->newest)) < 0 && r != APTIX_ITEROVER)
+	if ((r = s->iter(s, APTIX_TABLE_TIMELINE, NULL, 0, 1, first_key,
+			 &p->newest)) < 0 && r != APTIX_ITEROVER)
 		return r;
 	if ((r = aptix_odb_foreach(p->repo->odb, collect_cb, p)) < 0)
 		return r;

@@ -271,7 +271,7 @@ int aptix_rag__delete_prefix(aptix_repo *repo, const void *prefix,
 	for (;;) {
 		aptix_buf_clear(&c.keys);
 		c.nkeys = 0;
-		r = s->iter(s, APTIX_TABLE_RAG, prefix, len, collect_keys_cb,
+		r = s->iter(s, APTIX_TABLE_RAG, prefix, len, 0, collect_keys_cb,
 			    &c);
 		if (r < 0 || !c.nkeys)
 			break;
@@ -311,7 +311,7 @@ int aptix_rag__manifest_each(aptix_repo *repo, const void *prefix,
 {
 	struct manifest_walk w = { prefix, plen, fn, payload };
 
-	return repo->store->iter(repo->store, APTIX_TABLE_RAG, prefix, plen,
+	return repo->store->iter(repo->store, APTIX_TABLE_RAG, prefix, plen, 0,
 				 manifest_walk_cb, &w);
 }
 

@@ -189,7 +189,7 @@ static int walk_prefix(aptix_store *s, aptix_table t, const char *prefix,
 {
 	w->name = prefix ? prefix : "";
 	w->nlen = strlen(w->name);
-	return s->iter(s, t, w->nlen ? w->name : NULL, w->nlen, fn, w);
+	return s->iter(s, t, w->nlen ? w->name : NULL, w->nlen, 0, fn, w);
 }
 
 /*
@@ -337,8 +337,8 @@ static int ref_reflog_foreach(aptix_refdb_backend *b, const char *name,
 
 	if (rw.nlen > APTIX_REF_MAXLEN)
 		return APTIX_EINVALID;
-	return s->iter_rev(s, APTIX_TABLE_REFLOG, key,
-			   reflog_last_key(key, name), reflog_walk_cb, &rw);
+	return s->iter(s, APTIX_TABLE_REFLOG, key,
+		       reflog_last_key(key, name), 1, reflog_walk_cb, &rw);
 }
 
 /* A reflog entry of any name under the walk's prefix. */
@@ -414,10 +414,8 @@ static int index_iterate(aptix_index_backend *b, aptix_backend_txn *tx,
 				"a write's records only backwards");
 		return APTIX_EINVALID;
 	}
-	if (flags & APTIX_INDEX_ITER_REVERSE)
-		return s->iter_rev(s, index_tables[t], start, slen, cb,
-				   payload);
-	return s->iter(s, index_tables[t], start, slen, cb, payload);
+	return s->iter(s, index_tables[t], start, slen,
+		       !!(flags & APTIX_INDEX_ITER_REVERSE), cb, payload);
 }
 
 static int index_put(aptix_index_backend *b, aptix_backend_txn *tx,
@@ -458,7 +456,7 @@ static int claim_iterate(aptix_claims_backend *b, aptix_backend_record_cb cb,
 {
 	aptix_store *s = KV_OF(b, claims)->store;
 
-	return s->iter(s, APTIX_TABLE_RUNNING, NULL, 0, cb, payload);
+	return s->iter(s, APTIX_TABLE_RUNNING, NULL, 0, 0, cb, payload);
 }
 
 static int claim_acquire(aptix_claims_backend *b, aptix_backend_txn *tx,

@@ -344,7 +344,7 @@ static int sb_exists_prefix(aptix_oid *out, int *count, aptix_odb_backend *b,
 	struct prefix_walk pw = { prefix, hexlen, out, 0 };
 	int r;
 
-	r = s->iter(s, APTIX_TABLE_OBJECTS, prefix->id, APTIX_OID_RAWSZ,
+	r = s->iter(s, APTIX_TABLE_OBJECTS, prefix->id, APTIX_OID_RAWSZ, 0,
 		    prefix_cb, &pw);
 	*count = pw.count;
 	return r;
@@ -383,7 +383,7 @@ static int sb_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
 	aptix_store *s = ((store_backend *)b)->store;
 	struct foreach_walk fw = { cb, payload };
 
-	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, foreach_cb, &fw);
+	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, 0, foreach_cb, &fw);
 }
 
 struct header_walk {
@@ -417,7 +417,7 @@ static int sb_foreach_header(aptix_odb_backend *b,
 	aptix_store *s = ((store_backend *)b)->store;
 	struct header_walk hw = { cb, payload };
 
-	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, header_walk_cb, &hw);
+	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, 0, header_walk_cb, &hw);
 }
 
 /* The stored form, inside a transaction of the backend over the store. */

@@ -1345,9 +1345,9 @@ static int cursor_walk(lmdb_store *st, MDB_txn *txn, int writing,
 	return rc;
 }
 
-static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
-		       size_t slen, int reverse, aptix_store_iter_cb cb,
-		       void *payload)
+static int st_iter(aptix_store *s, aptix_table t, const void *start,
+		   size_t slen, int reverse, aptix_store_iter_cb cb,
+		   void *payload)
 {
 	lmdb_store *st = (lmdb_store *)s;
 	struct reader *r;
@@ -1363,18 +1363,6 @@ static int st_iter_dir(aptix_store *s, aptix_table t, const void *start,
 	r->iter_depth--;
 	rtxn_end(r);
 	return rc;
-}
-
-static int st_iter(aptix_store *s, aptix_table t, const void *start,
-		   size_t slen, aptix_store_iter_cb cb, void *payload)
-{
-	return st_iter_dir(s, t, start, slen, 0, cb, payload);
-}
-
-static int st_iter_rev(aptix_store *s, aptix_table t, const void *start,
-		       size_t slen, aptix_store_iter_cb cb, void *payload)
-{
-	return st_iter_dir(s, t, start, slen, 1, cb, payload);
 }
 
 static int w_get(aptix_buf *out, aptix_store_wtxn *w, aptix_table t,
@@ -2168,7 +2156,6 @@ static lmdb_store *store_alloc(const char *dir)
 	st->parent.get = st_get;
 	st->parent.view = st_view;
 	st->parent.iter = st_iter;
-	st->parent.iter_rev = st_iter_rev;
 	st->parent.write = st_write;
 	st->parent.wget = w_get;
 	st->parent.wput = w_put;

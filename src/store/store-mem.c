@@ -209,9 +209,9 @@ static int walk(mem_store *st, aptix_table t, const void *start, size_t slen,
 	return r == APTIX_ITEROVER ? 0 : r;
 }
 
-static int m_iter_dir(aptix_store *s, aptix_table t, const void *start,
-		      size_t slen, int reverse, aptix_store_iter_cb cb,
-		      void *payload)
+static int m_iter(aptix_store *s, aptix_table t, const void *start,
+		  size_t slen, int reverse, aptix_store_iter_cb cb,
+		  void *payload)
 {
 	mem_store *st = (mem_store *)s;
 	int locked, r;
@@ -222,18 +222,6 @@ static int m_iter_dir(aptix_store *s, aptix_table t, const void *start,
 	r = walk(st, t, start, slen, reverse, cb, payload);
 	runlock(st, locked);
 	return r;
-}
-
-static int m_iter(aptix_store *s, aptix_table t, const void *start,
-		  size_t slen, aptix_store_iter_cb cb, void *payload)
-{
-	return m_iter_dir(s, t, start, slen, 0, cb, payload);
-}
-
-static int m_iter_rev(aptix_store *s, aptix_table t, const void *start,
-		      size_t slen, aptix_store_iter_cb cb, void *payload)
-{
-	return m_iter_dir(s, t, start, slen, 1, cb, payload);
 }
 
 static void entry_free(struct entry *e)
@@ -481,7 +469,6 @@ int aptix_store_memory_new(aptix_store **out)
 	st->parent.get = m_get;
 	st->parent.view = m_view;
 	st->parent.iter = m_iter;
-	st->parent.iter_rev = m_iter_rev;
 	st->parent.write = m_write;
 	st->parent.wget = w_get;
 	st->parent.wput = w_put;

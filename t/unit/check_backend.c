@@ -165,37 +165,37 @@ START_TEST(test_order_and_ranges)
 
 	ck_assert_int_eq(s->write(s, put_all_fn, (void *)keys), 0);
 	memset(&sn, 0, sizeof(sn));
-	ck_assert_int_eq(s->iter(s, APTIX_TABLE_REFS, NULL, 0, seen_cb, &sn),
+	ck_assert_int_eq(s->iter(s, APTIX_TABLE_REFS, NULL, 0, 0, seen_cb, &sn),
 			 0);
 	expect(&sn, sorted, 7);
 	/* from the first key >= start */
 	memset(&sn, 0, sizeof(sn));
-	ck_assert_int_eq(s->iter(s, APTIX_TABLE_REFS, "ab", 2, seen_cb, &sn),
+	ck_assert_int_eq(s->iter(s, APTIX_TABLE_REFS, "ab", 2, 0, seen_cb, &sn),
 			 0);
 	expect(&sn, from_ab, 3);
 	/* down from the last key <= start, present or not */
 	memset(&sn, 0, sizeof(sn));
-	ck_assert_int_eq(s->iter_rev(s, APTIX_TABLE_REFS, "ab", 2, seen_cb,
+	ck_assert_int_eq(s->iter(s, APTIX_TABLE_REFS, "ab", 2, 1, seen_cb,
 				     &sn), 0);
 	expect(&sn, down_ab, 5);
 	memset(&sn, 0, sizeof(sn));
-	ck_assert_int_eq(s->iter_rev(s, APTIX_TABLE_REFS, "aaz", 3, seen_cb,
+	ck_assert_int_eq(s->iter(s, APTIX_TABLE_REFS, "aaz", 3, 1, seen_cb,
 				     &sn), 0);
 	ck_assert_uint_eq(sn.n, 4);
 	ck_assert_str_eq(sn.vals[0], "2");
 	memset(&sn, 0, sizeof(sn));
-	ck_assert_int_eq(s->iter_rev(s, APTIX_TABLE_REFS, "ac", 2, seen_cb,
+	ck_assert_int_eq(s->iter(s, APTIX_TABLE_REFS, "ac", 2, 1, seen_cb,
 				     &sn), 0);
 	expect(&sn, down_ac, 5);
 	/* from the last; APTIX_ITEROVER stops quietly */
 	memset(&sn, 0, sizeof(sn));
 	sn.stop_after = 3;
-	ck_assert_int_eq(s->iter_rev(s, APTIX_TABLE_REFS, NULL, 0, seen_cb,
+	ck_assert_int_eq(s->iter(s, APTIX_TABLE_REFS, NULL, 0, 1, seen_cb,
 				     &sn), 0);
 	expect(&sn, down_all, 3);
 	/* tables are apart: the same key elsewhere is absent */
 	memset(&sn, 0, sizeof(sn));
-	ck_assert_int_eq(s->iter(s, APTIX_TABLE_RUNNING, NULL, 0, seen_cb,
+	ck_assert_int_eq(s->iter(s, APTIX_TABLE_RUNNING, NULL, 0, 0, seen_cb,
 				 &sn), 0);
 	ck_assert_uint_eq(sn.n, 0);
 	s->free(s);

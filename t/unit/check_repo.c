@@ -857,7 +857,7 @@ START_TEST(test_values_layout)
 	assert_value(APTIX_TABLE_SESSIONS, 0xf6, 600, 'f');
 	/* iteration hands out whole values too */
 	ck_assert_int_eq(repo->store->iter(repo->store, APTIX_TABLE_OBJECTS,
-					   NULL, 0, vcount_cb, &c), 0);
+					   NULL, 0, 0, vcount_cb, &c), 0);
 	ck_assert_uint_eq(c.n, 4);
 	ck_assert_uint_eq(c.bytes, 10 + 1500 + 4500 + 4000);
 	/* the first pointer raised the format */
@@ -1723,7 +1723,7 @@ static void dump_index(aptix_buf *b)
 	for (i = 0; i < 3; i++) {
 		aptix_buf_printf(b, "table %d\n", (int)tables[i]);
 		ck_assert_int_eq(repo->store->iter(repo->store, tables[i], NULL,
-						   0, dump_cb, b), 0);
+						   0, 0, dump_cb, b), 0);
 	}
 	ck_assert(!aptix_buf_oom(b));
 }

@@ -22,7 +22,7 @@
 #include "../common.h"
 #include "../buf.h"
 
-#define APTIX_STORE_BACKEND_VERSION 3
+#define APTIX_STORE_BACKEND_VERSION 4
 
 typedef enum {
 	APTIX_TABLE_META = 0,	/**< store-wide settings: format version */
@@ -74,12 +74,13 @@ struct aptix_store {
 	/** Zero-copy read through cb. ENOTFOUND when absent. */
 	int (*view)(aptix_store *s, aptix_table t, const void *key,
 		    size_t klen, aptix_store_view_cb cb, void *payload);
-	/** Iterate ascending from the first key >= start (NULL: first). */
+	/**
+	 * Iterate ascending from the first key >= start (NULL: first), or
+	 * with reverse descending from the last key <= start (NULL: last).
+	 */
 	int (*iter)(aptix_store *s, aptix_table t, const void *start,
-		    size_t slen, aptix_store_iter_cb cb, void *payload);
-	/** Iterate descending from the last key <= start (NULL: last). */
-	int (*iter_rev)(aptix_store *s, aptix_table t, const void *start,
-			size_t slen, aptix_store_iter_cb cb, void *payload);
+		    size_t slen, int reverse, aptix_store_iter_cb cb,
+		    void *payload);
 	/** Run fn inside one atomic, durable write transaction. */
 	int (*write)(aptix_store *s, aptix_store_write_fn fn, void *payload);
 	/*

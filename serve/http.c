@@ -151,28 +151,43 @@ enum route_id {
  * route matches the rest up to "/sessions" (a decoded path holds
  * slashes).
  */
+typedef json_t *(*handler_fn)(struct serve *, json_t *, struct serve_err *);
+
 static const struct route {
 	const char *method;
 	const char *path;
 	enum route_id id;
+	const char *arg;	/* the parameter the path's {x} gives */
+	handler_fn fn;		/* answers the route; NULL: route() does */
+	unsigned ok;		/* fn's status on success */
 } routes[] = {
-	{ "GET", "/", R_PAGE },
-	{ "GET", "/static/{file}", R_STATIC },
-	{ "GET", "/api/conversations", R_LIST },
-	{ "GET", "/api/conversations/{id}", R_CONV },
-	{ "PATCH", "/api/conversations/{id}", R_CONV_PATCH },
-	{ "POST", "/api/conversations/{id}/interrupt", R_INTERRUPT },
-	{ "GET", "/api/turns/{session}", R_TURN },
-	{ "GET", "/api/turns/{session}/full", R_TURN_FULL },
-	{ "GET", "/api/objects/{id}", R_OBJECT },
-	{ "GET", "/api/graph", R_GRAPH },
-	{ "GET", "/api/events", R_EVENTS },
-	{ "GET", "/api/search", R_SEARCH },
-	{ "POST", "/api/ai/agent/execute", R_EXECUTE },
-	{ "GET", "/api/workspaces/{path}/sessions", R_WS_SESSIONS },
-	{ "POST", "/api/sessions", R_SESSIONS },
-	{ "POST", "/api/sessions/{id}/messages", R_SESSION_MSG },
-	{ "DELETE", "/api/sessions/{id}", R_SESSION_DEL },
+	{ "GET", "/", R_PAGE, NULL, NULL, 0 },
+	{ "GET", "/static/{file}", R_STATIC, NULL, NULL, 0 },
+	{ "GET", "/api/conversations", R_LIST, NULL,
+	  serve_list_conversations, 200 },
+	{ "GET", "/api/conversations/{id}", R_CONV, "conversation",
+	  serve_read_conversation, 200 },
+	{ "PATCH", "/api/conversations/{id}", R_CONV_PATCH, "conversation",
+	  NULL, 0 },
+	{ "POST", "/api/conversations/{id}/interrupt", R_INTERRUPT,
+	  "conversation", serve_interrupt, 200 },
+	{ "GET", "/api/turns/{session}", R_TURN, "session", serve_read_turn,
+	  200 },
+	{ "GET", "/api/turns/{session}/full", R_TURN_FULL, "session",
+	  serve_read_turn, 200 },
+	{ "GET", "/api/objects/{id}", R_OBJECT, NULL, NULL, 0 },
+	{ "GET", "/api/graph", R_GRAPH, NULL, serve_graph, 200 },
+	{ "GET", "/api/events", R_EVENTS, NULL, NULL, 0 },
+	{ "GET", "/api/search", R_SEARCH, NULL, serve_search, 200 },
+	{ "POST", "/api/ai/agent/execute", R_EXECUTE, NULL, NULL, 0 },
+	{ "GET", "/api/workspaces/{path}/sessions", R_WS_SESSIONS,
+	  "workspace", serve_workspace_sessions, 200 },
+	{ "POST", "/api/sessions", R_SESSIONS, NULL, serve_session_open,
+	  201 },
+	{ "POST", "/api/sessions/{id}/messages", R_SESSION_MSG,
+	  "conversation", NULL, 0 },
+	{ "DELETE", "/api/sessions/{id}", R_SESSION_DEL, "sessionId",
+	  serve_session_close, 200 },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -779,8 +794,6 @@ static enum MHD_Result object(struct http_server *h,
 	return ret;
 }
 
-typedef json_t *(*handler_fn)(struct serve *, json_t *, struct serve_err *);
-
 static enum MHD_Result call(struct http_server *h, struct MHD_Connection *c,
 			    handler_fn fn, json_t *p, unsigned ok)
 {
@@ -850,14 +863,18 @@ static enum MHD_Result route(struct http_server *h, struct MHD_Connection *c,
 	} else if (!(p = body_object(c, rq, &ret))) {
 		return ret;
 	}
+	/* a workspace is a path, not an id: any bytes, shown lossily */
+	if (rt->arg)
+		json_object_set_new(p, rt->arg, rt->id == R_WS_SESSIONS ?
+				    aptix_view_str(args[0]) :
+				    json_string(args[0]));
+	if (rt->id == R_TURN || rt->id == R_TURN_FULL)
+		json_object_set_new(p, "full", json_boolean(rt->id ==
+							     R_TURN_FULL));
+	if (rt->fn)
+		return call(h, c, rt->fn, p, rt->ok);
 	switch (rt->id) {
-	case R_LIST:
-		return call(h, c, serve_list_conversations, p, 200);
-	case R_CONV:
-		json_object_set_new(p, "conversation", json_string(args[0]));
-		return call(h, c, serve_read_conversation, p, 200);
 	case R_CONV_PATCH:
-		json_object_set_new(p, "conversation", json_string(args[0]));
 		if (!json_object_get(p, "title") &&
 		    !json_object_get(p, "archived")) {
 			json_decref(p);
@@ -876,31 +893,9 @@ static enum MHD_Result route(struct http_server *h, struct MHD_Connection *c,
 		}
 		json_decref(p);
 		return respond_json(c, 200, v);
-	case R_INTERRUPT:
-		json_object_set_new(p, "conversation", json_string(args[0]));
-		return call(h, c, serve_interrupt, p, 200);
-	case R_TURN:
-	case R_TURN_FULL:
-		json_object_set_new(p, "session", json_string(args[0]));
-		json_object_set_new(p, "full", json_boolean(rt->id ==
-							     R_TURN_FULL));
-		return call(h, c, serve_read_turn, p, 200);
-	case R_GRAPH:
-		return call(h, c, serve_graph, p, 200);
-	case R_SEARCH:
-		return call(h, c, serve_search, p, 200);
-	case R_WS_SESSIONS:
-		json_object_set_new(p, "workspace", aptix_view_str(args[0]));
-		return call(h, c, serve_workspace_sessions, p, 200);
-	case R_SESSIONS:
-		return call(h, c, serve_session_open, p, 201);
-	case R_SESSION_DEL:
-		json_object_set_new(p, "sessionId", json_string(args[0]));
-		return call(h, c, serve_session_close, p, 200);
 	case R_SESSION_MSG:
 		alias(p, "instruction", "message");
 		alias(p, "instruction", "content");
-		json_object_set_new(p, "conversation", json_string(args[0]));
 		json_object_set_new(p, "kind", json_string("continue"));
 		break;
 	case R_EXECUTE:

@@ -234,6 +234,9 @@ static void git_files(aptix_strlist *files, const char *root,
 	free(argv);
 }
 
+static void add_path(aptix_strlist *files, const char *root,
+		     const char *rel);
+
 static void walk(aptix_strlist *files, const char *root, const char *rel)
 {
 	char *dir;
@@ -248,25 +251,33 @@ static void walk(aptix_strlist *files, const char *root, const char *rel)
 		return;
 	}
 	while ((e = readdir(d))) {
-		char *child, *full;
-		struct stat st;
+		char *child;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
 		    !strcmp(e->d_name, ".git") || !strcmp(e->d_name, ".aptix"))
 			continue;
 		child = xstrfmt("%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		full = xstrfmt("%s/%s", dir, e->d_name);
-		if (lstat(full, &st) == 0) {
-			if (S_ISDIR(st.st_mode))
-				walk(files, root, child);
-			else if (S_ISREG(st.st_mode))
-				list_add(files, child, strlen(child));
-		}
+		add_path(files, root, child);
 		free(child);
-		free(full);
 	}
 	closedir(d);
 	free(dir);
+}
+
+/* The files at rel under root: the file itself, or its directory's. */
+static void add_path(aptix_strlist *files, const char *root,
+		     const char *rel)
+{
+	char *full = xstrfmt("%s%s%s", root, *rel ? "/" : "", rel);
+	struct stat st;
+
+	if (lstat(full, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			walk(files, root, rel);
+		else if (S_ISREG(st.st_mode))
+			list_add(files, rel, strlen(rel));
+	}
+	free(full);
 }
 
 static void plain_files(aptix_strlist *files, const char *root,
@@ -280,19 +291,9 @@ static void plain_files(aptix_strlist *files, const char *root,
 	}
 	for (i = 0; i < specs->nr; i++) {
 		const char *rel = specs->items[i];
-		char *full;
-		struct stat st;
 
-		if (*rel && !path_wanted(rel))
-			continue;
-		full = xstrfmt("%s%s%s", root, *rel ? "/" : "", rel);
-		if (lstat(full, &st) == 0) {
-			if (S_ISDIR(st.st_mode))
-				walk(files, root, rel);
-			else if (S_ISREG(st.st_mode))
-				list_add(files, rel, strlen(rel));
-		}
-		free(full);
+		if (!*rel || path_wanted(rel))
+			add_path(files, root, rel);
 	}
 }
 

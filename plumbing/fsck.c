@@ -920,6 +920,8 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 		report(f, "index mismatch: %s", aptix_error_last()->message);
 	if (aptix_index_check_layout(f->repo, layout_problem, f) < 0)
 		report(f, "index mismatch: %s", aptix_error_last()->message);
+	if (f->full && aptix_search_check(f->repo, recency_problem, f) < 0)
+		report(f, "index mismatch: %s", aptix_error_last()->message);
 	for (i = 0; i < ids.n; i++) {
 		long j = find_obj(f, &ids.ids[i]);
 		int r;

@@ -26,6 +26,13 @@ Usage: lib-store.py <store-dir> <command> [<args>]
                                pieces), "6" (pieces of its own and a
                                CRC-32), and "values unnamed <n>": the
                                pieces no pointer names
+  search-terms                 print the terms of the search index
+                               (hex, one a line, in byte order): those
+                               of "t" keys and those kept in blocks
+  search-key-of <term>         print the key (hex) of the record that
+                               holds the term: its "t" key or its block
+  search-v1                    lay the search table out as a version 1
+                               one (before blocks: a "t" key a term)
   leaves <table>               print each leaf page of the table's tree,
                                in key order: its number, then the keys
                                (hex) of its records
@@ -209,6 +216,12 @@ def delete(store, table, key):
                 break
     if not found:
         return False
+    replace_all(store, sections)
+    return True
+
+
+def replace_all(store, sections):
+    """Make store hold sections (the output of dump()) and nothing else."""
     fresh = tempfile.mkdtemp(dir=store)
     try:
         load(fresh, sections)
@@ -219,7 +232,6 @@ def delete(store, table, key):
             os.unlink(lock)
     finally:
         shutil.rmtree(fresh)
-    return True
 
 
 def varint(n):
@@ -320,6 +332,58 @@ def resolve(store, record, pieces=None):
     if p[5] is not None and p[5] != zlib.crc32(out):
         return None     # format 6: the value fails its checksum
     return out
+
+
+def block_entries(key, v):
+    """The entries of a search block (objects-format.md, "The search
+    index"): (term, df, postings) each."""
+    term, i = key[1:], 0
+    while i < len(v):
+        shared, i = get_varint(v, i)
+        slen, i = get_varint(v, i)
+        term = term[:shared] + v[i:i + slen]
+        i += slen
+        df, i = get_varint(v, i)
+        start = i
+        for _ in range(2 * df):
+            _, i = get_varint(v, i)
+        yield term, df, v[start:i]
+
+
+def search_terms(store):
+    """The terms of the search table: (term, key holding it), "t" keys
+    and the entries of "b" blocks, in byte order of term."""
+    out = []
+    for k, v in table_records(store, "search")[1]:
+        if k[:1] == b"t":
+            out.append((k[1:], k))
+        elif k[:1] == b"b":
+            out.extend((t, k) for t, _, _ in block_entries(k, v))
+    return sorted(out)
+
+
+def search_v1(store):
+    """Lay the search table out as aptix before blocks did (state
+    version 1): every term of a block under a "t" key of its own."""
+    _, records = table_records(store, "search")
+    out = []
+    for k, v in records:
+        if k[:1] == b"s":
+            v = b"\x01" + v[1:]
+        if k[:1] != b"b":
+            out.append((k, v))
+            continue
+        for term, df, posts in block_entries(k, v):
+            i, last = 0, 0
+            for _ in range(df):
+                d, i = get_varint(posts, i)
+                _, i = get_varint(posts, i)
+                last += d
+            out.append((b"t" + term, varint(df) + varint(last) +
+                        varint(df) + posts))
+    sections = [(h, out if section_name(h) == "search" else r)
+                for h, r in dump(store)]
+    replace_all(store, sections)
 
 
 def locate(store, sid):
@@ -600,6 +664,16 @@ def main(argv):
         for k, v in table_records(store, args[0])[1]:
             v = resolve(store, v, pieces)
             print(k.hex(), "-" if v is None else v.hex())
+    elif cmd == "search-terms" and not args:
+        for t, _ in search_terms(store):
+            print(t.hex())
+    elif cmd == "search-key-of" and len(args) == 1:
+        keys = [k for t, k in search_terms(store) if t == arg_bytes(args[0])]
+        if not keys:
+            return 1
+        print(keys[0].hex())
+    elif cmd == "search-v1" and not args:
+        search_v1(store)
     elif cmd == "keys" and len(args) == 1:
         for k, _ in table_records(store, args[0])[1]:
             print(k.hex())

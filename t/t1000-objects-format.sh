@@ -185,8 +185,7 @@ actual () {
 		store import get imports hex:a126c135e3b97726a6603f17748b8fe1146f6f15d4b862bcfb671334cf318fc2 ;;
 	search-ordinal-s2) store main get search "hex:69$(sid 2)" ;;
 	search-doc-0) store main get search hex:6f00000000 ;;
-	search-term-parser) store main get search tparser ;;
-	search-term-it) store main get search tit ;;
+	search-block-explain) store main get search bexplain ;;
 	rag-doc-1) store rag get rag hex:6400000001 ;;
 	rag-postings-parse) store rag get rag tparse ;;
 	rag-manifest-main.c) store rag get rag fmain.c ;;
@@ -196,7 +195,7 @@ actual () {
 
 test_expect_success PYTHON3 'the document has its store vectors' '
 	test_line_count -gt 40 vector-script &&
-	test_line_count = 29 vectors &&
+	test_line_count = 28 vectors &&
 	! grep -v "^[a-z0-9.-]* [0-9a-f][0-9a-f]*$" vectors &&
 	test_line_count = 1 running.json
 '

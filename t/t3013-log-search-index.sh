@@ -10,9 +10,15 @@ search_keys () {
 	python3 "$TEST_DIRECTORY/lib-store.py" .aptix keys search
 }
 
-# the key of a term's open postings, as search_keys prints it
+# search_terms: the terms of the search index (those of "t" keys and
+# those kept in blocks), hex, one a line
+search_terms () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix search-terms
+}
+
+# a term as search_terms prints it
 term_key () {
-	printf 't%s' "$1" | od -An -tx1 | tr -d ' \n'
+	printf '%s' "$1" | od -An -tx1 | tr -d ' \n'
 	echo
 }
 
@@ -88,13 +94,14 @@ test_expect_success 'a new store keeps the words of each turn' '
 		"The answer is fooBar_baz 42") &&
 	search_keys >keys &&
 	grep "^73$" keys &&
+	search_terms >keys &&
 	grep "^$(term_key wonderful)$" keys &&
 	grep "^$(term_key foobar_baz)$" keys &&
 	grep "^$(term_key 42)$" keys &&
 	! grep "^$(term_key Hello)$" keys &&
 	test_tick && s2=$(make_answered c1 "second question" "swordfish" \
 		$s1) &&
-	search_keys >keys &&
+	search_terms >keys &&
 	grep "^$(term_key swordfish)$" keys &&
 	aptix update-ref refs/conversations/c1 $s2 &&
 	aptix symbolic-ref HEAD refs/conversations/c1
@@ -138,7 +145,7 @@ test_expect_success 'a session the index does not know is read (an older writer)
 	test_tick &&
 	s=$(make_answered c2 "zebra unknown to the index" "-" $s) &&
 	aptix update-ref refs/conversations/c2 $s &&
-	! search_keys | grep "^$(term_key zebra)$" &&
+	! search_terms | grep "^$(term_key zebra)$" &&
 	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put search s \
 		"hex:$(cat state)" &&
 	aptix log --all --format=%h -S zebra >out &&
@@ -152,10 +159,13 @@ test_expect_success 'a session the index does not know is read (an older writer)
 test_expect_success 'reindex rebuilds the index: the same keys, all sessions' '
 	aptix reindex &&
 	search_keys >before &&
-	grep "^$(term_key zebra)$" before &&
+	search_terms | grep "^$(term_key zebra)$" &&
+	zebra=$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix search-key-of \
+		zebra) &&
 	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search s &&
 	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search \
-		"hex:$(term_key zebra)" &&
+		"hex:$zebra" &&
+	! search_terms | grep "^$(term_key zebra)$" &&
 	aptix reindex &&
 	search_keys >after &&
 	test_cmp before after &&
@@ -164,17 +174,81 @@ test_expect_success 'reindex rebuilds the index: the same keys, all sessions' '
 	test $(wc -l <alpha) -gt 10
 '
 
+test_expect_success 'rare terms share blocks, common ones have keys' '
+	search_keys >keys &&
+	grep -c "^62" keys >blocks &&
+	test $(cat blocks) -ge 1 &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix search-key-of alpha \
+		>key &&
+	echo 74616c706861 >expect &&
+	test_cmp expect key &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix search-key-of zebra \
+		>key &&
+	grep "^62" key
+'
+
+test_expect_success 'a version 1 index (a key a term) is read, then written in blocks' '
+	queries v2 &&
+	cp -R .aptix saved &&
+	test_when_finished "rm -rf .aptix && mv saved .aptix" &&
+	search_terms >terms2 &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix search-v1 &&
+	! search_keys | grep "^62" &&
+	search_terms >terms1 &&
+	test_cmp terms2 terms1 &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix get search s >state &&
+	grep "^01" state &&
+	queries v1 &&
+	test_cmp v2 v1 &&
+	test_tick &&
+	y=$(make_answered c2 "yak alpha" "wombat" $s) &&
+	aptix update-ref refs/conversations/c2 $y &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix get search s >state &&
+	grep "^02" state &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix search-key-of wombat \
+		>key &&
+	echo 62776f6d626174 >expect &&
+	test_cmp expect key &&
+	aptix log --all --format=%h -S wombat >out &&
+	echo $y | cut -c1-12 >expect &&
+	test_cmp expect out &&
+	aptix log --all --format=%h -S zebra >out &&
+	test_line_count = 1 out
+'
+
+test_expect_success 'fsck --full checks the blocks; reindex mends them' '
+	aptix fsck --full &&
+	cp -R .aptix saved &&
+	test_when_finished "rm -rf .aptix && mv saved .aptix" &&
+	zebra=$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix search-key-of \
+		zebra) &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put search \
+		"hex:$zebra" hex:0500 &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put search \
+		tzebra hex:0100 &&
+	test_must_fail aptix fsck --full >err 2>&1 &&
+	grep "index mismatch: search index: corrupt block" err &&
+	grep "search index: corrupt postings of term .zebra." err &&
+	aptix fsck >err 2>&1 &&
+	! grep "search index" err &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del search tzebra &&
+	aptix reindex &&
+	aptix fsck --full &&
+	aptix log --all --format=%h -S zebra >out &&
+	test_line_count = 1 out
+'
+
 test_expect_success 'purge: a secret word leaves the index and the file' '
 	test_tick &&
 	s=$(make_answered c2 "the key is zq7leakedvalue99" "kept okapi" $s) &&
 	aptix update-ref refs/conversations/c2 $s &&
-	search_keys >keys &&
+	search_terms >keys &&
 	grep "^$(term_key zq7leakedvalue99)$" keys &&
 	grep -a -c zq7leakedvalue99 .aptix/data.mdb >count &&
 	test $(cat count) -gt 0 &&
 	echo zq7leakedvalue99 >secret &&
 	aptix purge --force --reason test --secret-from-file secret &&
-	search_keys >keys &&
+	search_terms >keys &&
 	! grep "^$(term_key zq7leakedvalue99)$" keys &&
 	grep "^$(term_key okapi)$" keys &&
 	! grep -a zq7leakedvalue99 .aptix/data.mdb &&
@@ -186,10 +260,10 @@ test_expect_success 'purge: a secret word leaves the index and the file' '
 test_expect_success 'gc: the words of sessions it deletes go with them' '
 	test_tick &&
 	lost=$(make_answered c9 "unreachable quokka" "gone") &&
-	search_keys >keys &&
+	search_terms >keys &&
 	grep "^$(term_key quokka)$" keys &&
 	aptix gc --prune=now &&
-	search_keys >keys &&
+	search_terms >keys &&
 	! grep "^$(term_key quokka)$" keys &&
 	grep "^$(term_key okapi)$" keys
 '

@@ -86,6 +86,20 @@ APTIX_EXTERN(int) aptix_search_skewed(aptix_repo *repo,
  *         search index or its backend cannot count its sessions.
  */
 APTIX_EXTERN(int) aptix_search_missing(uint64_t *out, aptix_repo *repo);
+/** A problem found by aptix_search_check(): one line, no LF. */
+typedef void (*aptix_search_problem_fn)(const char *what, void *payload);
+/**
+ * @brief Check the search index's records (objects-format.md, "The
+ *        search index"): each block decodes, its terms ascend and come
+ *        after the blocks' before, none has a key of its own too, and
+ *        every posting names an ordinal below the state's next one.
+ *        Each problem to fn.
+ * @return the number of problems (0 too when the store has no search
+ *         index), or < 0.
+ */
+APTIX_EXTERN(int) aptix_search_check(aptix_repo *repo,
+				     aptix_search_problem_fn fn,
+				     void *payload);
 /** @brief 1 when some text constrained the filter. */
 APTIX_EXTERN(int) aptix_search_filter_active(const aptix_search_filter *f);
 APTIX_EXTERN(void) aptix_search_filter_free(aptix_search_filter *f);

@@ -48,7 +48,7 @@
 #include "aptix/toolcall.h"
 #include "aptix/odb.h"
 
-#define STATE_VERSION 1
+#define STATE_VERSION 2		/* 1: no blocks (read the same) */
 #define STATE_LEN 21
 #define SEAL 128			/* postings in a sealed run */
 #define FLUSH_BYTES (64u << 20)		/* pending postings in memory */
@@ -62,7 +62,7 @@ static int state_decode(struct state *st, const aptix_buf *v)
 {
 	const unsigned char *p = (const unsigned char *)v->ptr;
 
-	if (v->len < STATE_LEN || p[0] != STATE_VERSION) {
+	if (v->len < STATE_LEN || !p[0] || p[0] > STATE_VERSION) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the search index's "
 				"state is corrupt: run 'aptix reindex'");
 		return APTIX_ECORRUPT;
@@ -251,15 +251,14 @@ struct open_run {
 	size_t n, alloc;
 };
 
-static int open_decode(struct open_run *o, const aptix_buf *val)
+static int open_decode(struct open_run *o, const void *val, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)val->ptr;
-	const unsigned char *end = p + val->len;
+	const unsigned char *p = val, *end = p + len;
 	uint64_t count;
 
 	if (aptix__get_varint(&o->df, &p, end) < 0 ||
 	    aptix__get_varint(&o->last, &p, end) < 0 ||
-	    aptix__get_varint(&count, &p, end) < 0 || count > val->len) {
+	    aptix__get_varint(&count, &p, end) < 0 || count > len) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "a posting list of "
 				"the search index is corrupt: run 'aptix "
 				"reindex'");
@@ -290,7 +289,7 @@ static int merge_term(aptix_index_backend *ix, aptix_backend_txn *tx,
 		return r;
 	r = ix->get(v, ix, tx, APTIX_INDEX_SEARCH, k->ptr, k->len);
 	if (r == 0)
-		r = open_decode(&o, v);
+		r = open_decode(&o, v->ptr, v->len);
 	else if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();
 		r = 0;
@@ -333,15 +332,389 @@ static int merge_term(aptix_index_backend *ix, aptix_backend_txn *tx,
 	return r;
 }
 
+/* --- blocks of rare terms ------------------------------------------------- */
+
+/*
+ * A term of at most BLOCK_DF postings is kept with its neighbours in a
+ * block, "b" and the block's first term: entries in ascending order of
+ * term, each <shared: varint> <suffix length: varint> <suffix>
+ * <df: varint> <df postings>, the term being the first shared bytes of
+ * the entry before (of the key's term for the first, which is that
+ * term: shared its length, no suffix) and the suffix. One record per
+ * term cost more than the term's postings; most terms of a session
+ * (identifiers, numbers) are in no other. A block longer than BLOCK_MAX
+ * bytes is cut in pieces; a term past BLOCK_DF postings moves to a "t"
+ * key of its own.
+ */
+#define BLOCK_DF 16
+#define BLOCK_MAX 1024
+
+struct bentry {
+	char *term;
+	size_t tlen;
+	struct post *v;
+	size_t n, alloc;
+};
+
+/* One entry of a block: its term, its df and the bytes of its postings. */
+typedef int (*entry_fn)(const char *term, size_t tlen, uint64_t df,
+			const unsigned char *p, const unsigned char *end,
+			void *payload);
+
+static int block_corrupt(void)
+{
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "a block of the search index "
+			"is corrupt: run 'aptix reindex'");
+	return APTIX_ECORRUPT;
+}
+
+static int term_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+/*
+ * The entries of block (key "b" term, value val) to fn, checked: terms
+ * strictly ascending, the first the key's, each df 1 to BLOCK_DF.
+ */
+static int block_walk(const void *key, size_t klen, const void *val,
+		      size_t vlen, entry_fn fn, void *payload)
+{
+	const unsigned char *p = val, *end = p + vlen, *q;
+	unsigned char term[APTIX_TERM_MAX + 1];
+	uint64_t shared, slen, df, x, i;
+	size_t tlen;
+	int r = 0, first = 1;
+
+	if (!klen || klen - 1 > APTIX_TERM_MAX || !vlen)
+		return block_corrupt();
+	tlen = klen - 1;
+	memcpy(term, (const unsigned char *)key + 1, tlen);
+	while (r == 0 && p < end) {
+		if (aptix__get_varint(&shared, &p, end) < 0 ||
+		    aptix__get_varint(&slen, &p, end) < 0 || shared > tlen ||
+		    slen > (uint64_t)(end - p) ||
+		    shared + slen > APTIX_TERM_MAX)
+			return block_corrupt();
+		/* the first: the key's term; the others: past the one before */
+		if (first ? shared != tlen || slen : !slen ||
+		    (shared < tlen && p[0] <= term[shared]))
+			return block_corrupt();
+		memcpy(term + shared, p, slen);
+		p += slen;
+		tlen = (size_t)(shared + slen);
+		if (aptix__get_varint(&df, &p, end) < 0 || !df ||
+		    df > BLOCK_DF)
+			return block_corrupt();
+		for (q = p, i = 0; i < 2 * df; i++)
+			if (aptix__get_varint(&x, &p, end) < 0)
+				return block_corrupt();
+		r = fn((const char *)term, tlen, df, q, p, payload);
+		first = 0;
+	}
+	return r;
+}
+
+/* A block being changed: its entries and its key. */
+struct block {
+	aptix_buf key;		/* "b" and its first term; empty: a new one */
+	int loaded, dirty;
+	struct bentry *e;
+	size_t n, alloc;
+};
+
+static void block_clear(struct block *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		free(b->e[i].term);
+		free(b->e[i].v);
+	}
+	b->n = 0;
+	b->loaded = b->dirty = 0;
+	aptix_buf_clear(&b->key);
+}
+
+static void block_release(struct block *b)
+{
+	block_clear(b);
+	free(b->e);
+	aptix_buf_release(&b->key);
+}
+
+static int load_entry(const char *term, size_t tlen, uint64_t df,
+		      const unsigned char *p, const unsigned char *end,
+		      void *payload)
+{
+	struct block *b = payload;
+	struct bentry *e;
+
+	if (aptix__grow(&b->e, &b->alloc, b->n, sizeof(*b->e), 16) < 0)
+		return APTIX_ERROR;
+	e = &b->e[b->n];
+	memset(e, 0, sizeof(*e));
+	if (!(e->term = aptix__malloc(tlen + 1)))
+		return APTIX_ERROR;
+	memcpy(e->term, term, tlen);
+	e->term[tlen] = '\0';
+	e->tlen = tlen;
+	b->n++;
+	return decode_run(&e->v, &e->n, &e->alloc, p, end, df);
+}
+
+static int block_store(struct block *b, aptix_index_backend *ix,
+		       aptix_backend_txn *tx, aptix_buf *k, aptix_buf *v);
+
+/* A seek for a block: the first "b" key met, and its value (want_val). */
+struct seek {
+	aptix_buf key, val;
+	int found, want_val;
+};
+
+static int seek_cb(const void *key, size_t klen, const void *val,
+		   size_t vlen, void *payload)
+{
+	struct seek *s = payload;
+
+	if (!klen || ((const char *)key)[0] != 'b')
+		return APTIX_ITEROVER;
+	aptix_buf_set(&s->key, key, klen);
+	if (s->want_val)
+		aptix_buf_set(&s->val, val, vlen);
+	s->found = 1;
+	return aptix_buf_oom(&s->key) || aptix_buf_oom(&s->val) ?
+		APTIX_ERROR : APTIX_ITEROVER;
+}
+
+/*
+ * Find the block that a term of key "b" term belongs in (the last at or
+ * before k: a write walks its records only backwards) into s. 0, found
+ * or not (the term comes before every block).
+ */
+static int seek_block(struct seek *s, aptix_index_backend *ix,
+		      aptix_backend_txn *tx, const aptix_buf *k)
+{
+	int r;
+
+	s->found = 0;
+	aptix_buf_clear(&s->key);
+	r = ix->iterate(ix, tx, APTIX_INDEX_SEARCH, k->ptr, k->len,
+			APTIX_INDEX_ITER_REVERSE | APTIX_INDEX_ITER_ONE,
+			seek_cb, s);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+/*
+ * Make b the block term belongs in (s: its seek): kept when it is that
+ * one already (its key in the table unchanged until it is stored),
+ * else b is stored and that one loaded.
+ */
+static int block_switch(struct block *b, struct seek *s,
+			aptix_index_backend *ix, aptix_backend_txn *tx,
+			const char *term, size_t tlen, aptix_buf *k,
+			aptix_buf *v)
+{
+	int r;
+
+	s->want_val = 0;
+	if ((r = term_key(k, 'b', term, tlen)) < 0 ||
+	    (r = seek_block(s, ix, tx, k)) < 0)
+		return r;
+	if (b->loaded && s->key.len == b->key.len &&
+	    !memcmp(s->key.ptr, b->key.ptr, s->key.len))
+		return 0;
+	if ((r = block_store(b, ix, tx, k, v)) < 0 ||
+	    (r = term_key(k, 'b', term, tlen)) < 0)
+		return r;
+	s->want_val = 1;
+	if ((r = seek_block(s, ix, tx, k)) < 0)
+		return r;
+	if (s->found) {
+		aptix_buf_set(&b->key, s->key.ptr, s->key.len);
+		r = aptix_buf_oom(&b->key) ? APTIX_ERROR :
+			block_walk(s->key.ptr, s->key.len, s->val.ptr,
+				   s->val.len, load_entry, b);
+	}
+	b->loaded = r == 0;
+	return r;
+}
+
+static void put_entry(aptix_buf *v, const struct bentry *e,
+		      const struct bentry *prev)
+{
+	size_t s = 0;
+
+	if (!prev)
+		s = e->tlen;	/* the key's term */
+	else
+		while (s < prev->tlen && s < e->tlen &&
+		       prev->term[s] == e->term[s])
+			s++;
+	aptix__put_varint(v, s);
+	aptix__put_varint(v, e->tlen - s);
+	aptix_buf_put(v, e->term + s, e->tlen - s);
+	aptix__put_varint(v, e->n);
+	encode_run(v, e->v, e->n);
+}
+
+/*
+ * Write b back: cut in pieces of about the same size, each about
+ * BLOCK_MAX bytes at most, under its first term; its old key goes when
+ * no piece has it.
+ */
+static int block_store(struct block *b, aptix_index_backend *ix,
+		       aptix_backend_txn *tx, aptix_buf *k, aptix_buf *v)
+{
+	size_t i = 0, start, pieces, target, done = 0;
+	int r = 0, kept = 0;
+
+	if (!b->dirty)
+		goto done;
+	aptix_buf_clear(v);
+	for (i = 0; i < b->n; i++)
+		put_entry(v, &b->e[i], i ? &b->e[i - 1] : NULL);
+	pieces = (v->len + BLOCK_MAX - 1) / BLOCK_MAX;
+	target = pieces ? v->len / pieces : 0;
+	for (i = 0; r == 0 && i < b->n; done++) {
+		aptix_buf_clear(v);
+		start = i;
+		do
+			put_entry(v, &b->e[i], i == start ? NULL :
+				  &b->e[i - 1]);
+		while (++i < b->n && (v->len < target || done + 1 >= pieces));
+		if ((r = term_key(k, 'b', b->e[start].term,
+				  b->e[start].tlen)) < 0 ||
+		    (r = aptix_buf_oom(v) ? APTIX_ERROR : 0) < 0)
+			break;
+		kept |= k->len == b->key.len && !memcmp(k->ptr, b->key.ptr,
+							k->len);
+		r = ix->put(ix, tx, APTIX_INDEX_SEARCH, k->ptr, k->len, v->ptr,
+			    v->len);
+	}
+	if (r == 0 && b->key.len && !kept)
+		r = ix->del(ix, tx, APTIX_INDEX_SEARCH, b->key.ptr, b->key.len);
+done:
+	block_clear(b);
+	return r;
+}
+
+/* Add l's postings to its entry in b; past BLOCK_DF, to a "t" key. */
+static int block_add(struct block *b, aptix_index_backend *ix,
+		     aptix_backend_txn *tx, const struct plist *l,
+		     aptix_buf *k, aptix_buf *v)
+{
+	size_t tlen = strlen(l->term), lo = 0, hi = b->n, mid, i;
+	struct bentry *e;
+	int c = 1, r = 0;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = term_cmp(b->e[mid].term, b->e[mid].tlen, l->term, tlen);
+		if (!c) {
+			lo = mid;
+			break;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (c) {	/* a new entry at lo */
+		if (aptix__grow(&b->e, &b->alloc, b->n, sizeof(*b->e), 16) < 0)
+			return APTIX_ERROR;
+		memmove(b->e + lo + 1, b->e + lo, (b->n - lo) * sizeof(*b->e));
+		b->n++;
+		e = &b->e[lo];
+		memset(e, 0, sizeof(*e));
+		if (!(e->term = aptix__strdup(l->term)))
+			return APTIX_ERROR;
+		e->tlen = tlen;
+	}
+	e = &b->e[lo];
+	b->dirty = 1;
+	for (i = 0; i < l->n; i++) {
+		if (e->n && l->p[i].ord <= e->v[e->n - 1].ord)
+			continue;	/* cannot happen: ordinals grow */
+		if (aptix__grow(&e->v, &e->alloc, e->n, sizeof(*e->v), 4) < 0)
+			return APTIX_ERROR;
+		e->v[e->n++] = l->p[i];
+	}
+	if (e->n > BLOCK_DF) {	/* a term of its own */
+		struct plist own;
+
+		memset(&own, 0, sizeof(own));
+		own.term = e->term;
+		own.p = e->v;
+		own.n = e->n;
+		r = merge_term(ix, tx, &own, k, v);
+		free(e->term);
+		free(e->v);
+		memmove(b->e + lo, b->e + lo + 1,
+			(b->n - lo - 1) * sizeof(*b->e));
+		b->n--;
+	}
+	return r;
+}
+
+static int by_term(const void *a, const void *b)
+{
+	return strcmp((*(const struct plist *const *)a)->term,
+		      (*(const struct plist *const *)b)->term);
+}
+
+/*
+ * Merge pd into the table, term by term in byte order: a term with a
+ * "t" key grows it, another goes into its block (one block is decoded
+ * and written once for all the terms it holds).
+ */
 static int pend_flush(aptix_index_backend *ix, aptix_backend_txn *tx,
 		      const struct pending *pd)
 {
 	aptix_buf k = APTIX_BUF_INIT, v = APTIX_BUF_INIT;
-	size_t i;
+	const struct plist **o;
+	struct block b;
+	struct seek s;
+	size_t i, tlen;
 	int r = 0;
 
-	for (i = 0; i < pd->n && r == 0; i++)
-		r = merge_term(ix, tx, &pd->v[i], &k, &v);
+	if (!pd->n)
+		return 0;
+	if (!(o = aptix__malloc(pd->n * sizeof(*o))))
+		return APTIX_ERROR;
+	for (i = 0; i < pd->n; i++)
+		o[i] = &pd->v[i];
+	qsort(o, pd->n, sizeof(*o), by_term);
+	memset(&b, 0, sizeof(b));
+	aptix_buf_init(&b.key, 0);
+	memset(&s, 0, sizeof(s));
+	aptix_buf_init(&s.key, 0);
+	aptix_buf_init(&s.val, 0);
+	for (i = 0; i < pd->n && r == 0; i++) {
+		tlen = strlen(o[i]->term);
+		if ((r = term_key(&k, 't', o[i]->term, tlen)) < 0)
+			break;
+		r = ix->get(&v, ix, tx, APTIX_INDEX_SEARCH, k.ptr, k.len);
+		if (r == 0) {
+			r = merge_term(ix, tx, o[i], &k, &v);
+			continue;
+		}
+		if (r != APTIX_ENOTFOUND)
+			break;
+		aptix_error_clear();
+		r = 0;
+		if ((r = block_switch(&b, &s, ix, tx, o[i]->term, tlen, &k,
+				      &v)) == 0)
+			r = block_add(&b, ix, tx, o[i], &k, &v);
+	}
+	if (r == 0)
+		r = block_store(&b, ix, tx, &k, &v);
+	block_release(&b);
+	aptix_buf_release(&s.key);
+	aptix_buf_release(&s.val);
+	free(o);
 	aptix_buf_release(&k);
 	aptix_buf_release(&v);
 	return r;
@@ -799,10 +1172,91 @@ static int vocab_cb(const void *key, size_t klen, const void *val UNUSED,
 	return tf->max && tf->n >= tf->max ? APTIX_ITEROVER : 0;
 }
 
-/* The terms a word of a text (tok, lowercased) may be part of. */
+static int vocab_entry_cb(const char *term, size_t tlen,
+			  uint64_t df UNUSED, const unsigned char *p UNUSED,
+			  const unsigned char *end UNUSED, void *payload)
+{
+	struct terms_found *tf = payload;
+
+	if (tf->how == PREFIX && term_cmp(term, tlen, tf->tok, tf->tlen) > 0 &&
+	    (tlen < tf->tlen || memcmp(term, tf->tok, tf->tlen)))
+		return APTIX_ITEROVER;	/* past the terms it begins */
+	if (!tlen || !term_matches(tf, term, tlen))
+		return 0;
+	aptix_buf_put(&tf->list, term, tlen);
+	aptix_buf_putc(&tf->list, '\0');
+	tf->n++;
+	if (aptix_buf_oom(&tf->list))
+		return APTIX_ERROR;
+	return tf->max && tf->n >= tf->max ? APTIX_ITEROVER : 0;
+}
+
+static int vocab_block_cb(const void *key, size_t klen, const void *val,
+			  size_t vlen, void *payload)
+{
+	if (!klen || ((const char *)key)[0] != 'b')
+		return APTIX_ITEROVER;
+	return block_walk(key, klen, val, vlen, vocab_entry_cb, payload);
+}
+
+/* The terms of the blocks tf's word may be part of, in byte order. */
+static int block_terms(struct terms_found *tf, aptix_index_backend *ix)
+{
+	struct seek s;
+	aptix_buf k = APTIX_BUF_INIT;
+	int r;
+
+	memset(&s, 0, sizeof(s));
+	aptix_buf_init(&s.key, 0);
+	aptix_buf_init(&s.val, 0);
+	aptix_buf_putc(&k, 'b');
+	if (tf->how == PREFIX)	/* from the block holding the word on */
+		aptix_buf_put(&k, tf->tok, tf->tlen);
+	r = aptix_buf_oom(&k) ? APTIX_ERROR : tf->how != PREFIX ? 0 :
+		seek_block(&s, ix, NULL, &k);
+	if (r == 0 && s.found)
+		aptix_buf_set(&k, s.key.ptr, s.key.len);
+	if (r == 0)
+		r = aptix_buf_oom(&k) ? APTIX_ERROR :
+			ix->iterate(ix, NULL, APTIX_INDEX_SEARCH, k.ptr, k.len,
+				    0, vocab_block_cb, tf);
+	aptix_buf_release(&k);
+	aptix_buf_release(&s.key);
+	aptix_buf_release(&s.val);
+	return r == APTIX_ITEROVER ? 0 : r;
+}
+
+/* Two lists of terms in byte order into one, max terms at most. */
+static int merge_lists(struct terms_found *tf, const aptix_buf *a,
+		       size_t na, const aptix_buf *b, size_t nb)
+{
+	const char *x = a->ptr, *y = b->ptr;
+	size_t i = 0, j = 0;
+	int c;
+
+	aptix_buf_clear(&tf->list);
+	tf->n = 0;
+	while ((i < na || j < nb) && (!tf->max || tf->n < tf->max)) {
+		c = i >= na ? 1 : j >= nb ? -1 : strcmp(x, y);
+		aptix_buf_put(&tf->list, c <= 0 ? x : y,
+			      strlen(c <= 0 ? x : y) + 1);
+		tf->n++;
+		if (c <= 0)
+			x += strlen(x) + 1, i++;
+		if (c >= 0)
+			y += strlen(y) + 1, j++;
+	}
+	return aptix_buf_oom(&tf->list) ? APTIX_ERROR : 0;
+}
+
+/*
+ * The terms a word of a text (tok, lowercased) may be part of: those
+ * with a "t" key of their own, and those kept in blocks, merged.
+ */
 static int find_terms(struct terms_found *tf, aptix_index_backend *ix)
 {
-	aptix_buf k = APTIX_BUF_INIT;
+	aptix_buf k = APTIX_BUF_INIT, own, blk;
+	size_t nown;
 	int r;
 
 	if (tf->how == EXACT) {
@@ -817,8 +1271,23 @@ static int find_terms(struct terms_found *tf, aptix_index_backend *ix)
 	r = aptix_buf_oom(&k) ? APTIX_ERROR :
 		ix->iterate(ix, NULL, APTIX_INDEX_SEARCH, k.ptr, k.len, 0,
 			    vocab_cb, tf);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	/* the blocks' terms into tf->list, the others set aside */
+	own = tf->list;
+	nown = tf->n;
+	aptix_buf_init(&tf->list, 0);
+	tf->n = 0;
+	if (r == 0)
+		r = block_terms(tf, ix);
+	blk = tf->list;
+	aptix_buf_init(&tf->list, 0);
+	if (r == 0)
+		r = merge_lists(tf, &own, nown, &blk, tf->n);
 	aptix_buf_release(&k);
-	return r == APTIX_ITEROVER ? 0 : r;
+	aptix_buf_release(&own);
+	aptix_buf_release(&blk);
+	return r;
 }
 
 typedef int (*post_fn)(uint32_t ord, uint32_t tf, void *payload);
@@ -842,6 +1311,69 @@ static int sealed_cb(const void *key, size_t klen, const void *val,
 			  (const unsigned char *)val + vlen, UINT64_MAX);
 }
 
+/* Looking a term up in its block. */
+struct find_entry {
+	const char *term;
+	size_t tlen;
+	struct post *v;
+	size_t n, alloc;
+	uint64_t df;
+};
+
+static int find_entry_cb(const char *term, size_t tlen, uint64_t df,
+			 const unsigned char *p, const unsigned char *end,
+			 void *payload)
+{
+	struct find_entry *f = payload;
+	int c = term_cmp(term, tlen, f->term, f->tlen);
+
+	if (c < 0)
+		return 0;
+	if (c == 0) {
+		f->df = df;
+		c = decode_run(&f->v, &f->n, &f->alloc, p, end, df);
+	}
+	return c < 0 ? c : APTIX_ITEROVER;
+}
+
+static int find_block_cb(const void *key, size_t klen, const void *val,
+			 size_t vlen, void *payload)
+{
+	int r;
+
+	if (!klen || ((const char *)key)[0] != 'b')
+		return APTIX_ITEROVER;
+	r = block_walk(key, klen, val, vlen, find_entry_cb, payload);
+	return r ? r : APTIX_ITEROVER;
+}
+
+/* The postings of a term kept in a block to fn; its df (0: none). */
+static int block_postings(aptix_index_backend *ix, const char *term,
+			  size_t len, uint64_t *df, post_fn fn, void *payload)
+{
+	aptix_buf k = APTIX_BUF_INIT;
+	struct find_entry f;
+	size_t i;
+	int r;
+
+	memset(&f, 0, sizeof(f));
+	f.term = term;
+	f.tlen = len;
+	r = term_key(&k, 'b', term, len);
+	if (r == 0)
+		r = ix->iterate(ix, NULL, APTIX_INDEX_SEARCH, k.ptr, k.len,
+				APTIX_INDEX_ITER_REVERSE |
+				APTIX_INDEX_ITER_ONE, find_block_cb, &f);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	*df = f.df;
+	for (i = 0; r == 0 && i < f.n; i++)
+		r = fn(f.v[i].ord, f.v[i].tf, payload);
+	free(f.v);
+	aptix_buf_release(&k);
+	return r;
+}
+
 /* The postings of term (sealed runs, then the open one) to fn; its df. */
 static int postings(aptix_index_backend *ix, const char *term, size_t len,
 		    uint64_t *df, post_fn fn, void *payload)
@@ -859,10 +1391,10 @@ static int postings(aptix_index_backend *ix, const char *term, size_t len,
 	r = ix->get(&v, ix, NULL, APTIX_INDEX_SEARCH, k.ptr, k.len);
 	if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();
-		r = 0;
+		r = block_postings(ix, term, len, df, fn, payload);
 		goto done;
 	}
-	if (r < 0 || (r = open_decode(&o, &v)) < 0)
+	if (r < 0 || (r = open_decode(&o, v.ptr, v.len)) < 0)
 		goto done;
 	*df = o.df;
 	if (o.df > o.n) {	/* some runs are sealed */
@@ -1218,6 +1750,142 @@ void aptix_search_filter_free(aptix_search_filter *f)
 		return;
 	free(f->bits);
 	free(f);
+}
+
+/* --- checking (fsck) ------------------------------------------------------- */
+
+struct check {
+	aptix_index_backend *ix;
+	struct state st;
+	aptix_search_problem_fn fn;
+	void *payload;
+	uint64_t problems;
+	char last[APTIX_TERM_MAX + 1];	/* the blocks' last term */
+	size_t lastlen;
+	int have_last;
+	struct post *v;
+	size_t n, alloc;
+};
+
+static void check_problem(struct check *c, const char *what,
+			  const char *term, size_t tlen)
+{
+	aptix_buf msg = APTIX_BUF_INIT;
+
+	aptix_buf_printf(&msg, "search index: %s '%.*s'", what, (int)tlen,
+			 term);
+	c->fn(aptix_buf_oom(&msg) ? what : msg.ptr, c->payload);
+	c->problems++;
+	aptix_buf_release(&msg);
+}
+
+/* Are the n postings of c->v ascending, each below the next ordinal? */
+static int check_ords(const struct check *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].ord >= c->st.next || !c->v[i].tf ||
+		    (i && c->v[i].ord <= c->v[i - 1].ord))
+			return 0;
+	return 1;
+}
+
+static int check_entry(const char *term, size_t tlen, uint64_t df,
+		       const unsigned char *p, const unsigned char *end,
+		       void *payload)
+{
+	struct check *c = payload;
+	aptix_buf k = APTIX_BUF_INIT, v = APTIX_BUF_INIT;
+	int r;
+
+	if (c->have_last && term_cmp(term, tlen, c->last, c->lastlen) <= 0)
+		check_problem(c, "a block's term is not past the block before",
+			      term, tlen);
+	memcpy(c->last, term, tlen);
+	c->lastlen = tlen;
+	c->have_last = 1;
+	c->n = 0;
+	if ((r = decode_run(&c->v, &c->n, &c->alloc, p, end, df)) < 0) {
+		aptix_error_clear();
+		check_problem(c, "corrupt postings of term", term, tlen);
+	} else if (!check_ords(c))
+		check_problem(c, "postings out of order or past the next "
+			      "ordinal, term", term, tlen);
+	r = term_key(&k, 't', term, tlen);
+	if (r == 0 && (r = c->ix->get(&v, c->ix, NULL, APTIX_INDEX_SEARCH,
+				      k.ptr, k.len)) == 0)
+		check_problem(c, "a term both in a block and under a key of "
+			      "its own", term, tlen);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = 0;
+	}
+	aptix_buf_release(&k);
+	aptix_buf_release(&v);
+	return r;
+}
+
+static int check_record(const void *key, size_t klen, const void *val,
+			size_t vlen, void *payload)
+{
+	struct check *c = payload;
+	const char *k = key;
+	struct open_run o;
+	int r = 0;
+
+	if (klen && k[0] == 'b') {
+		r = block_walk(key, klen, val, vlen, check_entry, c);
+		if (r == APTIX_ECORRUPT) {
+			aptix_error_clear();
+			check_problem(c, "corrupt block", k + 1, klen - 1);
+			r = 0;
+		}
+	} else if (klen && k[0] == 't') {
+		memset(&o, 0, sizeof(o));
+		if (open_decode(&o, val, vlen) < 0) {
+			aptix_error_clear();
+			check_problem(c, "corrupt postings of term", k + 1,
+				      klen - 1);
+		} else {
+			free(c->v);
+			c->v = o.v;
+			c->n = o.n;
+			c->alloc = o.alloc;
+			o.v = NULL;
+			if (!check_ords(c))
+				check_problem(c, "postings out of order or "
+					      "past the next ordinal, term",
+					      k + 1, klen - 1);
+		}
+		free(o.v);
+	}
+	return r;
+}
+
+int aptix_search_check(aptix_repo *repo, aptix_search_problem_fn fn,
+		       void *payload)
+{
+	struct check c;
+	int r;
+
+	APTIX_ASSERT_ARG(repo);
+	APTIX_ASSERT_ARG(fn);
+	memset(&c, 0, sizeof(c));
+	c.ix = repo->backend->index;
+	c.fn = fn;
+	c.payload = payload;
+	if ((r = read_state(&c.st, c.ix)) == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		return 0;	/* no index: readers scan */
+	}
+	if (r == 0)
+		r = c.ix->iterate(c.ix, NULL, APTIX_INDEX_SEARCH, "b", 1, 0,
+				  check_record, &c);
+	free(c.v);
+	if (r < 0)
+		return r;
+	return c.problems > INT32_MAX ? INT32_MAX : (int)c.problems;
 }
 
 /* --- ranking (aptix search) ------------------------------------------------- */

@@ -859,6 +859,14 @@ static const char *const iter_sql[2][2] = {
 	  "AND key < $2 ORDER BY key DESC LIMIT 256" },
 };
 
+/* The first query of a walk that wants one record (ITER_ONE). */
+static const char *const iter_one_sql[2] = {
+	"SELECT key, val FROM aptix_index WHERE tbl = $1::int2 "
+	"AND key >= $2 ORDER BY key LIMIT 1",
+	"SELECT key, val FROM aptix_index WHERE tbl = $1::int2 "
+	"AND ($3::int2 = 1 OR key <= $2) ORDER BY key DESC LIMIT 1"
+};
+
 /* A count would read the table: the callers do without it. */
 static int index_count(uint64_t *out, aptix_index_backend *b UNUSED,
 		       aptix_index_table t UNUSED)
@@ -885,7 +893,8 @@ static int index_iterate(aptix_index_backend *b, aptix_backend_txn *tx,
 	if (pt && (r = aptix__pg_ixbuf_flush(pt)) < 0)
 		return r;
 	do {
-		q_init(&q, iter_sql[rev][more]);
+		q_init(&q, (flags & APTIX_INDEX_ITER_ONE) && !more ?
+		       iter_one_sql[rev] : iter_sql[rev][more]);
 		q_int(&q, t, 2);
 		if (more)
 			q_bytes(&q, last.ptr, last.len);

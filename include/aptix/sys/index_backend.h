@@ -33,7 +33,13 @@ typedef enum {
 } aptix_index_table;
 
 enum aptix_index_iter_flags {
-	APTIX_INDEX_ITER_REVERSE = (1 << 0)	/**< descending keys */
+	APTIX_INDEX_ITER_REVERSE = (1 << 0),	/**< descending keys */
+	/**
+	 * A hint: the callback wants the first record only (it stops the
+	 * walk there); a backend may read just that one. Ignoring it is
+	 * correct.
+	 */
+	APTIX_INDEX_ITER_ONE = (1 << 1)
 };
 
 typedef struct aptix_index_backend {

@@ -1069,7 +1069,8 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	int no_dangling = 0, unreachable = 0, failed = 0;
 	size_t i;
 	struct option options[] = {
-		OPT_BOOL(0, "full", &f.full, "also re-hash every object"),
+		OPT_BOOL(0, "full", &f.full, "also re-hash every object and "
+			 "check the search index"),
 		OPT_BOOL(0, "no-dangling", &no_dangling, "do not report "
 			 "dangling objects"),
 		OPT_BOOL(0, "unreachable", &unreachable, "report every "

@@ -117,6 +117,8 @@ struct fsck {
 	aptix_oid *purged;		/* reported already */
 	size_t npurged, apurged;
 	size_t cur;		/* object being checked */
+	size_t next;		/* the walk's next object (walk_cb) */
+	int walking;		/* checking what the walk gave */
 	int refs_incomplete;	/* a ref could not be listed */
 	uint32_t *start;	/* links of object i: [start[i], start[i+1]) */
 	uint32_t *slots;	/* find_obj()'s table; UINT32_MAX: empty */
@@ -264,6 +266,9 @@ static int check_link(const aptix_oid *id, aptix_otype want,
 	char a[APTIX_OID_HEXSZ + 1], b[APTIX_OID_HEXSZ + 1];
 
 	(void)field;
+	if (f->walking && (j < 0 || (f->objs[j].type != APTIX_OBJ_BAD &&
+				     f->objs[j].type != want)))
+		return APTIX_ERROR;	/* check_object() says what */
 	if (j < 0 && is_purged(f, id, want))
 		return 0;
 	if (j < 0 || (f->objs[j].type != APTIX_OBJ_BAD &&
@@ -478,6 +483,106 @@ static void check_object(struct fsck *f, size_t i)
 }
 
 /*
+ * check_object() on the content the walk gave, as long as it finds
+ * nothing to report: 0, or -1 (the object's links undone) when the
+ * object needs a report or a read of the store (a session's index
+ * record), which check_object() then makes.
+ */
+static int walk_content(struct fsck *f, size_t i, aptix_otype type,
+			const char *data, size_t len)
+{
+	aptix_turn t;
+	int failed = 0, r = 0;
+
+	if (!f->connectivity_only && type == APTIX_OBJ_SESSION)
+		return -1;
+	f->cur = i;
+	f->walking = 1;
+	if (f->connectivity_only) {
+		r = aptix_object_scan_refs(type, data, len, check_link, f,
+					   &failed);
+	} else if (type == APTIX_OBJ_TURN &&
+		   (r = aptix_turn_parse(&t, data, len)) == 0) {
+		aptix_turn_release(&t);
+	}
+	if (!r && !f->connectivity_only)
+		r = aptix_object_foreach_ref(type, data, len, check_link, f);
+	f->walking = 0;
+	if (r) {
+		aptix_error_clear();
+		f->nlinks = f->start[i];
+		return -1;
+	}
+	if (failed)
+		f->objs[i].flags |= F_FAILED;
+	return 0;
+}
+
+#define WALK_STOP 1
+
+/*
+ * The objects in order, as the store's walk gives them with their
+ * content: each is checked from that content (no lookup, no read of
+ * its own). At one the walk cannot check alone (content not given,
+ * something to report, a read needed), the walk stops, that object is
+ * checked by check_object(), and a new walk starts past it.
+ */
+static int walk_cb(const aptix_oid *id, aptix_otype type, const void *data,
+		   size_t len, void *payload)
+{
+	struct fsck *f = payload;
+	size_t i = f->next;
+	struct obj *o;
+	long j;
+
+	if (i >= f->nobjs || aptix_oid_cmp(&f->objs[i].id, id)) {
+		/* new since, or checked already (in two backends) */
+		j = find_obj(f, id);
+		return j < 0 || (size_t)j < i ? 0 : WALK_STOP;
+	}
+	o = &f->objs[i];
+	f->start[i] = (uint32_t)f->nlinks;
+	if (!(o->flags & F_CORRUPT) &&
+	    !(f->connectivity_only && o->type == APTIX_OBJ_BLOB) &&
+	    (!data || type != o->type ||
+	     walk_content(f, i, type, data, len) < 0))
+		return WALK_STOP;
+	if (f->verbose && !(o->flags & F_CORRUPT))
+		fprintf(stderr, "Checking %s %s\n", type_name(o->type),
+			aptix_oid_hex(&o->id));
+	f->next++;
+	return 0;
+}
+
+/* Every object, in order: by the walk, else read one by one. */
+static void check_each(struct fsck *f)
+{
+	unsigned types = APTIX_ODB_TYPE(APTIX_OBJ_TURN) |
+		(f->connectivity_only ? APTIX_ODB_TYPE(APTIX_OBJ_SESSION) :
+		 APTIX_ODB_TYPE(APTIX_OBJ_BLOB));
+	int r = 0;
+
+	f->next = 0;
+	while (f->next < f->nobjs && r >= 0) {
+		r = aptix_odb_foreach_object(f->odb, &f->objs[f->next].id,
+					     types, f->full ?
+					     APTIX_ODB_READ_VERIFY : 0,
+					     walk_cb, f);
+		if (r < 0)
+			aptix_error_clear();	/* each is read: it says */
+		else if (f->next < f->nobjs) {
+			f->start[f->next] = (uint32_t)f->nlinks;
+			check_object(f, f->next++);
+		}
+	}
+	for (; f->next < f->nobjs; f->next++) {
+		f->start[f->next] = (uint32_t)f->nlinks;
+		check_object(f, f->next);
+	}
+	f->start[f->nobjs] = (uint32_t)f->nlinks;
+}
+
+/*
  * Why a stored object is corrupt, from the library's "object '<id>' is
  * corrupt: <why>": a damaged header, or the store's own reason (a piece
  * of the value missing from the values table, a value outside the file).
@@ -533,11 +638,7 @@ static void check_objects(struct fsck *f)
 	/* objects are checked in order: their links come sorted */
 	if (!(f->start = calloc(f->nobjs + 1, sizeof(*f->start))))
 		die("out of memory");
-	for (i = 0; i < f->nobjs; i++) {
-		f->start[i] = (uint32_t)f->nlinks;
-		check_object(f, i);
-	}
-	f->start[f->nobjs] = (uint32_t)f->nlinks;
+	check_each(f);
 }
 
 static int missing_cmp(const void *a, const void *b)

@@ -91,6 +91,33 @@ APTIX_EXTERN(int) aptix_odb_foreach_header(aptix_odb *odb,
 					   aptix_odb_foreach_header_cb cb,
 					   void *payload);
 
+typedef int (*aptix_odb_foreach_object_cb)(const aptix_oid *id,
+					   aptix_otype type, const void *data,
+					   size_t len, void *payload);
+/** For aptix_odb_foreach_object(): the content of objects of type t. */
+#define APTIX_ODB_TYPE(t) (1u << (t))
+/**
+ * @brief Every object in id order from start (NULL: the first) with
+ * its type (as aptix_odb_foreach_header() gives it) and, when its type
+ * is one of types (APTIX_ODB_TYPE() bits), its content as
+ * aptix_odb_read() gives it, read in the same pass (fsck: no lookup
+ * per object). data is NULL for the other objects, and for one whose
+ * content is not to be had that way (damaged, made of other objects,
+ * or failing the hash check of APTIX_ODB_READ_VERIFY in flags):
+ * aptix_odb_read() gives it, or says why. data is valid during the
+ * call, and cb must not read the store (a damaged page met by that
+ * read would end the walk): it can stop the walk, read, and start a
+ * new walk past the object.
+ * @return 0; what cb returns (non-zero stops); APTIX_PASSTHROUGH when a
+ * backend has no such walk (cb never called: read each object); an
+ * error of the backends.
+ */
+APTIX_EXTERN(int) aptix_odb_foreach_object(aptix_odb *odb,
+					   const aptix_oid *start,
+					   unsigned types, unsigned flags,
+					   aptix_odb_foreach_object_cb cb,
+					   void *payload);
+
 /** An in-memory backend, for tests and scratch work. */
 APTIX_EXTERN(int) aptix_odb_backend_mem(struct aptix_odb_backend **out);
 

@@ -294,3 +294,24 @@ int aptix_odb_foreach_header(aptix_odb *odb, aptix_odb_foreach_header_cb cb,
 	}
 	return 0;
 }
+
+int aptix_odb_foreach_object(aptix_odb *odb, const aptix_oid *start,
+			     unsigned types, unsigned flags,
+			     aptix_odb_foreach_object_cb cb, void *payload)
+{
+	size_t i;
+	int r;
+
+	APTIX_ASSERT_ARG(odb && cb);
+	for (i = 0; i < odb->n; i++)
+		if (!odb->slots[i].b->foreach_object)
+			return APTIX_PASSTHROUGH;
+	for (i = 0; i < odb->n; i++) {
+		aptix_odb_backend *b = odb->slots[i].b;
+
+		if ((r = b->foreach_object(b, start, types, flags, cb,
+					   payload)) != 0)
+			return r;
+	}
+	return 0;
+}

@@ -420,6 +420,77 @@ static int sb_foreach_header(aptix_odb_backend *b,
 	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, 0, header_walk_cb, &hw);
 }
 
+struct object_walk {
+	aptix_odb_foreach_object_cb cb;
+	void *payload;
+	unsigned types, flags;
+	aptix_buf content;
+};
+
+/*
+ * The content of a value met on the walk, as sb_read() would give it,
+ * or 0 when the walk cannot say (the caller reads it, and learns why):
+ * a value made of other objects, a damaged one, or one whose content
+ * does not hash to its id where a read would check (a small value, or
+ * the caller's APTIX_ODB_READ_VERIFY).
+ */
+static int walk_content(struct object_walk *ow, const aptix_oid *id,
+			aptix_otype type, const void *val, size_t vlen)
+{
+	aptix_otype t;
+	aptix_oid actual;
+
+	if (aptix_stored_needs_bases(val, vlen) ||
+	    aptix_stored_decode(&ow->content, &t, val, vlen) < 0 ||
+	    t != type) {
+		aptix_error_clear();
+		return 0;
+	}
+	if (vlen >= CHECKED_BY_HASH && !(ow->flags & APTIX_ODB_READ_VERIFY))
+		return 1;
+	if (aptix_object_hash(&actual, type, ow->content.ptr,
+			      ow->content.len) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	return !aptix_oid_cmp(&actual, id);
+}
+
+static int object_walk_cb(const void *key, size_t klen, const void *val,
+			  size_t vlen, void *payload)
+{
+	struct object_walk *ow = payload;
+	aptix_otype type;
+	size_t size, hlen;
+	aptix_oid id;
+	int r = key_id(&id, key, klen);
+
+	if (r < 0)
+		return r;
+	if (aptix_stored_header(&type, &size, &hlen, val, vlen) < 0) {
+		aptix_error_clear();
+		return ow->cb(&id, APTIX_OBJ_BAD, NULL, 0, ow->payload);
+	}
+	if (!(ow->types & APTIX_ODB_TYPE(type)) ||
+	    !walk_content(ow, &id, type, val, vlen))
+		return ow->cb(&id, type, NULL, 0, ow->payload);
+	return ow->cb(&id, type, ow->content.ptr, ow->content.len,
+		      ow->payload);
+}
+
+static int sb_foreach_object(aptix_odb_backend *b, const aptix_oid *start,
+			     unsigned types, unsigned flags,
+			     aptix_odb_foreach_object_cb cb, void *payload)
+{
+	aptix_store *s = ((store_backend *)b)->store;
+	struct object_walk ow = { cb, payload, types, flags, APTIX_BUF_INIT };
+	int r = s->iter(s, APTIX_TABLE_OBJECTS, start ? start->id : NULL,
+			start ? APTIX_OID_RAWSZ : 0, 0, object_walk_cb, &ow);
+
+	aptix_buf_release(&ow.content);
+	return r;
+}
+
 /* The stored form, inside a transaction of the backend over the store. */
 static int sb_read_stored(aptix_buf *out, aptix_odb_backend *b,
 			  aptix_backend_txn *tx, const aptix_oid *id)
@@ -468,6 +539,7 @@ int aptix_odb_backend_store(aptix_odb_backend **out, aptix_store *store)
 	sb->parent.exists_prefix = sb_exists_prefix;
 	sb->parent.foreach = sb_foreach;
 	sb->parent.foreach_header = sb_foreach_header;
+	sb->parent.foreach_object = sb_foreach_object;
 	sb->parent.read_stored = sb_read_stored;
 	sb->parent.write_stored = sb_write_stored;
 	sb->parent.free = sb_free;

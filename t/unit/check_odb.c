@@ -815,9 +815,117 @@ START_TEST(test_foreach_header_damaged)
 }
 END_TEST
 
+struct walked {
+	aptix_oid ids[64];
+	aptix_otype types[64];
+	int has[64];
+	size_t n;
+};
+
+/* Each object the walk gives has the content aptix_odb_read() gives. */
+static int walked_cb(const aptix_oid *id, aptix_otype type, const void *data,
+		     size_t len, void *payload)
+{
+	struct walked *w = payload;
+	aptix_buf out = APTIX_BUF_INIT;
+	aptix_otype t;
+
+	ck_assert_uint_lt(w->n, 64);
+	w->ids[w->n] = *id;
+	w->types[w->n] = type;
+	w->has[w->n++] = data != NULL;
+	if (data) {
+		ck_assert_int_eq(aptix_odb_read(&out, &t, odb, id, 0), 0);
+		ck_assert_int_eq(t, type);
+		ck_assert_uint_eq(out.len, len);
+		ck_assert(!memcmp(out.ptr, data, len));
+	}
+	aptix_buf_release(&out);
+	return 0;
+}
+
+/*
+ * foreach_object: the objects of foreach from start, in its order, with
+ * their content for the types asked; the mem backend has no such walk.
+ */
+START_TEST(test_foreach_object)
+{
+	static struct collect c;
+	static struct walked w;
+	char turn[512];
+	aptix_oid blob, id;
+	size_t i, with = 0;
+
+	blob = write_str(odb, "hello");
+	snprintf(turn, sizeof(turn), MIN_TURN, aptix_oid_hex(&blob));
+	ck_assert_int_eq(aptix_odb_write(&id, odb, APTIX_OBJ_TURN, turn,
+					 strlen(turn)), 0);
+	write_str(odb, "");
+	write_str(odb, "and a third, long enough to have a checksum of its own "
+		  "in the values table of the store");
+	memset(&c, 0, sizeof(c));
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(aptix_odb_foreach(odb, collect_cb, &c), 0);
+	if (!raw_owned) {
+		ck_assert_int_eq(aptix_odb_foreach_object(odb, NULL, ~0u, 0,
+							  walked_cb, &w),
+				 APTIX_PASSTHROUGH);
+		ck_assert_uint_eq(w.n, 0);
+		return;
+	}
+	ck_assert_int_eq(aptix_odb_foreach_object(odb, NULL,
+						  APTIX_ODB_TYPE(APTIX_OBJ_TURN),
+						  0, walked_cb, &w), 0);
+	ck_assert_uint_eq(w.n, 4);
+	for (i = 0; i < w.n; i++) {
+		ck_assert(!aptix_oid_cmp(&w.ids[i], &c.ids[i]));
+		ck_assert_int_eq(w.has[i], w.types[i] == APTIX_OBJ_TURN);
+		with += w.has[i];
+	}
+	ck_assert_uint_eq(with, 1);
+	/* every type, verified, from the third object on */
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(aptix_odb_foreach_object(odb, &c.ids[2], ~0u,
+						  APTIX_ODB_READ_VERIFY,
+						  walked_cb, &w), 0);
+	ck_assert_uint_eq(w.n, 2);
+	for (i = 0; i < w.n; i++) {
+		ck_assert(!aptix_oid_cmp(&w.ids[i], &c.ids[i + 2]));
+		ck_assert(w.has[i]);
+	}
+}
+END_TEST
+
+/* A damaged header: BAD, without content; the walk goes on. */
+START_TEST(test_foreach_object_damaged)
+{
+	static struct walked w;
+	aptix_oid bad;
+	size_t i;
+
+	write_str(odb, "one");
+	write_str(odb, "two");
+	memset(bad.id, 0x42, sizeof(bad.id));
+	ck_assert_int_eq(repo->store->write(repo->store, put_bad_header,
+					    bad.id), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(aptix_odb_foreach_object(odb, NULL, ~0u, 0,
+						  walked_cb, &w), 0);
+	ck_assert_uint_eq(w.n, 3);
+	for (i = 0; i < w.n; i++) {
+		int is_bad = !aptix_oid_cmp(&w.ids[i], &bad);
+
+		ck_assert_int_eq(w.types[i], is_bad ? APTIX_OBJ_BAD :
+				 APTIX_OBJ_BLOB);
+		ck_assert_int_eq(w.has[i], !is_bad);
+	}
+}
+END_TEST
+
 static void add_common(TCase *tc)
 {
 	tcase_add_test(tc, test_foreach_header);
+	tcase_add_test(tc, test_foreach_object);
 	tcase_add_test(tc, test_write_read);
 	tcase_add_test(tc, test_write_validates);
 	tcase_add_test(tc, test_idempotent);
@@ -844,6 +952,7 @@ Suite *odb_suite(void)
 	tcase_add_test(store, test_based_store);
 	tcase_add_test(store, test_based_base_gone);
 	tcase_add_test(store, test_foreach_header_damaged);
+	tcase_add_test(store, test_foreach_object_damaged);
 	suite_add_tcase(s, store);
 
 	tcase_add_checked_fixture(multi, setup_mem, teardown_mem);

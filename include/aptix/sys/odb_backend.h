@@ -18,7 +18,7 @@
 #include "../odb.h"
 #include "backend.h"
 
-#define APTIX_ODB_BACKEND_VERSION 4
+#define APTIX_ODB_BACKEND_VERSION 5
 
 typedef struct aptix_odb_backend {
 	unsigned version;
@@ -109,6 +109,21 @@ typedef struct aptix_odb_backend {
 	int (*prepare_stored)(struct aptix_odb_backend *b, const aptix_oid *ids,
 			      const void *const *vals, const size_t *lens,
 			      size_t n);
+	/**
+	 * Every object in id order from start (NULL: the first), as
+	 * foreach_header gives them, with the content of those whose type
+	 * is in types (1 << type), as read gives it, from the values met
+	 * on the way (no lookup per object). data is NULL for the others,
+	 * and for one whose content the walk cannot give (damaged, made of
+	 * other objects, or failing the hash check that flags'
+	 * APTIX_ODB_READ_VERIFY asks for): read tells why. Optional
+	 * (version 5): without it aptix_odb_foreach_object() says
+	 * APTIX_PASSTHROUGH.
+	 */
+	int (*foreach_object)(struct aptix_odb_backend *b,
+			      const aptix_oid *start, unsigned types,
+			      unsigned flags, aptix_odb_foreach_object_cb cb,
+			      void *payload);
 } aptix_odb_backend;
 
 #endif

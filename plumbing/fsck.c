@@ -62,7 +62,12 @@
  * unnoticed there, as git's --connectivity-only skips fsck_object()).
  *
  * Types come from one walk of the objects (aptix_odb_foreach_header());
- * ids are found through a hash table, not a binary search.
+ * ids are found through a hash table, not a binary search. The objects
+ * are then checked in order from a second walk that gives their content
+ * (aptix_odb_foreach_object(): no lookup per object); one that needs a
+ * report or a read of the store stops that walk and is read and checked
+ * alone (check_each()). Links are kept as object numbers, and the
+ * library's reachability marks a byte per object by number.
  *
  * Ids, refs and index records are collected before they are checked:
  * nothing is read from the store while one of its tables is iterated.

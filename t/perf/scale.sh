@@ -12,7 +12,8 @@
 # `log --graph --all | head -50` and `fsck --connectivity-only` on both
 # (and the ratio), `log --all` against `git log --all` (CPU time, user +
 # system, best of ROUNDS), and `fsck --connectivity-only` against
-# `git fsck --connectivity-only` on both pairs (goal: <= 2). The page's
+# `git fsck --connectivity-only` on both pairs (goal: <= 2), and
+# `fsck --full` against `git fsck` (no goal yet). The page's
 # views are measured through app-server (the same code as serve's HTTP
 # routes): the graph of 20 snapshots, and the newest conversation's
 # newest 20 turns and its every turn (up to 1,000).
@@ -279,6 +280,15 @@ for n in "$SMALL" "$LARGE"; do
 	printf '%-44s %12s %12s %8s\n' "$n" "$_a" "$_g" "$(ratio "$_a" "$_g")"
 done
 echo "  goal (issue 28): <= 2"
+# every object read and checked, hashes included, against git's default
+# fsck (which hashes and parses every object too)
+for n in "$SMALL" "$LARGE"; do
+	p=$(pair "$n")
+	_a=$(cpu "$p/aptix" "$APTIX fsck --full")
+	_g=$(cpu "$p/git" "git fsck")
+	printf '%-44s %12s %12s %8s\n' "$n: fsck --full / git fsck" "$_a" "$_g" \
+		"$(ratio "$_a" "$_g")"
+done
 
 echo
 search_part

@@ -294,6 +294,20 @@ test_expect_success 'claude: a bad line in the middle is skipped, the rest impor
 	test "$(json_field turn_count out)" = 2
 '
 
+test_expect_success 'claude: a truncated last line is warned about, the turns before it kept' '
+	rm -rf ctrunc && mkdir ctrunc &&
+	f=ctrunc/b189a95a-9d44-4c3d-b3eb-57c53bbdf17b.jsonl &&
+	src=src/$CLAUDE_PROJ/b189a95a-9d44-4c3d-b3eb-57c53bbdf17b.jsonl &&
+	n=$(wc -l <$src) &&
+	head -n $((n - 1)) $src >$f &&
+	tail -n 1 $src | head -c 50 >>$f &&
+	aptix init -q ct &&
+	test_expect_code 1 instore ct aptix import --json claude ctrunc >out 2>err &&
+	grep "^warning: $f:$n: truncated last line: not imported\$" err &&
+	test "$(json_field skipped_count out)" = 1 &&
+	test "$(json_field new_turn_count out)" = 2
+'
+
 test_expect_success 'claude: a compaction starts a conversation linked to the leaf it summarised' '
 	mkdir -p cc &&
 	sid=0c0c0c0c-1111-4222-8333-444444444444 &&
@@ -352,6 +366,24 @@ test_expect_success 'gemini: importing again adds no object' '
 	test "$(json_field new_turn_count out)" = 0 &&
 	count_objects >after &&
 	test_cmp before after
+'
+
+test_expect_success 'gemini: a damaged copy imports what is readable' '
+	rm -rf gbad && cp -R src/gemini-cli-0.61.0 gbad &&
+	c=gbad/tmp/proj/chats &&
+	f=$c/session-2026-11-27T14-20-cfc90e17.jsonl &&
+	sed "12s/.*/{not json/" src/gemini-cli-0.61.0/tmp/proj/chats/${f##*/} >$f &&
+	g=$c/session-2026-11-27T14-32-cfc90e17.jsonl &&
+	sed -n 1p src/gemini-cli-0.61.0/tmp/proj/chats/${g##*/} >$g &&
+	sed -n 2p src/gemini-cli-0.61.0/tmp/proj/chats/${g##*/} | head -c 60 >>$g &&
+	aptix init -q gb &&
+	test_expect_code 1 instore gb aptix import --json gemini gbad >out 2>err &&
+	grep "^warning: $f:12: malformed line: not imported" err &&
+	grep "^warning: $g:2: truncated last line: not imported\$" err &&
+	test "$(json_field skipped_count out)" = 2 &&
+	instore gb aptix log --format="%S %s" $GEMINI >log &&
+	aptix log --format="%S %s" $GEMINI >expect &&
+	test_cmp expect log
 '
 
 test_expect_success 'gemini: a rewind is a branch, not a deletion' '

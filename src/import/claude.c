@@ -15,9 +15,10 @@
  * Source keys: the prompt's uuid ("claude:<uuid>"). A fork copies its
  * parent's records with the same uuids: a prompt whose uuid a turn of
  * another conversation already has is that turn, so the fork's first
- * snapshot of its own is a child of the parent's snapshot there (import
- * the parent's file too: files are ordered so that it comes first, by
- * the `requestSessionId` the copies carry). A subagent (.meta.json's
+ * snapshot of its own is a child of the parent's snapshot there (the
+ * parent imported by an earlier run, whose keys the store keeps, or by
+ * this one: files are ordered so that it comes first, by the
+ * `requestSessionId` the copies carry). A subagent (.meta.json's
  * `toolUseId` names the parent's Agent tool_use) becomes a child
  * conversation "claude-agent-<id>" of the snapshot of the turn that
  * spawned it, of session type async_subagent.

@@ -84,6 +84,17 @@ test_expect_success 'claude: a fork imported by a later run shares its parent' '
 	again_nothing capart claude clp clf
 '
 
+test_expect_success 'claude: a parent imported after its fork keeps its own turns' '
+	aptix init -q cfirst &&
+	instore cfirst aptix import --json claude clf >out &&
+	test "$(json_field new_turn_count out)" = 2 &&
+	instore cfirst aptix import --json claude clp >out &&
+	test "$(json_field new_turn_count out)" = 1 &&
+	test "$(instore cfirst aptix rev-parse claude-$CPARENT)" = \
+		"$(instore together aptix rev-parse claude-$CPARENT)" &&
+	again_nothing cfirst claude clp clf
+'
+
 test_expect_success 'the keys are in the store, one a turn, as one run writes them' '
 	store together keys imports >keys.together &&
 	store apart keys imports >keys.apart &&

@@ -144,13 +144,22 @@ static int end_turn(struct imp_file *f, struct claude *c)
 	struct imp_key here;
 	char key[128];
 	size_t i;
-	int r = 0;
+	int r = 0, other;
 
 	if (!c->in_turn)
 		return 0;
 	snprintf(key, sizeof(key), "claude:%s", c->prompt ? c->prompt : "");
-	if (c->prompt && f->conv && (k = imp_key_get(f->run, key)) &&
-	    strcmp(k->conv, f->conv->id)) {
+	if (c->prompt && f->conv)
+		k = imp_key_get(f->run, key);
+	other = k && strcmp(k->conv, f->conv->id);
+	/*
+	 * The prompt is another conversation's turn. A fork's file (its
+	 * copies name the session they came from) shares it. Another file
+	 * (a parent imported by a later run than its fork, which took the
+	 * turn as its own) records its own, and leaves the key as it is:
+	 * importing both again then changes nothing.
+	 */
+	if (other && f->forked_from) {
 		imp_share(f, k);
 		reset_turn(c);
 		return 0;
@@ -160,7 +169,7 @@ static int end_turn(struct imp_file *f, struct claude *c)
 	if ((r = imp_emit(f, &c->t)) < 0 || !f->conv || !c->t.has_answer)
 		goto done;
 	imp_key_here(&here, f);
-	if (c->prompt)
+	if (c->prompt && !other)
 		r = imp_key_put(f->run, key, &here);
 	for (i = 0; !r && i < c->ntools; i++) {
 		snprintf(key, sizeof(key), "claude-tool:%s", c->tools[i]);

@@ -1377,11 +1377,12 @@ int imp_feed(struct imp_file *f, const char *line, size_t len)
 }
 
 static int import_file(struct imp_run *run, const struct imp_tool *tool,
-		       const char *path, struct imp_conv *conv)
+		       const char *path, struct imp_conv *conv,
+		       const char *forked_from)
 {
 	struct imp_file f = { .run = run, .tool = tool, .path = path,
-			      .conv = conv, .src = APTIX_BUF_INIT,
-			      .src_line = 1 };
+			      .forked_from = forked_from, .conv = conv,
+			      .src = APTIX_BUF_INIT, .src_line = 1 };
 	int r;
 
 	if (tool->read)
@@ -1412,7 +1413,7 @@ int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
 			 parent->conv);
 	}
 	c->session_type = session_type;
-	return import_file(run, tool, path, c);
+	return import_file(run, tool, path, c, NULL);
 }
 
 /* --- finding the files ------------------------------------------------- */
@@ -1634,7 +1635,8 @@ static int import_all(struct imp_run *run, const struct imp_tool *tool,
 			left--;
 			progress_made = 1;
 			run->file_no++;
-			if (!(r = import_file(run, tool, l->v[i].path, NULL)))
+			if (!(r = import_file(run, tool, l->v[i].path, NULL,
+					      l->v[i].parent)))
 				r = file_done(run, l->v[i].id);
 			if (!r && run->key_err)
 				r = run->key_err;

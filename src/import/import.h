@@ -87,6 +87,8 @@ struct imp_file {
 	struct imp_run *run;
 	const struct imp_tool *tool;
 	const char *path;
+	const char *forked_from;	/* the source id its prescan named as
+					   its parent (NULL: none) */
 	size_t lineno;		/* the line being read */
 	aptix_buf src;		/* lines not yet in a turn */
 	size_t src_line;	/* the line src starts with */

@@ -1468,38 +1468,47 @@ static int decoration(int opt, aptix_repo *repo)
 	return opt == DECORATE_AUTO ? cli_isatty_stdout() : opt;
 }
 
+/* A keyword's value for an option; a bare option is 1, a negated one 0. */
+struct keyword {
+	const char *name;
+	int value;
+};
+
+static int keyword_cb(const struct option *opt, const char *arg, int unset,
+		      const struct keyword *k, const char *expected)
+{
+	int *out = opt->value;
+
+	if (unset || !arg) {
+		*out = !unset;
+		return 0;
+	}
+	for (; k->name; k++)
+		if (!strcmp(arg, k->name)) {
+			*out = k->value;
+			return 0;
+		}
+	return error("invalid --%s value '%s': expected %s", opt->long_name,
+		     arg, expected);
+}
+
 static int decorate_cb(const struct option *opt, const char *arg, int unset)
 {
-	int *decorate = opt->value;
+	static const struct keyword k[] = {
+		{ "no", 0 }, { "auto", DECORATE_AUTO }, { "short", 1 },
+		{ "full", 2 }, { NULL, 0 }
+	};
 
-	if (unset || (arg && !strcmp(arg, "no")))
-		*decorate = 0;
-	else if (arg && !strcmp(arg, "auto"))
-		*decorate = DECORATE_AUTO;
-	else if (!arg || !strcmp(arg, "short"))
-		*decorate = 1;
-	else if (!strcmp(arg, "full"))
-		*decorate = 2;
-	else
-		return error("invalid --decorate value '%s': expected short, "
-			     "full, auto or no", arg);
-	return 0;
+	return keyword_cb(opt, arg, unset, k, "short, full, auto or no");
 }
 
 static int color_cb(const struct option *opt, const char *arg, int unset)
 {
-	int *when = opt->value;
+	static const struct keyword k[] = {
+		{ "never", 0 }, { "always", 1 }, { "auto", -1 }, { NULL, 0 }
+	};
 
-	if (unset || (arg && !strcmp(arg, "never")))
-		*when = 0;
-	else if (!arg || !strcmp(arg, "always"))
-		*when = 1;
-	else if (!strcmp(arg, "auto"))
-		*when = -1;
-	else
-		return error("invalid --color value '%s': expected always, "
-			     "never or auto", arg);
-	return 0;
+	return keyword_cb(opt, arg, unset, k, "always, never or auto");
 }
 
 /* git's "-<n>" for "-n <n>" */

@@ -536,6 +536,8 @@ int parse_options(int argc, const char **argv,
 
 	while (ctx.idx < ctx.argc)
 		argv[ctx.nr++] = argv[ctx.idx++];
+	if (ctx.nr && (flags & PARSE_OPT_NO_ARGS))
+		usage_with_options(usagestr, options);
 	if (ctx.nr < ctx.argc)
 		argv[ctx.nr] = NULL;
 	return ctx.nr;

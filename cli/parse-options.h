@@ -62,7 +62,9 @@ enum parse_opt_flags {
 	/* stop at the first non-option argument (no permutation) */
 	PARSE_OPT_STOP_AT_NON_OPTION = 2,
 	/* leave unknown options in the remaining arguments */
-	PARSE_OPT_KEEP_UNKNOWN = 4
+	PARSE_OPT_KEEP_UNKNOWN = 4,
+	/* the command takes no argument: the usage when one remains */
+	PARSE_OPT_NO_ARGS = 8
 };
 
 /* Flags for a single struct option (its flags member). */

@@ -22,9 +22,7 @@ int cmd_reindex(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, reindex_usage, 0);
-	if (argc)
-		usage_with_options(reindex_usage, options);
+	parse_options(argc, argv, options, reindex_usage, PARSE_OPT_NO_ARGS);
 	if (aptix_index_rebuild(repo, &n) < 0)
 		die_aptix();
 	if (!quiet)

@@ -275,9 +275,7 @@ int cmd_write_turn(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, write_turn_usage, 0);
-	if (argc)
-		usage_with_options(write_turn_usage, options);
+	parse_options(argc, argv, options, write_turn_usage, PARSE_OPT_NO_ARGS);
 	if (use_stdin && file)
 		usage_msg_opt("--stdin and -F cannot be used together",
 			      write_turn_usage, options);

@@ -51,9 +51,7 @@ int cmd_acp(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, acp_usage, 0);
-	if (argc)
-		usage_with_options(acp_usage, options);
+	parse_options(argc, argv, options, acp_usage, PARSE_OPT_NO_ARGS);
 	if (serve_new(&s, repo, workspace, &e) < 0)
 		die("%s", e.message);
 	if (acp_new(&a, s, 1) < 0)

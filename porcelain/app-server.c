@@ -45,9 +45,7 @@ int cmd_app_server(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, app_server_usage, 0);
-	if (argc)
-		usage_with_options(app_server_usage, options);
+	parse_options(argc, argv, options, app_server_usage, PARSE_OPT_NO_ARGS);
 	if (serve_new(&s, repo, workspace, &e) < 0)
 		die("%s", e.message);
 	if (jsonrpc_new(&j, s, 1) < 0)

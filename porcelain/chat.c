@@ -1507,9 +1507,7 @@ int cmd_chat(int argc, const char **argv, struct aptix_repo *repo)
 
 	memset(&ch, 0, sizeof(ch));
 	ch.lock.fd = -1;
-	argc = parse_options(argc, argv, options, chat_usage, 0);
-	if (argc)
-		usage_with_options(chat_usage, options);
+	parse_options(argc, argv, options, chat_usage, PARSE_OPT_NO_ARGS);
 	if (new_conv && session)
 		die("--new and --session cannot be used together");
 	if (fork && !session)

@@ -152,9 +152,7 @@ int cmd_gc(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, gc_usage, 0);
-	if (argc)
-		usage_with_options(gc_usage, options);
+	parse_options(argc, argv, options, gc_usage, PARSE_OPT_NO_ARGS);
 	if (aptix_config_open(&cfg, repo) < 0)
 		die_aptix();
 	if (!prune)

@@ -232,9 +232,7 @@ int cmd_serve(int argc, const char **argv, struct aptix_repo *repo)
 	};
 
 	memset(&o, 0, sizeof(o));
-	argc = parse_options(argc, argv, options, serve_usage, 0);
-	if (argc)
-		usage_with_options(serve_usage, options);
+	parse_options(argc, argv, options, serve_usage, PARSE_OPT_NO_ARGS);
 	if (list) {
 		http_list_routes(stdout);
 		return 0;

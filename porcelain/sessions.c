@@ -377,9 +377,7 @@ int cmd_sessions(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, sessions_usage, 0);
-	if (argc)
-		usage_with_options(sessions_usage, options);
+	parse_options(argc, argv, options, sessions_usage, PARSE_OPT_NO_ARGS);
 	if (f.status && strcmp(f.status, "committed") &&
 	    strcmp(f.status, "failed") && strcmp(f.status, "new"))
 		die("invalid --status '%s': expected committed, failed or new",

@@ -707,9 +707,7 @@ int cmd_status(int argc, const char **argv, struct aptix_repo *repo)
 		OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, status_usage, 0);
-	if (argc)
-		usage_with_options(status_usage, options);
+	parse_options(argc, argv, options, status_usage, PARSE_OPT_NO_ARGS);
 	if (json && (short_fmt || porcelain))
 		die("options '--json' and '--short' or '--porcelain' cannot "
 		    "be used together");

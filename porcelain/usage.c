@@ -840,9 +840,7 @@ int cmd_usage(int argc, const char **argv, struct aptix_repo *repo)
 	aptix_strlist_init(&us.unknown_models);
 	aptix_strlist_init(&us.all_ids);
 	us.repo = repo;
-	argc = parse_options(argc, argv, options, usage_usage, 0);
-	if (argc)
-		usage_with_options(usage_usage, options);
+	parse_options(argc, argv, options, usage_usage, PARSE_OPT_NO_ARGS);
 	if (all_ws && want_ws)
 		die("options '--all-workspaces' and '--workspace' cannot be "
 		    "used together");

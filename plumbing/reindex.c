@@ -9,16 +9,18 @@
 #include "parse-options.h"
 
 static const char *const reindex_usage[] = {
-	"aptix reindex [-q | --quiet]",
+	"aptix reindex [-q | --quiet] [--no-compact]",
 	NULL
 };
 
 int cmd_reindex(int argc, const char **argv, struct aptix_repo *repo)
 {
-	int quiet = 0;
+	int quiet = 0, no_compact = 0, r;
 	size_t n = 0;
 	struct option options[] = {
 		OPT__QUIET(&quiet, "do not print the number of sessions"),
+		OPT_BOOL(0, "no-compact", &no_compact,
+			 "leave data.mdb the pages the old index held"),
 		OPT_END()
 	};
 
@@ -27,5 +29,12 @@ int cmd_reindex(int argc, const char **argv, struct aptix_repo *repo)
 		die_aptix();
 	if (!quiet)
 		printf("reindexed %zu session%s\n", n, n == 1 ? "" : "s");
+	r = no_compact ? 1 : aptix_index_compact(repo);
+	if (r == APTIX_ELOCKED)
+		warning("data.mdb keeps the pages the old index held (later "
+			"writes reuse them; 'aptix gc' compacts it): %s",
+			aptix_error_last()->message);
+	else if (r < 0)
+		die_aptix();
 	return 0;
 }

@@ -188,6 +188,62 @@ test_expect_success STORE_EDIT 'reindex with a missing parent and clocks gone wr
 	test_cmp expect out
 '
 
+test_lazy_prereq MDB_STAT 'command -v mdb_stat'
+
+# free_pages <dir>: pages of data.mdb that hold nothing
+free_pages () {
+	mdb_stat -ef "$1" | sed -n "s/^  Free pages: //p"
+}
+
+test_expect_success 'setup: a generated history' '
+	sh "$TEST_DIRECTORY/perf/build-store.sh" 10 1500 big >/dev/null &&
+	(
+		cd big &&
+		aptix log --all --format=%H | sort >../big-expect &&
+		aptix log --all -S lexer --format=%H | sort >../big-lexer &&
+		test_line_count = 1500 ../big-expect &&
+		test_line_count -gt 10 ../big-lexer
+	)
+'
+
+test_expect_success MDB_STAT 'reindex gives data.mdb back the old index'"'"'s pages' '
+	cp -R big compacted &&
+	aptix -C compacted reindex -q &&
+	test "$(free_pages compacted/.aptix)" = 0 &&
+	test_path_is_missing compacted/.aptix/compact.tmp &&
+	aptix -C compacted reindex -q --no-compact &&
+	test "$(free_pages compacted/.aptix)" -gt 100 &&
+	(cd compacted && fsck_clean)
+'
+
+test_expect_success 'reindex killed at any moment leaves a usable store' '
+	cp -R big killed &&
+	t0=$(date +%s%N) &&
+	aptix -C killed reindex -q &&
+	ms=$(( ($(date +%s%N) - t0) / 1000000 )) &&
+	kills=0 && step=0 &&
+	while test $step -le 12
+	do
+		aptix -C killed reindex -q &
+		pid=$! &&
+		sleep "$(awk "BEGIN { print $ms * $step / 10 / 1000 }")" &&
+		kill -9 $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		test $? = 137 && kills=$((kills + 1))
+		(
+			cd killed &&
+			fsck_clean &&
+			aptix log --all --format=%H | sort >got &&
+			test_cmp ../big-expect got &&
+			aptix log --all -S lexer --format=%H | sort >got &&
+			test_cmp ../big-lexer got
+		) || return 1
+		step=$((step + 1))
+	done &&
+	echo "# $kills of 13 reindexes killed" &&
+	test $kills -gt 3
+'
+
 test_expect_success 'usage errors' '
 	test_expect_code 129 aptix reindex extra &&
 	test_expect_code 129 aptix reindex --no-such-option

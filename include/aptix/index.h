@@ -329,6 +329,20 @@ APTIX_EXTERN(int) aptix_conversation_set_archived(aptix_repo *repo,
  * @param[out] nsessions number of sessions indexed (may be NULL)
  */
 APTIX_EXTERN(int) aptix_index_rebuild(aptix_repo *repo, size_t *nsessions);
+/**
+ * @brief After aptix_index_rebuild(): give the file back the pages the
+ *        old index held. The rebuild replaces the index in one write,
+ *        so a kill leaves the old one whole, but the old pages are freed
+ *        only at its commit and the file has grown by the index's size;
+ *        compaction copies the store without them and renames the copy
+ *        over data.mdb (a kill leaves the old file, and a scratch copy
+ *        the next compaction removes).
+ * @note Afterwards repo only reads: free it and open the store again.
+ * @return 0 when compacted; 1 when the store has no file to compact
+ *         (a server's); APTIX_ELOCKED, nothing done, while another
+ *         process has the store open; a store error.
+ */
+APTIX_EXTERN(int) aptix_index_compact(aptix_repo *repo);
 
 /** First line of text, at most max bytes cut at a UTF-8 boundary. */
 APTIX_EXTERN(void) aptix_summary_line(char *out, size_t max,

@@ -1788,13 +1788,37 @@ int aptix_index_foreach_conversation(aptix_repo *repo, aptix_conv_info_cb cb,
 
 /* --- Rebuild ---------------------------------------------------------- */
 
+/*
+ * The rebuild holds one small entry per session (its id and time), not
+ * its prepared record: inside the write each session is read again,
+ * prepared, applied and dropped, oldest first, so memory grows by an
+ * entry a session, not by a record. Only the sessions that wait for
+ * their parent (a clock gone wrong, a parent missing) stay prepared.
+ * The old records are deleted in the same write, a bounded batch of keys
+ * at a time: a kill at any instant leaves the last commit's index.
+ */
+struct rebuild_ent {
+	aptix_oid id;
+	int64_t created;
+};
+
+#define REBUILD_CLEAR_BATCH 1024
+
 struct rebuild {
 	aptix_repo *repo;
 	struct aptix_index_reader rd;
-	struct aptix_index_session_op **ops;
+	struct rebuild_ent *ents;	/* every session, by time */
+	size_t nents, aents;
+	struct aptix_index_session_op **ops;	/* those waiting */
 	size_t n, alloc;
-	struct { unsigned char key[512]; size_t len; int table; } *dels;
-	size_t ndels, adels;
+	size_t indexed;
+	aptix_buf data;
+	aptix_buf keys;			/* a batch of keys to delete */
+	size_t klens[REBUILD_CLEAR_BATCH];
+	size_t nkeys;
+	aptix_buf stale;		/* import keys whose snapshot is gone */
+	size_t *stale_lens;
+	size_t nstale, astale;
 	char **convs;		/* conversation refs: name, hex */
 	aptix_oid *heads;
 	size_t nconvs;
@@ -1806,82 +1830,121 @@ struct rebuild {
 	int last_deleted;
 };
 
-static int collect_session(const aptix_oid *id, void *payload)
+/* A session object: its id and time (a damaged one is fsck's). */
+static int collect_session(const aptix_oid *id, aptix_otype type,
+			   size_t size UNUSED, void *payload)
 {
 	struct rebuild *rb = payload;
-	aptix_buf data = APTIX_BUF_INIT;
+	aptix_session s;
+	int r;
+
+	if (type != APTIX_OBJ_SESSION)
+		return 0;
+	if ((r = aptix_odb_read(&rb->data, &type, rb->repo->odb, id, 0)) < 0)
+		return r == APTIX_ECORRUPT ? 0 : r;
+	if (aptix_session_parse(&s, rb->data.ptr, rb->data.len) < 0) {
+		aptix_error_clear();
+		return 0;
+	}
+	if (aptix__grow(&rb->ents, &rb->aents, rb->nents, sizeof(*rb->ents),
+			1024) < 0) {
+		aptix_session_release(&s);
+		return APTIX_ERROR;
+	}
+	rb->ents[rb->nents].id = *id;
+	rb->ents[rb->nents++].created = s.created_at;
+	aptix_session_release(&s);
+	return 0;
+}
+
+/*
+ * Inside the write: read, prepare and index the session id. One whose
+ * parent is not indexed yet is kept prepared in rb->ops, to wait.
+ */
+static int rebuild_one(struct rebuild *rb, aptix_backend_txn *tx,
+		       const aptix_oid *id)
+{
+	aptix_index_backend *ix = tx->backend->index;
 	struct aptix_index_session_op *op;
 	aptix_otype type;
 	int r;
-	size_t hsize;
 
-	if ((r = aptix_odb_read_header(&hsize, &type, rb->repo->odb, id)) < 0)
-		return r == APTIX_ECORRUPT ? 0 : r;
-	if (type != APTIX_OBJ_SESSION)
+	if ((r = aptix_odb_read(&rb->data, &type, rb->repo->odb, id, 0)) < 0) {
+		if (r != APTIX_ECORRUPT)
+			return r;
+		aptix_error_clear();
 		return 0;
-	if ((r = aptix_odb_read(&data, &type, rb->repo->odb, id, 0)) < 0)
-		return r == APTIX_ECORRUPT ? 0 : r;
-	if (rb->n == rb->alloc) {
-		size_t na = rb->alloc ? rb->alloc * 2 : 64;
-		void *p = aptix__realloc(rb->ops, na * sizeof(*rb->ops));
-
-		if (!p) {
-			aptix_buf_release(&data);
-			return APTIX_ERROR;
-		}
-		rb->ops = p;
-		rb->alloc = na;
 	}
-	if (!(op = aptix__calloc(1, sizeof(*op)))) {
-		aptix_buf_release(&data);
+	if (!(op = aptix__calloc(1, sizeof(*op))))
 		return APTIX_ERROR;
-	}
-	r = aptix_index__prepare(op, &rb->rd, 0, id, data.ptr, data.len,
-				 NULL);
-	aptix_buf_release(&data);
+	r = aptix_index__prepare(op, &rb->rd, 0, id, rb->data.ptr,
+				 rb->data.len, NULL);
 	if (r < 0) {	/* an unreadable session: fsck reports it */
-		aptix_index__op_release(op);
-		free(op);
-		return 0;
+		aptix_error_clear();
+		r = 0;
+		goto done;
 	}
-	rb->ops[rb->n++] = op;
-	return 0;
+	if (op->session.has_parent) {
+		r = ix->get(&rb->data, ix, tx, APTIX_INDEX_SESSIONS,
+			    op->session.parent.id, 32);
+		if (r == APTIX_ENOTFOUND) {
+			aptix_error_clear();
+			if (aptix__grow(&rb->ops, &rb->alloc, rb->n,
+					sizeof(*rb->ops), 16) < 0) {
+				r = APTIX_ERROR;
+				goto done;
+			}
+			rb->ops[rb->n++] = op;
+			return 0;
+		}
+		if (r < 0)
+			goto done;
+	}
+	if ((r = aptix_index__apply_session(tx, op)) == 0)
+		rb->indexed++;
+done:
+	aptix_index__op_release(op);
+	free(op);
+	return r;
 }
 
-static int collect_key(struct rebuild *rb, int table, const void *key,
-		       size_t klen)
+static int clear_key(const void *k, size_t kl, const void *v UNUSED,
+		     size_t vl UNUSED, void *p)
 {
-	if (aptix__grow(&rb->dels, &rb->adels, rb->ndels, sizeof(*rb->dels),
-			64) < 0)
-		return APTIX_ERROR;
-	if (klen > sizeof(rb->dels[0].key))
-		return 0;
-	memcpy(rb->dels[rb->ndels].key, key, klen);
-	rb->dels[rb->ndels].len = klen;
-	rb->dels[rb->ndels].table = table;
-	rb->ndels++;
-	return 0;
+	struct rebuild *rb = p;
+
+	if (rb->nkeys == REBUILD_CLEAR_BATCH)
+		return APTIX_ITEROVER;
+	rb->klens[rb->nkeys++] = kl;
+	return aptix_buf_put(&rb->keys, k, kl);
 }
 
-static int collect_sessions_key(const void *k, size_t kl,
-				const void *v UNUSED, size_t vl UNUSED,
-				void *p)
+/* Inside the write: empty table t, a batch of keys at a time. */
+static int clear_table(struct rebuild *rb, aptix_backend_txn *tx,
+		       aptix_index_table t)
 {
-	return collect_key(p, APTIX_INDEX_SESSIONS, k, kl);
-}
+	aptix_index_backend *ix = tx->backend->index;
+	size_t i, off;
+	int r;
 
-static int collect_children_key(const void *k, size_t kl,
-				const void *v UNUSED, size_t vl UNUSED,
-				void *p)
-{
-	return collect_key(p, APTIX_INDEX_CHILDREN, k, kl);
-}
-
-static int collect_timeline_key(const void *k, size_t kl,
-				const void *v UNUSED, size_t vl UNUSED,
-				void *p)
-{
-	return collect_key(p, APTIX_INDEX_TIMELINE, k, kl);
+	do {
+		aptix_buf_clear(&rb->keys);
+		rb->nkeys = 0;
+		r = ix->iterate(ix, tx, t, NULL, 0, APTIX_INDEX_ITER_REVERSE,
+				clear_key, rb);
+		if (r == APTIX_ITEROVER)
+			r = 0;
+		for (i = 0, off = 0; i < rb->nkeys && !r;
+		     off += rb->klens[i++]) {
+			r = ix->del(ix, tx, t, rb->keys.ptr + off,
+				    rb->klens[i]);
+			if (r == APTIX_ENOTFOUND) {
+				aptix_error_clear();
+				r = 0;
+			}
+		}
+	} while (!r && rb->nkeys == REBUILD_CLEAR_BATCH);
+	return r;
 }
 
 static int collect_convs_key(const void *k, size_t kl, const void *v,
@@ -1903,14 +1966,7 @@ static int collect_convs_key(const void *k, size_t kl, const void *v,
 	} else {
 		aptix_error_clear();
 	}
-	return collect_key(p, APTIX_INDEX_CONVS, k, kl);
-}
-
-static int collect_recency_key(const void *k, size_t kl,
-			       const void *v UNUSED, size_t vl UNUSED,
-			       void *p)
-{
-	return collect_key(p, APTIX_INDEX_RECENCY, k, kl);
+	return 0;
 }
 
 /* An import key whose snapshot is gone goes (index-imports.c). */
@@ -1921,7 +1977,11 @@ static int collect_stale_import(const void *k, size_t kl, const void *v,
 
 	if (!aptix_index__import_key_stale(rb->repo, v, vl))
 		return 0;
-	return collect_key(p, APTIX_INDEX_IMPORTS, k, kl);
+	if (aptix__grow(&rb->stale_lens, &rb->astale, rb->nstale,
+			sizeof(*rb->stale_lens), 16) < 0)
+		return APTIX_ERROR;
+	rb->stale_lens[rb->nstale++] = kl;
+	return aptix_buf_put(&rb->stale, k, kl);
 }
 
 /* The last reflog entry of rb->last deleted it: remember the name. */
@@ -1986,13 +2046,10 @@ static int collect_conv_ref(const aptix_ref *ref, void *payload)
 /* Order sessions so that every parent comes before its children. */
 static int by_created(const void *a, const void *b)
 {
-	const struct aptix_index_session_op *x =
-		*(struct aptix_index_session_op *const *)a;
-	const struct aptix_index_session_op *y =
-		*(struct aptix_index_session_op *const *)b;
+	const struct rebuild_ent *x = a, *y = b;
 
-	if (x->session.created_at != y->session.created_at)
-		return x->session.created_at < y->session.created_at ? -1 : 1;
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
 	return aptix_oid_cmp(&x->id, &y->id);
 }
 
@@ -2029,30 +2086,28 @@ static int root_orphans(struct rebuild *rb, const char *applied)
 	return r;
 }
 
-static int rebuild_fn(aptix_backend_txn *tx, void *payload)
+/* The tables the rebuild makes again (the search index has its own). */
+static const aptix_index_table rebuilt[] = {
+	APTIX_INDEX_SESSIONS, APTIX_INDEX_CHILDREN, APTIX_INDEX_TIMELINE,
+	APTIX_INDEX_CONVS, APTIX_INDEX_RECENCY
+};
+
+/*
+ * The sessions that waited for their parent, in rounds: one whose
+ * parent is not indexed yet waits for a later round. When a round makes
+ * no progress, the waiting sessions whose parent is missing are indexed
+ * as roots.
+ */
+static int rebuild_waiting(struct rebuild *rb, aptix_backend_txn *tx)
 {
-	struct rebuild *rb = payload;
 	aptix_index_backend *ix = tx->backend->index;
 	aptix_buf tmp = APTIX_BUF_INIT;
 	size_t i, done = 0;
 	char *applied;
 	int r = 0;
 
-	for (i = 0; i < rb->ndels && !r; i++) {
-		r = ix->del(ix, tx, rb->dels[i].table, rb->dels[i].key,
-			    rb->dels[i].len);
-		if (r == APTIX_ENOTFOUND)
-			r = 0;
-	}
-	if (r)
-		return r;
 	if (!(applied = aptix__calloc(rb->n + 1, 1)))
 		return APTIX_ERROR;
-	/*
-	 * Apply in rounds: a session whose parent is not indexed yet waits
-	 * for a later round. When a round makes no progress, the waiting
-	 * sessions whose parent is missing are indexed as roots.
-	 */
 	while (done < rb->n && !r) {
 		size_t before = done;
 
@@ -2076,12 +2131,52 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 			r = aptix_index__apply_session(tx, op);
 			applied[i] = 1;
 			done++;
+			rb->indexed++;
 		}
 		if (!r && done == before)
 			r = root_orphans(rb, applied);
 	}
 	free(applied);
 	aptix_buf_release(&tmp);
+	return r;
+}
+
+static void drop_waiting(struct rebuild *rb)
+{
+	size_t i;
+
+	for (i = 0; i < rb->n; i++) {
+		aptix_index__op_release(rb->ops[i]);
+		free(rb->ops[i]);
+	}
+	rb->n = 0;
+}
+
+static int rebuild_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct rebuild *rb = payload;
+	size_t i, off;
+	int r = 0;
+
+	drop_waiting(rb);	/* a write tried again starts over */
+	rb->indexed = 0;
+	for (i = 0; i < ARRAY_SIZE(rebuilt) && !r; i++)
+		r = clear_table(rb, tx, rebuilt[i]);
+	for (i = 0, off = 0; i < rb->nstale && !r;
+	     off += rb->stale_lens[i++]) {
+		r = tx->backend->index->del(tx->backend->index, tx,
+					    APTIX_INDEX_IMPORTS,
+					    rb->stale.ptr + off,
+					    rb->stale_lens[i]);
+		if (r == APTIX_ENOTFOUND) {
+			aptix_error_clear();
+			r = 0;
+		}
+	}
+	for (i = 0; i < rb->nents && !r; i++)
+		r = rebuild_one(rb, tx, &rb->ents[i].id);
+	if (!r)
+		r = rebuild_waiting(rb, tx);
 	for (i = 0; i < rb->nconvs && !r; i++)
 		r = aptix_index__set_head(tx, rb->convs[i], &rb->heads[i], 0);
 	for (i = 0; i < rb->ngone && !r; i++) {
@@ -2156,21 +2251,17 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 		return r;
 	memset(&rb, 0, sizeof(rb));
 	rb.repo = repo;
+	aptix_buf_init(&rb.data, 0);
+	aptix_buf_init(&rb.keys, 0);
+	aptix_buf_init(&rb.stale, 0);
 	aptix_index__odb_reader(&rb.rd, repo->odb);
-	if ((r = aptix_odb_foreach(repo->odb, collect_session, &rb)) < 0)
+	if ((r = aptix_odb_foreach_header(repo->odb, collect_session,
+					  &rb)) < 0)
 		goto done;
-	if (rb.n)
-		qsort(rb.ops, rb.n, sizeof(*rb.ops), by_created);
-	if ((r = index_iter(repo, APTIX_INDEX_SESSIONS, 0, NULL, 0,
-				   collect_sessions_key, &rb)) < 0 ||
-	    (r = index_iter(repo, APTIX_INDEX_CHILDREN, 0, NULL, 0,
-				   collect_children_key, &rb)) < 0 ||
-	    (r = index_iter(repo, APTIX_INDEX_TIMELINE, 0, NULL, 0,
-				   collect_timeline_key, &rb)) < 0 ||
-	    (r = index_iter(repo, APTIX_INDEX_CONVS, 0, NULL, 0,
+	if (rb.nents)
+		qsort(rb.ents, rb.nents, sizeof(*rb.ents), by_created);
+	if ((r = index_iter(repo, APTIX_INDEX_CONVS, 0, NULL, 0,
 				   collect_convs_key, &rb)) < 0 ||
-	    (r = index_iter(repo, APTIX_INDEX_RECENCY, 0, NULL, 0,
-				   collect_recency_key, &rb)) < 0 ||
 	    (r = index_iter(repo, APTIX_INDEX_IMPORTS, 0, NULL, 0,
 				   collect_stale_import, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
@@ -2183,17 +2274,18 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 		goto done;
 	r = repo->backend->transaction(repo->backend, rebuild_fn, &rb);
 	if (!r && nsessions)
-		*nsessions = rb.n;
+		*nsessions = rb.indexed;
 	/* then the words, from the records just made (a write of its own) */
 	if (!r)
 		r = aptix_search_rebuild(repo, NULL);
 done:
-	for (i = 0; i < rb.n; i++) {
-		aptix_index__op_release(rb.ops[i]);
-		free(rb.ops[i]);
-	}
+	drop_waiting(&rb);
 	free(rb.ops);
-	free(rb.dels);
+	free(rb.ents);
+	aptix_buf_release(&rb.data);
+	aptix_buf_release(&rb.keys);
+	aptix_buf_release(&rb.stale);
+	free(rb.stale_lens);
 	for (i = 0; i < rb.nconvs; i++)
 		free(rb.convs[i]);
 	free(rb.convs);
@@ -2203,4 +2295,18 @@ done:
 		free(rb.gone[i]);
 	free(rb.gone);
 	return r;
+}
+
+int aptix_index_compact(aptix_repo *repo)
+{
+	aptix_store *s = repo->store;
+
+	if (!s || !s->compact)
+		return 1;
+	if (s->readonly(s)) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot compact the "
+				"store: it is read-only");
+		return APTIX_ERROR;
+	}
+	return s->compact(s, 0);
 }

@@ -277,6 +277,60 @@ test_expect_success 'purge, then gc: the audit record stays, the bytes go' '
 	aptix fsck --full
 '
 
+# index_views <file>: what the index answers, all of it
+index_views () {
+	{
+		aptix sessions --json --all-workspaces --include-archived &&
+		aptix log --all --format="%H %P %c %s" &&
+		aptix log --all --format=%H -S zebra-Qx &&
+		aptix search --json zebra-Qx &&
+		aptix usage
+	} >"$1"
+}
+
+test_expect_success 'the index of what gc prunes goes in its write: as reindex makes it' '
+	aptix init -q ix &&
+	cd ix &&
+	at=1700000000000 &&
+	a1=$(aptix write-turn --conversation cA --seq 1 --created-at $at \
+		--instruction-text "alpha one") &&
+	A1=$(aptix commit-session --created-at $at $a1) &&
+	a2=$(aptix write-turn --conversation cA --seq 2 --created-at $((at + 1000)) \
+		--instruction-text "alpha two zebra-Qx") &&
+	A2=$(aptix commit-session -p $A1 --created-at $((at + 1000)) $a2) &&
+	a3=$(aptix write-turn --conversation cA --seq 3 --created-at $((at + 2000)) \
+		--instruction-text "alpha three") &&
+	A3=$(aptix commit-session -p $A2 --created-at $((at + 2000)) $a3) &&
+	b1=$(aptix write-turn --conversation cB --seq 1 --created-at $((at + 500)) \
+		--instruction-text "bravo zebra-Qx") &&
+	B1=$(aptix commit-session --created-at $((at + 500)) $b1) &&
+	c1=$(aptix write-turn --conversation cC --seq 1 --created-at $((at + 700)) \
+		--instruction-text "charlie") &&
+	C1=$(aptix commit-session --created-at $((at + 700)) $c1) &&
+	aptix update-ref refs/conversations/cA $A3 &&
+	aptix update-ref refs/conversations/cB $B1 &&
+	aptix update-ref refs/conversations/cC $C1 &&
+	aptix conversation rename cA "alpha, renamed" &&
+	aptix update-ref refs/conversations/cA $A1 &&
+	aptix update-ref -d refs/conversations/cB &&
+	aptix search zebra-Qx >hits &&
+	test_line_count = 2 hits &&
+	aptix gc --prune=now --reflog-expire=now >out 2>err &&
+	grep "^pruned" err &&
+	aptix fsck --full &&
+	aptix log --all --format=%H >log &&
+	grep $A1 log && grep $C1 log &&
+	! grep -e $A2 -e $A3 -e $B1 log &&
+	aptix search zebra-Qx >hits &&
+	test_must_be_empty hits &&
+	aptix sessions --json >list &&
+	! grep cB list &&
+	index_views gc-made &&
+	aptix reindex -q &&
+	index_views reindex-made &&
+	test_cmp reindex-made gc-made
+'
+
 test_expect_success 'delete a conversation for good: delete, expire, gc' '
 	cd ws &&
 	aptix switch -c >/dev/null &&

@@ -1044,6 +1044,218 @@ int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,
 	return conv_store(tx, &ci, exists, ci.updated_at);
 }
 
+/* --- Forgetting sessions (gc) ---------------------------------------- */
+
+/* What gc's prune removes from the index, and what it must recount. */
+struct forget {
+	aptix_backend_txn *tx;
+	unsigned char prefix[40];	/* children of this timeline key */
+	aptix_buf keys;			/* ... found, 72 bytes each */
+	size_t nkeys;
+	aptix_conv_info *convs;		/* records to count again */
+	size_t nconvs, aconvs;
+};
+
+static int child_key(const void *k, size_t kl, const void *v UNUSED,
+		     size_t vl UNUSED, void *p)
+{
+	struct forget *f = p;
+
+	if (kl != 72 || memcmp(k, f->prefix, 40))
+		return APTIX_ITEROVER;
+	f->nkeys++;
+	return aptix_buf_put(&f->keys, k, kl);
+}
+
+/* The children keys of the session whose timeline key is f->prefix. */
+static int forget_children(struct forget *f)
+{
+	aptix_index_backend *ix = f->tx->backend->index;
+	unsigned char start[72];
+	size_t i;
+	int r;
+
+	memcpy(start, f->prefix, 40);
+	memset(start + 40, 0xff, 32);
+	aptix_buf_clear(&f->keys);
+	f->nkeys = 0;
+	r = ix->iterate(ix, f->tx, APTIX_INDEX_CHILDREN, start, 72,
+			APTIX_INDEX_ITER_REVERSE, child_key, f);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	for (i = 0; i < f->nkeys && !r; i++)
+		r = ix->del(ix, f->tx, APTIX_INDEX_CHILDREN,
+			    f->keys.ptr + i * 72, 72);
+	return r;
+}
+
+/* Its conversation's record is counted again (when it has one). */
+static int forget_conv(struct forget *f, const char *conv)
+{
+	aptix_conv_info ci;
+	size_t i;
+	int r, exists;
+
+	for (i = 0; i < f->nconvs; i++)
+		if (!strcmp(f->convs[i].id, conv))
+			return 0;
+	if ((r = conv_load(&ci, f->tx, conv, &exists)) < 0 || !exists)
+		return r;
+	if (aptix__grow(&f->convs, &f->aconvs, f->nconvs, sizeof(*f->convs),
+			8) < 0)
+		return APTIX_ERROR;
+	f->convs[f->nconvs++] = ci;
+	return 0;
+}
+
+/* Session id's records: its own, its parent's child key, its children's. */
+static int forget_one(struct forget *f, const aptix_oid *id)
+{
+	aptix_backend_txn *tx = f->tx;
+	aptix_index_backend *ix = tx->backend->index;
+	aptix_session_info si, pi;
+	aptix_buf v = APTIX_BUF_INIT;
+	unsigned char key[72];
+	int r = aptix_index__wget_record(&v, tx, id->id);
+
+	if (r < 0 || (r = decode_session(&si, id, v.ptr, v.len)) < 0)
+		goto done;
+	timeline_key(f->prefix, si.created_at, id->id);
+	if ((r = forget_children(f)) < 0)
+		goto done;
+	r = ix->del(ix, tx, APTIX_INDEX_TIMELINE, f->prefix, 40);
+	if (r < 0 && r != APTIX_ENOTFOUND)
+		goto done;
+	if ((r = ix->del(ix, tx, APTIX_INDEX_SESSIONS, id->id, 32)) < 0)
+		goto done;
+	/* a parent that went before it took this key with its children */
+	if (si.has_parent &&
+	    aptix_index__wget_record(&v, tx, si.parent.id) == 0 &&
+	    decode_session(&pi, &si.parent, v.ptr, v.len) == 0) {
+		timeline_key(key, pi.created_at, si.parent.id);
+		memcpy(key + 40, id->id, 32);
+		if ((r = ix->del(ix, tx, APTIX_INDEX_CHILDREN, key, 72)) < 0 &&
+		    r != APTIX_ENOTFOUND)
+			goto done;
+	}
+	aptix_error_clear();
+	if ((r = aptix_index__search_forget(tx, id)) == 0)
+		r = forget_conv(f, si.conversation);
+done:
+	if (r == APTIX_ENOTFOUND) {	/* not indexed: nothing to forget */
+		aptix_error_clear();
+		r = 0;
+	}
+	aptix_buf_release(&v);
+	return r;
+}
+
+/*
+ * conv_count() of the sessions newest first: of two sessions of the
+ * same time, the one counted first (the greater id) stays the newest,
+ * as when they are counted oldest first.
+ */
+static void recount_one(aptix_conv_info *ci, const aptix_session_info *si)
+{
+	aptix_conv_info keep = *ci;
+
+	conv_count(ci, si);
+	if (keep.has_last && si->created_at == keep.updated_at) {
+		ci->last = keep.last;
+		ci->last_status = keep.last_status;
+		ci->last_turn_status = keep.last_turn_status;
+	}
+	if (keep.has_failed && si->created_at == keep.failed_at)
+		ci->last_failed = keep.last_failed;
+	ci->created_at = si->created_at;	/* the oldest, at the end */
+}
+
+static int recount_cb(const void *k, size_t kl, const void *v, size_t vl,
+		      void *p)
+{
+	struct forget *f = p;
+	aptix_session_info si;
+	aptix_oid id;
+	size_t i;
+
+	if (kl != 40)
+		return 0;
+	memcpy(id.id, (const unsigned char *)k + 8, 32);
+	if (decode_session(&si, &id, v, vl) < 0) {
+		aptix_error_clear();	/* fsck's business */
+		return 0;
+	}
+	for (i = 0; i < f->nconvs; i++)
+		if (!strcmp(f->convs[i].id, si.conversation))
+			break;
+	if (i < f->nconvs)
+		recount_one(&f->convs[i], &si);
+	return 0;
+}
+
+/*
+ * The records of the conversations that lost sessions, counted again
+ * from the sessions left (one walk of the timeline); one with none left
+ * goes, as reindex would leave it.
+ */
+static int recount_convs(struct forget *f)
+{
+	aptix_index_backend *ix = f->tx->backend->index;
+	int64_t *was;
+	size_t i;
+	int r;
+
+	if (!f->nconvs)
+		return 0;
+	if (!(was = aptix__calloc(f->nconvs, sizeof(*was))))
+		return APTIX_ERROR;
+	for (i = 0; i < f->nconvs; i++) {
+		aptix_conv_info *ci = &f->convs[i];
+
+		was[i] = ci->updated_at;
+		ci->turns = ci->committed = ci->failed = 0;
+		ci->has_last = ci->has_failed = 0;
+		ci->has_usage = 0;
+		ci->nusage = 0;
+		memset(ci->usage, 0, sizeof(ci->usage));
+	}
+	r = ix->iterate(ix, f->tx, APTIX_INDEX_TIMELINE, NULL, 0,
+			APTIX_INDEX_ITER_REVERSE, recount_cb, f);
+	for (i = 0; i < f->nconvs && !r; i++) {
+		aptix_conv_info *ci = &f->convs[i];
+
+		if (ci->turns) {
+			r = conv_store(f->tx, ci, 1, was[i]);
+			continue;
+		}
+		if ((r = ix->del(ix, f->tx, APTIX_INDEX_CONVS, ci->id,
+				 strlen(ci->id))) == 0)
+			r = aptix_index__recency_move(f->tx, ci->id, 1, was[i],
+						      0, 0);
+	}
+	free(was);
+	return r;
+}
+
+int aptix_index__forget_sessions(aptix_backend_txn *tx, const aptix_oid *ids,
+				 size_t n)
+{
+	struct forget f;
+	size_t i;
+	int r = 0;
+
+	memset(&f, 0, sizeof(f));
+	f.tx = tx;
+	aptix_buf_init(&f.keys, 0);
+	for (i = 0; i < n && !r; i++)
+		r = forget_one(&f, &ids[i]);
+	if (!r)
+		r = recount_convs(&f);
+	aptix_buf_release(&f.keys);
+	free(f.convs);
+	return r;
+}
+
 /*
  * conv_load() of a conversation that must exist (want 1: else
  * APTIX_ENOTFOUND) or must not (want 0: else APTIX_EEXISTS).

@@ -251,6 +251,15 @@ int aptix_index__import_key_get(struct aptix_index_import_key *k,
 /* reindex: 1 when a record is to go (unreadable, or names no snapshot). */
 int aptix_index__import_key_stale(aptix_repo *repo, const void *val,
 				  size_t len);
+/*
+ * Inside a write: the index records of sessions ids go (gc prunes their
+ * objects in the same write): their records, timeline and children
+ * keys, their search index entries; the records of the conversations
+ * that held them are counted again from the sessions left. Sessions
+ * not indexed are passed over.
+ */
+int aptix_index__forget_sessions(aptix_backend_txn *tx, const aptix_oid *ids,
+				 size_t n);
 int aptix_index__set_head(aptix_backend_txn *tx, const char *conv,
 			  const aptix_oid *head, int64_t now);
 /*
@@ -274,5 +283,7 @@ int aptix_index__search_prepare(aptix__terms *out,
 int aptix_index__search_apply(aptix_backend_txn *tx,
 			      struct aptix_index_session_op *const *ops,
 			      size_t n);
+/* Inside a write: session id goes from the search index (gc). */
+int aptix_index__search_forget(aptix_backend_txn *tx, const aptix_oid *id);
 
 #endif

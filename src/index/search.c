@@ -796,6 +796,67 @@ static int is_indexed(aptix_index_backend *ix, aptix_backend_txn *tx,
 	return aptix__found(r);
 }
 
+static int skew_done(aptix_index_backend *ix, aptix_backend_txn *tx,
+		     uint64_t docs);
+
+/*
+ * Inside a write: session id goes (gc). Its ordinal's keys go and the
+ * state stops counting it; its postings stay until reindex, naming an
+ * ordinal with no "o" key, which readers skip.
+ */
+int aptix_index__search_forget(aptix_backend_txn *tx, const aptix_oid *id)
+{
+	aptix_index_backend *ix = tx->backend->index;
+	unsigned char key[33];
+	aptix_buf v = APTIX_BUF_INIT;
+	const unsigned char *p;
+	uint64_t words = 0;
+	struct state st;
+	uint32_t ord;
+	int r = is_indexed(ix, tx, id, &ord), had;
+
+	key[0] = 'i';
+	memcpy(key + 1, id->id, 32);
+	if (r <= 0 || (r = ix->del(ix, tx, APTIX_INDEX_SEARCH, key, 33)) < 0)
+		goto skew;
+	key[0] = 'o';
+	aptix__put_be32(key + 1, ord);
+	r = ix->get(&v, ix, tx, APTIX_INDEX_SEARCH, key, 5);
+	p = (const unsigned char *)v.ptr;
+	if (r == 0 && v.len > 32)
+		(void)aptix__get_varint(&words, (p += 32, &p),
+					(const unsigned char *)v.ptr + v.len);
+	if (r == 0)
+		r = ix->del(ix, tx, APTIX_INDEX_SEARCH, key, 5);
+	if (r < 0 && r != APTIX_ENOTFOUND)
+		goto done;
+	if ((r = ix->get(&v, ix, tx, APTIX_INDEX_SEARCH, "s", 1)) < 0 ||
+	    (r = state_decode(&st, &v)) < 0)
+		goto skew;
+	/* "K" counts the sessions the "k" keys cover: one fewer too */
+	r = ix->get(&v, ix, tx, APTIX_INDEX_SEARCH, "K", 1);
+	had = r == 0 && v.len == 8 &&
+		aptix__get_be64((const unsigned char *)v.ptr) == st.docs;
+	st.docs -= st.docs > 0;
+	st.words -= words < st.words ? words : st.words;
+	if ((r = state_put(ix, tx, &st)) < 0 ||
+	    (had && (r = skew_done(ix, tx, st.docs)) < 0))
+		goto done;
+skew:
+	if (r < 0 && r != APTIX_ENOTFOUND)
+		goto done;
+	key[0] = 'k';
+	memcpy(key + 1, id->id, 32);
+	r = ix->del(ix, tx, APTIX_INDEX_SEARCH, key, 33);
+done:
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = 0;
+	}
+	aptix_buf_release(&v);
+	return r;
+}
+
 /* --- skewed clocks ---------------------------------------------------------- */
 
 static int skew_put(aptix_index_backend *ix, aptix_backend_txn *tx,
@@ -2068,7 +2129,14 @@ static int score_all(struct rank *rk, aptix_index_backend *ix,
 	for (k = 0; r == 0 && k < rk->n; k++) {
 		struct cand *c = &rk->v[k];
 
-		if ((r = ord_doc(&c->id, &words, ix, c->ord)) < 0)
+		if ((r = ord_doc(&c->id, &words, ix, c->ord)) ==
+		    APTIX_ENOTFOUND) {	/* gone with gc: aptix_index__search_forget */
+			aptix_error_clear();
+			rk->v[k--] = rk->v[--rk->n];
+			r = 0;
+			continue;
+		}
+		if (r < 0)
 			break;
 		for (i = 0; i < nq; i++)
 			if (c->tf[i])

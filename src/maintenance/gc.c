@@ -8,14 +8,16 @@
  * real run makes the plan inside its write transaction (the writer's
  * lock is held: no turn commits between the set and the deletion; a
  * turn still running holds a claim, a root), deletes, and tells what
- * went once the write is durable. The index is rebuilt when sessions
- * went (their records must go with them), then the file is compacted
- * when no other process has it open.
+ * went once the write is durable. The index records of the sessions
+ * that go are deleted in the same write (aptix_index__forget_sessions),
+ * then the file is compacted when no other process has it open.
  */
 #include "util/common.h"
 #include "repo/repo.h"
 #include "object/zstream.h"
 #include "store/odb-store.h"
+#include "store/backend-kv.h"
+#include "index/index.h"
 #include "aptix/gc.h"
 #include "aptix/index.h"
 #include "aptix/odb.h"
@@ -58,8 +60,9 @@ struct plan {
 	size_t nx, ax;
 	aptix_oid *sess;		/* every session object */
 	size_t ns, as;
+	aptix_oid *gone;		/* the sessions that go */
+	size_t ngone, agone;
 	size_t objects;
-	size_t sessions;		/* indexed sessions that go */
 	int err;
 	aptix_buf tmp;
 };
@@ -75,8 +78,8 @@ static void plan_reset(struct plan *p)
 		free(p->x[i].key);
 	for (i = 0; i < p->nrw; i++)
 		aptix_buf_release(&p->rw[i].content);
-	p->ns = p->nv = p->nx = p->ndep = p->nrw = 0;
-	p->objects = p->sessions = 0;
+	p->ns = p->nv = p->nx = p->ndep = p->nrw = p->ngone = 0;
+	p->objects = 0;
 	p->err = 0;
 }
 
@@ -89,6 +92,7 @@ static void plan_release(struct plan *p)
 	free(p->rw);
 	free(p->x);
 	free(p->sess);
+	free(p->gone);
 	aptix_buf_release(&p->tmp);
 }
 
@@ -252,7 +256,6 @@ static int reflog_cb(const void *key, size_t klen, const void *val,
 static int make_plan(struct plan *p)
 {
 	aptix_reach_options ro = APTIX_REACH_OPTIONS_INIT;
-	aptix_session_info si;
 	size_t i;
 	int r;
 
@@ -273,25 +276,27 @@ static int make_plan(struct plan *p)
 	if ((r = p->s->iter(p->s, APTIX_TABLE_OBJECTS, NULL, 0, 0, object_cb,
 			    p)) < 0 || (r = plan_rewrites(p)) < 0)
 		return r;
-	/* the sessions that go with a record in the index */
+	/* the sessions that go: their index records go with them */
 	for (i = 0; i < p->nv; i++) {
 		if (p->v[i].type != APTIX_OBJ_SESSION)
 			continue;
-		r = aptix_index_session(&si, p->repo, &p->v[i].id);
-		if (r == 0)
-			p->sessions++;
-		else if (r != APTIX_ENOTFOUND)
-			return r;
-		aptix_error_clear();
+		if (aptix__grow(&p->gone, &p->agone, p->ngone,
+				sizeof(*p->gone), 64) < 0)
+			return APTIX_ERROR;
+		p->gone[p->ngone++] = p->v[i].id;
 	}
 	return 0;
 }
 
-static int write_fn(aptix_store_wtxn *w, void *payload)
+static int write_fn(aptix_backend_txn *tx, void *payload)
 {
 	struct plan *p = payload;
+	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
 	size_t i;
 	int r;
+
+	if (!w)
+		return aptix_backend_kv_foreign(tx);
 
 	/* the writer's lock is held: the plan sees the last commit */
 	if ((r = make_plan(p)) < 0)
@@ -319,7 +324,7 @@ static int write_fn(aptix_store_wtxn *w, void *payload)
 		if (r == APTIX_ENOTFOUND)
 			r = 0;
 	}
-	return r;
+	return r ? r : aptix_index__forget_sessions(tx, p->gone, p->ngone);
 }
 
 static void tell(struct plan *p, aptix_gc_stats *out)
@@ -404,14 +409,12 @@ int aptix_gc(aptix_gc_stats *out, aptix_repo *repo, const aptix_gc_options *o)
 	aptix_buf_init(&p.tmp, 0);
 	p.s->disk_usage(&out->disk_before, p.s);
 	out->disk_after = out->disk_before;
-	r = o->dry_run ? make_plan(&p) : p.s->write(p.s, write_fn, &p);
+	r = o->dry_run ? make_plan(&p) :
+		repo->backend->transaction(repo->backend, write_fn, &p);
 	if (r < 0)
 		goto done;
 	tell(&p, out);
 	if (o->dry_run)
-		goto done;
-	/* the records of sessions that went go with them */
-	if (p.sessions && (r = aptix_index_rebuild(repo, NULL)) < 0)
 		goto done;
 	if (!o->no_compact && (r = compact(&p, out)) < 0)
 		goto done;

@@ -12,7 +12,9 @@
 #  - `aptix gc` on a copy of the large store to which a ninth as many
 #    orphaned sessions are added (so a tenth of the objects is
 #    unreachable; deleting conversations makes few unreachable, as their
-#    forks keep what they came from): time, objects and bytes pruned,
+#    forks keep what they came from), indexed (reindex: as sessions a
+#    turn wrote, whose index records gc deletes in its write), then
+#    `gc`: time, objects and bytes pruned,
 #    data.mdb before and after, and after compaction alone (what the
 #    pruning itself gave back); then fsck.
 #
@@ -116,6 +118,7 @@ orphans $((N / 9)) "$W/orphans"
 for type in blob turn session; do
 	"$APTIX" -C "$G" hash-object -w -t $type --stdin-paths <"$W/orphans/$type" >/dev/null
 done
+"$APTIX" -C "$G" reindex -q
 cp -Rp "$G/.aptix" "$W/gc.copy"
 "$APTIX" -C "$G" gc --prune=never >/dev/null 2>&1
 compact_only=$(du_bytes "$G/.aptix/data.mdb")

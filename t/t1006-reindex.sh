@@ -216,6 +216,17 @@ test_expect_success MDB_STAT 'reindex gives data.mdb back the old index'"'"'s pa
 	(cd compacted && fsck_clean)
 '
 
+test_expect_success 'a store reindex cannot compact is reindexed, with a warning' '
+	cp -R big linked &&
+	ln linked/.aptix/data.mdb linked-data.mdb &&
+	aptix -C linked reindex >out 2>err &&
+	echo "reindexed 1500 sessions" >expect &&
+	test_cmp expect out &&
+	grep "^warning: data.mdb keeps the pages the old index held" err &&
+	grep "hard links" err &&
+	(cd linked && fsck_clean)
+'
+
 test_expect_success 'reindex killed at any moment leaves a usable store' '
 	cp -R big killed &&
 	t0=$(date +%s%N) &&

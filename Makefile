@@ -294,7 +294,7 @@ DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	valgrind clang libclang-rt-14-dev curl jq hyperfine \
 	libmicrohttpd-dev chromium libedit-dev tmux scdoc zsh fish \
 	postgresql libpq-dev python3-jsonschema libsqlite3-dev libzstd-dev \
-	libsodium-dev nodejs
+	libsodium-dev nodejs strace
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \

@@ -255,6 +255,55 @@ test_expect_success 'reindex killed at any moment leaves a usable store' '
 	test $kills -gt 3
 '
 
+test_lazy_prereq STRACE_INJECT '
+	strace -f -o /dev/null -e trace=rename \
+		-e inject=rename:delay_enter=1000 true
+'
+
+# compact_slowly <dir>: reindex <dir> in the background, each rename
+# held for 3 s by strace: the compacted copy waits beside data.mdb,
+# with the writer's lock held, for that long; $pid is the reindex
+compact_slowly () {
+	strace -f -o /dev/null -e trace=rename,renameat,renameat2 \
+		-e inject=rename,renameat,renameat2:delay_enter=3000000 \
+		aptix -C "$1" reindex -q >reindex.out 2>reindex.err &
+	pid=$!
+}
+
+# A command that opens the store while another compacts it waits for
+# the writer's lock, which the compaction holds until data.mdb is the
+# new file: its write must not go to the old one, which is gone.
+test_expect_success STRACE_INJECT 'a write waiting while reindex compacts is not lost' '
+	cp -R big racing &&
+	compact_slowly racing &&
+	test_when_finished "kill $pid 2>/dev/null; true" &&
+	i=0 &&
+	while test_path_is_missing racing/.aptix/compact.tmp/data.mdb \
+		2>/dev/null && test $i -lt 200
+	do
+		sleep 0.05 && i=$((i + 1)) || return 1
+	done &&
+	test_path_is_file racing/.aptix/compact.tmp/data.mdb &&
+	{
+		echo "written during the compaction" |
+		aptix -C racing hash-object -w --stdin >id 2>err
+		code=$?
+	} &&
+	wait $pid &&
+	test_path_is_missing racing/.aptix/compact.tmp/data.mdb &&
+	cat err &&
+	if test $code = 0
+	then
+		aptix -C racing cat-object -e "$(cat id)"
+	else
+		grep "compacted it after this one opened it; nothing was written" err &&
+		echo "written during the compaction" |
+		aptix -C racing hash-object -w --stdin >id &&
+		aptix -C racing cat-object -e "$(cat id)"
+	fi &&
+	aptix -C racing fsck >/dev/null
+'
+
 test_expect_success 'usage errors' '
 	test_expect_code 129 aptix reindex extra &&
 	test_expect_code 129 aptix reindex --no-such-option

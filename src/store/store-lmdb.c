@@ -1500,6 +1500,30 @@ static int disk_is_full(const lmdb_store *st)
 	return (uint64_t)sv.f_bavail * sv.f_frsize < DISK_FULL_SLACK;
 }
 
+/*
+ * Another process compacted the store (gc, reindex) after this one had
+ * opened it: its data file is no longer the one the store's directory
+ * names, and a write to it would be lost. Compaction refuses while
+ * another process has the store open, so this is a process that opened
+ * it during the copy and then waited for the writer's lock. Checked with
+ * the writer's lock held: no compaction can replace the file between
+ * the check and the commit.
+ */
+static int replaced_since_open(const lmdb_store *st)
+{
+	aptix_buf path = APTIX_BUF_INIT;
+	struct stat sb;
+	int r;
+
+	if (!st->ino)
+		return 0;
+	aptix_buf_printf(&path, "%s/data.mdb", st->dir);
+	r = !aptix_buf_oom(&path) && stat(path.ptr, &sb) == 0 &&
+		(sb.st_dev != st->dev || sb.st_ino != st->ino);
+	aptix_buf_release(&path);
+	return r;
+}
+
 static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 {
 	lmdb_store *st = (lmdb_store *)s;
@@ -1560,6 +1584,17 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 			}
 			map_rdunlock(r);
 			return fault_error(st, &g, "cannot write to store");
+		}
+		if (replaced_since_open(st)) {
+			mdb_txn_abort(w.txn);
+			guard_pop(&g);
+			map_rdunlock(r);
+			aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write to "
+					"store '%s': another aptix command "
+					"compacted it after this one opened it; "
+					"nothing was written: run the command "
+					"again", st->dir);
+			return APTIX_ELOCKED;
 		}
 		cb_depth++;
 		st->wtx = &w;
@@ -1974,6 +2009,13 @@ static int st_compact(aptix_store *s, unsigned flags)
 	/* the writer's lock: nothing commits until the rename is done */
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &w))) {
 		ret = lmdb_error(rc, "cannot compact store");
+	} else if (replaced_since_open(st)) {
+		/* compacted by another: a copy of this file would undo it */
+		mdb_txn_abort(w);
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot compact store "
+				"'%s': another aptix command compacted it "
+				"after this one opened it", st->dir);
+		ret = APTIX_ELOCKED;
 	} else {
 		ret = compact_copy(st, tmp.ptr, target.ptr);
 		mdb_txn_abort(w);

@@ -391,24 +391,39 @@ struct header_walk {
 	void *payload;
 };
 
-/* A value the walk could not put together reads as a damaged header. */
+/*
+ * The id and header of a record met on a walk of the objects: 0, 1 for
+ * a value the walk could not put together (a damaged header: type
+ * APTIX_OBJ_BAD, size 0), < 0 for a bad key.
+ */
+static int walk_header(aptix_oid *id, aptix_otype *type, size_t *size,
+		       const void *key, size_t klen, const void *val,
+		       size_t vlen)
+{
+	size_t hlen;
+	int r = key_id(id, key, klen);
+
+	if (r < 0)
+		return r;
+	if (aptix_stored_header(type, size, &hlen, val, vlen) < 0) {
+		aptix_error_clear();
+		*type = APTIX_OBJ_BAD;
+		*size = 0;
+		return 1;
+	}
+	return 0;
+}
+
 static int header_walk_cb(const void *key, size_t klen, const void *val,
 			  size_t vlen, void *payload)
 {
 	struct header_walk *hw = payload;
 	aptix_otype type;
-	size_t size, hlen;
+	size_t size;
 	aptix_oid id;
-	int r = key_id(&id, key, klen);
+	int r = walk_header(&id, &type, &size, key, klen, val, vlen);
 
-	if (r < 0)
-		return r;
-	if (aptix_stored_header(&type, &size, &hlen, val, vlen) < 0) {
-		aptix_error_clear();
-		type = APTIX_OBJ_BAD;
-		size = 0;
-	}
-	return hw->cb(&id, type, size, hw->payload);
+	return r < 0 ? r : hw->cb(&id, type, size, hw->payload);
 }
 
 static int sb_foreach_header(aptix_odb_backend *b,
@@ -461,16 +476,14 @@ static int object_walk_cb(const void *key, size_t klen, const void *val,
 {
 	struct object_walk *ow = payload;
 	aptix_otype type;
-	size_t size, hlen;
+	size_t size;
 	aptix_oid id;
-	int r = key_id(&id, key, klen);
+	int r = walk_header(&id, &type, &size, key, klen, val, vlen);
 
 	if (r < 0)
 		return r;
-	if (aptix_stored_header(&type, &size, &hlen, val, vlen) < 0) {
-		aptix_error_clear();
+	if (r)
 		return ow->cb(&id, APTIX_OBJ_BAD, NULL, 0, ow->payload);
-	}
 	if (!(ow->types & APTIX_ODB_TYPE(type)) ||
 	    !walk_content(ow, &id, type, val, vlen))
 		return ow->cb(&id, type, NULL, 0, ow->payload);

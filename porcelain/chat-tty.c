@@ -597,13 +597,17 @@ static int raw_mode(int on)
 			return -1;
 		tio = saved_tio;
 		tio.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ISIG);
+		/* Enter stays ^M: typed ahead of the prompt, it submits the
+		 * line there (^J inserts a newline into it) */
+		tio.c_iflag &= ~(tcflag_t)ICRNL;
 		tio.c_cc[VMIN] = 1;
 		tio.c_cc[VTIME] = 0;
 		if (tcsetattr(0, TCSAFLUSH, &tio) < 0)
 			return -1;
 		raw_on = 1;
 	} else if (raw_on) {
-		tcsetattr(0, TCSAFLUSH, &saved_tio);
+		/* keys typed after the answer are kept for the prompt */
+		tcsetattr(0, TCSADRAIN, &saved_tio);
 		raw_on = 0;
 	}
 	return 0;
@@ -654,9 +658,11 @@ int chat_ask(const char *question, const char *keys)
 
 	if (!isatty(0))
 		return 0;
+	/* raw first: a key pressed once the question shows is never lost
+	 * (entering raw mode drops what was typed before it) */
+	raw_mode(1);
 	fputs(question, out);
 	fflush(out);
-	raw_mode(1);
 	do {
 		k = read_key();
 		if (k == KEY_EOF || k == KEY_ESC || k == 3) {

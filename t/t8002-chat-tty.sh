@@ -507,9 +507,9 @@ test_expect_success 'a second chat on a busy conversation: read-only or fork' '
 	pid_gone "$(cat b2.pid)" &&
 	start_chat b3 --session "$alpha" &&
 	wait_screen b3 "\[r\] view it read-only" &&
-	keys b3 f &&
+	# typed at once: the keys after the answer wait for the prompt
+	keys b3 f "in a fork" Enter &&
 	wait_screen b3 "the next turn forks" &&
-	keys b3 "in a fork" Enter &&
 	wait_screen b3 "^chat: now in conversation" &&
 	test "$(field HEAD .parent)" = "$head" &&
 	test "$(aptix rev-parse "$alpha")" = "$head" &&

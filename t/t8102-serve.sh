@@ -764,11 +764,16 @@ test_expect_success 'a token file left by a killed server is replaced' '
 	test_path_is_file .aptix/serve.token &&
 	old=$(cat .aptix/serve.token) &&
 	test_start_server serve aptix serve --port 0 &&
-	for i in $(test_seq 100)
+	test_when_finished "test_stop_server serve 2>/dev/null; :" &&
+	# the server says where its token went once it is written there
+	for i in $(test_seq 300)
 	do
-		test "$(cat .aptix/serve.token)" != "$old" && break
+		grep -q "^token-file" "$TRASH_DIRECTORY/serve.log" && break
 		sleep 0.1
 	done &&
+	test "$(sed -n "s/^token-file //p" "$TRASH_DIRECTORY/serve.log")" = \
+		"$PWD/.aptix/serve.token" &&
+	test "$(cat .aptix/serve.token)" != "$old" &&
 	! grep "another server" "$TRASH_DIRECTORY/serve.log" &&
 	test "$(cat .aptix/serve.token)" = \
 		"$(sed -n "s/^token //p" "$TRASH_DIRECTORY/serve.log")" &&

@@ -284,10 +284,12 @@ valgrind: $(O)/t/unit/aptix-unit
 
 lint:
 	sh contrib/check-layers.sh
+	sh contrib/check-func-length.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning -Iinclude -Isrc -Icli \
 		-D__GNUC__ --suppress=missingIncludeSystem \
 		src cli plumbing porcelain serve
-	shellcheck -s bash -S warning -e SC2034 t/*.sh contrib/check-layers.sh
+	shellcheck -s bash -S warning -e SC2034 t/*.sh contrib/check-layers.sh \
+		contrib/check-func-length.sh
 
 DEB_PKGS = build-essential pkg-config liblmdb-dev lmdb-utils libssl-dev \
 	zlib1g-dev libcurl4-openssl-dev libjansson-dev check python3 git \

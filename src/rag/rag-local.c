@@ -631,32 +631,22 @@ struct acc {
 	size_t n, cap;
 };
 
-static int acc_grow(struct acc *m)
+static uint32_t acc_hash(const void *e)
 {
-	size_t cap = m->cap ? m->cap * 2 : 1024, i, k;
-	struct acc_ent *v = aptix__calloc(cap, sizeof(*v));
+	return ((const struct acc_ent *)e)->doc * 2654435761u;
+}
 
-	if (!v)
-		return APTIX_ERROR;
-	for (i = 0; i < m->cap; i++) {
-		if (!m->v[i].doc)
-			continue;
-		for (k = (m->v[i].doc * 2654435761u) & (cap - 1); v[k].doc;
-		     k = (k + 1) & (cap - 1))
-			;
-		v[k] = m->v[i];
-	}
-	free(m->v);
-	m->v = v;
-	m->cap = cap;
-	return 0;
+static int acc_used(const void *e)
+{
+	return ((const struct acc_ent *)e)->doc != 0;
 }
 
 static int acc_add(struct acc *m, uint32_t doc, double score)
 {
 	size_t k;
 
-	if ((m->n + 1) * 2 > m->cap && acc_grow(m) < 0)
+	if (aptix__hash_reserve(&m->v, &m->cap, m->n, sizeof(*m->v), 1024,
+				acc_hash, acc_used) < 0)
 		return APTIX_ERROR;
 	for (k = (doc * 2654435761u) & (m->cap - 1); m->v[k].doc;
 	     k = (k + 1) & (m->cap - 1))

@@ -44,6 +44,17 @@ void *aptix__realloc(void *p, size_t n);
 int aptix__grow(void *pp, size_t *alloc, size_t n, size_t size,
 		size_t first);
 /*
+ * Make room for one more entry in the open-addressed table *pp (*cap
+ * slots of size bytes, n of them used, a power of two kept at most half
+ * full): when full, doubled (first slots the first time), each used
+ * entry moved, in slot order, to the first free slot from
+ * hash(entry) & (cap - 1) onwards. A free slot is all zero bytes, and
+ * used(entry) tells it from a used one. 0, or APTIX_ERROR.
+ */
+int aptix__hash_reserve(void *pp, size_t *cap, size_t n, size_t size,
+			size_t first, uint32_t (*hash)(const void *entry),
+			int (*used)(const void *entry));
+/*
  * The answer to "is it there?" from the code r of a lookup: 1 when r is
  * 0, 0 when APTIX_ENOTFOUND (its error cleared), r when another error.
  */

@@ -154,6 +154,33 @@ int aptix__grow(void *pp, size_t *alloc, size_t n, size_t size,
 	return 0;
 }
 
+int aptix__hash_reserve(void *pp, size_t *cap, size_t n, size_t size,
+			size_t first, uint32_t (*hash)(const void *entry),
+			int (*used)(const void *entry))
+{
+	unsigned char **p = pp, *v;
+	size_t nc = *cap ? *cap * 2 : first, i, k;
+
+	if ((n + 1) * 2 <= *cap)
+		return 0;
+	if (!(v = aptix__calloc(nc, size)))
+		return APTIX_ERROR;
+	for (i = 0; i < *cap; i++) {
+		const unsigned char *e = *p + i * size;
+
+		if (!used(e))
+			continue;
+		for (k = hash(e) & (nc - 1); used(v + k * size);
+		     k = (k + 1) & (nc - 1))
+			;
+		memcpy(v + k * size, e, size);
+	}
+	free(*p);
+	*p = v;
+	*cap = nc;
+	return 0;
+}
+
 int aptix__found(int r)
 {
 	if (r == APTIX_ENOTFOUND) {

@@ -20,25 +20,14 @@ static uint32_t fnv1a(const char *s, size_t n)
 	return h;
 }
 
-static int smap_grow(struct aptix__smap *m)
+static uint32_t smap_hash(const void *e)
 {
-	size_t cap = m->cap ? m->cap * 2 : 64, i, k;
-	struct aptix__smap_ent *v = aptix__calloc(cap, sizeof(*v));
+	return ((const struct aptix__smap_ent *)e)->h;
+}
 
-	if (!v)
-		return APTIX_ERROR;
-	for (i = 0; i < m->cap; i++) {
-		if (!m->v[i].key)
-			continue;
-		for (k = m->v[i].h & (cap - 1); v[k].key;
-		     k = (k + 1) & (cap - 1))
-			;
-		v[k] = m->v[i];
-	}
-	free(m->v);
-	m->v = v;
-	m->cap = cap;
-	return 0;
+static int smap_used(const void *e)
+{
+	return ((const struct aptix__smap_ent *)e)->key != NULL;
 }
 
 struct aptix__smap_ent *aptix__smap_get(struct aptix__smap *m, const char *key,
@@ -47,7 +36,8 @@ struct aptix__smap_ent *aptix__smap_get(struct aptix__smap *m, const char *key,
 	uint32_t h = fnv1a(key, n);
 	size_t k;
 
-	if ((m->n + 1) * 2 > m->cap && smap_grow(m) < 0)
+	if (aptix__hash_reserve(&m->v, &m->cap, m->n, sizeof(*m->v), 64,
+				smap_hash, smap_used) < 0)
 		return NULL;
 	for (k = h & (m->cap - 1); m->v[k].key; k = (k + 1) & (m->cap - 1))
 		if (m->v[k].h == h && !strncmp(m->v[k].key, key, n) &&

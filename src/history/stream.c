@@ -157,25 +157,41 @@ static int slots_grow(struct stream *s)
 	return 0;
 }
 
+/*
+ * A place in the array *pp (*n used of *alloc, elements of size bytes,
+ * each with a uint32_t at offset link naming the next free place): the
+ * last one given back (*free_head), else a new one at the end (first
+ * places allocated the first time).
+ */
+static int pool_take(uint32_t *out, void *pp, size_t *n, size_t *alloc,
+		     uint32_t *free_head, size_t size, size_t link,
+		     size_t first)
+{
+	if (*free_head != NONE) {
+		*out = *free_head;
+		memcpy(free_head, *(unsigned char **)pp + *out * size + link,
+		       sizeof(*free_head));
+		return 0;
+	}
+	if (*n >= NONE - 1 || aptix__grow(pp, alloc, *n, size, first) < 0)
+		return aptix_error_oom();
+	*out = (uint32_t)(*n)++;
+	return 0;
+}
+
 static int node_add(uint32_t *out, struct stream *s, const aptix_oid *id)
 {
 	struct node *n;
-	uint32_t k;
+	uint32_t k = 0;
 	int r;
 
 	if (2 * (s->nused + 1) > (s->slots ? s->smask + 1 : 0) &&
 	    (r = slots_grow(s)) < 0)
 		return r;
-	if (s->free_node != NONE) {
-		k = s->free_node;
-		s->free_node = s->nodes[k].next_free;
-	} else {
-		if (s->nnodes >= NONE - 1 ||
-		    aptix__grow(&s->nodes, &s->anodes, s->nnodes,
-				sizeof(*s->nodes), 64) < 0)
-			return aptix_error_oom();
-		k = (uint32_t)s->nnodes++;
-	}
+	if ((r = pool_take(&k, &s->nodes, &s->nnodes, &s->anodes,
+			   &s->free_node, sizeof(*s->nodes),
+			   offsetof(struct node, next_free), 64)) < 0)
+		return r;
 	n = &s->nodes[k];
 	memset(n, 0, sizeof(*n));
 	n->id = *id;
@@ -272,17 +288,13 @@ static uint32_t ready_pop(struct stream *s)
 static int wait_add(struct stream *s, const aptix_session_info *si,
 		    uint32_t left, uint32_t node)
 {
-	uint32_t x;
+	uint32_t x = 0;
+	int r;
 
-	if (s->free_w != NONE) {
-		x = s->free_w;
-		s->free_w = s->w[x].next_free;
-	} else {
-		if (s->nw >= NONE - 1 ||
-		    aptix__grow(&s->w, &s->aw, s->nw, sizeof(*s->w), 16) < 0)
-			return aptix_error_oom();
-		x = (uint32_t)s->nw++;
-	}
+	if ((r = pool_take(&x, &s->w, &s->nw, &s->aw, &s->free_w,
+			   sizeof(*s->w), offsetof(struct waiting, next_free),
+			   16)) < 0)
+		return r;
 	s->w[x].si = *si;
 	s->w[x].left = left;
 	s->nodes[node].wait = x;

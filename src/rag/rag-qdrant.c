@@ -686,22 +686,18 @@ static int write_manifests(aptix_store_wtxn *w, void *payload)
 	return r;
 }
 
-static int in_manifest(const struct rag_manifest *m, const unsigned char *u)
+/*
+ * Whether one of the n chunks at v (size bytes each, their 16-byte
+ * uuid at offset off: a manifest's or a file's) has the uuid u.
+ */
+static int has_uuid(const void *v, size_t n, size_t size, size_t off,
+		    const unsigned char *u)
 {
+	const unsigned char *p = v;
 	size_t i;
 
-	for (i = 0; i < m->n; i++)
-		if (!memcmp(m->c[i].uuid, u, 16))
-			return 1;
-	return 0;
-}
-
-static int in_op(const struct rag_file_op *op, const unsigned char *u)
-{
-	size_t i;
-
-	for (i = 0; i < op->nchunks; i++)
-		if (!memcmp(op->chunks[i].uuid, u, 16))
+	for (i = 0; i < n; i++)
+		if (!memcmp(p + i * size + off, u, 16))
 			return 1;
 	return 0;
 }
@@ -748,7 +744,11 @@ static int qdrant_apply(struct aptix_rag_backend *be, struct rag_batch *b,
 		for (k = 0; has_old && k < old.n; k++) {
 			char id[37];
 
-			if (!op->remove && in_op(op, old.c[k].uuid))
+			if (!op->remove &&
+			    has_uuid(op->chunks, op->nchunks,
+				     sizeof(*op->chunks),
+				     offsetof(aptix_rag__chunk, uuid),
+				     old.c[k].uuid))
 				continue;
 			aptix_uuid_format(id, old.c[k].uuid);
 			if (json_array_append_new(dels, json_string(id))) {
@@ -757,7 +757,10 @@ static int qdrant_apply(struct aptix_rag_backend *be, struct rag_batch *b,
 			}
 		}
 		for (k = 0; r == 0 && !op->remove && k < op->nchunks; k++) {
-			if (has_old && in_manifest(&old, op->chunks[k].uuid))
+			if (has_old &&
+			    has_uuid(old.c, old.n, sizeof(*old.c),
+				     offsetof(struct rag_mchunk, uuid),
+				     op->chunks[k].uuid))
 				continue;
 			if (nitems == aitems) {
 				size_t na = aitems ? aitems * 2 : 256;

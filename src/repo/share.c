@@ -7,12 +7,20 @@
 #include "repo/repo.h"
 #include "aptix/share.h"
 
-static int no_owners(void)
+/*
+ * The backend of repo when it keeps owners (the slots share and owners,
+ * which go together); else NULL, with the error set.
+ */
+static aptix_backend *owners_backend(aptix_repo *repo)
 {
+	aptix_backend *b = repo->backend;
+
+	if (b && b->share && b->owners)
+		return b;
 	aptix_error_set(APTIX_ERROR_INVALID, "this store has no users to "
 			"share with: conversations are private or shared on "
 			"a shared store (PostgreSQL) alone");
-	return APTIX_EINVALID;
+	return NULL;
 }
 
 const char *aptix_share_user(aptix_repo *repo)
@@ -29,9 +37,8 @@ int aptix_share_set(aptix_repo *repo, const char *conv, int shared)
 
 	APTIX_ASSERT_ARG(repo);
 	APTIX_ASSERT_ARG(conv);
-	b = repo->backend;
-	if (!b || !b->share)
-		return no_owners();
+	if (!(b = owners_backend(repo)))
+		return APTIX_EINVALID;
 	return b->share(b, conv, shared);
 }
 
@@ -61,9 +68,8 @@ int aptix_share_foreach(aptix_repo *repo, aptix_share_cb cb, void *payload)
 
 	APTIX_ASSERT_ARG(repo);
 	APTIX_ASSERT_ARG(cb);
-	b = repo->backend;
-	if (!b || !b->owners)
-		return no_owners();
+	if (!(b = owners_backend(repo)))
+		return APTIX_EINVALID;
 	e.cb = cb;
 	e.payload = payload;
 	e.user = aptix_share_user(repo);

@@ -1776,6 +1776,15 @@ struct child_walk {
 	int in_place, stopped;
 };
 
+static void child_walk_init(struct child_walk *cw, const aptix_oid *parent,
+			    aptix_odb_foreach_cb cb, void *payload)
+{
+	memset(cw, 0, sizeof(*cw));
+	cw->parent = parent;
+	cw->cb = cb;
+	cw->payload = payload;
+}
+
 static int child_walk_cb(const void *key, size_t klen, const void *val UNUSED,
 			 size_t vlen UNUSED, void *payload)
 {
@@ -1833,10 +1842,7 @@ int aptix_index_children_at(aptix_repo *repo, const aptix_oid *parent,
 {
 	struct child_walk cw;
 
-	memset(&cw, 0, sizeof(cw));
-	cw.parent = parent;
-	cw.cb = cb;
-	cw.payload = payload;
+	child_walk_init(&cw, parent, cb, payload);
 	aptix__put_be64(cw.prefix, (uint64_t)parent_created);
 	/* the keys of format 4 too, unless no record is kept in place */
 	cw.in_place = !all_in_timeline(repo);
@@ -1853,10 +1859,7 @@ int aptix_index_children(aptix_repo *repo, const aptix_oid *parent,
 	struct child_walk cw;
 	int r;
 
-	memset(&cw, 0, sizeof(cw));
-	cw.parent = parent;
-	cw.cb = cb;
-	cw.payload = payload;
+	child_walk_init(&cw, parent, cb, payload);
 	r = repo->backend->index->view(repo->backend->index, APTIX_INDEX_SESSIONS, parent->id,
 			      32, created_cb, &cw);
 	if (r == APTIX_ENOTFOUND)

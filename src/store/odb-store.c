@@ -350,11 +350,6 @@ static int sb_exists_prefix(aptix_oid *out, int *count, aptix_odb_backend *b,
 	return r;
 }
 
-struct foreach_walk {
-	aptix_odb_foreach_cb cb;
-	void *payload;
-};
-
 /* The id a key of the objects table names. */
 static int key_id(aptix_oid *id, const void *key, size_t klen)
 {
@@ -366,30 +361,6 @@ static int key_id(aptix_oid *id, const void *key, size_t klen)
 	memcpy(id->id, key, APTIX_OID_RAWSZ);
 	return 0;
 }
-
-static int foreach_cb(const void *key, size_t klen, const void *val UNUSED,
-		      size_t vlen UNUSED, void *payload)
-{
-	struct foreach_walk *fw = payload;
-	aptix_oid id;
-	int r = key_id(&id, key, klen);
-
-	return r < 0 ? r : fw->cb(&id, fw->payload);
-}
-
-static int sb_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
-		      void *payload)
-{
-	aptix_store *s = ((store_backend *)b)->store;
-	struct foreach_walk fw = { cb, payload };
-
-	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, 0, foreach_cb, &fw);
-}
-
-struct header_walk {
-	aptix_odb_foreach_header_cb cb;
-	void *payload;
-};
 
 /*
  * The id and header of a record met on a walk of the objects: 0, 1 for
@@ -414,31 +385,17 @@ static int walk_header(aptix_oid *id, aptix_otype *type, size_t *size,
 	return 0;
 }
 
-static int header_walk_cb(const void *key, size_t klen, const void *val,
-			  size_t vlen, void *payload)
-{
-	struct header_walk *hw = payload;
-	aptix_otype type;
-	size_t size;
-	aptix_oid id;
-	int r = walk_header(&id, &type, &size, key, klen, val, vlen);
-
-	return r < 0 ? r : hw->cb(&id, type, size, hw->payload);
-}
-
-static int sb_foreach_header(aptix_odb_backend *b,
-			     aptix_odb_foreach_header_cb cb, void *payload)
-{
-	aptix_store *s = ((store_backend *)b)->store;
-	struct header_walk hw = { cb, payload };
-
-	return s->iter(s, APTIX_TABLE_OBJECTS, NULL, 0, 0, header_walk_cb, &hw);
-}
-
-struct object_walk {
-	aptix_odb_foreach_object_cb cb;
+/*
+ * A walk of the objects table, for the three foreach slots: the one
+ * callback set says what the caller gets of each record (its id; its
+ * id and header; or its id, type and, when asked for, its content).
+ */
+struct objects_walk {
+	aptix_odb_foreach_cb id_cb;
+	aptix_odb_foreach_header_cb header_cb;
+	aptix_odb_foreach_object_cb object_cb;
 	void *payload;
-	unsigned types, flags;
+	unsigned types, flags;	/* of object_cb */
 	aptix_buf content;
 };
 
@@ -449,7 +406,7 @@ struct object_walk {
  * does not hash to its id where a read would check (a small value, or
  * the caller's APTIX_ODB_READ_VERIFY).
  */
-static int walk_content(struct object_walk *ow, const aptix_oid *id,
+static int walk_content(struct objects_walk *ow, const aptix_oid *id,
 			aptix_otype type, const void *val, size_t vlen)
 {
 	aptix_otype t;
@@ -471,37 +428,72 @@ static int walk_content(struct object_walk *ow, const aptix_oid *id,
 	return !aptix_oid_cmp(&actual, id);
 }
 
-static int object_walk_cb(const void *key, size_t klen, const void *val,
-			  size_t vlen, void *payload)
+static int objects_walk_cb(const void *key, size_t klen, const void *val,
+			   size_t vlen, void *payload)
 {
-	struct object_walk *ow = payload;
+	struct objects_walk *ow = payload;
 	aptix_otype type;
 	size_t size;
 	aptix_oid id;
-	int r = walk_header(&id, &type, &size, key, klen, val, vlen);
+	int r;
 
+	if (ow->id_cb) {
+		r = key_id(&id, key, klen);
+		return r < 0 ? r : ow->id_cb(&id, ow->payload);
+	}
+	r = walk_header(&id, &type, &size, key, klen, val, vlen);
 	if (r < 0)
 		return r;
+	if (ow->header_cb)
+		return ow->header_cb(&id, type, size, ow->payload);
 	if (r)
-		return ow->cb(&id, APTIX_OBJ_BAD, NULL, 0, ow->payload);
+		return ow->object_cb(&id, APTIX_OBJ_BAD, NULL, 0, ow->payload);
 	if (!(ow->types & APTIX_ODB_TYPE(type)) ||
 	    !walk_content(ow, &id, type, val, vlen))
-		return ow->cb(&id, type, NULL, 0, ow->payload);
-	return ow->cb(&id, type, ow->content.ptr, ow->content.len,
-		      ow->payload);
+		return ow->object_cb(&id, type, NULL, 0, ow->payload);
+	return ow->object_cb(&id, type, ow->content.ptr, ow->content.len,
+			     ow->payload);
+}
+
+/* The records from start's on (NULL: all), each to ow's callback. */
+static int walk_objects(aptix_odb_backend *b, const aptix_oid *start,
+			struct objects_walk *ow)
+{
+	aptix_store *s = ((store_backend *)b)->store;
+	int r = s->iter(s, APTIX_TABLE_OBJECTS, start ? start->id : NULL,
+			start ? APTIX_OID_RAWSZ : 0, 0, objects_walk_cb, ow);
+
+	aptix_buf_release(&ow->content);
+	return r;
+}
+
+static int sb_foreach(aptix_odb_backend *b, aptix_odb_foreach_cb cb,
+		      void *payload)
+{
+	struct objects_walk ow = { .id_cb = cb, .payload = payload,
+				   .content = APTIX_BUF_INIT };
+
+	return walk_objects(b, NULL, &ow);
+}
+
+static int sb_foreach_header(aptix_odb_backend *b,
+			     aptix_odb_foreach_header_cb cb, void *payload)
+{
+	struct objects_walk ow = { .header_cb = cb, .payload = payload,
+				   .content = APTIX_BUF_INIT };
+
+	return walk_objects(b, NULL, &ow);
 }
 
 static int sb_foreach_object(aptix_odb_backend *b, const aptix_oid *start,
 			     unsigned types, unsigned flags,
 			     aptix_odb_foreach_object_cb cb, void *payload)
 {
-	aptix_store *s = ((store_backend *)b)->store;
-	struct object_walk ow = { cb, payload, types, flags, APTIX_BUF_INIT };
-	int r = s->iter(s, APTIX_TABLE_OBJECTS, start ? start->id : NULL,
-			start ? APTIX_OID_RAWSZ : 0, 0, object_walk_cb, &ow);
+	struct objects_walk ow = { .object_cb = cb, .payload = payload,
+				   .types = types, .flags = flags,
+				   .content = APTIX_BUF_INIT };
 
-	aptix_buf_release(&ow.content);
-	return r;
+	return walk_objects(b, start, &ow);
 }
 
 /* The stored form, inside a transaction of the backend over the store. */

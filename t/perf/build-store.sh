@@ -110,9 +110,11 @@ def store(kind, data):
 
 
 per_conv = max(1, nsess // max(1, nconvs))
-# heads: conversation -> (session id, git mark) of its last committed
-# session, or of the session it was forked from before its first one
-heads, seqs, started, active, history = {}, {}, [], [], []
+# heads: conversation -> (session id, git mark, turn seq) of its last
+# committed session, or of the session it was forked from before its
+# first one; a turn's seq is its parent's + 1, across a fork too, as
+# aptix numbers them
+heads, started, active, history = {}, [], [], []
 nfailed = 0
 t = 1700000000000
 for i in range(nsess):
@@ -128,18 +130,18 @@ for i in range(nsess):
         if history and rng.random() < 1.0 / 3:
             lo = max(0, len(history) - 40 * per_conv)
             parent = history[rng.randrange(lo, len(history))]
-        heads[conv], seqs[conv] = parent, 0
+        heads[conv] = parent
     else:
         conv = rng.choice(active)
         parent = heads[conv]
     text = "%s the %s (#%d)\n\nDetails of turn %d.\n" % (
         rng.choice(words).capitalize(), rng.choice(words), i, i)
     blob = store("blob", text.encode())
-    seqs[conv] += 1
+    seq = heads[conv][2] + 1 if heads[conv] else 1
     failed = heads[conv] is not None and rng.random() < 0.02
     turn = store("turn", canon({
         "conversation": conv, "created_at": t, "instruction": blob,
-        "seq": seqs[conv], "status": "failed" if failed else "completed",
+        "seq": seq, "status": "failed" if failed else "completed",
         "status_at": t, "usage": ut, "v": 1}))
     s = {"conversation": conv, "created_at": t,
          "metadata": {"session_type": "agent"},
@@ -164,7 +166,7 @@ for i in range(nsess):
             fi.write(b"from :%d\n" % parent[1])
         fi.write(b"\n")
     if not failed:
-        heads[conv] = (sid, i + 1)
+        heads[conv] = (sid, i + 1, seq)
         history.append(heads[conv])
 for f in paths.values():
     f.close()

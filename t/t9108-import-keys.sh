@@ -38,6 +38,17 @@ fork_later () {
 		"$(instore together aptix rev-parse $CODEX_FORK)"
 }
 
+# as_together <dir> <conversation>...: their heads are those of one run
+as_together () {
+	local d=$1 c
+	shift
+	for c
+	do
+		test "$(instore "$d" aptix rev-parse "$c")" = \
+			"$(instore together aptix rev-parse "$c")" || return 1
+	done
+}
+
 # again_nothing <dir> <tool> <path>...: importing again changes nothing
 again_nothing () {
 	local d=$1
@@ -84,15 +95,44 @@ test_expect_success 'claude: a fork imported by a later run shares its parent' '
 	again_nothing capart claude clp clf
 '
 
-test_expect_success 'claude: a parent imported after its fork keeps its own turns' '
+test_expect_success 'claude: a fork imported before its parent is linked to it when the parent comes' '
 	aptix init -q cfirst &&
 	instore cfirst aptix import --json claude clf >out &&
 	test "$(json_field new_turn_count out)" = 2 &&
 	instore cfirst aptix import --json claude clp >out &&
-	test "$(json_field new_turn_count out)" = 1 &&
-	test "$(instore cfirst aptix rev-parse claude-$CPARENT)" = \
-		"$(instore together aptix rev-parse claude-$CPARENT)" &&
-	again_nothing cfirst claude clp clf
+	as_together cfirst claude-$CPARENT $CLAUDE_FORK &&
+	test "$(instore cfirst aptix rev-parse $CLAUDE_FORK~1)" = \
+		"$(instore cfirst aptix rev-parse claude-$CPARENT)" &&
+	instore cfirst aptix fsck &&
+	again_nothing cfirst claude clp clf &&
+	again_nothing cfirst claude clf clp
+'
+
+test_expect_success 'codex: a fork imported before its parent is linked to it when the parent comes' '
+	aptix init -q ffirst &&
+	instore ffirst aptix import --json codex cf >out 2>err &&
+	grep "forked from thread 01a20a30-fe75-78c1-af75-749cedb50f1c, which is not imported" err &&
+	test "$(json_field new_turn_count out)" = 2 &&
+	instore ffirst aptix import --json codex cp >out 2>err &&
+	test_must_be_empty err &&
+	as_together ffirst $CODEX_PARENT $CODEX_FORK &&
+	test "$(instore ffirst aptix rev-parse $CODEX_FORK~2)" = \
+		"$(instore ffirst aptix rev-parse $CODEX_PARENT)" &&
+	instore ffirst aptix fsck &&
+	again_nothing ffirst codex cp cf &&
+	again_nothing ffirst codex cf &&
+	again_nothing ffirst codex cp
+'
+
+test_expect_success 'codex and claude: every key of the turns as parent-first writes it' '
+	store together values imports | sort >v.together &&
+	for d in ffirst cfirst
+	do
+		store $d values imports | sort >v.$d &&
+		grep -v -F -x -f v.together v.$d >extra.$d
+		# what is left: the forks waiting records, now resolved
+		! grep -v " 01\(00\)\{32\}" extra.$d || return 1
+	done
 '
 
 test_expect_success 'the keys are in the store, one a turn, as one run writes them' '

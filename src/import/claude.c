@@ -142,9 +142,9 @@ static int end_turn(struct imp_file *f, struct claude *c)
 {
 	const struct imp_key *k = NULL;
 	struct imp_key here;
-	char key[128];
+	char key[128], conv[IMP_CONV_MAX + 1] = "";
 	size_t i;
-	int r = 0, other;
+	int r = 0, other, mine;
 
 	if (!c->in_turn)
 		return 0;
@@ -152,24 +152,30 @@ static int end_turn(struct imp_file *f, struct claude *c)
 	if (c->prompt && f->conv)
 		k = imp_key_get(f->run, key);
 	other = k && strcmp(k->conv, f->conv->id);
+	if (other)
+		snprintf(conv, sizeof(conv), "%s", k->conv);
 	/*
 	 * The prompt is another conversation's turn. A fork's file (its
 	 * copies name the session they came from) shares it. Another file
-	 * (a parent imported by a later run than its fork, which took the
-	 * turn as its own) records its own, and leaves the key as it is:
-	 * importing both again then changes nothing.
+	 * records its own: a parent imported by a later run than its fork,
+	 * which took the turn as its own while it waited for it; the
+	 * parent takes the key back, and the fork, imported again once the
+	 * parent is read, shares the parent's turn (import.c, "forks
+	 * imported before their parent"). A key of another file that is no
+	 * waiting fork stays as it is: importing both again changes nothing.
 	 */
 	if (other && f->forked_from) {
 		imp_share(f, k);
 		reset_turn(c);
 		return 0;
 	}
+	mine = !other || imp_fork_waits(f, conv);
 	if (c->waits)
 		c->t.has_answer = 0;	/* the answer never came */
 	if ((r = imp_emit(f, &c->t)) < 0 || !f->conv || !c->t.has_answer)
 		goto done;
 	imp_key_here(&here, f);
-	if (c->prompt && !other)
+	if (c->prompt && mine)
 		r = imp_key_put(f->run, key, &here);
 	for (i = 0; !r && i < c->ntools; i++) {
 		snprintf(key, sizeof(key), "claude-tool:%s", c->tools[i]);

@@ -55,6 +55,7 @@ struct imp_run {
 	size_t nmoved, amoved;		/* ... that the batch moves */
 	size_t batch_turns, batch_bytes, batch_keys;
 	unsigned batch_no;
+	int relinking;			/* a waiting fork is imported again */
 };
 
 static const struct imp_tool *const tools[] = {
@@ -445,8 +446,16 @@ static struct imp_conv *conv_get(struct imp_run *run, const char *id)
 
 	for (i = 0; i < run->nconvs; i++)
 		if (!strcmp(run->convs[i]->id, id)) {
-			run->convs[i]->file_no = run->file_no;
-			return run->convs[i];
+			c = run->convs[i];
+			if (run->relinking && c->file_no != run->file_no) {
+				/* made again from its first turn */
+				memset(&c->parent, 0, sizeof(c->parent));
+				c->has_parent = c->parent_fresh = 0;
+				c->seq = 0;
+				c->relink = 1;
+			}
+			c->file_no = run->file_no;
+			return c;
 		}
 	if (aptix__grow(&run->convs, &run->aconvs, run->nconvs,
 			sizeof(*run->convs), 16) < 0 ||
@@ -454,6 +463,7 @@ static struct imp_conv *conv_get(struct imp_run *run, const char *id)
 		return NULL;
 	snprintf(c->id, sizeof(c->id), "%s", id);
 	c->file_no = run->file_no;
+	c->relink = run->relinking;
 	run->convs[run->nconvs++] = c;
 	return c;
 }
@@ -495,12 +505,28 @@ static int conv_forget(struct imp_run *run, struct imp_conv *c)
  * they stay until the last of them is read; keys of the run stay (a
  * fork reads them, the ids it may fork from are not all known).
  */
-static int file_done(struct imp_run *run, const char *id)
+static int convs_forget(struct imp_run *run)
 {
-	aptix_oid h;
-	size_t i, n, left = 0;
+	size_t i, n;
 	int r = 0;
 
+	keys_clear(&run->fkeys);
+	for (i = n = 0; i < run->nconvs; i++) {
+		if (run->convs[i]->file_no != run->file_no)
+			run->convs[n++] = run->convs[i];
+		else if (conv_forget(run, run->convs[i]) < 0)
+			r = APTIX_ERROR;
+	}
+	run->nconvs = n;
+	return r;
+}
+
+static int file_done(struct imp_run *run, const char *id, int *last)
+{
+	aptix_oid h;
+	size_t left = 0;
+
+	*last = 0;
 	keys_clear(&run->fkeys);
 	if (!id)
 		return 0;	/* a tool that names no ids: one file */
@@ -510,14 +536,8 @@ static int file_done(struct imp_run *run, const char *id)
 		return APTIX_ERROR;
 	if (left)
 		return 0;
-	for (i = n = 0; i < run->nconvs; i++) {
-		if (run->convs[i]->file_no != run->file_no)
-			run->convs[n++] = run->convs[i];
-		else if (conv_forget(run, run->convs[i]) < 0)
-			r = APTIX_ERROR;
-	}
-	run->nconvs = n;
-	return r;
+	*last = 1;
+	return convs_forget(run);
 }
 
 int imp_conversation(struct imp_file *f, const char *id)
@@ -567,15 +587,21 @@ void imp_pending(struct imp_file *f)
 	f->run->st->pending++;
 }
 
-void imp_parent(struct imp_file *f, const struct imp_key *k)
+static void conv_parent(struct imp_conv *c, const struct imp_key *k)
 {
-	struct imp_conv *c = f->conv;
 
 	c->parent = k->session;
 	c->has_parent = !aptix_oid_is_zero(&k->session);
 	c->parent_fresh = c->has_parent && k->fresh;
 	c->seq = k->seq;
 	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", k->conv);
+}
+
+void imp_parent(struct imp_file *f, const struct imp_key *k)
+{
+	if (f->forked_from && strcmp(k->conv, f->conv->id))
+		f->linked = 1;
+	conv_parent(f->conv, k);
 }
 
 int imp_branch(struct imp_file *f, const struct imp_key *k, const char *fmt,
@@ -598,7 +624,7 @@ int imp_branch(struct imp_file *f, const struct imp_key *k, const char *fmt,
 		return 0;
 	if ((r = imp_conversation(f, id)) != 0)
 		return r < 0 ? r : 0;
-	imp_parent(f, &from);
+	conv_parent(f->conv, &from);	/* the file's own: not a fork's link */
 	return 0;
 }
 
@@ -940,6 +966,32 @@ static int ref_holds(int *holds, struct imp_run *run, struct imp_conv *c,
 	return r;
 }
 
+/*
+ * A waiting fork imported again (see relink()): its first new snapshot
+ * starts the conversation afresh, where its ref named the old one. 1
+ * when the ref moves from there (the recorder, which moves a new
+ * conversation's ref only from nothing, leaves it).
+ */
+static int relinks(const struct imp_conv *c, const aptix_record_options *ro)
+{
+	return c->relink && !aptix_oid_is_zero(&c->ref_at) &&
+		((ro->flags & APTIX_RECORD_NEW_CONVERSATION) || !ro->parent);
+}
+
+static int ref_relink(struct imp_run *run, struct imp_conv *c,
+		      const aptix_oid *sid)
+{
+	aptix_buf name = APTIX_BUF_INIT;
+	int r;
+
+	aptix_buf_printf(&name, "%s%s", APTIX_CONV_PREFIX, c->id);
+	r = aptix_buf_oom(&name) ? aptix_error_oom() :
+		aptix_txn_ref_update(run->tx, name.ptr, sid, &c->ref_at,
+				     "import: the fork found its parent");
+	aptix_buf_release(&name);
+	return r;
+}
+
 /* Dry run: the parent is new, so is this; a stand-in id. */
 static int dry_turn(aptix_oid *sid, const struct imp_conv *c,
 		    const aptix_record_options *ro)
@@ -987,7 +1039,7 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 	struct imp_conv *c = f->conv;
 	aptix_record_result res;
 	size_t mark;
-	int r, holds = 1, moves;
+	int r, holds = 1, moves, relink;
 
 	ro->parent = c->has_parent ? &c->parent : NULL;
 	ro->parent_conversation = c->has_parent ? c->parent_conv : NULL;
@@ -1012,6 +1064,7 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 	moves = aptix_session_status_ok(s->status);
 	if (moves && (r = ref_holds(&holds, run, c, ro)) < 0)
 		return r;
+	relink = moves && !holds && relinks(c, ro);
 	if (!holds)
 		ro->flags |= APTIX_RECORD_NO_REF;
 	mark = aptix_txn__mark(run->tx);
@@ -1024,7 +1077,9 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 		!aptix_odb_exists(aptix_repo_odb(run->repo), sid);
 	if (*fresh && (r = legacy_twin(f, ro, t, s, sid)) != 0)
 		*fresh = 0;	/* r 1: imported before, as sid */
-	if (!*fresh)
+	if (*fresh && relink && (r = ref_relink(run, c, sid)) == 0)
+		holds = 1;
+	if (!*fresh || r < 0)
 		return aptix_txn__rollback(run->tx, mark) < 0 ? APTIX_ERROR :
 			r < 0 ? r : 0;
 	if (!holds)
@@ -1345,7 +1400,8 @@ static int read_file(struct imp_file *f)
 	size_t len;
 	int r = 0, n = 0, last;
 
-	if (imp_lines_open(&ls, f->path) < 0) {
+	if ((f->mem ? imp_lines_open_mem(&ls, f->mem) :
+	     imp_lines_open(&ls, f->path)) < 0) {
 		imp_warn(f, 0, "cannot open: %s", strerror(errno));
 		f->run->partial = 1;
 		return 0;
@@ -1376,12 +1432,21 @@ int imp_feed(struct imp_file *f, const char *line, size_t len)
 	return len ? read_line(f, line, len, 0) : 0;
 }
 
+static int wait_put(struct imp_file *f);
+
+/* A top-level file of its id (src: its lines, or NULL: read path). */
+struct imp_source {
+	const char *path, *id, *forked_from;
+	const aptix_buf *mem;
+	int linked;			/* out: the fork found its parent */
+};
+
 static int import_file(struct imp_run *run, const struct imp_tool *tool,
-		       const char *path, struct imp_conv *conv,
-		       const char *forked_from)
+		       struct imp_source *is, struct imp_conv *conv)
 {
-	struct imp_file f = { .run = run, .tool = tool, .path = path,
-			      .forked_from = forked_from, .conv = conv,
+	struct imp_file f = { .run = run, .tool = tool, .path = is->path,
+			      .forked_from = is->forked_from, .id = is->id,
+			      .mem = is->mem, .conv = conv,
 			      .src = APTIX_BUF_INIT, .src_line = 1 };
 	int r;
 
@@ -1390,6 +1455,9 @@ static int import_file(struct imp_run *run, const struct imp_tool *tool,
 	if (!(r = tool->begin(&f)) &&
 	    !(r = tool->read ? tool->read(&f) : read_file(&f)))
 		r = tool->end(&f);
+	if (!r && !conv && !f.linked)
+		r = wait_put(&f);
+	is->linked = f.linked;
 	tool->release(&f);
 	aptix_buf_release(&f.src);
 	progress(run);
@@ -1400,6 +1468,7 @@ int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
 		     const char *path, const char *conv_id,
 		     const struct imp_key *parent, const char *session_type)
 {
+	struct imp_source is = { path, NULL, NULL, NULL, 0 };
 	struct imp_conv *c;
 
 	if (!(c = conv_get(run, conv_id)))
@@ -1413,7 +1482,7 @@ int imp_import_child(struct imp_run *run, const struct imp_tool *tool,
 			 parent->conv);
 	}
 	c->session_type = session_type;
-	return import_file(run, tool, path, c, NULL);
+	return import_file(run, tool, &is, c);
 }
 
 /* --- finding the files ------------------------------------------------- */
@@ -1620,11 +1689,224 @@ static int waits(const struct file_list *l, const struct src_file *s)
 	return 0;
 }
 
+/* --- forks imported before their parent ------------------------------- */
+
+/*
+ * A fork whose parent's turn is not in the store (its parent imported by
+ * a later run) is imported as a conversation of its own, and waits for
+ * it: the key "wait:<tool>:<parent id>:<n>" (n from 0, one per waiting
+ * fork) names the newest snapshot of its file and its conversation
+ * "<tool>-<fork id>". Once the last file of the parent's id is read,
+ * each fork waiting on it is imported again from the source lines its
+ * snapshots keep (their response blobs, root first): it finds its
+ * parent's keys now, so it gets the snapshots an import of the parent
+ * first gives it, and its refs move to them. A fork linked so names the
+ * zero snapshot in its wait key (the slot is free again).
+ */
+#define WAIT_SLOTS 256
+
+static int wait_key(aptix_buf *b, const struct imp_tool *tool,
+		    const char *parent, unsigned n)
+{
+	aptix_buf_clear(b);
+	aptix_buf_printf(b, "wait:%s:%s:%u", tool->name, parent, n);
+	return aptix_buf_oom(b) ? aptix_error_oom() : 0;
+}
+
+/*
+ * The slot of the fork of conversation conv waiting on parent (*n), or
+ * where it goes (the first free one); 1 when it waits there.
+ */
+static int wait_slot(unsigned *n, struct imp_run *run,
+		     const struct imp_tool *tool, const char *parent,
+		     const char *conv)
+{
+	aptix_buf key = APTIX_BUF_INIT;
+	const struct imp_key *k;
+	unsigned i, free_at = WAIT_SLOTS;
+	int r = 0;
+
+	for (i = 0; !r && i < WAIT_SLOTS; i++) {
+		if ((r = wait_key(&key, tool, parent, i)) < 0)
+			break;
+		k = imp_key_get(run, key.ptr);
+		if (k && !strcmp(k->conv, conv)) {
+			free_at = i;
+			r = !aptix_oid_is_zero(&k->session);
+			break;
+		}
+		if ((!k || aptix_oid_is_zero(&k->session)) &&
+		    free_at == WAIT_SLOTS)
+			free_at = i;
+		if (!k)
+			break;	/* the slots are used from 0 on */
+	}
+	aptix_buf_release(&key);
+	*n = free_at;
+	return r < 0 ? r : run->key_err ? run->key_err : r;
+}
+
+/* The fork waits (head: its file's newest snapshot; zero: no more). */
+static int wait_set(struct imp_run *run, const struct imp_tool *tool,
+		    const char *parent, const char *conv,
+		    const aptix_oid *head)
+{
+	aptix_buf key = APTIX_BUF_INIT;
+	struct imp_key w;
+	unsigned n;
+	int r;
+
+	if ((r = wait_slot(&n, run, tool, parent, conv)) < 0)
+		return r;
+	if (n == WAIT_SLOTS || (!r && aptix_oid_is_zero(head)))
+		return 0;	/* full; or not waiting, nor to wait */
+	memset(&w, 0, sizeof(w));
+	w.session = *head;
+	snprintf(w.conv, sizeof(w.conv), "%s", conv);
+	if ((r = wait_key(&key, tool, parent, n)) == 0)
+		r = imp_key_put(run, key.ptr, &w);
+	aptix_buf_release(&key);
+	return r;
+}
+
+/* After a top-level file: a fork that did not find its parent waits. */
+static int wait_put(struct imp_file *f)
+{
+	char conv[IMP_CONV_MAX + 1];
+	int n;
+
+	if (!f->forked_from || !f->id || !f->conv || !f->conv->has_parent ||
+	    f->run->o->dry_run)
+		return 0;
+	n = snprintf(conv, sizeof(conv), "%s-%s", f->tool->name, f->id);
+	if (n < 0 || (size_t)n >= sizeof(conv))
+		return 0;
+	return wait_set(f->run, f->tool, f->forked_from, conv,
+			&f->conv->parent);
+}
+
+int imp_fork_waits(struct imp_file *f, const char *conv)
+{
+	unsigned n;
+
+	return f->id && !f->run->o->dry_run &&
+		wait_slot(&n, f->run, f->tool, f->id, conv) == 1;
+}
+
+/*
+ * The source lines of a waiting fork as its snapshots keep them: from
+ * head back to the root of its file's conversations (those of conv, and
+ * its compactions', conv.c<n>), each turn's response blob.
+ */
+static int stored_source(aptix_buf *out, aptix_repo *repo,
+			 const aptix_oid *head, const char *conv)
+{
+	aptix_odb *odb = aptix_repo_odb(repo);
+	aptix_buf raw = APTIX_BUF_INIT, blob = APTIX_BUF_INIT;
+	aptix_oid *resp = NULL, at = *head;
+	size_t n = 0, alloc = 0, cl = strlen(conv);
+	aptix_otype type;
+	aptix_session s;
+	aptix_turn t;
+	int r = 0, more = 1;
+
+	while (!r && more) {
+		aptix_session_init(&s);
+		aptix_turn_init(&t);
+		if ((r = aptix_odb_read(&raw, &type, odb, &at, 0)) == 0 &&
+		    (r = aptix_session_parse(&s, raw.ptr, raw.len)) == 0 &&
+		    (r = aptix_odb_read(&raw, &type, odb, &s.turn, 0)) == 0 &&
+		    (r = aptix_turn_parse(&t, raw.ptr, raw.len)) == 0 &&
+		    (r = aptix__grow(&resp, &alloc, n, sizeof(*resp),
+				     16)) == 0) {
+			resp[n++] = t.response;
+			more = s.has_parent;
+			at = s.parent;
+		}
+		if (!r && more && (strncmp(s.conversation, conv, cl) ||
+				   (s.conversation[cl] &&
+				    s.conversation[cl] != '.')))
+			more = 0;	/* not the file's (cannot be) */
+		aptix_session_release(&s);
+		aptix_turn_release(&t);
+	}
+	while (!r && n--)
+		if (!aptix_oid_is_zero(&resp[n]) &&
+		    (r = aptix_odb_read(&blob, &type, odb, &resp[n], 0)) == 0)
+			r = aptix_buf_put(out, blob.ptr, blob.len);
+	free(resp);
+	aptix_buf_release(&raw);
+	aptix_buf_release(&blob);
+	return r;
+}
+
+static int wait_resolve(struct imp_run *run, const struct imp_tool *tool,
+			const char *id, unsigned depth);
+
+/* Import the fork waiting in w again, from its stored source. */
+static int relink(struct imp_run *run, const struct imp_tool *tool,
+		  const char *parent, const struct imp_key *w,
+		  unsigned depth)
+{
+	struct imp_source is = { w->conv, NULL, parent, NULL, 0 };
+	aptix_buf src = APTIX_BUF_INIT;
+	aptix_oid zero;
+	int r;
+
+	is.id = w->conv + strlen(tool->name) + 1;
+	is.mem = &src;
+	if ((r = stored_source(&src, run->repo, &w->session, w->conv)) < 0)
+		goto done;
+	run->file_no++;
+	run->relinking = 1;
+	r = import_file(run, tool, &is, NULL);
+	run->relinking = 0;
+	memset(&zero, 0, sizeof(zero));
+	if (!r && !(r = convs_forget(run)) && is.linked)
+		r = wait_set(run, tool, parent, w->conv, &zero);
+	if (!r)	/* the forks of the fork, linked to what it was */
+		r = wait_resolve(run, tool, is.id, depth + 1);
+done:
+	aptix_buf_release(&src);
+	return r;
+}
+
+/* The forks waiting on id, each imported again. */
+static int wait_resolve(struct imp_run *run, const struct imp_tool *tool,
+			const char *id, unsigned depth)
+{
+	aptix_buf key = APTIX_BUF_INIT;
+	const struct imp_key *k;
+	struct imp_key *w = NULL;
+	size_t n = 0, alloc = 0, i;
+	int r = 0;
+
+	if (!id || run->o->dry_run || depth > 16)
+		return 0;
+	for (i = 0; !r && i < WAIT_SLOTS; i++) {
+		if ((r = wait_key(&key, tool, id, (unsigned)i)) < 0 ||
+		    !(k = imp_key_get(run, key.ptr)))
+			break;
+		if (!aptix_oid_is_zero(&k->session) &&
+		    strlen(k->conv) > strlen(tool->name) &&
+		    (r = aptix__grow(&w, &alloc, n, sizeof(*w), 4)) == 0)
+			w[n++] = *k;
+	}
+	if (!r && run->key_err)
+		r = run->key_err;
+	for (i = 0; !r && i < n; i++)
+		r = relink(run, tool, id, &w[i], depth);
+	free(w);
+	aptix_buf_release(&key);
+	return r;
+}
+
 static int import_all(struct imp_run *run, const struct imp_tool *tool,
 		      struct file_list *l)
 {
+	struct imp_source is = { NULL, NULL, NULL, NULL, 0 };
 	size_t i, left = l->n;
-	int r = 0, progress_made, force = 0;
+	int r = 0, progress_made, force = 0, last;
 
 	while (!r && left) {
 		progress_made = 0;
@@ -1635,9 +1917,12 @@ static int import_all(struct imp_run *run, const struct imp_tool *tool,
 			left--;
 			progress_made = 1;
 			run->file_no++;
-			if (!(r = import_file(run, tool, l->v[i].path, NULL,
-					      l->v[i].parent)))
-				r = file_done(run, l->v[i].id);
+			is.path = l->v[i].path;
+			is.id = l->v[i].id;
+			is.forked_from = l->v[i].parent;
+			if (!(r = import_file(run, tool, &is, NULL)) &&
+			    !(r = file_done(run, l->v[i].id, &last)) && last)
+				r = wait_resolve(run, tool, l->v[i].id, 0);
 			if (!r && run->key_err)
 				r = run->key_err;
 		}

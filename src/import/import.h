@@ -62,6 +62,8 @@ struct imp_conv {
 	unsigned moved_in;	/* 1 + the batch that moved its ref, or 0 */
 	aptix_oid ref_at;	/* its ref, once read (zero: none) */
 	int ref_known;		/* ... as this run's writes leave it */
+	int relink;		/* a waiting fork's, imported again: its
+				   ref goes to the new snapshots */
 };
 
 /* What a source key names: a snapshot, its seq, its conversation. */
@@ -89,6 +91,10 @@ struct imp_file {
 	const char *path;
 	const char *forked_from;	/* the source id its prescan named as
 					   its parent (NULL: none) */
+	const char *id;		/* its source id (NULL: not named) */
+	const aptix_buf *mem;	/* its lines, when not read from path (a
+				   fork's source, as its snapshots keep it) */
+	int linked;		/* a fork that found its parent's turn */
 	size_t lineno;		/* the line being read */
 	aptix_buf src;		/* lines not yet in a turn */
 	size_t src_line;	/* the line src starts with */
@@ -193,6 +199,12 @@ void imp_share(struct imp_file *f, const struct imp_key *k);
 /* The conversation's next snapshot is a child of k's (a fork). */
 void imp_parent(struct imp_file *f, const struct imp_key *k);
 /*
+ * 1 when a fork of the file's source id, imported before it, waits for
+ * it in conversation conv (that fork took the file's turns as its own:
+ * the file takes their keys back).
+ */
+int imp_fork_waits(struct imp_file *f, const char *conv);
+/*
  * The file's next turns go to the conversation "<tool>-<id>" (id as fmt
  * makes it), forked from k (NULL: the current conversation's newest
  * snapshot).
@@ -259,6 +271,8 @@ struct imp_lines {
 
 /* 0, or -1 with errno set (the file cannot be opened). */
 int imp_lines_open(struct imp_lines *ls, const char *path);
+/* The lines of bytes in memory (valid while ls is read). */
+int imp_lines_open_mem(struct imp_lines *ls, const aptix_buf *b);
 /*
  * The next line, its newline included (last: nothing follows it).
  * 1; 0 at the end; -1 on a read error (imp_lines_error() says what).

@@ -31,6 +31,13 @@ int imp_lines_open(struct imp_lines *ls, const char *path)
 	return 0;
 }
 
+int imp_lines_open_mem(struct imp_lines *ls, const aptix_buf *b)
+{
+	memset(ls, 0, sizeof(*ls));
+	aptix_buf_init(&ls->out, 0);
+	return (ls->fp = fmemopen(b->ptr, b->len, "rb")) ? 0 : -1;
+}
+
 void imp_lines_close(struct imp_lines *ls)
 {
 	if (ls->fp)

@@ -3,7 +3,7 @@
  * (Codex, Claude Code, Gemini CLI) recorded as conversations
  * (aptix/import.h). Warnings go to stderr with the file and line; the
  * summary to stdout (--json: one object); a progress bar on stderr when
- * it is a terminal. Exit 0: all imported; 1: some lines were not (the
+ * it is a terminal (not with --json or -q). Exit 0: all imported; 1: some lines were not (the
  * warnings say which); 128: an error (the turn being written is not).
  */
 #include <aptix.h>
@@ -136,7 +136,7 @@ int cmd_import(int argc, const char **argv, struct aptix_repo *repo)
 	o.payload = &c;
 	o.keys = keys;
 	o.nkeys = 2;
-	c.bar = isatty(STDERR_FILENO);
+	c.bar = isatty(STDERR_FILENO) && !json;	/* --json: for a program */
 	r = aptix_import(&st, repo, argv[0], (const char *const *)paths.items,
 			 paths.nr, &o);
 	if (c.bar_shown)

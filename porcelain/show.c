@@ -283,7 +283,7 @@ static void print_text(struct show *sh)
 	if (t->has_worktree) {
 		label("Work tree");
 		printf("%s", t->worktree.commit ? t->worktree.commit :
-		       "no commit yet");
+		       "no commit recorded");
 		if (t->worktree.branch) {
 			printf(" on ");
 			view_puts(stdout, t->worktree.branch);

@@ -23,6 +23,9 @@
  * conversation "claude-agent-<id>" of the snapshot of the turn that
  * spawned it, of session type async_subagent.
  *
+ * The prompt's `gitBranch` is the turn's worktree branch (Claude Code
+ * records no commit).
+ *
  * A compaction (`system` record, subtype compact_boundary, followed by
  * the summary the conversation goes on from) starts the conversation
  * "claude-<session>.c<n>" (the n-th of the file), whose first snapshot
@@ -198,6 +201,7 @@ static int start_turn(struct imp_file *f, struct claude *c, json_t *rec,
 	c->t.created_at = imp_time(rec, "timestamp");
 	if (imp_set_str(&c->prompt, imp_str(rec, "uuid")) < 0 ||
 	    imp_set_str(&c->t.cwd, imp_str(rec, "cwd")) < 0 ||
+	    imp_set_str(&c->t.branch, imp_str(rec, "gitBranch")) < 0 ||
 	    aptix_buf_set(&c->t.instruction, text->ptr, text->len) < 0)
 		return APTIX_ERROR;
 	imp_cut(f);

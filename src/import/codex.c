@@ -18,6 +18,9 @@
  * shares the parent's snapshots up to that point. A fork's own lines are
  * numbered after that many.
  *
+ * The git work tree (`session_meta`'s `git`: `commit_hash`, `branch`) is
+ * each turn's worktree; its `repository_url` is not kept.
+ *
  * A `compacted` record (the history replaced by a summary) starts the
  * conversation "codex-<thread>.c<n>", whose first snapshot is a child of
  * the leaf it summarised (the last turn before it), as for Claude Code.
@@ -33,6 +36,7 @@ struct codex {
 	aptix_usage total, base;	/* cumulative: now, at the last end */
 	long requests;
 	char *model, *cwd;
+	char *commit, *branch;	/* session_meta's git */
 	unsigned compactions;
 };
 
@@ -72,6 +76,8 @@ static void codex_release(struct imp_file *f)
 	free(c->thread);
 	free(c->model);
 	free(c->cwd);
+	free(c->commit);
+	free(c->branch);
 	free(c);
 	f->state = NULL;
 }
@@ -94,13 +100,17 @@ static int session_meta(struct imp_file *f, struct codex *c, json_t *p)
 {
 	const char *id = imp_str(p, "id"), *from = imp_str(p, "forked_from_id");
 	const struct imp_key *k;
+	json_t *git;
 	char key[160];
 	int r;
 
 	if (c->thread || !id)
 		return 0;	/* a resumed thread's meta again */
+	git = json_object_get(p, "git");
 	if (!(c->thread = aptix__strdup(id)) ||
-	    imp_set_str(&c->cwd, imp_str(p, "cwd")) < 0)
+	    imp_set_str(&c->cwd, imp_str(p, "cwd")) < 0 ||
+	    imp_set_str(&c->commit, imp_str(git, "commit_hash")) < 0 ||
+	    imp_set_str(&c->branch, imp_str(git, "branch")) < 0)
 		return APTIX_ERROR;
 	if ((r = imp_conversation(f, id)) != 0)
 		return r < 0 ? r : 0;
@@ -244,6 +254,8 @@ static int end_turn(struct imp_file *f, struct codex *c, json_t *rec,
 	c->t.usage.model_requests = c->requests;
 	if (imp_set_str(&c->t.model, c->model) < 0 ||
 	    imp_set_str(&c->t.cwd, c->cwd) < 0 ||
+	    imp_set_str(&c->t.commit, c->commit) < 0 ||
+	    imp_set_str(&c->t.branch, c->branch) < 0 ||
 	    (r = imp_emit(f, &c->t)) < 0)
 		return APTIX_ERROR;
 	c->base = c->total;

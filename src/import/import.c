@@ -115,6 +115,8 @@ void imp_turn_release(struct imp_turn *t)
 	aptix_buf_release(&t->answer);
 	free(t->model);
 	free(t->cwd);
+	free(t->commit);
+	free(t->branch);
 	imp_turn_init(t);
 }
 
@@ -779,6 +781,32 @@ static void set_blob(aptix_record_data *d, const aptix_buf *b)
 	d->len = b->len;
 }
 
+/* A commit id as a turn keeps it: 40 or 64 lowercase hex digits. */
+static int commit_ok(const char *s)
+{
+	size_t n = s ? strspn(s, "0123456789abcdef") : 0;
+
+	return s && !s[n] && (n == 40 || n == 64);
+}
+
+/*
+ * The git work tree the tool says the turn ran in: its commit and
+ * branch (dirty: the tools do not say), as the turn's worktree.
+ */
+static void make_worktree(aptix_turn *t, const struct imp_turn *it)
+{
+	const char *commit = commit_ok(it->commit) ? it->commit : NULL;
+	const char *branch = it->branch && *it->branch ? it->branch : NULL;
+
+	if ((!commit && !branch) ||
+	    aptix_env__get(APTIX_ENV_TEST_IMPORT_NO_GIT) ||
+	    aptix_env__get(APTIX_ENV_TEST_IMPORT_SECONDS))
+		return;	/* as aptix did before it read them */
+	t->has_worktree = 1;
+	t->worktree.commit = (char *)commit;
+	t->worktree.branch = (char *)branch;
+}
+
 /* The turn's fields (its blobs are made by the recorder from ro's). */
 static void make_turn(aptix_turn *t, aptix_record_options *ro,
 		      struct imp_file *f, struct imp_turn *it,
@@ -795,6 +823,7 @@ static void make_turn(aptix_turn *t, aptix_record_options *ro,
 	t->response_at = it->response_at;
 	t->status_at = it->response_at ? it->response_at : it->created_at;
 	t->usage = it->usage;
+	make_worktree(t, it);
 	set_blob(&ro->instruction, &it->instruction);
 	if (it->has_answer)
 		set_blob(&ro->answer, &it->answer);
@@ -851,16 +880,18 @@ static int queue_turn(aptix_txn **tx, aptix_record_result *res,
 }
 
 /*
- * The snapshot an aptix that read the tools' times to the second made of
- * this turn (before times kept their milliseconds), when the store holds
- * it: 1 and its id in sid. A turn imported then is recognised by it, so
+ * The snapshot an older aptix made of this turn, when the store holds
+ * it: 1 and its id in sid. One that read no git work tree (before
+ * imported turns kept the commit and branch the tools record), and one
+ * that also read the tools' times to the second (before times kept
+ * their milliseconds). A turn imported then is recognised by it, so
  * importing the same files again adds nothing, and the conversation goes
  * on from the snapshot it has. Only a turn whose parent this run did not
- * write can have one (an old snapshot's parent is an old one), and only
- * when a time has a fraction of a second.
+ * write can have one (an old snapshot's parent is an old one).
  */
-static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
-		       aptix_turn *t, aptix_session *s, aptix_oid *sid)
+static int twin_as(struct imp_file *f, aptix_record_options *ro,
+		   aptix_turn *t, aptix_session *s, aptix_oid *sid,
+		   int seconds)
 {
 	const aptix_turn saved_t = *t;
 	const aptix_session saved_s = *s;
@@ -869,16 +900,16 @@ static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
 	aptix_txn *tx = NULL;
 	int r, found = 0;
 
-	if (f->conv->parent_fresh ||
-	    (t->created_at % 1000 == 0 && t->response_at % 1000 == 0))
-		return 0;
-	t->created_at -= t->created_at % 1000;
-	t->response_at -= t->response_at % 1000;
-	t->status_at -= t->status_at % 1000;
-	s->created_at = t->status_at;
-	s->duration_ms = t->status_at > t->created_at ?
-		t->status_at - t->created_at : 0;
-	ro->created_at = s->created_at;
+	t->has_worktree = 0;
+	if (seconds) {
+		t->created_at -= t->created_at % 1000;
+		t->response_at -= t->response_at % 1000;
+		t->status_at -= t->status_at % 1000;
+		s->created_at = t->status_at;
+		s->duration_ms = t->status_at > t->created_at ?
+			t->status_at - t->created_at : 0;
+		ro->created_at = s->created_at;
+	}
 	if ((r = queue_turn(&tx, &res, f, ro)) == 0 &&
 	    (found = aptix_odb_exists(aptix_repo_odb(f->run->repo),
 				      &res.session)))
@@ -888,6 +919,20 @@ static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
 	*s = saved_s;
 	ro->created_at = saved_at;
 	return r < 0 ? r : found;
+}
+
+static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
+		       aptix_turn *t, aptix_session *s, aptix_oid *sid)
+{
+	int r;
+
+	if (f->conv->parent_fresh)
+		return 0;
+	if (t->has_worktree && (r = twin_as(f, ro, t, s, sid, 0)) != 0)
+		return r;
+	if (t->created_at % 1000 == 0 && t->response_at % 1000 == 0)
+		return 0;	/* its seconds are its milliseconds */
+	return twin_as(f, ro, t, s, sid, 1);
 }
 
 /*

@@ -37,6 +37,7 @@ struct imp_turn {
 	aptix_buf instruction, answer;
 	int has_answer;		/* 0: a failed attempt (no answer came) */
 	char *model, *cwd;
+	char *commit, *branch;	/* the git work tree's, as the tool says */
 	int64_t created_at, response_at;
 	aptix_usage usage;
 	size_t line;		/* the line of its first record */

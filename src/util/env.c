@@ -29,6 +29,9 @@
  *			tests	importers read the tools' times to the second,
  *			as aptix did before it kept their milliseconds: a
  *			store imported then, for the tests that import it again
+ *   APTIX_TEST_IMPORT_NO_GIT
+ *			tests	importers leave out the git commit and branch,
+ *			as aptix did before it read them (the same use)
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -63,6 +66,7 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_AWS_DEFAULT_REGION] = "AWS_DEFAULT_REGION",
 	[APTIX_ENV_LLM_USER_PATH] = "LLM_USER_PATH",
 	[APTIX_ENV_TEST_IMPORT_SECONDS] = "APTIX_TEST_IMPORT_SECONDS",
+	[APTIX_ENV_TEST_IMPORT_NO_GIT] = "APTIX_TEST_IMPORT_NO_GIT",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

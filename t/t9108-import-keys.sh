@@ -216,4 +216,34 @@ test_expect_success POSTGRES 'PostgreSQL: a fork imported by a later run shares 
 	instore pgws aptix fsck
 '
 
+LOG_ALL="ALTER ROLE aptix_app SET log_statement = 'all'"
+Q="'"
+
+# key_reads <from>: the reads of one import key (index table 6) that
+# the PostgreSQL server logged from line <from> of its log on
+key_reads () {
+	tail -n "+$1" pg.log |
+	grep -A1 "execute .*SELECT val FROM aptix_index WHERE tbl = " |
+	grep -c "parameters: \$1 = '6'"
+}
+
+test_expect_success POSTGRES 'PostgreSQL: a first import writes its keys without reading each first' '
+	start_pg &&
+	test_when_finished stop_pg &&
+	pg_sql -c "$LOG_ALL" &&
+	mkdir pgfirst &&
+	aptix -C pgfirst init -q --backend "$PG_APP_URL" --org firsts &&
+	from=$(($(wc -l <pg.log) + 1)) &&
+	instore pgfirst aptix import --json codex cp >out &&
+	test "$(json_field new_turn_count out)" = 3 &&
+	# the one read: whether a fork waits on the thread
+	test "$(key_reads $from)" = 1 &&
+	pg_sql -c "SELECT count(*) FROM aptix_index WHERE tbl = 6 AND org = ${Q}firsts$Q" >n &&
+	echo 3 >expect &&
+	test_cmp expect n &&
+	from=$(($(wc -l <pg.log) + 1)) &&
+	again_nothing pgfirst codex cp &&
+	test "$(key_reads $from)" = 4
+'
+
 test_done

@@ -337,7 +337,13 @@ static void keys_release(struct imp_keys *ks)
 	memset(ks, 0, sizeof(*ks));
 }
 
-/* Queue the record of k in the batch, unless the store has it so. */
+/*
+ * Queue the record of k in the batch, unless the store has it so. A key
+ * queued already, or naming a snapshot this run wrote (no earlier run's
+ * record can name it), is written without reading what the store has:
+ * on PostgreSQL that read is a round trip, and a first import would pay
+ * one a turn for nothing.
+ */
 static int key_write(struct imp_run *run, const aptix_oid *id,
 		     const struct imp_key *k, int queued)
 {
@@ -356,12 +362,14 @@ static int key_write(struct imp_run *run, const aptix_oid *id,
 		k->total.total_tokens;
 	if ((r = aptix_index__import_key_encode(&val, &ik)) < 0)
 		goto done;
-	r = ix->get(&run->key_val, ix, NULL, APTIX_INDEX_IMPORTS, id->id, 32);
+	r = queued || k->fresh ? APTIX_ENOTFOUND :
+		ix->get(&run->key_val, ix, NULL, APTIX_INDEX_IMPORTS, id->id,
+			32);
 	if (r == APTIX_ENOTFOUND)
 		aptix_error_clear();
 	else if (r < 0)
 		goto done;
-	else if (!queued && run->key_val.len == val.len &&
+	else if (run->key_val.len == val.len &&
 		 !memcmp(run->key_val.ptr, val.ptr, val.len))
 		goto done;	/* imported before: as it was */
 	if ((r = run->tx ? 0 : aptix_txn_new(&run->tx, run->repo)) == 0 &&

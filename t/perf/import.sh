@@ -19,8 +19,12 @@
 #	sh t/perf/import.sh    APTIX=path/to/aptix  [CC=cc]
 #	BENCH_IMPORT_COPIES=N  copies of the fixtures (default 400, ~30 MB;
 #	                       the issue's 1 GB is about 13,000)
-#	BENCH_IMPORT_MB=N      MB of the generated corpus (default 1024; 0:
-#	                       not run)
+#	BENCH_IMPORT_MB="N..." MB of the generated corpus (default 1024; 0:
+#	                       not run); several sizes: the peak anonymous
+#	                       memory (RssAnon, t/perf/peak.py) of the
+#	                       largest over the smallest
+#	BENCH_IMPORT_KEEP=DIR  keep the generated corpora there (g<MB>-<seed>)
+#	                       and take them from there the next time
 #	BENCH_IMPORT_SEED=N    its seed (default 25)
 #	BENCH_IMPORT_ONLY=gen  only the generated corpus
 set -eu
@@ -77,49 +81,84 @@ peak_kb() { # command...: its peak resident memory in KB (- if unknown)
 	fi
 }
 
-# generated MB SEED: the seeded corpus of MB MB, imported (see the top)
+# cpu_of FILE: user + system seconds of a peak.py line
+cpu_of() { awk '{ printf "%.1f", $1 + $2 }' "$1"; }
+
+# generated MB SEED: the seeded corpus of MB MB, imported (see the top);
+# the corpus kept in $BENCH_IMPORT_KEEP/g<MB>-<SEED> when that is set
+# (and taken from there when it is there already)
 generated() {
-	rm -rf "$W/c" "$W/s" && mkdir -p "$W/s"
+	c=$W/c
+	[ -n "${BENCH_IMPORT_KEEP:-}" ] && c=$BENCH_IMPORT_KEEP/g$1-$2
+	rm -rf "$W/s" && mkdir -p "$W/s"
 	echo
 	echo "aptix import: a generated corpus of $1 MB (seed $2)"
-	s=$(now)
-	python3 "$PERF_DIR/gen-transcripts.py" "$FIX" "$W/c" "$1" "$2"
-	e=$(now)
-	echo "generated in $(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.0f", b - a }') s"
+	if [ ! -f "$c/.done" ]; then
+		rm -rf "$c"
+		python3 "$PERF_DIR/peak.py" "$W/gen" python3 \
+			"$PERF_DIR/gen-transcripts.py" "$FIX" "$c" "$1" "$2"
+		touch "$c/.done"
+		echo "generated in $(cpu_of "$W/gen") s of CPU"
+	fi
 	(cd "$W/s" && "$APTIX" init -q)
-	src=$(find "$W/c" -name '*.jsonl' -exec cat {} + | wc -c)
-	printf '%-34s %10s %10s %10s %10s %10s\n' "" "source MB" "seconds" \
-		"MB/s" "CPU s" "peak KB"
-	find "$W/c" -name '*.jsonl' | sort >"$W/files"
-	s=$(now); xargs "$W/jsonl-parse" <"$W/files" >/dev/null; e=$(now)
+	src=$(find "$c" -name '*.jsonl' -exec cat {} + | wc -c)
+	printf '%-28s %9s %8s %8s %8s %8s %10s %10s\n' "" "source MB" \
+		"seconds" "MB/s" "CPU s" "MB/CPU s" "peak RSS" "peak anon"
+	find "$c" -name '*.jsonl' | sort >"$W/files"
+	s=$(now)
+	python3 "$PERF_DIR/peak.py" "$W/pk" xargs "$W/jsonl-parse" <"$W/files"
+	e=$(now)
 	t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
-	printf '%-34s %10s %10s %10s\n' "parse the lines (Jansson)" \
-		"$(mib "$src")" "$t" "$(awk -v b="$src" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')"
+	cpu=$(cpu_of "$W/pk")
+	printf '%-28s %9s %8s %8s %8s %8s\n' "parse the lines (Jansson)" \
+		"$(mib "$src")" "$t" "$(awk -v b="$src" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')" \
+		"$cpu" "$(awk -v b="$src" -v t="$cpu" 'BEGIN { printf "%.1f", b / 1048576 / t }')"
 	for pass in first again; do
-		cpu=0 peak=0
+		cpu=0 peak=0 anon=0
 		s=$(now)
 		for tool in codex claude; do
-			(cd "$W/s" && /usr/bin/time -f '%U %S %M' -o "$W/tm" \
-				"$APTIX" import -q $tool "$W/c/$tool" >/dev/null)
-			set -- $(tail -n 1 "$W/tm")
+			(cd "$W/s" && python3 "$PERF_DIR/peak.py" "$W/pk" \
+				"$APTIX" import -q $tool "$c/$tool")
+			set -- $(cat "$W/pk")
+			[ "$5" -le 1 ] || echo "aptix import $tool: exit $5" >&2
 			cpu=$(awk -v c="$cpu" -v u="$1" -v y="$2" 'BEGIN { printf "%.1f", c + u + y }')
 			[ "$3" -gt "$peak" ] && peak=$3
+			[ "$4" -gt "$anon" ] && anon=$4
 		done
 		e=$(now)
 		t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
-		printf '%-34s %10s %10s %10s %10s %10s\n' "aptix import ($pass)" \
+		printf '%-28s %9s %8s %8s %8s %8s %10s %10s\n' "aptix import ($pass)" \
 			"$(mib "$src")" "$t" \
 			"$(awk -v b="$src" -v t="$t" 'BEGIN { printf "%.1f", b / 1048576 / t }')" \
-			"$cpu" "$peak"
+			"$cpu" "$(awk -v b="$src" -v t="$cpu" 'BEGIN { printf "%.1f", b / 1048576 / t }')" \
+			"${peak} KB" "${anon} KB"
 	done
 	store=$(alloc_bytes "$W/s/.aptix")
 	turns=$(cd "$W/s" && "$APTIX" log --all --format=%H | wc -l)
 	echo "store: $(mib "$store") MB on disk for $(mib "$src") MB of source" \
 		"($(ratio "$store" "$src") of it), $turns snapshots"
+	echo "load average while it ran: $(cut -d' ' -f1-3 /proc/loadavg)"
+	ANON="${ANON:-} $anon"
+	[ -n "${BENCH_IMPORT_KEEP:-}" ] || rm -rf "$c"
+}
+
+# each size of BENCH_IMPORT_MB, then the peak anonymous memory of the
+# largest over that of the smallest (flat: about 1)
+all_generated() {
+	ANON=
+	for mb in $1; do
+		generated "$mb" "$2"
+	done
+	set -- $ANON
+	for last in "$@"; do :; done
+	[ $# -gt 1 ] &&
+		echo "peak anonymous memory, largest corpus over smallest:" \
+			"$(ratio "$last" "$1")"
+	return 0
 }
 
 if [ "${BENCH_IMPORT_ONLY:-}" = gen ]; then
-	generated "${BENCH_IMPORT_MB:-1024}" "${BENCH_IMPORT_SEED:-25}"
+	all_generated "${BENCH_IMPORT_MB:-1024}" "${BENCH_IMPORT_SEED:-25}"
 	exit 0
 fi
 
@@ -199,5 +238,5 @@ echo "$peaks" | awk '{ for (i = 1; i <= 2; i++) if ($i > 0 && $(i + 4) > 0)
 		sprintf("%.2f", $(i + 4) / $i) "x" } END { print "" }'
 
 if [ "${BENCH_IMPORT_MB:-1024}" != 0 ]; then
-	generated "${BENCH_IMPORT_MB:-1024}" "${BENCH_IMPORT_SEED:-25}"
+	all_generated "${BENCH_IMPORT_MB:-1024}" "${BENCH_IMPORT_SEED:-25}"
 fi

@@ -160,6 +160,8 @@ actual () {
 	reflog-0) store main get reflog "hex:$(actual reflog-key-0)" ;;
 	reflog-1) store main get reflog \
 		"hex:$(store main keys reflog | sed -n 2p)" ;;
+	reflog-head-link) store values get reflog \
+		"hex:$(store values keys reflog | grep "^48454144" | sed -n 2p)" ;;
 	sessions-s1) store main get sessions "hex:$(sid 1)" ;;
 	timeline-key-s1) store main keys timeline | sed -n 1p ;;
 	record-s1) store main get timeline "hex:$(actual timeline-key-s1)" ;;
@@ -195,7 +197,7 @@ actual () {
 
 test_expect_success PYTHON3 'the document has its store vectors' '
 	test_line_count -gt 40 vector-script &&
-	test_line_count = 28 vectors &&
+	test_line_count = 29 vectors &&
 	! grep -v "^[a-z0-9.-]* [0-9a-f][0-9a-f]*$" vectors &&
 	test_line_count = 1 running.json
 '

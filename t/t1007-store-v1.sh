@@ -97,9 +97,10 @@ test_expect_success PYTHON3,MDB_DUMP 'the first value of a newer format raised t
 	# the new turn is deflated against its parent, a format-1 value
 	# (a based value: format 3), and kept in the values table (4); its
 	# index record is kept in the timeline (5); its values have
-	# pieces of their own with a checksum (6)
+	# pieces of their own with a checksum (6); the reflog entry of HEAD
+	# links to the one of its conversation (7)
 	mdb_dump -s meta old/.aptix >meta &&
-	grep -x " 36" meta
+	grep -x " 37" meta
 '
 
 test_expect_success PYTHON3 'reindex and salvage keep both formats' '

@@ -123,6 +123,70 @@ test_expect_success 'no entry has a zero id' '
 	! grep "^0000000" out
 '
 
+# head_keys: the keys (hex) of HEAD's reflog records, oldest first
+head_keys () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix keys reflog |
+	grep "^4845414400"
+}
+
+# rec <key>: the record (hex) under reflog key <key>
+rec () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix get reflog "hex:$1"
+}
+
+test_expect_success 'HEAD'\''s entry of a turn is a link to its conversation'\''s' '
+	aptix continue -q -m "linked" &&
+	hconv=$(aptix symbolic-ref --short HEAD) &&
+	uuid=$(printf "%s" "$hconv" | tr -d -) &&
+	last=$(head_keys | tail -n 1) &&
+	rec "$last" >link &&
+	# tag 1, a be64 time, a varint sequence, the conversation UUID:
+	# 26 to 35 bytes instead of 72 and the reason
+	grep "^01[0-9a-f]\{16\}[0-9a-f]*$uuid$" link &&
+	test "$(wc -c <link)" -lt 72 &&
+	test "$(reflog_msg 0)" = "continue: linked" &&
+	aptix reflog "refs/conversations/$hconv" | sed -n 1p |
+		sed "s/ [^ ]*@{0}:/:/" >conv-entry &&
+	aptix reflog | sed -n 1p | sed "s/ HEAD@{0}:/:/" >head-entry &&
+	test_cmp conv-entry head-entry &&
+	test "$(aptix rev-parse HEAD@{0})" = "$(aptix rev-parse HEAD)" &&
+	test "$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix get meta format)" = 37
+'
+
+test_expect_success 'an older store'\''s full entry of HEAD reads as it is' '
+	last=$(head_keys | tail -n 1) &&
+	seq=$(printf "%s" "$last" | cut -c11-) &&
+	next=$(printf "4845414400%016x" $((0x$seq + 1))) &&
+	id=$(aptix rev-parse HEAD) &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put reflog "hex:$next" \
+		"hex:$id${id}0000018bcfe6eea0$(printf "old: full" | od -An -tx1 | tr -d " \n")" &&
+	test "$(reflog_msg 0)" = "old: full" &&
+	test "$(reflog_msg 1)" = "continue: linked" &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del reflog "hex:$next"
+'
+
+test_expect_success 'a link to an entry that is gone is corrupt, not a crash' '
+	hconv=$(aptix symbolic-ref --short HEAD) &&
+	ckey=$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix keys reflog |
+		grep "^$(printf "refs/conversations/%s" "$hconv" |
+			od -An -tx1 | tr -d " \n")00" | tail -n 1) &&
+	saved=$(rec "$ckey") &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix del reflog "hex:$ckey" &&
+	test_must_fail aptix reflog >out 2>err &&
+	grep "reflog of .HEAD. is corrupt" err &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix put reflog "hex:$ckey" \
+		"hex:$saved" &&
+	aptix reflog >out &&
+	grep "continue: linked" out
+'
+
+test_expect_success 'gc expires a link with the entry it links to' '
+	aptix gc --prune=now --reflog-expire=now >out &&
+	test -z "$(head_keys)" &&
+	aptix reflog >out &&
+	test_must_be_empty out
+'
+
 test_expect_success 'stop the stand-in' '
 	stop_standin
 '

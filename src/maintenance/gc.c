@@ -240,9 +240,8 @@ static int reflog_cb(const void *key, size_t klen, const void *val,
 	struct expired *x;
 	int64_t t;
 
-	if (vlen < 72)
+	if (aptix_backend_kv_reflog_time(&t, val, vlen) < 0)
 		return 0;	/* a corrupt entry is fsck's business */
-	t = (int64_t)aptix__get_be64((const unsigned char *)val + 64);
 	if (t >= p->o->reflog_before_ms)
 		return 0;
 	if (aptix__grow(&p->x, &p->ax, p->nx, sizeof(*p->x), 16) < 0 ||

@@ -13,6 +13,8 @@
 #include "store/backend-kv.h"
 #include "store/odb-store.h"
 #include "store/backend-vtables.h"
+#include "object/zstream.h"
+#include "aptix/oid.h"
 
 struct kv {
 	aptix_backend parent;
@@ -170,6 +172,10 @@ static int ref_lookup(aptix_buf *out, aptix_refdb_backend *b,
 		      strlen(name));
 }
 
+static int reflog_resolve(const unsigned char **out, size_t *olen,
+			  aptix_store *s, aptix_buf *tmp, const char *name,
+			  const unsigned char *v, size_t vlen);
+
 /* A walk of the keys that start with name (len nlen). */
 struct name_walk {
 	const char *name;
@@ -178,6 +184,7 @@ struct name_walk {
 	aptix_reflog_cb log_cb;		/* reflog entries */
 	aptix_reflog_all_cb all_cb;	/* every reflog's */
 	void *payload;
+	aptix_store *store;		/* reflogs: where links lead */
 };
 
 /*
@@ -193,25 +200,34 @@ static int walk_prefix(aptix_store *s, aptix_table t, const char *prefix,
 }
 
 /*
- * Hands the reflog entry v (vlen >= 72: old id, new id, time, message) to
- * the walk's callback: all_cb with name, or log_cb when name is NULL.
+ * Hands the reflog entry v of name (rw->name when name is NULL) to the
+ * walk's callback: all_cb with name, or log_cb when name is NULL. A
+ * link is handed as the entry it links to.
  */
 static int reflog_emit(struct name_walk *rw, const char *name,
 		       const unsigned char *v, size_t vlen)
 {
+	aptix_buf tmp = APTIX_BUF_INIT;
 	aptix_reflog_entry e;
-	char *msg;
+	char *msg = NULL;
 	int r;
 
-	memcpy(e.old_id.id, v, 32);
-	memcpy(e.new_id.id, v + 32, 32);
-	e.time_ms = (int64_t)aptix__get_be64(v + 64);
-	if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
-		return APTIX_ERROR;
-	e.message = msg;
-	r = name ? rw->all_cb(name, &e, rw->payload) :
-		rw->log_cb(&e, rw->payload);
+	r = reflog_resolve(&v, &vlen, rw->store, &tmp, name ? name : rw->name,
+			   v, vlen);
+	if (r == 0) {
+		memcpy(e.old_id.id, v, 32);
+		memcpy(e.new_id.id, v + 32, 32);
+		e.time_ms = (int64_t)aptix__get_be64(v + 64);
+		if (!(msg = aptix__strndup((const char *)v + 72, vlen - 72)))
+			r = APTIX_ERROR;
+	}
+	if (r == 0) {
+		e.message = msg;
+		r = name ? rw->all_cb(name, &e, rw->payload) :
+			rw->log_cb(&e, rw->payload);
+	}
 	free(msg);
+	aptix_buf_release(&tmp);
 	return r;
 }
 
@@ -228,7 +244,7 @@ static int prefix_cb(const void *key, size_t klen, const void *val,
 static int ref_iterate(aptix_refdb_backend *b, const char *prefix,
 		       aptix_backend_record_cb cb, void *payload)
 {
-	struct name_walk pw = { NULL, 0, cb, NULL, NULL, payload };
+	struct name_walk pw = { NULL, 0, cb, NULL, NULL, payload, NULL };
 
 	return walk_prefix(KV_OF(b, refdb)->store, APTIX_TABLE_REFS, prefix,
 			   prefix_cb, &pw);
@@ -265,37 +281,237 @@ static size_t reflog_last_key(unsigned char *key, const char *name)
 	return nlen + 9;
 }
 
+/*
+ * HEAD's entry of a move of the ref it points at is that ref's entry
+ * again (refs.c logs both, as git does). It is kept as a link to it
+ * (objects-format.md, "reflog"), a value shorter than an entry's 72
+ * bytes of head:
+ *
+ *   0x01 <time: be64> <sequence: varint> <conversation: 16-byte UUID>
+ *   0x02 <time: be64> <sequence: varint> <the target ref's name>
+ *
+ * tag 1 names refs/conversations/<UUID>, tag 2 any ref. A link is
+ * written only when the target's last entry has the very bytes HEAD's
+ * would have, and when it is shorter than 72 bytes.
+ */
+#define REFLOG_HEAD 72		/* old id, new id, time */
+#define REFLOG_LINK_UUID 1
+#define REFLOG_LINK_NAME 2
+#define REFLOG_LINK_FORMAT 7	/* the store format that has links */
+#define CONV_PREFIX "refs/conversations/"
+
+static int reflog_link_encode(aptix_buf *out, const char *target,
+			      uint64_t seq, int64_t time_ms)
+{
+	const char *conv = target + strlen(CONV_PREFIX);
+	char back[APTIX_UUID_STRSZ + 1];
+	unsigned char u[16], tbuf[8];
+	int uuid;
+
+	uuid = !strncmp(target, CONV_PREFIX, strlen(CONV_PREFIX)) &&
+		aptix_uuid_parse(u, conv) == 0;
+	if (uuid) {
+		aptix_uuid_format(back, u);
+		uuid = !strcmp(back, conv);
+	}
+	aptix_buf_clear(out);
+	aptix_buf_putc(out, uuid ? REFLOG_LINK_UUID : REFLOG_LINK_NAME);
+	aptix__put_be64(tbuf, (uint64_t)time_ms);
+	aptix_buf_put(out, tbuf, 8);
+	aptix__put_varint(out, seq);
+	if (uuid)
+		aptix_buf_put(out, u, 16);
+	else
+		aptix_buf_puts(out, target);
+	if (aptix_buf_oom(out))
+		return APTIX_ERROR;
+	return out->len < REFLOG_HEAD;
+}
+
+/*
+ * The link v (vlen < 72) decoded: its target's key (name NUL be64
+ * sequence) into key, its time into *time_ms. 0, or APTIX_ECORRUPT.
+ */
+static int reflog_link_decode(aptix_buf *key, int64_t *time_ms,
+			      const unsigned char *v, size_t vlen)
+{
+	const unsigned char *p = v + 9, *end = v + vlen;
+	char conv[APTIX_UUID_STRSZ + 1];
+	unsigned char sbuf[8];
+	uint64_t seq;
+
+	if (vlen < 10 || (v[0] != REFLOG_LINK_UUID &&
+			  v[0] != REFLOG_LINK_NAME) ||
+	    aptix__get_varint(&seq, &p, end) < 0 ||
+	    (v[0] == REFLOG_LINK_UUID && end - p != 16) ||
+	    (v[0] == REFLOG_LINK_NAME &&
+	     (p == end || memchr(p, '\0', (size_t)(end - p)))))
+		return APTIX_ECORRUPT;
+	*time_ms = (int64_t)aptix__get_be64(v + 1);
+	aptix_buf_clear(key);
+	if (v[0] == REFLOG_LINK_UUID) {
+		aptix_uuid_format(conv, p);
+		aptix_buf_puts(key, CONV_PREFIX);
+		aptix_buf_puts(key, conv);
+	} else {
+		aptix_buf_put(key, p, (size_t)(end - p));
+	}
+	aptix_buf_putc(key, '\0');
+	aptix__put_be64(sbuf, seq);
+	aptix_buf_put(key, sbuf, 8);
+	return aptix_buf_oom(key) ? APTIX_ERROR : 0;
+}
+
+int aptix_backend_kv_reflog_time(int64_t *time_ms, const void *val,
+				 size_t vlen)
+{
+	aptix_buf key = APTIX_BUF_INIT;
+	int r;
+
+	if (vlen >= REFLOG_HEAD) {
+		*time_ms = (int64_t)aptix__get_be64((const unsigned char *)
+						    val + 64);
+		return 0;
+	}
+	r = reflog_link_decode(&key, time_ms, val, vlen);
+	aptix_buf_release(&key);
+	return r;
+}
+
+/*
+ * The entry v of name's reflog as old id, new id, time and reason:
+ * v itself, or for a link what it links to (read into tmp). 0, or
+ * APTIX_ECORRUPT (v malformed, or its target missing or a link).
+ */
+static int reflog_resolve(const unsigned char **out, size_t *olen,
+			  aptix_store *s, aptix_buf *tmp, const char *name,
+			  const unsigned char *v, size_t vlen)
+{
+	aptix_buf key = APTIX_BUF_INIT;
+	int64_t t;
+	int r;
+
+	*out = v;
+	*olen = vlen;
+	if (vlen >= REFLOG_HEAD)
+		return 0;
+	r = reflog_link_decode(&key, &t, v, vlen);
+	if (r == 0)
+		r = s->get(tmp, s, APTIX_TABLE_REFLOG, key.ptr, key.len);
+	if (r == 0 && tmp->len >= REFLOG_HEAD) {
+		*out = (const unsigned char *)tmp->ptr;
+		*olen = tmp->len;
+	} else if (r == 0 || r == APTIX_ENOTFOUND || r == APTIX_ECORRUPT) {
+		aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of '%s' is "
+				"corrupt: an entry links to %s", name,
+				r == APTIX_ECORRUPT ? "nothing readable" :
+				"an entry that is missing or a link");
+		r = APTIX_ECORRUPT;
+	}
+	aptix_buf_release(&key);
+	return r;
+}
+
+/* The value of the entry e: old id, new id, be64 time, reason. */
+static int reflog_encode(aptix_buf *val, const aptix_reflog_entry *e)
+{
+	unsigned char tbuf[8];
+
+	aptix__put_be64(tbuf, (uint64_t)e->time_ms);
+	aptix_buf_clear(val);
+	aptix_buf_put(val, e->old_id.id, APTIX_OID_RAWSZ);
+	aptix_buf_put(val, e->new_id.id, APTIX_OID_RAWSZ);
+	aptix_buf_put(val, tbuf, 8);
+	aptix_buf_puts(val, e->message ? e->message : "");
+	return aptix_buf_oom(val) ? APTIX_ERROR : 0;
+}
+
+/* The key of name's next entry (name NUL be64 sequence) into key. */
+static int reflog_next_key(size_t *klen, uint64_t *seq, struct kv *kv,
+			   aptix_store_wtxn *w, unsigned char *key,
+			   const char *name)
+{
+	struct last_seq ls = { name, strlen(name), 0, 0 };
+	int r;
+
+	*klen = reflog_last_key(key, name);
+	if ((r = kv->store->witer_rev(w, APTIX_TABLE_REFLOG, key, *klen,
+				      last_seq_cb, &ls)) < 0)
+		return r;
+	*seq = ls.found ? ls.seq + 1 : 0;
+	aptix__put_be64(key + ls.nlen + 1, *seq);
+	return ls.found;
+}
+
+/*
+ * HEAD's entry val as a link into link, when HEAD points at a ref whose
+ * last entry is val: 1, else 0 (or an error).
+ */
+static int head_link(aptix_buf *link, struct kv *kv, aptix_store_wtxn *w,
+		     const aptix_buf *val)
+{
+	unsigned char key[APTIX_REF_MAXLEN + 10];
+	aptix_buf head = APTIX_BUF_INIT, last = APTIX_BUF_INIT;
+	size_t klen;
+	uint64_t seq;
+	int r;
+
+	r = kv->store->wget(&head, w, APTIX_TABLE_REFS, "HEAD", 4);
+	if (r < 0 || head.len < 6 || head.len - 5 > APTIX_REF_MAXLEN ||
+	    memcmp(head.ptr, "ref: ", 5) || memchr(head.ptr, '\0', head.len)) {
+		r = r == APTIX_ENOTFOUND ? 0 : r;
+		goto done;
+	}
+	if ((r = reflog_next_key(&klen, &seq, kv, w, key, head.ptr + 5)) <= 0)
+		goto done;
+	aptix__put_be64(key + klen - 8, --seq);
+	r = kv->store->wget(&last, w, APTIX_TABLE_REFLOG, key, klen);
+	if (r < 0 || last.len != val->len ||
+	    memcmp(last.ptr, val->ptr, val->len)) {
+		r = r == APTIX_ENOTFOUND ? 0 : r;
+		goto done;
+	}
+	r = reflog_link_encode(link, head.ptr + 5, seq, (int64_t)
+			       aptix__get_be64((const unsigned char *)
+					       val->ptr + 64));
+	if (r > 0)
+		r = aptix_odb_store_raise_format(w, REFLOG_LINK_FORMAT) < 0 ?
+			APTIX_ERROR : 1;
+done:
+	if (r >= 0)
+		aptix_error_clear();
+	aptix_buf_release(&head);
+	aptix_buf_release(&last);
+	return r;
+}
+
 static int ref_reflog_append(aptix_refdb_backend *b, aptix_backend_txn *tx,
 			     const char *name, const aptix_reflog_entry *e)
 {
 	struct kv *kv = KV_OF(b, refdb);
 	aptix_store_wtxn *w = aptix_backend_kv_wtxn(tx);
 	unsigned char key[APTIX_REF_MAXLEN + 10];
-	aptix_buf val = APTIX_BUF_INIT;
-	struct last_seq ls = { name, strlen(name), 0, 0 };
-	unsigned char tbuf[8];
+	aptix_buf val = APTIX_BUF_INIT, link = APTIX_BUF_INIT;
 	size_t klen;
+	uint64_t seq;
 	int r;
 
 	if (!w)
 		return aptix_backend_kv_foreign(tx);
-	if (ls.nlen > APTIX_REF_MAXLEN)
+	if (strlen(name) > APTIX_REF_MAXLEN)
 		return APTIX_EINVALID;
-	klen = reflog_last_key(key, name);
-	if ((r = kv->store->witer_rev(w, APTIX_TABLE_REFLOG, key, klen,
-				      last_seq_cb, &ls)) < 0)
-		return r;
-	aptix__put_be64(key + ls.nlen + 1, ls.found ? ls.seq + 1 : 0);
-	aptix__put_be64(tbuf, (uint64_t)e->time_ms);
-	aptix_buf_put(&val, e->old_id.id, APTIX_OID_RAWSZ);
-	aptix_buf_put(&val, e->new_id.id, APTIX_OID_RAWSZ);
-	aptix_buf_put(&val, tbuf, 8);
-	aptix_buf_puts(&val, e->message ? e->message : "");
-	if (aptix_buf_oom(&val))
-		return APTIX_ERROR;
-	r = kv->store->wput(w, APTIX_TABLE_REFLOG, key, klen, val.ptr,
-			    val.len);
+	if ((r = reflog_next_key(&klen, &seq, kv, w, key, name)) < 0 ||
+	    (r = reflog_encode(&val, e)) < 0)
+		goto done;
+	r = strcmp(name, "HEAD") ? 0 : head_link(&link, kv, w, &val);
+	if (r >= 0)
+		r = r ? kv->store->wput(w, APTIX_TABLE_REFLOG, key, klen,
+					link.ptr, link.len) :
+			kv->store->wput(w, APTIX_TABLE_REFLOG, key, klen,
+					val.ptr, val.len);
+done:
 	aptix_buf_release(&val);
+	aptix_buf_release(&link);
 	return r;
 }
 
@@ -320,11 +536,6 @@ static int reflog_walk_cb(const void *key, size_t klen, const void *val,
 
 	if (klen != rw->nlen + 9 || memcmp(key, rw->name, rw->nlen + 1))
 		return APTIX_ITEROVER;
-	if (vlen < 72) {
-		aptix_error_set(APTIX_ERROR_REFERENCE, "reflog of '%s' is "
-				"corrupt", rw->name);
-		return APTIX_ECORRUPT;
-	}
 	return reflog_emit(rw, NULL, val, vlen);
 }
 
@@ -333,7 +544,8 @@ static int ref_reflog_foreach(aptix_refdb_backend *b, const char *name,
 {
 	aptix_store *s = KV_OF(b, refdb)->store;
 	unsigned char key[APTIX_REF_MAXLEN + 10];
-	struct name_walk rw = { name, strlen(name), NULL, cb, NULL, payload };
+	struct name_walk rw = { name, strlen(name), NULL, cb, NULL, payload,
+				s };
 
 	if (rw.nlen > APTIX_REF_MAXLEN)
 		return APTIX_EINVALID;
@@ -352,7 +564,7 @@ static int reflog_all_cb(const void *key, size_t klen, const void *val,
 	if (klen < rw->nlen || memcmp(key, rw->name, rw->nlen))
 		return APTIX_ITEROVER;
 	nlen = strnlen(key, klen);
-	if (nlen + 9 != klen || nlen > APTIX_REF_MAXLEN || vlen < 72) {
+	if (nlen + 9 != klen || nlen > APTIX_REF_MAXLEN) {
 		aptix_error_set(APTIX_ERROR_REFERENCE, "a reflog entry of "
 				"'%.*s' is corrupt", (int)nlen,
 				(const char *)key);
@@ -366,10 +578,10 @@ static int reflog_all_cb(const void *key, size_t klen, const void *val,
 static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,
 			      aptix_reflog_all_cb cb, void *payload)
 {
-	struct name_walk rw = { NULL, 0, NULL, NULL, cb, payload };
+	aptix_store *s = KV_OF(b, refdb)->store;
+	struct name_walk rw = { NULL, 0, NULL, NULL, cb, payload, s };
 
-	return walk_prefix(KV_OF(b, refdb)->store, APTIX_TABLE_REFLOG, prefix,
-			   reflog_all_cb, &rw);
+	return walk_prefix(s, APTIX_TABLE_REFLOG, prefix, reflog_all_cb, &rw);
 }
 
 /* --- index records ------------------------------------------------------ */

@@ -26,6 +26,12 @@ aptix_store_wtxn *aptix_backend_kv_wtxn(aptix_backend_txn *tx);
 /* The error for a tx of another backend given to a key-value slot. */
 int aptix_backend_kv_foreign(aptix_backend_txn *tx);
 /*
+ * The time of the reflog record val (an entry, or a link to one:
+ * objects-format.md, "reflog"): 0, or APTIX_ECORRUPT.
+ */
+int aptix_backend_kv_reflog_time(int64_t *time_ms, const void *val,
+				 size_t vlen);
+/*
  * Hand over the store: b is freed without it; the caller owns it again.
  */
 void aptix_backend_kv_release_store(aptix_backend *b);

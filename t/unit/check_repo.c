@@ -686,7 +686,7 @@ START_TEST(test_format_version)
 	int existed;
 
 	init_repo();
-	ck_assert_int_eq(set_format("7"), APTIX_EVERSION);
+	ck_assert_int_eq(set_format("8"), APTIX_EVERSION);
 	ck_assert_ptr_null(repo);
 	ck_assert_ptr_nonnull(strstr(errmsg(), "upgrade"));
 	/* init of such a store fails the same way */

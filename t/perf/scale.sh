@@ -8,9 +8,11 @@
 # LARGE/100, each with an equivalent git repository. For each command:
 # instructions (callgrind, summed over the processes of a pipeline:
 # stable on a loaded machine) on both, and the ratio large/small (goal
-# of the issue: <= 1.5). Then peak memory (max RSS) of `log --all`,
-# `log --graph --all | head -50` and `fsck --connectivity-only` on both
-# (and the ratio), `log --all` against `git log --all` (CPU time, user +
+# of the issue: <= 1.5). Then peak memory of `log --all`,
+# `log --graph --all | head -50`, `fsck --connectivity-only` (and git's)
+# and `reindex` (on a copy) on both, each as max RSS, the process's own
+# memory (peak RssAnon) and the store's pages mapped (peak RssFile:
+# t/perf/mem.py), and the ratios; `log --all` against `git log --all` (CPU time, user +
 # system, best of ROUNDS), and `fsck --connectivity-only` against
 # `git fsck --connectivity-only` on both pairs (goal: <= 2), and
 # `fsck --full` against `git fsck` (no goal yet). The page's
@@ -83,12 +85,6 @@ cg() {
 		awk '{ n += $1 } END { printf "%.0f\n", n }'
 }
 mi() { awk -v n="$1" 'BEGIN { if (n ~ /^[0-9]+$/) printf "%.1fM", n / 1e6; else print n }'; }
-# rss DIR COMMAND: the largest max RSS (KB) of the command's processes
-rss() {
-	(cd "$1" && /usr/bin/time -f '%M' -o "$W/rss" sh -c "$2" >/dev/null \
-		2>&1) || true
-	tail -n 1 "$W/rss"
-}
 # cpu DIR COMMAND: user + system seconds, best of ROUNDS
 cpu() {
 	_best=
@@ -243,18 +239,36 @@ printf '%-44s %12s %12s %8s\n' "usage --forks, the same" \
 echo "  goal (issue 28): <= 1.5"
 
 echo
-echo "peak memory (max RSS, KB), and large over small"
-printf '%-44s %12s %12s %8s\n' "command" "$SMALL" "$LARGE" "ratio"
+echo "peak memory (KB): max RSS, then the process's own (peak RssAnon) and the"
+echo "store's pages it mapped (peak RssFile); large over small of each"
+printf '%-30s %8s %8s %8s %8s %8s %8s %6s %6s\n' "command" "rss" "anon" "file" \
+	"rss" "anon" "file" "anon" "rss"
+printf '%-30s %26s %26s %13s\n' "" "$SMALL" "$LARGE" "ratio"
 for c in "log --all" "log --oneline --all" "log --graph --all | head -50" \
-	"fsck --connectivity-only"; do
-	_a=$(rss "$SS/aptix" "$APTIX $c") _b=$(rss "$SL/aptix" "$APTIX $c")
-	printf '%-44s %12s %12s %8s\n' "$c" "$_a" "$_b" "$(ratio "$_b" "$_a")"
+	"fsck --connectivity-only" "git fsck --connectivity-only" "reindex"; do
+	case "$c" in
+	git*) _p=git _cmd=$c ;;
+	*) _p=aptix _cmd="$APTIX $c" ;;
+	esac
+	_h=
+	case "$_cmd" in *"| head -50") _h="--head 50" _cmd=${_cmd%% |*} ;; esac
+	_ds=$SS/$_p _dl=$SL/$_p
+	if [ "$c" = reindex ]; then
+		# it writes: on copies
+		rm -rf "$W/rs" "$W/rl"
+		cp -a "$SS/aptix" "$W/rs" && cp -a "$SL/aptix" "$W/rl"
+		_ds=$W/rs _dl=$W/rl
+	fi
+	# shellcheck disable=SC2046,SC2086
+	set -- $(python3 "$PERF_DIR/mem.py" $_h "$_ds" $_cmd) \
+		$(python3 "$PERF_DIR/mem.py" $_h "$_dl" $_cmd)
+	printf '%-30s %8s %8s %8s %8s %8s %8s %6s %6s\n' "$c" "$1" "$2" "$3" \
+		"$4" "$5" "$6" "$(ratio "$5" "$2")" "$(ratio "$4" "$1")"
 done
-printf '%-44s %12s %12s\n' "git fsck --connectivity-only" \
-	"$(rss "$SS/git" "git fsck --connectivity-only")" \
-	"$(rss "$SL/git" "git fsck --connectivity-only")"
-echo "  goal (issue 28): under 64 MB at 1M sessions. An LMDB store is mapped: the pages"
-echo "  a command reads count in its RSS."
+rm -rf "$W/rs" "$W/rl"
+echo "  goal (issue 28): under 64 MB at 1M sessions (log --all, fsck). An LMDB store"
+echo "  is mapped: the pages a command reads count in its max RSS (RssFile), and"
+echo "  the kernel takes them back under pressure; RssAnon is the process's own"
 
 echo
 echo "log --all against git log --all on the same history, CPU s (user + system, best of $ROUNDS)"

@@ -61,13 +61,16 @@
  * (aptix_object_scan_refs(): a field the full parse would reject goes
  * unnoticed there, as git's --connectivity-only skips fsck_object()).
  *
- * Types come from one walk of the objects (aptix_odb_foreach_header());
- * ids are found through a hash table, not a binary search. The objects
- * are then checked in order from a second walk that gives their content
- * (aptix_odb_foreach_object(): no lookup per object); one that needs a
- * report or a read of the store stops that walk and is read and checked
- * alone (check_each()). Links are kept as object numbers, and the
- * library's reachability marks a byte per object by number.
+ * Types come from one walk of the objects (aptix_odb_foreach_header())
+ * into a table of a few bytes per object, numbered by rank
+ * (fsck-table.c: not their 32-byte ids, which a million sessions made
+ * 96 MB). The objects are then checked in order from a second walk
+ * that gives their content (aptix_odb_foreach_object(): no lookup per
+ * object); one that needs a report or a read of the store stops that
+ * walk and is read and checked alone (check_each()). Links are kept as
+ * object numbers, and the library's reachability marks a byte per
+ * object by number. The ids of dangling objects are found again by a
+ * walk of the headers when there are any.
  *
  * Ids, refs and index records are collected before they are checked:
  * nothing is read from the store while one of its tables is iterated.
@@ -81,25 +84,12 @@
 #include "cli.h"
 #include "commands.h"
 #include "parse-options.h"
+#include "fsck-table.h"
 
 static const char *const fsck_usage[] = {
 	"aptix fsck [--full] [--no-dangling] [--unreachable] [--failed] "
 	"[--connectivity-only] [--verbose]",
 	NULL
-};
-
-enum {
-	F_CORRUPT = 1,		/* cannot be read or parsed */
-	F_REACHABLE = 2,
-	F_USED = 4,		/* referenced by some object */
-	F_FAILED = 16,		/* a failed session: kept, as a reflog is */
-	F_OTHERS = 32		/* of a conversation another user keeps */
-};
-
-struct obj {
-	aptix_oid id;
-	unsigned char type;	/* APTIX_OBJ_BAD when unknown */
-	unsigned char flags;
 };
 
 struct missing {
@@ -113,20 +103,19 @@ struct fsck {
 	int full, connectivity_only, verbose;
 	int errors;
 	int mismatched;		/* an object's content is not its id's */
-	struct obj *objs;
-	size_t nobjs, aobjs;
-	uint32_t *links;	/* the objects' links, by number, */
-	size_t nlinks, alinks;	/* in the order of the objects */
+	struct fsck_table t;	/* the objects, by rank (fsck-table.c) */
 	struct missing *missing;
 	size_t nmissing, amissing;
 	aptix_oid *purged;		/* reported already */
 	size_t npurged, apurged;
 	size_t cur;		/* object being checked */
+	const aptix_oid *cur_id;	/* its id */
 	size_t next;		/* the walk's next object (walk_cb) */
 	int walking;		/* checking what the walk gave */
+	int stopped;		/* the walk stopped (WALK_STOP) */
+	int stop_is_next;	/* at f->next (else past it): stop_id */
+	aptix_oid stop_id;	/* where the walk stopped */
 	int refs_incomplete;	/* a ref could not be listed */
-	uint32_t *start;	/* links of object i: [start[i], start[i+1]) */
-	uint32_t *slots;	/* find_obj()'s table; UINT32_MAX: empty */
 	/*
 	 * A store of several users (aptix/share.h): the conversations
 	 * this user sees, sorted. Sessions of others (private ones: their
@@ -135,88 +124,13 @@ struct fsck {
 	int users;
 	char **seen;
 	size_t nseen, aseen;
-	size_t mask;
 	aptix_buf data;
 };
 
-/* Each object with its type when the walk could read it (else BAD). */
-static int collect_obj(const aptix_oid *id, aptix_otype type,
-		       size_t size APTIX_UNUSED, void *payload)
-{
-	struct fsck *f = payload;
-
-	f->objs = cli_grow(f->objs, &f->aobjs, f->nobjs, sizeof(*f->objs));
-	f->objs[f->nobjs].id = *id;
-	f->objs[f->nobjs].type = (unsigned char)type;
-	f->objs[f->nobjs].flags = 0;
-	f->nobjs++;
-	return 0;
-}
-
-static int obj_cmp(const void *a, const void *b)
-{
-	return aptix_oid_cmp(&((const struct obj *)a)->id,
-			     &((const struct obj *)b)->id);
-}
-
-/* Where a probe for id starts: ids are hashes, so their first bytes. */
-static size_t slot_of(const struct fsck *f, const aptix_oid *id)
-{
-	uint64_t v;
-
-	memcpy(&v, id->id, sizeof(v));
-	return (size_t)v & f->mask;
-}
-
-/*
- * A table of the objects' indexes by id (open addressing, twice their
- * number of slots): a lookup costs a probe or two, not the twenty
- * comparisons of a binary search over every object, each a cache miss
- * on a large store.
- */
-static void hash_objs(struct fsck *f)
-{
-	size_t n = 16, i, k;
-
-	while (n < 2 * f->nobjs)
-		n *= 2;
-	if (!(f->slots = malloc(n * sizeof(*f->slots))))
-		die("out of memory");
-	memset(f->slots, 0xff, n * sizeof(*f->slots));
-	f->mask = n - 1;
-	for (i = 0; i < f->nobjs; i++) {
-		for (k = slot_of(f, &f->objs[i].id); f->slots[k] != UINT32_MAX;
-		     k = (k + 1) & f->mask)
-			;
-		f->slots[k] = (uint32_t)i;
-	}
-}
-
-/* Index of id in f->objs, or -1. */
+/* Index of id in f->t, or -1. */
 static long find_obj(const struct fsck *f, const aptix_oid *id)
 {
-	size_t lo = 0, hi = f->nobjs;
-
-	if (f->slots) {
-		for (lo = slot_of(f, id); f->slots[lo] != UINT32_MAX;
-		     lo = (lo + 1) & f->mask)
-			if (!aptix_oid_cmp(&f->objs[f->slots[lo]].id, id))
-				return (long)f->slots[lo];
-		return -1;
-	}
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = aptix_oid_cmp(&f->objs[mid].id, id);
-
-		if (!c)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return fsck_find(&f->t, id);
 }
 
 static const char *type_name(int type)
@@ -266,21 +180,21 @@ static int check_link(const aptix_oid *id, aptix_otype want,
 		      const char *field, void *payload)
 {
 	struct fsck *f = payload;
-	const struct obj *from = &f->objs[f->cur];
+	struct fsck_table *t = &f->t;
 	long j = find_obj(f, id);
 	char a[APTIX_OID_HEXSZ + 1], b[APTIX_OID_HEXSZ + 1];
 
 	(void)field;
-	if (f->walking && (j < 0 || (f->objs[j].type != APTIX_OBJ_BAD &&
-				     f->objs[j].type != want)))
+	if (f->walking && (j < 0 || (t->types[j] != APTIX_OBJ_BAD &&
+				     t->types[j] != want)))
 		return APTIX_ERROR;	/* check_object() says what */
 	if (j < 0 && is_purged(f, id, want))
 		return 0;
-	if (j < 0 || (f->objs[j].type != APTIX_OBJ_BAD &&
-		      f->objs[j].type != want)) {
-		aptix_oid_tostr(a, &from->id);
+	if (j < 0 || (t->types[j] != APTIX_OBJ_BAD && t->types[j] != want)) {
+		aptix_oid_tostr(a, f->cur_id);
 		aptix_oid_tostr(b, id);
-		printf("broken link from %7s %s\n", type_name(from->type), a);
+		printf("broken link from %7s %s\n",
+		       type_name(t->types[f->cur]), a);
 		printf("              to %7s %s\n", type_name(want), b);
 		f->errors++;
 		if (j < 0) {
@@ -291,16 +205,12 @@ static int check_link(const aptix_oid *id, aptix_otype want,
 			f->nmissing++;
 		} else {
 			report(f, "wrong type %s %s: expected %s",
-			       type_name(f->objs[j].type), b,
-			       type_name(want));
+			       type_name(t->types[j]), b, type_name(want));
 		}
 		return 0;
 	}
-	f->objs[j].flags |= F_USED;
-	if (f->nlinks >= UINT32_MAX)
-		die("too many links for fsck (%zu)", f->nlinks);
-	f->links = cli_grow(f->links, &f->alinks, f->nlinks, sizeof(*f->links));
-	f->links[f->nlinks++] = (uint32_t)j;
+	t->flags[j] |= F_USED;
+	fsck_links_add(t, (uint32_t)j);
 	return 0;
 }
 
@@ -359,19 +269,20 @@ static void check_session_index(struct fsck *f, const aptix_oid *id,
  * without parsing the whole object (the fields are not checked), and
  * whether it is a failed session.
  */
-static void links_only(struct fsck *f, size_t i, aptix_otype type,
-		       const char *hex)
+static void links_only(struct fsck *f, size_t i, const aptix_oid *id,
+		       aptix_otype type, const char *hex)
 {
 	int failed;
 
 	f->cur = i;
+	f->cur_id = id;
 	if (aptix_object_scan_refs(type, f->data.ptr, f->data.len,
 				   check_link, f, &failed) < 0) {
 		report(f, "corrupt %s %s: %s", type_name(type), hex,
 		       aptix_error_last()->message);
-		f->objs[i].flags |= F_CORRUPT;
+		fsck_flag(&f->t, i, id, F_CORRUPT);
 	} else if (failed) {
-		f->objs[i].flags |= F_FAILED;
+		fsck_flag(&f->t, i, id, F_FAILED);
 	}
 }
 
@@ -408,9 +319,10 @@ static int sees(const struct fsck *f, const char *conv)
 						  sizeof(*f->seen), str_cmp));
 }
 
-static void check_object(struct fsck *f, size_t i)
+static void check_object(struct fsck *f, size_t i, const aptix_oid *id)
 {
-	struct obj *o = &f->objs[i];
+	struct fsck_table *ft = &f->t;
+	int otype = ft->types[i];
 	char hex[APTIX_OID_HEXSZ + 1], when[32];
 	aptix_purge_info info;
 	aptix_session s;
@@ -418,19 +330,19 @@ static void check_object(struct fsck *f, size_t i)
 	int r;
 
 	aptix_session_init(&s);
-	aptix_oid_tostr(hex, &o->id);
-	if (o->flags & F_CORRUPT)
+	aptix_oid_tostr(hex, id);
+	if (ft->flags[i] & F_CORRUPT)
 		return;
 	if (f->verbose)
-		fprintf(stderr, "Checking %s %s\n", type_name(o->type), hex);
-	if (f->connectivity_only && o->type == APTIX_OBJ_BLOB)
+		fprintf(stderr, "Checking %s %s\n", type_name(otype), hex);
+	if (f->connectivity_only && otype == APTIX_OBJ_BLOB)
 		return;
-	r = aptix_odb_read(&f->data, &type, f->odb, &o->id,
+	r = aptix_odb_read(&f->data, &type, f->odb, id,
 			   f->full ? APTIX_ODB_READ_VERIFY : 0);
 	if (r == APTIX_EMISMATCH &&
-	    aptix_purge_lookup(&info, f->repo, &o->id) == 0 &&
+	    aptix_purge_lookup(&info, f->repo, id) == 0 &&
 	    info.redacted) {
-		printf("redacted %s %s on %s: %s\n", type_name(o->type), hex,
+		printf("redacted %s %s on %s: %s\n", type_name(otype), hex,
 		       aptix_time_fmt(when, info.time), info.reason);
 	} else if (r == APTIX_EMISMATCH) {
 		aptix_error_clear();
@@ -438,17 +350,17 @@ static void check_object(struct fsck *f, size_t i)
 		f->mismatched = 1;
 	} else if (r == APTIX_ECORRUPT) {
 		report(f, "corrupt %s %s: stored data is damaged or "
-		       "truncated", type_name(o->type), hex);
-		o->flags |= F_CORRUPT;
+		       "truncated", type_name(otype), hex);
+		fsck_flag(ft, i, id, F_CORRUPT);
 		return;
 	} else if (r < 0) {
-		report(f, "corrupt %s %s: %s", type_name(o->type), hex,
+		report(f, "corrupt %s %s: %s", type_name(otype), hex,
 		       aptix_error_last()->message);
-		o->flags |= F_CORRUPT;
+		fsck_flag(ft, i, id, F_CORRUPT);
 		return;
 	}
 	if (f->connectivity_only) {
-		links_only(f, i, type, hex);
+		links_only(f, i, id, type, hex);
 		return;
 	}
 	if (type == APTIX_OBJ_TURN) {
@@ -457,7 +369,7 @@ static void check_object(struct fsck *f, size_t i)
 		if (aptix_turn_parse(&t, f->data.ptr, f->data.len) < 0) {
 			report(f, "corrupt turn %s: %s", hex,
 			       aptix_error_last()->message);
-			o->flags |= F_CORRUPT;
+			fsck_flag(ft, i, id, F_CORRUPT);
 			return;
 		}
 		aptix_turn_release(&t);
@@ -465,24 +377,25 @@ static void check_object(struct fsck *f, size_t i)
 		if (aptix_session_parse(&s, f->data.ptr, f->data.len) < 0) {
 			report(f, "corrupt session %s: %s", hex,
 			       aptix_error_last()->message);
-			o->flags |= F_CORRUPT;
+			fsck_flag(ft, i, id, F_CORRUPT);
 			return;
 		}
 		if (s.status == APTIX_SESSION_FAILED)
-			o->flags |= F_FAILED;
+			fsck_flag(ft, i, id, F_FAILED);
 		if (!sees(f, s.conversation))
-			o->flags |= F_OTHERS;
+			fsck_flag(ft, i, id, F_OTHERS);
 	}
 	f->cur = i;
+	f->cur_id = id;
 	if (aptix_object_foreach_ref(type, f->data.ptr, f->data.len,
 				     check_link, f) < 0) {
 		report(f, "corrupt %s %s: %s", type_name(type), hex,
 		       aptix_error_last()->message);
-		o->flags |= F_CORRUPT;
+		fsck_flag(ft, i, id, F_CORRUPT);
 	}
 	if (type == APTIX_OBJ_SESSION) {
-		if (!f->connectivity_only && !(o->flags & F_OTHERS))
-			check_session_index(f, &o->id, &s);
+		if (!f->connectivity_only && !(ft->flags[i] & F_OTHERS))
+			check_session_index(f, id, &s);
 		aptix_session_release(&s);
 	}
 }
@@ -493,8 +406,8 @@ static void check_object(struct fsck *f, size_t i)
  * object needs a report or a read of the store (a session's index
  * record), which check_object() then makes.
  */
-static int walk_content(struct fsck *f, size_t i, aptix_otype type,
-			const char *data, size_t len)
+static int walk_content(struct fsck *f, size_t i, const aptix_oid *id,
+			aptix_otype type, const char *data, size_t len)
 {
 	aptix_turn t;
 	int failed = 0, r = 0;
@@ -502,6 +415,7 @@ static int walk_content(struct fsck *f, size_t i, aptix_otype type,
 	if (!f->connectivity_only && type == APTIX_OBJ_SESSION)
 		return -1;
 	f->cur = i;
+	f->cur_id = id;
 	f->walking = 1;
 	if (f->connectivity_only) {
 		r = aptix_object_scan_refs(type, data, len, check_link, f,
@@ -515,11 +429,11 @@ static int walk_content(struct fsck *f, size_t i, aptix_otype type,
 	f->walking = 0;
 	if (r) {
 		aptix_error_clear();
-		f->nlinks = f->start[i];
+		fsck_links_undo(&f->t);
 		return -1;
 	}
 	if (failed)
-		f->objs[i].flags |= F_FAILED;
+		fsck_flag(&f->t, i, id, F_FAILED);
 	return 0;
 }
 
@@ -532,59 +446,81 @@ static int walk_content(struct fsck *f, size_t i, aptix_otype type,
  * something to report, a read needed), the walk stops, that object is
  * checked by check_object(), and a new walk starts past it.
  */
+/* Stop the walk at id: f->next's (at), or past it. */
+static int walk_stop(struct fsck *f, const aptix_oid *id, int at)
+{
+	f->stopped = 1;
+	f->stop_is_next = at;
+	f->stop_id = *id;
+	return WALK_STOP;
+}
+
 static int walk_cb(const aptix_oid *id, aptix_otype type, const void *data,
 		   size_t len, void *payload)
 {
 	struct fsck *f = payload;
+	struct fsck_table *t = &f->t;
 	size_t i = f->next;
-	struct obj *o;
 	long j;
 
-	if (i >= f->nobjs || aptix_oid_cmp(&f->objs[i].id, id)) {
+	if (i >= t->nobjs || !fsck_is(t, i, id)) {
 		/* new since, or checked already (in two backends) */
 		j = find_obj(f, id);
-		return j < 0 || (size_t)j < i ? 0 : WALK_STOP;
+		return j < 0 || (size_t)j < i ? 0 : walk_stop(f, id, 0);
 	}
-	o = &f->objs[i];
-	f->start[i] = (uint32_t)f->nlinks;
-	if (!(o->flags & F_CORRUPT) &&
-	    !(f->connectivity_only && o->type == APTIX_OBJ_BLOB) &&
-	    (!data || type != o->type ||
-	     walk_content(f, i, type, data, len) < 0))
-		return WALK_STOP;
-	if (f->verbose && !(o->flags & F_CORRUPT))
-		fprintf(stderr, "Checking %s %s\n", type_name(o->type),
-			aptix_oid_hex(&o->id));
+	fsck_links_begin(t, i);
+	if (!(t->flags[i] & F_CORRUPT) &&
+	    !(f->connectivity_only && t->types[i] == APTIX_OBJ_BLOB) &&
+	    (!data || type != t->types[i] ||
+	     walk_content(f, i, id, type, data, len) < 0))
+		return walk_stop(f, id, 1);
+	fsck_links_end(t, i);
+	if (f->verbose && !(t->flags[i] & F_CORRUPT))
+		fprintf(stderr, "Checking %s %s\n", type_name(t->types[i]),
+			aptix_oid_hex(id));
 	f->next++;
 	return 0;
 }
 
-/* Every object, in order: by the walk, else read one by one. */
+/* Object f->next, alone. */
+static void check_next(struct fsck *f, const aptix_oid *id)
+{
+	fsck_links_begin(&f->t, f->next);
+	check_object(f, f->next, id);
+	fsck_links_end(&f->t, f->next);
+	f->next++;
+}
+
+/*
+ * Every object, in order: by the walk, else read one by one. A walk
+ * starts again where the last one stopped (that object, checked, is
+ * then passed over). Objects the walk did not give (a damaged store)
+ * are read by their ids, which fsck_id_at() then has to find again.
+ */
 static void check_each(struct fsck *f)
 {
 	unsigned types = APTIX_ODB_TYPE(APTIX_OBJ_TURN) |
 		(f->connectivity_only ? APTIX_ODB_TYPE(APTIX_OBJ_SESSION) :
 		 APTIX_ODB_TYPE(APTIX_OBJ_BLOB));
-	int r = 0;
+	int r, started = 0;
 
 	f->next = 0;
-	while (f->next < f->nobjs && r >= 0) {
-		r = aptix_odb_foreach_object(f->odb, &f->objs[f->next].id,
-					     types, f->full ?
+	while (f->next < f->t.nobjs) {
+		f->stopped = 0;
+		r = aptix_odb_foreach_object(f->odb, started ? &f->stop_id :
+					     NULL, types, f->full ?
 					     APTIX_ODB_READ_VERIFY : 0,
 					     walk_cb, f);
+		started = 1;
 		if (r < 0)
 			aptix_error_clear();	/* each is read: it says */
-		else if (f->next < f->nobjs) {
-			f->start[f->next] = (uint32_t)f->nlinks;
-			check_object(f, f->next++);
-		}
+		if (r < 0 || !f->stopped)
+			break;
+		check_next(f, f->stop_is_next ? &f->stop_id :
+			   fsck_id_at(&f->t, f->next));
 	}
-	for (; f->next < f->nobjs; f->next++) {
-		f->start[f->next] = (uint32_t)f->nlinks;
-		check_object(f, f->next);
-	}
-	f->start[f->nobjs] = (uint32_t)f->nlinks;
+	while (f->next < f->t.nobjs)
+		check_next(f, fsck_id_at(&f->t, f->next));
 }
 
 /*
@@ -606,28 +542,24 @@ static const char *corrupt_why(const char *msg)
 
 static void check_objects(struct fsck *f)
 {
-	size_t i, size;
+	struct fsck_table *t = &f->t;
+	size_t k, size;
 	aptix_otype type;
 	int r;
 
-	if (aptix_odb_foreach_header(f->odb, collect_obj, f) < 0) {
+	if (fsck_table_load(t, f->odb) < 0) {
 		error_aptix();
 		f->errors++;
 	}
-	if (f->nobjs >= UINT32_MAX)
-		die("too many objects for fsck (%zu)", f->nobjs);
-	if (f->nobjs)
-		qsort(f->objs, f->nobjs, sizeof(*f->objs), obj_cmp);
-	if (f->nobjs < UINT32_MAX / 4)
-		hash_objs(f);
 	/*
 	 * types first, so that links can be checked in one pass: those the
-	 * walk could not give are read, and the reason reported
+	 * walk could not give are read, and the reason reported (their ids
+	 * are kept: fsck-table.c)
 	 */
-	for (i = 0; i < f->nobjs; i++) {
-		struct obj *o = &f->objs[i];
+	for (k = 0; k < t->shared.n; k++) {
+		const struct fsck_ided *o = &t->shared.v[k];
 
-		if (o->type != APTIX_OBJ_BAD)
+		if (t->types[o->n] != APTIX_OBJ_BAD)
 			continue;
 		r = aptix_odb_read_header(&size, &type, f->odb, &o->id);
 		if (r < 0) {
@@ -635,14 +567,12 @@ static void check_objects(struct fsck *f)
 			       aptix_oid_hex(&o->id), r == APTIX_ECORRUPT ?
 			       corrupt_why(aptix_error_last()->message) :
 			       aptix_error_last()->message);
-			o->flags |= F_CORRUPT;
+			t->flags[o->n] |= F_CORRUPT;
 		} else {
-			o->type = (unsigned char)type;
+			t->types[o->n] = (unsigned char)type;
 		}
 	}
 	/* objects are checked in order: their links come sorted */
-	if (!(f->start = calloc(f->nobjs + 1, sizeof(*f->start))))
-		die("out of memory");
 	check_each(f);
 }
 
@@ -728,11 +658,11 @@ static void check_refs(struct fsck *f, struct ref_list *refs)
 			error("%s: invalid target %s", ref->name,
 			      aptix_oid_hex(&ref->oid));
 			f->errors++;
-		} else if (f->objs[j].type != APTIX_OBJ_BAD &&
-			   f->objs[j].type != APTIX_OBJ_SESSION) {
+		} else if (f->t.types[j] != APTIX_OBJ_BAD &&
+			   f->t.types[j] != APTIX_OBJ_SESSION) {
 			error("%s: %s is a %s, not a session", ref->name,
 			      aptix_oid_hex(&ref->oid),
-			      type_name(f->objs[j].type));
+			      type_name(f->t.types[j]));
 			f->errors++;
 		}
 	}
@@ -746,25 +676,46 @@ static long fsck_number(const aptix_oid *id, void *payload)
 	return find_obj(payload, id);
 }
 
-/* The links of object n, for the library's walk. */
+/*
+ * The links of object n, for the library's walk. The ids given with
+ * the numbers stand for the objects (fsck_id_for()): the walk reads
+ * one by its id only when this says ENOTFOUND for it, and the ids of
+ * those (damaged ones) are kept.
+ */
 static int fsck_links_at(size_t n, aptix_reach_mark_fn cb, void *cb_payload,
 			 void *payload)
 {
 	struct fsck *f = payload;
-	size_t k;
+	const struct fsck_table *t = &f->t;
+	size_t k, lo, hi;
+	aptix_oid id;
 	int r;
 
 	/* damaged: the walk reads it and counts it broken */
-	if (f->objs[n].flags & F_CORRUPT)
+	if (t->flags[n] & F_CORRUPT)
 		return APTIX_ENOTFOUND;
-	for (k = f->start[n]; k < f->start[n + 1]; k++) {
-		const struct obj *to = &f->objs[f->links[k]];
+	fsck_links_range(t, n, &lo, &hi);
+	for (k = lo; k < hi; k++) {
+		uint32_t to = t->links[k];
 
-		if ((r = cb(&to->id, (aptix_otype)to->type,
-			    (long)f->links[k], cb_payload)) < 0)
+		fsck_id_for(&id, t, to);
+		if ((r = cb(&id, (aptix_otype)t->types[to], (long)to,
+			    cb_payload)) < 0)
 			return r;
 	}
 	return 0;
+}
+
+/* Roots of fsck's own, by flag: their ids are kept (fsck_flag()). */
+static void add_roots(struct fsck *f, aptix_reach *r, unsigned flag,
+		      aptix_reach_why why)
+{
+	size_t i;
+
+	for (i = 0; i < f->t.nobjs; i++)
+		if ((f->t.flags[i] & flag) &&
+		    aptix_reach_add(r, fsck_id_kept(&f->t, i), why) < 0)
+			die_aptix();
 }
 
 /*
@@ -778,59 +729,62 @@ static int fsck_links_at(size_t n, aptix_reach_mark_fn cb, void *cb_payload,
 static void mark_reachable(struct fsck *f, int report_failed)
 {
 	aptix_reach_options o = APTIX_REACH_OPTIONS_INIT;
+	struct fsck_table *t = &f->t;
 	aptix_reach_why why;
 	aptix_reach *r;
 	size_t i;
 
 	if (f->verbose)
 		fprintf(stderr, "Checking connectivity (%zu objects)\n",
-			f->nobjs);
-	o.count = f->nobjs;
+			t->nobjs);
+	o.count = t->nobjs;
 	o.number = fsck_number;
 	o.links_at = fsck_links_at;
 	o.links_payload = f;
 	if (aptix_reach_new(&r, f->repo, &o) < 0)
 		die_aptix();
-	for (i = 0; i < f->nobjs; i++)
-		if ((f->objs[i].flags & F_FAILED) &&
-		    aptix_reach_add(r, &f->objs[i].id, APTIX_REACH_FAILED) < 0)
-			die_aptix();
-	for (i = 0; i < f->nobjs; i++)
-		if ((f->objs[i].flags & F_OTHERS) &&
-		    aptix_reach_add(r, &f->objs[i].id, APTIX_REACH_ADDED) < 0)
-			die_aptix();
+	add_roots(f, r, F_FAILED, APTIX_REACH_FAILED);
+	add_roots(f, r, F_OTHERS, APTIX_REACH_ADDED);
 	/* a ref that cannot be read was reported by check_refs() */
 	if (aptix_reach_compute(r) < 0 && !f->refs_incomplete) {
 		error("reachability: %s", aptix_error_last()->message);
 		f->errors++;
 	}
-	for (i = 0; i < f->nobjs; i++) {
+	for (i = 0; i < t->nobjs; i++) {
 		if (!aptix_reach_contains_at(r, i, &why))
 			continue;
-		f->objs[i].flags |= F_REACHABLE;
+		t->flags[i] |= F_REACHABLE;
 		if (report_failed && why == APTIX_REACH_FAILED &&
-		    (f->objs[i].flags & F_FAILED))
+		    (t->flags[i] & F_FAILED))
 			printf("failed session %s\n",
-			       aptix_oid_hex(&f->objs[i].id));
+			       aptix_oid_hex(fsck_id_kept(t, i)));
 	}
 	aptix_reach_free(r);
 }
 
+static int want_unreachable(const struct fsck_table *t, size_t n,
+			    void *payload)
+{
+	int all = *(const int *)payload;
+
+	return !(t->flags[n] & (F_REACHABLE | F_CORRUPT)) &&
+		(all || !(t->flags[n] & F_USED));
+}
+
+static void print_one(const struct fsck_table *t, size_t n,
+		      const aptix_oid *id, void *payload)
+{
+	printf("%s %s %s\n", *(const int *)payload ? "unreachable" :
+	       "dangling", type_name(t->types[n]), aptix_oid_hex(id));
+}
+
+/* Their ids found again by a walk of the headers (fsck-table.c). */
 static void print_unreachable(struct fsck *f, int all)
 {
-	size_t i;
-
-	for (i = 0; i < f->nobjs; i++) {
-		const struct obj *o = &f->objs[i];
-
-		if (o->flags & (F_REACHABLE | F_CORRUPT))
-			continue;
-		if (all)
-			printf("unreachable %s %s\n", type_name(o->type),
-			       aptix_oid_hex(&o->id));
-		else if (!(o->flags & F_USED))
-			printf("dangling %s %s\n", type_name(o->type),
-			       aptix_oid_hex(&o->id));
+	if (fsck_foreach_selected(&f->t, want_unreachable, print_one,
+				  &all) < 0) {
+		error_aptix();
+		f->errors++;
 	}
 }
 
@@ -1037,14 +991,14 @@ static void check_index(struct fsck *f, const struct ref_list *refs)
 		if (j < 0)
 			report(f, "index mismatch %s: indexed session does "
 			       "not exist", aptix_oid_hex(&ids.ids[i]));
-		else if (f->objs[j].type != APTIX_OBJ_BAD &&
-			 f->objs[j].type != APTIX_OBJ_SESSION)
+		else if (f->t.types[j] != APTIX_OBJ_BAD &&
+			 f->t.types[j] != APTIX_OBJ_SESSION)
 			report(f, "index mismatch %s: indexed session is a %s",
 			       aptix_oid_hex(&ids.ids[i]),
-			       type_name(f->objs[j].type));
+			       type_name(f->t.types[j]));
 		/* records made from the wrong content would only echo it */
 		else if (f->full && !f->mismatched &&
-			 f->objs[j].type == APTIX_OBJ_SESSION &&
+			 f->t.types[j] == APTIX_OBJ_SESSION &&
 			 (r = aptix_index_verify_chain(f->repo,
 						       &ids.ids[i])) != 0) {
 			if (r == 1 || r == 2)
@@ -1197,6 +1151,11 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 		usage_with_options(fsck_usage, options);
 	f.repo = repo;
 	f.odb = aptix_repo_odb(repo);
+	/* tests: keys that collide, ids out of order (fsck-table.c) */
+	if (getenv("APTIX_TEST_FSCK_KEY_BYTES"))
+		f.t.key_bytes = (unsigned)atoi(getenv(
+			"APTIX_TEST_FSCK_KEY_BYTES"));
+	f.t.force_unsorted = !!getenv("APTIX_TEST_FSCK_UNSORTED");
 	aptix_buf_init(&f.data, 0);
 
 	load_seen(&f);
@@ -1214,10 +1173,7 @@ int cmd_fsck(int argc, const char **argv, struct aptix_repo *repo)
 	for (i = 0; i < refs.n; i++)
 		aptix_ref_release(&refs.refs[i]);
 	free(refs.refs);
-	free(f.objs);
-	free(f.slots);
-	free(f.links);
-	free(f.start);
+	fsck_table_release(&f.t);
 	free(f.missing);
 	free(f.purged);
 	for (i = 0; i < f.nseen; i++)

@@ -677,12 +677,8 @@ static int claim_acquire(aptix_claims_backend *b, aptix_backend_txn *tx,
 	int r = kv_cas(KV_OF(b, claims), tx, APTIX_TABLE_RUNNING, conv, "",
 		       record);
 
-	if (r == APTIX_EMISMATCH) {
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' "
-				"is claimed", conv);
-		r = APTIX_EEXISTS;
-	}
-	return r;
+	return r == APTIX_EMISMATCH ? aptix__claim_error(APTIX_EEXISTS, conv) :
+		r;
 }
 
 /* "" would mean "absent" to kv_cas: a claim's record is never empty. */
@@ -696,17 +692,11 @@ static int claim_cas(aptix_claims_backend *b, aptix_backend_txn *tx,
 		return APTIX_EINVALID;
 	r = claim_lookup(&cur, b, tx, conv);
 	aptix_buf_release(&cur);
-	if (r == APTIX_ENOTFOUND)
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' "
-				"is not claimed", conv);
 	if (r < 0)
-		return r;
+		return r == APTIX_ENOTFOUND ? aptix__claim_error(r, conv) : r;
 	r = kv_cas(KV_OF(b, claims), tx, APTIX_TABLE_RUNNING, conv, old,
 		   record);
-	if (r == APTIX_EMISMATCH)
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "the claim on '%s' "
-				"changed hands", conv);
-	return r;
+	return r == APTIX_EMISMATCH ? aptix__claim_error(r, conv) : r;
 }
 
 APTIX__CLAIMS_CAS_SLOTS(claim_cas)

@@ -128,6 +128,21 @@ static long q_changed(const struct q *q)
 	return strtol(PQcmdTuples(q->res), NULL, 10);
 }
 
+/*
+ * q as a write, in tx or (NULL) a transaction of its own, then released;
+ * *changed (unless NULL) gets the rows it changed.
+ */
+static int write_q(struct pg *pg, aptix_backend_txn *tx, struct q *q,
+		   long *changed)
+{
+	int r = run_q(pg, tx, 1, q);
+
+	if (changed)
+		*changed = r == 0 ? q_changed(q) : -1;
+	q_release(q);
+	return r;
+}
+
 /* Column c of row 0 into out; ENOTFOUND when there is no row. */
 static int q_value(aptix_buf *out, struct q *q, int c, const char *what,
 		   const char *name)
@@ -228,15 +243,12 @@ static int pg_meta_put(aptix_backend_txn *tx, const char *key,
 		       const char *value)
 {
 	struct q q;
-	int r;
 
 	q_init(&q, "INSERT INTO aptix_meta (key, value) VALUES ($1, $2) "
 	       "ON CONFLICT (org, key) DO UPDATE SET value = EXCLUDED.value");
 	q_text(&q, key);
 	q_text(&q, value);
-	r = run_q((struct pg *)tx->backend, tx, 1, &q);
-	q_release(&q);
-	return r;
+	return write_q((struct pg *)tx->backend, tx, &q, NULL);
 }
 
 /* --- objects ------------------------------------------------------------ */
@@ -285,9 +297,7 @@ static int obj_write_stored(aptix_odb_backend *b, aptix_backend_txn *tx,
 	       "ON CONFLICT (org, id) DO NOTHING");
 	q_bytes(&q, id->id, APTIX_OID_RAWSZ);
 	q_bytes(&q, val, len);
-	r = run_q(PG_OF(b, odb), tx, 1, &q);
-	q_release(&q);
-	return r;
+	return write_q(PG_OF(b, odb), tx, &q, NULL);
 }
 
 static int obj_read(aptix_buf *out, aptix_otype *type, aptix_odb_backend *b,
@@ -568,8 +578,7 @@ static int obj_write_stored_many(aptix_odb_backend *b, aptix_backend_txn *tx,
 		       "ON CONFLICT (org, id) DO NOTHING");
 		q_bytes(&q, idarr.ptr, idarr.len);
 		q_bytes(&q, valarr.ptr, valarr.len);
-		r = run_q(PG_OF(b, odb), tx, 1, &q);
-		q_release(&q);
+		r = write_q(PG_OF(b, odb), tx, &q, NULL);
 		at += k;
 	}
 	aptix_buf_release(&idarr);
@@ -612,6 +621,17 @@ static int ref_lookup(aptix_buf *out, aptix_refdb_backend *b,
 	return get_one(out, PG_OF(b, refdb), tx, &q, "ref", name);
 }
 
+/*
+ * The parameters of a walk of refs or reflogs by prefix: $1 the prefix
+ * (NULL: all), $2 the row of the user's HEAD, which the walk names HEAD.
+ */
+static void q_prefix_head(struct q *q, aptix_refdb_backend *b,
+			  const char *prefix)
+{
+	q_text(q, prefix ? prefix : "");
+	q_text(q, head_row(b));
+}
+
 static int ref_iterate(aptix_refdb_backend *b, const char *prefix,
 		       aptix_backend_record_cb cb, void *payload)
 {
@@ -623,8 +643,7 @@ static int ref_iterate(aptix_refdb_backend *b, const char *prefix,
 	       "(NOT starts_with(name, 'HEAD@{') AND NOT (name = 'HEAD' AND "
 	       "EXISTS (SELECT 1 FROM aptix_refs h WHERE h.name = $2)))) "
 	       "ORDER BY n COLLATE \"C\"");
-	q_text(&q, prefix ? prefix : "");
-	q_text(&q, head_row(b));
+	q_prefix_head(&q, b, prefix);
 	return walk(PG_OF(b, refdb), &q, cb, payload);
 }
 
@@ -633,8 +652,9 @@ static int ref_reflog_append(aptix_refdb_backend *b, aptix_backend_txn *tx,
 {
 	const char *msg = e->message ? e->message : "";
 	struct q q;
-	int r;
 
+	if (!tx)
+		return APTIX_EINVALID;
 	q_init(&q, "INSERT INTO aptix_reflog (name, old_id, new_id, "
 	       "time_ms, message) VALUES ($1, $2, $3, $4::int8, $5)");
 	q_text(&q, row_of(b, name));
@@ -642,53 +662,39 @@ static int ref_reflog_append(aptix_refdb_backend *b, aptix_backend_txn *tx,
 	q_bytes(&q, e->new_id.id, APTIX_OID_RAWSZ);
 	q_int(&q, e->time_ms, 8);
 	q_bytes(&q, msg, strlen(msg));
-	r = tx ? run_q(PG_OF(b, refdb), tx, 1, &q) : APTIX_EINVALID;
-	q_release(&q);
-	return r;
+	return write_q(PG_OF(b, refdb), tx, &q, NULL);
 }
 
 /*
- * The same for the user's HEAD ($1 its row), compared with what HEAD
- * reads as: the user's row, else the org's of a store made before.
+ * The statement of a ref update: old NULL any, "" absent, else exact.
+ * The user's HEAD ($1 its row) is compared, when created or replaced,
+ * with what HEAD reads as: the user's row, else the org's of a store
+ * made before.
  */
-static const char *head_update_sql(const aptix_refdb_update *u)
+static const char *update_sql(const aptix_refdb_update *u)
 {
+	int head = is_head(u->name);
+
 	if (u->new_value && !u->old_value)
 		return "INSERT INTO aptix_refs (name, value) VALUES ($1, $2) "
 			"ON CONFLICT (org, name) DO UPDATE "
 			"SET value = EXCLUDED.value";
 	if (u->new_value && !*u->old_value)
-		return "INSERT INTO aptix_refs (name, value) SELECT $1, $2 "
+		return head ?
+			"INSERT INTO aptix_refs (name, value) SELECT $1, $2 "
 			"WHERE NOT EXISTS (SELECT 1 FROM aptix_refs WHERE "
 			"name = $1 OR name = 'HEAD') "
+			"ON CONFLICT (org, name) DO NOTHING" :
+			"INSERT INTO aptix_refs (name, value) VALUES ($1, $2) "
 			"ON CONFLICT (org, name) DO NOTHING";
 	if (u->new_value)
-		return "INSERT INTO aptix_refs (name, value) SELECT $1, $2 "
+		return head ?
+			"INSERT INTO aptix_refs (name, value) SELECT $1, $2 "
 			"WHERE (SELECT value FROM aptix_refs WHERE name = $1 "
 			"OR name = 'HEAD' ORDER BY name = $1 DESC LIMIT 1) = $3 "
 			"ON CONFLICT (org, name) DO UPDATE SET value = "
-			"EXCLUDED.value WHERE aptix_refs.value = $3";
-	if (!u->old_value)
-		return "DELETE FROM aptix_refs WHERE name = $1";
-	if (!*u->old_value)
-		return "SELECT 1 FROM aptix_refs WHERE name = $1 AND false";
-	return "DELETE FROM aptix_refs WHERE name = $1 AND value = $2";
-}
-
-/* The statement of a ref update: old NULL any, "" absent, else exact. */
-static const char *update_sql(const aptix_refdb_update *u)
-{
-	if (is_head(u->name))
-		return head_update_sql(u);
-	if (u->new_value && !u->old_value)
-		return "INSERT INTO aptix_refs (name, value) VALUES ($1, $2) "
-			"ON CONFLICT (org, name) DO UPDATE "
-			"SET value = EXCLUDED.value";
-	if (u->new_value && !*u->old_value)
-		return "INSERT INTO aptix_refs (name, value) VALUES ($1, $2) "
-			"ON CONFLICT (org, name) DO NOTHING";
-	if (u->new_value)
-		return "UPDATE aptix_refs SET value = $2 "
+			"EXCLUDED.value WHERE aptix_refs.value = $3" :
+			"UPDATE aptix_refs SET value = $2 "
 			"WHERE name = $1 AND value = $3";
 	if (!u->old_value)
 		return "DELETE FROM aptix_refs WHERE name = $1";
@@ -794,8 +800,7 @@ static int ref_reflog_iterate(aptix_refdb_backend *b, const char *prefix,
 	       "AS n FROM aptix_reflog) l WHERE starts_with(n, $1) AND "
 	       "(name = $2 OR NOT starts_with(name, 'HEAD@{')) "
 	       "ORDER BY n COLLATE \"C\", seq");
-	q_text(&q, prefix ? prefix : "");
-	q_text(&q, head_row(b));
+	q_prefix_head(&q, b, prefix);
 	if ((r = run_q(PG_OF(b, refdb), NULL, 0, &q)) == 0)
 		r = reflog_rows(&q, NULL, cb, payload);
 	q_release(&q);
@@ -924,8 +929,9 @@ static int index_put(aptix_index_backend *b, aptix_backend_txn *tx,
 {
 	struct aptix_pg_txn *pt = own_txn(tx);
 	struct q q;
-	int r;
 
+	if (!tx)
+		return APTIX_EINVALID;
 	if (pt)		/* written at the next flush: before COMMIT */
 		return aptix__pg_ixbuf_put(&pt->ix, (int)t, key, klen, val,
 					   vlen);
@@ -935,9 +941,7 @@ static int index_put(aptix_index_backend *b, aptix_backend_txn *tx,
 	q_int(&q, t, 2);
 	q_bytes(&q, key, klen);
 	q_bytes(&q, val, vlen);
-	r = tx ? run_q(PG_OF(b, index), tx, 1, &q) : APTIX_EINVALID;
-	q_release(&q);
-	return r;
+	return write_q(PG_OF(b, index), tx, &q, NULL);
 }
 
 static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
@@ -945,8 +949,11 @@ static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
 {
 	struct aptix_pg_txn *pt = own_txn(tx);
 	struct q q;
+	long n;
 	int r;
 
+	if (!tx)
+		return APTIX_EINVALID;
 	/* whether it was there counts what this transaction put too */
 	if (pt && (r = aptix__pg_ixbuf_flush(pt)) < 0)
 		return r;
@@ -954,13 +961,11 @@ static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
 	       "AND key = $2");
 	q_int(&q, t, 2);
 	q_bytes(&q, key, klen);
-	r = tx ? run_q(PG_OF(b, index), tx, 1, &q) : APTIX_EINVALID;
-	if (r == 0 && q_changed(&q) == 0) {
+	if ((r = write_q(PG_OF(b, index), tx, &q, &n)) == 0 && n == 0) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "index record not "
 				"found");
 		r = APTIX_ENOTFOUND;
 	}
-	q_release(&q);
 	return r;
 }
 
@@ -989,19 +994,17 @@ static int claim_acquire(aptix_claims_backend *b, aptix_backend_txn *tx,
 			 const char *conv, const char *record)
 {
 	struct q q;
+	long n;
 	int r;
 
+	if (!tx)
+		return APTIX_EINVALID;
 	q_init(&q, "INSERT INTO aptix_claims (conv, record) VALUES ($1, $2) "
 	       "ON CONFLICT (org, conv) DO NOTHING");
 	q_text(&q, conv);
 	q_text(&q, record);
-	r = tx ? run_q(PG_OF(b, claims), tx, 1, &q) : APTIX_EINVALID;
-	if (r == 0 && q_changed(&q) == 0) {
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' "
-				"is claimed", conv);
-		r = APTIX_EEXISTS;
-	}
-	q_release(&q);
+	if ((r = write_q(PG_OF(b, claims), tx, &q, &n)) == 0 && n == 0)
+		r = aptix__claim_error(APTIX_EEXISTS, conv);
 	return r;
 }
 
@@ -1025,14 +1028,8 @@ static int claim_cas(aptix_claims_backend *b, aptix_backend_txn *tx,
 	if ((r = run_q(PG_OF(b, claims), tx, 1, &q)) == 0 &&
 	    q_changed(&q) == 0) {
 		r = claim_lookup(&cur, b, tx, conv);
-		if (r == APTIX_ENOTFOUND)
-			aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation "
-					"'%s' is not claimed", conv);
-		if (r == 0) {
-			aptix_error_set(APTIX_ERROR_REPOSITORY, "the claim on "
-					"'%s' changed hands", conv);
-			r = APTIX_EMISMATCH;
-		}
+		if (r == APTIX_ENOTFOUND || r == 0)
+			r = aptix__claim_error(r ? r : APTIX_EMISMATCH, conv);
 	}
 	q_release(&q);
 	aptix_buf_release(&cur);

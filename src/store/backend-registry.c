@@ -165,6 +165,20 @@ static int write_one_fn(aptix_backend_txn *tx, void *payload)
 				     wo->val->len);
 }
 
+int aptix__claim_error(int r, const char *conv)
+{
+	if (r == APTIX_EEXISTS)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' "
+				"is claimed", conv);
+	else if (r == APTIX_ENOTFOUND)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "conversation '%s' "
+				"is not claimed", conv);
+	else if (r == APTIX_EMISMATCH)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the claim on '%s' "
+				"changed hands", conv);
+	return r;
+}
+
 int aptix__odb_write_encoded(aptix_backend *be, aptix_odb_backend *odb,
 			     const aptix_oid *id, const void *data, size_t len,
 			     aptix_otype type)

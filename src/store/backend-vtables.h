@@ -68,6 +68,14 @@ static int claim_release(aptix_claims_backend *b, aptix_backend_txn *tx, \
 }
 
 /*
+ * A claims backend's failure r with the message every backend gives:
+ * APTIX_EEXISTS, conv is claimed (acquire); APTIX_ENOTFOUND, it is not
+ * (replace, release); APTIX_EMISMATCH, the claim changed hands since it
+ * was read. Returns r.
+ */
+int aptix__claim_error(int r, const char *conv);
+
+/*
  * An object backend's write slot over its write_stored: data encoded
  * (objects-format.md, "Storage") and kept in a transaction of be's own.
  */

@@ -1142,10 +1142,7 @@ static int forget_one(struct forget *f, const aptix_oid *id)
 	if ((r = aptix_index__search_forget(tx, id)) == 0)
 		r = forget_conv(f, si.conversation);
 done:
-	if (r == APTIX_ENOTFOUND) {	/* not indexed: nothing to forget */
-		aptix_error_clear();
-		r = 0;
-	}
+	r = aptix__absent_ok(r);	/* not indexed: nothing to forget */
 	aptix_buf_release(&v);
 	return r;
 }
@@ -2151,12 +2148,9 @@ static int clear_table(struct rebuild *rb, aptix_backend_txn *tx,
 			r = 0;
 		for (i = 0, off = 0; i < rb->nkeys && !r;
 		     off += rb->klens[i++]) {
-			r = ix->del(ix, tx, t, rb->keys.ptr + off,
-				    rb->klens[i]);
-			if (r == APTIX_ENOTFOUND) {
-				aptix_error_clear();
-				r = 0;
-			}
+			r = aptix__absent_ok(ix->del(ix, tx, t,
+						     rb->keys.ptr + off,
+						     rb->klens[i]));
 		}
 	} while (!r && rb->nkeys == REBUILD_CLEAR_BATCH);
 	return r;
@@ -2383,10 +2377,7 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 					    APTIX_INDEX_IMPORTS,
 					    rb->stale.ptr + off,
 					    rb->stale_lens[i]);
-		if (r == APTIX_ENOTFOUND) {
-			aptix_error_clear();
-			r = 0;
-		}
+		r = aptix__absent_ok(r);
 	}
 	for (i = 0; i < rb->nents && !r; i++)
 		r = rebuild_one(rb, tx, &rb->ents[i].id);
@@ -2415,10 +2406,7 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 			r = aptix_index__conv_meta(tx, m->id, m->titled ?
 						   m->title : NULL,
 						   m->archived);
-		if (r == APTIX_ENOTFOUND) {	/* no session left */
-			aptix_error_clear();
-			r = 0;
-		}
+		r = aptix__absent_ok(r);	/* no session left */
 	}
 	if (!r)
 		r = aptix_index__recency_seal(tx);

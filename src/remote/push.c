@@ -57,10 +57,7 @@ static int remote_head(aptix_oid *out, aptix_remote *rem, const char *conv)
 	r = aptix_ref_read(&ref, rem->repo, name.ptr);
 	if (r == 0 && !ref.target)
 		*out = ref.oid;
-	if (r == APTIX_ENOTFOUND) {
-		aptix_error_clear();
-		r = 0;
-	}
+	r = aptix__absent_ok(r);
 	aptix_ref_release(&ref);
 	aptix_buf_release(&name);
 	return r;

@@ -59,6 +59,9 @@ int aptix__hash_reserve(void *pp, size_t *cap, size_t n, size_t size,
  * 0, 0 when APTIX_ENOTFOUND (its error cleared), r when another error.
  */
 int aptix__found(int r);
+/* The code r of a lookup with absence no failure: 0 when r is
+ * APTIX_ENOTFOUND (its error cleared), else r. */
+int aptix__absent_ok(int r);
 char *aptix__strdup(const char *s);
 char *aptix__strndup(const char *s, size_t n);
 /*

@@ -190,6 +190,14 @@ int aptix__found(int r)
 	return r < 0 ? r : 1;
 }
 
+int aptix__absent_ok(int r)
+{
+	if (r != APTIX_ENOTFOUND)
+		return r;
+	aptix_error_clear();
+	return 0;
+}
+
 char *aptix__strdup(const char *s)
 {
 	return s ? aptix__strndup(s, strlen(s)) : NULL;

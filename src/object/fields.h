@@ -56,4 +56,23 @@ json_t *aptix__object_parse_stored(const void *data, size_t len,
 /* Append the canonical bytes of o and a line feed; o is released. */
 int aptix__object_dump(aptix_buf *out, json_t *o);
 
+/* How to decode one kind of object into its struct. */
+struct aptix__object_kind {
+	const char *what;
+	int (*from_obj)(void *out, json_t *o, int strict);
+	void (*release)(void *out);
+};
+
+/*
+ * Decode stored canonical bytes (strict 0; trusted: not re-encoded,
+ * see aptix__object_parse_stored) or loose user input (strict 1) into
+ * out, initialised by the caller and released on failure. A failure
+ * of stored bytes is APTIX_ECORRUPT unless they are newer
+ * (APTIX_EVERSION) or memory ran out (APTIX_ERROR); of user input,
+ * APTIX_EINVALID or what from_obj says.
+ */
+int aptix__object_decode(void *out, const struct aptix__object_kind *k,
+			 const char *data, size_t len, int strict,
+			 int trusted);
+
 #endif

@@ -738,8 +738,9 @@ int aptix_turn_serialize(aptix_buf *out, const aptix_turn *t)
 	return dump_object(out, turn_to_json(t));
 }
 
-static int turn_from_obj(aptix_turn *t, json_t *o, int strict)
+static int turn_from_obj(void *out, json_t *o, int strict)
 {
+	aptix_turn *t = out;
 	static const char *const extra[] = {
 		"v", "status", "usage", "chunks", "files", "worktree", NULL
 	};
@@ -902,55 +903,58 @@ json_t *parse_stored(const void *data, size_t len,
 	return o;
 }
 
-static int turn_parse(aptix_turn *out, const void *data, size_t len,
-		      int trusted)
+int aptix__object_decode(void *out, const struct aptix__object_kind *k,
+			 const char *data, size_t len, int strict,
+			 int trusted)
 {
-	json_t *o = parse_stored(data, len, "turn", trusted);
+	json_t *o;
 	int r;
 
-	if (!o) {
-		aptix_turn_init(out);
-		return APTIX_ECORRUPT;
+	if (!strict) {
+		o = parse_stored(data, len, k->what, trusted);
+	} else if ((o = aptix_json_parse(data, len, k->what)) &&
+		   !json_is_object(o)) {
+		json_decref(o);
+		o = NULL;
+		aptix_error_set(APTIX_ERROR_OBJECT, "%s: input must be a JSON "
+				"object", k->what);
 	}
-	r = turn_from_obj(out, o, 0);
+	if (!o)
+		return strict ? APTIX_EINVALID : APTIX_ECORRUPT;
+	r = k->from_obj(out, o, strict);
 	json_decref(o);
-	if (r < 0) {
-		aptix_turn_release(out);
-		return r == APTIX_EVERSION || r == APTIX_ERROR ? r :
-			APTIX_ECORRUPT;
-	}
-	return 0;
+	if (r < 0)
+		k->release(out);
+	if (r < 0 && !strict && r != APTIX_EVERSION && r != APTIX_ERROR)
+		r = APTIX_ECORRUPT;
+	return r;
 }
+
+static void turn_release(void *out)
+{
+	aptix_turn_release(out);
+}
+
+static const struct aptix__object_kind turn_kind = {
+	"turn", turn_from_obj, turn_release
+};
 
 int aptix_turn_parse(aptix_turn *out, const void *data, size_t len)
 {
-	return turn_parse(out, data, len, 0);
+	aptix_turn_init(out);
+	return aptix__object_decode(out, &turn_kind, data, len, 0, 0);
 }
 
 int aptix__turn_parse_trusted(aptix_turn *out, const void *data, size_t len)
 {
-	return turn_parse(out, data, len, 1);
+	aptix_turn_init(out);
+	return aptix__object_decode(out, &turn_kind, data, len, 0, 1);
 }
 
 int aptix_turn_from_json(aptix_turn *out, const char *json, size_t len)
 {
-	json_t *o = aptix_json_parse(json, len, "turn");
-	int r;
-
 	aptix_turn_init(out);
-	if (!o)
-		return APTIX_EINVALID;
-	if (!json_is_object(o)) {
-		json_decref(o);
-		aptix_error_set(APTIX_ERROR_OBJECT,
-				"turn: input must be a JSON object");
-		return APTIX_EINVALID;
-	}
-	r = turn_from_obj(out, o, 1);
-	json_decref(o);
-	if (r < 0)
-		aptix_turn_release(out);
-	return r;
+	return aptix__object_decode(out, &turn_kind, json, len, 1, 0);
 }
 
 /* --- Sessions --------------------------------------------------------- */
@@ -1032,8 +1036,9 @@ int aptix_session_serialize(aptix_buf *out, const aptix_session *s)
 	return dump_object(out, session_to_json(s));
 }
 
-static int session_from_obj(aptix_session *s, json_t *o, int strict)
+static int session_from_obj(void *out, json_t *o, int strict)
 {
+	aptix_session *s = out;
 	static const char *const extra[] = {
 		"v", "status", "run_summary", "metadata", NULL
 	};
@@ -1103,56 +1108,32 @@ static int session_from_obj(aptix_session *s, json_t *o, int strict)
 	return validate_session(s);
 }
 
-static int session_parse(aptix_session *out, const void *data, size_t len,
-			 int trusted)
+static void session_release(void *out)
 {
-	json_t *o = parse_stored(data, len, "session", trusted);
-	int r;
-
-	if (!o) {
-		aptix_session_init(out);
-		return APTIX_ECORRUPT;
-	}
-	r = session_from_obj(out, o, 0);
-	json_decref(o);
-	if (r < 0) {
-		aptix_session_release(out);
-		return r == APTIX_EVERSION || r == APTIX_ERROR ? r :
-			APTIX_ECORRUPT;
-	}
-	return 0;
+	aptix_session_release(out);
 }
+
+static const struct aptix__object_kind session_kind = {
+	"session", session_from_obj, session_release
+};
 
 int aptix_session_parse(aptix_session *out, const void *data, size_t len)
 {
-	return session_parse(out, data, len, 0);
+	aptix_session_init(out);
+	return aptix__object_decode(out, &session_kind, data, len, 0, 0);
 }
 
 int aptix__session_parse_trusted(aptix_session *out, const void *data,
 				 size_t len)
 {
-	return session_parse(out, data, len, 1);
+	aptix_session_init(out);
+	return aptix__object_decode(out, &session_kind, data, len, 0, 1);
 }
 
 int aptix_session_from_json(aptix_session *out, const char *json, size_t len)
 {
-	json_t *o = aptix_json_parse(json, len, "session");
-	int r;
-
 	aptix_session_init(out);
-	if (!o)
-		return APTIX_EINVALID;
-	if (!json_is_object(o)) {
-		json_decref(o);
-		aptix_error_set(APTIX_ERROR_OBJECT,
-				"session: input must be a JSON object");
-		return APTIX_EINVALID;
-	}
-	r = session_from_obj(out, o, 1);
-	json_decref(o);
-	if (r < 0)
-		aptix_session_release(out);
-	return r;
+	return aptix__object_decode(out, &session_kind, json, len, 1, 0);
 }
 
 /* --- References between objects --------------------------------------- */

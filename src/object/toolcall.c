@@ -180,8 +180,9 @@ int aptix_tool_result_serialize(aptix_buf *out, const aptix_tool_result *t)
 	return aptix__object_dump(out, o);
 }
 
-static int call_from_obj(aptix_tool_call *c, json_t *o, int strict)
+static int call_from_obj(void *out, json_t *o, int strict)
 {
+	aptix_tool_call *c = out;
 	json_t *v;
 	int r;
 
@@ -219,8 +220,9 @@ static int result_status(aptix_tool_result *t, json_t *o)
 	return 0;
 }
 
-static int result_from_obj(aptix_tool_result *t, json_t *o, int strict)
+static int result_from_obj(void *out, json_t *o, int strict)
 {
+	aptix_tool_result *t = out;
 	json_t *v;
 	int r;
 
@@ -236,23 +238,6 @@ static int result_from_obj(aptix_tool_result *t, json_t *o, int strict)
 	return validate_result(t);
 }
 
-/* How to decode one kind of tool object into its struct. */
-struct kind {
-	const char *what;
-	int (*from_obj)(void *out, json_t *o, int strict);
-	void (*release)(void *out);
-};
-
-static int call_from(void *out, json_t *o, int strict)
-{
-	return call_from_obj(out, o, strict);
-}
-
-static int result_from(void *out, json_t *o, int strict)
-{
-	return result_from_obj(out, o, strict);
-}
-
 static void call_release(void *out)
 {
 	aptix_tool_call_release(out);
@@ -263,68 +248,39 @@ static void result_release(void *out)
 	aptix_tool_result_release(out);
 }
 
-static const struct kind call_kind = { "tool call", call_from,
-				       call_release };
-static const struct kind result_kind = { "tool result", result_from,
-					 result_release };
-
-/*
- * Decode stored canonical bytes (strict 0: corrupt unless newer or out
- * of memory) or loose user input (strict 1: APTIX_EINVALID); out was
- * initialised by the caller and is released on failure.
- */
-static int decode(void *out, const struct kind *k, const char *data,
-		  size_t len, int strict)
-{
-	json_t *o;
-	int r;
-
-	if (!strict) {
-		o = aptix__object_parse_stored(data, len, k->what, 0);
-	} else if ((o = aptix_json_parse(data, len, k->what)) &&
-		   !json_is_object(o)) {
-		json_decref(o);
-		o = NULL;
-		aptix_error_set(APTIX_ERROR_OBJECT, "%s: input must be a JSON "
-				"object", k->what);
-	}
-	if (!o)
-		return strict ? APTIX_EINVALID : APTIX_ECORRUPT;
-	r = k->from_obj(out, o, strict);
-	json_decref(o);
-	if (r < 0)
-		k->release(out);
-	if (r < 0 && !strict && r != APTIX_EVERSION && r != APTIX_ERROR)
-		r = APTIX_ECORRUPT;
-	return r;
-}
+static const struct aptix__object_kind call_kind = {
+	"tool call", call_from_obj, call_release
+};
+static const struct aptix__object_kind result_kind = {
+	"tool result", result_from_obj, result_release
+};
 
 int aptix_tool_call_parse(aptix_tool_call *out, const void *data,
 			  size_t len)
 {
 	aptix_tool_call_init(out);
-	return decode(out, &call_kind, data, len, 0);
+	return aptix__object_decode(out, &call_kind, data, len, 0, 0);
 }
 
 int aptix_tool_result_parse(aptix_tool_result *out, const void *data,
 			    size_t len)
 {
 	aptix_tool_result_init(out);
-	return decode(out, &result_kind, data, len, 0);
+	return aptix__object_decode(out, &result_kind, data, len, 0, 0);
 }
 
 int aptix_tool_call_from_json(aptix_tool_call *out, const char *json,
 			      size_t len)
 {
 	aptix_tool_call_init(out);
-	return decode(out, &call_kind, json, len, 1);
+	return aptix__object_decode(out, &call_kind, json, len, 1, 0);
 }
 
 int aptix_tool_result_from_json(aptix_tool_result *out, const char *json,
 				size_t len)
 {
 	aptix_tool_result_init(out);
-	return decode(out, &result_kind, json, len, 1);
+	return aptix__object_decode(out, &result_kind, json, len, 1, 0);
 }
 
 /* The index in v (n elements of size bytes) of the one whose string at

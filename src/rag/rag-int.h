@@ -141,6 +141,15 @@ int aptix_rag__manifest_decode(struct rag_manifest *m, const void *val,
 			       size_t len);
 void aptix_rag__manifest_release(struct rag_manifest *m);
 /*
+ * The manifest of op as indexed under s, its chunks' uuids in order
+ * (docnum 0). m owns m->c alone (free it, not the manifest): repo and
+ * path are s's and op's. 0, or APTIX_ERROR.
+ */
+struct rag_file_op;
+int aptix_rag__manifest_of(struct rag_manifest *m,
+			   const struct rag_settings *s,
+			   const struct rag_file_op *op);
+/*
  * Every manifest whose key starts with prefix (a namespace, or one and
  * the start of a path), decoded, in key order: fn may take m->path
  * (setting it NULL); m is released after it. fn's negative return ends

@@ -488,22 +488,15 @@ static int apply_op(struct apply *a, aptix_store_wtxn *w,
 		r = 0;		/* indexed meanwhile by someone else */
 		goto done;
 	}
-	m.lines = (unsigned)a->s->chunk_lines;
-	m.overlap = (unsigned)a->s->chunk_overlap;
-	memcpy(m.hash, op->hash, 32);
-	m.repo = a->s->repo_name;
-	m.path = op->path;
-	m.n = op->nchunks;
-	if ((m.n && !(m.c = aptix__calloc(m.n, sizeof(*m.c)))) ||
-	    (has_old && old.n && !(used = aptix__calloc(old.n, 1)))) {
+	if ((r = aptix_rag__manifest_of(&m, a->s, op)) < 0)
+		goto done;
+	if (has_old && old.n && !(used = aptix__calloc(old.n, 1))) {
 		r = APTIX_ERROR;
 		goto done;
 	}
-	r = 0;
 	for (i = 0; i < op->nchunks && r == 0; i++) {
 		int k = has_old ? find_old(&old, op->chunks[i].uuid, used) : -1;
 
-		memcpy(m.c[i].uuid, op->chunks[i].uuid, 16);
 		if (k >= 0) {
 			m.c[i].docnum = old.c[k].docnum;
 			continue;

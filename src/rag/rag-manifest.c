@@ -172,6 +172,26 @@ bad:
 	return r == -1 ? corrupt("a file record") : r;
 }
 
+int aptix_rag__manifest_of(struct rag_manifest *m,
+			   const struct rag_settings *s,
+			   const struct rag_file_op *op)
+{
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->lines = (unsigned)s->chunk_lines;
+	m->overlap = (unsigned)s->chunk_overlap;
+	memcpy(m->hash, op->hash, 32);
+	m->repo = s->repo_name;
+	m->path = op->path;
+	m->n = op->nchunks;
+	if (m->n && !(m->c = aptix__calloc(m->n, sizeof(*m->c))))
+		return APTIX_ERROR;
+	for (i = 0; i < m->n; i++)
+		memcpy(m->c[i].uuid, op->chunks[i].uuid, 16);
+	return 0;
+}
+
 void aptix_rag__manifest_release(struct rag_manifest *m)
 {
 	free(m->repo);

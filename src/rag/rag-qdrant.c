@@ -644,7 +644,7 @@ static int write_manifests(aptix_store_wtxn *w, void *payload)
 {
 	struct manifest_write *mw = payload;
 	aptix_store *s = aptix_store_of_wtxn(w);
-	size_t i, k;
+	size_t i;
 	int r = 0;
 
 	memset(&mw->c, 0, sizeof(mw->c));
@@ -665,17 +665,8 @@ static int write_manifests(aptix_store_wtxn *w, void *payload)
 			mw->c.files_removed++;
 			continue;
 		}
-		memset(&m, 0, sizeof(m));
-		m.lines = (unsigned)mw->s->chunk_lines;
-		m.overlap = (unsigned)mw->s->chunk_overlap;
-		memcpy(m.hash, op->hash, 32);
-		m.repo = mw->s->repo_name;
-		m.path = op->path;
-		m.n = op->nchunks;
-		if (m.n && !(m.c = aptix__calloc(m.n, sizeof(*m.c))))
+		if (aptix_rag__manifest_of(&m, mw->s, op) < 0)
 			return APTIX_ERROR;
-		for (k = 0; k < m.n; k++)
-			memcpy(m.c[k].uuid, op->chunks[k].uuid, 16);
 		r = aptix_rag__manifest_encode(&mw->val, &m);
 		free(m.c);
 		if (r == 0)

@@ -693,6 +693,12 @@ static const char *add_origin(aptix_config *cfg, const char *kind,
 	return s;
 }
 
+static void entry_release(struct entry *e)
+{
+	free(e->key);
+	free(e->value);
+}
+
 static int add_entry(aptix_config *cfg, const char *key, const char *value,
 		     const char *origin)
 {
@@ -706,8 +712,7 @@ static int add_entry(aptix_config *cfg, const char *key, const char *value,
 	e->value = aptix__strdup(value);
 	e->origin = origin;
 	if (!e->key || !e->value) {
-		free(e->key);
-		free(e->value);
+		entry_release(e);
 		return APTIX_ERROR;
 	}
 	cfg->nr++;
@@ -850,14 +855,10 @@ void aptix_config_free(aptix_config *cfg)
 
 	if (!cfg)
 		return;
-	for (i = 0; i < cfg->nr; i++) {
-		free(cfg->entries[i].key);
-		free(cfg->entries[i].value);
-	}
-	for (i = 0; i < cfg->norigins; i++)
-		free(cfg->origins[i]);
+	for (i = 0; i < cfg->nr; i++)
+		entry_release(&cfg->entries[i]);
 	free(cfg->entries);
-	free(cfg->origins);
+	aptix__strv_clear(&cfg->origins, &cfg->norigins);
 	free(cfg);
 }
 

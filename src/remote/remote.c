@@ -278,16 +278,20 @@ aptix_repo *aptix_remote_repo(aptix_remote *rem)
 
 /* --- results --------------------------------------------------------------- */
 
+static void update_release(aptix_xfer_update *u)
+{
+	free(u->conv);
+	free(u->dst);
+}
+
 void aptix_xfer_result_release(aptix_xfer_result *res)
 {
 	size_t i;
 
 	if (!res)
 		return;
-	for (i = 0; i < res->n; i++) {
-		free(res->updates[i].conv);
-		free(res->updates[i].dst);
-	}
+	for (i = 0; i < res->n; i++)
+		update_release(&res->updates[i]);
 	free(res->updates);
 	memset(res, 0, sizeof(*res));
 }
@@ -331,8 +335,7 @@ aptix_xfer_update *aptix__xfer_add(aptix_xfer_result *res, const char *conv,
 	u->conv = aptix__strdup(conv);
 	u->dst = aptix__strdup(dst);
 	if (!u->conv || !u->dst) {
-		free(u->conv);
-		free(u->dst);
+		update_release(u);
 		return NULL;
 	}
 	res->n++;

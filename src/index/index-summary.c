@@ -225,14 +225,18 @@ static int record_section(struct rsec *rs, const void *rec, size_t len)
 
 /* --- Lines in memory ------------------------------------------------- */
 
+static void group_release(struct rgroup *e)
+{
+	free(e->text);
+	free(e->ans);
+}
+
 static void groups_release(struct rgroups *g)
 {
 	size_t i;
 
-	for (i = 0; i < g->n; i++) {
-		free(g->v[i].text);
-		free(g->v[i].ans);
-	}
+	for (i = 0; i < g->n; i++)
+		group_release(&g->v[i]);
 	free(g->v);
 	memset(g, 0, sizeof(*g));
 }
@@ -262,8 +266,7 @@ static int groups_add(struct rgroups *g, uint32_t lo, uint32_t hi,
 	e->text = dupn(text, tlen);
 	e->ans = lo == hi && alen ? dupn(ans, alen) : NULL;
 	if (!e->text || (lo == hi && alen && !e->ans)) {
-		free(e->text);
-		free(e->ans);
+		group_release(e);
 		return APTIX_ERROR;
 	}
 	g->n++;
@@ -516,10 +519,8 @@ static int merge_at(struct rgroups *g, size_t i)
 	memcpy(t, a->text, la);
 	memcpy(t + la, " / ", 3);
 	memcpy(t + la + 3, b->text, lb + 1);
-	free(a->text);
-	free(a->ans);
-	free(b->text);
-	free(b->ans);
+	group_release(a);
+	group_release(b);
 	a->text = t;
 	a->ans = NULL;
 	a->hi = b->hi;

@@ -235,6 +235,7 @@ typedef struct lmdb_store {
 	uint64_t file_size;	/* data.mdb's size when last seen: atomic */
 	volatile int damaged;		/* a fault was contained: no writes */
 	struct aptix_store_wtxn *wtx;	/* the write running, in its thread */
+	uint64_t replaced_look;	/* when a read last looked (ms): atomic */
 } lmdb_store;
 
 struct aptix_store_wtxn {
@@ -603,6 +604,8 @@ static void reader_destroy(void *p)
 	struct reader *r = p;
 	lmdb_store *st = r->st;
 
+	/* not while store_reopen closes the environment of r->txn */
+	map_rdlock(r);
 	pthread_mutex_lock(&st->lock);
 	if (r->prev)
 		r->prev->next = r->next;
@@ -686,6 +689,34 @@ static int meta_check(lmdb_store *st)
 	return rc;
 }
 
+static int replaced_since_open(const lmdb_store *st);
+static int store_reopen(struct reader *r, int wait);
+
+/*
+ * A process that runs for long (a server) follows a compaction by
+ * another process (see store_reopen): its reads look for a replaced
+ * file at most once a second, and reopen it when no transaction is live
+ * in the process (else the next look does).
+ */
+static void reads_follow_compaction(struct reader *r)
+{
+	lmdb_store *st = r->st;
+	struct timespec ts;
+	uint64_t now, last;
+
+	if (r->held || st->readonly || st->compacted ||
+	    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) < 0)
+		return;
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	last = __atomic_load_n(&st->replaced_look, __ATOMIC_RELAXED);
+	if (now - last < 1000 ||
+	    !__atomic_compare_exchange_n(&st->replaced_look, &last, now, 0,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	if (replaced_since_open(st) && store_reopen(r, 0) < 0)
+		aptix_error_clear();	/* the old file still reads */
+}
+
 /* Begin (or renew) this thread's read transaction. */
 static int rtxn_begin(lmdb_store *st, struct reader **out)
 {
@@ -706,6 +737,7 @@ static int rtxn_begin(lmdb_store *st, struct reader **out)
 		r->live = 0;
 		map_rdunlock(r);
 	}
+	reads_follow_compaction(r);
 	for (;;) {
 		map_rdlock(r);
 		if (r->txn)
@@ -1515,11 +1547,15 @@ static int replaced_since_open(const lmdb_store *st)
 	struct stat sb;
 	int r;
 
-	if (!st->ino)
+	/* atomic: a read looks while another thread may reopen (env_switch) */
+	dev_t dev = __atomic_load_n(&st->dev, __ATOMIC_RELAXED);
+	ino_t ino = __atomic_load_n(&st->ino, __ATOMIC_RELAXED);
+
+	if (!ino)
 		return 0;
 	aptix_buf_printf(&path, "%s/data.mdb", st->dir);
 	r = !aptix_buf_oom(&path) && stat(path.ptr, &sb) == 0 &&
-		(sb.st_dev != st->dev || sb.st_ino != st->ino);
+		(sb.st_dev != dev || sb.st_ino != ino);
 	aptix_buf_release(&path);
 	return r;
 }
@@ -1589,6 +1625,12 @@ static int st_write(aptix_store *s, aptix_store_write_fn fn, void *payload)
 			mdb_txn_abort(w.txn);
 			guard_pop(&g);
 			map_rdunlock(r);
+			/* nothing written yet: write to the new file */
+			if ((ret = store_reopen(r, 1)) <= 0) {
+				if (ret == 0)
+					continue;
+				return ret;
+			}
 			aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write to "
 					"store '%s': another aptix command "
 					"compacted it after this one opened it; "
@@ -2282,6 +2324,128 @@ static int store_open(lmdb_store *st, unsigned flags, int has_file)
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "store '%s' is not "
 				"initialised and cannot be written", st->dir);
 	return r;
+}
+
+/* What store_reopen puts back when the new file cannot be opened. */
+struct env_state {
+	MDB_env *env;
+	MDB_dbi dbi[APTIX_TABLE__COUNT];
+	unsigned char absent[APTIX_TABLE__COUNT];
+	MDB_dbi values;
+	int values_absent;
+	dev_t dev;
+	ino_t ino;
+};
+
+static void env_state_save(struct env_state *e, const lmdb_store *st)
+{
+	e->env = st->env;
+	memcpy(e->dbi, st->dbi, sizeof(e->dbi));
+	memcpy(e->absent, st->absent, sizeof(e->absent));
+	e->values = st->values;
+	e->values_absent = st->values_absent;
+	e->dev = st->dev;
+	e->ino = st->ino;
+}
+
+static void env_state_restore(lmdb_store *st, const struct env_state *e)
+{
+	st->env = e->env;
+	memcpy(st->dbi, e->dbi, sizeof(st->dbi));
+	memcpy(st->absent, e->absent, sizeof(st->absent));
+	st->values = e->values;
+	st->values_absent = e->values_absent;
+	__atomic_store_n(&st->dev, e->dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->ino, e->ino, __ATOMIC_RELAXED);
+}
+
+/* Open the file data.mdb is now in place of st's (see store_reopen). */
+static int env_switch(lmdb_store *st)
+{
+	aptix_buf path = APTIX_BUF_INIT;
+	struct env_state old;
+	struct stat sb;
+	int rc, r;
+
+	if (aptix_buf_printf(&path, "%s/data.mdb", st->dir) < 0)
+		return APTIX_ERROR;
+	rc = stat(path.ptr, &sb);
+	aptix_buf_release(&path);
+	if (rc < 0) {
+		aptix_error_set_os("cannot open store '%s' again", st->dir);
+		return APTIX_ERROR;
+	}
+	env_state_save(&old, st);
+	st->env = NULL;
+	/* the registry finds the store by its file */
+	pthread_mutex_lock(&registry_lock);
+	__atomic_store_n(&st->dev, sb.st_dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->ino, sb.st_ino, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&registry_lock);
+	rc = env_open(st, 0);
+	r = rc ? lmdb_error(rc, "cannot open store again") : 0;
+	find_map(st);
+	if (r == 0 && (r = check_file(st)) == 0)
+		r = open_tables(st, 0);
+	if (r < 0) {
+		if (st->env)
+			mdb_env_close(st->env);
+		pthread_mutex_lock(&registry_lock);
+		env_state_restore(st, &old);
+		pthread_mutex_unlock(&registry_lock);
+		find_map(st);
+		refresh_file_size(st);
+		return r;
+	}
+	mdb_env_close(old.env);
+	if (st->lock_fd > 0)
+		close(st->lock_fd);	/* the old lock file's */
+	st->lock_fd = 0;
+	return 0;
+}
+
+/*
+ * Another process compacted the store after this one opened it (see
+ * replaced_since_open): the file this process reads is gone from the
+ * directory, and a write to it would be lost. The new file holds all
+ * the old one did (the compaction held the writer's lock from its copy
+ * to its rename), so the store opens it in place of the old one, once
+ * no transaction is live in the process (the map lock held for writing,
+ * as for a resize); the threads' next transactions read the new file.
+ * wait: wait for the other threads' transactions to end (a write), else
+ * give up when one is live (a read).
+ *
+ * @return 0 when the store reads the file data.mdb is now; 1 when it
+ *         cannot yet (a transaction of this thread is live, or of
+ *         another and !wait; the store is read-only or compacted it
+ *         itself); APTIX_ERROR when the new file does not open
+ */
+static int store_reopen(struct reader *r, int wait)
+{
+	lmdb_store *st = r->st;
+	struct reader *o;
+	int ret = 0;
+
+	if (r->held || st->readonly || st->compacted)
+		return 1;
+	if (wait)
+		pthread_rwlock_wrlock(&st->maplock);
+	else if (pthread_rwlock_trywrlock(&st->maplock))
+		return 1;
+	if (!replaced_since_open(st))
+		goto done;	/* another thread did */
+	/* the threads' read transactions are of the old environment */
+	pthread_mutex_lock(&st->lock);
+	for (o = st->readers; o; o = o->next)
+		if (o->txn) {
+			mdb_txn_abort(o->txn);
+			o->txn = NULL;
+		}
+	pthread_mutex_unlock(&st->lock);
+	ret = env_switch(st);
+done:
+	pthread_rwlock_unlock(&st->maplock);
+	return ret;
 }
 
 int aptix_store_lmdb_open(aptix_store **out, const char *dir, unsigned flags)

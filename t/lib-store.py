@@ -29,6 +29,10 @@ Usage: lib-store.py <store-dir> <command> [<args>]
   search-terms                 print the terms of the search index
                                (hex, one a line, in byte order): those
                                of "t" keys and those kept in blocks
+  search-df                    print the terms of the search index, in
+                               byte order, one a line: hex term, its df
+                               (the sessions holding it), and how many
+                               of its postings name a session indexed
   search-key-of <term>         print the key (hex) of the record that
                                holds the term: its "t" key or its block
   search-v1                    lay the search table out as a version 1
@@ -362,6 +366,42 @@ def search_terms(store):
     return sorted(out)
 
 
+def run_ordinals(posts, count=None):
+    """The ordinals of a run of (delta, tf) pairs."""
+    i, ord_, out = 0, 0, []
+    while (len(out) < count) if count is not None else (i < len(posts)):
+        d, i = get_varint(posts, i)
+        _, i = get_varint(posts, i)
+        ord_ += d
+        out.append(ord_)
+    return out
+
+
+def search_df(store):
+    """The terms of the search table in byte order: (term, its df, the
+    postings stored for it that name a session the index has)."""
+    records = table_records(store, "search")[1]
+    live = {k[1:5] for k, _ in records if k[:1] == b"o" and len(k) == 5}
+    sealed = {}
+    for k, v in records:
+        if k[:1] == b"c":
+            term = k[1:-5]
+            sealed.setdefault(term, []).extend(run_ordinals(v))
+    out = []
+    for k, v in records:
+        if k[:1] == b"t":
+            df, i = get_varint(v, 0)
+            _, i = get_varint(v, i)
+            n, i = get_varint(v, i)
+            ords = sealed.get(k[1:], []) + run_ordinals(v[i:], n)
+            out.append((k[1:], df, ords))
+        elif k[:1] == b"b":
+            out.extend((t, df, run_ordinals(p, df))
+                       for t, df, p in block_entries(k, v))
+    return sorted((t, df, sum(o.to_bytes(4, "big") in live for o in ords))
+                  for t, df, ords in out)
+
+
 def search_v1(store):
     """Lay the search table out as aptix before blocks did (state
     version 1): every term of a block under a "t" key of its own."""
@@ -664,6 +704,9 @@ def main(argv):
         for k, v in table_records(store, args[0])[1]:
             v = resolve(store, v, pieces)
             print(k.hex(), "-" if v is None else v.hex())
+    elif cmd == "search-df" and not args:
+        for t, df, n in search_df(store):
+            print(t.hex(), df, n)
     elif cmd == "search-terms" and not args:
         for t, _ in search_terms(store):
             print(t.hex())

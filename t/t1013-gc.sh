@@ -340,6 +340,101 @@ test_expect_success 'the index of what gc prunes goes in its write: as reindex m
 	test_cmp reindex-made gc-made
 '
 
+test_lazy_prereq STORE_EDIT '
+	python3 -c "import sys" &&
+	command -v mdb_dump && command -v mdb_load
+'
+
+# search_df <file>: the search index's terms, df and live postings
+# (t/lib-store.py search-df)
+search_df () {
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix search-df >"$1"
+}
+
+# many_sessions <n>: n sessions, each in a conversation of its own, as
+# objects (hash-object), their words common (in every session: sealed
+# runs), of a tenth (a key of their own), of a fortieth (blocks) and
+# unique; "conversation session" lines in "made"
+many_sessions () {
+	python3 - "$1" <<-\EOF
+	import hashlib, json, sys
+	n = int(sys.argv[1])
+	def canon(o):
+	    return (json.dumps(o, sort_keys=True, separators=(",", ":")) + "\n").encode()
+	def put(kind, i, data):
+	    p = "obj/%s-%d" % (kind, i)
+	    open(p, "wb").write(data)
+	    lists[kind].append(p)
+	    return hashlib.sha256(b"%s %d\0" % (kind.encode(), len(data)) + data).hexdigest()
+	lists = {"blob": [], "turn": [], "session": []}
+	made = open("made", "w")
+	t = 1600000000000
+	ut = dict.fromkeys(("cached_tokens", "input_tokens", "model_requests",
+	    "output_tokens", "reasoning_tokens", "total_tokens"), 0)
+	us = dict.fromkeys(("completion_tokens", "model_requests",
+	    "prompt_tokens", "total_tokens"), 0)
+	for i in range(n):
+	    conv = "0000%04x-beef-4000-8000-%012x" % (i, i)
+	    blob = put("blob", i, b"Instruction %d: explain the memory cache, "
+	               b"group%d pair%d uniq%05d\n" % (i, i % 10, i % 40, i))
+	    turn = put("turn", i, canon({"conversation": conv, "created_at": t + i,
+	        "instruction": blob, "seq": 1, "status": "completed",
+	        "status_at": t + i, "usage": ut, "v": 1}))
+	    s = put("session", i, canon({"conversation": conv, "created_at": t + i,
+	        "metadata": {"session_type": "agent"},
+	        "run_summary": {"duration_ms": 0, "usage": us},
+	        "status": "committed", "turn": turn, "v": 1}))
+	    made.write("%s %s\n" % (conv, s))
+	for k, v in lists.items():
+	    open(k, "w").write("".join(p + "\n" for p in v))
+	EOF
+}
+
+# word_views <file>: what log -S and search answer of many_sessions' words
+word_views () {
+	{
+		aptix log --all --format=%H -S memory | sort &&
+		aptix log --all --format=%H -S uniq00003 &&
+		aptix log --all --format=%H -S uniq00004 &&
+		for w in memory group3 pair7 uniq00003
+		do
+			aptix search --json -n 1000 $w || return 1
+		done
+	} >"$1"
+}
+
+test_expect_success STORE_EDIT 'gc takes the postings of what it prunes out of every word' '
+	aptix init -q words &&
+	cd words &&
+	mkdir obj &&
+	many_sessions 300 &&
+	for type in blob turn session
+	do
+		aptix hash-object -w -t $type --stdin-paths <$type >/dev/null ||
+		return 1
+	done &&
+	awk "NR % 3 == 1 { print \"create refs/conversations/\" \$1, \$2 }" made |
+	aptix update-ref --stdin &&
+	aptix reindex -q &&
+	search_df before &&
+	grep "^$(printf memory | od -An -tx1 | tr -d " \n") 300 300\$" before &&
+	aptix gc --prune=now --reflog-expire=now >out 2>err &&
+	grep "^pruned" err &&
+	aptix fsck --full &&
+	search_df gc-df &&
+	awk "\$2 != \$3 { print; bad = 1 } END { exit bad }" gc-df &&
+	grep "^$(printf memory | od -An -tx1 | tr -d " \n") 100 100\$" gc-df &&
+	word_views gc-made &&
+	aptix log --all --format=%H -S uniq00003 >uniq-hits &&
+	test_line_count = 1 uniq-hits &&
+	test -z "$(aptix log --all --format=%H -S uniq00004)" &&
+	aptix reindex -q &&
+	search_df reindex-df &&
+	test_cmp reindex-df gc-df &&
+	word_views reindex-made &&
+	test_cmp reindex-made gc-made
+'
+
 test_expect_success 'delete a conversation for good: delete, expire, gc' '
 	cd ws &&
 	aptix switch -c >/dev/null &&

@@ -1054,6 +1054,8 @@ struct forget {
 	size_t nkeys;
 	aptix_conv_info *convs;		/* records to count again */
 	size_t nconvs, aconvs;
+	uint32_t *ords;			/* their search ordinals */
+	size_t nords, aords;
 };
 
 static int child_key(const void *k, size_t kl, const void *v UNUSED,
@@ -1116,6 +1118,7 @@ static int forget_one(struct forget *f, const aptix_oid *id)
 	aptix_session_info si, pi;
 	aptix_buf v = APTIX_BUF_INIT;
 	unsigned char key[72];
+	uint32_t ord = UINT32_MAX;
 	int r = aptix_index__wget_record(&v, tx, id->id);
 
 	if (r < 0 || (r = decode_session(&si, id, v.ptr, v.len)) < 0)
@@ -1139,7 +1142,15 @@ static int forget_one(struct forget *f, const aptix_oid *id)
 			goto done;
 	}
 	aptix_error_clear();
-	if ((r = aptix_index__search_forget(tx, id)) == 0)
+	if ((r = aptix_index__search_forget(tx, id, &ord)) == 0 &&
+	    ord != UINT32_MAX) {
+		if (aptix__grow(&f->ords, &f->aords, f->nords,
+				sizeof(*f->ords), 64) < 0)
+			r = APTIX_ERROR;
+		else
+			f->ords[f->nords++] = ord;
+	}
+	if (r == 0)
 		r = forget_conv(f, si.conversation);
 done:
 	r = aptix__absent_ok(r);	/* not indexed: nothing to forget */
@@ -1248,8 +1259,12 @@ int aptix_index__forget_sessions(aptix_backend_txn *tx, const aptix_oid *ids,
 		r = forget_one(&f, &ids[i]);
 	if (!r)
 		r = recount_convs(&f);
+	/* their words: no posting names a session gone */
+	if (!r)
+		r = aptix_index__search_drop(tx, f.ords, f.nords);
 	aptix_buf_release(&f.keys);
 	free(f.convs);
+	free(f.ords);
 	return r;
 }
 

@@ -283,7 +283,18 @@ int aptix_index__search_prepare(aptix__terms *out,
 int aptix_index__search_apply(aptix_backend_txn *tx,
 			      struct aptix_index_session_op *const *ops,
 			      size_t n);
-/* Inside a write: session id goes from the search index (gc). */
-int aptix_index__search_forget(aptix_backend_txn *tx, const aptix_oid *id);
+/*
+ * Inside a write: session id goes from the search index (gc); its
+ * ordinal to *ord (UINT32_MAX: it was not indexed).
+ */
+int aptix_index__search_forget(aptix_backend_txn *tx, const aptix_oid *id,
+			       uint32_t *ord);
+/*
+ * Inside a write, after aptix_index__search_forget: the postings of the
+ * n ordinals ords go from every word's list (runs, blocks, open runs),
+ * and the words left with none.
+ */
+int aptix_index__search_drop(aptix_backend_txn *tx, const uint32_t *ords,
+			     size_t n);
 
 #endif

@@ -801,10 +801,11 @@ static int skew_done(aptix_index_backend *ix, aptix_backend_txn *tx,
 
 /*
  * Inside a write: session id goes (gc). Its ordinal's keys go and the
- * state stops counting it; its postings stay until reindex, naming an
- * ordinal with no "o" key, which readers skip.
+ * state stops counting it; its ordinal to *ord (UINT32_MAX: it had
+ * none), whose postings aptix_index__search_drop takes out.
  */
-int aptix_index__search_forget(aptix_backend_txn *tx, const aptix_oid *id)
+int aptix_index__search_forget(aptix_backend_txn *tx, const aptix_oid *id,
+			       uint32_t *ord_out)
 {
 	aptix_index_backend *ix = tx->backend->index;
 	unsigned char key[33];
@@ -815,6 +816,7 @@ int aptix_index__search_forget(aptix_backend_txn *tx, const aptix_oid *id)
 	uint32_t ord;
 	int r = is_indexed(ix, tx, id, &ord), had;
 
+	*ord_out = r > 0 ? ord : UINT32_MAX;
 	key[0] = 'i';
 	memcpy(key + 1, id->id, 32);
 	if (r <= 0 || (r = ix->del(ix, tx, APTIX_INDEX_SEARCH, key, 33)) < 0)
@@ -854,6 +856,316 @@ done:
 		r = 0;
 	}
 	aptix_buf_release(&v);
+	return r;
+}
+
+/* --- the postings of sessions gone (gc) ---------------------------------- */
+
+/*
+ * What a drop changes, as it walks the table backwards: the changes are
+ * applied when DROP_CHUNK bytes of them are pending (the walk stops and
+ * resumes at the first record it has not looked at: a record changed
+ * only ever moves to a greater key), and where sealed runs lost
+ * postings, by term (in the walk's order, descending), so that the
+ * term's "t" record, walked after them, counts them off its df.
+ */
+#define DROP_CHUNK (8u << 20)
+
+struct drop {
+	aptix_index_backend *ix;
+	aptix_backend_txn *tx;
+	unsigned char *bits;		/* the ordinals gone */
+	uint32_t nbits;
+	aptix_buf ops;			/* 'd'|'p', be32 klen, key[, be32, val] */
+	aptix_buf sealed;		/* be32 tlen, term, be64 dropped */
+	size_t sealed_last;		/* its last term's (SIZE_MAX: none) */
+	size_t sealed_pos;		/* the next term the "t" walk meets */
+	int opens;			/* the "t" walk (else the runs') */
+	aptix_buf resume;		/* the first record not looked at */
+	int more;
+	struct block b;			/* a block being filtered */
+	aptix_buf k, v;
+};
+
+static int gone(const struct drop *d, uint32_t ord)
+{
+	return ord < d->nbits && (d->bits[ord >> 3] & (1u << (ord & 7)));
+}
+
+/* Take the postings of the sessions gone out of v; how many went. */
+static size_t drop_posts(const struct drop *d, struct post *v, size_t *n)
+{
+	size_t i, j = 0, n0 = *n;
+
+	for (i = 0; i < n0; i++)
+		if (!gone(d, v[i].ord))
+			v[j++] = v[i];
+	*n = j;
+	return n0 - j;
+}
+
+static void drop_op(struct drop *d, const void *key, size_t klen,
+		    const aptix_buf *val)
+{
+	unsigned char be[4];
+
+	aptix_buf_putc(&d->ops, val ? 'p' : 'd');
+	aptix__put_be32(be, (uint32_t)klen);
+	aptix_buf_put(&d->ops, be, 4);
+	aptix_buf_put(&d->ops, key, klen);
+	if (val) {
+		aptix__put_be32(be, (uint32_t)val->len);
+		aptix_buf_put(&d->ops, be, 4);
+		aptix_buf_put(&d->ops, val->ptr, val->len);
+	}
+}
+
+/* A sealed run: what is left of it, under its first ordinal. */
+static int drop_sealed(struct drop *d, const unsigned char *key, size_t klen,
+		       const void *val, size_t vlen)
+{
+	const unsigned char *last;
+	unsigned char be[8];
+	struct post *v = NULL;
+	size_t n = 0, alloc = 0, dropped, tlen = klen - 6, at;
+	int r;
+
+	if (klen < 6 || key[klen - 5])
+		return 0;	/* not a run's key: fsck's business */
+	r = decode_run(&v, &n, &alloc, val, (const unsigned char *)val + vlen,
+		       UINT64_MAX);
+	if (r < 0 || !(dropped = drop_posts(d, v, &n)))
+		goto done;
+	drop_op(d, key, klen, NULL);
+	if (n) {
+		aptix_buf_set(&d->k, key, klen - 4);
+		aptix__put_be32(be, v[0].ord);
+		aptix_buf_put(&d->k, be, 4);
+		aptix_buf_clear(&d->v);
+		encode_run(&d->v, v, n);
+		drop_op(d, d->k.ptr, d->k.len, &d->v);
+	}
+	/* one count per term: its runs are walked one after the other */
+	at = d->sealed.len;
+	if (d->sealed_last < at) {
+		last = (const unsigned char *)d->sealed.ptr + d->sealed_last;
+		if (aptix__get_be32(last) == tlen &&
+		    !memcmp(last + 4, key + 1, tlen)) {
+			aptix__put_be64(be, aptix__get_be64(last + 4 + tlen) +
+					dropped);
+			memcpy((unsigned char *)d->sealed.ptr + d->sealed_last +
+			       4 + tlen, be, 8);
+			goto done;
+		}
+	}
+	d->sealed_last = at;
+	aptix__put_be32(be, (uint32_t)tlen);
+	aptix_buf_put(&d->sealed, be, 4);
+	aptix_buf_put(&d->sealed, key + 1, tlen);
+	aptix__put_be64(be, dropped);
+	aptix_buf_put(&d->sealed, be, 8);
+done:
+	free(v);
+	return r < 0 ? r : aptix_buf_oom(&d->sealed) ? APTIX_ERROR : 0;
+}
+
+/* A block: its entries without the postings gone, under its first term. */
+static int drop_block(struct drop *d, const void *key, size_t klen,
+		      const void *val, size_t vlen)
+{
+	struct block *b = &d->b;
+	size_t i, j = 0, dropped = 0;
+	int r;
+
+	block_clear(b);
+	if ((r = block_walk(key, klen, val, vlen, load_entry, b)) < 0)
+		return r;
+	for (i = 0; i < b->n; i++) {
+		dropped += drop_posts(d, b->e[i].v, &b->e[i].n);
+		if (b->e[i].n)
+			b->e[j++] = b->e[i];
+		else {
+			free(b->e[i].term);
+			free(b->e[i].v);
+		}
+	}
+	b->n = j;
+	if (!dropped)
+		return 0;
+	aptix_buf_clear(&d->v);
+	for (i = 0; i < b->n; i++)
+		put_entry(&d->v, &b->e[i], i ? &b->e[i - 1] : NULL);
+	if (b->n && (r = term_key(&d->k, 'b', b->e[0].term,
+				   b->e[0].tlen)) < 0)
+		return r;
+	if (!b->n || d->k.len != klen || memcmp(d->k.ptr, key, klen))
+		drop_op(d, key, klen, NULL);
+	if (b->n)
+		drop_op(d, d->k.ptr, d->k.len, &d->v);
+	return 0;
+}
+
+/* A term's open run: its pairs gone, its df less those of its runs. */
+static int drop_open(struct drop *d, const unsigned char *key, size_t klen,
+		     const void *val, size_t vlen)
+{
+	const unsigned char *q = NULL;
+	struct open_run o;
+	uint64_t dropped;
+	size_t tlen = klen - 1;
+	int r, c = 1;
+
+	memset(&o, 0, sizeof(o));
+	if ((r = open_decode(&o, val, vlen)) < 0)
+		goto done;
+	dropped = drop_posts(d, o.v, &o.n);
+	/* the counts of the sealed runs, greater terms first */
+	for (; d->sealed_pos < d->sealed.len; d->sealed_pos += 12 +
+	     aptix__get_be32(q)) {
+		q = (const unsigned char *)d->sealed.ptr + d->sealed_pos;
+		c = term_cmp((const char *)q + 4, aptix__get_be32(q),
+			     (const char *)key + 1, tlen);
+		if (c <= 0)
+			break;
+	}
+	if (c == 0)
+		dropped += aptix__get_be64(q + 4 + tlen);
+	if (!dropped)
+		goto done;
+	o.df = o.df > dropped + o.n ? o.df - dropped : o.n;
+	if (!o.df) {
+		drop_op(d, key, klen, NULL);
+		goto done;
+	}
+	aptix_buf_clear(&d->v);
+	aptix__put_varint(&d->v, o.df);
+	aptix__put_varint(&d->v, o.last);
+	aptix__put_varint(&d->v, o.n);
+	encode_run(&d->v, o.v, o.n);
+	drop_op(d, key, klen, &d->v);
+done:
+	free(o.v);
+	return r;
+}
+
+static int drop_cb(const void *key, size_t klen, const void *val,
+		   size_t vlen, void *payload)
+{
+	struct drop *d = payload;
+	const unsigned char *k = key;
+	int r;
+
+	/* the first walk: the runs and the blocks; the second: "t" */
+	if (!klen || (d->opens ? k[0] != 't' : k[0] != 'c' && k[0] != 'b'))
+		return APTIX_ITEROVER;
+	if (d->ops.len >= DROP_CHUNK) {
+		d->more = 1;
+		aptix_buf_set(&d->resume, key, klen);
+		return APTIX_ITEROVER;
+	}
+	if (k[0] == 'c')
+		r = drop_sealed(d, k, klen, val, vlen);
+	else if (k[0] == 'b')
+		r = drop_block(d, key, klen, val, vlen);
+	else
+		r = drop_open(d, k, klen, val, vlen);
+	if (r == APTIX_ECORRUPT) {
+		aptix_error_clear();	/* fsck's business */
+		r = 0;
+	}
+	return r < 0 ? r : aptix_buf_oom(&d->ops) ? APTIX_ERROR : 0;
+}
+
+static int drop_apply(struct drop *d)
+{
+	const unsigned char *p = (const unsigned char *)d->ops.ptr;
+	const unsigned char *end = p + d->ops.len;
+	size_t klen, vlen;
+	int r = 0;
+
+	while (r == 0 && p < end) {
+		klen = aptix__get_be32(p + 1);
+		if (p[0] == 'd') {
+			r = d->ix->del(d->ix, d->tx, APTIX_INDEX_SEARCH, p + 5,
+				       klen);
+			if (r == APTIX_ENOTFOUND) {
+				aptix_error_clear();
+				r = 0;
+			}
+			p += 5 + klen;
+			continue;
+		}
+		vlen = aptix__get_be32(p + 5 + klen);
+		r = d->ix->put(d->ix, d->tx, APTIX_INDEX_SEARCH, p + 5, klen,
+			       p + 9 + klen, vlen);
+		p += 9 + klen + vlen;
+	}
+	aptix_buf_clear(&d->ops);
+	return r;
+}
+
+/* One walk backwards from start (NULL: the last key), in chunks. */
+static int drop_walk(struct drop *d, const char *start, size_t slen)
+{
+	int r;
+
+	aptix_buf_clear(&d->resume);
+	if (start)
+		aptix_buf_set(&d->resume, start, slen);
+	do {
+		d->more = 0;
+		r = d->ix->iterate(d->ix, d->tx, APTIX_INDEX_SEARCH,
+				   d->resume.len ? d->resume.ptr : NULL,
+				   d->resume.len, APTIX_INDEX_ITER_REVERSE,
+				   drop_cb, d);
+		if (r == APTIX_ITEROVER)
+			r = 0;
+		if (r == 0)
+			r = aptix_buf_oom(&d->resume) ? APTIX_ERROR :
+				drop_apply(d);
+	} while (r == 0 && d->more);
+	return r;
+}
+
+int aptix_index__search_drop(aptix_backend_txn *tx, const uint32_t *ords,
+			     size_t n)
+{
+	struct drop d;
+	uint32_t max = 0;
+	size_t i;
+	int r;
+
+	if (!n)
+		return 0;
+	memset(&d, 0, sizeof(d));
+	d.ix = tx->backend->index;
+	d.tx = tx;
+	for (i = 0; i < n; i++)
+		max = ords[i] > max ? ords[i] : max;
+	d.nbits = max + 1;
+	if (!(d.bits = aptix__calloc((size_t)max / 8 + 1, 1)))
+		return APTIX_ERROR;
+	for (i = 0; i < n; i++)
+		d.bits[ords[i] >> 3] |= (unsigned char)(1u << (ords[i] & 7));
+	aptix_buf_init(&d.ops, 0);
+	aptix_buf_init(&d.sealed, 0);
+	aptix_buf_init(&d.resume, 0);
+	aptix_buf_init(&d.b.key, 0);
+	aptix_buf_init(&d.k, 0);
+	aptix_buf_init(&d.v, 0);
+	/* "d": just past the sealed runs, which come after the blocks */
+	d.sealed_last = SIZE_MAX;
+	r = drop_walk(&d, "d", 1);
+	d.opens = 1;
+	if (r == 0)
+		r = drop_walk(&d, NULL, 0);
+	free(d.bits);
+	aptix_buf_release(&d.ops);
+	aptix_buf_release(&d.sealed);
+	aptix_buf_release(&d.resume);
+	block_release(&d.b);
+	aptix_buf_release(&d.k);
+	aptix_buf_release(&d.v);
 	return r;
 }
 

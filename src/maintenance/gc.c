@@ -10,8 +10,8 @@
  * turn still running holds a claim, a root), deletes, and tells what
  * went once the write is durable. The index records of the sessions
  * that go are deleted in the same write (aptix_index__forget_sessions),
- * their words in a second (the search index alone is rebuilt), then
- * the file is compacted when no other process has it open.
+ * their postings under every word with them, then the file is
+ * compacted when no other process has it open.
  */
 #include "util/common.h"
 #include "repo/repo.h"
@@ -24,7 +24,6 @@
 #include "aptix/odb.h"
 #include "aptix/oidmap.h"
 #include "aptix/reach.h"
-#include "aptix/search.h"
 
 struct victim {
 	aptix_oid id;
@@ -416,13 +415,6 @@ int aptix_gc(aptix_gc_stats *out, aptix_repo *repo, const aptix_gc_options *o)
 		goto done;
 	tell(&p, out);
 	if (o->dry_run)
-		goto done;
-	/*
-	 * The words of the sessions that went: their postings name them
-	 * under each word's key (readers skip them since the write), and
-	 * no word of a deleted session stays in the file.
-	 */
-	if (p.ngone && (r = aptix_search_rebuild(repo, NULL)) < 0)
 		goto done;
 	if (!o->no_compact && (r = compact(&p, out)) < 0)
 		goto done;

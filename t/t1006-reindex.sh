@@ -300,6 +300,48 @@ test_expect_success STRACE_INJECT 'a write waiting while reindex compacts is not
 	aptix -C racing fsck >/dev/null
 '
 
+# wait_for_copy <dir>: until the compaction's copy is in place
+wait_for_copy () {
+	i=0 &&
+	while test_path_is_missing "$1"/.aptix/compact.tmp/data.mdb \
+		2>/dev/null && test $i -lt 200
+	do
+		sleep 0.05 && i=$((i + 1)) || return 1
+	done &&
+	test_path_is_file "$1"/.aptix/compact.tmp/data.mdb
+}
+
+test_expect_success STRACE_INJECT 'the copy of a running compaction stays while others open the store' '
+	cp -R big running &&
+	compact_slowly running &&
+	test_when_finished "kill $pid 2>/dev/null; true" &&
+	wait_for_copy running &&
+	# one quick command: the copy waits 3 s for its rename
+	aptix -C running log --all -n 1 --format=%H >/dev/null &&
+	test_path_is_file running/.aptix/compact.tmp/data.mdb &&
+	wait $pid &&
+	test_must_be_empty reindex.err &&
+	test_path_is_missing running/.aptix/compact.tmp
+'
+
+test_expect_success STRACE_INJECT 'the copy of a compaction killed midway goes at the next open' '
+	cp -R big dead &&
+	compact_slowly dead &&
+	test_when_finished "kill $pid 2>/dev/null; true" &&
+	wait_for_copy dead &&
+	# the reindex under strace: killed where it waits to rename its copy
+	kill -9 $(ps -o pid= --ppid $pid) &&
+	{ wait $pid || :; } &&
+	test_path_is_file dead/.aptix/compact.tmp/data.mdb &&
+	(
+		cd dead &&
+		aptix log --all --format=%H | sort >got &&
+		test_cmp ../big-expect got &&
+		test_path_is_missing .aptix/compact.tmp &&
+		fsck_clean
+	)
+'
+
 test_expect_success 'usage errors' '
 	test_expect_code 129 aptix reindex extra &&
 	test_expect_code 129 aptix reindex --no-such-option

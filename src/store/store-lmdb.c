@@ -1924,7 +1924,7 @@ static int fsync_path(const char *path, int flags)
  * next to it. A file with another hard link is refused: the other name
  * would keep the old bytes.
  */
-static int compact_target(aptix_buf *target, aptix_buf *tmp, const char *dir)
+static int compact_paths(aptix_buf *target, aptix_buf *tmp, const char *dir)
 {
 	aptix_buf data = APTIX_BUF_INIT;
 	struct stat st;
@@ -1947,9 +1947,23 @@ static int compact_target(aptix_buf *target, aptix_buf *tmp, const char *dir)
 		aptix_buf_puts(target, data.ptr);
 		aptix_buf_printf(tmp, "%s/compact.tmp", dir);
 	}
-	if (aptix_buf_oom(target) || aptix_buf_oom(tmp)) {
+	if (aptix_buf_oom(target) || aptix_buf_oom(tmp))
 		r = aptix_error_oom();
-	} else if (stat(target->ptr, &st) < 0) {
+done:
+	free(real);
+	aptix_buf_release(&data);
+	return r;
+}
+
+/* compact_paths, and a target compaction can replace. */
+static int compact_target(aptix_buf *target, aptix_buf *tmp, const char *dir)
+{
+	struct stat st;
+	int r = compact_paths(target, tmp, dir);
+
+	if (r < 0)
+		return r;
+	if (stat(target->ptr, &st) < 0) {
 		aptix_error_set_os("cannot compact store: '%s'", target->ptr);
 		r = APTIX_ERROR;
 	} else if (st.st_nlink > 1) {
@@ -1960,10 +1974,34 @@ static int compact_target(aptix_buf *target, aptix_buf *tmp, const char *dir)
 				(unsigned long)st.st_nlink);
 		r = APTIX_ERROR;
 	}
-done:
-	free(real);
-	aptix_buf_release(&data);
 	return r;
+}
+
+/*
+ * A compaction that died (killed, the machine down) leaves its copy, as
+ * large as the store, in its scratch directory: it goes when the store
+ * is next opened for writing, unless another process has the store
+ * open (a compaction has it open from its start to its end, and none
+ * starts while this process has it open).
+ */
+static void drop_dead_copy(lmdb_store *st)
+{
+	aptix_buf target = APTIX_BUF_INIT, tmp = APTIX_BUF_INIT;
+	aptix_buf file = APTIX_BUF_INIT;
+	struct stat sb;
+	long pid;
+
+	if (compact_paths(&target, &tmp, st->dir) == 0 &&
+	    lstat(tmp.ptr, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	    !other_process(st, &pid) &&
+	    aptix_buf_printf(&file, "%s/data.mdb", tmp.ptr) == 0) {
+		unlink(file.ptr);
+		rmdir(tmp.ptr);
+	}
+	aptix_error_clear();
+	aptix_buf_release(&target);
+	aptix_buf_release(&tmp);
+	aptix_buf_release(&file);
 }
 
 /* Copy the environment, compacted, over target (tmp: scratch dir). */
@@ -2323,6 +2361,8 @@ static int store_open(lmdb_store *st, unsigned flags, int has_file)
 	else if (r == APTIX_ENOTFOUND)
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "store '%s' is not "
 				"initialised and cannot be written", st->dir);
+	if (r == 0 && !st->readonly)
+		drop_dead_copy(st);
 	return r;
 }
 

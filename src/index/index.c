@@ -36,6 +36,7 @@
  * for byte, with examples that t1000 checks: change it with the layout.
  */
 #include "util/common.h"
+#include "util/tokens.h"
 #include "repo/repo.h"
 #include "index/index.h"
 #include "aptix/index.h"
@@ -1054,6 +1055,7 @@ struct forget {
 	size_t nkeys;
 	aptix_conv_info *convs;		/* records to count again */
 	size_t nconvs, aconvs;
+	struct aptix__smap byconv;	/* conversation -> index in convs + 1 */
 	uint32_t *ords;			/* their search ordinals */
 	size_t nords, aords;
 };
@@ -1094,19 +1096,20 @@ static int forget_children(struct forget *f)
 /* Its conversation's record is counted again (when it has one). */
 static int forget_conv(struct forget *f, const char *conv)
 {
+	struct aptix__smap_ent *e;
 	aptix_conv_info ci;
-	size_t i;
 	int r, exists;
 
-	for (i = 0; i < f->nconvs; i++)
-		if (!strcmp(f->convs[i].id, conv))
-			return 0;
+	if (aptix__smap_find(&f->byconv, conv, strlen(conv)))
+		return 0;
 	if ((r = conv_load(&ci, f->tx, conv, &exists)) < 0 || !exists)
 		return r;
 	if (aptix__grow(&f->convs, &f->aconvs, f->nconvs, sizeof(*f->convs),
-			8) < 0)
+			8) < 0 ||
+	    !(e = aptix__smap_get(&f->byconv, conv, strlen(conv))))
 		return APTIX_ERROR;
 	f->convs[f->nconvs++] = ci;
+	e->val = (uint32_t)f->nconvs;
 	return 0;
 }
 
@@ -1182,9 +1185,9 @@ static int recount_cb(const void *k, size_t kl, const void *v, size_t vl,
 		      void *p)
 {
 	struct forget *f = p;
+	const struct aptix__smap_ent *e;
 	aptix_session_info si;
 	aptix_oid id;
-	size_t i;
 
 	if (kl != 40)
 		return 0;
@@ -1193,11 +1196,10 @@ static int recount_cb(const void *k, size_t kl, const void *v, size_t vl,
 		aptix_error_clear();	/* fsck's business */
 		return 0;
 	}
-	for (i = 0; i < f->nconvs; i++)
-		if (!strcmp(f->convs[i].id, si.conversation))
-			break;
-	if (i < f->nconvs)
-		recount_one(&f->convs[i], &si);
+	e = aptix__smap_find(&f->byconv, si.conversation,
+			     strlen(si.conversation));
+	if (e)
+		recount_one(&f->convs[e->val - 1], &si);
 	return 0;
 }
 
@@ -1264,6 +1266,7 @@ int aptix_index__forget_sessions(aptix_backend_txn *tx, const aptix_oid *ids,
 		r = aptix_index__search_drop(tx, f.ords, f.nords);
 	aptix_buf_release(&f.keys);
 	free(f.convs);
+	aptix__smap_release(&f.byconv);
 	free(f.ords);
 	return r;
 }

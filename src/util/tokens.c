@@ -51,6 +51,22 @@ struct aptix__smap_ent *aptix__smap_get(struct aptix__smap *m, const char *key,
 	return &m->v[k];
 }
 
+struct aptix__smap_ent *aptix__smap_find(const struct aptix__smap *m,
+					  const char *key, size_t n)
+{
+	uint32_t h;
+	size_t k;
+
+	if (!m->cap)
+		return NULL;
+	h = fnv1a(key, n);
+	for (k = h & (m->cap - 1); m->v[k].key; k = (k + 1) & (m->cap - 1))
+		if (m->v[k].h == h && !strncmp(m->v[k].key, key, n) &&
+		    !m->v[k].key[n])
+			return &m->v[k];
+	return NULL;
+}
+
 void aptix__smap_release(struct aptix__smap *m)
 {
 	size_t i;

@@ -70,6 +70,9 @@ struct aptix__smap {
  * OOM. The pointer is valid until the next call. */
 struct aptix__smap_ent *aptix__smap_get(struct aptix__smap *m, const char *key,
 					size_t n);
+/* The entry of key (n bytes), or NULL when it has none. */
+struct aptix__smap_ent *aptix__smap_find(const struct aptix__smap *m,
+					  const char *key, size_t n);
 void aptix__smap_release(struct aptix__smap *m);
 
 struct aptix__tf {

@@ -124,6 +124,18 @@ test_expect_success 'codex: a fork imported before its parent is linked to it wh
 	again_nothing ffirst codex cp
 '
 
+test_expect_success 'codex: a waiting fork whose ref moved on since keeps it' '
+	aptix init -q moved &&
+	instore moved aptix import codex cf 2>/dev/null &&
+	instore moved aptix import codex "$FIX/codex-0.171-toolcall" &&
+	other=$(instore moved aptix rev-parse codex-01a21d63-49bd-7463-9f9d-2c58154575c0) &&
+	instore moved aptix update-ref refs/conversations/$CODEX_FORK $other &&
+	instore moved aptix import codex cp 2>err &&
+	grep "conversation .$CODEX_FORK. has moved on: its ref is left as it is" err &&
+	test "$(instore moved aptix rev-parse $CODEX_FORK)" = "$other" &&
+	as_together moved $CODEX_PARENT
+'
+
 test_expect_success 'codex and claude: every key of the turns as parent-first writes it' '
 	store together values imports | sort >v.together &&
 	for d in ffirst cfirst
@@ -218,6 +230,18 @@ test_expect_success POSTGRES 'PostgreSQL: a fork imported by a later run shares 
 
 LOG_ALL="ALTER ROLE aptix_app SET log_statement = 'all'"
 Q="'"
+
+test_expect_success POSTGRES 'PostgreSQL: a fork imported before its parent is linked to it' '
+	start_pg &&
+	test_when_finished stop_pg &&
+	mkdir pgfork &&
+	aptix -C pgfork init -q --backend "$PG_APP_URL" --org forks &&
+	instore pgfork aptix import -q codex cf 2>/dev/null &&
+	instore pgfork aptix import -q codex cp &&
+	as_together pgfork $CODEX_PARENT $CODEX_FORK &&
+	again_nothing pgfork codex cp cf &&
+	instore pgfork aptix fsck
+'
 
 # key_reads <from>: the reads of one import key (index table 6) that
 # the PostgreSQL server logged from line <from> of its log on

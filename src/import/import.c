@@ -56,6 +56,7 @@ struct imp_run {
 	size_t batch_turns, batch_bytes, batch_keys;
 	unsigned batch_no;
 	int relinking;			/* a waiting fork is imported again */
+	aptix_oidmap relink_old;	/* ... its old snapshots */
 };
 
 static const struct imp_tool *const tools[] = {
@@ -1025,10 +1026,15 @@ static int ref_holds(int *holds, struct imp_run *run, struct imp_conv *c,
  * when the ref moves from there (the recorder, which moves a new
  * conversation's ref only from nothing, leaves it).
  */
-static int relinks(const struct imp_conv *c, const aptix_record_options *ro)
+static int relinks(struct imp_run *run, const struct imp_conv *c,
+		   const aptix_record_options *ro)
 {
+	size_t i;
+
+	/* a ref moved on since (a turn of aptix's own) stays */
 	return c->relink && !aptix_oid_is_zero(&c->ref_at) &&
-		((ro->flags & APTIX_RECORD_NEW_CONVERSATION) || !ro->parent);
+		((ro->flags & APTIX_RECORD_NEW_CONVERSATION) || !ro->parent) &&
+		!aptix_oidmap_get(&i, &run->relink_old, &c->ref_at);
 }
 
 static int ref_relink(struct imp_run *run, struct imp_conv *c,
@@ -1117,7 +1123,7 @@ static int write_turn(struct imp_file *f, aptix_record_options *ro,
 	moves = aptix_session_status_ok(s->status);
 	if (moves && (r = ref_holds(&holds, run, c, ro)) < 0)
 		return r;
-	relink = moves && !holds && relinks(c, ro);
+	relink = moves && !holds && relinks(run, c, ro);
 	if (!holds)
 		ro->flags |= APTIX_RECORD_NO_REF;
 	mark = aptix_txn__mark(run->tx);
@@ -1851,8 +1857,9 @@ int imp_fork_waits(struct imp_file *f, const char *conv)
  * head back to the root of its file's conversations (those of conv, and
  * its compactions', conv.c<n>), each turn's response blob.
  */
-static int stored_source(aptix_buf *out, aptix_repo *repo,
-			 const aptix_oid *head, const char *conv)
+static int stored_source(aptix_buf *out, aptix_oidmap *old,
+			 aptix_repo *repo, const aptix_oid *head,
+			 const char *conv)
 {
 	aptix_odb *odb = aptix_repo_odb(repo);
 	aptix_buf raw = APTIX_BUF_INIT, blob = APTIX_BUF_INIT;
@@ -1871,7 +1878,8 @@ static int stored_source(aptix_buf *out, aptix_repo *repo,
 		    (r = aptix_odb_read(&raw, &type, odb, &s.turn, 0)) == 0 &&
 		    (r = aptix_turn_parse(&t, raw.ptr, raw.len)) == 0 &&
 		    (r = aptix__grow(&resp, &alloc, n, sizeof(*resp),
-				     16)) == 0) {
+				     16)) == 0 &&
+		    (r = aptix_oidmap_put(old, &at, n)) == 0) {
 			resp[n++] = t.response;
 			more = s.has_parent;
 			at = s.parent;
@@ -1908,7 +1916,9 @@ static int relink(struct imp_run *run, const struct imp_tool *tool,
 
 	is.id = w->conv + strlen(tool->name) + 1;
 	is.mem = &src;
-	if ((r = stored_source(&src, run->repo, &w->session, w->conv)) < 0)
+	aptix_oidmap_clear(&run->relink_old);
+	if ((r = stored_source(&src, &run->relink_old, run->repo, &w->session,
+			       w->conv)) < 0)
 		goto done;
 	run->file_no++;
 	run->relinking = 1;
@@ -2002,6 +2012,7 @@ static void run_release(struct imp_run *run, struct file_list *l)
 	aptix_buf_release(&run->key_val);
 	aptix_oidmap_release(&run->left);
 	aptix_oidmap_release(&run->moved_map);
+	aptix_oidmap_release(&run->relink_old);
 	free(run->moved);
 	aptix_txn_free(run->tx);
 }

@@ -240,7 +240,9 @@ static void load_texts(struct log *lg, uint32_t k)
 	aptix_buf_clear(&lg->instr);
 	aptix_buf_clear(&lg->answer);
 	lg->has_answer = 0;
-	view_load_turn(&t, lg->repo, &turn);
+	/* its links only: the texts of thousands of turns may be read */
+	if (aptix_turn_lookup_texts(&t, lg->repo, &turn) < 0)
+		die_aptix();
 	view_read_blob(&lg->instr, lg->repo, &t.instruction);
 	if (!aptix_oid_is_zero(&t.answer)) {
 		view_read_blob(&lg->answer, lg->repo, &t.answer);

@@ -256,6 +256,14 @@ APTIX_EXTERN(int) aptix_session_lookup(aptix_session *out, aptix_repo *repo,
 				       const aptix_oid *id);
 APTIX_EXTERN(int) aptix_turn_lookup(aptix_turn *out, aptix_repo *repo,
 				    const aptix_oid *id);
+/**
+ * A turn's instruction, answer, tool calls and tool results only, read
+ * from its text without parsing the rest (the other fields are as
+ * aptix_turn_init() leaves them): for what reads the texts of many
+ * turns, as log -S does. Its errors are aptix_turn_lookup()'s.
+ */
+APTIX_EXTERN(int) aptix_turn_lookup_texts(aptix_turn *out, aptix_repo *repo,
+					  const aptix_oid *id);
 /** The content of a blob, replacing what out held. */
 APTIX_EXTERN(int) aptix_blob_lookup(aptix_buf *out, aptix_repo *repo,
 				    const aptix_oid *id);

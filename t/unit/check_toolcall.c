@@ -287,6 +287,32 @@ static void blob_is(const aptix_oid *id, const char *want)
 	aptix_buf_release(&b);
 }
 
+/*
+ * aptix_turn_lookup_texts() reads what the parse does of a turn's
+ * instruction, answer, tool calls and tool results, in their order.
+ */
+static void texts_agree(const aptix_oid *turn)
+{
+	aptix_turn t, x;
+	size_t i;
+
+	ck_assert_int_eq(aptix_turn_lookup(&t, repo, turn), 0);
+	ck_assert_int_eq(aptix_turn_lookup_texts(&x, repo, turn), 0);
+	ck_assert_str_eq(aptix_oid_hex(&x.instruction),
+			 aptix_oid_hex(&t.instruction));
+	ck_assert_str_eq(aptix_oid_hex(&x.answer), aptix_oid_hex(&t.answer));
+	ck_assert_uint_eq(x.ntool_calls, t.ntool_calls);
+	ck_assert_uint_eq(x.ntool_results, t.ntool_results);
+	for (i = 0; i < t.ntool_calls; i++)
+		ck_assert_str_eq(aptix_oid_hex(&x.tool_calls[i]),
+				 aptix_oid_hex(&t.tool_calls[i]));
+	for (i = 0; i < t.ntool_results; i++)
+		ck_assert_str_eq(aptix_oid_hex(&x.tool_results[i]),
+				 aptix_oid_hex(&t.tool_results[i]));
+	aptix_turn_release(&x);
+	aptix_turn_release(&t);
+}
+
 /* Record the root asking for two calls; return its snapshot. */
 static void record_calls(aptix_record_result *a)
 {
@@ -371,6 +397,8 @@ START_TEST(test_record_calls_then_results)
 	ck_assert_int_eq(aptix_turn_lookup(&t, repo, &b.turn), 0);
 	ck_assert_int_eq(t.seq, 2);
 	ck_assert_uint_eq(t.ntool_results, 2);
+	texts_agree(&a.turn);
+	texts_agree(&b.turn);
 	ck_assert_int_eq(aptix_turn_lookup(&pt, repo, &a.turn), 0);
 	/* each result names the parent's call object, and its blobs */
 	read_result(&back, &t.tool_results[0]);
@@ -429,6 +457,7 @@ START_TEST(test_record_answered_in_the_same_turn)
 	ck_assert_str_eq(aptix_oid_hex(&back.call),
 			 aptix_oid_hex(&t.tool_calls[0]));
 	ck_assert_str_eq(back.source, "codex");
+	texts_agree(&a.turn);
 	aptix_tool_result_release(&back);
 	aptix_turn_release(&t);
 }

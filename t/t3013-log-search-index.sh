@@ -475,4 +475,41 @@ test_expect_success 'log -S from start points on a generated history: the walk'"
 	)
 '
 
+test_expect_success 'many matches: read once the walk has taken twice as many, the same output' '
+	# APTIX_TEST_CANDS_DEFER=n: the matches are read after the walk
+	# has taken n sessions (as past 16384 of them), not before it
+	# starts: at each point of the walks, the same output
+	(
+		cd heads &&
+		SINCE=$(($(aptix log -n 1 --format=%am A~1) / 1000)) &&
+		UNTIL=$(($(aptix log -n 1 --format=%am B~1) / 1000)) &&
+		set -- "" A B "A C" "^A B" "$(aptix rev-parse A~1)" &&
+		same_without out "$@" &&
+		for n in 0 1 2 3 4 5 7
+		do
+			(
+				APTIX_TEST_CANDS_DEFER=$n &&
+				export APTIX_TEST_CANDS_DEFER &&
+				head_queries deferred "$@"
+			) &&
+			test_cmp out deferred || return 1
+		done
+	) &&
+	(
+		cd walk &&
+		SINCE=1700003000 UNTIL=1700009000 &&
+		set -- "" $(sed -n 1,2p convs) &&
+		same_without out "$@" &&
+		for n in 1 10 40
+		do
+			(
+				APTIX_TEST_CANDS_DEFER=$n &&
+				export APTIX_TEST_CANDS_DEFER &&
+				head_queries deferred "$@"
+			) &&
+			test_cmp out deferred || return 1
+		done
+	)
+'
+
 test_done

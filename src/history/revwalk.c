@@ -39,6 +39,7 @@
 #include "aptix/refs.h"
 #include "aptix/search.h"
 #include "history/stream.h"
+#include "util/env.h"
 
 #define NONE APTIX_REVWALK_NONE
 
@@ -115,9 +116,12 @@ struct aptix_revwalk {
 	 * to one (anchored; the children of others are not looked up) and
 	 * the lowest generation any of them needs (floor: a parent below it
 	 * is read, for parent_seq, but its ancestors are not walked).
+	 * Many candidates are read only once the walk has taken twice as
+	 * many sessions (deferred: taken counts them up to read_at).
 	 */
 	aptix_oidmap cands, anchors;
-	int has_cands, anchored;
+	int has_cands, anchored, deferred;
+	size_t taken, read_at;
 	uint32_t floor;
 };
 
@@ -476,6 +480,7 @@ static int collect_kid(const aptix_oid *id, void *payload)
 }
 
 static int take(aptix_revwalk *w, uint32_t k);
+static int read_cands(aptix_revwalk *w);
 
 /* Failed snapshots hang off the history without any ref: find them. */
 static int queue_failed_children(aptix_revwalk *w, uint32_t k)
@@ -510,6 +515,9 @@ static int take(aptix_revwalk *w, uint32_t k)
 		return 0;
 	w->v[k].flags |= R_QUEUED;
 	if ((r = heap_push(w, k)) < 0)
+		return r;
+	if (w->deferred && ++w->taken > w->read_at &&
+	    (r = read_cands(w)) < 0)
 		return r;
 	if ((w->flags & APTIX_REVWALK_FAILED) &&
 	    !(w->flags & APTIX_REVWALK_NO_WALK) && !is_hidden(w, &w->v[k].id) &&
@@ -858,8 +866,33 @@ static int start_listed(aptix_revwalk *w)
 
 /* --- limited from start points: the candidates, then the walk --------- */
 
-/* More candidates than this: their records are not read (see below). */
+/*
+ * More candidates than this: their records are read only when the walk
+ * has taken twice as many sessions (a candidate's record costs about
+ * the lookups of two sessions' children), so that a walk that stops
+ * early (-n, --since) does not pay for them, and a long one pays at
+ * most about twice what it would with the best choice. Reading them at
+ * any point of the walk is right: the anchors and the floor only spare
+ * what is taken after.
+ */
 #define CANDS_READ_MAX 16384
+
+/*
+ * 1 when the candidates' reading waits, until the walk has taken
+ * w->read_at sessions (APTIX_TEST_CANDS_DEFER: always, until that many).
+ */
+static int defer_cands(aptix_revwalk *w)
+{
+	const char *v = aptix_env__get(APTIX_ENV_TEST_CANDS_DEFER);
+	size_t n = aptix_oidmap_size(&w->cands);
+
+	if (v && *v) {
+		w->read_at = (size_t)strtoul(v, NULL, 10);
+		return 1;
+	}
+	w->read_at = 2 * n;
+	return n > CANDS_READ_MAX;
+}
 
 static int cand_cb(const aptix_oid *id, void *payload)
 {
@@ -951,8 +984,6 @@ static int cand_need(aptix_revwalk *w, const aptix_oid *id, uint32_t *need)
  */
 static int start_cands(aptix_revwalk *w)
 {
-	uint32_t need, floor = UINT32_MAX;
-	size_t i, n;
 	int r;
 
 	if (!w->limit || w->all)
@@ -965,9 +996,21 @@ static int start_cands(aptix_revwalk *w)
 	if (r < 0)
 		return r;
 	w->has_cands = 1;
-	n = aptix_oidmap_size(&w->cands);
-	if (n > CANDS_READ_MAX)
+	if (defer_cands(w)) {
+		w->deferred = 1;
 		return 0;
+	}
+	return read_cands(w);
+}
+
+/* The candidates' records: the anchors, and the floor when it holds. */
+static int read_cands(aptix_revwalk *w)
+{
+	uint32_t need, floor = UINT32_MAX;
+	size_t i, n = aptix_oidmap_size(&w->cands);
+	int r;
+
+	w->deferred = 0;
 	for (i = 0; i < n; i++) {
 		if ((r = cand_need(w, &w->cands.entries[i].id, &need)) != 0) {
 			aptix_oidmap_clear(&w->anchors);
@@ -1256,7 +1299,8 @@ void aptix_revwalk_reset(aptix_revwalk *w)
 	w->listed = 0;
 	aptix_oidmap_clear(&w->cands);
 	aptix_oidmap_clear(&w->anchors);
-	w->has_cands = w->anchored = 0;
+	w->has_cands = w->anchored = w->deferred = 0;
+	w->taken = w->read_at = 0;
 	w->floor = 0;
 }
 

@@ -32,6 +32,10 @@
  *   APTIX_TEST_IMPORT_NO_GIT
  *			tests	importers leave out the git commit and branch,
  *			as aptix did before it read them (the same use)
+ *   APTIX_TEST_CANDS_DEFER
+ *			tests	log -S from a start reads the matches' records
+ *			once the walk has taken this many sessions, as it
+ *			does (at twice their count) past 16384 of them
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -67,6 +71,7 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_LLM_USER_PATH] = "LLM_USER_PATH",
 	[APTIX_ENV_TEST_IMPORT_SECONDS] = "APTIX_TEST_IMPORT_SECONDS",
 	[APTIX_ENV_TEST_IMPORT_NO_GIT] = "APTIX_TEST_IMPORT_NO_GIT",
+	[APTIX_ENV_TEST_CANDS_DEFER] = "APTIX_TEST_CANDS_DEFER",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

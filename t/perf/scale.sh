@@ -26,8 +26,9 @@
 #
 # Then the search index (issue 28, item 1): `log --all -S` and `log -S`
 # (from HEAD) of a word in one session in ten and of a text in one
-# session, instructions on both stores (and per match) and CPU time
-# against `git log -S` and `git log --grep` on both pairs; and
+# session, --grep and -i, instructions on both stores (and per match)
+# and CPU time against `git log -S` and `git log --grep` (-i, -F for
+# the text) on both pairs; and
 # the bytes of the search table per session against those of the whole
 # store (LMDB pages in use, mdb_stat; goal <= 25%). ONLY=search runs
 # this part alone.
@@ -139,6 +140,9 @@ search_part() {
 	row "log -S <one session's text> (HEAD)" \
 		"$APTIX log -S 'turn $((SMALL / 2)).'" \
 		"$APTIX log -S 'turn $((LARGE / 2)).'"
+	same "log --grep lexer"
+	same "log --all --grep lexer"
+	same "log -i -S LEXER"
 	same "search lexer parser"
 	# "lexer" is in one session in ten at every size: what it prints
 	# grows with the store, so its cost per match is what must not
@@ -179,6 +183,26 @@ search_part() {
 			"$(ratio "$_a" "$_g")"
 		_g=$(cpu "$p/git" "git log --grep lexer")
 		printf '%-44s %12s %12s %8s\n' "$n: against git --grep lexer (HEAD)" \
+			"$_a" "$_g" "$(ratio "$_a" "$_g")"
+		_a=$(cpu "$p/aptix" "$APTIX log --grep lexer")
+		printf '%-44s %12s %12s %8s\n' "$n: log --grep lexer (HEAD)" \
+			"$_a" "$_g" "$(ratio "$_a" "$_g")"
+		_a=$(cpu "$p/aptix" "$APTIX log --all --grep lexer")
+		_g=$(cpu "$p/git" "git log --all --grep lexer")
+		printf '%-44s %12s %12s %8s\n' "$n: log --all --grep lexer" \
+			"$_a" "$_g" "$(ratio "$_a" "$_g")"
+		_a=$(cpu "$p/aptix" "$APTIX log -i -S LEXER")
+		_g=$(cpu "$p/git" "git log -i --grep LEXER")
+		printf '%-44s %12s %12s %8s\n' "$n: log -i -S LEXER / git -i --grep" \
+			"$_a" "$_g" "$(ratio "$_a" "$_g")"
+		_t="turn $((n / 2))."
+		_a=$(cpu "$p/aptix" "$APTIX log -S '$_t'")
+		_g=$(cpu "$p/git" "git log -F --grep '$_t'")
+		printf '%-44s %12s %12s %8s\n' "$n: log -S <one session's text> (HEAD)" \
+			"$_a" "$_g" "$(ratio "$_a" "$_g")"
+		_a=$(cpu "$p/aptix" "$APTIX log --all -S '$_t'")
+		_g=$(cpu "$p/git" "git log --all -F --grep '$_t'")
+		printf '%-44s %12s %12s %8s\n' "$n: log --all -S <one session's text>" \
 			"$_a" "$_g" "$(ratio "$_a" "$_g")"
 	done
 	echo "  goal (issue 28): aptix faster (ratio < 1)"

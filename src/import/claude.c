@@ -101,13 +101,7 @@ static void reset_turn(struct claude *c)
 
 static void claude_release(struct imp_file *f)
 {
-	struct claude *c = f->state;
-
-	if (!c)
-		return;
-	reset_turn(c);
-	free(c);
-	f->state = NULL;
+	reset_turn(f->state);
 }
 
 /* The prompt's text, or NULL when the record holds no prompt. */
@@ -200,8 +194,8 @@ static int start_turn(struct imp_file *f, struct claude *c, json_t *rec,
 	c->t.line = f->lineno;
 	c->t.created_at = imp_time(rec, "timestamp");
 	if (imp_set_str(&c->prompt, imp_str(rec, "uuid")) < 0 ||
-	    imp_set_str(&c->t.cwd, imp_str(rec, "cwd")) < 0 ||
-	    imp_set_str(&c->t.branch, imp_str(rec, "gitBranch")) < 0 ||
+	    imp_set_str(&c->t.where.cwd, imp_str(rec, "cwd")) < 0 ||
+	    imp_set_str(&c->t.where.branch, imp_str(rec, "gitBranch")) < 0 ||
 	    aptix_buf_set(&c->t.instruction, text->ptr, text->len) < 0)
 		return APTIX_ERROR;
 	imp_cut(f);
@@ -340,7 +334,7 @@ static int assistant(struct imp_file *f, struct claude *c, json_t *rec)
 		return 0;	/* before any prompt: kept as source */
 	imp_cut(f);
 	c->t.response_at = imp_time(rec, "timestamp");
-	if (imp_set_str(&c->t.model, imp_str(msg, "model")) < 0)
+	if (imp_set_str(&c->t.where.model, imp_str(msg, "model")) < 0)
 		return APTIX_ERROR;
 	if (!id || !c->last_msg || strcmp(id, c->last_msg)) {
 		add_usage(&c->t.usage, json_object_get(msg, "usage"));

@@ -35,8 +35,7 @@ struct codex {
 	int in_turn;
 	aptix_usage total, base;	/* cumulative: now, at the last end */
 	long requests;
-	char *model, *cwd;
-	char *commit, *branch;	/* session_meta's git */
+	struct imp_where where;	/* session_meta's and turn_context's */
 	unsigned compactions;
 };
 
@@ -70,16 +69,8 @@ static void codex_release(struct imp_file *f)
 {
 	struct codex *c = f->state;
 
-	if (!c)
-		return;
-	imp_turn_release(&c->t);
+	imp_where_release(&c->where);
 	free(c->thread);
-	free(c->model);
-	free(c->cwd);
-	free(c->commit);
-	free(c->branch);
-	free(c);
-	f->state = NULL;
 }
 
 static void put_usage(aptix_usage *u, json_t *tu)
@@ -108,9 +99,9 @@ static int session_meta(struct imp_file *f, struct codex *c, json_t *p)
 		return 0;	/* a resumed thread's meta again */
 	git = json_object_get(p, "git");
 	if (!(c->thread = aptix__strdup(id)) ||
-	    imp_set_str(&c->cwd, imp_str(p, "cwd")) < 0 ||
-	    imp_set_str(&c->commit, imp_str(git, "commit_hash")) < 0 ||
-	    imp_set_str(&c->branch, imp_str(git, "branch")) < 0)
+	    imp_set_str(&c->where.cwd, imp_str(p, "cwd")) < 0 ||
+	    imp_set_str(&c->where.commit, imp_str(git, "commit_hash")) < 0 ||
+	    imp_set_str(&c->where.branch, imp_str(git, "branch")) < 0)
 		return APTIX_ERROR;
 	if ((r = imp_conversation(f, id)) != 0)
 		return r < 0 ? r : 0;
@@ -252,10 +243,7 @@ static int end_turn(struct imp_file *f, struct codex *c, json_t *rec,
 	c->t.usage.total_tokens = minus(c->total.total_tokens,
 					c->base.total_tokens);
 	c->t.usage.model_requests = c->requests;
-	if (imp_set_str(&c->t.model, c->model) < 0 ||
-	    imp_set_str(&c->t.cwd, c->cwd) < 0 ||
-	    imp_set_str(&c->t.commit, c->commit) < 0 ||
-	    imp_set_str(&c->t.branch, c->branch) < 0 ||
+	if (imp_where_copy(&c->t.where, &c->where) < 0 ||
 	    (r = imp_emit(f, &c->t)) < 0)
 		return APTIX_ERROR;
 	c->base = c->total;
@@ -373,8 +361,8 @@ static int codex_record(struct imp_file *f, json_t *rec)
 	if (!strcmp(type, "event_msg"))
 		return event_msg(f, c, rec, p);
 	if (!strcmp(type, "turn_context")) {
-		if (imp_set_str(&c->cwd, imp_str(p, "cwd")) < 0 ||
-		    imp_set_str(&c->model, imp_str(p, "model")) < 0)
+		if (imp_set_str(&c->where.cwd, imp_str(p, "cwd")) < 0 ||
+		    imp_set_str(&c->where.model, imp_str(p, "model")) < 0)
 			return APTIX_ERROR;
 		return 0;
 	}

@@ -136,14 +136,10 @@ static void gemini_release(struct imp_file *f)
 {
 	struct gemini *g = f->state;
 
-	if (!g)
-		return;
 	reset_turn(g);
 	free(g->msgs);
 	free(g->cwd);
 	free(g->sid);
-	free(g);
-	f->state = NULL;
 }
 
 static aptix_tool_status call_status(const char *s)
@@ -235,7 +231,7 @@ static int end_turn(struct imp_file *f, struct gemini *g)
 			return APTIX_ERROR;
 	}
 	if (aptix_buf_oom(&g->t.answer) ||
-	    imp_set_str(&g->t.cwd, g->cwd) < 0)
+	    imp_set_str(&g->t.where.cwd, g->cwd) < 0)
 		return APTIX_ERROR;
 	r = imp_emit(f, &g->t);
 	reset_turn(g);
@@ -324,7 +320,7 @@ static int answer(struct imp_file *f, struct gemini *g, json_t *rec)
 	m->calls = json_incref(json_object_get(rec, "toolCalls"));
 	g->t.response_at = imp_time(rec, "timestamp");
 	imp_cut(f);
-	return imp_set_str(&g->t.model, imp_str(rec, "model"));
+	return imp_set_str(&g->t.where.model, imp_str(rec, "model"));
 }
 
 /* What follows a rewind is a branch from before the message's turn. */

@@ -96,8 +96,20 @@ void *imp_state_new(struct imp_file *f, size_t size, size_t turn_off)
 	if (st) {
 		imp_turn_init((struct imp_turn *)(st + turn_off));
 		f->state = st;
+		f->state_turn = turn_off + 1;
 	}
 	return st;
+}
+
+void imp_state_free(struct imp_file *f)
+{
+	char *st = f->state;
+
+	if (st && f->state_turn)
+		imp_turn_release((struct imp_turn *)(st + f->state_turn - 1));
+	free(st);
+	f->state = NULL;
+	f->state_turn = 0;
 }
 
 void imp_turn_release(struct imp_turn *t)
@@ -114,11 +126,17 @@ void imp_turn_release(struct imp_turn *t)
 	free(t->results);
 	aptix_buf_release(&t->instruction);
 	aptix_buf_release(&t->answer);
-	free(t->model);
-	free(t->cwd);
-	free(t->commit);
-	free(t->branch);
+	imp_where_release(&t->where);
 	imp_turn_init(t);
+}
+
+void imp_where_release(struct imp_where *w)
+{
+	free(w->model);
+	free(w->cwd);
+	free(w->commit);
+	free(w->branch);
+	memset(w, 0, sizeof(*w));
 }
 
 const char *imp_str(json_t *o, const char *key)
@@ -158,6 +176,17 @@ int imp_set_str(char **dst, const char *s)
 		return APTIX_ERROR;
 	free(*dst);
 	*dst = d;
+	return 0;
+}
+
+/* A field from holds replaces to's; one it does not hold is kept. */
+int imp_where_copy(struct imp_where *to, const struct imp_where *from)
+{
+	if (imp_set_str(&to->model, from->model) < 0 ||
+	    imp_set_str(&to->cwd, from->cwd) < 0 ||
+	    imp_set_str(&to->commit, from->commit) < 0 ||
+	    imp_set_str(&to->branch, from->branch) < 0)
+		return APTIX_ERROR;
 	return 0;
 }
 
@@ -804,8 +833,8 @@ static int commit_ok(const char *s)
  */
 static void make_worktree(aptix_turn *t, const struct imp_turn *it)
 {
-	const char *commit = commit_ok(it->commit) ? it->commit : NULL;
-	const char *branch = it->branch && *it->branch ? it->branch : NULL;
+	const char *commit = commit_ok(it->where.commit) ? it->where.commit : NULL;
+	const char *branch = it->where.branch && *it->where.branch ? it->where.branch : NULL;
 
 	if ((!commit && !branch) ||
 	    aptix_env__get(APTIX_ENV_TEST_IMPORT_NO_GIT) ||
@@ -826,7 +855,7 @@ static void make_turn(aptix_turn *t, aptix_record_options *ro,
 	t->conversation = c->id;
 	t->seq = c->seq + 1;
 	t->status = it->has_answer ? APTIX_TURN_COMPLETED : APTIX_TURN_FAILED;
-	t->model = it->model;
+	t->model = it->where.model;
 	t->workspace = c->workspace;
 	t->created_at = it->created_at;
 	t->response_at = it->response_at;
@@ -1273,7 +1302,7 @@ int imp_emit(struct imp_file *f, struct imp_turn *it)
 	}
 	aptix_turn_init(&t);
 	aptix_session_init(&s);
-	set_workspace(f->conv, it->cwd);
+	set_workspace(f->conv, it->where.cwd);
 	if ((r = aptix_buf_set(&src, f->src.ptr, f->cut)) < 0 ||
 	    (r = redact_turn(f, it, &src)) < 0)
 		goto done;
@@ -1517,7 +1546,9 @@ static int import_file(struct imp_run *run, const struct imp_tool *tool,
 	if (!r && !conv && !f.linked)
 		r = wait_put(&f);
 	is->linked = f.linked;
-	tool->release(&f);
+	if (f.state && tool->release)
+		tool->release(&f);
+	imp_state_free(&f);
 	aptix_buf_release(&f.src);
 	progress(run);
 	return r;

@@ -32,12 +32,24 @@ struct imp_result {
 	int has_out, has_err, has_output;
 };
 
+/*
+ * Where a turn ran, as the tool says: the model, the directory, and the
+ * git work tree's commit and branch. A tool that says it once for a
+ * whole session keeps one and copies it into each turn.
+ */
+struct imp_where {
+	char *model, *cwd;
+	char *commit, *branch;
+};
+
+void imp_where_release(struct imp_where *w);
+int imp_where_copy(struct imp_where *to, const struct imp_where *from);
+
 /* A turn as a tool reads it. */
 struct imp_turn {
 	aptix_buf instruction, answer;
 	int has_answer;		/* 0: a failed attempt (no answer came) */
-	char *model, *cwd;
-	char *commit, *branch;	/* the git work tree's, as the tool says */
+	struct imp_where where;
 	int64_t created_at, response_at;
 	aptix_usage usage;
 	size_t line;		/* the line of its first record */
@@ -102,7 +114,8 @@ struct imp_file {
 	size_t cut;		/* end of the current turn's lines in src */
 	size_t cut_line;	/* the first line after the cut */
 	struct imp_conv *conv;
-	void *state;		/* the tool's */
+	void *state;		/* the tool's (freed by the import) */
+	size_t state_turn;	/* 1 + the offset of its imp_turn (0: none) */
 };
 
 struct imp_tool {
@@ -120,6 +133,10 @@ struct imp_tool {
 	/* each record (rec NULL: a line that is not JSON, already warned) */
 	int (*record)(struct imp_file *f, json_t *rec);
 	int (*end)(struct imp_file *f);
+	/*
+	 * Free what f->state points to (NULL: nothing). The state itself
+	 * and its imp_turn are the import's to free, after this.
+	 */
 	void (*release)(struct imp_file *f);
 	/*
 	 * A tool of text files (session.md) sets this instead of record:
@@ -147,6 +164,8 @@ void imp_turn_init(struct imp_turn *t);
  * initialised), set as f->state; NULL when out of memory.
  */
 void *imp_state_new(struct imp_file *f, size_t size, size_t turn_off);
+/* Release and free f->state and its imp_turn (the tool's release ran). */
+void imp_state_free(struct imp_file *f);
 #define IMP_STATE_NEW(f, type) \
 	((type *)imp_state_new(f, sizeof(type), offsetof(type, t)))
 void imp_turn_release(struct imp_turn *t);

@@ -61,12 +61,6 @@ static int json_end(struct imp_file *f)
 	return 0;
 }
 
-static void json_release(struct imp_file *f)
-{
-	free(f->state);
-	f->state = NULL;
-}
-
 static int bad(const char *what, const char *detail)
 {
 	aptix_error_set(APTIX_ERROR_INVALID, "%s: %s", what, detail);
@@ -372,5 +366,5 @@ static int json_record(struct imp_file *f, json_t *rec)
 
 const struct imp_tool aptix__imp_json = {
 	"json", json_match, imp_prescan_none, json_begin, json_record, json_end,
-	json_release, NULL, NULL
+	NULL, NULL, NULL
 };

@@ -705,10 +705,6 @@ static int llm_none(struct imp_file *f UNUSED)
 	return 0;
 }
 
-static void llm_release(struct imp_file *f UNUSED)
-{
-}
-
 static void add_text(aptix_buf *to, const char *text)
 {
 	if (!text || !*text)
@@ -828,7 +824,7 @@ static int read_turns(struct imp_turn *t, json_t *turns)
 		t->usage.reasoning_tokens += imp_long(json_object_get(det,
 			"completion_tokens_details"), "reasoning_tokens");
 		json_decref(det);
-		if (imp_set_str(&t->model, imp_str(row, "resolved_model") ?
+		if (imp_set_str(&t->where.model, imp_str(row, "resolved_model") ?
 				imp_str(row, "resolved_model") :
 				imp_str(row, "model")) < 0)
 			return APTIX_ERROR;
@@ -893,5 +889,5 @@ done:
 
 const struct imp_tool aptix__imp_llm = {
 	"llm", llm_match, imp_prescan_none, llm_none, llm_record, llm_none,
-	llm_release, NULL, llm_read
+	NULL, NULL, llm_read
 };

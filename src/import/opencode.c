@@ -62,13 +62,8 @@ static void oc_release(struct imp_file *f)
 {
 	struct opencode *oc = f->state;
 
-	if (!oc)
-		return;
-	imp_turn_release(&oc->t);
 	free(oc->sid);
 	free(oc->dir);
-	free(oc);
-	f->state = NULL;
 }
 
 /* --- turns ------------------------------------------------------------ */
@@ -262,8 +257,8 @@ static int assistant(struct imp_file *f, struct opencode *oc, json_t *info,
 		return 0;
 	}
 	add_usage(&oc->t.usage, json_object_get(info, "tokens"));
-	if ((r = imp_set_str(&oc->t.model, imp_str(info, "modelID"))) < 0 ||
-	    (r = imp_set_str(&oc->t.cwd, imp_str(json_object_get(info, "path"),
+	if ((r = imp_set_str(&oc->t.where.model, imp_str(info, "modelID"))) < 0 ||
+	    (r = imp_set_str(&oc->t.where.cwd, imp_str(json_object_get(info, "path"),
 						 "cwd"))) < 0)
 		return r;
 	if (done > oc->t.response_at)
@@ -295,7 +290,7 @@ static int user(struct imp_file *f, struct opencode *oc, json_t *info,
 		return r;
 	oc->open = 1;
 	oc->t.line = f->lineno;
-	if ((r = imp_set_str(&oc->t.cwd, oc->dir)) < 0)
+	if ((r = imp_set_str(&oc->t.where.cwd, oc->dir)) < 0)
 		return r;
 	oc->t.created_at = json_integer_value(json_object_get(
 		json_object_get(info, "time"), "created"));

@@ -90,7 +90,7 @@ static int fm_line(struct md_state *st, const char *line, size_t len)
 
 	if (n > 6 && !memcmp(line, "model:", 6)) {
 		aptix_buf_put(&v, line + 6, n - 6);
-		r = imp_set_str(&st->t.model, v.ptr + strspn(v.ptr, " \t"));
+		r = imp_set_str(&st->t.where.model, v.ptr + strspn(v.ptr, " \t"));
 	} else if (n > 11 && !memcmp(line, "created_at:", 11)) {
 		aptix_buf_put(&v, line + 11, n - 11);
 		if (aptix_date_parse(&ms, v.ptr + strspn(v.ptr, " \t"), 0) < 0)
@@ -143,7 +143,7 @@ static void trim_text(aptix_buf *b)
 static int md_emit(struct imp_file *f, struct md_state *st)
 {
 	int64_t created = st->t.created_at;
-	char *model = st->t.model;
+	char *model = st->t.where.model;
 	int r;
 
 	if (!st->has_user && !st->has_assistant)
@@ -151,13 +151,13 @@ static int md_emit(struct imp_file *f, struct md_state *st)
 	trim_text(&st->t.instruction);
 	trim_text(&st->t.answer);
 	st->t.has_answer = st->has_assistant;
-	st->t.model = NULL;
-	if ((r = imp_set_str(&st->t.model, model)) < 0 ||
+	st->t.where.model = NULL;
+	if ((r = imp_set_str(&st->t.where.model, model)) < 0 ||
 	    (r = imp_emit(f, &st->t)) < 0)
 		goto done;
 	imp_turn_release(&st->t);
 	st->t.created_at = created;
-	r = imp_set_str(&st->t.model, model);
+	r = imp_set_str(&st->t.where.model, model);
 done:
 	free(model);
 	st->has_user = st->has_assistant = 0;
@@ -270,13 +270,8 @@ static void md_release(struct imp_file *f)
 {
 	struct md_state *st = f->state;
 
-	if (!st)
-		return;
-	imp_turn_release(&st->t);
 	aptix_buf_release(&st->fm);
 	free(st->conv_key);
-	free(st);
-	f->state = NULL;
 }
 
 const struct imp_tool aptix__imp_session_md = {

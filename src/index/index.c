@@ -359,7 +359,7 @@ static int decode_session(aptix_session_info *si, const aptix_oid *id,
 
 	memset(si, 0, sizeof(*si));
 	if (vlen < 80 || p[0] < REC_VERSION || p[0] > SESSION_VERSION ||
-	    record_body(&blen, val, vlen, aptix_oid_hex(id)) < 0)
+	    record_body(&blen, val, vlen, "a session") < 0)
 		return corrupt_record(aptix_oid_hex(id));
 	end = p + blen;
 	si->id = *id;

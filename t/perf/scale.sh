@@ -103,6 +103,14 @@ cpu() {
 	echo "$_best"
 }
 
+# against LABEL APTIX-ARGS GIT-ARGS: a row of CPU s (best of ROUNDS) of
+# aptix and of git on the pair $p of $n sessions, and their ratio
+against() {
+	_a=$(cpu "$p/aptix" "$APTIX $2")
+	_g=$(cpu "$p/git" "git $3")
+	printf '%-44s %12s %12s %8s\n' "$n: $1" "$_a" "$_g" "$(ratio "$_a" "$_g")"
+}
+
 SS=$(store "$SMALL") || exit 0
 SL=$(store "$LARGE") || exit 0
 # the hour before each store's newest session
@@ -170,40 +178,23 @@ search_part() {
 	printf '%-44s %12s %12s %8s\n' "sessions" "aptix" "git" "aptix/git"
 	for n in "$SMALL" "$LARGE"; do
 		p=$(pair "$n")
-		_a=$(cpu "$p/aptix" "$APTIX log --all -S lexer")
-		_g=$(cpu "$p/git" "git log --all -S lexer")
-		printf '%-44s %12s %12s %8s\n' "$n: log --all -S lexer" "$_a" "$_g" \
-			"$(ratio "$_a" "$_g")"
-		_g=$(cpu "$p/git" "git log --all --grep lexer")
-		printf '%-44s %12s %12s %8s\n' "$n: against git --grep lexer" "$_a" \
-			"$_g" "$(ratio "$_a" "$_g")"
-		_a=$(cpu "$p/aptix" "$APTIX log -S lexer")
-		_g=$(cpu "$p/git" "git log -S lexer")
-		printf '%-44s %12s %12s %8s\n' "$n: log -S lexer (HEAD)" "$_a" "$_g" \
-			"$(ratio "$_a" "$_g")"
-		_g=$(cpu "$p/git" "git log --grep lexer")
-		printf '%-44s %12s %12s %8s\n' "$n: against git --grep lexer (HEAD)" \
-			"$_a" "$_g" "$(ratio "$_a" "$_g")"
-		_a=$(cpu "$p/aptix" "$APTIX log --grep lexer")
-		printf '%-44s %12s %12s %8s\n' "$n: log --grep lexer (HEAD)" \
-			"$_a" "$_g" "$(ratio "$_a" "$_g")"
-		_a=$(cpu "$p/aptix" "$APTIX log --all --grep lexer")
-		_g=$(cpu "$p/git" "git log --all --grep lexer")
-		printf '%-44s %12s %12s %8s\n' "$n: log --all --grep lexer" \
-			"$_a" "$_g" "$(ratio "$_a" "$_g")"
-		_a=$(cpu "$p/aptix" "$APTIX log -i -S LEXER")
-		_g=$(cpu "$p/git" "git log -i --grep LEXER")
-		printf '%-44s %12s %12s %8s\n' "$n: log -i -S LEXER / git -i --grep" \
-			"$_a" "$_g" "$(ratio "$_a" "$_g")"
 		_t="turn $((n / 2))."
-		_a=$(cpu "$p/aptix" "$APTIX log -S '$_t'")
-		_g=$(cpu "$p/git" "git log -F --grep '$_t'")
-		printf '%-44s %12s %12s %8s\n' "$n: log -S <one session's text> (HEAD)" \
-			"$_a" "$_g" "$(ratio "$_a" "$_g")"
-		_a=$(cpu "$p/aptix" "$APTIX log --all -S '$_t'")
-		_g=$(cpu "$p/git" "git log --all -F --grep '$_t'")
-		printf '%-44s %12s %12s %8s\n' "$n: log --all -S <one session's text>" \
-			"$_a" "$_g" "$(ratio "$_a" "$_g")"
+		against "log --all -S lexer" "log --all -S lexer" "log --all -S lexer"
+		against "against git --grep lexer" "log --all -S lexer" \
+			"log --all --grep lexer"
+		against "log -S lexer (HEAD)" "log -S lexer" "log -S lexer"
+		against "against git --grep lexer (HEAD)" "log -S lexer" \
+			"log --grep lexer"
+		against "log --grep lexer (HEAD)" "log --grep lexer" \
+			"log --grep lexer"
+		against "log --all --grep lexer" "log --all --grep lexer" \
+			"log --all --grep lexer"
+		against "log -i -S LEXER / git -i --grep" "log -i -S LEXER" \
+			"log -i --grep LEXER"
+		against "log -S <one session's text> (HEAD)" "log -S '$_t'" \
+			"log -F --grep '$_t'"
+		against "log --all -S <one session's text>" "log --all -S '$_t'" \
+			"log --all -F --grep '$_t'"
 	done
 	echo "  goal (issue 28): aptix faster (ratio < 1)"
 	echo

@@ -21,7 +21,7 @@
 #	                       the issue's 1 GB is about 13,000)
 #	BENCH_IMPORT_MB="N..." MB of the generated corpus (default 1024; 0:
 #	                       not run); several sizes: the peak anonymous
-#	                       memory (RssAnon, t/perf/peak.py) of the
+#	                       memory (RssAnon, t/perf/mem.py) of the
 #	                       largest over the smallest
 #	BENCH_IMPORT_KEEP=DIR  keep the generated corpora there (g<MB>-<seed>)
 #	                       and take them from there the next time
@@ -81,8 +81,8 @@ peak_kb() { # command...: its peak resident memory in KB (- if unknown)
 	fi
 }
 
-# cpu_of FILE: user + system seconds of a peak.py line
-cpu_of() { awk '{ printf "%.1f", $1 + $2 }' "$1"; }
+# cpu_of FILE: user + system seconds of a mem.py line
+cpu_of() { awk '{ printf "%.1f", $4 + $5 }' "$1"; }
 
 # generated MB SEED: the seeded corpus of MB MB, imported (see the top);
 # the corpus kept in $BENCH_IMPORT_KEEP/g<MB>-<SEED> when that is set
@@ -95,8 +95,9 @@ generated() {
 	echo "aptix import: a generated corpus of $1 MB (seed $2)"
 	if [ ! -f "$c/.done" ]; then
 		rm -rf "$c"
-		python3 "$PERF_DIR/peak.py" "$W/gen" python3 \
-			"$PERF_DIR/gen-transcripts.py" "$FIX" "$c" "$1" "$2"
+		python3 "$PERF_DIR/mem.py" . python3 \
+			"$PERF_DIR/gen-transcripts.py" "$FIX" "$c" "$1" "$2" \
+			>"$W/gen"
 		touch "$c/.done"
 		echo "generated in $(cpu_of "$W/gen") s of CPU"
 	fi
@@ -106,7 +107,7 @@ generated() {
 		"seconds" "MB/s" "CPU s" "MB/CPU s" "peak RSS" "peak anon"
 	find "$c" -name '*.jsonl' | sort >"$W/files"
 	s=$(now)
-	python3 "$PERF_DIR/peak.py" "$W/pk" xargs "$W/jsonl-parse" <"$W/files"
+	python3 "$PERF_DIR/mem.py" . xargs "$W/jsonl-parse" <"$W/files" >"$W/pk"
 	e=$(now)
 	t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')
 	cpu=$(cpu_of "$W/pk")
@@ -118,13 +119,13 @@ generated() {
 		cpu=0 peak=0 anon=0
 		s=$(now)
 		for tool in codex claude; do
-			(cd "$W/s" && python3 "$PERF_DIR/peak.py" "$W/pk" \
-				"$APTIX" import -q $tool "$c/$tool")
+			python3 "$PERF_DIR/mem.py" "$W/s" \
+				"$APTIX" import -q $tool "$c/$tool" >"$W/pk"
 			set -- $(cat "$W/pk")
-			[ "$5" -le 1 ] || echo "aptix import $tool: exit $5" >&2
-			cpu=$(awk -v c="$cpu" -v u="$1" -v y="$2" 'BEGIN { printf "%.1f", c + u + y }')
-			[ "$3" -gt "$peak" ] && peak=$3
-			[ "$4" -gt "$anon" ] && anon=$4
+			[ "$6" -le 1 ] || echo "aptix import $tool: exit $6" >&2
+			cpu=$(awk -v c="$cpu" -v u="$4" -v y="$5" 'BEGIN { printf "%.1f", c + u + y }')
+			[ "$1" -gt "$peak" ] && peak=$1
+			[ "$2" -gt "$anon" ] && anon=$2
 		done
 		e=$(now)
 		t=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }')

@@ -2,8 +2,9 @@
 # t/perf/mem.py [--head N] DIR COMMAND...: the memory of one process,
 # split. Runs COMMAND (no shell) in DIR, its stdout read and thrown away
 # (with --head N: closed after N lines, as `| head -N` does), and
-# samples /proc/PID/status every 2 ms. Prints, in KB:
-#	<max RSS> <peak RssAnon> <peak RssFile>
+# samples /proc/PID/status every 2 ms. Prints one line (sizes in KB):
+#	<max RSS> <peak RssAnon> <peak RssFile> <user s> <system s> <exit>
+# (CPU and max RSS include the children it waited for, as xargs's).
 # Max RSS (getrusage) counts the file pages an LMDB store's reads map
 # (the page cache, given back under pressure); RssAnon is the process's
 # own memory (heap, stacks, dirty pages of a write transaction). A
@@ -54,4 +55,5 @@ while p.poll() is None:
             continue
     time.sleep(0.002)
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print('%d %d %d' % (ru.ru_maxrss, anon, filep))
+print('%d %d %d %.2f %.2f %d' % (ru.ru_maxrss, anon, filep, ru.ru_utime,
+                                 ru.ru_stime, p.returncode))

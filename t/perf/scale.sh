@@ -278,7 +278,7 @@ for c in "log --all" "log --oneline --all" "log --graph --all | head -50" \
 	set -- $(python3 "$PERF_DIR/mem.py" $_h "$_ds" $_cmd) \
 		$(python3 "$PERF_DIR/mem.py" $_h "$_dl" $_cmd)
 	printf '%-30s %8s %8s %8s %8s %8s %8s %6s %6s\n' "$c" "$1" "$2" "$3" \
-		"$4" "$5" "$6" "$(ratio "$5" "$2")" "$(ratio "$4" "$1")"
+		"$7" "$8" "$9" "$(ratio "$8" "$2")" "$(ratio "$7" "$1")"
 done
 rm -rf "$W/rs" "$W/rl"
 echo "  goal (issue 28): under 64 MB at 1M sessions (log --all, fsck). An LMDB store"

@@ -322,6 +322,35 @@ test_expect_success 'a store made before: the org'"'"'s HEAD stands in until the
 	test "$(aptix -C old1 symbolic-ref HEAD)" = "$h"
 '
 
+test_lazy_prereq STRACE '
+	strace -f -e trace=sendto -o /dev/null true
+'
+
+Q="'"
+
+# round_trips <command>: the messages aptix sends the server (libpq
+# sends a pipeline in one sendto) beyond one per transaction the server
+# logged; 3 are the startup packet, the schema version and the goodbye.
+round_trips () {
+	from=$(($(wc -l <pg.log) + 1)) &&
+	strace -f -e trace=sendto -o st aptix -C ws $1 >/dev/null &&
+	sends=$(grep -c "^[0-9]* *sendto(" st) &&
+	begins=$(tail -n "+$from" pg.log | grep -c -E "(statement|execute [^:]*): BEGIN") &&
+	echo "$1: $sends sends, $begins transactions" &&
+	test "$begins" -gt 0 &&
+	test $((sends - begins)) -le 3
+}
+
+test_expect_success STRACE 'a transaction of one statement is one round trip' '
+	pg_sql -c "ALTER ROLE aptix_app SET log_statement = ${Q}all$Q" &&
+	test_when_finished "pg_sql -c \"ALTER ROLE aptix_app RESET log_statement\"" &&
+	round_trips show &&
+	round_trips "rev-parse HEAD" &&
+	round_trips "log --oneline" &&
+	aptix -C ws continue -q --no-rag --no-stream -m "after the round trips" &&
+	subject_is "after the round trips"
+'
+
 test_expect_success 'stop' '
 	stop_standin &&
 	stop_pg

@@ -119,7 +119,8 @@ static int run_q(struct pg *pg, aptix_backend_txn *tx, int write, struct q *q)
 				"read-only");
 		return APTIX_EINVALID;
 	}
-	return aptix__pg_run(pg->pool, &pg->parent, write, q_fn, q);
+	return aptix__pg_run(pg->pool, &pg->parent, APTIX_PG_ONE |
+			     (write ? APTIX_PG_WRITE : 0), q_fn, q);
 }
 
 /* Rows a statement changed. */
@@ -226,7 +227,7 @@ static int pg_transaction(aptix_backend *b, aptix_backend_txn_fn fn,
 				"read-only");
 		return APTIX_EINVALID;
 	}
-	return aptix__pg_run(pg->pool, b, 1, trampoline_fn, &tr);
+	return aptix__pg_run(pg->pool, b, APTIX_PG_WRITE, trampoline_fn, &tr);
 }
 
 static int pg_meta_get(aptix_buf *out, aptix_backend *b,

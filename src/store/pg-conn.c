@@ -17,6 +17,12 @@
  * the transaction survives a pooler that hands the connection to
  * another client between transactions. A read outside a transaction of
  * the caller's runs in a short read-only one of its own.
+ *
+ * Round trips: BEGIN and the settings wait for the transaction's first
+ * statement and go with it in one pipeline (one round trip, not two),
+ * and so does COMMIT when the transaction is that one statement
+ * (APTIX_PG_ONE: a read or a write outside a transaction of the
+ * caller's). Such a statement is one round trip; it was three.
  */
 #include "util/common.h"
 #include "store/pg.h"
@@ -316,18 +322,11 @@ static int is_retryable(const PGresult *res)
 	return st && (!strcmp(st, "40001") || !strcmp(st, "40P01"));
 }
 
-int aptix__pg_exec(PGresult **out, struct aptix_pg_txn *t, const char *sql,
-		   int n, const char *const *vals, const int *lens)
+/* res, the answer to a statement of t: 0, or its error (consumed). */
+static int answer(PGresult **out, struct aptix_pg_txn *t, PGresult *res)
 {
-	int fmts[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
-	PGresult *res;
-	int st, r;
+	int st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR, r;
 
-	*out = NULL;
-	if (n > 8)
-		return APTIX_EINVALID;
-	res = PQexecParams(t->conn, sql, n, NULL, vals, lens, fmts, 1);
-	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
 		*out = res;
 		return 0;
@@ -344,6 +343,84 @@ int aptix__pg_exec(PGresult **out, struct aptix_pg_txn *t, const char *sql,
 	return r;
 }
 
+#define BEGIN_RW "BEGIN ISOLATION LEVEL REPEATABLE READ"
+#define BEGIN_RO BEGIN_RW " READ ONLY"
+#define SETTINGS "SELECT set_config('aptix.org', $1, true), " \
+	"set_config('aptix.user', $2, true)"
+
+/*
+ * The first statement of t after its BEGIN and settings, the three in
+ * one pipeline: one round trip. *out gets the statement's answer; an
+ * error of BEGIN or of the settings is the error.
+ */
+static int first_exec(PGresult **out, struct aptix_pg_txn *t,
+		      const char *sql, int n, const char *const *vals,
+		      const int *lens, const int *fmts)
+{
+	const char *cfg[2];
+	PGresult *res[4] = { NULL, NULL, NULL, NULL }, *x;
+	PGconn *c = t->conn;
+	int i, r = 0, sent, k = (t->flags & APTIX_PG_ONE) ? 4 : 3;
+
+	cfg[0] = t->pool->org;
+	cfg[1] = aptix__pg_pool_user(t->pool);
+	t->pending = 0;
+	sent = PQenterPipelineMode(c) &&
+		PQsendQueryParams(c, (t->flags & APTIX_PG_WRITE) ? BEGIN_RW :
+				  BEGIN_RO, 0, NULL, NULL, NULL, NULL, 0) &&
+		PQsendQueryParams(c, SETTINGS, 2, NULL, cfg, NULL, NULL, 0) &&
+		PQsendQueryParams(c, sql, n, NULL, vals, lens, fmts, 1) &&
+		(k == 3 || PQsendQueryParams(c, "COMMIT", 0, NULL, NULL, NULL,
+					     NULL, 0)) &&
+		PQpipelineSync(c);
+	/* each statement's answer, then NULL; then the sync's */
+	for (i = 0; sent && i < k && (res[i] = PQgetResult(c)); i++)
+		while ((x = PQgetResult(c)))
+			PQclear(x);
+	if (sent && i == k)
+		PQclear(PQgetResult(c));
+	if (!PQexitPipelineMode(c) || PQstatus(c) != CONNECTION_OK) {
+		t->stale = 1;
+		r = pg_fail(t->pool, c, NULL, "PostgreSQL");
+	}
+	t->done = k == 4;
+	/* the first error, else the statement's answer */
+	for (i = 0; i < k; i++) {
+		PGresult *one = NULL;
+
+		if (r != 0)
+			PQclear(res[i]);
+		else if ((r = answer(&one, t, res[i])) == 0 && i == 2)
+			*out = one;	/* answer() took res[i] */
+		else
+			PQclear(one);
+	}
+	if (r != 0) {
+		PQclear(*out);
+		*out = NULL;
+	}
+	return r;
+}
+
+int aptix__pg_exec(PGresult **out, struct aptix_pg_txn *t, const char *sql,
+		   int n, const char *const *vals, const int *lens)
+{
+	int fmts[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+
+	*out = NULL;
+	if (n > 8)
+		return APTIX_EINVALID;
+	if (t->done) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "PostgreSQL: a second "
+				"statement in a transaction of one");
+		return APTIX_EINVALID;
+	}
+	if (t->pending)
+		return first_exec(out, t, sql, n, vals, lens, fmts);
+	return answer(out, t, PQexecParams(t->conn, sql, n, NULL, vals, lens,
+					   fmts, 1));
+}
+
 static int simple(struct aptix_pg_txn *t, const char *sql)
 {
 	PGresult *res = PQexec(t->conn, sql);
@@ -358,29 +435,10 @@ static int simple(struct aptix_pg_txn *t, const char *sql)
 	return r;
 }
 
-static int begin(struct aptix_pg_txn *t, int write)
+/* The end of t's transaction: nothing when no statement began it. */
+static int finish(struct aptix_pg_txn *t)
 {
-	aptix_buf sql = APTIX_BUF_INIT;
-	const char *user = aptix__pg_pool_user(t->pool);
-	char *lit = PQescapeLiteral(t->conn, t->pool->org,
-				    strlen(t->pool->org));
-	char *ulit = PQescapeLiteral(t->conn, user, strlen(user));
-	int r;
-
-	if (!lit || !ulit) {
-		PQfreemem(lit);
-		PQfreemem(ulit);
-		return pg_fail(t->pool, t->conn, NULL, "PostgreSQL");
-	}
-	aptix_buf_printf(&sql, "BEGIN ISOLATION LEVEL REPEATABLE READ%s; "
-			 "SELECT set_config('aptix.org', %s, true), "
-			 "set_config('aptix.user', %s, true)",
-			 write ? "" : " READ ONLY", lit, ulit);
-	PQfreemem(lit);
-	PQfreemem(ulit);
-	r = aptix_buf_oom(&sql) ? APTIX_ERROR : simple(t, sql.ptr);
-	aptix_buf_release(&sql);
-	return r;
+	return t->pending || t->done ? 0 : simple(t, "COMMIT");
 }
 
 static void backoff(int attempt)
@@ -395,27 +453,26 @@ static void backoff(int attempt)
 }
 
 /* One attempt: 0, < 0, or 1 when it is to be run again. */
-static int attempt(struct aptix_pg_txn *t, int write, aptix__pg_fn fn,
+static int attempt(struct aptix_pg_txn *t, unsigned flags, aptix__pg_fn fn,
 		   void *payload, int *fresh)
 {
 	int r;
 
-	t->retry = 0;
-	if ((r = begin(t, write)) < 0) {
-		/* a pooled connection the server closed meanwhile */
-		if (PQstatus(t->conn) == CONNECTION_BAD && !*fresh) {
-			PQfinish(t->conn);
-			t->conn = NULL;
-			*fresh = 1;
-			if ((r = aptix__pg_connect(&t->conn, t->pool)) < 0)
-				return r;
-			return 1;
-		}
-		return r;
-	}
+	t->retry = t->stale = t->done = 0;
+	t->flags = flags;
+	t->pending = 1;		/* BEGIN goes with the first statement */
 	r = fn(t, payload);
+	if (r != 0 && t->stale && !*fresh) {
+		/* a pooled connection the server closed meanwhile */
+		PQfinish(t->conn);
+		t->conn = NULL;
+		*fresh = 1;
+		if ((r = aptix__pg_connect(&t->conn, t->pool)) < 0)
+			return r;
+		return 1;
+	}
 	if (r == 0)
-		r = simple(t, "COMMIT");
+		r = finish(t);
 	if (r != 0 && PQstatus(t->conn) == CONNECTION_OK &&
 	    PQtransactionStatus(t->conn) != PQTRANS_IDLE) {
 		char keep[512];
@@ -428,7 +485,7 @@ static int attempt(struct aptix_pg_txn *t, int write, aptix__pg_fn fn,
 	return r != 0 && t->retry ? 1 : r;
 }
 
-int aptix__pg_run(struct pg_pool *pool, aptix_backend *b, int write,
+int aptix__pg_run(struct pg_pool *pool, aptix_backend *b, unsigned flags,
 		  aptix__pg_fn fn, void *payload)
 {
 	struct aptix_pg_txn t;
@@ -440,7 +497,7 @@ int aptix__pg_run(struct pg_pool *pool, aptix_backend *b, int write,
 	if ((r = pool_take(&t.conn, pool)) < 0)
 		return r;
 	for (i = 0; i < RETRIES; i++) {
-		if ((r = attempt(&t, write, fn, payload, &fresh)) != 1)
+		if ((r = attempt(&t, flags, fn, payload, &fresh)) != 1)
 			break;
 		backoff(i);
 	}

@@ -22,6 +22,10 @@ struct aptix_pg_txn {
 	struct pg_pool *pool;
 	struct pg_conn *conn;
 	int retry;		/* a serialization failure: run it again */
+	unsigned flags;		/* APTIX_PG_* */
+	int pending;		/* BEGIN not sent yet: with the first statement */
+	int done;		/* COMMIT sent with it (APTIX_PG_ONE) */
+	int stale;		/* that first send met a closed connection */
 	struct pg_ixbuf *ix;	/* index records not written yet */
 };
 
@@ -83,11 +87,16 @@ void aptix__pg_user_channel(char out[APTIX_PG_CHANNEL_MAX], const char *org,
 			    const char *user);
 /* A listener of the pool's org's channel (aptix/sys/backend.h). */
 int aptix__pg_listen(aptix_backend_listener **out, struct pg_pool *pool);
+/* aptix__pg_run: a read-write transaction (else read-only) */
+#define APTIX_PG_WRITE 1
+/* aptix__pg_run: fn runs exactly one statement (BEGIN, it, COMMIT sent
+ * at once: one round trip) */
+#define APTIX_PG_ONE 2
 /*
- * fn in a transaction of its own (write 0: read-only), run again after
- * a serialization failure. b: the backend the transaction belongs to.
+ * fn in a transaction of its own (flags: APTIX_PG_*), run again after a
+ * serialization failure. b: the backend the transaction belongs to.
  */
-int aptix__pg_run(struct pg_pool *pool, aptix_backend *b, int write,
+int aptix__pg_run(struct pg_pool *pool, aptix_backend *b, unsigned flags,
 		  aptix__pg_fn fn, void *payload);
 /*
  * One statement in t: parameters and results in binary form (text as

@@ -333,7 +333,9 @@ Q="'"
 # logged; 3 are the startup packet, the schema version and the goodbye.
 round_trips () {
 	from=$(($(wc -l <pg.log) + 1)) &&
-	strace -f -e trace=sendto -o st aptix -C ws $1 >/dev/null &&
+	# LeakSanitizer does not run under ptrace
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -e trace=sendto -o st aptix -C ws $1 >/dev/null &&
 	sends=$(grep -c "^[0-9]* *sendto(" st) &&
 	begins=$(tail -n "+$from" pg.log | grep -c -E "(statement|execute [^:]*): BEGIN") &&
 	echo "$1: $sends sends, $begins transactions" &&

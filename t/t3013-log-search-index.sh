@@ -345,6 +345,32 @@ test_expect_success 'log --all -S / --grep read only the matches: the scan'"'"'s
 	)
 '
 
+test_expect_success 'log --all -S and -n read the conversation records of what they show only' '
+	cp -R walk/.aptix walk-saved &&
+	test_when_finished "rm -rf walk/.aptix && mv walk-saved walk/.aptix" &&
+	(
+		cd walk &&
+		aptix log --all --format="%h %c" -S "turn 123." >expect.S &&
+		aptix log --all --format="%h %c" -n 3 >expect.n &&
+		# a conversation none of those sessions is in, damaged
+		cut -d" " -f2 expect.S expect.n >shown &&
+		conv=$(aptix log --all --format=%c | sort -u |
+			grep -v -F -f shown | head -n 1) &&
+		test -n "$conv" &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix put \
+			conversations "$conv" hex:ff &&
+		aptix log --all --format="%h %c" -S "turn 123." >actual.S &&
+		test_cmp expect.S actual.S &&
+		aptix log --all --format="%h %c" -n 3 >actual.n &&
+		test_cmp expect.n actual.n &&
+		# what does show one of its sessions reads it
+		test_must_fail aptix log --all --format=%h -S lexer 2>err &&
+		grep "index record of .* is corrupt" err &&
+		test_must_fail aptix log --all --format=%h 2>err &&
+		grep "index record of .* is corrupt" err
+	)
+'
+
 test_expect_success 'a session older than its parent is marked; log keeps the order' '
 	(
 		cd walk &&

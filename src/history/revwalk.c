@@ -95,6 +95,7 @@ struct aptix_revwalk {
 	int all;			/* push_all */
 	char (*archived)[APTIX_CONV_MAXLEN + 1];	/* sorted */
 	size_t narchived, aarchived;
+	int lazy_archived;		/* asked conversation by conversation */
 
 	int started;
 	uint32_t nset, nout;		/* topological: to return, returned */
@@ -225,7 +226,13 @@ static int conv_grow(aptix_revwalk *w)
 	return 0;
 }
 
-/* Conversation ids repeat: keep one copy of each. */
+/*
+ * Conversation ids repeat: keep one copy of each. The byte after its
+ * NUL says whether the conversation is archived, once asked (see
+ * conv_archived()): CONV_UNASKED until then.
+ */
+enum { CONV_UNASKED = 0, CONV_KEPT = 1, CONV_ARCHIVED = 2 };
+
 static int conv_intern(uint32_t *off, aptix_revwalk *w, const char *conv)
 {
 	uint32_t i;
@@ -242,6 +249,9 @@ static int conv_intern(uint32_t *off, aptix_revwalk *w, const char *conv)
 		}
 	if ((r = text_add(off, w, conv)) < 0)
 		return r;
+	aptix_buf_put(&w->text, "", 1);	/* CONV_UNASKED */
+	if (aptix_buf_oom(&w->text))
+		return aptix_error_oom();
 	w->nconvs++;
 	w->convs[i] = *off;
 	return 0;
@@ -608,8 +618,39 @@ static int conv_cmp(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-/* What push_all and push_recent leave out. */
-static int left_out(const aptix_revwalk *w, const aptix_session_info *si)
+/*
+ * Is conversation conv archived (1, 0, or an error)? From the list
+ * load_archived() read, or (lazy_archived) from its record, read the
+ * first time one of its sessions asks.
+ */
+static int conv_archived(aptix_revwalk *w, const char *conv)
+{
+	aptix_conv_info ci;
+	uint32_t off;
+	char *state;
+	int r;
+
+	if (!w->lazy_archived)
+		return w->narchived && bsearch(conv, w->archived,
+					       w->narchived,
+					       sizeof(*w->archived),
+					       conv_cmp) != NULL;
+	if ((r = conv_intern(&off, w, conv)) < 0)
+		return r;
+	state = w->text.ptr + off + strlen(conv) + 1;
+	if (*state == CONV_UNASKED) {
+		r = aptix_index_conversation(&ci, w->repo, conv);
+		if (r == APTIX_ENOTFOUND)
+			aptix_error_clear();	/* no record: not archived */
+		else if (r < 0)
+			return r;
+		*state = r == 0 && ci.archived ? CONV_ARCHIVED : CONV_KEPT;
+	}
+	return *state == CONV_ARCHIVED;
+}
+
+/* What push_all and push_recent leave out: 1, 0, or an error. */
+static int left_out(aptix_revwalk *w, const aptix_session_info *si)
 {
 	if (!(w->flags & APTIX_REVWALK_FAILED) &&
 	    si->status == APTIX_SESSION_FAILED)
@@ -617,16 +658,30 @@ static int left_out(const aptix_revwalk *w, const aptix_session_info *si)
 	if ((w->since && si->created_at < w->since) ||
 	    (w->until && si->created_at > w->until) || is_hidden(w, &si->id))
 		return 1;
-	return w->narchived && bsearch(si->conversation, w->archived,
-				       w->narchived, sizeof(*w->archived),
-				       conv_cmp);
+	if (w->flags & APTIX_REVWALK_ARCHIVED)
+		return 0;
+	return conv_archived(w, si->conversation);
 }
 
+/*
+ * Which conversations are archived, asked of each one's record when one
+ * of its sessions comes up: for a walk that meets a few sessions (the
+ * matches of a search, the newest n), where reading every
+ * conversation's record would cost more than the walk.
+ */
+static void lazy_archived(aptix_revwalk *w)
+{
+	w->narchived = 0;
+	w->lazy_archived = 1;
+}
+
+/* Which conversations are archived: every record read, once. */
 static int load_archived(aptix_revwalk *w)
 {
 	int r;
 
 	w->narchived = 0;
+	w->lazy_archived = 0;
 	if (w->flags & APTIX_REVWALK_ARCHIVED)
 		return 0;
 	if ((r = aptix_index_foreach_conversation(w->repo, archived_cb,
@@ -644,8 +699,8 @@ static int load_cb(const aptix_session_info *si, void *payload)
 	uint32_t k;
 	int r;
 
-	if (left_out(w, si))
-		return 0;
+	if ((r = left_out(w, si)) != 0)
+		return r < 0 ? r : 0;
 	if ((k = lookup(w, &si->id)) == NONE && (r = add_rec(&k, w, si)) < 0)
 		return r;
 	w->v[k].flags |= R_INSET;
@@ -703,8 +758,8 @@ static int recent_cb(const aptix_session_info *si, void *payload)
 	/* the timeline is newest first: the rest is older still */
 	if (rc->w->since && si->created_at < rc->w->since)
 		return APTIX_ITEROVER;
-	if (left_out(rc->w, si))
-		return 0;
+	if ((r = left_out(rc->w, si)) != 0)
+		return r < 0 ? r : 0;
 	if ((r = find(&k, rc->w, &si->id)) < 0 || (r = add_start(rc->w, k)) < 0)
 		return r;
 	return ++rc->n >= rc->max ? APTIX_ITEROVER : 0;
@@ -817,8 +872,8 @@ static int match_cb(const aptix_oid *id, void *payload)
 		aptix_error_clear();
 		return 0;	/* gone since (gc) */
 	}
-	if (r < 0 || left_out(w, &si))
-		return r;
+	if (r < 0 || (r = left_out(w, &si)) != 0)
+		return r < 0 ? r : 0;
 	if ((k = lookup(w, id)) == NONE && (r = add_rec(&k, w, &si)) < 0)
 		return r;
 	if (!(w->v[k].flags & R_INSET)) {
@@ -846,8 +901,7 @@ static int start_listed(aptix_revwalk *w)
 		return 1;
 	if (r < 0 && r != APTIX_ITEROVER)
 		return r;
-	if ((r = load_archived(w)) < 0)
-		return r;
+	lazy_archived(w);
 	/* ENOTFOUND: the search index cannot list them (nothing read) */
 	if ((r = aptix_search_filter_foreach(w->limit, match_cb, w)) < 0)
 		return r == APTIX_ENOTFOUND ? 1 : r;
@@ -1028,9 +1082,10 @@ static int read_cands(aptix_revwalk *w)
 
 /* --- Starting, and the walk's order ------------------------------------- */
 
+/* The stream's walk has read which are archived: no error here. */
 static int stream_keep(const aptix_session_info *si, void *payload)
 {
-	return !left_out(payload, si);
+	return left_out(payload, si) == 0;
 }
 
 /*
@@ -1289,6 +1344,7 @@ void aptix_revwalk_reset(aptix_revwalk *w)
 	w->nconvs = 0;
 	w->nheap = 0;
 	w->nkids = w->nstarts = w->narchived = 0;
+	w->lazy_archived = 0;
 	aptix_oidmap_clear(&w->hidden);
 	w->any_hidden = w->all = w->started = 0;
 	w->nset = w->nout = 0;
@@ -1458,8 +1514,7 @@ int aptix_revwalk_push_recent(aptix_revwalk *w, size_t n)
 		return r;
 	if (!aptix_index_has_timeline(w->repo))
 		return APTIX_ENOTFOUND;
-	if ((r = load_archived(w)) < 0)
-		return r;
+	lazy_archived(w);
 	if (n && (r = aptix_index_foreach_recent(w->repo, recent_cb,
 						 &rc)) < 0 &&
 	    r != APTIX_ITEROVER)

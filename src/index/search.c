@@ -2023,6 +2023,31 @@ int aptix_search_missing(uint64_t *out, aptix_repo *repo)
 	return r == APTIX_ENOTFOUND ? 0 : r;
 }
 
+/*
+ * The first bit set in bits at or after from, below n (n when none):
+ * eight bytes at a time over the runs of zeros, so that a rare word's
+ * few matches cost about n / 64 steps, not n.
+ */
+static uint32_t next_bit(const unsigned char *bits, uint32_t from,
+			 uint32_t n)
+{
+	uint64_t word;
+
+	for (; from < n && (from & 7); from++)
+		if ((bits[from >> 3] >> (from & 7)) & 1)
+			return from;
+	while (from + 64 <= n) {
+		memcpy(&word, bits + (from >> 3), sizeof(word));
+		if (word)
+			break;
+		from += 64;
+	}
+	for (; from < n; from++)
+		if ((bits[from >> 3] >> (from & 7)) & 1)
+			return from;
+	return n;
+}
+
 int aptix_search_filter_foreach(aptix_search_filter *f,
 				aptix_odb_foreach_cb cb, void *payload)
 {
@@ -2036,9 +2061,8 @@ int aptix_search_filter_foreach(aptix_search_filter *f,
 		return APTIX_ENOTFOUND;
 	if ((r = missing(&lack, f->ix, &f->st)) < 0 || lack)
 		return r < 0 ? r : APTIX_ENOTFOUND;
-	for (ord = 0; ord < f->st.next; ord++) {
-		if (!((f->bits[ord >> 3] >> (ord & 7)) & 1))
-			continue;
+	for (ord = 0; (ord = next_bit(f->bits, ord, f->st.next)) <
+		     f->st.next; ord++) {
 		r = ord_doc(&id, &words, f->ix, ord);
 		if (r == APTIX_ENOTFOUND) {
 			aptix_error_clear();

@@ -1282,7 +1282,7 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 	/* the tables a walk of the history reads in order, values in place */
 	int trim = !writing && (t == APTIX_TABLE_TIMELINE ||
 				t == APTIX_TABLE_CHILDREN);
-	int rc, r = 0;
+	int rc, r = 0, stepped = 0;
 	MDB_cursor_op op;
 
 	if (!start) {
@@ -1329,7 +1329,8 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 		cb_depth--;
 		if (r)
 			break;
-		if (trim && (rd || (rd = pthread_getspecific(st->key))))
+		if (trim && stepped++ &&
+		    (rd || (rd = pthread_getspecific(st->key))))
 			map_note_reads(st, rd, 1);
 		rc = mdb_cursor_get(c, &k, &v, reverse ? MDB_PREV : MDB_NEXT);
 	}

@@ -353,6 +353,61 @@ test_expect_success STRACE 'a transaction of one statement is one round trip' '
 	subject_is "after the round trips"
 '
 
+# words_md <turns> <seed>: a session-md transcript of that many turns,
+# each of 150 words of a vocabulary of 2,000 (words in many sessions
+# leave their blocks for keys of their own, blocks fill and split)
+words_md () {
+	python3 - "$1" "$2" <<-\PY
+	import random, sys
+	rnd = random.Random(int(sys.argv[2]))
+	print("---\nprovider: openai\nmodel: gpt-5\ncreated_at: 2026-11-28T10:0%s:00Z\n---" % sys.argv[2])
+	for t in range(int(sys.argv[1])):
+	    for role in ("User", "Assistant"):
+	        w = " ".join("w%x" % (rnd.randrange(40) if rnd.random() < 0.3 else rnd.randrange(2000)) for _ in range(150))
+	        print("\n## %s\n\n%s" % (role, w))
+	PY
+}
+
+# search_rows <org>: the search index records of the org
+search_rows () {
+	pg_sql -At -c "SELECT encode(key, ${Q}hex$Q), encode(val, ${Q}hex$Q) FROM aptix_index WHERE org = $Q$1$Q AND tbl = 4 ORDER BY key"
+}
+
+test_expect_success 'the search index read ahead is the index read a word at a time' '
+	words_md 24 1 >a.md &&
+	words_md 12 2 >b.md &&
+	for org in ahead oneby
+	do
+		mkdir $org &&
+		aptix -C $org init -q --backend "$PG_APP_URL" --org $org || return 1
+	done &&
+	aptix -C ahead import -q session-md "$PWD/a.md" &&
+	aptix -C ahead import -q session-md "$PWD/b.md" &&
+	APTIX_TEST_NO_PREFETCH=1 aptix -C oneby import -q session-md "$PWD/a.md" &&
+	APTIX_TEST_NO_PREFETCH=1 aptix -C oneby import -q session-md "$PWD/b.md" &&
+	search_rows ahead >ahead.rows &&
+	search_rows oneby >oneby.rows &&
+	test $(wc -l <ahead.rows) -gt 150 &&
+	test_cmp oneby.rows ahead.rows &&
+	aptix -C ahead fsck --full &&
+	aptix -C ahead log --all -S w1a --format=%H >ahead.log &&
+	aptix -C oneby log --all -S w1a --format=%H >oneby.log &&
+	test_line_count -gt 0 ahead.log &&
+	test_cmp oneby.log ahead.log
+'
+
+test_expect_success STRACE 'a turn of a hundred words: its search records in a few round trips' '
+	msg=$(for i in $(seq 1 100); do printf "word%d " $i; done) &&
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -e trace=sendto -o st aptix -C ws continue -q \
+		--no-rag --no-stream -m "$msg" &&
+	sends=$(grep -c "^[0-9]* *sendto(.*\(aptix_\|BEGIN\|COMMIT\)" st) &&
+	echo "$sends sends to the server" &&
+	test "$sends" -lt 150 &&
+	aptix -C ws log -1 -S word57 --format=%s >out &&
+	test_line_count = 1 out
+'
+
 test_expect_success 'stop' '
 	stop_standin &&
 	stop_pg

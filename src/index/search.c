@@ -41,6 +41,7 @@
  * staleness mark.
  */
 #include "util/common.h"
+#include "util/env.h"
 #include "util/tokens.h"
 #include "index/index.h"
 #include "object/zstream.h"
@@ -665,6 +666,53 @@ static int by_term(const void *a, const void *b)
 		      (*(const struct plist *const *)b)->term);
 }
 
+/* Terms whose records are asked of the backend ahead at once. */
+#define PREFETCH 128
+
+/*
+ * Tell a backend whose every read is a round trip (PostgreSQL) what the
+ * n terms of o will ask: each one's "t" key, and the seek for its block
+ * (aptix/sys/index_backend.h, prefetch). n 0: forget it.
+ */
+static int prefetch_terms(aptix_index_backend *ix, aptix_backend_txn *tx,
+			  const struct plist **o, size_t n)
+{
+	aptix_buf keys[2][PREFETCH];
+	size_t i, j;
+	int r = 0;
+
+	/* APTIX_TEST_NO_PREFETCH: t0212 compares the index made without */
+	if (ix->version < 2 || !ix->prefetch ||
+	    aptix_env__get(APTIX_ENV_TEST_NO_PREFETCH))
+		return 0;
+	if (!n)
+		return ix->prefetch(ix, tx, APTIX_INDEX_SEARCH,
+				    APTIX_INDEX_PREFETCH_GET, NULL, 0) < 0 ||
+			ix->prefetch(ix, tx, APTIX_INDEX_SEARCH,
+				     APTIX_INDEX_PREFETCH_SEEK, NULL, 0) < 0 ?
+			APTIX_ERROR : 0;
+	memset(keys, 0, sizeof(keys));
+	for (i = 0; i < n; i++) {
+		size_t tlen = strlen(o[i]->term);
+
+		for (j = 0; j < 2; j++) {
+			aptix_buf_init(&keys[j][i], 0);
+			if (r == 0)
+				r = term_key(&keys[j][i], j ? 'b' : 't',
+					     o[i]->term, tlen);
+		}
+	}
+	for (j = 0; j < 2; j++)
+		if (r == 0)
+			r = ix->prefetch(ix, tx, APTIX_INDEX_SEARCH, j ?
+					 APTIX_INDEX_PREFETCH_SEEK :
+					 APTIX_INDEX_PREFETCH_GET, keys[j], n);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < 2; j++)
+			aptix_buf_release(&keys[j][i]);
+	return r;
+}
+
 /*
  * Merge pd into the table, term by term in byte order: a term with a
  * "t" key grows it, another goes into its block (one block is decoded
@@ -693,6 +741,9 @@ static int pend_flush(aptix_index_backend *ix, aptix_backend_txn *tx,
 	aptix_buf_init(&s.key, 0);
 	aptix_buf_init(&s.val, 0);
 	for (i = 0; i < pd->n && r == 0; i++) {
+		if (i % PREFETCH == 0 && (r = prefetch_terms(ix, tx, o + i,
+				pd->n - i < PREFETCH ? pd->n - i : PREFETCH)) < 0)
+			break;
 		tlen = strlen(o[i]->term);
 		if ((r = term_key(&k, 't', o[i]->term, tlen)) < 0)
 			break;
@@ -711,6 +762,8 @@ static int pend_flush(aptix_index_backend *ix, aptix_backend_txn *tx,
 	}
 	if (r == 0)
 		r = block_store(&b, ix, tx, &k, &v);
+	if (r == 0)
+		r = prefetch_terms(ix, tx, o, 0);
 	block_release(&b);
 	aptix_buf_release(&s.key);
 	aptix_buf_release(&s.val);

@@ -1214,8 +1214,8 @@ static int check_versions(const aptix_backend *be)
 		 be->refdb->version != APTIX_REFDB_BACKEND_VERSION)
 		what = "ref backend", have = be->refdb ? be->refdb->version : 0,
 			want = APTIX_REFDB_BACKEND_VERSION;
-	else if (!be->index ||
-		 be->index->version != APTIX_INDEX_BACKEND_VERSION)
+	else if (!be->index || be->index->version < 1 ||
+		 be->index->version > APTIX_INDEX_BACKEND_VERSION)
 		what = "index backend", have = be->index ? be->index->version :
 			0, want = APTIX_INDEX_BACKEND_VERSION;
 	else if (!be->claims ||

@@ -208,11 +208,14 @@ static int trampoline_fn(struct aptix_pg_txn *t, void *payload)
 	int r;
 
 	t->ix = NULL;
+	t->pf = NULL;
 	r = tr->fn(&t->parent, tr->payload);
 	if (r == 0)
 		r = aptix__pg_ixbuf_flush(t);
 	aptix__pg_ixbuf_free(t->ix);
+	aptix__pg_prefetch_free(t->pf);
 	t->ix = NULL;
+	t->pf = NULL;
 	return r;
 }
 
@@ -832,6 +835,16 @@ static int index_get(aptix_buf *out, aptix_index_backend *b,
 	if (pt && aptix__pg_ixbuf_get(pt->ix, (int)t, key, klen, &kept))
 		return aptix_buf_set(out, kept->ptr, kept->len) < 0 ?
 			APTIX_ERROR : 0;
+	switch (pt ? aptix__pg_prefetched_get(pt->pf, (int)t, key, klen,
+					      &kept) : -1) {
+	case 1:
+		return aptix_buf_set(out, kept->ptr, kept->len) < 0 ?
+			APTIX_ERROR : 0;
+	case 0:
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "index record not "
+				"found");
+		return APTIX_ENOTFOUND;
+	}
 
 	q_init(&q, "SELECT val FROM aptix_index WHERE tbl = $1::int2 "
 	       "AND key = $2");
@@ -895,6 +908,19 @@ static int index_iterate(aptix_index_backend *b, aptix_backend_txn *tx,
 	struct aptix_pg_txn *pt = own_txn(tx);
 	struct q q;
 
+	if (pt && (flags & APTIX_INDEX_ITER_REVERSE) &&
+	    (flags & APTIX_INDEX_ITER_ONE) && start) {
+		const aptix_buf *at, *val;
+
+		switch (aptix__pg_prefetched_seek(pt->pf, (int)t, start, slen,
+						  &at, &val)) {
+		case 0:
+			return 0;
+		case 1:
+			r = cb(at->ptr, at->len, val->ptr, val->len, payload);
+			return r == APTIX_ITEROVER ? 0 : r;
+		}
+	}
 	/* what this transaction put is in the table before it is walked */
 	if (pt && (r = aptix__pg_ixbuf_flush(pt)) < 0)
 		return r;
@@ -933,9 +959,11 @@ static int index_put(aptix_index_backend *b, aptix_backend_txn *tx,
 
 	if (!tx)
 		return APTIX_EINVALID;
-	if (pt)		/* written at the next flush: before COMMIT */
+	if (pt) {	/* written at the next flush: before COMMIT */
+		aptix__pg_prefetch_put(pt->pf, (int)t, key, klen, val, vlen);
 		return aptix__pg_ixbuf_put(&pt->ix, (int)t, key, klen, val,
 					   vlen);
+	}
 	q_init(&q, "INSERT INTO aptix_index (tbl, key, val) "
 	       "VALUES ($1::int2, $2, $3) ON CONFLICT (org, tbl, key) "
 	       "DO UPDATE SET val = EXCLUDED.val");
@@ -958,6 +986,8 @@ static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
 	/* whether it was there counts what this transaction put too */
 	if (pt && (r = aptix__pg_ixbuf_flush(pt)) < 0)
 		return r;
+	if (pt)
+		aptix__pg_prefetch_del(pt->pf, (int)t, key, klen);
 	q_init(&q, "DELETE FROM aptix_index WHERE tbl = $1::int2 "
 	       "AND key = $2");
 	q_int(&q, t, 2);
@@ -968,6 +998,15 @@ static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
 		r = APTIX_ENOTFOUND;
 	}
 	return r;
+}
+
+static int index_prefetch(aptix_index_backend *b UNUSED, aptix_backend_txn *tx,
+			  aptix_index_table t, unsigned kind,
+			  const aptix_buf *keys, size_t n)
+{
+	struct aptix_pg_txn *pt = own_txn(tx);
+
+	return pt ? aptix__pg_prefetch(pt, (int)t, kind, keys, n) : 0;
 }
 
 /* --- running-turn claims: lease rows ------------------------------------ */
@@ -1143,7 +1182,15 @@ static const aptix_odb_backend pg_odb = {
 	.write_stored_many = obj_write_stored_many,
 };
 
-APTIX__DOMAIN_VTABLES(pg);
+static const aptix_refdb_backend pg_refdb = APTIX__REFDB_BACKEND_OF(ref_);
+static const aptix_claims_backend pg_claims =
+	APTIX__CLAIMS_BACKEND_OF(claim_);
+static const aptix_index_backend pg_index = {
+	.version = APTIX_INDEX_BACKEND_VERSION,
+	.get = index_get, .view = index_view, .iterate = index_iterate,
+	.put = index_put, .del = index_del, .count = index_count,
+	.prefetch = index_prefetch,
+};
 
 static const aptix_backend pg_bundle = {
 	.version = APTIX_BACKEND_VERSION,

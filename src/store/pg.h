@@ -12,6 +12,7 @@
 
 struct pg_pool;
 struct pg_ixbuf;
+struct pg_prefetch;
 /* libpq's PGconn and PGresult (libpq-fe.h, included where they are used) */
 struct pg_conn;
 struct pg_result;
@@ -27,6 +28,7 @@ struct aptix_pg_txn {
 	int done;		/* COMMIT sent with it (APTIX_PG_ONE) */
 	int stale;		/* that first send met a closed connection */
 	struct pg_ixbuf *ix;	/* index records not written yet */
+	struct pg_prefetch *pf;	/* index answers read ahead */
 };
 
 typedef int (*aptix__pg_fn)(struct aptix_pg_txn *t, void *payload);
@@ -123,6 +125,25 @@ int aptix__pg_ixbuf_put(struct pg_ixbuf **b, int tbl, const void *key,
 int aptix__pg_ixbuf_get(const struct pg_ixbuf *b, int tbl, const void *key,
 			size_t klen, const aptix_buf **val);
 int aptix__pg_ixbuf_flush(struct aptix_pg_txn *t);
+/*
+ * Index answers read ahead (pg-prefetch.c): the prefetch slot of the
+ * index backend, then the kept answers (1 with *val, and *at for a
+ * seek; 0 none; -1 not kept: ask the server), kept true to the
+ * transaction's puts and deletes.
+ */
+int aptix__pg_prefetch(struct aptix_pg_txn *t, int tbl, unsigned kind,
+		       const aptix_buf *keys, size_t n);
+int aptix__pg_prefetched_get(const struct pg_prefetch *pf, int tbl,
+			     const void *key, size_t klen,
+			     const aptix_buf **val);
+int aptix__pg_prefetched_seek(const struct pg_prefetch *pf, int tbl,
+			      const void *key, size_t klen,
+			      const aptix_buf **at, const aptix_buf **val);
+void aptix__pg_prefetch_put(struct pg_prefetch *pf, int tbl, const void *key,
+			    size_t klen, const void *val, size_t vlen);
+void aptix__pg_prefetch_del(struct pg_prefetch *pf, int tbl, const void *key,
+			    size_t klen);
+void aptix__pg_prefetch_free(struct pg_prefetch *pf);
 void aptix__pg_ixbuf_free(struct pg_ixbuf *b);
 
 /* The version of the schema in the database (0: none there). */

@@ -1076,6 +1076,162 @@ START_TEST(test_index_own_writes)
 }
 END_TEST
 
+/*
+ * Answers read ahead (the prefetch slot, where a backend has it) stay
+ * what the calls return once the transaction's own puts and deletes
+ * are counted: a put between a seek's answer and its key, a delete of
+ * an answer, a put and a delete of a key asked.
+ */
+struct first_rec {
+	char key[16], val[16];
+	int n;
+};
+
+static int first_rec_cb(const void *key, size_t klen, const void *val,
+			size_t vlen, void *payload)
+{
+	struct first_rec *f = payload;
+
+	ck_assert_uint_lt(klen, sizeof(f->key));
+	ck_assert_uint_lt(vlen, sizeof(f->val));
+	memcpy(f->key, key, klen);
+	f->key[klen] = '\0';
+	memcpy(f->val, val, vlen);
+	f->val[vlen] = '\0';
+	f->n++;
+	return APTIX_ITEROVER;
+}
+
+/* The seek from x (ONE: as the search index asks, maybe read ahead). */
+static void seek_from(struct first_rec *f, aptix_index_backend *ix,
+		      aptix_backend_txn *tx, const char *x, unsigned one)
+{
+	memset(f, 0, sizeof(*f));
+	ck_assert_int_eq(ix->iterate(ix, tx, APTIX_INDEX_SEARCH, x, strlen(x),
+				     APTIX_INDEX_ITER_REVERSE | one,
+				     first_rec_cb, f), 0);
+}
+
+static void seek_is(aptix_index_backend *ix, aptix_backend_txn *tx,
+		    const char *x, const char *key, const char *val)
+{
+	struct first_rec a, truth;
+
+	seek_from(&a, ix, tx, x, APTIX_INDEX_ITER_ONE);
+	seek_from(&truth, ix, tx, x, 0);
+	ck_assert_int_eq(a.n, key != NULL);
+	ck_assert_int_eq(truth.n, key != NULL);
+	if (key) {
+		ck_assert_str_eq(a.key, key);
+		ck_assert_str_eq(a.val, val);
+		ck_assert_str_eq(truth.key, key);
+	}
+}
+
+static void get_is(aptix_index_backend *ix, aptix_backend_txn *tx,
+		   const char *key, const char *val)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = ix->get(&v, ix, tx, APTIX_INDEX_SEARCH, key, strlen(key));
+
+	if (!val) {
+		ck_assert_int_eq(r, APTIX_ENOTFOUND);
+		aptix_error_clear();
+	} else {
+		ck_assert_int_eq(r, 0);
+		ck_assert_uint_eq(v.len, strlen(val));
+		ck_assert_int_eq(memcmp(v.ptr, val, v.len), 0);
+	}
+	aptix_buf_release(&v);
+}
+
+static int put_str(aptix_index_backend *ix, aptix_backend_txn *tx,
+		   const char *key, const char *val)
+{
+	return ix->put(ix, tx, APTIX_INDEX_SEARCH, key, strlen(key), val,
+		       strlen(val));
+}
+
+static int prefetch_setup_fn(aptix_backend_txn *tx, void *payload)
+{
+	aptix_index_backend *ix = tx->backend->index;
+	static const char *const k[] = { "b10", "b20", "b30", "b40" };
+	size_t i;
+
+	(void)payload;
+	for (i = 0; i < NELEM(k); i++)
+		ck_assert_int_eq(put_str(ix, tx, k[i], k[i] + 1), 0);
+	return 0;
+}
+
+static void ask_ahead(aptix_index_backend *ix, aptix_backend_txn *tx,
+		      unsigned kind, const char *const *keys, size_t n)
+{
+	aptix_buf b[8] = { APTIX_BUF_INIT };
+	size_t i;
+
+	if (ix->version < 2 || !ix->prefetch)
+		return;
+	for (i = 0; i < n; i++) {
+		aptix_buf_init(&b[i], 0);
+		aptix_buf_puts(&b[i], keys[i]);
+	}
+	ck_assert_int_eq(ix->prefetch(ix, tx, APTIX_INDEX_SEARCH, kind, b, n),
+			 0);
+	for (i = 0; i < n; i++)
+		aptix_buf_release(&b[i]);
+}
+
+static int prefetch_fn(aptix_backend_txn *tx, void *payload)
+{
+	aptix_index_backend *ix = tx->backend->index;
+	static const char *const seeks[] = { "b05", "b15", "b25", "b35",
+					     "b45" };
+	static const char *const gets[] = { "b10", "b20", "b99" };
+
+	(void)payload;
+	ask_ahead(ix, tx, APTIX_INDEX_PREFETCH_SEEK, seeks, NELEM(seeks));
+	ask_ahead(ix, tx, APTIX_INDEX_PREFETCH_GET, gets, NELEM(gets));
+	seek_is(ix, tx, "b05", NULL, NULL);
+	seek_is(ix, tx, "b25", "b20", "20");
+	get_is(ix, tx, "b99", NULL);
+	/* a put between an answer and the key asked: the new answer */
+	ck_assert_int_eq(put_str(ix, tx, "b22", "new"), 0);
+	seek_is(ix, tx, "b25", "b22", "new");
+	/* a put of an answer: its new value; of a key asked: found */
+	ck_assert_int_eq(put_str(ix, tx, "b10", "upd"), 0);
+	seek_is(ix, tx, "b15", "b10", "upd");
+	get_is(ix, tx, "b10", "upd");
+	ck_assert_int_eq(put_str(ix, tx, "b99", "late"), 0);
+	get_is(ix, tx, "b99", "late");
+	/* a put before every key: the answer of a seek that had none */
+	ck_assert_int_eq(put_str(ix, tx, "b01", "first"), 0);
+	seek_is(ix, tx, "b05", "b01", "first");
+	/* a delete of an answer: the record below it */
+	ck_assert_int_eq(ix->del(ix, tx, APTIX_INDEX_SEARCH, "b30", 3), 0);
+	seek_is(ix, tx, "b35", "b22", "new");
+	/* a delete of a key asked */
+	ck_assert_int_eq(ix->del(ix, tx, APTIX_INDEX_SEARCH, "b20", 3), 0);
+	get_is(ix, tx, "b20", NULL);
+	seek_is(ix, tx, "b45", "b40", "40");
+	/* forgotten: the same answers, from the table */
+	ask_ahead(ix, tx, APTIX_INDEX_PREFETCH_SEEK, NULL, 0);
+	ask_ahead(ix, tx, APTIX_INDEX_PREFETCH_GET, NULL, 0);
+	seek_is(ix, tx, "b25", "b22", "new");
+	get_is(ix, tx, "b10", "upd");
+	return 0;
+}
+
+START_TEST(test_index_prefetch)
+{
+	aptix_backend *b = open_backend(_i);
+
+	ck_assert_int_eq(b->transaction(b, prefetch_setup_fn, NULL), 0);
+	ck_assert_int_eq(b->transaction(b, prefetch_fn, NULL), 0);
+	b->free(b);
+}
+END_TEST
+
 struct many {
 	aptix_oid ids[3];
 	int seen;
@@ -1531,6 +1687,7 @@ static TCase *domain_case(void)
 	tcase_add_loop_test(tc, test_atomic_across_domains, 0, nnames);
 	tcase_add_loop_test(tc, test_object_write_replayed, 0, nnames);
 	tcase_add_loop_test(tc, test_index_own_writes, 0, nnames);
+	tcase_add_loop_test(tc, test_index_prefetch, 0, nnames);
 	tcase_add_loop_test(tc, test_object_batches, 0, nnames);
 	tcase_add_loop_test(tc, test_domain_reflog_order, 0, nnames);
 	tcase_add_loop_test(tc, test_claim_cas, 0, nnames);

@@ -17,7 +17,10 @@
 
 #include "backend.h"
 
-#define APTIX_INDEX_BACKEND_VERSION 1
+/*
+ * 2 added prefetch; a backend of version 1 (without it) is still taken.
+ */
+#define APTIX_INDEX_BACKEND_VERSION 2
 
 typedef enum {
 	APTIX_INDEX_SESSIONS = 0,	/**< session id -> record (legacy) */
@@ -40,6 +43,14 @@ enum aptix_index_iter_flags {
 	 * correct.
 	 */
 	APTIX_INDEX_ITER_ONE = (1 << 1)
+};
+
+/** What prefetch() is to answer ahead, for a transaction's later calls. */
+enum aptix_index_prefetch_kind {
+	/** get() of each key */
+	APTIX_INDEX_PREFETCH_GET = 0,
+	/** iterate(REVERSE | ONE) from each key: the last record <= it */
+	APTIX_INDEX_PREFETCH_SEEK = 1
 };
 
 typedef struct aptix_index_backend {
@@ -76,6 +87,18 @@ typedef struct aptix_index_backend {
 	 */
 	int (*count)(uint64_t *out, struct aptix_index_backend *b,
 		     aptix_index_table t);
+	/**
+	 * Version 2. A hint, inside tx: the caller is about to ask these
+	 * n keys of table t (kind: aptix_index_prefetch_kind), so that a
+	 * backend whose every read is a round trip (PostgreSQL) reads them
+	 * in one. The answers must stay what the calls would return once
+	 * the transaction's own puts and deletes are counted; they hold
+	 * until the next prefetch of the same kind (n 0: forget them) or
+	 * the transaction's end. May be NULL: ignoring it is correct.
+	 */
+	int (*prefetch)(struct aptix_index_backend *b, aptix_backend_txn *tx,
+			aptix_index_table t, unsigned kind,
+			const aptix_buf *keys, size_t n);
 } aptix_index_backend;
 
 #endif

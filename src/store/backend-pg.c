@@ -977,14 +977,20 @@ static int index_del(aptix_index_backend *b, aptix_backend_txn *tx,
 		     aptix_index_table t, const void *key, size_t klen)
 {
 	struct aptix_pg_txn *pt = own_txn(tx);
+	const aptix_buf *kept;
 	struct q q;
 	long n;
 	int r;
 
 	if (!tx)
 		return APTIX_EINVALID;
-	/* whether it was there counts what this transaction put too */
-	if (pt && (r = aptix__pg_ixbuf_flush(pt)) < 0)
+	/*
+	 * Whether it was there counts what this transaction put too: a put
+	 * of this key waiting in the buffer is written first (the others
+	 * wait: the delete does not touch them).
+	 */
+	if (pt && aptix__pg_ixbuf_get(pt->ix, (int)t, key, klen, &kept) &&
+	    (r = aptix__pg_ixbuf_flush(pt)) < 0)
 		return r;
 	if (pt)
 		aptix__pg_prefetch_del(pt->pf, (int)t, key, klen);

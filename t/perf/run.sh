@@ -229,6 +229,9 @@ echo
 echo "push and fetch against a PostgreSQL remote (t/perf/remote.sh)"
 APTIX="$APTIX" sh "$PERF_DIR/remote.sh"
 echo
+echo "round trips to a PostgreSQL store: messages a command sends (t/perf/pg-trips.sh)"
+APTIX="$APTIX" sh "$PERF_DIR/pg-trips.sh"
+echo
 echo "16 clients turning, pushing and fetching on one PostgreSQL cluster (t/perf/pg-load.sh; PG_LOAD_SECONDS, default 60)"
 APTIX="$APTIX" DURATION="${PG_LOAD_SECONDS:-60}" sh "$PERF_DIR/pg-load.sh"
 if [ "${BENCH_STATUS_SESSIONS:-100000}" != 0 ]; then

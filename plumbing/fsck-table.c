@@ -59,6 +59,15 @@ static void ided_add(struct fsck_ided_list *l, size_t n, const aptix_oid *id)
 }
 
 static const struct fsck_ided *ided_find(const struct fsck_ided_list *l,
+					 size_t n);
+
+/* Where object n is in l, which has it. */
+static size_t ided_at(const struct fsck_ided_list *l, size_t n)
+{
+	return (size_t)(ided_find(l, n) - l->v);
+}
+
+static const struct fsck_ided *ided_find(const struct fsck_ided_list *l,
 					 size_t n)
 {
 	size_t lo = 0, hi = l->n;
@@ -216,8 +225,71 @@ int fsck_table_load(struct fsck_table *t, aptix_odb *odb)
 	return r < 0 ? r : 0;
 }
 
+/* --- The walk of every object in the store's order (fsck_table_add) ---- */
+
+void fsck_table_begin(struct fsck_table *t, aptix_odb *odb)
+{
+	t->odb = odb;
+	if (!t->key_bytes || t->key_bytes > 8)
+		t->key_bytes = 8;
+}
+
+int fsck_table_add(struct fsck_table *t, size_t n, const aptix_oid *id)
+{
+	if (n != t->nobjs || t->bucket ||
+	    (t->nobjs && aptix_oid_cmp(&t->last, id) >= 0))
+		return -1;
+	add_obj(t, id, APTIX_OBJ_BLOB);	/* type: when its object comes */
+	t->types[n] = APTIX_OBJ_BAD;
+	return 0;
+}
+
+void fsck_table_done(struct fsck_table *t)
+{
+	if (t->bucket)
+		return;
+	make_buckets(t);
+	if (!(t->nlink = calloc(t->nobjs + 1, 1)) ||
+	    !(t->start = calloc(t->nobjs + 1, sizeof(*t->start))))
+		die("out of memory");
+}
+
+/* Keep the ids of the objects that want() selects, met in id order. */
+struct keep {
+	struct fsck_table *t;
+	fsck_want_fn want;
+	void *payload;
+};
+
+static int keep_cb(size_t n, const aptix_oid *id, aptix_otype type,
+		   const void *data, size_t len, void *payload)
+{
+	struct keep *k = payload;
+
+	(void)type;
+	(void)data;
+	(void)len;
+	if (n < k->t->nobjs && fsck_is(k->t, n, id) &&
+	    k->want(k->t, n, k->payload) && !fsck_id_kept(k->t, n))
+		ided_add(&k->t->seen, n, id);
+	return 0;
+}
+
+int fsck_table_keep(struct fsck_table *t, fsck_want_fn want, void *payload)
+{
+	struct keep k = { t, want, payload };
+	size_t i;
+
+	for (i = 0; i < t->nobjs && !want(t, i, payload); i++)
+		;
+	if (i == t->nobjs)
+		return 0;	/* none: no walk */
+	return aptix_odb_foreach_all(t->odb, 0, 0, keep_cb, NULL, &k);
+}
+
 void fsck_table_release(struct fsck_table *t)
 {
+	free(t->start);
 	free(t->keys);
 	free(t->types);
 	free(t->flags);
@@ -319,7 +391,9 @@ void fsck_id_for(aptix_oid *out, const struct fsck_table *t, size_t n)
 void fsck_links_begin(struct fsck_table *t, size_t n)
 {
 	t->base = t->nlinks;
-	if (!(n % 64))
+	if (t->start)
+		t->start[n] = (uint32_t)t->nlinks;
+	else if (!(n % 64))
 		t->chk[n / 64] = (uint32_t)t->nlinks;
 }
 
@@ -349,7 +423,13 @@ void fsck_links_end(struct fsck_table *t, size_t n)
 	t->nlink[n] = 255;
 	memset(&count, 0, sizeof(count));
 	memcpy(count.id, &c, sizeof(c));
-	ided_add(&t->big, n, &count);
+	ided_add(&t->big, n, &count);	/* no-op when there (dropped) */
+	memcpy(t->big.v[ided_at(&t->big, n)].id.id, &c, sizeof(c));
+}
+
+void fsck_links_drop(struct fsck_table *t, size_t n)
+{
+	t->nlink[n] = 0;
 }
 
 static size_t link_count(const struct fsck_table *t, size_t n)
@@ -368,9 +448,14 @@ static size_t link_count(const struct fsck_table *t, size_t n)
 void fsck_links_range(const struct fsck_table *t, size_t n, size_t *lo,
 		      size_t *hi)
 {
-	size_t k = n - n % 64, at = t->chk[n / 64];
+	size_t k = n - n % 64, at;
 
-	for (; k < n; k++)
+	if (t->start) {
+		*lo = t->start[n];
+		*hi = *lo + link_count(t, n);
+		return;
+	}
+	for (at = t->chk[n / 64]; k < n; k++)
 		at += link_count(t, k);
 	*lo = at;
 	*hi = at + link_count(t, n);
@@ -384,6 +469,17 @@ struct select {
 	void *payload;
 	struct fsck_ided_list l;
 };
+
+static int select_cb(const aptix_oid *id, aptix_otype type APTIX_UNUSED,
+		     size_t size APTIX_UNUSED, void *payload);
+
+static int select_all_cb(size_t n, const aptix_oid *id, aptix_otype type,
+			 const void *data, size_t len, void *payload)
+{
+	(void)n;
+	(void)data;
+	return select_cb(id, type, len, payload);
+}
 
 static int select_cb(const aptix_oid *id, aptix_otype type APTIX_UNUSED,
 		     size_t size APTIX_UNUSED, void *payload)
@@ -425,7 +521,10 @@ int fsck_foreach_selected(struct fsck_table *t, fsck_want_fn want,
 				cb(t, i, &t->ids[i], payload);
 		return 0;
 	}
-	r = aptix_odb_foreach_header(t->odb, select_cb, &s);
+	/* the ids alone (no value read) where the store can */
+	r = aptix_odb_foreach_all(t->odb, 0, 0, select_all_cb, NULL, &s);
+	if (r == APTIX_PASSTHROUGH)
+		r = aptix_odb_foreach_header(t->odb, select_cb, &s);
 	if (s.l.n)
 		qsort(s.l.v, s.l.n, sizeof(*s.l.v), ided_cmp);
 	for (i = 0; i < s.l.n; i++)

@@ -14,7 +14,8 @@ enum {
 	F_USED = 4,		/* referenced by some object */
 	F_SHARED = 8,		/* its key is another object's too */
 	F_FAILED = 16,		/* a failed session: kept, as a reflog is */
-	F_OTHERS = 32		/* of a conversation another user keeps */
+	F_OTHERS = 32,		/* of a conversation another user keeps */
+	F_RECHECK = 64		/* to be checked alone (check_all) */
 };
 
 /* An object whose id the table keeps: rank and id. */
@@ -51,6 +52,7 @@ struct fsck_table {
 	size_t nlinks, alinks;
 	unsigned char *nlink;
 	uint32_t *chk;
+	uint32_t *start;	/* or: where each object's links start */
 	struct fsck_ided_list big;	/* n: rank, id.id: its count */
 	size_t base;		/* first link of the object being checked */
 };
@@ -58,6 +60,20 @@ struct fsck_table {
 /* Every object of odb, from a walk of its headers: 0, or < 0. */
 int fsck_table_load(struct fsck_table *t, aptix_odb *odb);
 void fsck_table_release(struct fsck_table *t);
+/*
+ * Or, from a walk that gives the ids in order and the objects after,
+ * in any order (aptix_odb_foreach_all()): begin, then add id n (its
+ * type APTIX_OBJ_BAD until set; -1 when out of order), then done before
+ * the first lookup. The links of each object are then kept where they
+ * start, so that objects can be checked in any order.
+ */
+void fsck_table_begin(struct fsck_table *t, aptix_odb *odb);
+int fsck_table_add(struct fsck_table *t, size_t n, const aptix_oid *id);
+void fsck_table_done(struct fsck_table *t);
+/* Keep the ids of the objects want() selects (a walk of the ids). */
+typedef int (*fsck_want_fn)(const struct fsck_table *t, size_t n,
+			    void *payload);
+int fsck_table_keep(struct fsck_table *t, fsck_want_fn want, void *payload);
 /* Rank of id, or -1. */
 long fsck_find(const struct fsck_table *t, const aptix_oid *id);
 /* Whether object n is id. */
@@ -76,14 +92,14 @@ void fsck_id_for(aptix_oid *out, const struct fsck_table *t, size_t n);
 void fsck_links_begin(struct fsck_table *t, size_t n);
 void fsck_links_add(struct fsck_table *t, uint32_t to);
 void fsck_links_undo(struct fsck_table *t);
+/* Forget the links of object n (it is to be checked again). */
+void fsck_links_drop(struct fsck_table *t, size_t n);
 void fsck_links_end(struct fsck_table *t, size_t n);
 /* Where the links of object n are in t->links: [*lo, *hi). */
 void fsck_links_range(const struct fsck_table *t, size_t n, size_t *lo,
 		      size_t *hi);
 
 /* Call cb with the id of each object that want() selects, in rank order. */
-typedef int (*fsck_want_fn)(const struct fsck_table *t, size_t n,
-			    void *payload);
 typedef void (*fsck_each_fn)(const struct fsck_table *t, size_t n,
 			     const aptix_oid *id, void *payload);
 int fsck_foreach_selected(struct fsck_table *t, fsck_want_fn want,

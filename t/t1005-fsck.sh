@@ -678,6 +678,41 @@ test_expect_success 'the same reports when ids share their first bytes, or come 
 	grep "^failed session $failed" actual
 '
 
+# --connectivity-only reads the store in its own order (the values in
+# the order they were written, aptix_odb_foreach_all()) and checks alone
+# what needs a report; APTIX_TEST_FSCK_ID_ORDER makes it walk in id
+# order as --full does: every damaged store above reports the same
+test_expect_success '--connectivity-only reports the same in the store'"'"'s order' '
+	fresh pieces &&
+	awk "BEGIN { srand(7); for (i = 0; i < 9000; i++) printf \"%c\", 65 + int(rand() * 26) }" >noise &&
+	many=$(aptix hash-object -w noise) &&
+	test $(store pieces objects hex:$many | wc -l) -gt 2 &&
+	cd .. && cp -R pieces pieces-short && cp -R pieces pieces-flipped &&
+	(cd pieces-short && store corrupt $many truncate) &&
+	(cd pieces-flipped && store corrupt $many flip) &&
+	for d in good pieces pieces-short pieces-flipped flipped-crc flipped \
+		truncated header missing-blob missing-turn missing-parent \
+		wrong-type dangling bad-content shared
+	do
+		for opts in "" "--unreachable --failed"
+		do
+			(
+				cd $d &&
+				{ aptix fsck --connectivity-only $opts \
+					>expect 2>expect.err; echo $? >>expect; } &&
+				{ APTIX_TEST_FSCK_ID_ORDER=1 aptix fsck \
+					--connectivity-only $opts >actual \
+					2>actual.err; echo $? >>actual; } &&
+				test_cmp expect actual &&
+				test_cmp expect.err actual.err
+			) || return 1
+		done
+	done &&
+	grep "^unreachable blob $many" pieces/expect &&
+	grep "^corrupt object $many" pieces-short/expect &&
+	grep "^corrupt object $many" pieces-flipped/expect
+'
+
 test_expect_success 'usage errors' '
 	cd good &&
 	test_expect_code 129 aptix fsck extra &&

@@ -118,6 +118,32 @@ APTIX_EXTERN(int) aptix_odb_foreach_object(aptix_odb *odb,
 					   aptix_odb_foreach_object_cb cb,
 					   void *payload);
 
+typedef int (*aptix_odb_foreach_numbered_cb)(size_t n, const aptix_oid *id,
+					     aptix_otype type,
+					     const void *data, size_t len,
+					     void *payload);
+/**
+ * @brief Every object, for a walk that reads them all, in the order
+ * that reads the store fastest (fsck --connectivity-only): id_cb gets
+ * each id in id order with its number n (0 for the first; type
+ * APTIX_OBJ_BAD, data NULL), then object_cb each object with its
+ * number, after its id but in no given order (id NULL when the walk
+ * does not have it at hand), its type and data as
+ * aptix_odb_foreach_object() gives them. An LMDB store reads each of
+ * its pages once, the values in the order they were written, and lets
+ * go of the pages read as it goes. object_cb NULL: the ids alone, no
+ * object read. cb must not read the store, as for
+ * aptix_odb_foreach_object().
+ * @return 0; what a callback returns (non-zero stops);
+ * APTIX_PASSTHROUGH when odb has not exactly one backend, or its
+ * backend no such walk (no callback called); an error of the backend.
+ */
+APTIX_EXTERN(int) aptix_odb_foreach_all(aptix_odb *odb, unsigned types,
+					unsigned flags,
+					aptix_odb_foreach_numbered_cb id_cb,
+					aptix_odb_foreach_numbered_cb object_cb,
+					void *payload);
+
 /** An in-memory backend, for tests and scratch work. */
 APTIX_EXTERN(int) aptix_odb_backend_mem(struct aptix_odb_backend **out);
 

@@ -315,3 +315,16 @@ int aptix_odb_foreach_object(aptix_odb *odb, const aptix_oid *start,
 	}
 	return 0;
 }
+
+int aptix_odb_foreach_all(aptix_odb *odb, unsigned types, unsigned flags,
+			  aptix_odb_foreach_numbered_cb id_cb,
+			  aptix_odb_foreach_numbered_cb object_cb,
+			  void *payload)
+{
+	aptix_odb_backend *b;
+
+	APTIX_ASSERT_ARG(odb && id_cb);
+	if (odb->n != 1 || !(b = odb->slots[0].b)->foreach_all)
+		return APTIX_PASSTHROUGH;
+	return b->foreach_all(b, types, flags, id_cb, object_cb, payload);
+}

@@ -397,6 +397,7 @@ struct objects_walk {
 	void *payload;
 	unsigned types, flags;	/* of object_cb */
 	aptix_buf content;
+	aptix_odb_foreach_numbered_cb numbered_id_cb, numbered_cb;
 };
 
 /*
@@ -404,7 +405,7 @@ struct objects_walk {
  * or 0 when the walk cannot say (the caller reads it, and learns why):
  * a value made of other objects, a damaged one, or one whose content
  * does not hash to its id where a read would check (a small value, or
- * the caller's APTIX_ODB_READ_VERIFY).
+ * the caller's APTIX_ODB_READ_VERIFY; id NULL: it cannot be checked).
  */
 static int walk_content(struct objects_walk *ow, const aptix_oid *id,
 			aptix_otype type, const void *val, size_t vlen)
@@ -420,6 +421,8 @@ static int walk_content(struct objects_walk *ow, const aptix_oid *id,
 	}
 	if (vlen >= CHECKED_BY_HASH && !(ow->flags & APTIX_ODB_READ_VERIFY))
 		return 1;
+	if (!id)
+		return 0;
 	if (aptix_object_hash(&actual, type, ow->content.ptr,
 			      ow->content.len) < 0) {
 		aptix_error_clear();
@@ -496,6 +499,68 @@ static int sb_foreach_object(aptix_odb_backend *b, const aptix_oid *start,
 	return walk_objects(b, start, &ow);
 }
 
+/* foreach_all: the ids, numbered (aptix_store_numbered_cb) */
+static int numbered_id_cb(uint64_t n, const void *key, size_t klen,
+			  const void *val, size_t vlen, void *payload)
+{
+	struct objects_walk *ow = payload;
+	aptix_oid id;
+	int r = key_id(&id, key, klen);
+
+	(void)val;
+	(void)vlen;
+	return r < 0 ? r : ow->numbered_id_cb((size_t)n, &id, APTIX_OBJ_BAD,
+					       NULL, 0, ow->payload);
+}
+
+/* foreach_all: the objects, numbered, as objects_walk_cb gives them */
+static int numbered_object_cb(uint64_t n, const void *key, size_t klen,
+			      const void *val, size_t vlen, void *payload)
+{
+	struct objects_walk *ow = payload;
+	aptix_oid id, *idp = NULL;
+	aptix_otype type;
+	size_t size, hlen;
+	int r;
+
+	if (key) {
+		if ((r = key_id(&id, key, klen)) < 0)
+			return r;
+		idp = &id;
+	}
+	if (aptix_stored_header(&type, &size, &hlen, val, vlen) < 0) {
+		aptix_error_clear();
+		return ow->numbered_cb((size_t)n, idp, APTIX_OBJ_BAD, NULL, 0,
+				       ow->payload);
+	}
+	if (!(ow->types & APTIX_ODB_TYPE(type)) ||
+	    !walk_content(ow, idp, type, val, vlen))
+		return ow->numbered_cb((size_t)n, idp, type, NULL, 0,
+				       ow->payload);
+	return ow->numbered_cb((size_t)n, idp, type, ow->content.ptr,
+			       ow->content.len, ow->payload);
+}
+
+static int sb_foreach_all(aptix_odb_backend *b, unsigned types,
+			  unsigned flags, aptix_odb_foreach_numbered_cb id_cb,
+			  aptix_odb_foreach_numbered_cb object_cb,
+			  void *payload)
+{
+	aptix_store *s = ((store_backend *)b)->store;
+	struct objects_walk ow = { .numbered_id_cb = id_cb,
+				   .numbered_cb = object_cb,
+				   .payload = payload, .types = types,
+				   .flags = flags, .content = APTIX_BUF_INIT };
+	int r;
+
+	if (!s->iter_all)
+		return APTIX_PASSTHROUGH;
+	r = s->iter_all(s, APTIX_TABLE_OBJECTS, numbered_id_cb,
+			object_cb ? numbered_object_cb : NULL, &ow);
+	aptix_buf_release(&ow.content);
+	return r;
+}
+
 /* The stored form, inside a transaction of the backend over the store. */
 static int sb_read_stored(aptix_buf *out, aptix_odb_backend *b,
 			  aptix_backend_txn *tx, const aptix_oid *id)
@@ -545,6 +610,7 @@ int aptix_odb_backend_store(aptix_odb_backend **out, aptix_store *store)
 	sb->parent.foreach = sb_foreach;
 	sb->parent.foreach_header = sb_foreach_header;
 	sb->parent.foreach_object = sb_foreach_object;
+	sb->parent.foreach_all = sb_foreach_all;
 	sb->parent.read_stored = sb_read_stored;
 	sb->parent.write_stored = sb_write_stored;
 	sb->parent.free = sb_free;

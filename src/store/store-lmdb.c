@@ -466,12 +466,14 @@ static uint64_t file_resident(void)
  * core.packedGitLimit, every MAP_CHECK_EVERY records an iteration
  * reads, the file pages resident are looked at, and past
  * MAP_RESIDENT_MAX more than the rest of the process has, the map's are
- * dropped (MADV_DONTNEED). Only the walks of the timeline and of the
- * children index count, whose records are read in key order, in
- * place: lookups, or a walk of the objects (whose values are in the
- * values table, at random places: fsck) would fault each page in again,
- * at many times the cost (fsck --connectivity-only of a million
- * sessions took 2.4 times as long).
+ * dropped (MADV_DONTNEED). Only the walks that read each page once
+ * count: those of the timeline and of the children index, whose
+ * records are read in key order, in place, and iter_all (st_iter_all:
+ * the values table in its order). Lookups, or iter's walk of the
+ * objects (whose values are in the values table, at random places)
+ * would fault each page in again, at many times the cost (fsck
+ * --connectivity-only of a million sessions took 2.4 times as long
+ * that way, before it used iter_all).
  * The map is read-only and shared: nothing is lost, a page read again
  * is mapped again from the page cache, and pointers into the map stay
  * valid. Called with a read transaction live (the map cannot move).
@@ -1398,6 +1400,331 @@ static int st_iter(aptix_store *s, aptix_table t, const void *start,
 	return rc;
 }
 
+/* --- Every record, values in the order of the file --------------------- */
+
+/*
+ * st_iter_all: a walk of every record of a table that reads each page
+ * of the file once. The table's records come in key order, as iter
+ * gives them, and each key goes to key_cb; a value kept in place (or of
+ * an older format) goes to val_cb at once, as iter resolves it. A value
+ * of its own in the values table (format 6: its pieces its own, its
+ * pointer with the CRC) is only noted: the number of its record by the
+ * key of its first piece (an array over the values table's keys, 8
+ * bytes a key). Then the values table is read in its own order, each
+ * noted value given as its first piece comes, its other pieces being
+ * the next keys. So no value costs a lookup, and the pages of both
+ * tables are read in one sweep each instead of a page fault for each
+ * value (the values table is filled in the order of the writes, the
+ * records by their ids), and the pages read are let go of every few
+ * MB (map_note_reads): a walk of a million sessions held 1.3 GB of the
+ * file and now holds tens of MB.
+ * A value whose pieces are missing or fail the CRC comes as the byte
+ * 0x00 (which no reader takes for a value, as iter's damaged ones).
+ */
+#define NOTED_MULTI 0x80000000u	/* num: a value of several pieces */
+#define NOTED_SPAN(n) ((n) * 4 + 65536)	/* most keys of the array */
+
+struct noted_walk {
+	lmdb_store *st;
+	struct reader *rd;
+	aptix_store_numbered_cb key_cb, val_cb;
+	void *payload;
+	uint64_t lo, hi;	/* the values table's first and last keys */
+	uint32_t *num;		/* by key - lo: 1 + the record's number */
+	uint32_t *crc;		/* by key - lo: its value's CRC-32 */
+	struct aptix_lmdb_ptr *multi;	/* of several pieces, by first */
+	size_t nmulti, amulti;
+	size_t noted;		/* values noted, not given yet */
+	aptix_buf tmp;
+	struct piece_txn pt;
+	MDB_cursor *cs[2];	/* the table's, the values table's */
+};
+
+static const unsigned char damaged_value[1] = { APTIX_LMDB_PTR_MARK };
+
+static int noted_give(struct noted_walk *w, aptix_store_numbered_cb cb,
+		      uint64_t n, const MDB_val *k, const void *val,
+		      size_t vlen)
+{
+	int r;
+
+	cb_depth++;
+	r = cb(n, k ? k->mv_data : NULL, k ? k->mv_size : 0, val, vlen,
+	       w->payload);
+	cb_depth--;
+	map_note_reads(w->st, w->rd, 1);
+	return r;
+}
+
+/* The array over the values table's keys, when it is not too large. */
+static int noted_alloc(struct noted_walk *w, MDB_txn *txn, MDB_dbi dbi)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	MDB_stat ms;
+	size_t span;
+	int rc;
+
+	if (w->st->values_absent || mdb_stat(txn, dbi, &ms) ||
+	    mdb_cursor_open(txn, w->st->values, &c))
+		return 0;
+	rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+	if (!rc && k.mv_size == 8)
+		w->lo = aptix__get_be64(k.mv_data);
+	if (!rc)
+		rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+	if (!rc && k.mv_size == 8)
+		w->hi = aptix__get_be64(k.mv_data);
+	mdb_cursor_close(c);
+	if (rc || w->hi < w->lo || ms.ms_entries >= NOTED_MULTI - 1 ||
+	    w->hi - w->lo >= NOTED_SPAN((uint64_t)ms.ms_entries))
+		return 0;
+	span = (size_t)(w->hi - w->lo + 1);
+	w->num = calloc(span, sizeof(*w->num));
+	w->crc = malloc(span * sizeof(*w->crc));
+	if (!w->num || !w->crc) {
+		free(w->num);
+		free(w->crc);
+		w->num = w->crc = NULL;
+	}
+	return 0;
+}
+
+/* Note record n's value for the second sweep: 1, or 0 (give it now). */
+static int noted_add(struct noted_walk *w, uint64_t n, const MDB_val *rec)
+{
+	struct aptix_lmdb_ptr p;
+	size_t at;
+
+	if (!w->num || n + 1 >= NOTED_MULTI ||
+	    aptix_lmdb__read_pointer(&p, rec->mv_data, rec->mv_size) != 1 ||
+	    !p.has_crc || p.off || p.first < w->lo || p.first > w->hi ||
+	    w->num[p.first - w->lo])
+		return 0;
+	at = (size_t)(p.first - w->lo);
+	if (aptix_lmdb__ptr_pieces(&p) > 1) {
+		if (w->nmulti == w->amulti) {
+			size_t a = w->amulti ? w->amulti * 2 : 64;
+			void *m = realloc(w->multi, a * sizeof(*w->multi));
+
+			if (!m)
+				return 0;
+			w->multi = m;
+			w->amulti = a;
+		}
+		w->multi[w->nmulti++] = p;
+		w->num[at] = (uint32_t)(n + 1) | NOTED_MULTI;
+	} else {
+		w->num[at] = (uint32_t)(n + 1);
+	}
+	w->crc[at] = p.crc;
+	w->noted++;
+	return 1;
+}
+
+/* The first sweep: the table's records in key order. */
+static NOINLINE int noted_keys(struct noted_walk *w, MDB_cursor *c, int t)
+{
+	MDB_val k, v, val;
+	uint64_t n = 0;
+	int rc, r = 0;
+
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && !r;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT), n++) {
+		if (!in_file(w->st, k.mv_data, k.mv_size, 0) ||
+		    !in_file(w->st, v.mv_data, v.mv_size, 0))
+			return outside_file();
+		if (w->key_cb)
+			r = noted_give(w, w->key_cb, n, &k, NULL, 0);
+		if (r || !w->val_cb || noted_add(w, n, &v))
+			continue;
+		val = v;
+		if (table_logged(t) &&
+		    (r = resolve(w->st, piece_txn(w->st, mdb_cursor_txn(c),
+						  &w->pt), 0, &v, &val,
+				 &w->tmp)) == APTIX_ECORRUPT) {
+			aptix_error_clear();
+			val = v;	/* as iter gives it */
+			if (w->pt.txn) {
+				mdb_txn_abort(w->pt.txn);
+				w->pt.txn = NULL;
+			}
+		} else if (r < 0) {
+			return r;
+		}
+		r = noted_give(w, w->val_cb, n, &k, val.mv_data, val.mv_size);
+	}
+	if (r)
+		return r;
+	return rc && rc != MDB_NOTFOUND ?
+		lmdb_error(rc, "cannot iterate store") : 0;
+}
+
+static int multi_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct aptix_lmdb_ptr *)a)->first;
+	uint64_t y = ((const struct aptix_lmdb_ptr *)b)->first;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A value of several pieces, its first at the cursor: its pieces into
+ * w->tmp, the cursor left on the key after them (*rc as
+ * mdb_cursor_get's). 1; 0 when one is missing or of the wrong size (the
+ * cursor then on the key that is not it); < 0 on error.
+ */
+static int noted_pieces(struct noted_walk *w, MDB_cursor *c, uint64_t first,
+			int *rc)
+{
+	struct aptix_lmdb_ptr key, *p;
+	MDB_val k, v;
+	size_t i, n, start, len;
+
+	memset(&key, 0, sizeof(key));
+	key.first = first;
+	p = bsearch(&key, w->multi, w->nmulti, sizeof(*w->multi), multi_cmp);
+	if (!p)
+		return 0;
+	n = aptix_lmdb__ptr_pieces(p);
+	aptix_buf_clear(&w->tmp);
+	for (i = 0; i < n; i++) {
+		if ((*rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT)) != 0)
+			return 0;
+		if (!in_file(w->st, v.mv_data, v.mv_size, 0))
+			return outside_file();
+		if (k.mv_size != 8 || aptix__get_be64(k.mv_data) != first + i ||
+		    aptix_lmdb__ptr_piece(p, i, v.mv_size, &start, &len) < 0)
+			return 0;
+		if (aptix_buf_put(&w->tmp, (char *)v.mv_data + start, len) < 0)
+			return APTIX_ERROR;
+		*rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	return 1;
+}
+
+/* Give the value of record n (NULL: damaged) if its CRC is crc. */
+static int noted_check(struct noted_walk *w, uint64_t n, const void *val,
+		       size_t vlen, uint32_t crc)
+{
+	if (!val || !vlen || value_crc(val, vlen) != crc)
+		return noted_give(w, w->val_cb, n, NULL, damaged_value, 1);
+	return noted_give(w, w->val_cb, n, NULL, val, vlen);
+}
+
+/* The second sweep: the values table in its order, from w->lo. */
+static NOINLINE int noted_values(struct noted_walk *w, MDB_cursor *c)
+{
+	unsigned char kb[8];
+	MDB_val k = { 8, kb }, v;
+	uint64_t at;
+	uint32_t e;
+	int rc, r = 0;
+
+	aptix__put_be64(kb, w->lo);
+	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && !r && w->noted) {
+		if (!in_file(w->st, v.mv_data, v.mv_size, 0))
+			return outside_file();
+		if (k.mv_size != 8 || aptix__get_be64(k.mv_data) > w->hi)
+			break;
+		at = aptix__get_be64(k.mv_data) - w->lo;
+		e = w->num[at];
+		w->num[at] = 0;
+		if (!e) {
+			rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+			continue;
+		}
+		w->noted--;
+		if (!(e & NOTED_MULTI)) {
+			r = noted_check(w, e - 1, v.mv_data, v.mv_size,
+					w->crc[at]);
+			rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+			continue;
+		}
+		if ((r = noted_pieces(w, c, w->lo + at, &rc)) < 0)
+			return r;
+		r = noted_check(w, (e & ~NOTED_MULTI) - 1, r ? w->tmp.ptr :
+				NULL, w->tmp.len, w->crc[at]);
+		if (rc == 0)
+			rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT);
+	}
+	if (r)
+		return r;
+	if (rc && rc != MDB_NOTFOUND)
+		return lmdb_error(rc, "cannot iterate store");
+	/* values whose first piece was not there */
+	for (at = 0; w->noted && at <= w->hi - w->lo && !r; at++)
+		if ((e = w->num[at] & ~NOTED_MULTI) != 0) {
+			w->noted--;
+			r = noted_give(w, w->val_cb, e - 1, NULL,
+				       damaged_value, 1);
+		}
+	return r;
+}
+
+/* Both sweeps, under the guard. */
+static NOINLINE int noted_walk_unguarded(struct noted_walk *w, int t)
+{
+	MDB_cursor **cs = w->cs;
+	MDB_txn *txn = w->rd->txn;
+	int rc;
+
+	if (w->val_cb && table_logged(t) && (rc = noted_alloc(w, txn,
+							      w->st->dbi[t])) < 0)
+		return rc;
+	if ((rc = mdb_cursor_open(txn, w->st->dbi[t], &cs[0])) != 0)
+		return lmdb_error(rc, "cannot open cursor");
+	if ((rc = noted_keys(w, cs[0], t)) != 0 || !w->noted)
+		return rc;
+	if (w->nmulti)
+		qsort(w->multi, w->nmulti, sizeof(*w->multi), multi_cmp);
+	if ((rc = mdb_cursor_open(txn, w->st->values, &cs[1])) != 0)
+		return lmdb_error(rc, "cannot open cursor");
+	return noted_values(w, cs[1]);
+}
+
+static int st_iter_all(aptix_store *s, aptix_table t,
+		       aptix_store_numbered_cb key_cb,
+		       aptix_store_numbered_cb val_cb, void *payload)
+{
+	lmdb_store *st = (lmdb_store *)s;
+	struct noted_walk w;
+	struct guard g;
+	int rc;
+
+	if (st->absent[t])
+		return 0;
+	memset(&w, 0, sizeof(w));
+	w.st = st;
+	w.key_cb = key_cb;
+	w.val_cb = val_cb;
+	w.payload = payload;
+	aptix_buf_init(&w.tmp, 0);
+	if ((rc = rtxn_begin(st, &w.rd)) < 0)
+		return rc;
+	w.rd->iter_depth++;
+	if (GUARD(g, st)) {
+		rc = noted_walk_unguarded(&w, t);
+		guard_pop(&g);
+	} else {
+		rc = fault_error(st, &g, "cannot iterate store");
+	}
+	if (w.cs[0])
+		mdb_cursor_close(w.cs[0]);	/* frees memory, reads no page */
+	if (w.cs[1])
+		mdb_cursor_close(w.cs[1]);
+	if (w.pt.txn)
+		mdb_txn_abort(w.pt.txn);
+	w.rd->iter_depth--;
+	rtxn_end(w.rd);
+	free(w.num);
+	free(w.crc);
+	free(w.multi);
+	aptix_buf_release(&w.tmp);
+	return rc == APTIX_ITEROVER ? 0 : rc;
+}
+
 static int w_get(aptix_buf *out, aptix_store_wtxn *w, aptix_table t,
 		 const void *key, size_t klen)
 {
@@ -2279,6 +2606,7 @@ static lmdb_store *store_alloc(const char *dir)
 	st->parent.get = st_get;
 	st->parent.view = st_view;
 	st->parent.iter = st_iter;
+	st->parent.iter_all = st_iter_all;
 	st->parent.write = st_write;
 	st->parent.wget = w_get;
 	st->parent.wput = w_put;

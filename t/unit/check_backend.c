@@ -202,6 +202,185 @@ START_TEST(test_order_and_ranges)
 }
 END_TEST
 
+/* --- iter_all: every record, values in the store's order ----------------- */
+
+#define ALL_N 40
+
+/* Record i's value: in place, one piece, several pieces, none at all */
+static size_t all_value(char *out, int i, int round)
+{
+	size_t len = (size_t[]){ 10, 100, 5000, 2100 }[i % 4], j;
+
+	out[0] = 'x';	/* no value of a logged table starts with 0x00 */
+	for (j = 1; j < len; j++)
+		out[j] = (char)('a' + (i + j + round) % 26);
+	return len;
+}
+
+static void all_key(unsigned char *key, int i)
+{
+	memset(key, i, 32);
+	key[0] = (unsigned char)(i * 5);
+}
+
+/* Written last first, so that the values table is in reverse key order */
+static int put_all_objects(aptix_store_wtxn *w, void *payload)
+{
+	aptix_store *s = aptix_store_of_wtxn(w);
+	int round = *(int *)payload, i, r;
+	unsigned char key[32];
+	char val[5000];
+
+	for (i = ALL_N - 1; i >= 0; i--) {
+		all_key(key, i);
+		if (round && i % 7)
+			continue;	/* the second: a few replaced, one gone */
+		if (round && i == 14)
+			r = s->wdel(w, APTIX_TABLE_OBJECTS, key, 32);
+		else
+			r = s->wput(w, APTIX_TABLE_OBJECTS, key, 32, val,
+				    all_value(val, i, round));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+struct all_seen {
+	aptix_store *s;
+	uint64_t nkeys, nvals;
+	unsigned char key[ALL_N][32];
+	int given[ALL_N];
+	uint64_t order[ALL_N];	/* the numbers, as their values came */
+};
+
+static int all_key_cb(uint64_t n, const void *key, size_t klen,
+		      const void *val, size_t vlen, void *payload)
+{
+	struct all_seen *a = payload;
+
+	ck_assert_uint_eq(n, a->nkeys);
+	ck_assert_ptr_null(val);
+	ck_assert_uint_eq(vlen, 0);
+	ck_assert_uint_eq(klen, 32);
+	ck_assert_uint_lt(n, ALL_N);
+	memcpy(a->key[n], key, 32);
+	a->nkeys++;
+	return 0;
+}
+
+static int all_val_cb(uint64_t n, const void *key, size_t klen,
+		      const void *val, size_t vlen, void *payload)
+{
+	struct all_seen *a = payload;
+
+	ck_assert_uint_lt(n, a->nkeys);	/* after its key */
+	ck_assert_int_eq(a->given[n]++, 0);
+	if (key) {
+		ck_assert_uint_eq(klen, 32);
+		ck_assert_int_eq(memcmp(key, a->key[n], 32), 0);
+	}
+	/* what a lookup of the key gives (not read here: a walk is on) */
+	ck_assert_uint_gt(vlen, 0);
+	ck_assert_int_eq(((const char *)val)[0], 'x');
+	a->order[a->nvals++] = n;
+	(void)val;
+	return 0;
+}
+
+/* Each value again as get gives it, after the walk. */
+static void all_check_values(aptix_store *s, const struct all_seen *a,
+			     int round)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	char want[5000];
+	uint64_t n;
+
+	for (n = 0; n < a->nkeys; n++) {
+		int i = a->key[n][0] / 5;
+		size_t len = all_value(want, i, round && !(i % 7));
+
+		ck_assert_int_eq(a->given[n], 1);
+		ck_assert_int_eq(s->get(&v, s, APTIX_TABLE_OBJECTS,
+					a->key[n], 32), 0);
+		ck_assert_uint_eq(v.len, len);
+		ck_assert_int_eq(memcmp(v.ptr, want, len), 0);
+	}
+	aptix_buf_release(&v);
+}
+
+struct all_vals {
+	aptix_store *s;
+	size_t n;
+	aptix_buf got[ALL_N];
+};
+
+static int all_copy_cb(uint64_t n, const void *key, size_t klen,
+		       const void *val, size_t vlen, void *payload)
+{
+	struct all_vals *c = payload;
+
+	(void)key;
+	(void)klen;
+	ck_assert_uint_lt(n, ALL_N);
+	ck_assert_int_eq(aptix_buf_set(&c->got[n], val, vlen), 0);
+	c->n++;
+	return 0;
+}
+
+/*
+ * iter_all gives every key in order, numbered, and every value once,
+ * after its key; the values kept apart come in the order they were
+ * written, not by key; and they are the values get gives.
+ */
+START_TEST(test_iter_all)
+{
+	aptix_store *s = open_store();
+	struct all_seen *a = calloc(1, sizeof(*a));
+	struct all_vals *c = calloc(1, sizeof(*c));
+	int round, i, later;
+	uint64_t k;
+
+	if (!s->iter_all) {	/* memory: none (iter is its walk) */
+		free(a);
+		free(c);
+		s->free(s);
+		return;
+	}
+	for (round = 0; round < 2; round++) {
+		ck_assert_int_eq(s->write(s, put_all_objects, &round), 0);
+		memset(a, 0, sizeof(*a));
+		ck_assert_int_eq(s->iter_all(s, APTIX_TABLE_OBJECTS,
+					     all_key_cb, all_val_cb, a), 0);
+		ck_assert_uint_eq(a->nkeys, round ? ALL_N - 1 : ALL_N);
+		ck_assert_uint_eq(a->nvals, a->nkeys);
+		all_check_values(s, a, round);
+		/* the values kept apart came last key first */
+		for (k = 0, later = 0; k + 1 < a->nvals; k++)
+			if (a->key[a->order[k]][0] % 20 &&
+			    a->key[a->order[k + 1]][0] % 20 &&
+			    a->order[k] < a->order[k + 1])
+				later++;
+		ck_assert_int_eq(later, round ? 1 : 0);
+	}
+	/* without a callback for the keys */
+	ck_assert_int_eq(s->iter_all(s, APTIX_TABLE_OBJECTS, NULL, all_copy_cb,
+				     c), 0);
+	ck_assert_uint_eq(c->n, ALL_N - 1);
+	/* the keys alone */
+	memset(a, 0, sizeof(*a));
+	ck_assert_int_eq(s->iter_all(s, APTIX_TABLE_OBJECTS, all_key_cb, NULL,
+				     a), 0);
+	ck_assert_uint_eq(a->nkeys, ALL_N - 1);
+	ck_assert_uint_eq(a->nvals, 0);
+	for (i = 0; i < ALL_N; i++)
+		aptix_buf_release(&c->got[i]);
+	free(a);
+	free(c);
+	s->free(s);
+}
+END_TEST
+
 struct rw_payload {
 	int fail;		/* return this after the changes */
 	int runs;
@@ -1705,6 +1884,7 @@ static TCase *backend_case(const char *name, void (*fix)(void))
 	tcase_add_checked_fixture(tc, fix, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_order_and_ranges);
+	tcase_add_test(tc, test_iter_all);
 	tcase_add_test(tc, test_atomic_batch);
 	tcase_add_test(tc, test_key_limits);
 	tcase_add_test(tc, test_repo_over_store);

@@ -18,7 +18,7 @@
 #include "../odb.h"
 #include "backend.h"
 
-#define APTIX_ODB_BACKEND_VERSION 5
+#define APTIX_ODB_BACKEND_VERSION 6
 
 typedef struct aptix_odb_backend {
 	unsigned version;
@@ -124,6 +124,15 @@ typedef struct aptix_odb_backend {
 			      const aptix_oid *start, unsigned types,
 			      unsigned flags, aptix_odb_foreach_object_cb cb,
 			      void *payload);
+	/**
+	 * Every object, its ids in order to id_cb and its objects to
+	 * object_cb in the order that reads the backend fastest, as
+	 * aptix_odb_foreach_all() says. Optional (version 6).
+	 */
+	int (*foreach_all)(struct aptix_odb_backend *b, unsigned types,
+			   unsigned flags, aptix_odb_foreach_numbered_cb id_cb,
+			   aptix_odb_foreach_numbered_cb object_cb,
+			   void *payload);
 } aptix_odb_backend;
 
 #endif

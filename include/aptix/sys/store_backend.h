@@ -22,7 +22,7 @@
 #include "../common.h"
 #include "../buf.h"
 
-#define APTIX_STORE_BACKEND_VERSION 4
+#define APTIX_STORE_BACKEND_VERSION 5
 
 typedef enum {
 	APTIX_TABLE_META = 0,	/**< store-wide settings: format version */
@@ -53,6 +53,16 @@ typedef struct aptix_store_wtxn aptix_store_wtxn;
 typedef int (*aptix_store_iter_cb)(const void *key, size_t klen,
 				   const void *val, size_t vlen,
 				   void *payload);
+
+/**
+ * A record of a walk of every record (iter_all): its number n (its
+ * place in key order, from 0), its key when at hand (else NULL), its
+ * value (NULL for the keys' callback). Return as aptix_store_iter_cb.
+ * @note key and val are valid only during the call.
+ */
+typedef int (*aptix_store_numbered_cb)(uint64_t n, const void *key,
+				       size_t klen, const void *val,
+				       size_t vlen, void *payload);
 
 typedef int (*aptix_store_write_fn)(aptix_store_wtxn *w, void *payload);
 
@@ -143,6 +153,25 @@ struct aptix_store {
 	 * store cannot say cheaply.
 	 */
 	int (*count)(uint64_t *out, aptix_store *s, aptix_table t);
+	/**
+	 * Every record of table t, for a walk that reads them all (fsck),
+	 * in the order that reads the store fastest: each key to key_cb in
+	 * key order with its number n (0 for the first), and each value to
+	 * val_cb with that number, after its key but in no given order,
+	 * with its key when the store has it at hand (else NULL). LMDB
+	 * gives the values kept in the values table in the order of that
+	 * table (sequential pages, each read once, not one lookup each),
+	 * and lets go of the pages it has read as it goes, so that the
+	 * process does not hold the file (as git unmaps pack windows past
+	 * core.packedGitLimit). A value that cannot be read comes as iter
+	 * gives it: starting with the byte 0x00, which no value of a
+	 * logged table starts with. val_cb NULL: the keys alone, no value
+	 * read. Returns as iter. NULL: the store has no such walk (use
+	 * iter).
+	 */
+	int (*iter_all)(aptix_store *s, aptix_table t,
+			aptix_store_numbered_cb key_cb,
+			aptix_store_numbered_cb val_cb, void *payload);
 };
 
 enum aptix_store_open_flags {

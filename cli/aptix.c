@@ -23,9 +23,11 @@
  * NEED_REPO: open the store first. WRITES: the command writes to the
  * store, so turns left pending by a process that died are first recorded
  * as failed (opening a store never writes; read-only commands work on a
- * store the user cannot write).
+ * store the user cannot write). ANY_INDEX: the command runs on a store
+ * whose index a reindex left incomplete (every other one refuses it,
+ * saying to run reindex).
  */
-enum cmd_flags { NEED_REPO = 1, WRITES = 2 };
+enum cmd_flags { NEED_REPO = 1, WRITES = 2, ANY_INDEX = 4 };
 enum cmd_category { CAT_PORCELAIN, CAT_PLUMBING };
 
 struct cmd_struct {
@@ -89,7 +91,7 @@ static const struct cmd_struct commands[] = {
 	  "print the chunks retrieval finds for a text" },
 	{ "reflog", cmd_reflog, NEED_REPO, CAT_PLUMBING,
 	  "show the history of a ref" },
-	{ "reindex", cmd_reindex, NEED_REPO | WRITES, CAT_PLUMBING,
+	{ "reindex", cmd_reindex, NEED_REPO | WRITES | ANY_INDEX, CAT_PLUMBING,
 	  "rebuild the session index from the objects and refs" },
 	{ "remote", cmd_remote, NEED_REPO | WRITES, CAT_PORCELAIN,
 	  "manage the remotes this store pushes to and fetches from" },
@@ -253,6 +255,9 @@ static int run_command(const struct cmd_struct *cmd, int argc,
 		if (aptix_repo_find(&repo, ".") < 0)
 			die_aptix();
 		warn_misplaced(repo);
+		if (!(cmd->flags & ANY_INDEX) &&
+		    aptix_index_incomplete(repo) != 0)
+			die_aptix();
 		if ((cmd->flags & WRITES) && !aptix_repo_readonly(repo) &&
 		    aptix_run_recover(repo, NULL) < 0)
 			warning("cannot record the turns of dead processes as "

@@ -26,6 +26,11 @@ Usage: lib-store.py <store-dir> <command> [<args>]
                                pieces), "6" (pieces of its own and a
                                CRC-32), and "values unnamed <n>": the
                                pieces no pointer names
+  search-postings              print the search index as what it says,
+                               whatever its layout: its records other
+                               than postings ("<key> <value>", hex), then
+                               a line a term in byte order: hex term, its
+                               df and its "<ordinal>:<tf>" pairs
   search-terms                 print the terms of the search index
                                (hex, one a line, in byte order): those
                                of "t" keys and those kept in blocks
@@ -402,6 +407,40 @@ def search_df(store):
                   for t, df, ords in out)
 
 
+def run_pairs(posts, count=None):
+    """The (ordinal, tf) pairs of a run of (delta, tf) pairs."""
+    i, ord_, out = 0, 0, []
+    while (len(out) < count) if count is not None else (i < len(posts)):
+        d, i = get_varint(posts, i)
+        tf, i = get_varint(posts, i)
+        ord_ += d
+        out.append((ord_, tf))
+    return out
+
+
+def search_postings(store):
+    """The search table as what it says, whatever its layout: the records
+    other than postings ("s", "i", "o", "k", "K") as they are, then
+    every term in byte order with its df and (ordinal, tf) pairs."""
+    records = table_records(store, "search")[1]
+    sealed, terms = {}, []
+    for k, v in records:
+        if k[:1] == b"c":
+            sealed.setdefault(k[1:-5], []).extend(run_pairs(v))
+    for k, v in records:
+        if k[:1] == b"t":
+            df, i = get_varint(v, 0)
+            _, i = get_varint(v, i)
+            n, i = get_varint(v, i)
+            terms.append((k[1:], df, sealed.get(k[1:], []) +
+                          run_pairs(v[i:], n)))
+        elif k[:1] == b"b":
+            terms.extend((t, df, run_pairs(p, df))
+                         for t, df, p in block_entries(k, v))
+    other = [(k, v) for k, v in records if k[:1] not in (b"t", b"b", b"c")]
+    return other, sorted(terms)
+
+
 def search_v1(store):
     """Lay the search table out as aptix before blocks did (state
     version 1): every term of a block under a "t" key of its own."""
@@ -707,6 +746,12 @@ def main(argv):
     elif cmd == "search-df" and not args:
         for t, df, n in search_df(store):
             print(t.hex(), df, n)
+    elif cmd == "search-postings" and not args:
+        other, terms = search_postings(store)
+        for k, v in other:
+            print(k.hex(), v.hex())
+        for t, df, pairs in terms:
+            print(t.hex(), df, " ".join("%d:%d" % p for p in pairs))
     elif cmd == "search-terms" and not args:
         for t, _ in search_terms(store):
             print(t.hex())

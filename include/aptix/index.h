@@ -326,15 +326,27 @@ APTIX_EXTERN(int) aptix_conversation_set_archived(aptix_repo *repo,
 						  int archived);
 /**
  * @brief Rebuild the index from the objects and refs (`aptix reindex`).
+ *        It writes in batches, each its own commit, so that its memory
+ *        stays bounded; from its first write to its last the store is
+ *        marked incomplete (aptix_index_incomplete()), and a rebuild
+ *        that was interrupted (killed) is made whole by running it
+ *        again.
  * @param[out] nsessions number of sessions indexed (may be NULL)
  */
 APTIX_EXTERN(int) aptix_index_rebuild(aptix_repo *repo, size_t *nsessions);
 /**
+ * @brief Is a rebuild under way, or was one interrupted? The index is
+ *        then incomplete, and only aptix_index_rebuild() makes it whole
+ *        (writes fail with APTIX_ELOCKED meanwhile).
+ * @return 1, with an error message saying to run `aptix reindex`; 0 when
+ *         the index is whole; < 0 on a store error.
+ */
+APTIX_EXTERN(int) aptix_index_incomplete(aptix_repo *repo);
+/**
  * @brief After aptix_index_rebuild(): give the file back the pages the
- *        old index held. The rebuild replaces the index in one write,
- *        so a kill leaves the old one whole, but the old pages are freed
- *        only at its commit and the file has grown by the index's size;
- *        compaction copies the store without them and renames the copy
+ *        old index held (its pages are freed as the rebuild clears it,
+ *        and the new one is written beside them); compaction copies the
+ *        store without the free pages and renames the copy
  *        over data.mdb (a kill leaves the old file, and a scratch copy
  *        the next compaction removes).
  * @note Afterwards repo only reads: free it and open the store again.

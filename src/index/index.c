@@ -37,6 +37,7 @@
  */
 #include "util/common.h"
 #include "util/tokens.h"
+#include "util/env.h"
 #include "repo/repo.h"
 #include "index/index.h"
 #include "aptix/index.h"
@@ -1487,6 +1488,15 @@ int aptix_index_foreach_session(aptix_repo *repo, aptix_session_info_cb cb,
 	return aptix_index_foreach_session_since(repo, 0, cb, payload);
 }
 
+int aptix_index__timeline_from(aptix_repo *repo, const unsigned char *key,
+			       aptix_session_info_cb cb, void *payload)
+{
+	struct sess_walk sw = { cb, payload, 0, 0 };
+
+	return index_iter(repo, APTIX_INDEX_TIMELINE, 0, key, key ? 40 : 0,
+			  timeline_walk_cb, &sw);
+}
+
 /*
  * The timeline's keys start with the created time (big-endian): the
  * walk starts at since. A time before 1970 sorts after every later one
@@ -2020,19 +2030,22 @@ int aptix_index_foreach_conversation(aptix_repo *repo, aptix_conv_info_cb cb,
 
 /*
  * The rebuild holds one small entry per session (its id and time), not
- * its prepared record: inside the write each session is read again,
- * prepared, applied and dropped, oldest first, so memory grows by an
- * entry a session, not by a record. Only the sessions that wait for
- * their parent (a clock gone wrong, a parent missing) stay prepared.
- * The old records are deleted in the same write, a bounded batch of keys
- * at a time: a kill at any instant leaves the last commit's index.
+ * its prepared record: each session is read again, prepared, applied
+ * and dropped, oldest first, so memory grows by an entry a session, not
+ * by a record. Only the sessions that wait for their parent (a clock
+ * gone wrong, a parent missing) stay prepared. It writes in batches
+ * (the old records deleted, then the sessions), each a commit of its
+ * own, under a mark that says the index is incomplete (below): a kill
+ * at any instant leaves the old index, or one marked incomplete that
+ * the next reindex makes whole.
  */
 struct rebuild_ent {
 	aptix_oid id;
 	int64_t created;
 };
 
-#define REBUILD_CLEAR_BATCH 1024
+#define REBUILD_CLEAR_BATCH 16384	/* keys a write deletes */
+#define REBUILD_SESSIONS 4096		/* sessions a write indexes */
 
 struct rebuild {
 	aptix_repo *repo;
@@ -2042,10 +2055,9 @@ struct rebuild {
 	struct aptix_index_session_op **ops;	/* those waiting */
 	size_t n, alloc;
 	size_t indexed;
+	size_t at, batch;		/* the batch of sessions being written */
+	size_t nwait, indexed_at;	/* ... and where it started */
 	aptix_buf data;
-	aptix_buf keys;			/* a batch of keys to delete */
-	size_t klens[REBUILD_CLEAR_BATCH];
-	size_t nkeys;
 	aptix_buf stale;		/* import keys whose snapshot is gone */
 	size_t *stale_lens;
 	size_t nstale, astale;
@@ -2135,42 +2147,6 @@ static int rebuild_one(struct rebuild *rb, aptix_backend_txn *tx,
 done:
 	aptix_index__op_release(op);
 	free(op);
-	return r;
-}
-
-static int clear_key(const void *k, size_t kl, const void *v UNUSED,
-		     size_t vl UNUSED, void *p)
-{
-	struct rebuild *rb = p;
-
-	if (rb->nkeys == REBUILD_CLEAR_BATCH)
-		return APTIX_ITEROVER;
-	rb->klens[rb->nkeys++] = kl;
-	return aptix_buf_put(&rb->keys, k, kl);
-}
-
-/* Inside the write: empty table t, a batch of keys at a time. */
-static int clear_table(struct rebuild *rb, aptix_backend_txn *tx,
-		       aptix_index_table t)
-{
-	aptix_index_backend *ix = tx->backend->index;
-	size_t i, off;
-	int r;
-
-	do {
-		aptix_buf_clear(&rb->keys);
-		rb->nkeys = 0;
-		r = ix->iterate(ix, tx, t, NULL, 0, APTIX_INDEX_ITER_REVERSE,
-				clear_key, rb);
-		if (r == APTIX_ITEROVER)
-			r = 0;
-		for (i = 0, off = 0; i < rb->nkeys && !r;
-		     off += rb->klens[i++]) {
-			r = aptix__absent_ok(ix->del(ix, tx, t,
-						     rb->keys.ptr + off,
-						     rb->klens[i]));
-		}
-	} while (!r && rb->nkeys == REBUILD_CLEAR_BATCH);
 	return r;
 }
 
@@ -2379,16 +2355,235 @@ static void drop_waiting(struct rebuild *rb)
 	rb->n = 0;
 }
 
-static int rebuild_fn(aptix_backend_txn *tx, void *payload)
+/* --- The mark of a rebuild under way ---------------------------------- */
+
+/*
+ * The rebuild writes in batches, each its own commit, so that what a
+ * write holds (LMDB keeps every page it dirties in memory) stays
+ * bounded; between two of them the index is neither the old one nor the
+ * new. Its first write sets meta "reindex" (objects-format.md) to what
+ * users said of conversations (titles, archived flags, conversations
+ * with no turn yet), read from the records it is about to clear, and its
+ * last write empties it. While it is set, commands refuse the store and
+ * writes fail (aptix_index_incomplete), saying to run reindex; a reindex
+ * run again starts over from the list kept there.
+ */
+#define MARK_VERSION "r1 "
+
+static int mark_encode(aptix_buf *out, const struct rebuild *rb)
+{
+	aptix_buf bin = APTIX_BUF_INIT;
+	unsigned char be[8], flags;
+	size_t i;
+	int r;
+
+	for (i = 0; i < rb->nmeta; i++) {
+		const aptix_conv_info *m = &rb->meta[i];
+
+		put_str8(&bin, m->id);
+		put_str8(&bin, m->title);
+		put_str8(&bin, m->workspace);
+		flags = (unsigned char)((m->titled ? 1 : 0) |
+					(m->archived ? 2 : 0) |
+					(conv_empty(m) ? 4 : 0));
+		aptix_buf_put(&bin, &flags, 1);
+		aptix__put_be64(be, (uint64_t)m->created_at);
+		aptix_buf_put(&bin, be, 8);
+	}
+	aptix_buf_puts(out, MARK_VERSION);
+	for (i = 0; i < bin.len; i++)
+		aptix_buf_printf(out, "%02x", (unsigned char)bin.ptr[i]);
+	r = aptix_buf_oom(&bin) || aptix_buf_oom(out) ? APTIX_ERROR : 0;
+	aptix_buf_release(&bin);
+	return r;
+}
+
+static int mark_corrupt(void)
+{
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "the mark of an interrupted "
+			"reindex is corrupt: meta '%s'", APTIX_META_REINDEX);
+	return APTIX_ECORRUPT;
+}
+
+/* The conversations' metadata kept in the mark v (a text) into rb. */
+static int mark_decode(struct rebuild *rb, const aptix_buf *v)
+{
+	size_t n = strlen(MARK_VERSION), i;
+	aptix_buf bin = APTIX_BUF_INIT;
+	const unsigned char *p, *end;
+	int r = 0;
+
+	if (v->len < n || memcmp(v->ptr, MARK_VERSION, n) || (v->len - n) % 2)
+		return mark_corrupt();
+	for (i = n; i < v->len; i += 2) {
+		int hi = aptix_hex_value(v->ptr[i]);
+		int lo = aptix_hex_value(v->ptr[i + 1]);
+		unsigned char c = (unsigned char)(hi << 4 | lo);
+
+		if (hi < 0 || lo < 0)
+			return mark_corrupt();
+		aptix_buf_put(&bin, &c, 1);
+	}
+	if (aptix_buf_oom(&bin))
+		return aptix_error_oom();
+	p = (const unsigned char *)bin.ptr;
+	end = p + bin.len;
+	while (!r && p < end) {
+		aptix_conv_info *m;
+
+		if (aptix__grow(&rb->meta, &rb->ameta, rb->nmeta,
+				sizeof(*rb->meta), 16) < 0) {
+			r = APTIX_ERROR;
+			break;
+		}
+		m = &rb->meta[rb->nmeta];
+		memset(m, 0, sizeof(*m));
+		if (get_str8(m->id, sizeof(m->id), &p, end) < 0 ||
+		    get_str8(m->title, sizeof(m->title), &p, end) < 0 ||
+		    get_str8(m->workspace, sizeof(m->workspace), &p, end) < 0 ||
+		    end - p < 9) {
+			r = mark_corrupt();
+			break;
+		}
+		m->titled = p[0] & 1;
+		m->archived = (p[0] & 2) != 0;
+		m->turns = (p[0] & 4) ? 0 : 1;	/* conv_empty() as it was */
+		m->created_at = (int64_t)aptix__get_be64(p + 1);
+		p += 9;
+		rb->nmeta++;
+	}
+	aptix_buf_release(&bin);
+	return r;
+}
+
+int aptix_index_incomplete(aptix_repo *repo)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r;
+
+	APTIX_ASSERT_ARG(repo);
+	r = repo->backend->meta_get(&v, repo->backend, NULL,
+				    APTIX_META_REINDEX);
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = 0;
+	} else if (r == 0) {
+		r = v.len != 0;
+	}
+	aptix_buf_release(&v);
+	if (r == 1)
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the index is "
+				"incomplete: an 'aptix reindex' is running or "
+				"was interrupted; run 'aptix reindex'");
+	return r;
+}
+
+int aptix_index__check_complete(aptix_backend_txn *tx)
+{
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = tx->backend->meta_get(&v, tx->backend, tx,
+				      APTIX_META_REINDEX);
+
+	if (r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = 0;
+	} else if (r == 0 && v.len) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write: the "
+				"index is incomplete (an 'aptix reindex' is "
+				"running or was interrupted; run 'aptix "
+				"reindex')");
+		r = APTIX_ELOCKED;
+	}
+	aptix_buf_release(&v);
+	return r;
+}
+
+size_t aptix_index__reindex_batch(size_t dflt)
+{
+	const char *v = aptix_env__get(APTIX_ENV_TEST_REINDEX_BATCH);
+	char *end;
+	unsigned long long n;
+
+	if (!v)
+		return dflt;
+	n = strtoull(v, &end, 10);
+	return *end || !n ? dflt : (size_t)n;
+}
+
+/* --- The writes of a rebuild ------------------------------------------ */
+
+static int mark_fn(aptix_backend_txn *tx, void *payload)
+{
+	const aptix_buf *mark = payload;
+
+	return tx->backend->meta_put(tx, APTIX_META_REINDEX, mark->ptr);
+}
+
+/* A table being emptied: a batch of its keys. */
+struct clear {
+	aptix_index_table t;
+	aptix_buf keys;
+	size_t *klens;
+	size_t n, max;
+};
+
+static int clear_key(const void *k, size_t kl, const void *v UNUSED,
+		     size_t vl UNUSED, void *p)
+{
+	struct clear *c = p;
+
+	if (c->n == c->max)
+		return APTIX_ITEROVER;
+	c->klens[c->n++] = kl;
+	return aptix_buf_put(&c->keys, k, kl);
+}
+
+/* One write: a batch of keys of the table goes. */
+static int clear_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct clear *c = payload;
+	aptix_index_backend *ix = tx->backend->index;
+	size_t i, off;
+	int r;
+
+	aptix_buf_clear(&c->keys);
+	c->n = 0;
+	r = ix->iterate(ix, tx, c->t, NULL, 0, APTIX_INDEX_ITER_REVERSE,
+			clear_key, c);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	for (i = 0, off = 0; i < c->n && !r; off += c->klens[i++])
+		r = aptix__absent_ok(ix->del(ix, tx, c->t, c->keys.ptr + off,
+					     c->klens[i]));
+	return r;
+}
+
+int aptix_index__clear_table(aptix_repo *repo, aptix_index_table t)
+{
+	aptix_backend *be = repo->backend;
+	struct clear c;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	c.t = t;
+	c.max = aptix_index__reindex_batch(REBUILD_CLEAR_BATCH);
+	aptix_buf_init(&c.keys, 0);
+	if (!(c.klens = aptix__calloc(c.max, sizeof(*c.klens))))
+		return APTIX_ERROR;
+	do
+		r = be->transaction(be, clear_fn, &c);
+	while (!r && c.n == c.max);
+	free(c.klens);
+	aptix_buf_release(&c.keys);
+	return r;
+}
+
+static int stale_fn(aptix_backend_txn *tx, void *payload)
 {
 	struct rebuild *rb = payload;
 	size_t i, off;
 	int r = 0;
 
-	drop_waiting(rb);	/* a write tried again starts over */
-	rb->indexed = 0;
-	for (i = 0; i < ARRAY_SIZE(rebuilt) && !r; i++)
-		r = clear_table(rb, tx, rebuilt[i]);
 	for (i = 0, off = 0; i < rb->nstale && !r;
 	     off += rb->stale_lens[i++]) {
 		r = tx->backend->index->del(tx->backend->index, tx,
@@ -2397,10 +2592,39 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 					    rb->stale_lens[i]);
 		r = aptix__absent_ok(r);
 	}
-	for (i = 0; i < rb->nents && !r; i++)
+	return r;
+}
+
+/*
+ * One write: the sessions from rb->at on, a batch. A write tried again
+ * starts the batch over: the sessions it left waiting go.
+ */
+static int sessions_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct rebuild *rb = payload;
+	size_t i, end = rb->at + rb->batch;
+	int r = 0;
+
+	while (rb->n > rb->nwait) {
+		rb->n--;
+		aptix_index__op_release(rb->ops[rb->n]);
+		free(rb->ops[rb->n]);
+	}
+	rb->indexed = rb->indexed_at;
+	for (i = rb->at; i < rb->nents && i < end && !r; i++)
 		r = rebuild_one(rb, tx, &rb->ents[i].id);
-	if (!r)
-		r = rebuild_waiting(rb, tx);
+	return r;
+}
+
+/* The last write: the sessions that waited, the conversations. */
+static int finish_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct rebuild *rb = payload;
+	size_t i;
+	int r;
+
+	rb->indexed = rb->indexed_at;
+	r = rebuild_waiting(rb, tx);
 	for (i = 0; i < rb->nconvs && !r; i++)
 		r = aptix_index__set_head(tx, rb->convs[i], &rb->heads[i], 0);
 	for (i = 0; i < rb->ngone && !r; i++) {
@@ -2429,6 +2653,63 @@ static int rebuild_fn(aptix_backend_txn *tx, void *payload)
 	if (!r)
 		r = aptix_index__recency_seal(tx);
 	return r ? r : aptix__repo_mark_layout(tx);
+}
+
+/*
+ * The index made again, in writes of a bounded size, oldest sessions
+ * first (the search index after, search.c): the mark first, the old
+ * records cleared, the sessions a batch a write, the mark emptied last.
+ */
+static int rebuild_writes(struct rebuild *rb)
+{
+	aptix_backend *be = rb->repo->backend;
+	aptix_buf mark = APTIX_BUF_INIT;
+	size_t i;
+	int r;
+
+	if ((r = mark_encode(&mark, rb)) == 0)
+		r = be->transaction(be, mark_fn, &mark);
+	for (i = 0; i < ARRAY_SIZE(rebuilt) && !r; i++)
+		r = aptix_index__clear_table(rb->repo, rebuilt[i]);
+	if (!r && rb->nstale)
+		r = be->transaction(be, stale_fn, rb);
+	for (rb->at = 0; rb->at < rb->nents && !r; rb->at += rb->batch) {
+		rb->nwait = rb->n;
+		rb->indexed_at = rb->indexed;
+		r = be->transaction(be, sessions_fn, rb);
+	}
+	rb->indexed_at = rb->indexed;
+	if (!r)
+		r = be->transaction(be, finish_fn, rb);
+	if (!r)
+		r = aptix_search_rebuild(rb->repo, NULL);
+	aptix_buf_clear(&mark);
+	if (!r)
+		r = be->transaction(be, mark_fn, &mark);
+	aptix_buf_release(&mark);
+	return r;
+}
+
+/*
+ * What users said of conversations: kept in the mark of a reindex that
+ * did not finish (the records it was read from are gone), else read
+ * from the records.
+ */
+static int collect_meta(struct rebuild *rb)
+{
+	aptix_backend *be = rb->repo->backend;
+	aptix_buf v = APTIX_BUF_INIT;
+	int r = be->meta_get(&v, be, NULL, APTIX_META_REINDEX);
+
+	if (r == 0 && v.len)
+		r = mark_decode(rb, &v);
+	else if (r == 0 || r == APTIX_ENOTFOUND) {
+		aptix_error_clear();
+		r = index_iter(rb->repo, APTIX_INDEX_CONVS, 0, NULL, 0,
+			       collect_convs_key, rb);
+	}
+	aptix_buf_release(&v);
+	return r;
 }
 
 /* The first problem the store's check finds. */
@@ -2472,18 +2753,17 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 		return r;
 	memset(&rb, 0, sizeof(rb));
 	rb.repo = repo;
+	rb.batch = aptix_index__reindex_batch(REBUILD_SESSIONS);
 	aptix_buf_init(&rb.data, 0);
-	aptix_buf_init(&rb.keys, 0);
 	aptix_buf_init(&rb.stale, 0);
 	aptix_index__odb_reader(&rb.rd, repo->odb);
 	if ((r = aptix_odb_foreach_header(repo->odb, collect_session,
-					  &rb)) < 0)
+					  &rb)) < 0 ||
+	    (r = collect_meta(&rb)) < 0)
 		goto done;
 	if (rb.nents)
 		qsort(rb.ents, rb.nents, sizeof(*rb.ents), by_created);
-	if ((r = index_iter(repo, APTIX_INDEX_CONVS, 0, NULL, 0,
-				   collect_convs_key, &rb)) < 0 ||
-	    (r = index_iter(repo, APTIX_INDEX_IMPORTS, 0, NULL, 0,
+	if ((r = index_iter(repo, APTIX_INDEX_IMPORTS, 0, NULL, 0,
 				   collect_stale_import, &rb)) < 0 ||
 	    (r = aptix_ref_foreach(repo, APTIX_CONV_PREFIX, collect_conv_ref,
 				   &rb)) < 0 ||
@@ -2493,18 +2773,14 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 						      &rb)) < 0 ||
 	    (r = note_gone(&rb)) < 0)
 		goto done;
-	r = repo->backend->transaction(repo->backend, rebuild_fn, &rb);
+	r = rebuild_writes(&rb);
 	if (!r && nsessions)
 		*nsessions = rb.indexed;
-	/* then the words, from the records just made (a write of its own) */
-	if (!r)
-		r = aptix_search_rebuild(repo, NULL);
 done:
 	drop_waiting(&rb);
 	free(rb.ops);
 	free(rb.ents);
 	aptix_buf_release(&rb.data);
-	aptix_buf_release(&rb.keys);
 	aptix_buf_release(&rb.stale);
 	free(rb.stale_lens);
 	for (i = 0; i < rb.nconvs; i++)

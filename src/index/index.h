@@ -219,6 +219,25 @@ int aptix_index__conv_meta(aptix_backend_txn *tx, const char *conv,
 int aptix_index__recency_move(aptix_backend_txn *tx, const char *conv,
 			      int had, int64_t old_at, int has,
 			      int64_t new_at);
+/*
+ * reindex: how much one of its writes holds, dflt (sessions, keys) or
+ * the number in APTIX_TEST_REINDEX_BATCH (tests make many writes of a
+ * small store that way).
+ */
+size_t aptix_index__reindex_batch(size_t dflt);
+/*
+ * The timeline's records from key on (be64 created ms, id; NULL: all),
+ * in key order, to cb (the legacy records kept in place are not seen).
+ */
+int aptix_index__timeline_from(aptix_repo *repo, const unsigned char *key,
+			       aptix_session_info_cb cb, void *payload);
+/* reindex: empty table t, in writes of a bounded number of keys. */
+int aptix_index__clear_table(aptix_repo *repo, aptix_index_table t);
+/*
+ * Inside a write: APTIX_ELOCKED, saying so, while a reindex is under way
+ * or was interrupted (meta "reindex" set: aptix_index_incomplete()).
+ */
+int aptix_index__check_complete(aptix_backend_txn *tx);
 /* reindex: the recency index covers every conversation. */
 int aptix_index__recency_seal(aptix_backend_txn *tx);
 

@@ -52,7 +52,6 @@
 #define STATE_VERSION 2		/* 1: no blocks (read the same) */
 #define STATE_LEN 21
 #define SEAL 128			/* postings in a sealed run */
-#define FLUSH_BYTES (64u << 20)		/* pending postings in memory */
 
 struct state {
 	uint32_t next;
@@ -675,7 +674,7 @@ static int by_term(const void *a, const void *b)
  * (aptix/sys/index_backend.h, prefetch). n 0: forget it.
  */
 static int prefetch_terms(aptix_index_backend *ix, aptix_backend_txn *tx,
-			  const struct plist **o, size_t n)
+			  const struct plist *const *o, size_t n)
 {
 	aptix_buf keys[2][PREFETCH];
 	size_t i, j;
@@ -713,21 +712,13 @@ static int prefetch_terms(aptix_index_backend *ix, aptix_backend_txn *tx,
 	return r;
 }
 
-/*
- * Merge pd into the table, term by term in byte order: a term with a
- * "t" key grows it, another goes into its block (one block is decoded
- * and written once for all the terms it holds).
- */
-static int pend_flush(aptix_index_backend *ix, aptix_backend_txn *tx,
-		      const struct pending *pd)
+/* pd's terms in byte order, into *out (free it). */
+static int pend_sorted(const struct plist ***out, const struct pending *pd)
 {
-	aptix_buf k = APTIX_BUF_INIT, v = APTIX_BUF_INIT;
 	const struct plist **o;
-	struct block b;
-	struct seek s;
-	size_t i, tlen;
-	int r = 0;
+	size_t i;
 
+	*out = NULL;
 	if (!pd->n)
 		return 0;
 	if (!(o = aptix__malloc(pd->n * sizeof(*o))))
@@ -735,14 +726,35 @@ static int pend_flush(aptix_index_backend *ix, aptix_backend_txn *tx,
 	for (i = 0; i < pd->n; i++)
 		o[i] = &pd->v[i];
 	qsort(o, pd->n, sizeof(*o), by_term);
+	*out = o;
+	return 0;
+}
+
+/*
+ * Merge the terms o[*at] to o[n - 1] into the table, max of them at
+ * most (*at moves past them): a term with a "t" key grows it, another
+ * goes into its block (one block is decoded and written once for all
+ * the terms it holds).
+ */
+static int flush_terms(aptix_index_backend *ix, aptix_backend_txn *tx,
+		       const struct plist *const *o, size_t n, size_t *at,
+		       size_t max)
+{
+	aptix_buf k = APTIX_BUF_INIT, v = APTIX_BUF_INIT;
+	struct block b;
+	struct seek s;
+	size_t i, tlen, end = n - *at > max ? *at + max : n;
+	int r = 0;
+
 	memset(&b, 0, sizeof(b));
 	aptix_buf_init(&b.key, 0);
 	memset(&s, 0, sizeof(s));
 	aptix_buf_init(&s.key, 0);
 	aptix_buf_init(&s.val, 0);
-	for (i = 0; i < pd->n && r == 0; i++) {
-		if (i % PREFETCH == 0 && (r = prefetch_terms(ix, tx, o + i,
-				pd->n - i < PREFETCH ? pd->n - i : PREFETCH)) < 0)
+	for (i = *at; i < end && r == 0; i++) {
+		if ((i - *at) % PREFETCH == 0 &&
+		    (r = prefetch_terms(ix, tx, o + i, end - i < PREFETCH ?
+					end - i : PREFETCH)) < 0)
 			break;
 		tlen = strlen(o[i]->term);
 		if ((r = term_key(&k, 't', o[i]->term, tlen)) < 0)
@@ -764,12 +776,26 @@ static int pend_flush(aptix_index_backend *ix, aptix_backend_txn *tx,
 		r = block_store(&b, ix, tx, &k, &v);
 	if (r == 0)
 		r = prefetch_terms(ix, tx, o, 0);
+	*at = end;
 	block_release(&b);
 	aptix_buf_release(&s.key);
 	aptix_buf_release(&s.val);
-	free(o);
 	aptix_buf_release(&k);
 	aptix_buf_release(&v);
+	return r;
+}
+
+/* Merge pd into the table, term by term in byte order. */
+static int pend_flush(aptix_index_backend *ix, aptix_backend_txn *tx,
+		      const struct pending *pd)
+{
+	const struct plist **o;
+	size_t at = 0;
+	int r = pend_sorted(&o, pd);
+
+	if (r == 0 && o)
+		r = flush_terms(ix, tx, o, pd->n, &at, pd->n);
+	free(o);
 	return r;
 }
 
@@ -1378,17 +1404,34 @@ done:
 
 /* --- rebuild ---------------------------------------------------------------- */
 
+/*
+ * The rebuild (reindex, after the session records) reads the sessions
+ * in the timeline's order, a batch at a time: their words gathered in
+ * memory up to REBUILD_BYTES of postings, then written in writes of
+ * their own (their ordinals, then their terms, REBUILD_TERMS a write),
+ * so that neither its memory nor a write's dirty pages grow with the
+ * store. The state goes last: until it is there readers scan (and a
+ * reindex under way marks the store incomplete, index.c).
+ */
+#define REBUILD_BYTES (16u << 20)	/* postings a batch gathers */
+#define REBUILD_SESSIONS 65536		/* sessions a batch gathers */
+#define REBUILD_TERMS 8192		/* terms a write merges */
+
 struct rebuild {
 	aptix_repo *repo;
 	struct aptix_index_reader rd;
-	aptix_oid *ids;
+	aptix_oid *ids;			/* the batch's sessions */
 	uint32_t *words;
-	size_t n, alloc;
+	size_t n, alloc, max;
+	uint32_t next;			/* the batch's first ordinal */
 	struct pending pd;
 	uint64_t total;
-	aptix_buf keys;			/* be16 length, key; ... */
 	aptix_oid *skewed;		/* older than their parents */
 	size_t nskewed, askewed;
+	unsigned char from[40];		/* timeline key of the last read */
+	int have_from, more;
+	const struct plist **o;		/* the batch's terms, sorted */
+	size_t at, terms;
 };
 
 /* Is si older than its parent (or its parent not indexed)? */
@@ -1415,11 +1458,22 @@ static int rebuild_skew(struct rebuild *rb, const aptix_session_info *si)
 static int rebuild_session(const aptix_session_info *si, void *payload)
 {
 	struct rebuild *rb = payload;
+	unsigned char key[40];
 	aptix_session s;
 	aptix_turn t;
 	aptix__terms terms;
 	int r, have_turn;
 
+	aptix__put_be64(key, (uint64_t)si->created_at);
+	memcpy(key + 8, si->id.id, 32);
+	if (rb->have_from && !memcmp(key, rb->from, 40))
+		return 0;	/* the last of the batch before */
+	if (rb->n == rb->max || rb->pd.bytes >= REBUILD_BYTES) {
+		rb->more = 1;
+		return APTIX_ITEROVER;
+	}
+	memcpy(rb->from, key, 40);
+	rb->have_from = 1;
 	aptix_session_init(&s);
 	aptix_turn_init(&t);
 	memset(&terms, 0, sizeof(terms));
@@ -1430,7 +1484,8 @@ static int rebuild_session(const aptix_session_info *si, void *payload)
 	}
 	have_turn = aptix_turn_lookup(&t, rb->repo, &s.turn) == 0;
 	aptix_error_clear();
-	if (rb->n >= UINT32_MAX - 1 || (r = rebuild_skew(rb, si)) < 0 ||
+	if (rb->next + rb->n >= UINT32_MAX - 1 ||
+	    (r = rebuild_skew(rb, si)) < 0 ||
 	    (r = aptix_index__search_prepare(&terms, &rb->rd, &s,
 					     have_turn ? &t : NULL)) < 0 ||
 	    (r = aptix__grow(&rb->ids, &rb->alloc, rb->n, sizeof(*rb->ids),
@@ -1444,7 +1499,7 @@ static int rebuild_session(const aptix_session_info *si, void *payload)
 	rb->ids[rb->n] = si->id;
 	rb->words[rb->n] = terms.len;
 	rb->total += terms.len;
-	r = pend_terms(&rb->pd, (uint32_t)rb->n, &terms);
+	r = pend_terms(&rb->pd, (uint32_t)(rb->next + rb->n), &terms);
 	rb->n++;
 done:
 	aptix__terms_release(&terms);
@@ -1453,57 +1508,74 @@ done:
 	return r;
 }
 
-static int collect_search_key(const void *key, size_t klen,
-			      const void *val UNUSED, size_t vlen UNUSED,
-			      void *payload)
+/* A write: the batch's ordinals and skewed sessions. */
+static int docs_fn(aptix_backend_txn *tx, void *payload)
 {
-	aptix_buf *b = payload;
-	unsigned char len[2];
+	struct rebuild *rb = payload;
+	aptix_index_backend *ix = tx->backend->index;
+	size_t i;
+	int r = 0;
 
-	if (klen > 0xffff)
-		return 0;
-	len[0] = (unsigned char)(klen >> 8);
-	len[1] = (unsigned char)klen;
-	aptix_buf_put(b, len, 2);
-	aptix_buf_put(b, key, klen);
-	return aptix_buf_oom(b) ? APTIX_ERROR : 0;
+	for (i = 0; r == 0 && i < rb->n; i++)
+		r = doc_keys(ix, tx, &rb->ids[i], (uint32_t)(rb->next + i),
+			     rb->words[i]);
+	for (i = 0; r == 0 && i < rb->nskewed; i++)
+		r = skew_put(ix, tx, &rb->skewed[i]);
+	return r;
 }
 
-static int rebuild_fn(aptix_backend_txn *tx, void *payload)
+/* A write: the next terms of the batch (tried again: the same ones). */
+static int terms_fn(aptix_backend_txn *tx, void *payload)
+{
+	struct rebuild *rb = payload;
+	size_t at = rb->at;
+	int r = flush_terms(tx->backend->index, tx, rb->o, rb->pd.n, &at,
+			    rb->terms);
+
+	if (r == 0)
+		rb->at = at;
+	return r;
+}
+
+/* The last write: the state, the skew marks complete. */
+static int state_fn(aptix_backend_txn *tx, void *payload)
 {
 	struct rebuild *rb = payload;
 	aptix_index_backend *ix = tx->backend->index;
 	struct state st;
-	const unsigned char *p, *end;
-	size_t i, klen;
 	int r;
 
-	aptix_buf_clear(&rb->keys);
-	r = ix->iterate(ix, tx, APTIX_INDEX_SEARCH, NULL, 0,
-			APTIX_INDEX_ITER_REVERSE, collect_search_key, &rb->keys);
-	p = (const unsigned char *)rb->keys.ptr;
-	end = p + rb->keys.len;
-	while (r == 0 && p + 2 <= end) {
-		klen = ((size_t)p[0] << 8) | p[1];
-		r = ix->del(ix, tx, APTIX_INDEX_SEARCH, p + 2, klen);
-		if (r == APTIX_ENOTFOUND) {
-			aptix_error_clear();
-			r = 0;
-		}
-		p += 2 + klen;
-	}
-	for (i = 0; r == 0 && i < rb->n; i++)
-		r = doc_keys(ix, tx, &rb->ids[i], (uint32_t)i, rb->words[i]);
-	for (i = 0; r == 0 && i < rb->nskewed; i++)
-		r = skew_put(ix, tx, &rb->skewed[i]);
-	if (r == 0)
-		r = pend_flush(ix, tx, &rb->pd);
-	st.next = (uint32_t)rb->n;
-	st.docs = rb->n;
+	st.next = rb->next;
+	st.docs = rb->next;
 	st.words = rb->total;
-	if (r == 0)
-		r = skew_done(ix, tx, st.docs);
+	r = skew_done(ix, tx, st.docs);
 	return r ? r : state_put(ix, tx, &st);
+}
+
+/* Gather a batch of sessions, and write it. */
+static int rebuild_batch(struct rebuild *rb)
+{
+	aptix_backend *be = rb->repo->backend;
+	int r;
+
+	rb->n = rb->nskewed = 0;
+	rb->more = 0;
+	pend_release(&rb->pd);
+	r = aptix_index__timeline_from(rb->repo, rb->have_from ? rb->from :
+				       NULL, rebuild_session, rb);
+	if (r == APTIX_ITEROVER)
+		r = 0;
+	if (r < 0 || !rb->n)
+		return r;
+	if ((r = be->transaction(be, docs_fn, rb)) < 0 ||
+	    (r = pend_sorted(&rb->o, &rb->pd)) < 0)
+		return r;
+	for (rb->at = 0; r == 0 && rb->at < rb->pd.n;)
+		r = be->transaction(be, terms_fn, rb);
+	free(rb->o);
+	rb->o = NULL;
+	rb->next += (uint32_t)rb->n;
+	return r;
 }
 
 int aptix_search_rebuild(aptix_repo *repo, size_t *ndocs)
@@ -1513,18 +1585,21 @@ int aptix_search_rebuild(aptix_repo *repo, size_t *ndocs)
 
 	memset(&rb, 0, sizeof(rb));
 	rb.repo = repo;
-	aptix_buf_init(&rb.keys, 0);
+	rb.max = aptix_index__reindex_batch(REBUILD_SESSIONS);
+	rb.terms = aptix_index__reindex_batch(REBUILD_TERMS);
 	aptix_index__odb_reader(&rb.rd, repo->odb);
-	r = aptix_index_foreach_session(repo, rebuild_session, &rb);
+	r = aptix_index__clear_table(repo, APTIX_INDEX_SEARCH);
+	do
+		r = r ? r : rebuild_batch(&rb);
+	while (r == 0 && rb.more);
 	if (r == 0)
-		r = repo->backend->transaction(repo->backend, rebuild_fn, &rb);
+		r = repo->backend->transaction(repo->backend, state_fn, &rb);
 	if (r == 0 && ndocs)
-		*ndocs = rb.n;
+		*ndocs = rb.next;
 	free(rb.ids);
 	free(rb.words);
 	free(rb.skewed);
 	pend_release(&rb.pd);
-	aptix_buf_release(&rb.keys);
 	return r;
 }
 

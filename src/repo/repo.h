@@ -77,6 +77,11 @@ int aptix__repo_kv(aptix_store **out, aptix_repo *repo, const char *what);
 #define APTIX_META_INDEX_LAYOUT "index-layout"
 #define APTIX_INDEX_LAYOUT_TIMELINE "timeline"
 /*
+ * meta: set (not empty) from the first write of a reindex to its last:
+ * the index is incomplete until a reindex finishes (index.c).
+ */
+#define APTIX_META_REINDEX "reindex"
+/*
  * Note in the meta table that no session record is kept in place (a new
  * store, or one just reindexed): listings then skip the sessions table.
  */

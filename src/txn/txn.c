@@ -953,6 +953,9 @@ static int apply_fn(aptix_backend_txn *bt, void *payload)
 	size_t i;
 	int r = 0;
 
+	/* an index half rebuilt is not written to (index.c) */
+	if ((r = aptix_index__check_complete(bt)) < 0)
+		return r;
 	if (tx->defer_sync)
 		defer_sync(bt);
 	if (batched)

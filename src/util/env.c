@@ -36,6 +36,9 @@
  *			tests	log -S from a start reads the matches' records
  *			once the walk has taken this many sessions, as it
  *			does (at twice their count) past 16384 of them
+ *   APTIX_TEST_REINDEX_BATCH
+ *			tests	reindex writes this many sessions (keys, terms)
+ *			a commit, so that a small store takes many commits
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -73,6 +76,7 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_TEST_IMPORT_NO_GIT] = "APTIX_TEST_IMPORT_NO_GIT",
 	[APTIX_ENV_TEST_CANDS_DEFER] = "APTIX_TEST_CANDS_DEFER",
 	[APTIX_ENV_TEST_NO_PREFETCH] = "APTIX_TEST_NO_PREFETCH",
+	[APTIX_ENV_TEST_REINDEX_BATCH] = "APTIX_TEST_REINDEX_BATCH",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

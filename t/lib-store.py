@@ -371,42 +371,6 @@ def search_terms(store):
     return sorted(out)
 
 
-def run_ordinals(posts, count=None):
-    """The ordinals of a run of (delta, tf) pairs."""
-    i, ord_, out = 0, 0, []
-    while (len(out) < count) if count is not None else (i < len(posts)):
-        d, i = get_varint(posts, i)
-        _, i = get_varint(posts, i)
-        ord_ += d
-        out.append(ord_)
-    return out
-
-
-def search_df(store):
-    """The terms of the search table in byte order: (term, its df, the
-    postings stored for it that name a session the index has)."""
-    records = table_records(store, "search")[1]
-    live = {k[1:5] for k, _ in records if k[:1] == b"o" and len(k) == 5}
-    sealed = {}
-    for k, v in records:
-        if k[:1] == b"c":
-            term = k[1:-5]
-            sealed.setdefault(term, []).extend(run_ordinals(v))
-    out = []
-    for k, v in records:
-        if k[:1] == b"t":
-            df, i = get_varint(v, 0)
-            _, i = get_varint(v, i)
-            n, i = get_varint(v, i)
-            ords = sealed.get(k[1:], []) + run_ordinals(v[i:], n)
-            out.append((k[1:], df, ords))
-        elif k[:1] == b"b":
-            out.extend((t, df, run_ordinals(p, df))
-                       for t, df, p in block_entries(k, v))
-    return sorted((t, df, sum(o.to_bytes(4, "big") in live for o in ords))
-                  for t, df, ords in out)
-
-
 def run_pairs(posts, count=None):
     """The (ordinal, tf) pairs of a run of (delta, tf) pairs."""
     i, ord_, out = 0, 0, []
@@ -439,6 +403,15 @@ def search_postings(store):
                          for t, df, p in block_entries(k, v))
     other = [(k, v) for k, v in records if k[:1] not in (b"t", b"b", b"c")]
     return other, sorted(terms)
+
+
+def search_df(store):
+    """The terms of the search table in byte order: (term, its df, the
+    postings stored for it that name a session the index has)."""
+    other, terms = search_postings(store)
+    live = {k[1:5] for k, _ in other if k[:1] == b"o" and len(k) == 5}
+    return [(t, df, sum(o.to_bytes(4, "big") in live for o, _ in pairs))
+            for t, df, pairs in terms]
 
 
 def search_v1(store):

@@ -2456,14 +2456,12 @@ static int mark_decode(struct rebuild *rb, const aptix_buf *v)
 	return r;
 }
 
-int aptix_index_incomplete(aptix_repo *repo)
+/* 1 when the mark is set (inside tx, or at the last commit: NULL). */
+static int mark_set(aptix_backend *be, aptix_backend_txn *tx)
 {
 	aptix_buf v = APTIX_BUF_INIT;
-	int r;
+	int r = be->meta_get(&v, be, tx, APTIX_META_REINDEX);
 
-	APTIX_ASSERT_ARG(repo);
-	r = repo->backend->meta_get(&v, repo->backend, NULL,
-				    APTIX_META_REINDEX);
 	if (r == APTIX_ENOTFOUND) {
 		aptix_error_clear();
 		r = 0;
@@ -2471,7 +2469,15 @@ int aptix_index_incomplete(aptix_repo *repo)
 		r = v.len != 0;
 	}
 	aptix_buf_release(&v);
-	if (r == 1)
+	return r;
+}
+
+int aptix_index_incomplete(aptix_repo *repo)
+{
+	int r;
+
+	APTIX_ASSERT_ARG(repo);
+	if ((r = mark_set(repo->backend, NULL)) == 1)
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "the index is "
 				"incomplete: an 'aptix reindex' is running or "
 				"was interrupted; run 'aptix reindex'");
@@ -2480,21 +2486,15 @@ int aptix_index_incomplete(aptix_repo *repo)
 
 int aptix_index__check_complete(aptix_backend_txn *tx)
 {
-	aptix_buf v = APTIX_BUF_INIT;
-	int r = tx->backend->meta_get(&v, tx->backend, tx,
-				      APTIX_META_REINDEX);
+	int r = mark_set(tx->backend, tx);
 
-	if (r == APTIX_ENOTFOUND) {
-		aptix_error_clear();
-		r = 0;
-	} else if (r == 0 && v.len) {
+	if (r == 1) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "cannot write: the "
 				"index is incomplete (an 'aptix reindex' is "
 				"running or was interrupted; run 'aptix "
 				"reindex')");
 		r = APTIX_ELOCKED;
 	}
-	aptix_buf_release(&v);
 	return r;
 }
 

@@ -53,6 +53,7 @@ void pretty_print_turn(FILE *fp, const aptix_turn *t)
 					  strlen(t->worktree.branch));
 		}
 		fputc('\n', fp);
+		field(fp, "remote", t->worktree.remote);
 	}
 	field_time(fp, "created", t->created_at);
 	field_time(fp, "status changed", t->status_at);

@@ -291,6 +291,7 @@ static void print_text(struct show *sh)
 			printf(" (detached HEAD)");
 		}
 		printf("%s\n", t->worktree.dirty ? " (dirty)" : "");
+		field("Remote", t->worktree.remote);
 	}
 	field("Repository", t->repo);
 	field("Transport", sh->s.transport);

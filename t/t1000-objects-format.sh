@@ -15,7 +15,7 @@ awk '/^## / { on = /^## Worked examples/ } on && /^    [0-9a-f{]/ { sub(/^    /,
 ex() { sed -n "$1p" examples; }
 
 test_expect_success 'the document has its examples' '
-	test_line_count = 13 examples
+	test_line_count = 16 examples
 '
 
 test_expect_success 'empty blob' '
@@ -107,6 +107,44 @@ test_expect_success 'a turn with a tool call is version 2' '
 	grep "upgrade aptix" err &&
 	aptix fsck >out &&
 	! grep -v "^dangling" out
+'
+
+test_expect_success PYTHON3 'an imported turn keeps the remote URL in its worktree' '
+	ex 14 >turn3 &&
+	aptix hash-object -w -t turn turn3 >actual &&
+	ex 15 >expect &&
+	test_cmp expect actual &&
+	aptix cat-object turn $(cat actual) >back &&
+	test_cmp turn3 back &&
+	aptix cat-object -p $(cat actual) >pretty &&
+	grep "^remote  *https://github.com/org/parser.git$" pretty &&
+	python3 "$TEST_DIRECTORY/lib-store.py" .aptix value objects \
+		"hex:$(cat actual)" >value &&
+	python3 - value >body <<-\PY &&
+	import sys, zlib
+	v = bytes.fromhex(open(sys.argv[1]).read().strip())
+	def varint(i):
+	    n = s = 0
+	    while True:
+	        n |= (v[i] & 0x7f) << s
+	        s += 7
+	        i += 1
+	        if not v[i - 1] & 0x80:
+	            return n, i
+	assert v[0] & 0x1f == 2 and v[0] & 0x40, "a packed turn"
+	_, i = varint(1)
+	plen, i = varint(i)
+	body = v[i:] if v[0] & 0x80 else zlib.decompress(v[i:])
+	assert len(body) == plen
+	print(body.hex())
+	PY
+	grep "$(ex 16)\$" body &&
+	sed "s/,\"remote\":\"[^\"]*\"//" turn3 >turn3old &&
+	! test_cmp turn3 turn3old &&
+	aptix hash-object -w -t turn turn3old >oldid &&
+	aptix cat-object -p $(cat oldid) >pretty &&
+	grep "^worktree  *469f72bde058fc9f866fa8bd01345645bfa25fb1 clean branch main$" pretty &&
+	! grep "^remote" pretty
 '
 
 test_expect_success 'non-canonical turns are refused' '

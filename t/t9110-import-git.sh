@@ -45,7 +45,7 @@ import_all () {
 test_expect_success 'codex: each turn has the commit and branch of its session_meta' '
 	aptix init -q new &&
 	import_all new &&
-	echo "{\"branch\": \"master\", \"commit\": \"$COMMIT\", \"dirty\": false}" >expect &&
+	echo "{\"branch\": \"master\", \"commit\": \"$COMMIT\", \"dirty\": false, \"remote\": null}" >expect &&
 	worktree new $CODEX >actual &&
 	test_cmp expect actual &&
 	worktree new $CODEX~2 >actual &&
@@ -63,7 +63,7 @@ test_expect_success 'codex: a session_meta with an empty git: no work tree' '
 '
 
 test_expect_success 'claude: the branch of the prompt, no commit' '
-	echo "{\"branch\": \"master\", \"commit\": null, \"dirty\": false}" >expect &&
+	echo "{\"branch\": \"master\", \"commit\": null, \"dirty\": false, \"remote\": null}" >expect &&
 	worktree new $CLAUDE >actual &&
 	test_cmp expect actual &&
 	instore new aptix show $CLAUDE >show &&
@@ -101,7 +101,7 @@ test_expect_success 'a grown file imported into such a store goes on from its sn
 	test "$(json_field new_turn_count out)" = 1 &&
 	instore grown aptix rev-parse $CODEX~1 >parent &&
 	test_cmp head2 parent &&
-	echo "{\"branch\": \"master\", \"commit\": \"$COMMIT\", \"dirty\": false}" >expect &&
+	echo "{\"branch\": \"master\", \"commit\": \"$COMMIT\", \"dirty\": false, \"remote\": null}" >expect &&
 	worktree grown $CODEX >actual &&
 	test_cmp expect actual &&
 	echo null >expect &&

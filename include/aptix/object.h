@@ -69,12 +69,14 @@ typedef struct {
  * The git work tree a turn ran in, when it ran in one (the turn's
  * "worktree" field): HEAD's commit (NULL on an unborn branch), its
  * branch (NULL when HEAD is detached), and whether git reported changed
- * or untracked files under the workspace root.
+ * or untracked files under the workspace root; an imported turn's also
+ * the repository's remote URL the tool recorded (credentials stripped).
  */
 typedef struct {
 	char *commit;		/**< hex, lowercase (40 or 64 digits) */
 	char *branch;		/**< short name ("main") */
 	int dirty;
+	char *remote;		/**< remote URL, no userinfo (NULL: none) */
 } aptix_worktree;
 
 typedef struct {

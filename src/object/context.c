@@ -47,6 +47,7 @@ void aptix_file_set_release(aptix_file_set *s)
 	aptix__strv_clear(&s->warnings, &s->nwarnings);
 	free(s->worktree.commit);
 	free(s->worktree.branch);
+	free(s->worktree.remote);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -150,6 +150,7 @@ static const struct field worktree_fields[] = {
 	FLD(aptix_worktree, "branch", F_STR, branch, 0),
 	FLD(aptix_worktree, "commit", F_STR, commit, 0),
 	FLD(aptix_worktree, "dirty", F_BOOL, dirty, 1),
+	FLD(aptix_worktree, "remote", F_STR, remote, 0),
 	{ NULL, 0, 0, 0 }
 };
 
@@ -575,6 +576,7 @@ int aptix__turn_copy(aptix_turn *dst, const aptix_turn *src)
 	dst->previous_response_id = dup_opt(src->previous_response_id, &bad);
 	dst->worktree.commit = dup_opt(src->worktree.commit, &bad);
 	dst->worktree.branch = dup_opt(src->worktree.branch, &bad);
+	dst->worktree.remote = dup_opt(src->worktree.remote, &bad);
 	dst->warnings = dst->errors = NULL;
 	dst->nwarnings = dst->nerrors = 0;
 	dst->files = NULL;
@@ -685,6 +687,8 @@ static int validate_worktree(const aptix_worktree *w)
 				 "lowercase hex digits");
 	if (w->branch && !*w->branch)
 		return bad_field("worktree", "branch", "is empty");
+	if (w->remote && !*w->remote)
+		return bad_field("worktree", "remote", "is empty");
 	return 0;
 }
 

@@ -273,6 +273,7 @@ static json_t *worktree(struct vb *b, const aptix_turn *t)
 	put(b, w, "commit", aptix_view_str(t->worktree.commit));
 	put(b, w, "branch", aptix_view_str(t->worktree.branch));
 	put(b, w, "dirty", json_boolean(t->worktree.dirty));
+	put(b, w, "remote", aptix_view_str(t->worktree.remote));
 	return w;
 }
 

@@ -351,7 +351,7 @@ test_expect_success 'gemini: the killed run is a failed attempt beside the chain
 	aptix log --format="%S %p" $GEMINI >log &&
 	grep "^failed $(cat parent)\$" log &&
 	aptix cat-object -p "$(aptix rev-parse $GEMINI)" >sess &&
-	grep "^workspace *proj\." sess
+	grep "^workspace *proj$" sess
 '
 
 test_expect_success 'gemini: the exit code is read from the output text' '

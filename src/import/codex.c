@@ -18,8 +18,9 @@
  * shares the parent's snapshots up to that point. A fork's own lines are
  * numbered after that many.
  *
- * The git work tree (`session_meta`'s `git`: `commit_hash`, `branch`) is
- * each turn's worktree; its `repository_url` is not kept.
+ * The git work tree (`session_meta`'s `git`: `commit_hash`, `branch`,
+ * `repository_url` without its user information) is each turn's
+ * worktree; the repository (its URL, else cwd's) gives the workspace.
  *
  * A `compacted` record (the history replaced by a summary) starts the
  * conversation "codex-<thread>.c<n>", whose first snapshot is a child of
@@ -101,7 +102,8 @@ static int session_meta(struct imp_file *f, struct codex *c, json_t *p)
 	if (!(c->thread = aptix__strdup(id)) ||
 	    imp_set_str(&c->where.cwd, imp_str(p, "cwd")) < 0 ||
 	    imp_set_str(&c->where.commit, imp_str(git, "commit_hash")) < 0 ||
-	    imp_set_str(&c->where.branch, imp_str(git, "branch")) < 0)
+	    imp_set_str(&c->where.branch, imp_str(git, "branch")) < 0 ||
+	    imp_remote(f, &c->where, imp_str(git, "repository_url")) < 0)
 		return APTIX_ERROR;
 	if ((r = imp_conversation(f, id)) != 0)
 		return r < 0 ? r : 0;

@@ -14,6 +14,7 @@
  * snapshot the store holds already is skipped: a second import writes no
  * object, a grown file writes only its new turns.
  */
+#define _GNU_SOURCE 1	/* memmem */
 #include "util/common.h"
 #include "util/env.h"
 #include "object/object.h"
@@ -57,6 +58,8 @@ struct imp_run {
 	unsigned batch_no;
 	int relinking;			/* a waiting fork is imported again */
 	aptix_oidmap relink_old;	/* ... its old snapshots */
+	char *ws_cwd, *ws_remote;	/* the last workspace derived (see */
+	char *ws, *ws_old;		/* set_workspace) */
 };
 
 static const struct imp_tool *const tools[] = {
@@ -136,6 +139,7 @@ void imp_where_release(struct imp_where *w)
 	free(w->cwd);
 	free(w->commit);
 	free(w->branch);
+	free(w->remote);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -179,13 +183,32 @@ int imp_set_str(char **dst, const char *s)
 	return 0;
 }
 
+/*
+ * Whether the workspace is derived as aptix did before it read the
+ * repository (tests that make a store of then; an older aptix of the
+ * other APTIX_TEST_IMPORT_* hooks did so too).
+ */
+static int path_ws(void)
+{
+	return aptix_env__get(APTIX_ENV_TEST_IMPORT_PATH_WS) ||
+		aptix_env__get(APTIX_ENV_TEST_IMPORT_NO_GIT) ||
+		aptix_env__get(APTIX_ENV_TEST_IMPORT_SECONDS);
+}
+
+/* Equal strings, or both NULL. */
+static int same_str(const char *a, const char *b)
+{
+	return a ? b && !strcmp(a, b) : !b;
+}
+
 /* A field from holds replaces to's; one it does not hold is kept. */
 int imp_where_copy(struct imp_where *to, const struct imp_where *from)
 {
 	if (imp_set_str(&to->model, from->model) < 0 ||
 	    imp_set_str(&to->cwd, from->cwd) < 0 ||
 	    imp_set_str(&to->commit, from->commit) < 0 ||
-	    imp_set_str(&to->branch, from->branch) < 0)
+	    imp_set_str(&to->branch, from->branch) < 0 ||
+	    imp_set_str(&to->remote, from->remote) < 0)
 		return APTIX_ERROR;
 	return 0;
 }
@@ -511,7 +534,9 @@ static struct imp_conv *conv_get(struct imp_run *run, const char *id)
 static void conv_free(struct imp_conv *c)
 {
 	free(c->workspace);
+	free(c->legacy_ws);
 	free(c->cwd);
+	free(c->remote);
 	free(c);
 }
 
@@ -745,6 +770,43 @@ static int by_offset(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static size_t count_lines(const char *p, size_t n)
+{
+	size_t lines = 0;
+	const char *nl;
+
+	while ((nl = memchr(p, '\n', n))) {
+		lines++;
+		n -= (size_t)(nl + 1 - p);
+		p = nl + 1;
+	}
+	return lines;
+}
+
+/* The user information of remote URLs (imp_remote) in p. */
+static int scan_hidden(struct scan *s, struct imp_file *f, const char *p,
+		       size_t len)
+{
+	aptix_credential c;
+	const char *at, *h;
+	size_t i;
+
+	memset(&c, 0, sizeof(c));
+	c.rule = "url-userinfo";
+	for (i = 0; i < f->hidden.nr; i++) {
+		h = f->hidden.items[i];
+		for (at = p; (at = memmem(at, len - (size_t)(at - p), h,
+						 strlen(h))); at += strlen(h)) {
+			c.offset = (size_t)(at - p);
+			c.length = strlen(h);
+			c.line = 1 + count_lines(p, c.offset);
+			if (found_cb(&c, s) < 0)
+				return APTIX_ERROR;
+		}
+	}
+	return 0;
+}
+
 /* The credentials in p, in the order they come. */
 static int scan(struct scan *s, struct imp_file *f, const char *p,
 		size_t len)
@@ -753,6 +815,8 @@ static int scan(struct scan *s, struct imp_file *f, const char *p,
 	int r;
 
 	r = aptix_credscan_foreach(p, len, o->keys, o->nkeys, found_cb, s);
+	if (r >= 0)
+		r = scan_hidden(s, f, p, len);
 	if (r >= 0 && s->n)
 		qsort(s->v, s->n, sizeof(*s->v), by_offset);
 	return r;
@@ -835,14 +899,17 @@ static void make_worktree(aptix_turn *t, const struct imp_turn *it)
 {
 	const char *commit = commit_ok(it->where.commit) ? it->where.commit : NULL;
 	const char *branch = it->where.branch && *it->where.branch ? it->where.branch : NULL;
+	const char *remote = path_ws() ?
+		NULL : it->where.remote;
 
-	if ((!commit && !branch) ||
+	if ((!commit && !branch && !remote) ||
 	    aptix_env__get(APTIX_ENV_TEST_IMPORT_NO_GIT) ||
 	    aptix_env__get(APTIX_ENV_TEST_IMPORT_SECONDS))
 		return;	/* as aptix did before it read them */
 	t->has_worktree = 1;
 	t->worktree.commit = (char *)commit;
 	t->worktree.branch = (char *)branch;
+	t->worktree.remote = (char *)remote;
 }
 
 /* The turn's fields (its blobs are made by the recorder from ro's). */
@@ -919,17 +986,25 @@ static int queue_turn(aptix_txn **tx, aptix_record_result *res,
 
 /*
  * The snapshot an older aptix made of this turn, when the store holds
- * it: 1 and its id in sid. One that read no git work tree (before
- * imported turns kept the commit and branch the tools record), and one
- * that also read the tools' times to the second (before times kept
- * their milliseconds). A turn imported then is recognised by it, so
- * importing the same files again adds nothing, and the conversation goes
- * on from the snapshot it has. Only a turn whose parent this run did not
- * write can have one (an old snapshot's parent is an old one).
+ * it: 1 and its id in sid. Each older aptix derived the workspace from
+ * the directory and the host (legacy_ws); one kept no remote URL
+ * (before imported turns kept the repository), one read no git work
+ * tree (before they kept the commit and branch the tools record), and
+ * one also read the tools' times to the second (before times kept their
+ * milliseconds). A turn imported then is recognised by it, so importing
+ * the same files again adds nothing, and the conversation goes on from
+ * the snapshot it has. Only a turn whose parent this run did not write
+ * can have one (an old snapshot's parent is an old one).
  */
+enum twin_how {
+	TWIN_NO_REMOTE = 1 << 0,
+	TWIN_NO_WORKTREE = 1 << 1,
+	TWIN_SECONDS = 1 << 2
+};
+
 static int twin_as(struct imp_file *f, aptix_record_options *ro,
 		   aptix_turn *t, aptix_session *s, aptix_oid *sid,
-		   int seconds)
+		   unsigned how)
 {
 	const aptix_turn saved_t = *t;
 	const aptix_session saved_s = *s;
@@ -938,8 +1013,11 @@ static int twin_as(struct imp_file *f, aptix_record_options *ro,
 	aptix_txn *tx = NULL;
 	int r, found = 0;
 
-	t->has_worktree = 0;
-	if (seconds) {
+	t->workspace = s->workspace = f->conv->legacy_ws;
+	t->worktree.remote = NULL;
+	if (how & TWIN_NO_WORKTREE)
+		t->has_worktree = 0;
+	if (how & TWIN_SECONDS) {
 		t->created_at -= t->created_at % 1000;
 		t->response_at -= t->response_at % 1000;
 		t->status_at -= t->status_at % 1000;
@@ -966,11 +1044,15 @@ static int legacy_twin(struct imp_file *f, aptix_record_options *ro,
 
 	if (f->conv->parent_fresh)
 		return 0;
-	if (t->has_worktree && (r = twin_as(f, ro, t, s, sid, 0)) != 0)
+	if (t->has_worktree &&
+	    (r = twin_as(f, ro, t, s, sid, TWIN_NO_REMOTE)) != 0)
+		return r;
+	if ((t->has_worktree || !same_str(t->workspace, f->conv->legacy_ws)) &&
+	    (r = twin_as(f, ro, t, s, sid, TWIN_NO_WORKTREE)) != 0)
 		return r;
 	if (t->created_at % 1000 == 0 && t->response_at % 1000 == 0)
 		return 0;	/* its seconds are its milliseconds */
-	return twin_as(f, ro, t, s, sid, 1);
+	return twin_as(f, ro, t, s, sid, TWIN_NO_WORKTREE | TWIN_SECONDS);
 }
 
 /*
@@ -1195,19 +1277,85 @@ static void conv_advance(struct imp_conv *c, const aptix_turn *t,
 	snprintf(c->parent_conv, sizeof(c->parent_conv), "%s", c->id);
 }
 
-static int set_workspace(struct imp_conv *c, const char *cwd)
+/*
+ * The conversation's WorkspaceId, from the repository the turn ran in
+ * (aptix__workspace_of_repo: the remote URL, the root commit, the
+ * directory's name; never this host's name), and the one an older aptix
+ * derived from the directory and this host (its legacy twin's). The
+ * last directory's are kept by the run: git is asked once per
+ * repository, not once per conversation.
+ */
+static void set_workspace(struct imp_run *run, struct imp_conv *c,
+			  const struct imp_where *w)
 {
-	aptix_buf ws = APTIX_BUF_INIT;
-	int r;
+	const char *remote = w->remote, *cwd = w->cwd;
+	aptix_buf ws = APTIX_BUF_INIT, old = APTIX_BUF_INIT;
+	int r = 0;
 
-	if (!cwd || (c->cwd && !strcmp(c->cwd, cwd)))
-		return 0;
-	if ((r = aptix__workspace_derive(&ws, cwd)) < 0 ||
-	    (r = imp_set_str(&c->cwd, cwd)) < 0 ||
-	    (r = imp_set_str(&c->workspace, ws.ptr)) < 0)
+	if (path_ws())
+		remote = NULL;	/* as aptix did before it read them */
+	if ((!cwd && !remote) ||
+	    (c->workspace && same_str(c->cwd, cwd) &&
+	     same_str(c->remote, remote)))
+		return;
+	if (same_str(run->ws_cwd, cwd) && same_str(run->ws_remote, remote) &&
+	    run->ws) {
+		aptix_buf_puts(&ws, run->ws);
+		aptix_buf_puts(&old, run->ws_old ? run->ws_old : "");
+	} else if ((r = aptix__workspace_of_repo(&ws, remote, cwd)) < 0 ||
+		   (cwd && (r = aptix__workspace_derive(&old, cwd)) < 0)) {
+		goto done;
+	}
+	if (path_ws() && old.len)
+		aptix_buf_set(&ws, old.ptr, old.len);
+	if (aptix_buf_oom(&ws) || aptix_buf_oom(&old) ||
+	    imp_set_str(&c->cwd, cwd) < 0 ||
+	    imp_set_str(&c->remote, remote) < 0 ||
+	    imp_set_str(&c->workspace, ws.len ? ws.ptr : NULL) < 0 ||
+	    imp_set_str(&c->legacy_ws, old.len ? old.ptr : NULL) < 0 ||
+	    imp_set_str(&run->ws_cwd, cwd) < 0 ||
+	    imp_set_str(&run->ws_remote, remote) < 0 ||
+	    imp_set_str(&run->ws, ws.ptr) < 0 ||
+	    imp_set_str(&run->ws_old, old.ptr) < 0)
+		r = APTIX_ERROR;
+	if (!cwd) {
+		free(run->ws_cwd);
+		run->ws_cwd = NULL;
+	}
+	if (!remote) {
+		free(run->ws_remote);
+		run->ws_remote = NULL;
+	}
+done:
+	if (r < 0)
 		aptix_error_clear();
 	aptix_buf_release(&ws);
-	return 0;
+	aptix_buf_release(&old);
+}
+
+int imp_remote(struct imp_file *f, struct imp_where *w, const char *url)
+{
+	aptix_buf clean = APTIX_BUF_INIT, user = APTIX_BUF_INIT;
+	size_t i;
+	int r;
+
+	if (!url || !*url)
+		return 0;
+	if ((r = aptix__remote_clean(&clean, &user, url)) < 0)
+		goto done;
+	if (user.len && (memchr(user.ptr, ':', user.len) || user.len >= 20)) {
+		for (i = 0; i < f->hidden.nr; i++)
+			if (!strcmp(f->hidden.items[i], user.ptr))
+				break;
+		if (i == f->hidden.nr &&
+		    (r = aptix_strlist_push(&f->hidden, user.ptr)) < 0)
+			goto done;
+	}
+	r = clean.len ? imp_set_str(&w->remote, clean.ptr) : 0;
+done:
+	aptix_buf_release(&clean);
+	aptix_buf_release(&user);
+	return r;
 }
 
 /* A call's arguments, redacted like the rest. */
@@ -1302,7 +1450,7 @@ int imp_emit(struct imp_file *f, struct imp_turn *it)
 	}
 	aptix_turn_init(&t);
 	aptix_session_init(&s);
-	set_workspace(f->conv, it->where.cwd);
+	set_workspace(f->run, f->conv, &it->where);
 	if ((r = aptix_buf_set(&src, f->src.ptr, f->cut)) < 0 ||
 	    (r = redact_turn(f, it, &src)) < 0)
 		goto done;
@@ -1550,6 +1698,7 @@ static int import_file(struct imp_run *run, const struct imp_tool *tool,
 		tool->release(&f);
 	imp_state_free(&f);
 	aptix_buf_release(&f.src);
+	aptix_strlist_release(&f.hidden);
 	progress(run);
 	return r;
 }
@@ -2046,6 +2195,10 @@ static void run_release(struct imp_run *run, struct file_list *l)
 	aptix_oidmap_release(&run->relink_old);
 	free(run->moved);
 	aptix_txn_free(run->tx);
+	free(run->ws_cwd);
+	free(run->ws_remote);
+	free(run->ws);
+	free(run->ws_old);
 }
 
 int aptix_import(aptix_import_stats *stats, aptix_repo *repo,

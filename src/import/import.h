@@ -19,6 +19,7 @@
 #include "aptix/toolcall.h"
 #include "aptix/record.h"
 #include "aptix/oidmap.h"
+#include "aptix/strlist.h"
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -40,9 +41,20 @@ struct imp_result {
 struct imp_where {
 	char *model, *cwd;
 	char *commit, *branch;
+	char *remote;		/* the repository's URL, credentials out */
 };
 
 void imp_where_release(struct imp_where *w);
+
+struct imp_file;
+
+/*
+ * The repository's remote URL url (NULL: none) as the source records it:
+ * without its user information into w->remote; user information that
+ * holds a password or a token is redacted wherever the file's records
+ * hold it (rule url-userinfo). Returns 0, or APTIX_ERROR.
+ */
+int imp_remote(struct imp_file *f, struct imp_where *w, const char *url);
 int imp_where_copy(struct imp_where *to, const struct imp_where *from);
 
 /* A turn as a tool reads it. */
@@ -68,8 +80,9 @@ struct imp_conv {
 	long seq;		/* the parent's turn's seq */
 	const char *session_type;	/* NULL: "agent" */
 	int parent_fresh;	/* parent written by this run, times in ms */
-	char *workspace;	/* the last cwd's WorkspaceId */
-	char *cwd;
+	char *workspace;	/* the repository's WorkspaceId */
+	char *legacy_ws;	/* ... as aptix derived it before (a twin's) */
+	char *cwd, *remote;	/* what they were derived from */
 	size_t written;		/* snapshots written in it by this run */
 	unsigned file_no;	/* the top-level file that used it last */
 	unsigned moved_in;	/* 1 + the batch that moved its ref, or 0 */
@@ -116,6 +129,7 @@ struct imp_file {
 	struct imp_conv *conv;
 	void *state;		/* the tool's (freed by the import) */
 	size_t state_turn;	/* 1 + the offset of its imp_turn (0: none) */
+	aptix_strlist hidden;	/* credentials of remote URLs (imp_remote) */
 };
 
 struct imp_tool {

@@ -10,10 +10,15 @@
  * its `commondir` file (relative to itself). Anything else named .git is
  * skipped and the search goes on upward, stopping below the directories
  * of $GIT_CEILING_DIRECTORIES.
+ *
+ * The WorkspaceId of an imported turn is derived from its repository
+ * (aptix__workspace_of_repo): only that asks git (for the root commit),
+ * once per directory an import reads.
  */
 #include "util/common.h"
 #include "repo/gitdir.h"
 #include "util/env.h"
+#include "aptix/process.h"
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -275,7 +280,10 @@ int aptix__workspace_derive(aptix_buf *out, const char *root)
 	if (!name.len || !strcmp(name.ptr, "/"))
 		aptix_buf_set(&name, "root", 4);
 
-	if (gethostname(host, sizeof(host)) < 0)
+	if (aptix_env__get(APTIX_ENV_TEST_HOSTNAME))
+		snprintf(host, sizeof(host), "%s",
+			 aptix_env__get(APTIX_ENV_TEST_HOSTNAME));
+	else if (gethostname(host, sizeof(host)) < 0)
 		*host = '\0';
 	host[sizeof(host) - 1] = '\0';
 	if ((dot = strchr(host, '.')))
@@ -292,5 +300,163 @@ done:
 	aptix_buf_release(&top);
 	aptix_buf_release(&name);
 	free(cwd);
+	return r;
+}
+
+/* --- The WorkspaceId of a repository -------------------------------------- */
+
+/* Where the authority of URL u starts (after "scheme://"), or NULL. */
+static const char *url_authority(const char *u)
+{
+	const char *p = strstr(u, "://");
+	size_t n = p ? (size_t)(p - u) : 0;
+
+	if (!p || !n || strspn(u, "abcdefghijklmnopqrstuvwxyz"
+			       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") != n)
+		return NULL;
+	return p + 3;
+}
+
+int aptix__remote_clean(aptix_buf *out, aptix_buf *userinfo, const char *url)
+{
+	const char *auth = url_authority(url), *at = NULL, *end;
+	size_t n, i;
+
+	aptix_buf_clear(out);
+	if (userinfo)
+		aptix_buf_clear(userinfo);
+	if (auth) {
+		n = strcspn(auth, "/?#");
+		for (i = 0; i < n; i++)
+			if (auth[i] == '@')
+				at = auth + i;	/* the last '@' ends it */
+		end = auth + n + strcspn(auth + n, "?#");
+	} else {
+		/* scp-like "user@host:path": the user before the colon */
+		n = strcspn(url, ":/");
+		for (i = 0; url[n] == ':' && i < n; i++)
+			if (url[i] == '@')
+				at = url + i;
+		end = url + strlen(url);
+	}
+	if (at) {
+		if (userinfo)
+			aptix_buf_set(userinfo, auth ? auth : url,
+				      (size_t)(at - (auth ? auth : url)));
+		if (auth)
+			aptix_buf_put(out, url, (size_t)(auth - url));
+		aptix_buf_put(out, at + 1, (size_t)(end - at - 1));
+	} else {
+		aptix_buf_put(out, url, (size_t)(end - url));
+	}
+	if (aptix_buf_oom(out) || (userinfo && aptix_buf_oom(userinfo)))
+		return aptix_error_oom();
+	return 0;
+}
+
+/*
+ * The WorkspaceId of a cleaned remote URL: host and path, the scheme, a
+ * ".git" and trailing slashes dropped, the host in lowercase, a
+ * scp-like URL's colon a slash ("git@github.com:o/r.git" and
+ * "https://github.com/o/r" are both "github.com/o/r").
+ */
+static int remote_id(aptix_buf *out, const char *remote)
+{
+	const char *auth = url_authority(remote), *p;
+	size_t n, i;
+	char *s;
+
+	p = auth ? auth : remote;
+	aptix_buf_clear(out);
+	aptix_buf_puts(out, p);
+	if (aptix_buf_oom(out))
+		return aptix_error_oom();
+	s = out->ptr;
+	if (!auth && s[strcspn(s, ":/")] == ':')
+		s[strcspn(s, ":/")] = '/';
+	n = strcspn(s, "/");
+	for (i = 0; i < n; i++)
+		if (s[i] >= 'A' && s[i] <= 'Z')
+			s[i] = (char)(s[i] - 'A' + 'a');
+	while (out->len > 1 && out->ptr[out->len - 1] == '/')
+		aptix_buf_truncate(out, out->len - 1);
+	if (out->len > 4 && !strcmp(out->ptr + out->len - 4, ".git"))
+		aptix_buf_truncate(out, out->len - 4);
+	while (out->len > 1 && out->ptr[out->len - 1] == '/')
+		aptix_buf_truncate(out, out->len - 1);
+	for (s = out->ptr; *s; s++)
+		if ((unsigned char)*s < 0x21 || *s == 0x7f)
+			*s = '-';
+	return 0;
+}
+
+/*
+ * The root commit of the history of HEAD of the work tree top, asked of
+ * git (the oldest when there are several): into out, "" when git cannot
+ * say (no git, no commit yet).
+ */
+static int root_commit(aptix_buf *out, const char *top)
+{
+	static const char *const unset[] = {
+		"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
+		"GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", NULL
+	};
+	const char *argv[] = {
+		"git", "-C", top, "rev-list", "--max-parents=0", "HEAD", NULL
+	};
+	aptix_process p = APTIX_PROCESS_INIT;
+	aptix_buf err = APTIX_BUF_INIT;
+	int status = -1, r;
+	size_t start;
+
+	p.argv = argv;
+	p.env = unset;
+	aptix_buf_clear(out);
+	r = aptix_process_capture(&p, out, &err, 256, &status);
+	aptix_buf_release(&err);
+	if (r < 0 || status != 0) {
+		aptix_error_clear();
+		aptix_buf_clear(out);
+		return 0;
+	}
+	while (out->len && out->ptr[out->len - 1] == '\n')
+		aptix_buf_truncate(out, out->len - 1);
+	start = out->len;
+	while (start && out->ptr[start - 1] != '\n')
+		start--;
+	memmove(out->ptr, out->ptr + start, out->len - start);
+	aptix_buf_truncate(out, out->len - start);
+	if (strspn(out->ptr, "0123456789abcdef") != out->len ||
+	    (out->len != 40 && out->len != 64))
+		aptix_buf_clear(out);
+	return 0;
+}
+
+int aptix__workspace_of_repo(aptix_buf *out, const char *remote,
+			     const char *dir)
+{
+	aptix_buf top = APTIX_BUF_INIT, root = APTIX_BUF_INIT;
+	int r = 0;
+
+	aptix_buf_clear(out);
+	if (remote && *remote)
+		return remote_id(out, remote);
+	if (!dir || *dir != '/')
+		return 0;
+	if ((r = aptix__git_top(&top, dir)) < 0 ||
+	    (top.len && (r = root_commit(&root, top.ptr)) < 0))
+		goto done;
+	if (root.len) {
+		aptix_buf_printf(out, "root:%s", root.ptr);
+	} else {
+		base_name(out, dir);
+		if (!out->len || !strcmp(out->ptr, "/"))
+			aptix_buf_set(out, "root", 4);
+		sanitize_id_part(out->ptr);
+	}
+	r = aptix_buf_oom(out) ? aptix_error_oom() : 0;
+done:
+	aptix_buf_release(&top);
+	aptix_buf_release(&root);
 	return r;
 }

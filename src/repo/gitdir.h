@@ -37,6 +37,26 @@ int aptix__git_top(aptix_buf *top, const char *dir);
 int aptix__workspace_derive(aptix_buf *out, const char *root);
 
 /*
+ * A remote URL without its user information (and query and fragment,
+ * where tokens go too) into out: "https://tok@host/o/r?x" gives
+ * "https://host/o/r", "git@host:o/r" gives "host:o/r"; a local path is
+ * kept. The user information dropped goes into userinfo (unless NULL;
+ * "" when there was none).
+ */
+int aptix__remote_clean(aptix_buf *out, aptix_buf *userinfo, const char *url);
+
+/*
+ * The WorkspaceId of a repository, the same on every machine: from its
+ * remote URL (cleaned: host in lowercase and path, no scheme, no
+ * ".git": "github.com/o/r") when there is one, else "root:<hex>", its
+ * root commit, when dir is in a git work tree this machine has, else
+ * the last component of dir (as aptix__workspace_derive cleans it). ""
+ * when there is neither a remote nor an absolute dir.
+ */
+int aptix__workspace_of_repo(aptix_buf *out, const char *remote,
+			     const char *dir);
+
+/*
  * The parent of the absolute directory dir, in place: "/a/b" -> "/a",
  * "/a" -> "/" ("/" stays).
  */

@@ -39,6 +39,15 @@
  *   APTIX_TEST_REINDEX_BATCH
  *			tests	reindex writes this many sessions (keys, terms)
  *			a commit, so that a small store takes many commits
+ *   APTIX_TEST_HOSTNAME
+ *			tests	the host name of derived workspace ids
+ *			(<work tree>.<host>), instead of gethostname()'s: a
+ *			store made on another machine
+ *   APTIX_TEST_IMPORT_PATH_WORKSPACE
+ *			tests	importers derive the workspace from the
+ *			recorded directory and this host and keep no remote
+ *			URL, as aptix did before it read the repository (a
+ *			store imported then, for the tests that import it again)
  *
  * The command-line tool reads a few more of its own (APTIX_PAGER,
  * PAGER, NO_COLOR, COLUMNS, APTIX_PROGRESS_DELAY, the API keys).
@@ -77,6 +86,8 @@ static const char *const names[APTIX_ENV__COUNT] = {
 	[APTIX_ENV_TEST_CANDS_DEFER] = "APTIX_TEST_CANDS_DEFER",
 	[APTIX_ENV_TEST_NO_PREFETCH] = "APTIX_TEST_NO_PREFETCH",
 	[APTIX_ENV_TEST_REINDEX_BATCH] = "APTIX_TEST_REINDEX_BATCH",
+	[APTIX_ENV_TEST_HOSTNAME] = "APTIX_TEST_HOSTNAME",
+	[APTIX_ENV_TEST_IMPORT_PATH_WS] = "APTIX_TEST_IMPORT_PATH_WORKSPACE",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

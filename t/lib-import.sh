@@ -18,3 +18,23 @@ snapshot_state () {
 json_field () {
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[2]))[sys.argv[1]])' "$1" "$2"
 }
+
+# grown_goes_on <dir> <rollout> <VAR=value>: a store in <dir> gets the
+# rollout's first two turns imported with VAR=value (as an older aptix
+# did), then the whole file by this one: one new turn, a child of the
+# snapshot the store had (the file in part/)
+grown_goes_on () {
+	local n
+	aptix init -q "$1" &&
+	mkdir -p part &&
+	n=$(grep -n "\"task_complete\"" "$2" | sed -n 2p | cut -d: -f1) &&
+	head -n "$n" "$2" >"part/${2##*/}" &&
+	instore "$1" env "$3" aptix import -q codex part &&
+	instore "$1" aptix rev-parse "$CODEX" >head2 &&
+	cp "$2" part/ &&
+	instore "$1" aptix import --json codex part >out 2>err &&
+	test_must_be_empty err &&
+	test "$(json_field new_turn_count out)" = 1 &&
+	instore "$1" aptix rev-parse "$CODEX~1" >parent &&
+	test_cmp head2 parent
+}

@@ -120,20 +120,14 @@ test_expect_success PYTHON3 'an imported turn keeps the remote URL in its worktr
 	grep "^remote  *https://github.com/org/parser.git$" pretty &&
 	python3 "$TEST_DIRECTORY/lib-store.py" .aptix value objects \
 		"hex:$(cat actual)" >value &&
-	python3 - value >body <<-\PY &&
-	import sys, zlib
-	v = bytes.fromhex(open(sys.argv[1]).read().strip())
-	def varint(i):
-	    n = s = 0
-	    while True:
-	        n |= (v[i] & 0x7f) << s
-	        s += 7
-	        i += 1
-	        if not v[i - 1] & 0x80:
-	            return n, i
+	python3 - "$TEST_DIRECTORY" value >body <<-\PY &&
+	import importlib, sys, zlib
+	sys.path.insert(0, sys.argv[1])
+	varint = importlib.import_module("lib-objects").varint
+	v = bytes.fromhex(open(sys.argv[2]).read().strip())
 	assert v[0] & 0x1f == 2 and v[0] & 0x40, "a packed turn"
-	_, i = varint(1)
-	plen, i = varint(i)
+	_, i = varint(v, 1)
+	plen, i = varint(v, i)
 	body = v[i:] if v[0] & 0x80 else zlib.decompress(v[i:])
 	assert len(body) == plen
 	print(body.hex())

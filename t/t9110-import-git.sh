@@ -88,19 +88,7 @@ test_expect_success 'a store imported without them (as aptix did): importing aga
 '
 
 test_expect_success 'a grown file imported into such a store goes on from its snapshots' '
-	aptix init -q grown &&
-	mkdir part &&
-	n=$(grep -n "\"task_complete\"" "$FIX/codex-0.169/$PARENT_FILE" |
-	    sed -n 2p | cut -d: -f1) &&
-	head -n "$n" "$FIX/codex-0.169/$PARENT_FILE" >part/$PARENT_FILE &&
-	instore grown env APTIX_TEST_IMPORT_NO_GIT=1 aptix import -q codex part &&
-	instore grown aptix rev-parse $CODEX >head2 &&
-	cp "$FIX/codex-0.169/$PARENT_FILE" part/ &&
-	instore grown aptix import --json codex part >out 2>err &&
-	test_must_be_empty err &&
-	test "$(json_field new_turn_count out)" = 1 &&
-	instore grown aptix rev-parse $CODEX~1 >parent &&
-	test_cmp head2 parent &&
+	grown_goes_on grown "$FIX/codex-0.169/$PARENT_FILE" APTIX_TEST_IMPORT_NO_GIT=1 &&
 	echo "{\"branch\": \"master\", \"commit\": \"$COMMIT\", \"dirty\": false, \"remote\": null}" >expect &&
 	worktree grown $CODEX >actual &&
 	test_cmp expect actual &&

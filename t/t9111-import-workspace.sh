@@ -10,10 +10,11 @@ then
 	test_done
 fi
 
+# the Codex fixtures: a session (thread T1) and its fork
+T1=01a20a30-fe75-78c1-af75-749cedb50f1c
+CODEX=codex-$T1 CODEX_FORK=codex-01a20a31-1121-7e41-b774-22bab679bcc6
+PARENT_FILE=rollout-2026-11-23T20-55-12-$T1.jsonl
 FIX=$TEST_DIRECTORY/fixtures/import
-CODEX=codex-01a20a30-fe75-78c1-af75-749cedb50f1c
-CODEX_FORK=codex-01a20a31-1121-7e41-b774-22bab679bcc6
-PARENT_FILE=rollout-2026-11-23T20-55-12-01a20a30-fe75-78c1-af75-749cedb50f1c.jsonl
 
 # retarget <dir> <url or ""> [<cwd>]: the Codex fixtures in <dir>, their
 # session_meta naming the repository <url> (none: "") and the directory <cwd>
@@ -167,18 +168,7 @@ test_expect_success 'a store imported by the aptix before (path and host): impor
 '
 
 test_expect_success 'a grown file imported into such a store goes on from its snapshots' '
-	mkdir part &&
-	n=$(grep -n "\"task_complete\"" "old/$PARENT_FILE" | sed -n 2p | cut -d: -f1) &&
-	head -n "$n" "old/$PARENT_FILE" >part/$PARENT_FILE &&
-	aptix init -q grown &&
-	instore grown env APTIX_TEST_IMPORT_PATH_WORKSPACE=1 aptix import -q codex part &&
-	instore grown aptix rev-parse $CODEX >head2 &&
-	cp "old/$PARENT_FILE" part/ &&
-	instore grown aptix import --json codex part >out 2>err &&
-	test_must_be_empty err &&
-	test "$(json_field new_turn_count out)" = 1 &&
-	instore grown aptix rev-parse $CODEX~1 >parent &&
-	test_cmp head2 parent &&
+	grown_goes_on grown "old/$PARENT_FILE" APTIX_TEST_IMPORT_PATH_WORKSPACE=1 &&
 	echo github.com/Org/Parser >expect &&
 	field grown $CODEX workspace >actual &&
 	test_cmp expect actual

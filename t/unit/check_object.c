@@ -940,7 +940,9 @@ START_TEST(test_turn_from_json_errors)
 		{ "\"v\":1", "\"v\":1,\"worktree\":{\"dirty\":false,"
 		  "\"branch\":\"\"}", "branch" },
 		{ "\"v\":1", "\"v\":1,\"worktree\":{\"dirty\":false,"
-		  "\"remote\":\"x\"}", "remote" },
+		  "\"upstream\":\"x\"}", "upstream" },
+		{ "\"v\":1", "\"v\":1,\"worktree\":{\"dirty\":false,"
+		  "\"remote\":\"\"}", "remote" },
 	};
 	aptix_turn t;
 	size_t i;

@@ -19,10 +19,18 @@
 #	RAG=1 sh t/perf/store.sh  the same with local RAG over 40 more files
 #	                          and instructions drawn from their words,
 #	                          so that every turn retrieves other chunks
+#	CONVS=10 sh t/perf/store.sh  the turns go round 10 conversations
+#	                          (turn n to conversation n mod 10), so that
+#	                          each table's keys are written as a store
+#	                          with many conversations writes them
+#	KEEP=dir sh t/perf/store.sh  copy the store to dir at the end (for
+#	                          mdb_stat -a)
 set -eu
 APTIX=${APTIX:-$(cd "$(dirname "$0")/../.." && pwd)/aptix}
 TURNS=${TURNS:-50}
 RAG=${RAG:-0}
+CONVS=${CONVS:-1}
+KEEP=${KEEP:-}
 PERF_DIR=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/aptix-store-bench.XXXXXX")
 export GIT_CONFIG_NOSYSTEM=1 HOME="$W" LC_ALL=C APTIX_PAGER=cat
@@ -30,7 +38,8 @@ unset APTIX_DIR QDRANT_URL QDRANT_API_KEY
 python3 "$PERF_DIR/instant-responses.py" --port-file "$W/port" \
 	--answer-bytes 2000 >/dev/null 2>&1 &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $SERVER 2>/dev/null; [ -z "$KEEP" ] || [ -z "${STORE:-}" ] ||
+	cp -a "$STORE" "$KEEP"; rm -rf "$W"' EXIT
 while [ ! -s "$W/port" ]; do sleep 0.1; done
 OPENAI_BASE_URL="http://127.0.0.1:$(cat "$W/port")/v1"
 export OPENAI_BASE_URL
@@ -91,10 +100,17 @@ if sys.argv[2] == "1": w = ["w%03d" % i for i in range(400)]
 s = "turn %d:" % n
 while len(s) < 300: s += " " + rnd.choice(w)
 print(s)' "$n" "$RAG")
-	"$APTIX" continue -q --no-stream $FILES -m "$msg" >/dev/null
+	conv='' head=HEAD
+	if [ "$CONVS" != 1 ]; then
+		head=$(printf '0000c0de-0000-4000-8000-%012d' $((n % CONVS)))
+		conv="--create --conversation $head"
+		head=refs/conversations/$head
+	fi
+	# shellcheck disable=SC2086
+	"$APTIX" continue -q --no-stream $FILES $conv -m "$msg" >/dev/null
 	[ "$n" != 10 ] || store_size >"$W/size10"
 	[ "$n" != $((TURNS / 2)) ] || store_size >"$W/sizehalf"
-	"$APTIX" rev-parse HEAD >>"$W/turns"
+	"$APTIX" rev-parse "$head" >>"$W/turns"
 done
 store_size >"$W/size50"
 "$APTIX" fsck --full >/dev/null

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """lib-mkstore.py - write an aptix store from objects-format.md alone.
 
-Usage: lib-mkstore.py <dir> <turns> [long]
+Usage: lib-mkstore.py <dir> <turns> [long] [v5]
 
-Makes <dir>/.aptix, a store of format 6, without aptix: its objects,
+Makes <dir>/.aptix, a store of format 8, without aptix: its objects,
 session index, refs and reflog are made here following the layouts of
 objects-format.md ("The store, table by table") and loaded with mdb_load
 (lmdb-utils). The store holds
@@ -15,7 +15,7 @@ objects-format.md ("The store, table by table") and loaded with mdb_load
   - conversation 6ba7b810-9dad-41d1-80b4-00c04fd430c8: one failed turn.
 
 With more than 32 turns the rolling summary folds a base (turn 33) that
-later records name as their holder. With "long", instructions and
+later records reach as their holder. With "long", instructions and
 answers are long lines of UTF-8 text, so that the lines are cut (flag 8)
 and the summary folds by size and compacts its bases (cuts, then ranges
 sharing a line once a base has more than 55 groups). Prints the session ids of c1, oldest
@@ -32,6 +32,9 @@ import zlib
 T0 = 1700000000000
 UUID_CONV = "6ba7b810-9dad-41d1-80b4-00c04fd430c8"
 ZERO = bytes(32)
+# the session records' version: 6, or 5 ("v5": a store of format 7,
+# whose rolling sections name their holder in a head of be32s)
+RECORD_VERSION = 6
 
 
 # --- Integers and strings ------------------------------------------------
@@ -186,21 +189,38 @@ def make_line(seq, summary, instr_text, answer_text):
 
 # --- The rolling section -----------------------------------------------------
 
+def get_varint(b, i):
+    """(value, index after it) of the LEB128 varint at b[i]."""
+    j = i
+    while b[j] & 0x80:
+        j += 1
+    return sum((c & 0x7f) << (7 * k) for k, c in enumerate(b[i:j + 1])), j + 1
+
+
 def parse_rolling(rec):
     """(fields, base groups or None) of a record's section (version 3
-    or 4, without its checksum)."""
+    to 6, without its checksum). Version 6 (flag 16) names no holder."""
     p = skip_usage(rec, after_summary(rec))
     n = int.from_bytes(rec[p:p + 4], "big")
     sec = rec[p + 4:p + 4 + n]
-    f = {"flags": sec[0], "seq": int.from_bytes(sec[1:5], "big"),
-         "base_hi": int.from_bytes(sec[5:9], "big"), "holder": sec[9:41],
-         "npending": int.from_bytes(sec[41:45], "big"),
-         "pbytes": int.from_bytes(sec[45:49], "big")}
-    alen = int.from_bytes(sec[49:51], "big")
-    f["answer"] = sec[51:51 + alen]
+    f = {"flags": sec[0]}
+    if sec[0] & 16:
+        q = 1
+        for k in ("seq", "base_hi", "npending", "pbytes"):
+            f[k], q = get_varint(sec, q)
+        f["holder"] = None
+        alen, q = get_varint(sec, q)
+    else:
+        f.update({"seq": int.from_bytes(sec[1:5], "big"),
+                  "base_hi": int.from_bytes(sec[5:9], "big"),
+                  "holder": sec[9:41],
+                  "npending": int.from_bytes(sec[41:45], "big"),
+                  "pbytes": int.from_bytes(sec[45:49], "big")})
+        alen, q = int.from_bytes(sec[49:51], "big"), 51
+    f["answer"] = sec[q:q + alen]
     groups = None
     if f["flags"] & 2:
-        raw = zlib.decompress(sec[51 + alen + 4:])
+        raw = zlib.decompress(sec[q + alen + 4:])
         count, q, groups = int.from_bytes(raw[:4], "big"), 4, []
         for _ in range(count):
             lo, hi = (int.from_bytes(raw[q:q + 4], "big"),
@@ -319,13 +339,32 @@ def compact(groups, cap):
     return groups
 
 
+def holder_of(store, rec, base_hi):
+    """The record holding the base base_hi that rec (holding none) names:
+    its nearest ancestor whose record holds a base of seq base_hi."""
+    while True:
+        rec = store.records[rec[4:36]]
+        f, _ = parse_rolling(rec)
+        if f["flags"] & 2 and f["seq"] == base_hi:
+            return rec
+
+
+def rolling_head(flags, seq, base_hi, holder, npending, pbytes, ans):
+    """The section's head and answer: compact (flag 16) in version 6."""
+    if RECORD_VERSION == 6:
+        return (bytes([flags | 16]) + varint(seq) + varint(base_hi) +
+                varint(npending) + varint(pbytes) + varint(len(ans)) + ans)
+    return (bytes([flags]) + be(seq, 4) + be(base_hi, 4) + holder +
+            be(npending, 4) + be(pbytes, 4) + be(len(ans), 2) + ans)
+
+
 def rolling(store, parent, prec, line):
     flags = seq = base_hi = npending = pbytes = 0
     holder = ZERO
     if prec is not None:
         pf, _ = parse_rolling(prec)
         if pf["flags"] & 4 or (line and line["seq"] <= pf["seq"]):
-            sec = bytes([4]) + bytes(48) + str16("")
+            sec = rolling_head(4, 0, 0, ZERO, 0, 0, b"")
             return be(len(sec), 4) + sec
         seq, base_hi = pf["seq"], pf["base_hi"]
         holder = parent if pf["flags"] & 2 else pf["holder"]
@@ -339,7 +378,8 @@ def rolling(store, parent, prec, line):
         if npending > 32 or pbytes > 6000:
             groups = []
             if base_hi:
-                hrec = prec if holder == parent else store.records[holder]
+                hrec = prec if parse_rolling(prec)[0]["flags"] & 2 \
+                    else holder_of(store, prec, base_hi)
                 groups = parse_rolling(hrec)[1]
             if prec is not None:
                 groups += pending_lines(store, prec, base_hi)
@@ -355,8 +395,8 @@ def rolling(store, parent, prec, line):
     if not base_hi:
         holder = ZERO
     ans = line["answer"] if line else b""
-    sec = (bytes([flags]) + be(seq, 4) + be(base_hi, 4) + holder +
-           be(npending, 4) + be(pbytes, 4) + be(len(ans), 2) + ans + base)
+    sec = rolling_head(flags, seq, base_hi, holder, npending, pbytes,
+                       ans) + base
     return be(len(sec), 4) + sec
 
 
@@ -453,7 +493,7 @@ def index_session(store, sid, session, turn):
             if "answer" in turn else None
         line = make_line(turn["seq"], summary, instr, ans)
     gen = int.from_bytes(prec[76:80], "big") + 1 if prec else 1
-    rec = bytes([5, SESSION_STATUS[session["status"]],
+    rec = bytes([RECORD_VERSION, SESSION_STATUS[session["status"]],
                  TURN_STATUS[turn["status"]],
                  (1 if parent else 0) | (2 if is_uuid(conv) else 0) | 4])
     rec += (parent or ZERO) + bytes.fromhex(session["turn"])
@@ -645,7 +685,7 @@ def build(nturns, long_=False):
         store.tables["conversations"][conv.encode()] = conv_record(c)
     store.tables["refs"][b"HEAD"] = b"ref: refs/conversations/c1"
     meta = store.tables["meta"]
-    meta[b"format"] = b"6"
+    meta[b"format"] = b"8" if RECORD_VERSION == 6 else b"7"
     meta[b"index-layout"] = b"timeline"
     meta[b"store-id"] = b"1b4e28ba-2fa1-41d2-883f-0016d3cca427"
     return store, sids
@@ -668,10 +708,14 @@ def load(store, path):
 
 
 def main():
-    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["long"]):
+    global RECORD_VERSION
+    opts = sys.argv[3:]
+    if len(sys.argv) < 3 or any(o not in ("long", "v5") for o in opts):
         sys.stderr.write(__doc__)
         return 2
-    store, sids = build(int(sys.argv[2]), len(sys.argv) == 4)
+    if "v5" in opts:
+        RECORD_VERSION = 5
+    store, sids = build(int(sys.argv[2]), "long" in opts)
     load(store, os.path.join(sys.argv[1], ".aptix"))
     for sid in sids:
         print(sid.hex())

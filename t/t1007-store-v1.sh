@@ -98,9 +98,10 @@ test_expect_success PYTHON3,MDB_DUMP 'the first value of a newer format raised t
 	# (a based value: format 3), and kept in the values table (4); its
 	# index record is kept in the timeline (5); its values have
 	# pieces of their own with a checksum (6); the reflog entry of HEAD
-	# links to the one of its conversation (7)
+	# links to the one of its conversation (7); its index record is of
+	# version 6, with a compact rolling section (8)
 	mdb_dump -s meta old/.aptix >meta &&
-	grep -x " 37" meta
+	grep -x " 38" meta
 '
 
 test_expect_success PYTHON3 'reindex and salvage keep both formats' '

@@ -13,7 +13,7 @@ objects still read as they were.'
 
 # the meta "format" once a new turn is written into the fixture
 # (the format this aptix writes)
-expect_format=6
+expect_format=8
 
 # The fixture's sessions and conversations.
 first=7aa8bf4a79ea4c79ae7073bb8ffacb53d495e0afe39fd80957ec9ad23ecc6e02

@@ -108,8 +108,8 @@ assert [f[\"sent\"] for f in files] == [False, False], files" turn &&
 
 test_expect_success MDB_DUMP,PYTHON3 'the new turn is indexed in format 5 beside the old records' '
 	# (its values, in pieces of their own with a checksum, make the
-	# store format 6)
-	test "$(store_format old)" = 6 &&
+	# store format 6; its session record, of version 6, format 8)
+	test "$(store_format old)" = 8 &&
 	layout old >actual &&
 	cat >expect <<-\EOF &&
 	children key 64 value 0 37
@@ -121,7 +121,7 @@ test_expect_success MDB_DUMP,PYTHON3 'the new turn is indexed in format 5 beside
 	timeline key 40 value 0 38
 	EOF
 	test_cmp expect actual &&
-	test "$(store old record hex:$(cat new) | cut -c1-2)" = 05 &&
+	test "$(store old record hex:$(cat new) | cut -c1-2)" = 06 &&
 	# its children key starts with the time of its parent: bytes 68-75
 	# of the parent record
 	at=$(store old record hex:$head | cut -c137-152) &&
@@ -188,7 +188,7 @@ test_expect_success MDB_DUMP,PYTHON3 'a reindex alone gives the store format 6; 
 	grep "^objects pointer 4 " before &&
 	aptix -C reidx cat-object --batch <ids >batch-before-reidx &&
 	aptix -C reidx reindex >/dev/null &&
-	test "$(store_format reidx)" = 6 &&
+	test "$(store_format reidx)" = 8 &&
 	# every value of format 4 moved into checksummed pieces, the old
 	# pieces gone
 	store reidx value-layout >actual &&

@@ -128,13 +128,79 @@ test_expect_success 'long lines: cut, folded by size, compacted' '
 	)
 '
 
-test_expect_success 'aptix grows the store' '
+# grow41 <head>: commit turn 41 of c1 on <head>; prints the session
+grow41 () {
 	turn=$(aptix write-turn --conversation c1 --seq 41 \
 		--instruction-text "Question 41" --answer-text "Answer 41" \
 		--response-id resp_41 --previous-response-id resp_40 \
 		--created-at 1700003000000) &&
-	s=$(aptix commit-session -p $head --created-at 1700003001000 $turn) &&
-	aptix update-ref refs/conversations/c1 $s $head &&
+	s=$(aptix commit-session -p $1 --created-at 1700003001000 $turn) &&
+	aptix update-ref refs/conversations/c1 $s $1 &&
+	echo $s
+}
+
+# views <dir>: what the readers show of the store in <dir>
+views () {
+	(
+		cd "$1" &&
+		aptix log --all --format="%H %s" &&
+		aptix log -S "Question" --oneline &&
+		aptix show --json "$(sed -n 40p "$TRASH_DIRECTORY/sessions")" &&
+		aptix sessions --json &&
+		aptix usage --all-workspaces --json --turns &&
+		aptix config context.chain-max-chars 100 &&
+		aptix config context.summary-chars 600 &&
+		aptix continue --dry-run --no-files --no-rag -m next 2>/dev/null &&
+		aptix config --unset context.chain-max-chars &&
+		aptix config --unset context.summary-chars
+	)
+}
+
+test_expect_success 'records of version 5 (store format 7) read as version 6' '
+	mkdir v5 &&
+	python3 "$TEST_DIRECTORY/lib-mkstore.py" v5 40 v5 >v5.ids &&
+	test_cmp sessions v5.ids &&
+	test "$(python3 "$TEST_DIRECTORY/lib-store.py" v5/.aptix get meta format)" = 37 &&
+	(
+		cd v5 &&
+		aptix fsck --full --no-dangling >out &&
+		test_must_be_empty out &&
+		dump_index >../v5.index
+	) &&
+	# the rolling section of turn 40: a head of be32s naming its holder
+	# (turn 33) in version 5, of varints naming none in version 6
+	grep "^timeline .* 05" v5.index >/dev/null &&
+	! grep "^timeline .* 06" v5.index &&
+	views . >v6.views &&
+	views v5 >v5.views &&
+	grep "\"Summary of the earlier turns of this conversation, turns 1 to 34" v6.views &&
+	test_cmp v6.views v5.views
+'
+
+test_expect_success 'aptix grows a store of version 5 records, reindex upgrades it' '
+	(
+		cd v5 &&
+		s=$(grow41 "$(sed -n 40p ../v5.ids)") &&
+		test "$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix get meta format)" = 38 &&
+		python3 "$TEST_DIRECTORY/lib-store.py" .aptix record hex:$s >rec &&
+		grep "^06" rec &&
+		aptix fsck --full --no-dangling >out &&
+		test_must_be_empty out &&
+		aptix reindex -q &&
+		aptix fsck --full --no-dangling >out &&
+		test_must_be_empty out &&
+		dump_index >after &&
+		! grep "^timeline [0-9a-f]* 05" after
+	) &&
+	# the upgraded records are the document'"'"'s version 6, byte for byte
+	dump_index | grep "^timeline" | sort >want &&
+	grep "^timeline" v5/after | sort >have &&
+	comm -23 want have >missing &&
+	test_must_be_empty missing
+'
+
+test_expect_success 'aptix grows the store' '
+	grow41 $head >/dev/null &&
 	aptix fsck --full --no-dangling >out &&
 	test_must_be_empty out &&
 	aptix log --oneline -n 1 >log &&

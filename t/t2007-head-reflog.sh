@@ -150,7 +150,7 @@ test_expect_success 'HEAD'\''s entry of a turn is a link to its conversation'\''
 	aptix reflog | sed -n 1p | sed "s/ HEAD@{0}:/:/" >head-entry &&
 	test_cmp conv-entry head-entry &&
 	test "$(aptix rev-parse HEAD@{0})" = "$(aptix rev-parse HEAD)" &&
-	test "$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix get meta format)" = 37
+	test "$(python3 "$TEST_DIRECTORY/lib-store.py" .aptix get meta format)" = 38
 '
 
 test_expect_success 'an older store'\''s full entry of HEAD reads as it is' '

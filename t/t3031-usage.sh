@@ -153,7 +153,7 @@ store () {
 	python3 "$TEST_DIRECTORY/lib-store.py" .aptix "$@"
 }
 
-# The usage section of a version 5 session record follows the summary:
+# The usage section of a session record (version 5 and later) follows the summary:
 # flags, str8 model, then varints input, cached, output... (see
 # objects-format.md). recorded_output <session> <new>: the record, with
 # the output tokens of its turn said to be <new> (one varint byte).
@@ -161,7 +161,7 @@ recorded_output () {
 	python3 - "$(store record hex:$1)" "$2" <<-\EOF
 	import sys
 	rec = bytearray.fromhex(sys.argv[1])
-	assert rec[0] == 5
+	assert rec[0] in (5, 6)
 	p = 80
 	p += 16 if rec[3] & 2 else 1 + rec[p]
 	p += 1 + rec[p]				# the summary

@@ -31,6 +31,6 @@ APTIX_EXTERN(void) aptix_cancel(volatile sig_atomic_t *flag);
 #define APTIX_VERSION "0.1.0"
 
 /** Highest on-disk store format this library reads and writes. */
-#define APTIX_STORE_FORMAT 7
+#define APTIX_STORE_FORMAT 8
 
 #endif

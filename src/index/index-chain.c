@@ -582,7 +582,8 @@ static int verify_rolling(aptix_repo *repo, const aptix_oid *id,
 					     &s->parent : NULL, prec,
 					     &op->line,
 					     aptix_index__rolling_get,
-					     repo)) < 0)
+					     repo, sec[0] &
+					     APTIX_INDEX_ROLLING_COMPACT)) < 0)
 		goto done;
 	if (want.len != len + 4 ||
 	    memcmp((const unsigned char *)want.ptr + 4, sec, len)) {

@@ -41,10 +41,19 @@
  *                   many bytes: be32 ngroups, then per line of the base
  *                   be32 lo, be32 hi, be16 + text, be16 + answer (one
  *                   turn only)
+ *
+ * With flag 16 (session records of version 6, store format 8) the head
+ * is compact: seq, base_hi, npending and pbytes are varints (LEB128),
+ * the holder is left out and the answer's length is a varint. The
+ * holder is derived: it is the nearest ancestor whose record holds a
+ * base (flag 2) with seq base_hi, which the walk of the pending lines
+ * reaches anyway (each record's holder is its parent when the parent
+ * holds a base, else the parent's holder).
  */
 #include "util/common.h"
 #include "repo/repo.h"
 #include "index/index.h"
+#include "object/zstream.h"
 #include "aptix/index.h"
 #include <zlib.h>
 
@@ -52,6 +61,7 @@
 #define RS_BASE 2
 #define RS_UNKNOWN 4
 #define RS_CUT 8
+#define RS_COMPACT APTIX_INDEX_ROLLING_COMPACT	/* record version 6 */
 #define RS_HEAD (1 + 4 + 4 + 32 + 4 + 4)
 
 #define PENDING_TURNS 32
@@ -186,22 +196,56 @@ static int get16(size_t *n, const unsigned char **p, const unsigned char *end)
 	return (size_t)(end - *p) < *n ? -1 : 0;
 }
 
+static int get_v32(uint32_t *v, const unsigned char **p,
+		   const unsigned char *end)
+{
+	uint64_t n;
+
+	if (aptix__get_varint(&n, p, end) < 0 || n > UINT32_MAX)
+		return -1;
+	*v = (uint32_t)n;
+	return 0;
+}
+
+/* The compact head (flag 16): four varints, the answer's varint length. */
+static int parse_compact(struct rsec *rs, const unsigned char **p,
+			 const unsigned char *end)
+{
+	uint32_t alen;
+
+	++*p;
+	if (get_v32(&rs->seq, p, end) < 0 ||
+	    get_v32(&rs->base_hi, p, end) < 0 ||
+	    get_v32(&rs->npending, p, end) < 0 ||
+	    get_v32(&rs->pbytes, p, end) < 0 || get_v32(&alen, p, end) < 0 ||
+	    (size_t)(end - *p) < alen)
+		return corrupt();
+	rs->alen = alen;
+	return 0;
+}
+
 static int parse(struct rsec *rs, const unsigned char *p, size_t len)
 {
 	const unsigned char *end = p + len;
 
 	memset(rs, 0, sizeof(*rs));
-	if (len < RS_HEAD + 2)
-		return corrupt();
-	rs->flags = p[0];
-	rs->seq = aptix__get_be32(p + 1);
-	rs->base_hi = aptix__get_be32(p + 5);
-	rs->holder = p + 9;
-	rs->npending = aptix__get_be32(p + 41);
-	rs->pbytes = aptix__get_be32(p + 45);
-	p += RS_HEAD;
-	if (get16(&rs->alen, &p, end) < 0)
-		return corrupt();
+	if (len && (p[0] & RS_COMPACT)) {
+		rs->flags = p[0];
+		if (parse_compact(rs, &p, end) < 0)
+			return APTIX_ECORRUPT;
+	} else {
+		if (len < RS_HEAD + 2)
+			return corrupt();
+		rs->flags = p[0];
+		rs->seq = aptix__get_be32(p + 1);
+		rs->base_hi = aptix__get_be32(p + 5);
+		rs->holder = p + 9;
+		rs->npending = aptix__get_be32(p + 41);
+		rs->pbytes = aptix__get_be32(p + 45);
+		p += RS_HEAD;
+		if (get16(&rs->alen, &p, end) < 0)
+			return corrupt();
+	}
 	rs->ans = (const char *)p;
 	p += rs->alen;
 	if (rs->flags & RS_BASE) {
@@ -592,9 +636,52 @@ static int compact(struct rgroups *g, size_t cap)
 
 /* --- Reading the history from records -------------------------------- */
 
-/* The base a record points at (its own, or its holder's). */
+static int parent_of(unsigned char id[32], const aptix_buf *rec)
+{
+	const unsigned char *p = (const unsigned char *)rec->ptr;
+
+	if (rec->len < 80 || !(p[3] & 1))
+		return 0;
+	memcpy(id, p + 4, 32);
+	return 1;
+}
+
+/*
+ * The record holding the base that the record start names (base_hi)
+ * without naming its holder (flag 16): its nearest ancestor whose record
+ * holds a base of that seq, into rec.
+ */
+static int find_holder(aptix_buf *rec, const aptix_buf *start,
+		       uint32_t base_hi, aptix_index__rec_fn get, void *ctx)
+{
+	unsigned char id[32];
+	struct rsec rs;
+	size_t steps = 0;
+	int r;
+
+	if (!parent_of(id, start))
+		return corrupt();
+	for (;;) {
+		if (++steps > WALK_MAX)
+			return corrupt();
+		if ((r = get(rec, id, ctx)) < 0)
+			return r;
+		if ((r = record_section(&rs, rec->ptr, rec->len)) != 0)
+			return r < 0 ? r : corrupt();
+		if ((rs.flags & RS_BASE) && rs.seq == base_hi)
+			return 0;
+		if (rs.seq < base_hi || !parent_of(id, rec))
+			return corrupt();
+	}
+}
+
+/*
+ * The base a record points at (its own, or its holder's); start is the
+ * record whose section rs is.
+ */
 static int load_base(struct rgroups *g, const struct rsec *rs,
-		     aptix_index__rec_fn get, void *ctx)
+		     const aptix_buf *start, aptix_index__rec_fn get,
+		     void *ctx)
 {
 	aptix_buf rec = APTIX_BUF_INIT;
 	struct rsec hs;
@@ -604,7 +691,9 @@ static int load_base(struct rgroups *g, const struct rsec *rs,
 		return 0;
 	if (rs->flags & RS_BASE)
 		return groups_decode(g, rs->base, rs->base_len);
-	if ((r = get(&rec, rs->holder, ctx)) < 0)
+	r = rs->holder ? get(&rec, rs->holder, ctx) :
+		find_holder(&rec, start, rs->base_hi, get, ctx);
+	if (r < 0)
 		goto done;
 	if ((r = record_section(&hs, rec.ptr, rec.len)) != 0 ||
 	    !(hs.flags & RS_BASE) || hs.base_hi != rs->base_hi) {
@@ -615,16 +704,6 @@ static int load_base(struct rgroups *g, const struct rsec *rs,
 done:
 	aptix_buf_release(&rec);
 	return r;
-}
-
-static int parent_of(unsigned char id[32], const aptix_buf *rec)
-{
-	const unsigned char *p = (const unsigned char *)rec->ptr;
-
-	if (rec->len < 80 || !(p[3] & 1))
-		return 0;
-	memcpy(id, p + 4, 32);
-	return 1;
 }
 
 /*
@@ -696,6 +775,13 @@ static void put_head(aptix_buf *out, int flags, uint32_t seq,
 	unsigned char f = (unsigned char)flags;
 
 	aptix_buf_put(out, &f, 1);
+	if (flags & RS_COMPACT) {
+		aptix__put_varint(out, seq);
+		aptix__put_varint(out, base_hi);
+		aptix__put_varint(out, npending);
+		aptix__put_varint(out, pbytes);
+		return;
+	}
 	put32(out, seq);
 	put32(out, base_hi);
 	aptix_buf_put(out, holder ? holder : zero_id, 32);
@@ -703,17 +789,30 @@ static void put_head(aptix_buf *out, int flags, uint32_t seq,
 	put32(out, pbytes);
 }
 
+/* The answer's start: a varint length in the compact form, else be16. */
+static void put_answer(aptix_buf *out, int flags, const char *s, size_t n)
+{
+	if (!(flags & RS_COMPACT)) {
+		put16(out, s, n);
+		return;
+	}
+	aptix__put_varint(out, n);
+	aptix_buf_put(out, s, n);
+}
+
 int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 				const aptix_buf *prec,
 				const struct aptix_index_line *line,
-				aptix_index__rec_fn get, void *ctx)
+				aptix_index__rec_fn get, void *ctx,
+				int compact_head)
 {
 	aptix_buf sec = APTIX_BUF_INIT;
 	struct rgroups g = { NULL, 0, 0 };
 	struct rsec ps;
 	const unsigned char *holder = NULL;
 	uint32_t seq = 0, base_hi = 0, npending = 0, pbytes = 0;
-	int flags = 0, r = 0, have_parent = prec && prec->len;
+	int cf = compact_head ? RS_COMPACT : 0;
+	int flags = cf, r = 0, have_parent = prec && prec->len;
 
 	memset(&ps, 0, sizeof(ps));
 	if (have_parent) {
@@ -730,8 +829,8 @@ int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 		if (r == 1 || (ps.flags & RS_UNKNOWN) ||
 		    (line && line->has && line->seq <= ps.seq)) {
 			r = 0;
-			put_head(&sec, RS_UNKNOWN, 0, 0, NULL, 0, 0);
-			put16(&sec, "", 0);
+			put_head(&sec, RS_UNKNOWN | cf, 0, 0, NULL, 0, 0);
+			put_answer(&sec, cf, "", 0);
 			goto write;
 		}
 		seq = ps.seq;
@@ -750,7 +849,7 @@ int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 	    (npending > PENDING_TURNS || pbytes > PENDING_BYTES)) {
 		/* fold the lines into a new base, kept in this record */
 		if (have_parent &&
-		    ((r = load_base(&g, &ps, get, ctx)) < 0 ||
+		    ((r = load_base(&g, &ps, prec, get, ctx)) < 0 ||
 		     (r = load_pending(&g, prec, base_hi, UINT32_MAX, get,
 				       ctx)) < 0))
 			goto done;
@@ -767,8 +866,8 @@ int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 	if (!base_hi)
 		holder = NULL;
 	put_head(&sec, flags, seq, base_hi, holder, npending, pbytes);
-	put16(&sec, line && line->has ? line->answer : "",
-	      line && line->has ? strlen(line->answer) : 0);
+	put_answer(&sec, flags, line && line->has ? line->answer : "",
+		   line && line->has ? strlen(line->answer) : 0);
 	if ((flags & RS_BASE) && (r = groups_encode(&sec, &g)) < 0)
 		goto done;
 write:
@@ -828,7 +927,7 @@ int aptix_index__rolling_summary(aptix_buf *out, uint32_t *lo,
 		r = 1;
 		goto done;
 	}
-	if ((r = load_base(&g, &rs, view_get, repo)) < 0 ||
+	if ((r = load_base(&g, &rs, &rec, view_get, repo)) < 0 ||
 	    (r = load_pending(&g, &rec, rs.base_hi, upto, view_get,
 			      repo)) < 0 ||
 	    (r = compact(&g, cap)) < 0)

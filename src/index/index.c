@@ -64,12 +64,14 @@ static int index_iter(aptix_repo *repo, aptix_index_table t, unsigned flags,
 #define SESSION_V2 2	/* version 1 and the chain section */
 #define SESSION_V3 3	/* version 2 and the rolling summary (read as 4) */
 #define SESSION_V4 4	/* version 3 and the checksum */
-#define SESSION_VERSION 5	/* version 4 and the usage section */
+#define SESSION_V5 5	/* version 4 and the usage section */
+#define SESSION_VERSION 6	/* version 5, the rolling head compact */
 #define CONV_V2 2
 #define CONV_VERSION 3	/* version 2, the usage section and a checksum */
 #define SESSION_LOC 4	/* sessions table: the record is in the timeline */
 #define LOC_LEN 9
-#define INDEX_FORMAT APTIX_INDEX_FORMAT
+/* the store format of session records of version 6 */
+#define INDEX_FORMAT APTIX_RECORD_FORMAT
 #define LAYOUT_KEY APTIX_META_INDEX_LAYOUT
 
 void aptix_summary_line(char *out, size_t max, const char *text, size_t len)
@@ -376,7 +378,7 @@ static int decode_session(aptix_session_info *si, const aptix_oid *id,
 	if (get_conv(si->conversation, sizeof(si->conversation),
 		     ((const unsigned char *)val)[3], &p, end) ||
 	    get_str8(si->summary, sizeof(si->summary), &p, end) ||
-	    (*(const unsigned char *)val >= SESSION_VERSION &&
+	    (*(const unsigned char *)val >= SESSION_V5 &&
 	     aptix_index__usage_decode(si, &p, end) < 0))
 		return corrupt_record(aptix_oid_hex(id));
 	return 0;
@@ -416,7 +418,7 @@ static int sections(const unsigned char **p, const unsigned char **end,
 	*p = q + 80;
 	if (get_conv(skip, sizeof(skip), q[3], p, *end) ||
 	    get_str8(skip, sizeof(skip), p, *end) ||
-	    (q[0] >= SESSION_VERSION &&
+	    (q[0] >= SESSION_V5 &&
 	     aptix_index__usage_decode(&usage, p, *end) < 0))
 		return corrupt_record("a session");
 	return 0;
@@ -455,6 +457,10 @@ int aptix_index__rolling_section(const unsigned char **sec, size_t *len,
 		return corrupt_record("a session");
 	*sec = p + 4;
 	*len = n;
+	/* version 6 and only it has the compact head */
+	if (!n || (*(const unsigned char *)val >= SESSION_VERSION) !=
+	    ((p[4] & APTIX_INDEX_ROLLING_COMPACT) != 0))
+		return corrupt_record("a session");
 	return 0;
 }
 
@@ -840,7 +846,7 @@ int aptix_index__verify_fields(const aptix_oid *id, const aptix_buf *rec,
 				"in the index record of %s, %lu from its "
 				"parent's", (unsigned long)have.generation,
 				aptix_oid_hex(id), (unsigned long)generation);
-	else if (*(const unsigned char *)rec->ptr >= SESSION_VERSION &&
+	else if (*(const unsigned char *)rec->ptr >= SESSION_V5 &&
 		 usage_differs(&have, &want, repeats))
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "usage in the index "
 				"record of %s is not what its turn says "
@@ -975,7 +981,7 @@ int aptix_index__apply_session(aptix_backend_txn *tx,
 	if ((r = encode_session(&v, &si)) < 0 ||
 	    (r = aptix_index__rolling_encode(&v, ss->has_parent ?
 					     &ss->parent : NULL, &prec,
-					     &op->line, wget_rec, tx)) < 0 ||
+					     &op->line, wget_rec, tx, 1)) < 0 ||
 	    (r = aptix_index__chain_encode(&v, ss->has_parent ?
 					   (const unsigned char *)psec.ptr :
 					   NULL, psec.len, parent_known,

@@ -93,7 +93,10 @@ int aptix_index__rolling_get(aptix_buf *out, const unsigned char id[32],
 int aptix_index__rolling_encode(aptix_buf *out, const aptix_oid *parent,
 				const aptix_buf *prec,
 				const struct aptix_index_line *line,
-				aptix_index__rec_fn get, void *ctx);
+				aptix_index__rec_fn get, void *ctx,
+				int compact);
+/* The rolling section's flag of a compact head (record version 6). */
+#define APTIX_INDEX_ROLLING_COMPACT 16
 /* The rolling section of a session record: 0; 1 when it has none. */
 int aptix_index__rolling_section(const unsigned char **sec, size_t *len,
 				 const void *val, size_t vlen);

@@ -73,6 +73,8 @@ int aptix__repo_kv(aptix_store **out, aptix_repo *repo, const char *what);
 
 /* The store format of the index layout of index.c (format 5). */
 #define APTIX_INDEX_FORMAT 5
+/* session records of version 6 (a compact rolling head) */
+#define APTIX_RECORD_FORMAT 8
 /* meta: every session record is in the timeline (none kept in place) */
 #define APTIX_META_INDEX_LAYOUT "index-layout"
 #define APTIX_INDEX_LAYOUT_TIMELINE "timeline"

@@ -1923,6 +1923,8 @@ done:
 
 static int ord_doc(aptix_oid *id, uint64_t *words, aptix_index_backend *ix,
 		   uint32_t ord);
+static int doc_decode(aptix_oid *id, uint64_t *words, const void *val,
+		      size_t vlen);
 
 /* --- the filter (log -S, --grep) -------------------------------------------- */
 
@@ -2176,12 +2178,78 @@ static uint32_t next_bit(const unsigned char *bits, uint32_t from,
 	return n;
 }
 
+/*
+ * The ids of the matches, a batch at a time, in one ordered pass of the
+ * "o" records: the walk steps over the numbers between two matches
+ * while they are few (a step costs a fraction of a lookup), and seeks
+ * past longer runs. A number without its record (gone since: gc) is
+ * passed over, as a lookup that finds none would be.
+ */
+#define DOCS_BATCH 64
+#define DOCS_GAP 32
+
+struct docs {
+	const unsigned char *bits;
+	uint32_t n, want;	/* the next match: n when none */
+	aptix_oid ids[DOCS_BATCH];
+	size_t nids;
+	int ended;		/* no "o" record from want on */
+	int stopped;		/* the callback stopped the walk */
+	int r;
+};
+
+static int docs_step(struct docs *d, const unsigned char *k, size_t klen,
+		     const void *val, size_t vlen);
+
+/* Whether the walk stopped or ran out of records, d->ended says. */
+static int docs_cb(const void *key, size_t klen, const void *val,
+		   size_t vlen, void *payload)
+{
+	struct docs *d = payload;
+	int r = docs_step(d, key, klen, val, vlen);
+
+	d->stopped = r == APTIX_ITEROVER;
+	return r;
+}
+
+static int docs_step(struct docs *d, const unsigned char *k, size_t klen,
+		     const void *val, size_t vlen)
+{
+	uint64_t words;
+	uint32_t ord;
+
+	if (!klen || k[0] != 'o') {
+		d->ended = 1;
+		return APTIX_ITEROVER;
+	}
+	if (klen != 5)
+		return 0;
+	ord = aptix__get_be32(k + 1);
+	if (ord > d->want)	/* want has no record: the next match */
+		d->want = next_bit(d->bits, ord, d->n);
+	if (d->want >= d->n) {
+		d->ended = 1;
+		return APTIX_ITEROVER;
+	}
+	if (ord < d->want)	/* a seek past a long run is cheaper */
+		return d->want - ord > DOCS_GAP ? APTIX_ITEROVER : 0;
+	if ((d->r = doc_decode(&d->ids[d->nids], &words, val, vlen)) < 0)
+		return APTIX_ITEROVER;
+	d->nids++;
+	d->want = next_bit(d->bits, ord + 1, d->n);
+	if (d->nids == DOCS_BATCH || d->want >= d->n ||
+	    d->want - ord > DOCS_GAP)
+		return APTIX_ITEROVER;
+	return 0;
+}
+
 int aptix_search_filter_foreach(aptix_search_filter *f,
 				aptix_odb_foreach_cb cb, void *payload)
 {
-	uint64_t lack, words;
-	aptix_oid id;
-	uint32_t ord;
+	unsigned char key[5];
+	uint64_t lack;
+	struct docs *d;
+	size_t i;
 	int r;
 
 	APTIX_ASSERT_ARG(f && cb);
@@ -2189,17 +2257,28 @@ int aptix_search_filter_foreach(aptix_search_filter *f,
 		return APTIX_ENOTFOUND;
 	if ((r = missing(&lack, f->ix, &f->st)) < 0 || lack)
 		return r < 0 ? r : APTIX_ENOTFOUND;
-	for (ord = 0; (ord = next_bit(f->bits, ord, f->st.next)) <
-		     f->st.next; ord++) {
-		r = ord_doc(&id, &words, f->ix, ord);
-		if (r == APTIX_ENOTFOUND) {
-			aptix_error_clear();
-			continue;
-		}
-		if (r < 0 || (r = cb(&id, payload)) != 0)
-			return r;
+	if (!(d = aptix__calloc(1, sizeof(*d))))
+		return APTIX_ERROR;
+	d->bits = f->bits;
+	d->n = f->st.next;
+	d->want = next_bit(f->bits, 0, d->n);
+	while (r == 0 && !d->ended && d->want < d->n) {
+		key[0] = 'o';
+		aptix__put_be32(key + 1, d->want);
+		d->nids = 0;
+		d->stopped = 0;
+		r = f->ix->iterate(f->ix, NULL, APTIX_INDEX_SEARCH, key, 5, 0,
+				   docs_cb, d);
+		if ((r == 0 || r == APTIX_ITEROVER) && !d->stopped)
+			d->ended = 1;	/* the table ran out */
+		if (r == 0 || r == APTIX_ITEROVER)
+			r = d->r;
+		/* the callbacks run outside the walk: they may read */
+		for (i = 0; r == 0 && i < d->nids; i++)
+			r = cb(&d->ids[i], payload);
 	}
-	return 0;
+	free(d);
+	return r;
 }
 
 struct skews {
@@ -2465,26 +2544,35 @@ static int by_score(const void *a, const void *b)
 }
 
 /* The session and length an ordinal names. */
+/* An "o" record's value: the session's id and its words. */
+static int doc_decode(aptix_oid *id, uint64_t *words, const void *val,
+		      size_t vlen)
+{
+	const unsigned char *p = val;
+
+	if (vlen < 33 || aptix__get_varint(words, (p += 32, &p),
+					   (const unsigned char *)val +
+					   vlen) < 0) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "the search index is "
+				"corrupt: run 'aptix reindex'");
+		return APTIX_ECORRUPT;
+	}
+	memcpy(id->id, val, 32);
+	return 0;
+}
+
 static int ord_doc(aptix_oid *id, uint64_t *words, aptix_index_backend *ix,
 		   uint32_t ord)
 {
 	unsigned char key[5];
 	aptix_buf v = APTIX_BUF_INIT;
-	const unsigned char *p;
 	int r;
 
 	key[0] = 'o';
 	aptix__put_be32(key + 1, ord);
 	r = ix->get(&v, ix, NULL, APTIX_INDEX_SEARCH, key, 5);
-	p = (const unsigned char *)v.ptr;
-	if (r == 0 && (v.len < 33 || aptix__get_varint(words, (p += 32,
-			&p), (const unsigned char *)v.ptr + v.len) < 0)) {
-		aptix_error_set(APTIX_ERROR_REPOSITORY, "the search index is "
-				"corrupt: run 'aptix reindex'");
-		r = APTIX_ECORRUPT;
-	}
 	if (r == 0)
-		memcpy(id->id, v.ptr, 32);
+		r = doc_decode(id, words, v.ptr, v.len);
 	aptix_buf_release(&v);
 	return r;
 }

@@ -2051,7 +2051,7 @@ struct rebuild_ent {
 };
 
 #define REBUILD_CLEAR_BATCH 16384	/* keys a write deletes */
-#define REBUILD_SESSIONS 4096		/* sessions a write indexes */
+#define REBUILD_SESSIONS 2048		/* sessions a write indexes */
 
 struct rebuild {
 	aptix_repo *repo;
@@ -2687,6 +2687,10 @@ static int rebuild_writes(struct rebuild *rb)
 	rb->indexed_at = rb->indexed;
 	if (!r)
 		r = be->transaction(be, finish_fn, rb);
+	/* the sessions' entries are done with: not held beside the words */
+	free(rb->ents);
+	rb->ents = NULL;
+	rb->nents = rb->aents = 0;
 	if (!r)
 		r = aptix_search_rebuild(rb->repo, NULL);
 	aptix_buf_clear(&mark);

@@ -1413,9 +1413,9 @@ done:
  * store. The state goes last: until it is there readers scan (and a
  * reindex under way marks the store incomplete, index.c).
  */
-#define REBUILD_BYTES (16u << 20)	/* postings a batch gathers */
+#define REBUILD_BYTES (8u << 20)	/* postings a batch gathers */
 #define REBUILD_SESSIONS 65536		/* sessions a batch gathers */
-#define REBUILD_TERMS 8192		/* terms a write merges */
+#define REBUILD_TERMS 4096		/* terms a write merges */
 
 struct rebuild {
 	aptix_repo *repo;

@@ -467,8 +467,8 @@ static uint64_t file_resident(void)
  * reads, the file pages resident are looked at, and past
  * MAP_RESIDENT_MAX more than the rest of the process has, the map's are
  * dropped (MADV_DONTNEED). Only the walks that read each page once
- * count: those of the timeline and of the children index, whose
- * records are read in key order, in place, and iter_all (st_iter_all:
+ * count: those of the timeline, the children index, the refs and the
+ * reflogs, whose records are read in key order, in place, and iter_all (st_iter_all:
  * the values table in its order). Lookups, or iter's walk of the
  * objects (whose values are in the values table, at random places)
  * would fault each page in again, at many times the cost (fsck
@@ -1281,9 +1281,14 @@ static int cursor_walk_unguarded(lmdb_store *st, MDB_cursor *c, int writing,
 	MDB_val k, v, val;
 	MDB_txn *vtxn = mdb_cursor_txn(c);
 	struct reader *rd = NULL;
-	/* the tables a walk of the history reads in order, values in place */
+	/*
+	 * the tables a walk of the history (and of reachability) reads in
+	 * order, values in place
+	 */
 	int trim = !writing && (t == APTIX_TABLE_TIMELINE ||
-				t == APTIX_TABLE_CHILDREN);
+				t == APTIX_TABLE_CHILDREN ||
+				t == APTIX_TABLE_REFS ||
+				t == APTIX_TABLE_REFLOG);
 	int rc, r = 0, stepped = 0;
 	MDB_cursor_op op;
 

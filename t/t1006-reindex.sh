@@ -430,4 +430,36 @@ test_expect_success 'usage errors' '
 	test_expect_code 129 aptix reindex --no-such-option
 '
 
+# A turn that claimed its conversation before a reindex could not
+# commit its answer while the reindex writes (a write fails then): the
+# reindex refuses while a turn runs, and takes its mark back.
+test_expect_success PYTHON3 'reindex refuses while a turn runs; the turn commits' '
+	. "$TEST_DIRECTORY/lib-standin.sh" &&
+	start_standin &&
+	test_when_finished stop_standin &&
+	mkdir turning &&
+	aptix -C turning init -q &&
+	aptix -C turning continue -q --no-rag --no-stream -m "first" >/dev/null &&
+	n=$(request_count) &&
+	standin_fault "{\"kind\":\"slow\",\"delay\":4}" &&
+	{ aptix -C turning continue --no-rag --no-stream -m "paid for" \
+		>bg.out 2>&1 & } &&
+	pid=$! &&
+	test_when_finished "kill $pid 2>/dev/null; true" &&
+	wait_for_requests $((n + 1)) &&
+	test_must_fail aptix -C turning reindex 2>err &&
+	grep "a turn is running in conversation" err &&
+	aptix -C turning log -n 1 --format=%s >out &&
+	echo first >expect &&
+	test_cmp expect out &&
+	wait $pid &&
+	aptix -C turning log -n 1 --format=%s >out &&
+	echo "paid for" >expect &&
+	test_cmp expect out &&
+	aptix -C turning reindex -q &&
+	aptix -C turning log --format=%s >out &&
+	printf "paid for\nfirst\n" >expect &&
+	test_cmp expect out
+'
+
 test_done

@@ -39,6 +39,7 @@
 #include "util/tokens.h"
 #include "util/env.h"
 #include "repo/repo.h"
+#include "repo/running.h"
 #include "index/index.h"
 #include "aptix/index.h"
 #include "aptix/search.h"
@@ -48,6 +49,7 @@
 #include "store/backend-kv.h"
 #include "aptix/sys/index_backend.h"
 #include "aptix/sys/refdb_backend.h"
+#include "aptix/sys/claims_backend.h"
 #include <zlib.h>
 
 /* The index records of repo, at the last commit. */
@@ -2076,6 +2078,8 @@ struct rebuild {
 	size_t ngone, agone;
 	char last[APTIX_REF_MAXLEN + 1];	/* reflog walk: its ref */
 	int last_deleted;
+	int rerun;		/* the mark was there: a reindex interrupted */
+	int clearing;		/* the old records are being cleared */
 };
 
 /* A session object: its id and time (a damaged one is fsck's). */
@@ -2671,10 +2675,9 @@ static int rebuild_writes(struct rebuild *rb)
 	aptix_backend *be = rb->repo->backend;
 	aptix_buf mark = APTIX_BUF_INIT;
 	size_t i;
-	int r;
+	int r = 0;
 
-	if ((r = mark_encode(&mark, rb)) == 0)
-		r = be->transaction(be, mark_fn, &mark);
+	rb->clearing = 1;
 	for (i = 0; i < ARRAY_SIZE(rebuilt) && !r; i++)
 		r = aptix_index__clear_table(rb->repo, rebuilt[i]);
 	if (!r && rb->nstale)
@@ -2701,25 +2704,117 @@ static int rebuild_writes(struct rebuild *rb)
 }
 
 /*
- * What users said of conversations: kept in the mark of a reindex that
- * did not finish (the records it was read from are gone), else read
- * from the records.
+ * The first write of a reindex: its mark, with what users said of
+ * conversations (titles, archived, conversations with no turn yet)
+ * read in the same write, so that every write after it fails until the
+ * reindex's last write empties the mark: a turn cannot commit between
+ * what the reindex reads and what it writes. A mark already there (a
+ * reindex that did not finish) is taken as it is: its list is what the
+ * records it was read from said, and they are gone.
  */
-static int collect_meta(struct rebuild *rb)
+static int mark_begin_fn(aptix_backend_txn *tx, void *payload)
 {
-	aptix_backend *be = rb->repo->backend;
-	aptix_buf v = APTIX_BUF_INIT;
-	int r = be->meta_get(&v, be, NULL, APTIX_META_REINDEX);
+	struct rebuild *rb = payload;
+	aptix_backend *be = tx->backend;
+	aptix_buf v = APTIX_BUF_INIT, mark = APTIX_BUF_INIT;
+	int r = be->meta_get(&v, be, tx, APTIX_META_REINDEX);
+	size_t i;
 
-	if (r == 0 && v.len)
+	rb->nmeta = 0;		/* a transaction run again starts over */
+	rb->rerun = r == 0 && v.len;
+	if (rb->rerun) {
 		r = mark_decode(rb, &v);
-	else if (r == 0 || r == APTIX_ENOTFOUND) {
+	} else if (r == 0 || r == APTIX_ENOTFOUND) {
 		aptix_error_clear();
-		r = index_iter(rb->repo, APTIX_INDEX_CONVS, 0, NULL, 0,
-			       collect_convs_key, rb);
+		/* a write walks its records backwards (every backend can) */
+		r = be->index->iterate(be->index, tx, APTIX_INDEX_CONVS, NULL,
+				       0, APTIX_INDEX_ITER_REVERSE,
+				       collect_convs_key, rb);
+		for (i = 0; i < rb->nmeta / 2; i++) {	/* ascending again */
+			aptix_conv_info t = rb->meta[i];
+
+			rb->meta[i] = rb->meta[rb->nmeta - 1 - i];
+			rb->meta[rb->nmeta - 1 - i] = t;
+		}
+		if (r == 0 && (r = mark_encode(&mark, rb)) == 0)
+			r = be->meta_put(tx, APTIX_META_REINDEX, mark.ptr);
 	}
 	aptix_buf_release(&v);
+	aptix_buf_release(&mark);
 	return r;
+}
+
+struct live_claim {
+	char conv[APTIX_REF_MAXLEN + 1];
+	long pid;
+	char host[65];
+};
+
+static int live_claim_cb(const void *key, size_t klen, const void *val,
+			 size_t vlen, void *payload)
+{
+	struct live_claim *lc = payload;
+	struct running_rec rr;
+	int alive;
+
+	memset(&rr, 0, sizeof(rr));
+	if (aptix__parse_running(&rr, val, vlen) < 0) {
+		aptix_error_clear();	/* recovery's and fsck's to say */
+		return 0;
+	}
+	alive = aptix__claim_alive(&rr, aptix__wall_ms(), NULL, 0);
+	if (alive > 0) {
+		snprintf(lc->conv, sizeof(lc->conv), "%.*s",
+			 (int)(klen < sizeof(lc->conv) ? klen :
+			       sizeof(lc->conv) - 1), (const char *)key);
+		lc->pid = rr.pid;
+		snprintf(lc->host, sizeof(lc->host), "%s", rr.host);
+	}
+	aptix__running_rec_release(&rr);
+	return alive > 0 ? APTIX_ITEROVER : 0;
+}
+
+/*
+ * A turn that claimed its conversation before the mark could not
+ * commit its answer during the reindex (a write fails then): the
+ * reindex waits for no one and refuses, its mark taken back (nothing
+ * was cleared yet). After the mark, no claim can be taken.
+ */
+static int no_turn_running(struct rebuild *rb)
+{
+	aptix_claims_backend *cl = rb->repo->backend->claims;
+	struct live_claim lc;
+	int r;
+
+	memset(&lc, 0, sizeof(lc));
+	if (!cl || (r = cl->iterate(cl, live_claim_cb, &lc)) >= 0)
+		r = 0;
+	if (r == 0 && *lc.conv) {
+		aptix_error_set(APTIX_ERROR_REPOSITORY, "a turn is running "
+				"in conversation '%s' (process %ld on %s): "
+				"reindex once it is done", lc.conv, lc.pid,
+				lc.host);
+		r = APTIX_ELOCKED;
+	}
+	return r;
+}
+
+/* A fresh reindex stopped before it cleared anything: the mark goes. */
+static void mark_take_back(struct rebuild *rb)
+{
+	aptix_backend *be = rb->repo->backend;
+	aptix_buf empty = APTIX_BUF_INIT;
+	char keep[512];
+
+	if (rb->rerun || rb->clearing)
+		return;
+	snprintf(keep, sizeof(keep), "%s", aptix_error_last() ?
+		 aptix_error_last()->message : "");
+	aptix_buf_puts(&empty, "");
+	if (be->transaction(be, mark_fn, &empty) < 0)
+		aptix_error_clear();	/* it says to run reindex: true */
+	aptix_error_set(APTIX_ERROR_REPOSITORY, "%s", keep);
+	aptix_buf_release(&empty);
 }
 
 /* The first problem the store's check finds. */
@@ -2767,9 +2862,12 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 	aptix_buf_init(&rb.data, 0);
 	aptix_buf_init(&rb.stale, 0);
 	aptix_index__odb_reader(&rb.rd, repo->odb);
-	if ((r = aptix_odb_foreach_header(repo->odb, collect_session,
-					  &rb)) < 0 ||
-	    (r = collect_meta(&rb)) < 0)
+	if ((r = repo->backend->transaction(repo->backend, mark_begin_fn,
+					    &rb)) < 0)
+		goto done;
+	if ((!rb.rerun && (r = no_turn_running(&rb)) < 0) ||
+	    (r = aptix_odb_foreach_header(repo->odb, collect_session,
+					  &rb)) < 0)
 		goto done;
 	if (rb.nents)
 		qsort(rb.ents, rb.nents, sizeof(*rb.ents), by_created);
@@ -2787,6 +2885,8 @@ int aptix_index_rebuild(aptix_repo *repo, size_t *nsessions)
 	if (!r && nsessions)
 		*nsessions = rb.indexed;
 done:
+	if (r < 0)
+		mark_take_back(&rb);
 	drop_waiting(&rb);
 	free(rb.ops);
 	free(rb.ents);

@@ -83,7 +83,8 @@ hold_fifo () {
 test_expect_success 'an import killed after a batch leaves a clean store' '
 	aptix init -q killed &&
 	start_import &&
-	# the file list is read first: the first record of each file
+	# the files named are read after the directories: first the
+	# first record of each (the ids that order them)
 	cat first-line >last.jsonl &&
 	# until that read has closed it (else it, not the import of the
 	# file, would be the reader the next open meets)

@@ -1747,16 +1747,39 @@ static int add_file(struct file_list *l, const char *path)
 	return 0;
 }
 
+static void list_release(struct file_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].id);
+		free(l->v[i].parent);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Files under dir that the tool reads, in name order, recursively. */
-static int walk(struct file_list *l, const struct imp_tool *tool,
-		const char *dir, int depth)
+static int import_list(struct imp_run *run, const struct imp_tool *tool,
+		       struct file_list *l);
+
+/*
+ * The files under dir that the tool reads, in name order, recursively:
+ * with run NULL, each counted (run_total); else imported a directory at
+ * a time (import_list), a directory's own files once its subdirectories
+ * are, so that an import keeps no list of the whole tree: its memory
+ * does not grow with the number of files.
+ */
+static int walk(struct imp_run *run, unsigned long long *total,
+		const struct imp_tool *tool, const char *dir, int depth)
 {
 	aptix_strlist names = { 0 };
+	struct file_list l = { NULL, 0, 0 };
 	aptix_buf p = APTIX_BUF_INIT;
 	struct dirent *de;
 	struct stat sb;
@@ -1781,11 +1804,16 @@ static int walk(struct file_list *l, const struct imp_tool *tool,
 		if (S_ISDIR(sb.st_mode)) {
 			/* Claude Code's subagents come with their parent */
 			if (strcmp(names.items[i], "subagents"))
-				r = walk(l, tool, p.ptr, depth + 1);
+				r = walk(run, total, tool, p.ptr, depth + 1);
 		} else if (S_ISREG(sb.st_mode) && tool->match(p.ptr)) {
-			r = add_file(l, p.ptr);
+			*total += (unsigned long long)sb.st_size;
+			if (run)
+				r = add_file(&l, p.ptr);
 		}
 	}
+	if (!r && run)
+		r = import_list(run, tool, &l);
+	list_release(&l);
 	aptix_strlist_release(&names);
 	aptix_buf_release(&p);
 	return r;
@@ -1883,15 +1911,17 @@ static int count_ids(struct imp_run *run, const struct src_file *f)
 	return aptix_oidmap_put(&run->left, &h, n + 1);
 }
 
-static int collect(struct file_list *l, struct imp_run *run,
-		   const struct imp_tool *tool, const char *const *paths,
-		   size_t npaths)
+/*
+ * The bytes of the files named and of those under the directories named
+ * (for the progress bar); a path that is not there is a warning.
+ */
+static void run_total(struct imp_run *run, const struct imp_tool *tool,
+		      const char *const *paths, size_t npaths)
 {
 	struct stat sb;
 	size_t i;
-	int r = 0;
 
-	for (i = 0; !r && i < npaths; i++) {
+	for (i = 0; i < npaths; i++) {
 		if (stat(paths[i], &sb) < 0) {
 			run->st->warnings++;
 			if (run->o->warn)
@@ -1899,18 +1929,39 @@ static int collect(struct file_list *l, struct imp_run *run,
 					     run->o->payload);
 			run->partial = 1;
 		} else if (S_ISDIR(sb.st_mode)) {
-			r = walk(l, tool, paths[i], 0);
+			walk(NULL, &run->total, tool, paths[i], 0);
 		} else {
-			r = add_file(l, paths[i]);
+			run->total += (unsigned long long)sb.st_size;
 		}
 	}
-	for (i = 0; !r && i < l->n; i++) {
-		if (!stat(l->v[i].path, &sb))
-			run->total += (unsigned long long)sb.st_size;
-		r = tool->prescan(&l->v[i].id, &l->v[i].parent, l->v[i].path);
-		if (!r)
-			r = count_ids(run, &l->v[i]);
+}
+
+/*
+ * Import what the paths name: each directory's files a directory at a
+ * time (walk), then the files named, together (a fork named with its
+ * parent waits for it; one whose parent is in a directory named comes
+ * after it).
+ */
+static int import_paths(struct imp_run *run, const struct imp_tool *tool,
+			const char *const *paths, size_t npaths)
+{
+	struct file_list named = { NULL, 0, 0 };
+	unsigned long long seen = 0;
+	struct stat sb;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; !r && i < npaths; i++) {
+		if (stat(paths[i], &sb) < 0)
+			continue;	/* run_total warned */
+		if (S_ISDIR(sb.st_mode))
+			r = walk(run, &seen, tool, paths[i], 0);
+		else
+			r = add_file(&named, paths[i]);
 	}
+	if (!r)
+		r = import_list(run, tool, &named);
+	list_release(&named);
 	return r;
 }
 
@@ -2174,16 +2225,32 @@ static int import_all(struct imp_run *run, const struct imp_tool *tool,
 	return r;
 }
 
-static void run_release(struct imp_run *run, struct file_list *l)
+/*
+ * Import the files of l (one directory's, or those named): each one's
+ * ids read first (prescan), so that a fork comes after its parent and
+ * the files of one id are known; those counts go with the list.
+ */
+static int import_list(struct imp_run *run, const struct imp_tool *tool,
+		       struct file_list *l)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; !r && i < l->n; i++) {
+		r = tool->prescan(&l->v[i].id, &l->v[i].parent, l->v[i].path);
+		if (!r)
+			r = count_ids(run, &l->v[i]);
+	}
+	if (!r)
+		r = import_all(run, tool, l);
+	aptix_oidmap_clear(&run->left);
+	return r;
+}
+
+static void run_release(struct imp_run *run)
 {
 	size_t i;
 
-	for (i = 0; i < l->n; i++) {
-		free(l->v[i].path);
-		free(l->v[i].id);
-		free(l->v[i].parent);
-	}
-	free(l->v);
 	for (i = 0; i < run->nconvs; i++)
 		conv_free(run->convs[i]);
 	free(run->convs);
@@ -2207,7 +2274,6 @@ int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
 {
 	static const aptix_import_options defaults = APTIX_IMPORT_OPTIONS_INIT;
 	const struct imp_tool *t = find_tool(tool);
-	struct file_list l = { NULL, 0, 0 };
 	struct imp_run run;
 	int r, c;
 
@@ -2224,11 +2290,11 @@ int aptix_import(aptix_import_stats *stats, aptix_repo *repo,
 	run.repo = repo;
 	run.o = opts ? opts : &defaults;
 	run.st = stats;
-	if (!(r = collect(&l, &run, t, paths, npaths)))
-		r = import_all(&run, t, &l);
+	run_total(&run, t, paths, npaths);
+	r = import_paths(&run, t, paths, npaths);
 	if (r >= 0 && (c = batch_commit(&run)) < 0)
 		r = c;
-	run_release(&run, &l);
+	run_release(&run);
 	return r < 0 ? r : run.partial ? 1 : 0;
 }
 

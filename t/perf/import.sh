@@ -4,7 +4,8 @@
 # own session ids), against the time to merely read and parse the same
 # lines with Jansson (t/perf/jsonl-parse.c); store bytes against source
 # bytes; peak memory at three corpus sizes (it should not grow with the
-# corpus: files are read line by line, turns written in batches). A second import of the same
+# corpus: files are read line by line, a directory's files listed at a
+# time, turns written in batches). A second import of the same
 # corpus (which writes nothing) is timed too, then `aptix export --all`
 # of the store (json, markdown) and `aptix import json` of that export
 # into an empty store, which must then hold the same objects.

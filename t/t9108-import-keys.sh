@@ -124,6 +124,22 @@ test_expect_success 'codex: a fork imported before its parent is linked to it wh
 	again_nothing ffirst codex cp
 '
 
+# a directory's files are imported before the next directory's are read:
+# the fork waits for its parent, as across runs, within the run
+test_expect_success 'codex: one run over a tree whose fork is a directory before its parent' '
+	mkdir -p tree/a tree/b &&
+	cp cf/*.jsonl tree/a/ &&
+	cp cp/*.jsonl tree/b/ &&
+	aptix init -q onerun &&
+	instore onerun aptix import --json codex tree >out 2>err &&
+	grep "forked from thread 01a20a30-fe75-78c1-af75-749cedb50f1c, which is not imported" err &&
+	as_together onerun $CODEX_PARENT $CODEX_FORK &&
+	test "$(instore onerun aptix rev-parse $CODEX_FORK~2)" = \
+		"$(instore onerun aptix rev-parse $CODEX_PARENT)" &&
+	instore onerun aptix fsck &&
+	again_nothing onerun codex tree
+'
+
 test_expect_success 'codex: a waiting fork whose ref moved on since keeps it' '
 	aptix init -q moved &&
 	instore moved aptix import codex cf 2>/dev/null &&

@@ -2188,6 +2188,10 @@ static int wait_resolve(struct imp_run *run, const struct imp_tool *tool,
 	}
 	if (!r && run->key_err)
 		r = run->key_err;
+	/* a fork waiting since earlier in this run: its snapshots, which
+	   relink reads back, are in the batch */
+	if (!r && n)
+		r = batch_commit(run);
 	for (i = 0; !r && i < n; i++)
 		r = relink(run, tool, id, &w[i], depth);
 	free(w);

@@ -36,6 +36,10 @@
  *			tests	log -S from a start reads the matches' records
  *			once the walk has taken this many sessions, as it
  *			does (at twice their count) past 16384 of them
+ *   APTIX_TEST_NO_PREFETCH
+ *			tests	the search index asks its backend nothing ahead
+ *			(the index backend's prefetch): t0212 compares the
+ *			records a PostgreSQL store gets with and without
  *   APTIX_TEST_REINDEX_BATCH
  *			tests	reindex writes this many sessions (keys, terms)
  *			a commit, so that a small store takes many commits

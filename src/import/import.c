@@ -35,6 +35,21 @@
 
 #define TITLE_MAX 72
 
+/* The last workspace derived: its inputs and what came of them. */
+struct ws_memo {
+	char *cwd, *remote;
+	char *ws, *old;		/* the workspace, and as aptix derived it before */
+};
+
+static void ws_memo_release(struct ws_memo *m)
+{
+	free(m->cwd);
+	free(m->remote);
+	free(m->ws);
+	free(m->old);
+	memset(m, 0, sizeof(*m));
+}
+
 struct imp_run {
 	aptix_repo *repo;
 	const aptix_import_options *o;
@@ -58,8 +73,7 @@ struct imp_run {
 	unsigned batch_no;
 	int relinking;			/* a waiting fork is imported again */
 	aptix_oidmap relink_old;	/* ... its old snapshots */
-	char *ws_cwd, *ws_remote;	/* the last workspace derived (see */
-	char *ws, *ws_old;		/* set_workspace) */
+	struct ws_memo wsm;	/* the last workspace derived (set_workspace) */
 };
 
 static const struct imp_tool *const tools[] = {
@@ -1298,10 +1312,10 @@ static void set_workspace(struct imp_run *run, struct imp_conv *c,
 	    (c->workspace && same_str(c->cwd, cwd) &&
 	     same_str(c->remote, remote)))
 		return;
-	if (same_str(run->ws_cwd, cwd) && same_str(run->ws_remote, remote) &&
-	    run->ws) {
-		aptix_buf_puts(&ws, run->ws);
-		aptix_buf_puts(&old, run->ws_old ? run->ws_old : "");
+	if (same_str(run->wsm.cwd, cwd) && same_str(run->wsm.remote, remote) &&
+	    run->wsm.ws) {
+		aptix_buf_puts(&ws, run->wsm.ws);
+		aptix_buf_puts(&old, run->wsm.old ? run->wsm.old : "");
 	} else if ((r = aptix__workspace_of_repo(&ws, remote, cwd)) < 0 ||
 		   (cwd && (r = aptix__workspace_derive(&old, cwd)) < 0)) {
 		goto done;
@@ -1313,18 +1327,18 @@ static void set_workspace(struct imp_run *run, struct imp_conv *c,
 	    imp_set_str(&c->remote, remote) < 0 ||
 	    imp_set_str(&c->workspace, ws.len ? ws.ptr : NULL) < 0 ||
 	    imp_set_str(&c->legacy_ws, old.len ? old.ptr : NULL) < 0 ||
-	    imp_set_str(&run->ws_cwd, cwd) < 0 ||
-	    imp_set_str(&run->ws_remote, remote) < 0 ||
-	    imp_set_str(&run->ws, ws.ptr) < 0 ||
-	    imp_set_str(&run->ws_old, old.ptr) < 0)
+	    imp_set_str(&run->wsm.cwd, cwd) < 0 ||
+	    imp_set_str(&run->wsm.remote, remote) < 0 ||
+	    imp_set_str(&run->wsm.ws, ws.ptr) < 0 ||
+	    imp_set_str(&run->wsm.old, old.ptr) < 0)
 		r = APTIX_ERROR;
 	if (!cwd) {
-		free(run->ws_cwd);
-		run->ws_cwd = NULL;
+		free(run->wsm.cwd);
+		run->wsm.cwd = NULL;
 	}
 	if (!remote) {
-		free(run->ws_remote);
-		run->ws_remote = NULL;
+		free(run->wsm.remote);
+		run->wsm.remote = NULL;
 	}
 done:
 	if (r < 0)
@@ -2266,10 +2280,7 @@ static void run_release(struct imp_run *run)
 	aptix_oidmap_release(&run->relink_old);
 	free(run->moved);
 	aptix_txn_free(run->tx);
-	free(run->ws_cwd);
-	free(run->ws_remote);
-	free(run->ws);
-	free(run->ws_old);
+	ws_memo_release(&run->wsm);
 }
 
 int aptix_import(aptix_import_stats *stats, aptix_repo *repo,

@@ -67,12 +67,10 @@ static void forget(struct pg_prefetch *pf, unsigned kind)
 
 void aptix__pg_prefetch_free(struct pg_prefetch *pf)
 {
-	size_t i;
-
 	if (!pf)
 		return;
-	for (i = 0; i < pf->n; i++)
-		ent_release(&pf->v[i]);
+	forget(pf, APTIX_INDEX_PREFETCH_GET);
+	forget(pf, APTIX_INDEX_PREFETCH_SEEK);
 	free(pf->v);
 	free(pf);
 }
@@ -235,8 +233,14 @@ static void answer_is(struct pf_ent *e, const void *key, size_t klen,
 		e->known = 0;
 }
 
-void aptix__pg_prefetch_put(struct pg_prefetch *pf, int tbl, const void *key,
-			    size_t klen, const void *val, size_t vlen)
+/*
+ * The kept answers after a put of key (val) or its delete (val NULL):
+ * a get of key is it, or absent; a seek whose answer is key gets its
+ * value, or (deleted) is not known any more; a seek from at or above a
+ * put key whose answer is below it (or none) has it for answer.
+ */
+static void update(struct pg_prefetch *pf, int tbl, const void *key,
+		   size_t klen, const void *val, size_t vlen)
 {
 	size_t i;
 
@@ -244,38 +248,33 @@ void aptix__pg_prefetch_put(struct pg_prefetch *pf, int tbl, const void *key,
 		return;
 	for (i = 0; i < pf->n; i++) {
 		struct pf_ent *e = &pf->v[i];
+		int seek = e->kind == APTIX_INDEX_PREFETCH_SEEK;
+		const aptix_buf *a = seek ? &e->at : &e->key;
+		int is_a = (!seek || e->found) &&
+			!key_cmp(a->ptr, a->len, key, klen);
 
 		if (!e->known)
 			continue;
-		if (e->kind == APTIX_INDEX_PREFETCH_GET) {
-			if (!key_cmp(e->key.ptr, e->key.len, key, klen))
-				answer_is(e, key, klen, val, vlen);
-		} else if (key_cmp(key, klen, e->key.ptr, e->key.len) <= 0 &&
-			   (!e->found ||
-			    key_cmp(e->at.ptr, e->at.len, key, klen) <= 0)) {
+		if (!val && is_a && seek)
+			e->known = 0;	/* the next record down: ask */
+		else if (!val && is_a)
+			e->found = 0;
+		else if (val && (is_a || (seek &&
+			 key_cmp(key, klen, e->key.ptr, e->key.len) <= 0 &&
+			 (!e->found ||
+			  key_cmp(e->at.ptr, e->at.len, key, klen) < 0))))
 			answer_is(e, key, klen, val, vlen);
-		}
 	}
+}
+
+void aptix__pg_prefetch_put(struct pg_prefetch *pf, int tbl, const void *key,
+			    size_t klen, const void *val, size_t vlen)
+{
+	update(pf, tbl, key, klen, val ? val : "", vlen);
 }
 
 void aptix__pg_prefetch_del(struct pg_prefetch *pf, int tbl, const void *key,
 			    size_t klen)
 {
-	size_t i;
-
-	if (!pf || pf->tbl != tbl)
-		return;
-	for (i = 0; i < pf->n; i++) {
-		struct pf_ent *e = &pf->v[i];
-
-		if (!e->known)
-			continue;
-		if (e->kind == APTIX_INDEX_PREFETCH_GET) {
-			if (!key_cmp(e->key.ptr, e->key.len, key, klen))
-				e->found = 0;
-		} else if (e->found &&
-			   !key_cmp(e->at.ptr, e->at.len, key, klen)) {
-			e->known = 0;	/* the next record down: ask */
-		}
-	}
+	update(pf, tbl, key, klen, NULL, 0);
 }

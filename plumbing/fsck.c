@@ -734,8 +734,12 @@ static int check_all(struct fsck *f)
 		return -1;
 	}
 	fsck_table_done(t);
-	if (fsck_table_keep(t, want_kept, NULL) < 0)
-		aptix_error_clear();	/* fsck_id_at() reads them */
+	if (fsck_table_keep(t, want_kept, NULL) < 0) {
+		/* failed sessions' ids are read kept: the walk in id order */
+		aptix_error_clear();
+		table_reset(t);
+		return -1;
+	}
 	for (n = 0; n < t->nobjs; n++)
 		if (t->types[n] == APTIX_OBJ_BAD &&
 		    read_type(f, n, fsck_id_at(t, n)) == 0)

@@ -131,6 +131,22 @@ test_expect_success 'a bare token as the user is one too; the same repository is
 	test_cmp expect actual
 '
 
+test_expect_success 'a scp-like URL with a password: the password lands nowhere either' '
+	tok=$(crand 40) &&
+	retarget scppw "deploy:$tok@github.com:Org/Parser.git" &&
+	aptix init -q scppw &&
+	instore scppw aptix import -q codex scppw 2>err &&
+	grep "rule url-userinfo" err &&
+	instore scppw aptix cat-object --batch --batch-all-objects >all &&
+	! grep "$tok" all &&
+	echo github.com:Org/Parser.git >expect &&
+	field scppw $CODEX worktree.remote >actual &&
+	test_cmp expect actual &&
+	echo github.com/Org/Parser >expect &&
+	field scppw $CODEX workspace >actual &&
+	test_cmp expect actual
+'
+
 test_expect_success GIT 'no remote, a repository this machine has: its root commit' '
 	git init -q repo &&
 	git -C repo -c user.name=A -c user.email=a@b commit -q --allow-empty -m one &&

@@ -2423,7 +2423,8 @@ static int mark_decode(struct rebuild *rb, const aptix_buf *v)
 	const unsigned char *p, *end;
 	int r = 0;
 
-	if (v->len < n || memcmp(v->ptr, MARK_VERSION, n) || (v->len - n) % 2)
+	if (v->len < n || memcmp(v->ptr, MARK_VERSION, n) || (v->len - n) % 2 ||
+	    !aptix_is_hex(v->ptr + n, v->len - n))
 		return mark_corrupt();
 	for (i = n; i < v->len; i += 2) {
 		int hi = aptix_hex_value(v->ptr[i]);
@@ -2470,14 +2471,11 @@ static int mark_decode(struct rebuild *rb, const aptix_buf *v)
 static int mark_set(aptix_backend *be, aptix_backend_txn *tx)
 {
 	aptix_buf v = APTIX_BUF_INIT;
-	int r = be->meta_get(&v, be, tx, APTIX_META_REINDEX);
+	int r = aptix__absent_ok(be->meta_get(&v, be, tx,
+					      APTIX_META_REINDEX));
 
-	if (r == APTIX_ENOTFOUND) {
-		aptix_error_clear();
-		r = 0;
-	} else if (r == 0) {
+	if (r == 0)
 		r = v.len != 0;
-	}
 	aptix_buf_release(&v);
 	return r;
 }
@@ -2787,8 +2785,9 @@ static int no_turn_running(struct rebuild *rb)
 	int r;
 
 	memset(&lc, 0, sizeof(lc));
-	if (!cl || (r = cl->iterate(cl, live_claim_cb, &lc)) >= 0)
-		r = 0;
+	r = cl ? cl->iterate(cl, live_claim_cb, &lc) : 0;
+	if (r == APTIX_ITEROVER || r > 0)
+		r = 0;		/* stopped at the first live claim */
 	if (r == 0 && *lc.conv) {
 		aptix_error_set(APTIX_ERROR_REPOSITORY, "a turn is running "
 				"in conversation '%s' (process %ld on %s): "

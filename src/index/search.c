@@ -1165,12 +1165,9 @@ static int drop_apply(struct drop *d)
 	while (r == 0 && p < end) {
 		klen = aptix__get_be32(p + 1);
 		if (p[0] == 'd') {
-			r = d->ix->del(d->ix, d->tx, APTIX_INDEX_SEARCH, p + 5,
-				       klen);
-			if (r == APTIX_ENOTFOUND) {
-				aptix_error_clear();
-				r = 0;
-			}
+			r = aptix__absent_ok(d->ix->del(d->ix, d->tx,
+							APTIX_INDEX_SEARCH,
+							p + 5, klen));
 			p += 5 + klen;
 			continue;
 		}
@@ -1482,7 +1479,8 @@ static int rebuild_session(const aptix_session_info *si, void *payload)
 		r = 0;
 		goto done;
 	}
-	have_turn = aptix_turn_lookup(&t, rb->repo, &s.turn) == 0;
+	/* its texts alone: the parse of the whole turn costs 4x more */
+	have_turn = aptix_turn_lookup_texts(&t, rb->repo, &s.turn) == 0;
 	aptix_error_clear();
 	if (rb->next + rb->n >= UINT32_MAX - 1 ||
 	    (r = rebuild_skew(rb, si)) < 0 ||

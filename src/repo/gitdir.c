@@ -332,9 +332,12 @@ int aptix__remote_clean(aptix_buf *out, aptix_buf *userinfo, const char *url)
 				at = auth + i;	/* the last '@' ends it */
 		end = auth + n + strcspn(auth + n, "?#");
 	} else {
-		/* scp-like "user@host:path": the user before the colon */
-		n = strcspn(url, ":/");
-		for (i = 0; url[n] == ':' && i < n; i++)
+		/*
+		 * scp-like "user@host:path", or "user:password@host:path":
+		 * the last '@' before the path's first slash ends the user
+		 */
+		n = strcspn(url, "/");
+		for (i = 0; i < n; i++)
 			if (url[i] == '@')
 				at = url + i;
 		end = url + strlen(url);

@@ -832,11 +832,10 @@ static int index_get(aptix_buf *out, aptix_index_backend *b,
 	const aptix_buf *kept;
 	struct q q;
 
-	if (pt && aptix__pg_ixbuf_get(pt->ix, (int)t, key, klen, &kept))
-		return aptix_buf_set(out, kept->ptr, kept->len) < 0 ?
-			APTIX_ERROR : 0;
-	switch (pt ? aptix__pg_prefetched_get(pt->pf, (int)t, key, klen,
-					      &kept) : -1) {
+	/* what the transaction put and has not written, else read ahead */
+	switch (!pt ? -1 : aptix__pg_ixbuf_get(pt->ix, (int)t, key, klen,
+						&kept) ? 1 :
+		aptix__pg_prefetched_get(pt->pf, (int)t, key, klen, &kept)) {
 	case 1:
 		return aptix_buf_set(out, kept->ptr, kept->len) < 0 ?
 			APTIX_ERROR : 0;

@@ -129,8 +129,11 @@ int aptix__pg_prefetch(struct aptix_pg_txn *t, int tbl, unsigned kind,
 	size_t i, first;
 	PGresult *res = NULL;
 
-	if (kind > APTIX_INDEX_PREFETCH_SEEK)
+	if (kind > APTIX_INDEX_PREFETCH_SEEK) {
+		aptix_error_set(APTIX_ERROR_INVALID, "unknown prefetch kind "
+				"%u", kind);
 		return APTIX_EINVALID;
+	}
 	if (pf && pf->tbl != tbl) {
 		forget(pf, APTIX_INDEX_PREFETCH_GET);
 		forget(pf, APTIX_INDEX_PREFETCH_SEEK);
